@@ -1,0 +1,175 @@
+/*
+ * segment.h — one immutable segment: for each field, its terms in a
+ * prefix-compressed block dictionary with a resident terms index, their
+ * postings (pulsed into the entry, or in the postings file), and for the
+ * unique (primary-key) field each key's value, a membership filter and the
+ * key range.  Files of segment NAME in DIR (docs/FORMAT.md):
+ *
+ *   NAME.tim  terms blocks, each in its own 4 KiB page
+ *   NAME.tix  field table and terms index (read and verified at open)
+ *   NAME.doc  postings of terms above their field's pulsing threshold
+ *   NAME.flt  membership filter of the unique field (read and verified at open)
+ *   NAME.val  values longer than the inline limit
+ *
+ * A segment knows nothing of other segments, deletions or time.
+ * Readers are thread-safe; each thread brings its own tern_seg_cursor.
+ */
+#ifndef TERN_SEGMENT_H
+#define TERN_SEGMENT_H
+
+#include "codec/io.h"
+#include "codec/postings.h"
+#include "tern.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TERN_FIELD_UNIQUE 0x1u  /* the primary-key field: one doc per term, a value per term */
+#define TERN_BLOCK_SIZE 4096u   /* a terms block: one page */
+
+/* ---------------------------------------------------------------- writing */
+
+typedef struct tern_segw_options {
+  uint32_t inline_value_max;   /* values up to this many bytes sit in the entry (64) */
+  uint32_t bloom_bits_per_key; /* filter bits per unique key (10; 0 = no filter) */
+} tern_segw_options;
+void tern_segw_options_init(tern_segw_options *o);
+
+typedef struct tern_segw tern_segw;
+
+/* Starts writing segment `name` in `dir` (temporary files until finish). */
+int tern_segw_open(tern_segw **out, const char *dir, const char *name, const tern_segw_options *o);
+/* Starts the next field.  Names are 0 to 255 bytes, strictly ascending in
+ * byte order; at most one field is TERN_FIELD_UNIQUE.  threshold: pulsing
+ * threshold, 0 to TERN_PULSE_MAX. */
+int tern_segw_field(tern_segw *w, const void *name, size_t name_len, uint32_t flags,
+                    uint32_t threshold);
+/* Adds a term of the current field: 1 to TERN_KEY_MAX bytes, strictly
+ * ascending; docs strictly ascending.  Unique field: exactly one doc and a
+ * value (vlen may be 0, at most TERN_VALUE_MAX); other fields: val NULL. */
+int tern_segw_term(tern_segw *w, const void *term, size_t len, const uint32_t *docs,
+                   uint32_t ndocs, const void *val, size_t vlen);
+/* Writes the remaining files, fsyncs them and the directory, and frees w.
+ * max_doc: doc ids are < max_doc.  On failure the files are removed. */
+int tern_segw_finish(tern_segw *w, uint32_t max_doc);
+/* Drops everything written and frees w.  NULL is fine. */
+void tern_segw_abort(tern_segw *w);
+
+/* Removes every file of segment `name` (temporary ones too); absent files
+ * are fine. */
+int tern_seg_remove(const char *dir, const char *name);
+/* 1 when `filename` (no directory) is a file of some segment, with its
+ * segment name copied into name[cap]; 0 otherwise. */
+int tern_seg_file_segment(const char *filename, char *name, size_t cap);
+
+/* ---------------------------------------------------------------- reading */
+
+typedef struct tern_seg tern_seg;
+typedef struct tern_seg_field tern_seg_field;
+
+/* Opens segment `name`: reads and verifies NAME.tix and NAME.flt, opens the
+ * other files (checking their headers).  TERN_ECORRUPT / TERN_EVERSION /
+ * -errno with the file named. */
+int tern_seg_open(tern_seg **out, const char *dir, const char *name, tern_io_mode mode);
+void tern_seg_close(tern_seg *s);
+
+uint32_t tern_seg_max_doc(const tern_seg *s);
+const uint8_t *tern_seg_id(const tern_seg *s); /* TERN_SEGID_SIZE bytes */
+size_t tern_seg_nfields(const tern_seg *s);
+const tern_seg_field *tern_seg_field_at(const tern_seg *s, size_t i);
+/* The field named so, or NULL. */
+const tern_seg_field *tern_seg_find_field(const tern_seg *s, const void *name, size_t len);
+/* The unique field, or NULL. */
+const tern_seg_field *tern_seg_unique_field(const tern_seg *s);
+
+typedef struct tern_field_info {
+  const uint8_t *name;
+  size_t name_len;
+  uint32_t flags, threshold;
+  uint64_t nterms, pulsed_terms;
+  const uint8_t *min_term, *max_term; /* NULL when the field has no terms */
+  size_t min_len, max_len;
+} tern_field_info;
+void tern_seg_field_info(const tern_seg_field *f, tern_field_info *out);
+
+/* Per-thread scratch of lookups: results point into it and stay valid
+ * until its next use.  Keeps the last block it read, so lookups in key
+ * order (batch get) read each block once.  Fields are private. */
+typedef struct tern_seg_cursor {
+  const tern_seg *seg;
+  const tern_seg_field *field;
+  int64_t block_no;              /* block held in `page`, -1 none */
+  const uint8_t *block;          /* the block's bytes (mapping or page) */
+  uint8_t page[TERN_BLOCK_SIZE]; /* pread mode: the block */
+  uint8_t term[TERN_KEY_MAX];    /* the decoded term */
+  uint32_t entry;                /* entry index in the block of the last result */
+  uint64_t bitpos;               /* private decoding state */
+  uint8_t *value;                /* external values and inline copies */
+  size_t value_cap;
+} tern_seg_cursor;
+void tern_seg_cursor_init(tern_seg_cursor *c);
+void tern_seg_cursor_release(tern_seg_cursor *c);
+
+/* A term as found in the dictionary. */
+typedef struct tern_term_entry {
+  const uint8_t *term; /* in the cursor */
+  size_t len;
+  uint64_t ordinal;    /* rank of the term in its field */
+  tern_term_meta meta; /* postings: inlined docs point into `docs` */
+  uint32_t docs[TERN_PULSE_MAX];
+  uint32_t value_len;  /* unique field */
+  int value_inline;    /* 1: value bytes are in the entry */
+  uint64_t value_off;  /* 0: offset of the value in NAME.val */
+} tern_term_entry;
+
+/* 1 when `term` may be in the field: inside its [min, max] range and, for the
+ * unique field, passing the filter.  No I/O. */
+int tern_seg_may_contain(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len);
+/* Finds `term` exactly: reads at most one terms block.  TERN_NOTFOUND when
+ * absent.  Does not consult the filter (callers do, with may_contain). */
+int tern_seg_seek_exact(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len,
+                        tern_seg_cursor *c, tern_term_entry *e);
+/* Finds the first term >= `term`; TERN_NOTFOUND when there is none. */
+int tern_seg_seek_ceil(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len,
+                       tern_seg_cursor *c, tern_term_entry *e);
+/* The field's first term, then each next one in order; TERN_NOTFOUND after
+ * the last.  next_term continues from the cursor's last result. */
+int tern_seg_first_term(const tern_seg *s, const tern_seg_field *f, tern_seg_cursor *c,
+                        tern_term_entry *e);
+int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e);
+
+/* The value of a unique-field entry: in the entry, or one read of NAME.val. */
+int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
+                   tern_slice *value);
+/* Starts iterating an entry's postings (no read when pulsed, else one). */
+int tern_seg_postings(const tern_seg *s, const tern_term_entry *e, tern_postings_iter *it);
+
+/* Primary-key lookup: range and filter, seek_exact in the unique field, the
+ * doc id (postings) and the value.  TERN_NOTFOUND when absent. */
+int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,
+                    uint32_t *doc, tern_slice *value);
+/* The key and value of document `doc`, when the unique field's doc ids are
+ * its term ordinals (segments the engine writes).  TERN_EINVAL otherwise. */
+int tern_seg_doc(const tern_seg *s, uint32_t doc, tern_seg_cursor *c, tern_slice *key,
+                 tern_slice *value);
+
+/* Full check: every file's checksum, every block decoded, terms ascending,
+ * counts and postings consistent.  TERN_ECORRUPT naming the file. */
+int tern_seg_verify(const tern_seg *s);
+
+typedef struct tern_seg_summary {
+  uint64_t terms, pulsed_terms;
+  uint64_t bytes_terms, bytes_index, bytes_postings, bytes_filter, bytes_values, bytes;
+} tern_seg_summary;
+void tern_seg_summarize(const tern_seg *s, tern_seg_summary *out);
+
+/* Counted reads, per file kind of this segment (terms/postings/values). */
+typedef struct tern_seg_io {
+  tern_io_stats terms, postings, values;
+} tern_seg_io;
+void tern_seg_io_stats(const tern_seg *s, tern_seg_io *out);
+void tern_seg_reset_io_stats(tern_seg *s);
+/* Drops the segment's files from the page cache (cold-cache tests). */
+int tern_seg_evict(tern_seg *s);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * status.h — how codec and engine report failures.
+ *
+ * Every failing path records why in a thread-local message (tern_errmsg())
+ * and returns the status, in one expression:
+ *
+ *     if (n > max) return tern_fail(TERN_ECORRUPT, "%s: block %u: %u entries", path, b, n);
+ *     TERN_TRY(tern_rfile_read(...));
+ *
+ * I/O failures are reported as -errno, with the path in the message.
+ */
+#ifndef TERN_STATUS_H
+#define TERN_STATUS_H
+
+#include "tern.h"
+
+#include <errno.h>
+
+#if defined(__GNUC__)
+#define TERN_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define TERN_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TERN_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define TERN_PRINTF(a, b)
+#define TERN_LIKELY(x) (x)
+#define TERN_UNLIKELY(x) (x)
+#endif
+
+/* Records the message for `status` and returns `status`. */
+int tern_fail(int status, const char *fmt, ...) TERN_PRINTF(2, 3);
+/* Records "what: strerror(errno)" and returns -errno (never 0). */
+int tern_fail_errno(const char *what);
+/* Clears the thread's message (a call that succeeds need not). */
+void tern_clear_error(void);
+
+/* Propagates a failure; the callee has recorded its message. */
+#define TERN_TRY(expr)                                                                             \
+  do {                                                                                             \
+    int tern_try_rc_ = (expr);                                                                     \
+    if (TERN_UNLIKELY(tern_try_rc_ < 0)) return tern_try_rc_;                                      \
+  } while (0)
+
+#endif
