@@ -4,7 +4,7 @@
  * An immutable set over doc ids [0, max_doc).  Applying deletions makes a
  * new set (a new generation); holders of the old one see no change.  The
  * representation is chosen per chunk of 65,536 doc ids by its actual cost
- * (see livedocs.c for the forms and the rule), so memory never exceeds the
+ * (livedocs_impl.h has the forms, livedocs_chunk.c the rule), so memory never exceeds the
  * dense bitset's by more than 1% and iterating the deleted docs costs
  * O(deleted).
  */
@@ -31,25 +31,42 @@ void tern_livedocs_free(tern_livedocs *ld);
 uint32_t tern_livedocs_max_doc(const tern_livedocs *ld);
 uint32_t tern_livedocs_deleted(const tern_livedocs *ld);
 uint32_t tern_livedocs_live(const tern_livedocs *ld);
+/* 0 for a deleted doc and for doc >= max_doc. */
 int tern_livedocs_is_live(const tern_livedocs *ld, uint32_t doc);
 /* Deleted docs in [from, to). */
 uint32_t tern_livedocs_count_deleted(const tern_livedocs *ld, uint32_t from, uint32_t to);
-/* Removes the deleted docs from a sorted array in place; returns how many
- * remain.  The bulk path of intersecting postings with the live set. */
+/* Removes the deleted docs (and any >= max_doc) from a sorted array in
+ * place; returns how many remain.  The bulk path of intersecting postings
+ * with the live set: one dispatch per chunk, not per doc. */
 size_t tern_livedocs_filter(const tern_livedocs *ld, uint32_t *docs, size_t n);
 /* Bytes the set holds in memory. */
 size_t tern_livedocs_memory(const tern_livedocs *ld);
 /* "none", "sparse", "dense", "runs" or "mixed": the forms its chunks use. */
 const char *tern_livedocs_form(const tern_livedocs *ld);
 
-/* Iterators over the deleted or the live docs; on the stack, fields private. */
+/* Iterators over the deleted or the live docs; on the stack, fields private.
+ * They hand out docs from a 64-doc window word (next() is then a ctz, as
+ * over a dense bitset) or, for deletions held as sorted arrays, from a small
+ * buffer of decoded offsets; the chunk's form is consulted once per window
+ * or per buffer. */
+#define TERN_LD_ITER_BUF 32
 typedef struct tern_ld_iter {
   const tern_livedocs *ld;
-  int live;        /* 1: live docs, 0: deleted docs */
-  uint32_t doc;    /* current, TERN_LD_END when done */
-  uint32_t chunk;  /* private */
-  uint32_t pos;    /* private */
-  uint64_t word;   /* private */
+  int live;          /* 1: live docs, 0: deleted docs */
+  uint32_t doc;      /* current, TERN_LD_END when done */
+  uint32_t chunk;    /* private: chunk being walked */
+  uint32_t pos;      /* private: next window of the chunk to look at */
+  uint64_t word;     /* private: docs of the current window not yet returned */
+  uint64_t tail;     /* private: docs of the chunk's last window */
+  uint32_t base;     /* private: first doc of the current window */
+  uint32_t cbase;    /* private: first doc of the chunk */
+  uint32_t nwin;     /* private: windows in the chunk */
+  uint32_t idx;      /* private: next entry or run of the chunk */
+  uint32_t bkt;      /* private: bucket of entry idx */
+  uint32_t next_off; /* private: offset of entry / first of run idx; 65536: none */
+  const void *slot;  /* private: the chunk's form, NULL when it has no deletions */
+  uint8_t bi, bn;    /* private: buf[bi..bn) not yet returned */
+  uint16_t buf[TERN_LD_ITER_BUF]; /* private: decoded deleted offsets */
 } tern_ld_iter;
 void tern_livedocs_iter_deleted(tern_ld_iter *it, const tern_livedocs *ld);
 void tern_livedocs_iter_live(tern_ld_iter *it, const tern_livedocs *ld);
@@ -60,7 +77,7 @@ uint32_t tern_ld_iter_advance(tern_ld_iter *it, uint32_t target);
 /* How many docs the iterator returns in all. */
 uint64_t tern_ld_iter_cost(const tern_ld_iter *it);
 
-/* The framed bytes of a .liv generation (docs/FORMAT.md), in a malloc'd buffer:
+/* The framed bytes of a .liv generation (docs/format/livedocs.md), malloc'd:
  * natively sparse when that is smaller, dense otherwise. */
 int tern_livedocs_write(const tern_livedocs *ld, const uint8_t *segid, uint8_t **out,
                         size_t *len);

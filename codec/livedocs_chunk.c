@@ -1,0 +1,296 @@
+/*
+ * livedocs_chunk.c — one chunk of 65,536 doc ids in each of its forms
+ * (livedocs_impl.h describes them): choosing the form by its byte cost,
+ * building it from a bitmap, and the bulk reads (membership, rank, filter)
+ * that work on the form itself rather than bit by bit.
+ *
+ * Why these forms and this rule.  A fixed threshold over a whole segment
+ * (Lucene's 1%) picks the wrong form whenever deletions are uneven or
+ * clustered; pricing every chunk by its actual bytes picks the smallest
+ * one, and since the bitmap is always a candidate no chunk ever costs more
+ * than its slice of a dense bitset.  Arrays carry a bucket index so that a
+ * membership test reads one bucket of at most LD_SCAN_BYTES: the shift is
+ * the cheapest one whose fullest bucket stays under that bound, which keeps
+ * is_live within a few ns of a dense bit test on every pattern.
+ */
+#include "codec/livedocs_impl.h"
+
+#include "codec/status.h"
+
+#include <stdlib.h>
+
+static uint32_t words_of(uint32_t len) { return (len + 63u) >> 6; }
+
+size_t ld_payload_bytes(uint8_t form, uint8_t shift, uint16_t len, uint32_t n) {
+  switch (form) {
+  case LD_ARRAY: {
+    size_t index = 2u * ((size_t)len + 1u);
+    return ld_arr_entry_bytes(n, shift) + index + (index < LD_SCAN_BYTES ? LD_SCAN_BYTES - index : 0);
+  }
+  case LD_BITMAP:
+    return 8u * (size_t)len;
+  case LD_RUNS:
+    return 4u * (size_t)len;
+  default:
+    return 0;
+  }
+}
+
+ld_payload *ld_payload_new(size_t bytes) {
+  size_t total = sizeof(ld_payload) + ((bytes + 7u) & ~(size_t)7u);
+  ld_payload *p = malloc(total);
+  if (!p) return NULL;
+  atomic_init(&p->refs, 1);
+  p->bytes = (uint32_t)total;
+  return p;
+}
+
+void ld_payload_release(ld_payload *p) {
+  /* acq_rel: the last dropper must see every other holder's reads done. */
+  if (p && atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1) free(p);
+}
+
+/* Maximal runs of set bits in words[0..nw). */
+static uint32_t count_runs(const uint64_t *words, uint32_t nw) {
+  uint32_t r = 0;
+  uint64_t carry = 0;
+  for (uint32_t i = 0; i < nw; i++) {
+    uint64_t w = words[i];
+    r += ld_popcount(w & ~((w << 1) | carry));
+    carry = w >> 63;
+  }
+  return r;
+}
+
+size_t ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint32_t r, uint32_t len) {
+  uint32_t nw = words_of(len);
+  k->n = n;
+  k->shift = 0;
+  k->p = NULL;
+  if (n == len) {
+    k->form = LD_FULL;
+    k->len = 0;
+    return 0;
+  }
+  k->form = LD_BITMAP;
+  k->len = (uint16_t)nw;
+  size_t best = ld_payload_bytes(LD_BITMAP, 0, (uint16_t)nw, n);
+  uint32_t buckets = nw;
+  for (unsigned s = LD_MIN_SHIFT; s <= LD_MAX_SHIFT; s++) {
+    if (s > LD_MIN_SHIFT) { /* merge bucket pairs: occupancy at shift s */
+      uint32_t nb = (buckets + 1u) / 2u;
+      for (uint32_t b = 0; b < nb; b++)
+        occ[b] = (uint16_t)(occ[2 * b] + (2 * b + 1 < buckets ? occ[2 * b + 1] : 0));
+      buckets = nb;
+    }
+    uint32_t most = 0;
+    for (uint32_t b = 0; b < buckets; b++) most = occ[b] > most ? occ[b] : most;
+    if (most * ld_arr_width(s) > LD_SCAN_BYTES) continue;
+    size_t cost = ld_payload_bytes(LD_ARRAY, (uint8_t)s, (uint16_t)buckets, n);
+    if (cost < best) {
+      best = cost;
+      k->form = LD_ARRAY;
+      k->shift = (uint8_t)s;
+      k->len = (uint16_t)buckets;
+    }
+  }
+  size_t runs = 4u * (size_t)r;
+  if (runs < best) {
+    best = runs;
+    k->form = LD_RUNS;
+    k->shift = 0;
+    k->len = (uint16_t)r;
+  }
+  return best;
+}
+
+size_t ld_chunk_choose(ld_chunk *k, const uint64_t *words, uint32_t len) {
+  uint32_t nw = words_of(len);
+  uint16_t occ[LD_CHUNK_WORDS];
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < nw; i++) n += occ[i] = (uint16_t)ld_popcount(words[i]);
+  return ld_chunk_choose_profile(k, occ, n, count_runs(words, nw), len);
+}
+
+/* First set bit at or after `from` in words[0..nw), or nw*64. */
+static uint32_t next_set(const uint64_t *words, uint32_t nw, uint32_t from) {
+  uint32_t i = from >> 6;
+  if (i >= nw) return nw * 64u;
+  uint64_t w = words[i] & (~0ull << (from & 63u));
+  while (!w) {
+    if (++i >= nw) return nw * 64u;
+    w = words[i];
+  }
+  return i * 64u + ld_ctz(w);
+}
+static uint32_t next_clear(const uint64_t *words, uint32_t nw, uint32_t from) {
+  uint32_t i = from >> 6;
+  if (i >= nw) return nw * 64u;
+  uint64_t w = ~words[i] & (~0ull << (from & 63u));
+  while (!w) {
+    if (++i >= nw) return nw * 64u;
+    w = ~words[i];
+  }
+  return i * 64u + ld_ctz(w);
+}
+
+static void build_array(ld_chunk *k, const uint64_t *words, uint32_t nw) {
+  uint8_t *e = (uint8_t *)k->p->data;
+  uint16_t *index = (uint16_t *)(e + ld_arr_entry_bytes(k->n, k->shift));
+  unsigned s = k->shift;
+  uint32_t i = 0, b = 0;
+  index[0] = 0;
+  for (uint32_t wi = 0; wi < nw; wi++) {
+    for (uint64_t w = words[wi]; w; w &= w - 1) {
+      uint32_t off = wi * 64u + ld_ctz(w);
+      while (b < (off >> s)) index[++b] = (uint16_t)i;
+      if (s <= 8)
+        e[i] = (uint8_t)off;
+      else
+        memcpy(e + 2u * i, &(uint16_t){(uint16_t)off}, 2);
+      i++;
+    }
+  }
+  while (b < k->len) index[++b] = (uint16_t)i;
+  uint8_t *end = (uint8_t *)(index + k->len + 1u), *stop = (uint8_t *)k->p->data + ld_payload_bytes(k->form, k->shift, k->len, k->n);
+  if (k->n & 1u && s <= 8) e[k->n] = 0;
+  memset(end, 0, (size_t)(stop - end));
+}
+
+static void build_runs(ld_chunk *k, const uint64_t *words, uint32_t nw) {
+  uint32_t *runs = (uint32_t *)k->p->data;
+  uint32_t at = 0;
+  for (uint32_t i = 0; i < k->len; i++) {
+    uint32_t first = next_set(words, nw, at);
+    uint32_t end = next_clear(words, nw, first);
+    runs[i] = first << 16 | (end - 1u);
+    at = end;
+  }
+}
+
+int ld_chunk_build(ld_chunk *k, const uint64_t *words, uint32_t len) {
+  size_t bytes = ld_payload_bytes(k->form, k->shift, k->len, k->n);
+  if (k->form == LD_FULL) return TERN_OK;
+  k->p = ld_payload_new(bytes);
+  if (!k->p) return tern_fail(TERN_ENOMEM, "livedocs: out of memory for a chunk of %zu bytes", bytes);
+  uint32_t nw = words_of(len);
+  if (k->form == LD_BITMAP)
+    memcpy(k->p->data, words, 8u * (size_t)nw);
+  else if (k->form == LD_RUNS)
+    build_runs(k, words, nw);
+  else
+    build_array(k, words, nw);
+  return TERN_OK;
+}
+
+/* Sets bits [first, last] of words. */
+static void set_range(uint64_t *words, uint32_t first, uint32_t last) {
+  uint32_t a = first >> 6, z = last >> 6;
+  uint64_t lo = ~0ull << (first & 63u), hi = ~0ull >> (63u - (last & 63u));
+  if (a == z) {
+    words[a] |= lo & hi;
+    return;
+  }
+  words[a] |= lo;
+  for (uint32_t i = a + 1; i < z; i++) words[i] = ~0ull;
+  words[z] |= hi;
+}
+
+void ld_chunk_to_words(const ld_chunk *k, uint64_t *words) {
+  switch (k->form) {
+  case LD_FULL:
+    set_range(words, 0, k->n - 1u);
+    break;
+  case LD_BITMAP:
+    for (uint32_t i = 0; i < k->len; i++) words[i] |= k->p->data[i];
+    break;
+  case LD_RUNS: {
+    const uint32_t *runs = (const uint32_t *)k->p->data;
+    for (uint32_t i = 0; i < k->len; i++) set_range(words, runs[i] >> 16, runs[i] & 0xffffu);
+    break;
+  }
+  case LD_ARRAY: {
+    const uint16_t *index = ld_arr_index(k);
+    for (uint32_t b = 0; b < k->len; b++)
+      for (uint32_t i = index[b]; i < index[b + 1]; i++) {
+        uint32_t off = ld_arr_off(k, i, b);
+        words[off >> 6] |= 1ull << (off & 63u);
+      }
+    break;
+  }
+  }
+}
+
+int ld_runs_has(const uint32_t *runs, uint32_t nr, uint32_t off) {
+  /* Branchless upper bound of (off << 16 | 0xffff): runs starting <= off. */
+  uint32_t key = off << 16 | 0xffffu, lo = 0, len = nr;
+  while (len > 1) {
+    uint32_t half = len / 2;
+    lo = runs[lo + half] <= key ? lo + half : lo;
+    len -= half;
+  }
+  lo += (len == 1 && runs[lo] <= key);
+  return lo > 0 && (runs[lo - 1] & 0xffffu) >= off;
+}
+
+uint32_t ld_chunk_rank(const ld_chunk *k, uint32_t off, uint32_t len) {
+  if (off >= len) return k->n;
+  switch (k->form) {
+  case LD_ARRAY: {
+    const uint16_t *index = ld_arr_index(k);
+    uint32_t b = off >> k->shift, i = index[b];
+    while (i < index[b + 1] && ld_arr_off(k, i, b) < off) i++;
+    return i;
+  }
+  case LD_BITMAP: {
+    uint32_t c = 0, wi = off >> 6;
+    for (uint32_t i = 0; i < wi; i++) c += ld_popcount(k->p->data[i]);
+    return c + ld_popcount(k->p->data[wi] & ((1ull << (off & 63u)) - 1u));
+  }
+  case LD_RUNS: {
+    const uint32_t *runs = (const uint32_t *)k->p->data;
+    uint32_t c = 0;
+    for (uint32_t i = 0; i < k->len && (runs[i] >> 16) < off; i++) {
+      uint32_t last = runs[i] & 0xffffu;
+      c += (last < off ? last + 1u : off) - (runs[i] >> 16);
+    }
+    return c;
+  }
+  default:
+    return off;
+  }
+}
+
+size_t ld_chunk_filter(const ld_chunk *k, uint32_t *d, size_t n) {
+  size_t out = 0;
+  switch (k->form) {
+  case LD_FULL:
+    return 0;
+  case LD_RUNS: { /* both sorted: one merge pass */
+    const uint32_t *runs = (const uint32_t *)k->p->data;
+    uint32_t r = 0;
+    for (size_t i = 0; i < n; i++) {
+      uint32_t off = d[i] & 0xffffu;
+      while (r < k->len && (runs[r] & 0xffffu) < off) r++;
+      d[out] = d[i];
+      out += !(r < k->len && (runs[r] >> 16) <= off);
+    }
+    return out;
+  }
+  case LD_BITMAP: {
+    const uint64_t *w = k->p->data;
+    for (size_t i = 0; i < n; i++) {
+      uint32_t off = d[i] & 0xffffu;
+      d[out] = d[i];
+      out += !((w[off >> 6] >> (off & 63u)) & 1u);
+    }
+    return out;
+  }
+  default:
+    for (size_t i = 0; i < n; i++) {
+      d[out] = d[i];
+      out += !ld_chunk_has(k, d[i] & 0xffffu);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,225 @@
+/* .liv bytes under attack: every single-byte flip and every truncation of
+ * small files (one per form and both layouts), wrong segment id / max_doc /
+ * count, and bodies that pass the frame but lie inside (re-framed flips,
+ * truncations and random bytes): always an error status, never a crash. */
+#include "codec/frame.h"
+#include "codec/livedocs.h"
+#include "tests/common/testutil.h"
+
+#include "codec/status.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const uint8_t SEGID[16] = "segment-id-0002";
+
+typedef struct sample {
+  uint32_t max_doc;
+  uint32_t deleted;
+  uint8_t *buf;
+  size_t len;
+} sample;
+
+/* A small .liv of each shape. */
+static void make_sample(sample *s, int shape) {
+  uint32_t max_doc = shape == 4 ? 70000 : 3000, n = 0;
+  uint32_t *d = malloc(max_doc * sizeof *d);
+  assert_non_null(d);
+  for (uint32_t i = 0; i < max_doc; i++) {
+    int del = shape == 0   ? i % 97 == 3                 /* sparse array */
+              : shape == 1 ? (i >= 100 && i < 900)       /* runs */
+              : shape == 2 ? (i * 2654435761u) % 3 == 0  /* bitmap */
+              : shape == 3 ? 1                           /* full */
+                           : (i * 2654435761u) % 5 < 2;  /* dense layout, two chunks */
+    if (del) d[n++] = i;
+  }
+  tern_livedocs *empty, *ld;
+  assert_int_equal(tern_livedocs_new(&empty, max_doc), TERN_OK);
+  assert_int_equal(tern_livedocs_apply(&ld, empty, d, n), TERN_OK);
+  assert_int_equal(tern_livedocs_write(ld, SEGID, &s->buf, &s->len), TERN_OK);
+  s->max_doc = max_doc;
+  s->deleted = tern_livedocs_deleted(ld);
+  tern_livedocs_free(ld);
+  tern_livedocs_free(empty);
+  free(d);
+}
+
+static int try_read(const sample *s, const uint8_t *buf, size_t len) {
+  tern_livedocs *ld = NULL;
+  int rc = tern_livedocs_read(&ld, buf, len, SEGID, s->max_doc, s->deleted);
+  if (rc == TERN_OK) {
+    /* a body that passes must at least be a consistent set */
+    tern_ld_iter it;
+    tern_livedocs_iter_deleted(&it, ld);
+    uint32_t n = 0;
+    while (tern_ld_iter_next(&it) != TERN_LD_END) n++;
+    assert_int_equal(n, s->deleted);
+    tern_livedocs_free(ld);
+  }
+  return rc;
+}
+
+static void test_every_byte_flip_and_truncation(void **state) {
+  (void)state;
+  for (int shape = 0; shape < 5; shape++) {
+    sample s;
+    make_sample(&s, shape);
+    assert_int_equal(try_read(&s, s.buf, s.len), TERN_OK);
+    uint8_t *copy = malloc(s.len);
+    assert_non_null(copy);
+    for (size_t i = 0; i < s.len; i++) {
+      memcpy(copy, s.buf, s.len);
+      copy[i] ^= (uint8_t)(1u << (i % 8));
+      int rc = try_read(&s, copy, s.len);
+      assert_true(rc == TERN_ECORRUPT || rc == TERN_EVERSION);
+    }
+    for (size_t len = 0; len < s.len; len++) assert_int_equal(try_read(&s, s.buf, len), TERN_ECORRUPT);
+    free(copy);
+    free(s.buf);
+  }
+}
+
+static void test_wrong_identity(void **state) {
+  (void)state;
+  sample s;
+  make_sample(&s, 0);
+  tern_livedocs *ld;
+  uint8_t other[16];
+  memcpy(other, SEGID, 16);
+  other[15] ^= 1;
+  assert_int_equal(tern_livedocs_read(&ld, s.buf, s.len, other, s.max_doc, s.deleted), TERN_ECORRUPT);
+  assert_int_equal(tern_livedocs_read(&ld, s.buf, s.len, SEGID, s.max_doc + 1, s.deleted), TERN_ECORRUPT);
+  assert_int_equal(tern_livedocs_read(&ld, s.buf, s.len, SEGID, s.max_doc - 1, s.deleted), TERN_ECORRUPT);
+  assert_int_equal(tern_livedocs_read(&ld, s.buf, s.len, SEGID, s.max_doc, s.deleted + 1), TERN_ECORRUPT);
+  assert_int_equal(tern_livedocs_read(&ld, s.buf, s.len, SEGID, s.max_doc, s.deleted - 1), TERN_ECORRUPT);
+  assert_true(strlen(tern_errmsg()) > 0);
+  assert_int_equal(tern_livedocs_read(&ld, s.buf, s.len, SEGID, s.max_doc, s.deleted), TERN_OK);
+  tern_livedocs_free(ld);
+  free(s.buf);
+}
+
+/* A newer version is EVERSION, not ECORRUPT. */
+static void test_newer_version(void **state) {
+  (void)state;
+  sample s;
+  make_sample(&s, 1);
+  const uint8_t *body;
+  size_t body_len;
+  assert_int_equal(tern_frame_open_buffer(s.buf, s.len, TERN_KIND_LIVEDOCS, TERN_LIVEDOCS_VERSION, SEGID,
+                                          "t", NULL, &body, &body_len),
+                   TERN_OK);
+  uint8_t *nb;
+  size_t nlen;
+  assert_int_equal(tern_frame_wrap(&nb, &nlen, TERN_KIND_LIVEDOCS, TERN_LIVEDOCS_VERSION + 1, SEGID, body,
+                                   body_len),
+                   TERN_OK);
+  tern_livedocs *ld;
+  assert_int_equal(tern_livedocs_read(&ld, nb, nlen, SEGID, s.max_doc, s.deleted), TERN_EVERSION);
+  free(nb);
+  free(s.buf);
+}
+
+/* Bodies re-framed after damage get past the checksum: the body checks
+ * alone must catch them (or yield a consistent set). */
+static void test_malformed_bodies(void **state) {
+  (void)state;
+  tu_rng rng;
+  tu_rng_init(&rng, 21);
+  for (int shape = 0; shape < 5; shape++) {
+    sample s;
+    make_sample(&s, shape);
+    const uint8_t *body0;
+    size_t blen;
+    assert_int_equal(tern_frame_open_buffer(s.buf, s.len, TERN_KIND_LIVEDOCS, TERN_LIVEDOCS_VERSION,
+                                            SEGID, "t", NULL, &body0, &blen),
+                     TERN_OK);
+    uint8_t *body = malloc(blen + 64);
+    assert_non_null(body);
+    size_t limit = blen < 4000 ? blen : 4000; /* the dense sample is big: sample its bytes */
+    for (size_t k = 0; k < limit; k++) {
+      size_t i = blen < 4000 ? k : (size_t)tu_below(&rng, blen);
+      for (int variant = 0; variant < 3; variant++) {
+        memcpy(body, body0, blen);
+        body[i] = variant == 0 ? (uint8_t)(body[i] ^ (1u << tu_below(&rng, 8)))
+                  : variant == 1 ? (uint8_t)tu_next(&rng)
+                                 : (uint8_t)(body[i] + 1);
+        uint8_t *nb;
+        size_t nlen;
+        assert_int_equal(tern_frame_wrap(&nb, &nlen, TERN_KIND_LIVEDOCS, TERN_LIVEDOCS_VERSION, SEGID,
+                                         body, blen),
+                         TERN_OK);
+        int rc = try_read(&s, nb, nlen);
+        assert_true(rc == TERN_OK || rc == TERN_ECORRUPT);
+        free(nb);
+      }
+    }
+    for (size_t cut = 0; cut < blen; cut += blen < 4000 ? 1 : 97) { /* body truncations */
+      uint8_t *nb;
+      size_t nlen;
+      assert_int_equal(tern_frame_wrap(&nb, &nlen, TERN_KIND_LIVEDOCS, TERN_LIVEDOCS_VERSION, SEGID, body0,
+                                       cut),
+                       TERN_OK);
+      assert_int_equal(try_read(&s, nb, nlen), TERN_ECORRUPT);
+      free(nb);
+    }
+    for (int extra = 1; extra < 64; extra += 9) { /* trailing bytes */
+      memcpy(body, body0, blen);
+      memset(body + blen, 0, (size_t)extra);
+      uint8_t *nb;
+      size_t nlen;
+      assert_int_equal(tern_frame_wrap(&nb, &nlen, TERN_KIND_LIVEDOCS, TERN_LIVEDOCS_VERSION, SEGID, body,
+                                       blen + (size_t)extra),
+                       TERN_OK);
+      assert_int_equal(try_read(&s, nb, nlen), TERN_ECORRUPT);
+      free(nb);
+    }
+    free(body);
+    free(s.buf);
+  }
+  /* random bodies behind a plausible header */
+  for (int round = 0; round < 3000; round++) {
+    uint8_t body[256];
+    size_t blen = 16 + (size_t)tu_below(&rng, 240);
+    tu_fill(&rng, body, blen);
+    uint32_t max_doc = (uint32_t)tu_below(&rng, 200000), del = (uint32_t)tu_below(&rng, 50);
+    for (int i = 0; i < 4; i++) body[i] = (uint8_t)(max_doc >> (8 * i)), body[4 + i] = (uint8_t)(del >> (8 * i));
+    body[8] = (uint8_t)tu_below(&rng, 3);
+    body[9] = body[10] = body[11] = 0;
+    body[12] = (uint8_t)tu_below(&rng, 4);
+    body[13] = body[14] = body[15] = 0;
+    uint8_t *nb;
+    size_t nlen;
+    assert_int_equal(tern_frame_wrap(&nb, &nlen, TERN_KIND_LIVEDOCS, TERN_LIVEDOCS_VERSION, SEGID, body, blen),
+                     TERN_OK);
+    sample s = {.max_doc = max_doc, .deleted = del};
+    int rc = try_read(&s, nb, nlen);
+    assert_true(rc == TERN_OK || rc == TERN_ECORRUPT);
+    free(nb);
+  }
+}
+
+/* The dense layout is used when it is smaller, and only then. */
+static void test_layout_choice(void **state) {
+  (void)state;
+  sample dense, sparse;
+  make_sample(&dense, 4);
+  make_sample(&sparse, 0);
+  assert_int_equal(dense.buf[TERN_FRAME_HEADER_SIZE + 8], 1);
+  assert_int_equal(sparse.buf[TERN_FRAME_HEADER_SIZE + 8], 0);
+  assert_true(dense.len <= 48 + 16 + 8 * ((70000 + 63) / 64));
+  assert_true(sparse.len < 48 + 16 + 8 * ((3000 + 63) / 64));
+  free(dense.buf);
+  free(sparse.buf);
+}
+
+int main(void) {
+  tu_seed();
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_every_byte_flip_and_truncation),
+      cmocka_unit_test(test_wrong_identity),
+      cmocka_unit_test(test_newer_version),
+      cmocka_unit_test(test_malformed_bodies),
+      cmocka_unit_test(test_layout_choice),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,419 @@
+/*
+ * livedocs.c — `tern-bench livedocs`: tern's adaptive live docs against a
+ * plain dense bitset measured side by side in the same run, on the rows of
+ * Lucene PR #15413 (10M docs; random, clustered and uniform deletions at
+ * 0.1%, 1%, 5%; one deletion per 64-doc word at 100K..100M docs).
+ *
+ * The dense baseline lives in this file: uint64 words, a bit test for
+ * is_live, ctz over words for both iterations.  Its functions are noipa so
+ * each call costs what a call into a library costs, as tern's do (tern's
+ * are in libtern, never inlined here); the sums of every result go to a
+ * sink so no loop can be dropped.  Lucene's published sparse bytes and
+ * CRoaring's bytes (measured elsewhere) are printed as reference columns.
+ */
+#include "tools/bench/bench.h"
+#include "tools/bench/bench_common.h"
+
+#include "codec/livedocs.h"
+#include "tern.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LD_SEED 0x6C69766564ull /* "lived" */
+#define NOIPA __attribute__((noipa))
+
+/* --- the dense baseline --- */
+
+typedef struct dense {
+  uint64_t *w;
+  uint32_t nw, max_doc;
+} dense;
+
+typedef struct dense_iter {
+  const dense *d;
+  uint32_t wi;
+  int live;
+  uint64_t word;
+} dense_iter;
+
+static uint64_t dense_word(const dense *d, uint32_t wi, int live) {
+  uint64_t w = live ? ~d->w[wi] : d->w[wi];
+  if (live && wi + 1 == d->nw && (d->max_doc & 63)) w &= (1ull << (d->max_doc & 63)) - 1;
+  return w;
+}
+NOIPA static int dense_is_live(const dense *d, uint32_t doc) {
+  return !((d->w[doc >> 6] >> (doc & 63)) & 1);
+}
+NOIPA static void dense_iter_init(dense_iter *it, const dense *d, int live) {
+  it->d = d;
+  it->live = live;
+  it->wi = 0;
+  it->word = d->nw ? dense_word(d, 0, live) : 0;
+}
+NOIPA static uint32_t dense_next(dense_iter *it) {
+  while (!it->word) {
+    if (++it->wi >= it->d->nw) return TERN_LD_END;
+    it->word = dense_word(it->d, it->wi, it->live);
+  }
+  unsigned tz = (unsigned)__builtin_ctzll(it->word);
+  it->word &= it->word - 1;
+  return it->wi * 64u + tz;
+}
+
+/* --- rows --- */
+
+enum { P_RANDOM, P_CLUSTERED, P_UNIFORM, P_SCATTERED };
+static const char *const PATTERN[] = {"random", "clustered", "uniform", "scattered"};
+
+typedef struct row {
+  int pattern;
+  double rate;     /* 0 for scattered (1/64) */
+  uint64_t docs;
+  double lucene;   /* Lucene's sparse bytes; 0: none published */
+  double croaring; /* CRoaring bytes; 0: none */
+  int croaring_scaled;
+} row;
+
+/* Lucene PR #15413 (10M docs) and CRoaring (measured elsewhere, 10M docs). */
+static void references(row *r) {
+  static const double lucene[3][3] = {{163776, 804008, 1318440},
+                                      {30760, 42376, 93856},
+                                      {185624, 1318368, 1318552}};
+  static const double roaring[3][3] = {{21232, 201232, 1001232}, {117, 117, 117}, {0, 0, 0}};
+  r->lucene = r->croaring = 0;
+  r->croaring_scaled = 0;
+  if (r->pattern == P_SCATTERED) {
+    r->lucene = 1.055 * (double)((r->docs + 63) / 64 * 8); /* +5.5% over dense at every size */
+    r->croaring = 313732.0 * (double)r->docs / 1e7;
+    r->croaring_scaled = r->docs != 10000000;
+    return;
+  }
+  if (r->docs != 10000000) return;
+  int i = r->rate < 0.005 ? 0 : r->rate < 0.03 ? 1 : 2;
+  r->lucene = lucene[r->pattern][i];
+  r->croaring = roaring[r->pattern][i];
+}
+
+/* The deleted docs of a row, sorted, distinct. */
+static uint32_t *row_docs(const row *r, bench_rng *rng, size_t *n) {
+  uint32_t max_doc = (uint32_t)r->docs;
+  size_t cap = r->pattern == P_SCATTERED ? max_doc / 64 + 1 : (size_t)(r->rate * max_doc * 1.2) + 64;
+  uint32_t *d = malloc(cap * sizeof *d);
+  size_t k = 0;
+  if (!d) return NULL;
+  switch (r->pattern) {
+  case P_RANDOM: {
+    uint64_t thresh = (uint64_t)(r->rate * 18446744073709551616.0);
+    for (uint32_t i = 0; i < max_doc && k < cap; i++)
+      if (bench_rng_next(rng) < thresh) d[k++] = i;
+    break;
+  }
+  case P_CLUSTERED: { /* four runs, one in each quarter of the segment */
+    uint32_t len = (uint32_t)(r->rate * max_doc / 4), quarter = max_doc / 4;
+    for (int q = 0; q < 4; q++) {
+      uint32_t at = q * quarter + (uint32_t)bench_rng_below(rng, quarter - len + 1);
+      for (uint32_t i = 0; i < len; i++) d[k++] = at + i;
+    }
+    break;
+  }
+  case P_UNIFORM: {
+    uint32_t every = (uint32_t)(1.0 / r->rate + 0.5);
+    for (uint32_t i = (uint32_t)bench_rng_below(rng, every); i < max_doc; i += every) d[k++] = i;
+    break;
+  }
+  default:
+    for (uint64_t w = 0; w * 64 < max_doc; w++) {
+      uint64_t i = w * 64 + bench_rng_below(rng, 64);
+      if (i < max_doc) d[k++] = (uint32_t)i;
+    }
+  }
+  *n = k;
+  return d;
+}
+
+/* --- measurements --- */
+
+typedef struct sample {
+  double del_t, del_d, live_t, live_d, probe_t, probe_d; /* seconds */
+} sample;
+
+static uint64_t g_sink;
+
+static double time_tern_iter(const tern_livedocs *ld, int live) {
+  tern_ld_iter it;
+  uint64_t s = 0;
+  double t0 = bench_now();
+  if (live)
+    tern_livedocs_iter_live(&it, ld);
+  else
+    tern_livedocs_iter_deleted(&it, ld);
+  for (uint32_t d; (d = tern_ld_iter_next(&it)) != TERN_LD_END;) s += d;
+  double t = bench_now() - t0;
+  g_sink += s;
+  return t;
+}
+static double time_dense_iter(const dense *dn, int live) {
+  dense_iter it;
+  uint64_t s = 0;
+  double t0 = bench_now();
+  dense_iter_init(&it, dn, live);
+  for (uint32_t d; (d = dense_next(&it)) != TERN_LD_END;) s += d;
+  double t = bench_now() - t0;
+  g_sink += s;
+  return t;
+}
+static double time_tern_probe(const tern_livedocs *ld, const uint32_t *p, size_t n) {
+  uint64_t s = 0;
+  double t0 = bench_now();
+  for (size_t i = 0; i < n; i++) s += (uint64_t)tern_livedocs_is_live(ld, p[i]);
+  double t = bench_now() - t0;
+  g_sink += s;
+  return t;
+}
+static double time_dense_probe(const dense *dn, const uint32_t *p, size_t n) {
+  uint64_t s = 0;
+  double t0 = bench_now();
+  for (size_t i = 0; i < n; i++) s += (uint64_t)dense_is_live(dn, p[i]);
+  double t = bench_now() - t0;
+  g_sink += s;
+  return t;
+}
+
+typedef struct result {
+  row r;
+  uint64_t deleted;
+  const char *form;
+  size_t mem, dense_mem, liv;
+  double del_t, del_d, live_t, live_d, probe_t, probe_d; /* medians: ms, ms, ms, ms, ns, ns */
+  char misses[160];
+} result;
+
+static double median_of(sample *s, size_t n, size_t field) {
+  double v[64];
+  for (size_t i = 0; i < n; i++) v[i] = ((double *)&s[i])[field];
+  return bench_summarize(v, n).median;
+}
+
+static void add_miss(result *res, const char *what) {
+  size_t l = strlen(res->misses);
+  snprintf(res->misses + l, sizeof res->misses - l, "%s%s", l ? ", " : "", what);
+}
+
+/* Which of the issue's targets the row misses. */
+static void judge(result *res) {
+  double dn = (double)res->r.docs / 8.0, mem = (double)res->mem;
+  if (mem > dn * 1.01) add_miss(res, "mem > dense+1%");
+  if (res->r.lucene > 0 && res->r.lucene < dn && mem > 0.5 * res->r.lucene)
+    add_miss(res, "mem > 0.5x Lucene");
+  if (res->r.croaring > 0 && res->r.croaring < dn && mem > 1.5 * res->r.croaring)
+    add_miss(res, "mem > 1.5x CRoaring");
+  if (res->del_t > res->del_d) add_miss(res, "del-iter slower than dense");
+  if (res->r.rate > 0 && res->r.rate < 0.005 && res->del_t > 0.1 * res->del_d)
+    add_miss(res, "del-iter > 0.1x dense");
+  if (res->live_t > 1.1 * res->live_d) add_miss(res, "live-iter > dense+10%");
+  if (res->probe_t > 5 * res->probe_d) add_miss(res, "is_live > 5x dense");
+}
+
+static int run_row(const row *r, uint64_t runs, uint64_t nprobes, uint64_t seed, result *res) {
+  bench_rng rng;
+  bench_rng_init(&rng, seed ^ (r->docs * 31 + (uint64_t)(r->rate * 1e6)) ^ (uint64_t)r->pattern << 56);
+  size_t n;
+  uint32_t *docs = row_docs(r, &rng, &n);
+  dense dn = {.max_doc = (uint32_t)r->docs, .nw = (uint32_t)((r->docs + 63) / 64)};
+  dn.w = calloc(dn.nw ? dn.nw : 1, 8);
+  uint32_t *probes = malloc(nprobes * sizeof *probes);
+  tern_livedocs *empty = NULL, *ld = NULL;
+  uint8_t *liv = NULL;
+  size_t liv_len = 0;
+  sample s[64];
+  if (!docs || !dn.w || !probes) goto oom;
+  for (size_t i = 0; i < n; i++) dn.w[docs[i] >> 6] |= 1ull << (docs[i] & 63);
+  for (uint64_t i = 0; i < nprobes; i++) probes[i] = (uint32_t)bench_rng_below(&rng, r->docs);
+  static const uint8_t segid[16] = "bench-livedocs!";
+  if (tern_livedocs_new(&empty, (uint32_t)r->docs) != TERN_OK ||
+      tern_livedocs_apply(&ld, empty, docs, n) != TERN_OK ||
+      tern_livedocs_write(ld, segid, &liv, &liv_len) != TERN_OK) {
+    fprintf(stderr, "tern-bench livedocs: %s\n", tern_errmsg());
+    goto fail;
+  }
+  if (runs > 64) runs = 64;
+  for (uint64_t k = 0; k < runs; k++) { /* interleaved, so drift hits both alike */
+    s[k].del_d = time_dense_iter(&dn, 0);
+    s[k].del_t = time_tern_iter(ld, 0);
+    s[k].live_d = time_dense_iter(&dn, 1);
+    s[k].live_t = time_tern_iter(ld, 1);
+    s[k].probe_d = time_dense_probe(&dn, probes, nprobes);
+    s[k].probe_t = time_tern_probe(ld, probes, nprobes);
+  }
+  memset(res, 0, sizeof *res);
+  res->r = *r;
+  res->deleted = tern_livedocs_deleted(ld);
+  res->form = tern_livedocs_form(ld);
+  res->mem = tern_livedocs_memory(ld);
+  res->dense_mem = (size_t)dn.nw * 8;
+  res->liv = liv_len;
+  res->del_d = 1e3 * median_of(s, runs, 1);
+  res->del_t = 1e3 * median_of(s, runs, 0);
+  res->live_d = 1e3 * median_of(s, runs, 3);
+  res->live_t = 1e3 * median_of(s, runs, 2);
+  res->probe_d = 1e9 * median_of(s, runs, 5) / (double)nprobes;
+  res->probe_t = 1e9 * median_of(s, runs, 4) / (double)nprobes;
+  judge(res);
+  free(liv);
+  tern_livedocs_free(ld);
+  tern_livedocs_free(empty);
+  free(probes);
+  free(dn.w);
+  free(docs);
+  return 0;
+oom:
+  fprintf(stderr, "tern-bench livedocs: out of memory\n");
+fail:
+  free(liv);
+  tern_livedocs_free(ld);
+  tern_livedocs_free(empty);
+  free(probes);
+  free(dn.w);
+  free(docs);
+  return 1;
+}
+
+/* --- output --- */
+
+static const char *row_name(const row *r, char *buf, size_t cap) {
+  if (r->pattern == P_SCATTERED)
+    snprintf(buf, cap, "scattered 1/64");
+  else
+    snprintf(buf, cap, "%s %g%%", PATTERN[r->pattern], r->rate * 100);
+  return buf;
+}
+
+static void ref_cell(char *buf, size_t cap, double ref, double mem, int scaled) {
+  if (ref <= 0)
+    snprintf(buf, cap, "—");
+  else
+    snprintf(buf, cap, "%.0f%s (%.2fx)", ref, scaled ? "*" : "", mem / ref);
+}
+
+static void print_tables(const result *res, size_t n) {
+  char name[48], luc[48], roar[48];
+  printf("### Memory\n\n");
+  printf("| pattern | docs | deleted | tern form | tern bytes | dense bytes | tern/dense | .liv bytes "
+         "| Lucene sparse (tern/Lucene) | CRoaring (tern/CRoaring) |\n");
+  printf("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+  for (size_t i = 0; i < n; i++) {
+    const result *x = &res[i];
+    ref_cell(luc, sizeof luc, x->r.lucene, (double)x->mem, 0);
+    ref_cell(roar, sizeof roar, x->r.croaring, (double)x->mem, x->r.croaring_scaled);
+    printf("| %s | %llu | %llu | %s | %zu | %zu | %.4f | %zu | %s | %s |\n",
+           row_name(&x->r, name, sizeof name), (unsigned long long)x->r.docs,
+           (unsigned long long)x->deleted, x->form, x->mem, x->dense_mem,
+           (double)x->mem / (double)x->dense_mem, x->liv, luc, roar);
+  }
+  printf("\n### Time (medians)\n\n");
+  printf("| pattern | docs | deleted iter ms: tern / dense (ratio) | live iter ms: tern / dense (ratio) "
+         "| is_live ns: tern / dense (ratio) | targets missed |\n");
+  printf("|---|---:|---:|---:|---:|---|\n");
+  for (size_t i = 0; i < n; i++) {
+    const result *x = &res[i];
+    printf("| %s | %llu | %.3f / %.3f (%.3f) | %.2f / %.2f (%.3f) | %.2f / %.2f (%.2f) | %s |\n",
+           row_name(&x->r, name, sizeof name), (unsigned long long)x->r.docs, x->del_t, x->del_d,
+           x->del_t / x->del_d, x->live_t, x->live_d, x->live_t / x->live_d, x->probe_t, x->probe_d,
+           x->probe_t / x->probe_d, x->misses[0] ? x->misses : "none");
+  }
+}
+
+static int write_csv(const char *path, const result *res, size_t n) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    perror(path);
+    return 1;
+  }
+  fprintf(f, "pattern,rate,docs,deleted,form,tern_bytes,dense_bytes,liv_bytes,lucene_bytes,"
+             "croaring_bytes,del_iter_ms_tern,del_iter_ms_dense,live_iter_ms_tern,live_iter_ms_dense,"
+             "is_live_ns_tern,is_live_ns_dense,misses\n");
+  for (size_t i = 0; i < n; i++) {
+    const result *x = &res[i];
+    fprintf(f, "%s,%g,%llu,%llu,%s,%zu,%zu,%zu,%.0f,%.0f,%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,\"%s\"\n",
+            PATTERN[x->r.pattern], x->r.rate, (unsigned long long)x->r.docs,
+            (unsigned long long)x->deleted, x->form, x->mem, x->dense_mem, x->liv, x->r.lucene,
+            x->r.croaring, x->del_t, x->del_d, x->live_t, x->live_d, x->probe_t, x->probe_d,
+            x->misses);
+  }
+  return fclose(f) ? 1 : 0;
+}
+
+void tern_bench_livedocs_usage(FILE *out) {
+  fprintf(out,
+          "tern-bench livedocs [options]   adaptive live docs vs a dense bitset (issue #4)\n"
+          "  --runs N              repetitions; medians reported (5)\n"
+          "  --docs N              docs of the pattern rows, and the only scattered size\n"
+          "                        (default 10000000; scattered at 100K..100M)\n"
+          "  --probes N            random is_live probes per run (10000000)\n"
+          "  --csv FILE            also write every row as CSV\n"
+          "  --seed S              generator seed (fixed default)\n");
+}
+
+int tern_bench_livedocs(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"runs", required_argument, 0, 'r'},  {"docs", required_argument, 0, 'n'},
+      {"probes", required_argument, 0, 'p'}, {"csv", required_argument, 0, 'c'},
+      {"seed", required_argument, 0, 's'},  {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  uint64_t runs = 5, docs = 0, probes = 10000000, seed = LD_SEED;
+  const char *csv = NULL;
+  int c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    uint64_t *dst = c == 'r' ? &runs : c == 'n' ? &docs : c == 'p' ? &probes : c == 's' ? &seed : NULL;
+    if (dst) {
+      if (bench_parse_u64(optarg, dst) != 0) {
+        fprintf(stderr, "tern-bench livedocs: bad value '%s'\n", optarg);
+        return 2;
+      }
+    } else if (c == 'c') {
+      csv = optarg;
+    } else if (c == 'h') {
+      tern_bench_livedocs_usage(stdout);
+      return 0;
+    } else {
+      tern_bench_livedocs_usage(stderr);
+      return 2;
+    }
+  }
+  if (runs < 1 || runs > 64 || probes < 1 || docs > UINT32_MAX - 1 || (docs && docs < 64)) {
+    fprintf(stderr, "tern-bench livedocs: --runs 1..64, --probes >= 1, --docs 64..%u\n", UINT32_MAX - 1);
+    return 2;
+  }
+  row rows[32];
+  size_t nrows = 0;
+  const double rates[] = {0.001, 0.01, 0.05};
+  uint64_t base = docs ? docs : 10000000;
+  for (int p = P_RANDOM; p <= P_UNIFORM; p++)
+    for (int i = 0; i < 3; i++) rows[nrows++] = (row){.pattern = p, .rate = rates[i], .docs = base};
+  const uint64_t scattered[] = {100000, 500000, 1000000, 5000000, 10000000, 50000000, 100000000};
+  for (int i = 0; i < 7; i++)
+    if (!docs || scattered[i] == docs) rows[nrows++] = (row){.pattern = P_SCATTERED, .docs = scattered[i]};
+  if (docs && rows[nrows - 1].pattern != P_SCATTERED)
+    rows[nrows++] = (row){.pattern = P_SCATTERED, .docs = docs};
+  result res[32];
+  char machine[256], cmd[512];
+  bench_machine(machine, sizeof machine);
+  bench_cmdline(cmd, sizeof cmd, argc - 1, argv + 1, "tern-bench livedocs");
+  for (size_t i = 0; i < nrows; i++) {
+    references(&rows[i]);
+    char name[48];
+    bench_log("livedocs: %s at %llu docs\n", row_name(&rows[i], name, sizeof name),
+              (unsigned long long)rows[i].docs);
+    if (run_row(&rows[i], runs, probes, seed, &res[i]) != 0) return 1;
+  }
+  printf("## tern-bench livedocs\n\n`%s` on %s; medians of %llu runs; %llu random is_live probes per run.\n\n",
+         cmd, machine, (unsigned long long)runs, (unsigned long long)probes);
+  print_tables(res, nrows);
+  printf("\nReference columns: Lucene PR #15413's sparse bytes (10M docs; scattered: +5.5%% over dense), "
+         "CRoaring bytes measured elsewhere at 10M (* scaled by docs/10M).  (sink %llu)\n",
+         (unsigned long long)(g_sink & 0xff));
+  return csv ? write_csv(csv, res, nrows) : 0;
+}
