@@ -1,0 +1,130 @@
+/*
+ * filter.c — the split-block Bloom filter (filter.h, docs/format/filter.md).
+ *
+ * A 64-bit hash h picks block ((h >> 32) * nblocks) >> 32 — a multiply
+ * instead of a modulo, uniform over any block count, so the filter is sized
+ * exactly to bits_per_key, not rounded to a power of two — and its low 32
+ * bits x pick, for each word i of the block's 8, bit (x * SALT[i]) >> 26
+ * (odd multipliers, Parquet's constants).  One bit per word instead of k
+ * anywhere in the block keeps the probe to 8 independent loads and ands of
+ * one cache line, which compilers vectorise, and costs little: ~1.05% false
+ * positives at 10 bits per key against a classic Bloom filter's ~0.82%.
+ *
+ * Words are little-endian on disk and native in memory (load converts).
+ */
+#include "codec/filter.h"
+
+#include "codec/coding.h"
+#include "codec/status.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#define FILTER_ALGORITHM 1u /* split block, 8 x 64-bit words, XXH3-64, these salts */
+#define WORDS 8u
+#define BLOCK_BITS (TERN_FILTER_BLOCK_SIZE * 8u)
+
+static const uint32_t SALT[WORDS] = {0x47b6137bu, 0x44974d91u, 0x8824ad5bu, 0xa2b7289du,
+                                     0x705495c7u, 0x2df1424bu, 0x9efc4947u, 0x5c6bfb31u};
+
+struct tern_filter {
+  uint64_t *words; /* nblocks * WORDS, 64-byte aligned */
+  uint32_t nblocks;
+  uint32_t bits_per_key;
+};
+
+uint64_t tern_filter_hash(const void *key, size_t len) { return XXH3_64bits(key, len); }
+
+static inline size_t block_of(uint64_t hash, uint32_t nblocks) {
+  return (size_t)(((hash >> 32) * nblocks) >> 32);
+}
+
+static inline uint64_t bit_in_word(uint32_t x, unsigned i) {
+  return (uint64_t)1 << ((uint32_t)(x * SALT[i]) >> 26);
+}
+
+static uint64_t block_count(size_t nkeys, uint32_t bits_per_key) {
+  if (bits_per_key == 0 || bits_per_key > TERN_FILTER_MAX_BITS_PER_KEY) return 0;
+  if ((uint64_t)nkeys > (uint64_t)UINT32_MAX * BLOCK_BITS / bits_per_key) return 0;
+  uint64_t bits = (uint64_t)nkeys * bits_per_key;
+  uint64_t n = (bits + BLOCK_BITS - 1) / BLOCK_BITS;
+  if (n == 0) n = 1;
+  return n > UINT32_MAX ? 0 : n;
+}
+
+size_t tern_filter_body_size(size_t nkeys, uint32_t bits_per_key) {
+  uint64_t n = block_count(nkeys, bits_per_key);
+  if (n == 0 || n > (SIZE_MAX - TERN_FILTER_HEADER_SIZE) / TERN_FILTER_BLOCK_SIZE) return 0;
+  return TERN_FILTER_HEADER_SIZE + (size_t)n * TERN_FILTER_BLOCK_SIZE;
+}
+
+int tern_filter_build(uint8_t *body, size_t body_len, const uint64_t *hashes, size_t n,
+                      uint32_t bits_per_key) {
+  size_t want = tern_filter_body_size(n, bits_per_key);
+  if (want == 0 || body_len != want)
+    return tern_fail(TERN_EINVAL, "filter: %zu-byte body for %zu keys at %u bits per key", body_len,
+                     n, bits_per_key);
+  const uint32_t nblocks = (uint32_t)block_count(n, bits_per_key);
+  memset(body, 0, body_len);
+  tern_store32(body, FILTER_ALGORITHM);
+  tern_store32(body + 4, nblocks);
+  tern_store32(body + 8, bits_per_key);
+  uint8_t *blocks = body + TERN_FILTER_HEADER_SIZE;
+  for (size_t k = 0; k < n; k++) {
+    uint8_t *b = blocks + block_of(hashes[k], nblocks) * TERN_FILTER_BLOCK_SIZE;
+    for (unsigned i = 0; i < WORDS; i++)
+      tern_store64(b + 8 * i, tern_load64(b + 8 * i) | bit_in_word((uint32_t)hashes[k], i));
+  }
+  return TERN_OK;
+}
+
+int tern_filter_load(tern_filter **out, const uint8_t *body, size_t len, const char *what) {
+  *out = NULL;
+  if (len < TERN_FILTER_HEADER_SIZE)
+    return tern_fail(TERN_ECORRUPT, "%s: filter of %zu bytes has no header", what, len);
+  const uint32_t algorithm = tern_load32(body), nblocks = tern_load32(body + 4);
+  const uint32_t bits_per_key = tern_load32(body + 8), reserved = tern_load32(body + 12);
+  if (algorithm != FILTER_ALGORITHM || reserved != 0)
+    return tern_fail(TERN_ECORRUPT, "%s: unknown filter algorithm %u/%u", what, algorithm,
+                     reserved);
+  if (nblocks == 0 || bits_per_key == 0 || bits_per_key > TERN_FILTER_MAX_BITS_PER_KEY ||
+      (len - TERN_FILTER_HEADER_SIZE) % TERN_FILTER_BLOCK_SIZE != 0 ||
+      (len - TERN_FILTER_HEADER_SIZE) / TERN_FILTER_BLOCK_SIZE != nblocks)
+    return tern_fail(TERN_ECORRUPT, "%s: filter of %zu bytes, header says %u blocks (%u bits/key)",
+                     what, len, nblocks, bits_per_key);
+  tern_filter *f = malloc(sizeof *f);
+  const size_t nwords = (size_t)nblocks * WORDS;
+  uint64_t *words = f ? aligned_alloc(TERN_FILTER_BLOCK_SIZE, nwords * sizeof *words) : NULL;
+  if (!words) {
+    free(f);
+    return tern_fail(TERN_ENOMEM, "%s: filter of %u blocks", what, nblocks);
+  }
+  const uint8_t *p = body + TERN_FILTER_HEADER_SIZE;
+  for (size_t i = 0; i < nwords; i++)
+    words[i] = tern_load64(p + 8 * i);
+  f->words = words;
+  f->nblocks = nblocks;
+  f->bits_per_key = bits_per_key;
+  *out = f;
+  return TERN_OK;
+}
+
+int tern_filter_may_contain(const tern_filter *f, uint64_t hash) {
+  const uint64_t *b = f->words + block_of(hash, f->nblocks) * WORDS;
+  const uint32_t x = (uint32_t)hash;
+  uint64_t missing = 0;
+  for (unsigned i = 0; i < WORDS; i++)
+    missing |= bit_in_word(x, i) & ~b[i];
+  return missing == 0;
+}
+
+size_t tern_filter_memory(const tern_filter *f) {
+  return f ? sizeof *f + (size_t)f->nblocks * TERN_FILTER_BLOCK_SIZE : 0;
+}
+
+void tern_filter_free(tern_filter *f) {
+  if (!f) return;
+  free(f->words);
+  free(f);
+}
