@@ -1,0 +1,83 @@
+/*
+ * cmd_search.c — `tern search`: the live documents having all the terms.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "out.h"
+
+typedef struct search_opts {
+  int values, count;
+} search_opts;
+
+static int print_matches(tern_postings *p, const search_opts *o) {
+  uint64_t doc, n = 0;
+  int st;
+  while ((st = tern_postings_next(p, &doc)) == TERN_OK && doc != TERN_NO_MORE_DOCS) {
+    n++;
+    if (o->count) continue;
+    tern_slice key, val;
+    if ((st = tern_postings_doc(p, &key, &val)) != 0) return st;
+    out_escaped(&g_out, key.data, key.len);
+    if (o->values) {
+      out_char(&g_out, '\t');
+      out_escaped(&g_out, val.data, val.len);
+    }
+    out_char(&g_out, '\n');
+  }
+  if (st == TERN_OK && o->count) {
+    out_u64(&g_out, n);
+    out_char(&g_out, '\n');
+  }
+  return st;
+}
+
+static int search(const char *dir, const tern_term *terms, size_t n, const search_opts *o) {
+  tern_index *idx;
+  if (cli_open(&idx, dir, TERN_RDONLY)) return CLI_FAIL;
+  tern_snapshot *snap;
+  tern_postings *p;
+  int st = tern_snapshot_open(&snap, idx);
+  if (!st) {
+    st = tern_postings_open(&p, snap, terms, n);
+    if (!st) {
+      st = print_matches(p, o);
+      tern_postings_close(p);
+    }
+    tern_snapshot_close(snap);
+  }
+  return cli_close(idx, dir, st ? cli_fail(dir, st) : CLI_OK);
+}
+
+int cmd_search(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"values", no_argument, NULL, 'v'},
+      {"count", no_argument, NULL, 'c'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  search_opts o = {0, 0};
+  int c;
+  while ((c = cli_getopt(argc, argv, ":vch", longopts)) != -1) {
+    switch (c) {
+    case 'h': return cli_help("search");
+    case 'v': o.values = 1; break;
+    case 'c': o.count = 1; break;
+    default: return CLI_FAIL;
+    }
+  }
+  int nargs = argc - optind;
+  if (nargs < 1) return cli_usage_error("search", "missing DIR");
+  if (nargs < 2) return cli_usage_error("search", "missing field:term");
+  size_t n = (size_t)nargs - 1;
+  tern_term *terms = calloc(n, sizeof *terms);
+  if (!terms) return cli_error("%s", strerror(ENOMEM));
+  int rc = CLI_OK;
+  for (size_t i = 0; i < n && rc == CLI_OK; i++)
+    if (cli_term_operand(argv[optind + 1 + i], &terms[i])) rc = CLI_FAIL;
+  if (rc == CLI_OK) rc = search(argv[optind], terms, n, &o);
+  free(terms);
+  return rc;
+}

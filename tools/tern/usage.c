@@ -1,0 +1,164 @@
+/*
+ * usage.c — the usage texts of tern and its subcommands (docs/cli.md says
+ * the same at length).
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct usage {
+  const char *cmd;
+  const char *text;
+} usage;
+
+#define ESCAPES "Keys, values, fields and terms are written escaped: \\\\ \\t \\n \\r and \\xHH.\n"
+
+static const usage k_usages[] = {
+    {NULL, "usage: tern COMMAND [OPTIONS] DIR ...\n"
+           "\n"
+           "tern keeps documents (key, value, field:term pairs) in an index directory.\n"
+           "\n"
+           "commands:\n"
+           "  import   load documents from TSV (one transaction)\n"
+           "  get      print the values of keys\n"
+           "  put      insert or replace one document\n"
+           "  delete   delete documents by key\n"
+           "  search   keys of the documents having all the given terms\n"
+           "  stats    counts and sizes of the index and its segments\n"
+           "  verify   check every checksum and invariant\n"
+           "  compact  merge all segments into one without deleted documents\n"
+           "  flush    write buffered writes as a segment\n"
+           "  create   create an empty index\n"
+           "  help     this text, or `tern help COMMAND`\n"
+           "\n"
+           "options: tern --version, tern --help, tern COMMAND --help\n" ESCAPES
+           "exit status: 0 ok, 1 some keys not found (get, delete), 2 usage or error,\n"
+           "3 verify found corruption.\n"},
+    {"import",
+     "usage: tern import [OPTIONS] DIR [FILE]\n"
+     "\n"
+     "Reads TSV lines from FILE (or standard input, also when FILE is -):\n"
+     "    key<TAB>value[<TAB>field:term]...\n"
+     "and writes them to the index in DIR as one transaction, creating the index\n"
+     "when absent.  A later line with the same key replaces the earlier one.  A\n"
+     "malformed line aborts the import, leaving the index unchanged, with\n"
+     "`FILE:LINE: reason` on stderr.  Blank lines are skipped; CRLF is accepted.\n" ESCAPES "\n"
+     "options (the --threshold, --inline-max and --bloom-bits options apply when\n"
+     "the index is created; given for an existing index, they must match it):\n"
+     "  --threshold N       pulsing threshold: doc ids of terms in at most N\n"
+     "                      documents are inlined in the dictionary (0-64; 1)\n"
+     "  --inline-max BYTES  values up to BYTES are stored in the key's entry\n"
+     "                      (0-1024; 64)\n"
+     "  --bloom-bits N      membership filter bits per key (0-64; 10; 0 = none)\n"
+     "  -n, --dry-run       parse and check the input only; DIR is not touched\n"
+     "  -q, --quiet         no progress bar and no summary line\n"
+     "  -h, --help          this text\n"},
+    {"get", "usage: tern get [OPTIONS] DIR KEY...\n"
+            "       tern get [OPTIONS] DIR -\n"
+            "\n"
+            "Prints `key<TAB>value` for each key found, in the order given, and\n"
+            "`not found: KEY` on stderr for each key missing.  With -, reads the keys\n"
+            "from standard input, one a line (the line up to its first TAB, so a TSV\n"
+            "import file works too).  Exit status 1 when a key was missing.\n" ESCAPES
+            "Use -- before keys starting with '-'.\n"
+            "\n"
+            "options:\n"
+            "  -h, --help  this text\n"},
+    {"put", "usage: tern put [OPTIONS] DIR KEY VALUE [field:term]...\n"
+            "\n"
+            "Inserts the document, or replaces the one KEY has, in one transaction.\n" ESCAPES "\n"
+            "options:\n"
+            "  -h, --help  this text\n"},
+    {"delete", "usage: tern delete [OPTIONS] DIR KEY...\n"
+               "       tern delete [OPTIONS] DIR -\n"
+               "\n"
+               "Deletes the documents of the keys (read from standard input, one a line,\n"
+               "with -) in one transaction.  A key with no document is reported as\n"
+               "`not found: KEY` on stderr and the exit status is 1; the others are still\n"
+               "deleted.\n" ESCAPES "\n"
+               "options:\n"
+               "  -h, --help  this text\n"},
+    {"search", "usage: tern search [OPTIONS] DIR field:term [field:term]...\n"
+               "\n"
+               "Prints the keys of the live documents having all the terms, one a line,\n"
+               "in document order.  A term splits at its first ':'.\n" ESCAPES "\n"
+               "options:\n"
+               "  -v, --values  print `key<TAB>value` lines\n"
+               "  -c, --count   print only the number of documents\n"
+               "  -h, --help    this text\n"},
+    {"stats", "usage: tern stats [OPTIONS] DIR\n"
+              "\n"
+              "Prints the counts and sizes of the index and of each segment.\n"
+              "\n"
+              "options:\n"
+              "  --json      one JSON object: docs, deleted, buffered, bytes, options, and\n"
+              "              segments[] with id, max_doc, deleted, livedocs_form,\n"
+              "              livedocs_bytes, terms, pulsed_terms, bytes, bytes_terms,\n"
+              "              bytes_index, bytes_postings, bytes_filter, bytes_values\n"
+              "  -h, --help  this text\n"},
+    {"verify", "usage: tern verify [OPTIONS] DIR\n"
+               "\n"
+               "Checks every checksum and structural invariant of the index.  Prints\n"
+               "`DIR: ok` and exits 0 when sound; names the bad file and exits 3 when not.\n"
+               "\n"
+               "options:\n"
+               "  -h, --help  this text\n"},
+    {"compact", "usage: tern compact [OPTIONS] DIR\n"
+                "\n"
+                "Merges every segment and the buffered writes into one segment without\n"
+                "deleted documents.\n"
+                "\n"
+                "options:\n"
+                "  -h, --help  this text\n"},
+    {"flush", "usage: tern flush [OPTIONS] DIR\n"
+              "\n"
+              "Writes the buffered writes as a segment.\n"
+              "\n"
+              "options:\n"
+              "  -h, --help  this text\n"},
+    {"create", "usage: tern create [OPTIONS] DIR\n"
+               "\n"
+               "Creates an empty index in DIR (nothing to do when one exists with the\n"
+               "options given).\n"
+               "\n"
+               "options:\n"
+               "  --threshold N       pulsing threshold (0-64; 1)\n"
+               "  --inline-max BYTES  largest value stored in the key's entry (0-1024; 64)\n"
+               "  --bloom-bits N      membership filter bits per key (0-64; 10)\n"
+               "  -h, --help          this text\n"},
+    {"help", "usage: tern help [COMMAND]\n"
+             "\n"
+             "Prints the overview, or the usage of COMMAND.\n"},
+};
+
+static const usage *find_usage(const char *cmd) {
+  for (size_t i = 0; i < sizeof k_usages / sizeof k_usages[0]; i++) {
+    const char *c = k_usages[i].cmd;
+    if (cmd == c || (cmd && c && !strcmp(cmd, c))) return &k_usages[i];
+  }
+  return NULL;
+}
+
+int cli_has_usage(const char *cmd) { return cmd && find_usage(cmd) != NULL; }
+
+int cli_help(const char *cmd) {
+  const usage *u = find_usage(cmd);
+  fputs(u ? u->text : k_usages[0].text, stdout);
+  return CLI_OK;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (cmd)
+    fprintf(stderr, "tern %s: ", cmd);
+  else
+    fputs("tern: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  const usage *u = find_usage(cmd);
+  fputs(u ? u->text : k_usages[0].text, stderr);
+  return CLI_FAIL;
+}
