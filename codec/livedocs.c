@@ -1,12 +1,17 @@
 /*
- * livedocs.c — the live-docs set: its chunk directory, new generations by
- * copy-on-write, and the queries that dispatch to a chunk's form.
+ * livedocs.c — the live-docs set: its two shapes (a runs set, a chunk
+ * directory) and the rule between them, new generations by copy-on-write,
+ * and the queries that dispatch to a chunk's form or to the runs.
  *
- * A generation is one block (struct and a slot per chunk) plus
+ * A directory generation is one block (struct and a slot per chunk) plus
  * the chunk payloads it references.  apply() rebuilds only the chunks a
  * batch touches; every other slot is copied and its payload shared by
  * reference count, so applying a few deletions to a large segment costs a
  * directory copy and a chunk or two, and the old generation never changes.
+ * A runs set is one block (struct and its runs): apply() expands it to a
+ * directory, applies, and ld_settle() turns the result back into a runs set
+ * when that costs fewer bytes — which is what keeps a segment with a few
+ * clustered deletions at tens of bytes instead of 16 bytes per chunk.
  */
 #include "codec/livedocs_impl.h"
 
@@ -14,18 +19,31 @@
 
 #include <stdlib.h>
 
-int ld_alloc(tern_livedocs **out, uint32_t max_doc) {
-  uint32_t nchunks = ld_nchunks(max_doc);
-  size_t at_slots = (sizeof(tern_livedocs) + 15u) & ~(size_t)15u;
-  size_t bytes = at_slots + sizeof(ld_chunk) * ((size_t)nchunks + 1u); /* +1: never empty */
+#define AT_BODY ((sizeof(tern_livedocs) + 15u) & ~(size_t)15u)
+
+static int block(tern_livedocs **out, uint32_t max_doc, size_t tail) {
+  size_t bytes = AT_BODY + tail;
   uint8_t *mem = calloc(1, bytes);
   if (!mem) return tern_fail(TERN_ENOMEM, "livedocs: out of memory for %zu bytes", bytes);
   tern_livedocs *ld = (tern_livedocs *)mem;
   ld->max_doc = max_doc;
-  ld->nchunks = nchunks;
-  ld->slots = (ld_chunk *)(mem + at_slots);
+  ld->nchunks = ld_nchunks(max_doc);
   ld->bytes = bytes;
   *out = ld;
+  return TERN_OK;
+}
+
+int ld_alloc(tern_livedocs **out, uint32_t max_doc) {
+  size_t nslots = (size_t)ld_nchunks(max_doc) + 1u; /* +1: never empty */
+  TERN_TRY(block(out, max_doc, sizeof(ld_chunk) * nslots));
+  (*out)->slots = (ld_chunk *)(void *)((uint8_t *)*out + AT_BODY);
+  return TERN_OK;
+}
+
+int ld_alloc_runs(tern_livedocs **out, uint32_t max_doc, uint32_t nruns) {
+  TERN_TRY(block(out, max_doc, 8u * (size_t)nruns));
+  (*out)->first = (const uint32_t *)(const void *)((uint8_t *)*out + AT_BODY);
+  (*out)->nruns = nruns;
   return TERN_OK;
 }
 
@@ -38,14 +56,172 @@ void ld_push(tern_livedocs *ld, uint32_t c, const ld_chunk *k) {
 int tern_livedocs_new(tern_livedocs **out, uint32_t max_doc) {
   if (!out || max_doc == UINT32_MAX)
     return tern_fail(TERN_EINVAL, "livedocs: max_doc %u out of range", max_doc);
-  return ld_alloc(out, max_doc);
+  return ld_alloc_runs(out, max_doc, 0); /* no runs: the cheapest empty set */
 }
 
 void tern_livedocs_free(tern_livedocs *ld) {
   if (!ld) return;
-  for (uint32_t c = 0; c < ld->nchunks; c++) ld_payload_release(ld->slots[c].p);
+  for (uint32_t c = 0; ld->slots && c < ld->nchunks; c++) ld_payload_release(ld->slots[c].p);
   free(ld);
 }
+
+/* --- runs set <-> directory --- */
+
+/* Builds chunk c from its bitmap words and pushes it. */
+static int push_words(tern_livedocs *ld, uint32_t c, const uint64_t *words) {
+  uint32_t len = ld_chunk_len(ld->max_doc, c);
+  ld_chunk k;
+  ld_chunk_choose(&k, words, len);
+  TERN_TRY(ld_chunk_build(&k, words, len));
+  ld_push(ld, c, &k);
+  return TERN_OK;
+}
+
+int ld_expand(tern_livedocs **out, const tern_livedocs *rs) {
+  tern_livedocs *ld;
+  TERN_TRY(ld_alloc(&ld, rs->max_doc));
+  uint64_t *words = malloc(8u * LD_CHUNK_WORDS);
+  int rc = words ? TERN_OK : tern_fail(TERN_ENOMEM, "livedocs: out of memory");
+  uint32_t cur = UINT32_MAX; /* chunk whose deletions are in words */
+  const uint32_t *last = rs->first + rs->nruns;
+  for (uint32_t i = 0; rc == TERN_OK && i < rs->nruns; i++) {
+    for (uint32_t c = rs->first[i] >> LD_CHUNK_BITS; rc == TERN_OK && c <= last[i] >> LD_CHUNK_BITS; c++) {
+      uint32_t base = c << LD_CHUNK_BITS, len = ld_chunk_len(rs->max_doc, c);
+      uint32_t lo = rs->first[i] > base ? rs->first[i] - base : 0;
+      uint32_t hi = last[i] - base < len - 1u ? last[i] - base : len - 1u;
+      if (c != cur && lo == 0 && hi == len - 1u) { /* wholly inside one run */
+        ld_push(ld, c, &(ld_chunk){.form = LD_FULL, .n = len});
+        continue;
+      }
+      if (c != cur) {
+        if (cur != UINT32_MAX) rc = push_words(ld, cur, words);
+        memset(words, 0, 8u * LD_CHUNK_WORDS);
+        cur = c;
+      }
+      ld_set_range(words, lo, hi);
+    }
+  }
+  if (rc == TERN_OK && cur != UINT32_MAX) rc = push_words(ld, cur, words);
+  free(words);
+  if (rc != TERN_OK) {
+    tern_livedocs_free(ld);
+    return rc;
+  }
+  *out = ld;
+  return TERN_OK;
+}
+
+/* Runs of a directory's docs, or LD_SET_RUNS_MAX + 1 when there are more.
+ * A chunk stored as array or bitmap has at least (its bytes / 4) runs, or
+ * runs would have been its form: that bound stops the count before it
+ * reads any large chunk. */
+static uint32_t count_set_runs(const tern_livedocs *ld, uint64_t *words) {
+  uint32_t r = 0, too_many = LD_SET_RUNS_MAX + 1u;
+  int prev_last = 0; /* the doc before this chunk is deleted */
+  for (uint32_t c = 0; c < ld->nchunks; c++) {
+    const ld_chunk *k = ld_slot(ld, c);
+    if (!k) {
+      prev_last = 0;
+      continue;
+    }
+    uint32_t len = ld_chunk_len(ld->max_doc, c), kr;
+    int first0, lastd;
+    if (k->form == LD_FULL) {
+      kr = 1;
+      first0 = lastd = 1;
+    } else if (k->form == LD_RUNS) {
+      const uint32_t *runs = (const uint32_t *)k->p->data;
+      kr = k->len;
+      first0 = (runs[0] >> 16) == 0;
+      lastd = (runs[k->len - 1u] & 0xffffu) == len - 1u;
+    } else {
+      size_t least = (ld_payload_bytes(k->form, k->shift, k->len, k->n) + 3u) / 4u;
+      if (r + least > (size_t)too_many) return too_many; /* merging saves at most one */
+      memset(words, 0, 8u * LD_CHUNK_WORDS);
+      ld_chunk_to_words(k, words);
+      kr = ld_count_runs(words, (len + 63u) / 64u);
+      first0 = (int)(words[0] & 1u);
+      lastd = (int)((words[(len - 1u) >> 6] >> ((len - 1u) & 63u)) & 1u);
+    }
+    r += kr - (uint32_t)(prev_last && first0);
+    if (r >= too_many) return too_many; /* a prefix's runs never decrease */
+    prev_last = lastd;
+  }
+  return r;
+}
+
+/* The runs of a directory whose count_set_runs is nruns, into a runs set. */
+static int runs_of(tern_livedocs **out, const tern_livedocs *ld, uint32_t nruns, uint64_t *words) {
+  tern_livedocs *rs;
+  TERN_TRY(ld_alloc_runs(&rs, ld->max_doc, nruns));
+  uint32_t *first = (uint32_t *)(void *)((uint8_t *)rs + AT_BODY), *last = first + nruns, nr = 0;
+  for (uint32_t c = 0; c < ld->nchunks; c++) {
+    const ld_chunk *k = ld_slot(ld, c);
+    if (!k) continue;
+    uint32_t base = c << LD_CHUNK_BITS, len = ld_chunk_len(ld->max_doc, c);
+    if (k->form == LD_FULL) {
+      ld_runs_append(first, last, &nr, nruns, base, base + len - 1u);
+    } else if (k->form == LD_RUNS) {
+      const uint32_t *runs = (const uint32_t *)k->p->data;
+      for (uint32_t i = 0; i < k->len; i++)
+        ld_runs_append(first, last, &nr, nruns, base + (runs[i] >> 16), base + (runs[i] & 0xffffu));
+    } else {
+      memset(words, 0, 8u * LD_CHUNK_WORDS);
+      ld_chunk_to_words(k, words);
+      ld_words_runs(words, (len + 63u) / 64u, base, first, last, &nr, nruns);
+    }
+  }
+  rs->deleted = ld->deleted;
+  *out = rs;
+  return TERN_OK;
+}
+
+/* What a directory costs beyond the struct both shapes have, in fixed
+ * sizes (on LP64 exactly what it holds: 16-byte slots plus one, payloads
+ * behind an 8-byte header, rounded to 8), so that the shape a set takes —
+ * and so its one encoding — does not depend on the platform. */
+static uint64_t dir_cost(const tern_livedocs *ld) {
+  uint64_t bytes = 16u * ((uint64_t)ld->nchunks + 1u);
+  for (uint32_t c = 0; c < ld->nchunks; c++) {
+    const ld_chunk *k = &ld->slots[c];
+    if (k->form != LD_NONE && k->form != LD_FULL)
+      bytes += 8u + ((ld_payload_bytes(k->form, k->shift, k->len, k->n) + 7u) & ~(uint64_t)7u);
+  }
+  return bytes;
+}
+
+/* 1 when a runs set is cheaper than the directory; *nruns its runs. */
+static int judge_runs(const tern_livedocs *ld, uint64_t *words, uint32_t *nruns) {
+  uint32_t r = count_set_runs(ld, words);
+  *nruns = r;
+  return r <= LD_SET_RUNS_MAX && 8u * (uint64_t)r < dir_cost(ld);
+}
+
+int ld_runs_cheaper(const tern_livedocs *ld) {
+  uint64_t *words = malloc(8u * LD_CHUNK_WORDS);
+  if (!words) return 0;
+  uint32_t r;
+  int cheaper = judge_runs(ld, words, &r);
+  free(words);
+  return cheaper;
+}
+
+int ld_settle(tern_livedocs **ld) {
+  if (!(*ld)->slots) return TERN_OK;
+  uint64_t *words = malloc(8u * LD_CHUNK_WORDS);
+  if (!words) return tern_fail(TERN_ENOMEM, "livedocs: out of memory");
+  uint32_t r;
+  tern_livedocs *rs = NULL;
+  int rc = judge_runs(*ld, words, &r) ? runs_of(&rs, *ld, r, words) : TERN_OK;
+  free(words);
+  if (rs) {
+    tern_livedocs_free(*ld);
+    *ld = rs;
+  }
+  return rc;
+}
+
+/* --- new generations --- */
 
 /* docs grouped by chunk (counting sort): chunk c's are out[start[c]..start[c+1]). */
 static int group_by_chunk(const uint32_t *docs, size_t n, uint32_t nchunks, uint32_t **out,
@@ -85,16 +261,9 @@ static int rebuild_chunk(tern_livedocs *nl, uint32_t c, const ld_chunk *old, con
   return TERN_OK;
 }
 
-int tern_livedocs_apply(tern_livedocs **out, const tern_livedocs *base, const uint32_t *docs,
-                        size_t n) {
-  if (!out || !base || (n && !docs)) return tern_fail(TERN_EINVAL, "livedocs_apply: NULL argument");
-  for (size_t i = 0; i < n; i++)
-    if (docs[i] >= base->max_doc)
-      return tern_fail(TERN_EINVAL, "livedocs_apply: doc %u >= max_doc %u", docs[i],
-                       base->max_doc);
-  uint32_t *d;
-  size_t *start;
-  TERN_TRY(group_by_chunk(docs, n, base->nchunks, &d, &start));
+/* The directory of base plus docs grouped by chunk. */
+static int apply_dir(tern_livedocs **out, const tern_livedocs *base, const uint32_t *d,
+                     const size_t *start) {
   tern_livedocs *nl = NULL;
   uint64_t *words = malloc(8u * LD_CHUNK_WORDS);
   int rc = words ? ld_alloc(&nl, base->max_doc)
@@ -109,6 +278,29 @@ int tern_livedocs_apply(tern_livedocs **out, const tern_livedocs *base, const ui
     }
   }
   free(words);
+  if (rc != TERN_OK) {
+    tern_livedocs_free(nl);
+    return rc;
+  }
+  *out = nl;
+  return TERN_OK;
+}
+
+int tern_livedocs_apply(tern_livedocs **out, const tern_livedocs *base, const uint32_t *docs,
+                        size_t n) {
+  if (!out || !base || (n && !docs)) return tern_fail(TERN_EINVAL, "livedocs_apply: NULL argument");
+  for (size_t i = 0; i < n; i++)
+    if (docs[i] >= base->max_doc)
+      return tern_fail(TERN_EINVAL, "livedocs_apply: doc %u >= max_doc %u", docs[i],
+                       base->max_doc);
+  uint32_t *d;
+  size_t *start;
+  TERN_TRY(group_by_chunk(docs, n, base->nchunks, &d, &start));
+  tern_livedocs *expanded = NULL, *nl = NULL;
+  int rc = base->slots ? TERN_OK : ld_expand(&expanded, base);
+  if (rc == TERN_OK) rc = apply_dir(&nl, expanded ? expanded : base, d, start);
+  if (rc == TERN_OK) rc = ld_settle(&nl);
+  tern_livedocs_free(expanded);
   free(d);
   free(start);
   if (rc != TERN_OK) {
@@ -119,18 +311,45 @@ int tern_livedocs_apply(tern_livedocs **out, const tern_livedocs *base, const ui
   return TERN_OK;
 }
 
+/* --- queries --- */
+
 uint32_t tern_livedocs_max_doc(const tern_livedocs *ld) { return ld->max_doc; }
 uint32_t tern_livedocs_deleted(const tern_livedocs *ld) { return ld->deleted; }
 uint32_t tern_livedocs_live(const tern_livedocs *ld) { return ld->max_doc - ld->deleted; }
 
 int tern_livedocs_is_live(const tern_livedocs *ld, uint32_t doc) {
   if (TERN_UNLIKELY(doc >= ld->max_doc)) return 0;
-  return !ld_chunk_has(&ld->slots[doc >> LD_CHUNK_BITS], doc & 0xffffu);
+  if (TERN_LIKELY(ld->slots != NULL)) return !ld_chunk_has(&ld->slots[doc >> LD_CHUNK_BITS], doc & 0xffffu);
+  return !ld_set_runs_has(ld, doc);
+}
+
+uint32_t ld_set_runs_from(const tern_livedocs *ld, uint32_t doc) {
+  const uint32_t *last = ld->first + ld->nruns;
+  uint32_t lo = 0, hi = ld->nruns;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (last[mid] < doc)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static uint32_t runs_count_deleted(const tern_livedocs *ld, uint32_t from, uint32_t to) {
+  const uint32_t *first = ld->first, *last = first + ld->nruns;
+  uint32_t sum = 0;
+  for (uint32_t i = ld_set_runs_from(ld, from); i < ld->nruns && first[i] < to; i++) {
+    uint32_t a = first[i] > from ? first[i] : from, z = last[i] < to - 1u ? last[i] : to - 1u;
+    sum += z - a + 1u;
+  }
+  return sum;
 }
 
 uint32_t tern_livedocs_count_deleted(const tern_livedocs *ld, uint32_t from, uint32_t to) {
   if (to > ld->max_doc) to = ld->max_doc;
   if (from >= to) return 0;
+  if (!ld->slots) return runs_count_deleted(ld, from, to);
   uint32_t cf = from >> LD_CHUNK_BITS, cl = (to - 1u) >> LD_CHUNK_BITS;
   uint64_t sum = 0;
   for (uint32_t c = cf; c <= cl; c++) sum += ld->slots[c].n;
@@ -143,8 +362,25 @@ uint32_t tern_livedocs_count_deleted(const tern_livedocs *ld, uint32_t from, uin
   return (uint32_t)sum;
 }
 
+/* Both sorted: one merge pass.  docs[0..n) are all < max_doc. */
+static size_t runs_filter(const tern_livedocs *ld, uint32_t *docs, size_t n) {
+  const uint32_t *first = ld->first, *last = first + ld->nruns;
+  size_t out = 0;
+  uint32_t r = 0;
+  for (size_t i = 0; i < n; i++) {
+    while (r < ld->nruns && last[r] < docs[i]) r++;
+    docs[out] = docs[i];
+    out += !(r < ld->nruns && first[r] <= docs[i]);
+  }
+  return out;
+}
+
 size_t tern_livedocs_filter(const tern_livedocs *ld, uint32_t *docs, size_t n) {
   size_t out = 0, i = 0;
+  if (!ld->slots) {
+    while (i < n && docs[i] < ld->max_doc) i++;
+    return runs_filter(ld, docs, i); /* docs >= max_doc (not of this segment) are dropped */
+  }
   while (i < n && docs[i] < ld->max_doc) {
     uint32_t c = docs[i] >> LD_CHUNK_BITS;
     size_t j = i + 1;
@@ -159,13 +395,14 @@ size_t tern_livedocs_filter(const tern_livedocs *ld, uint32_t *docs, size_t n) {
 
 size_t tern_livedocs_memory(const tern_livedocs *ld) {
   size_t bytes = ld->bytes;
-  for (uint32_t c = 0; c < ld->nchunks; c++)
+  for (uint32_t c = 0; ld->slots && c < ld->nchunks; c++)
     if (ld->slots[c].p) bytes += ld->slots[c].p->bytes;
   return bytes;
 }
 
 const char *tern_livedocs_form(const tern_livedocs *ld) {
   static const char *const names[] = {"none", "sparse", "dense", "runs", "runs"};
+  if (!ld->slots) return ld->nruns ? "runs" : "none";
   uint8_t form = LD_NONE;
   for (uint32_t c = 0; c < ld->nchunks; c++) {
     uint8_t f = ld->slots[c].form;

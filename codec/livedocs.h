@@ -3,10 +3,11 @@
  *
  * An immutable set over doc ids [0, max_doc).  Applying deletions makes a
  * new set (a new generation); holders of the old one see no change.  The
- * representation is chosen per chunk of 65,536 doc ids by its actual cost
- * (livedocs_impl.h has the forms, livedocs_chunk.c the rule), so memory never exceeds the
- * dense bitset's by more than 1% and iterating the deleted docs costs
- * O(deleted).
+ * representation is chosen by its actual cost: a whole set of a few runs is
+ * one sorted list of runs; otherwise each chunk of 65,536 doc ids takes its
+ * cheapest form (livedocs_impl.h has the forms, livedocs_chunk.c and
+ * livedocs.c the rule), so memory never exceeds the dense bitset's by more
+ * than 1% and iterating the deleted docs costs O(deleted).
  */
 #ifndef TERN_LIVEDOCS_H
 #define TERN_LIVEDOCS_H
@@ -41,37 +42,42 @@ uint32_t tern_livedocs_count_deleted(const tern_livedocs *ld, uint32_t from, uin
 size_t tern_livedocs_filter(const tern_livedocs *ld, uint32_t *docs, size_t n);
 /* Bytes the set holds in memory. */
 size_t tern_livedocs_memory(const tern_livedocs *ld);
-/* "none", "sparse", "dense", "runs" or "mixed": the forms its chunks use. */
+/* "none", "sparse", "dense", "runs" or "mixed": the forms its chunks use
+ * ("runs" also for a set held as one list of runs). */
 const char *tern_livedocs_form(const tern_livedocs *ld);
 
 /* Iterators over the deleted or the live docs; on the stack, fields private.
- * They hand out docs from a 64-doc window word (next() is then a ctz, as
- * over a dense bitset) or, for deletions held as sorted arrays, from a small
- * buffer of decoded offsets; the chunk's form is consulted once per window
- * or per buffer. */
-#define TERN_LD_ITER_BUF 32
+ * The cursor fills docs in bulk (next_batch: arrays are widened, bitmaps
+ * walked a word at a time, runs and empty stretches emitted as ranges);
+ * next() hands them out one by one from a small buffer the cursor refills,
+ * so it is inline and a load and a compare per doc.  next(), next_batch()
+ * and advance() may be mixed freely. */
+#define TERN_LD_ITER_BUF 64
 typedef struct tern_ld_iter {
   const tern_livedocs *ld;
-  int live;          /* 1: live docs, 0: deleted docs */
-  uint32_t doc;      /* current, TERN_LD_END when done */
-  uint32_t chunk;    /* private: chunk being walked */
-  uint32_t pos;      /* private: next window of the chunk to look at */
-  uint64_t word;     /* private: docs of the current window not yet returned */
-  uint64_t tail;     /* private: docs of the chunk's last window */
-  uint32_t base;     /* private: first doc of the current window */
-  uint32_t cbase;    /* private: first doc of the chunk */
-  uint32_t nwin;     /* private: windows in the chunk */
-  uint32_t idx;      /* private: next entry or run of the chunk */
-  uint32_t bkt;      /* private: bucket of entry idx */
-  uint32_t next_off; /* private: offset of entry / first of run idx; 65536: none */
-  const void *slot;  /* private: the chunk's form, NULL when it has no deletions */
-  uint8_t bi, bn;    /* private: buf[bi..bn) not yet returned */
-  uint16_t buf[TERN_LD_ITER_BUF]; /* private: decoded deleted offsets */
+  int live;        /* 1: live docs, 0: deleted docs */
+  uint32_t bi, bn; /* private: buf[bi..bn) not yet returned */
+  uint32_t at;     /* private: first doc the cursor has not looked at */
+  uint32_t chunk;  /* private: chunk (set of runs: 0) the hints below are for; UINT32_MAX: none */
+  uint32_t idx;    /* private: next array entry or run at or after `at` */
+  uint32_t page;   /* private: byte-entry arrays: a 256-doc page <= that of entry idx */
+  /* Not next to bi: next() stores both, and one merged 8-byte store that
+   * the next call reloads 4 bytes of defeats store forwarding (11 ns/doc). */
+  uint32_t doc; /* current (last returned), TERN_LD_END when done */
+  uint32_t buf[TERN_LD_ITER_BUF]; /* private */
 } tern_ld_iter;
 void tern_livedocs_iter_deleted(tern_ld_iter *it, const tern_livedocs *ld);
 void tern_livedocs_iter_live(tern_ld_iter *it, const tern_livedocs *ld);
+/* Private: next() when its buffer is empty. */
+uint32_t tern_ld_iter_refill(tern_ld_iter *it);
 /* Next doc, or TERN_LD_END. */
-uint32_t tern_ld_iter_next(tern_ld_iter *it);
+inline uint32_t tern_ld_iter_next(tern_ld_iter *it) {
+  if (it->bi < it->bn) return it->doc = it->buf[it->bi++];
+  return tern_ld_iter_refill(it);
+}
+/* The next docs, in order, into out[0..cap); returns how many (0: done,
+ * and then always 0).  out[returned..cap) may be overwritten. */
+size_t tern_ld_iter_next_batch(tern_ld_iter *it, uint32_t *out, size_t cap);
 /* First doc >= target not yet returned, or TERN_LD_END. */
 uint32_t tern_ld_iter_advance(tern_ld_iter *it, uint32_t target);
 /* How many docs the iterator returns in all. */

@@ -50,8 +50,7 @@ void ld_payload_release(ld_payload *p) {
   if (p && atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1) free(p);
 }
 
-/* Maximal runs of set bits in words[0..nw). */
-static uint32_t count_runs(const uint64_t *words, uint32_t nw) {
+uint32_t ld_count_runs(const uint64_t *words, uint32_t nw) {
   uint32_t r = 0;
   uint64_t carry = 0;
   for (uint32_t i = 0; i < nw; i++) {
@@ -109,7 +108,7 @@ size_t ld_chunk_choose(ld_chunk *k, const uint64_t *words, uint32_t len) {
   uint16_t occ[LD_CHUNK_WORDS];
   uint32_t n = 0;
   for (uint32_t i = 0; i < nw; i++) n += occ[i] = (uint16_t)ld_popcount(words[i]);
-  return ld_chunk_choose_profile(k, occ, n, count_runs(words, nw), len);
+  return ld_chunk_choose_profile(k, occ, n, ld_count_runs(words, nw), len);
 }
 
 /* First set bit at or after `from` in words[0..nw), or nw*64. */
@@ -168,6 +167,16 @@ static void build_runs(ld_chunk *k, const uint64_t *words, uint32_t nw) {
   }
 }
 
+int ld_words_runs(const uint64_t *words, uint32_t nw, uint32_t base, uint32_t *first,
+                  uint32_t *last, uint32_t *nr, uint32_t cap) {
+  for (uint32_t at = next_set(words, nw, 0); at < nw * 64u;) {
+    uint32_t end = next_clear(words, nw, at);
+    if (!ld_runs_append(first, last, nr, cap, base + at, base + end - 1u)) return 0;
+    at = next_set(words, nw, end);
+  }
+  return 1;
+}
+
 int ld_chunk_build(ld_chunk *k, const uint64_t *words, uint32_t len) {
   size_t bytes = ld_payload_bytes(k->form, k->shift, k->len, k->n);
   if (k->form == LD_FULL) return TERN_OK;
@@ -183,8 +192,7 @@ int ld_chunk_build(ld_chunk *k, const uint64_t *words, uint32_t len) {
   return TERN_OK;
 }
 
-/* Sets bits [first, last] of words. */
-static void set_range(uint64_t *words, uint32_t first, uint32_t last) {
+void ld_set_range(uint64_t *words, uint32_t first, uint32_t last) {
   uint32_t a = first >> 6, z = last >> 6;
   uint64_t lo = ~0ull << (first & 63u), hi = ~0ull >> (63u - (last & 63u));
   if (a == z) {
@@ -199,14 +207,14 @@ static void set_range(uint64_t *words, uint32_t first, uint32_t last) {
 void ld_chunk_to_words(const ld_chunk *k, uint64_t *words) {
   switch (k->form) {
   case LD_FULL:
-    set_range(words, 0, k->n - 1u);
+    ld_set_range(words, 0, k->n - 1u);
     break;
   case LD_BITMAP:
     for (uint32_t i = 0; i < k->len; i++) words[i] |= k->p->data[i];
     break;
   case LD_RUNS: {
     const uint32_t *runs = (const uint32_t *)k->p->data;
-    for (uint32_t i = 0; i < k->len; i++) set_range(words, runs[i] >> 16, runs[i] & 0xffffu);
+    for (uint32_t i = 0; i < k->len; i++) ld_set_range(words, runs[i] >> 16, runs[i] & 0xffffu);
     break;
   }
   case LD_ARRAY: {

@@ -2,10 +2,11 @@
  * livedocs_format.c — a live-docs generation to .liv bytes and back
  * (docs/format/livedocs.md has the byte layout).
  *
- * The body is either the chunk records themselves, each in its in-memory
- * form (so loading copies payloads and builds no dense intermediate), or,
- * when that is not smaller, a plain dense bitset.  A record must be in the
- * canonical form the cost rule picks for its contents: then a set has one
+ * The body is the set's own shape: a runs set is its list of runs; a
+ * directory is either its chunk records, each in its in-memory form (so
+ * loading copies payloads and builds no dense intermediate), or, when that
+ * is not smaller, a plain dense bitset.  Shape and records must be the
+ * canonical ones the cost rules pick for the contents: then a set has one
  * encoding, rewriting is byte-identical, and no file can make a set bigger
  * in memory than its dense bitset.  Every field is checked against the end
  * of the body before it is read.
@@ -22,6 +23,7 @@
 #define RECORD_HEADER 12u
 #define LAYOUT_CHUNKS 0u
 #define LAYOUT_DENSE 1u
+#define LAYOUT_RUNS 2u
 #define WHAT "livedocs (.liv)"
 
 static size_t disk_payload(const ld_chunk *k) {
@@ -83,9 +85,28 @@ static int put_dense(uint8_t *p, const tern_livedocs *ld) {
   return TERN_OK;
 }
 
+static int write_runs(const tern_livedocs *ld, const uint8_t *segid, uint8_t **out, size_t *len) {
+  size_t body_len = BODY_HEADER + 8u * (size_t)ld->nruns;
+  uint8_t *body = malloc(body_len);
+  if (!body) return tern_fail(TERN_ENOMEM, "livedocs_write: out of memory for %zu bytes", body_len);
+  tern_store32(body, ld->max_doc);
+  tern_store32(body + 4, ld->deleted);
+  body[8] = LAYOUT_RUNS;
+  body[9] = body[10] = body[11] = 0;
+  tern_store32(body + 12, ld->nruns);
+  for (uint32_t i = 0; i < ld->nruns; i++) {
+    tern_store32(body + BODY_HEADER + 8u * i, ld->first[i]);
+    tern_store32(body + BODY_HEADER + 8u * i + 4u, ld->first[ld->nruns + i]);
+  }
+  int rc = tern_frame_wrap(out, len, TERN_KIND_LIVEDOCS, TERN_LIVEDOCS_VERSION, segid, body, body_len);
+  free(body);
+  return rc;
+}
+
 int tern_livedocs_write(const tern_livedocs *ld, const uint8_t *segid, uint8_t **out,
                         size_t *len) {
   if (!ld || !segid || !out || !len) return tern_fail(TERN_EINVAL, "livedocs_write: NULL argument");
+  if (!ld->slots) return write_runs(ld, segid, out, len);
   size_t sparse = BODY_HEADER, dense = BODY_HEADER + 8u * (((size_t)ld->max_doc + 63u) / 64u);
   for (uint32_t c = 0; c < ld->nchunks; c++)
     if (ld_slot(ld, c)) sparse += RECORD_HEADER + disk_payload(&ld->slots[c]);
@@ -280,6 +301,34 @@ static int read_dense(tern_livedocs *ld, const uint8_t *p) {
   return rc;
 }
 
+/* A runs set from nruns checked (first, last) pairs; canonical only when
+ * the cost rule would keep these docs as a runs set. */
+static int read_runs(tern_livedocs **out, uint32_t max_doc, uint32_t nruns, const uint8_t *p) {
+  tern_livedocs *rs, *dir = NULL;
+  TERN_TRY(ld_alloc_runs(&rs, max_doc, nruns));
+  uint32_t *first = (uint32_t *)(uintptr_t)rs->first, *last = first + nruns;
+  uint64_t n = 0;
+  int rc = TERN_OK;
+  for (uint32_t i = 0; rc == TERN_OK && i < nruns; i++) {
+    first[i] = tern_load32(p + 8u * i);
+    last[i] = tern_load32(p + 8u * i + 4u);
+    if (first[i] > last[i] || last[i] >= max_doc || (i && first[i] <= (uint64_t)last[i - 1] + 1u))
+      rc = tern_fail(TERN_ECORRUPT, WHAT ": run %u overlaps, touches the one before or passes max_doc", i);
+    n += (uint64_t)last[i] - first[i] + 1u;
+  }
+  rs->deleted = (uint32_t)n;
+  if (rc == TERN_OK) rc = ld_expand(&dir, rs);
+  if (rc == TERN_OK && !ld_runs_cheaper(dir))
+    rc = tern_fail(TERN_ECORRUPT, WHAT ": %u runs stored as a runs set, not the shape the cost rule picks", nruns);
+  tern_livedocs_free(dir);
+  if (rc != TERN_OK) {
+    tern_livedocs_free(rs);
+    return rc;
+  }
+  *out = rs;
+  return TERN_OK;
+}
+
 /* Slots a body declares, bounded by what it can hold (for the allocation). */
 static int body_slots(const uint8_t *body, size_t body_len, uint32_t nchunks, uint32_t *nslots) {
   uint32_t layout = body[8], count = tern_load32(body + 12);
@@ -289,6 +338,12 @@ static int body_slots(const uint8_t *body, size_t body_len, uint32_t nchunks, ui
     if (count != nw || body_len - BODY_HEADER != 8u * nw)
       return tern_fail(TERN_ECORRUPT, WHAT ": dense body of %zu bytes for %u words", body_len, count);
     *nslots = 0;
+    return TERN_OK;
+  }
+  if (layout == LAYOUT_RUNS) {
+    if (count > LD_SET_RUNS_MAX || body_len - BODY_HEADER != 8u * (size_t)count)
+      return tern_fail(TERN_ECORRUPT, WHAT ": runs body of %zu bytes for %u runs", body_len, count);
+    *nslots = count;
     return TERN_OK;
   }
   if (layout != LAYOUT_CHUNKS) return tern_fail(TERN_ECORRUPT, WHAT ": unknown layout %u", layout);
@@ -316,13 +371,21 @@ int tern_livedocs_read(tern_livedocs **out, const uint8_t *buf, size_t len, cons
   uint32_t nslots = 0;
   TERN_TRY(body_slots(body, body_len, ld_nchunks(max_doc), &nslots));
   tern_livedocs *ld;
-  TERN_TRY(ld_alloc(&ld, max_doc));
-  const uint8_t *end = body + body_len;
-  int rc = body[8] == LAYOUT_DENSE ? read_dense(ld, body + BODY_HEADER)
-                                   : read_chunks(ld, nslots, body + BODY_HEADER, end);
+  int rc;
+  if (body[8] == LAYOUT_RUNS) {
+    TERN_TRY(read_runs(&ld, max_doc, nslots, body + BODY_HEADER));
+    rc = TERN_OK;
+  } else {
+    TERN_TRY(ld_alloc(&ld, max_doc));
+    const uint8_t *end = body + body_len;
+    rc = body[8] == LAYOUT_DENSE ? read_dense(ld, body + BODY_HEADER)
+                                 : read_chunks(ld, nslots, body + BODY_HEADER, end);
+    if (rc == TERN_OK && ld_runs_cheaper(ld))
+      rc = tern_fail(TERN_ECORRUPT, WHAT ": chunks stored for a set the cost rule keeps as runs");
+  }
   if (rc == TERN_OK && ld->deleted != expected_deleted)
-    rc = tern_fail(TERN_ECORRUPT, WHAT ": chunks hold %u deleted, the header says %u", ld->deleted,
-                   expected_deleted);
+    rc = tern_fail(TERN_ECORRUPT, WHAT ": %s hold %u deleted, the header says %u",
+                   ld->slots ? "chunks" : "runs", ld->deleted, expected_deleted);
   if (rc != TERN_OK) {
     tern_livedocs_free(ld);
     return rc;

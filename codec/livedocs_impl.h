@@ -1,15 +1,23 @@
 /*
  * livedocs_impl.h — the inside of a live-docs set, shared by livedocs*.c only.
  *
- * A set is a directory of one 16-byte slot per chunk of 65,536 doc ids
- * (0.2% of the chunk's dense bytes), indexed by doc >> 16: is_live reaches
- * its chunk with one load and no rank arithmetic.  (A present-bitmap plus
- * rank directory costs less for mostly empty segments but adds a popcount
- * and two dependent loads to every probe, about 2 ns, measured.)  A chunk
- * without deletions has form LD_NONE and no payload.
+ * A set takes one of two shapes, whichever costs fewer bytes (ld_settle):
  *
- * Each stored chunk takes the form that costs the fewest bytes for its
- * actual contents (ld_chunk_choose), among:
+ *   RUNS SET   the deleted docs as one sorted list of maximal runs, first[]
+ *              then last[] (u32 doc ids), when there are at most
+ *              LD_SET_RUNS_MAX of them: a few runs cost 8 bytes each and
+ *              nothing per chunk, and is_live is a short branchless binary
+ *              search.  An empty set is a runs set with no runs.
+ *   DIRECTORY  one 16-byte slot per chunk of 65,536 doc ids (0.2% of the
+ *              chunk's dense bytes), indexed by doc >> 16: is_live reaches
+ *              its chunk with one load and no rank arithmetic.  (A
+ *              present-bitmap plus rank directory costs less for mostly
+ *              empty segments but adds a popcount and two dependent loads to
+ *              every probe, about 2 ns, measured.)  A chunk without
+ *              deletions has form LD_NONE and no payload.
+ *
+ * Each stored chunk of a directory takes the form that costs the fewest
+ * bytes for its actual contents (ld_chunk_choose), among:
  *
  *   ARRAY   sorted in-chunk offsets, split into B = ceil(len / 2^shift)
  *           buckets of 2^shift docs; u16 index[B+1] gives each bucket's first
@@ -45,6 +53,7 @@
 #define LD_MIN_SHIFT 6u   /* a bucket covers at least one 64-doc word */
 #define LD_MAX_SHIFT 16u  /* one bucket: a plain sorted array */
 #define LD_SCAN_BYTES 32u /* most entry bytes one bucket may hold */
+#define LD_SET_RUNS_MAX 256u /* most runs of a runs set: bounds is_live's search to 8 steps */
 
 
 enum { LD_NONE = 0, LD_ARRAY = 1, LD_BITMAP = 2, LD_RUNS = 3, LD_FULL = 4 };
@@ -67,9 +76,11 @@ struct tern_livedocs {
   uint32_t max_doc;
   uint32_t deleted;
   uint32_t nchunks;
-  uint32_t nused;  /* chunks holding deletions */
-  ld_chunk *slots; /* nchunks */
-  size_t bytes;    /* this block: struct + slots */
+  uint32_t nused;        /* directory: chunks holding deletions */
+  ld_chunk *slots;       /* directory: nchunks slots; NULL for a runs set */
+  const uint32_t *first; /* runs set: first[nruns] then last[nruns] */
+  uint32_t nruns;
+  size_t bytes; /* this block: struct + slots or runs */
 };
 
 static inline unsigned ld_popcount(uint64_t x) {
@@ -194,10 +205,60 @@ static inline int ld_chunk_has(const ld_chunk *k, uint32_t off) {
   return k->form == LD_FULL;
 }
 
+/* 1 when a run of the runs set holds doc (< max_doc).  Branchless: the
+ * last run starting at or before doc, then its end. */
+static inline int ld_set_runs_has(const tern_livedocs *ld, uint32_t doc) {
+  const uint32_t *first = ld->first;
+  uint32_t n = ld->nruns, lo = 0;
+  if (n == 0) return 0;
+  while (n > 1) {
+    uint32_t half = n / 2;
+    lo = first[lo + half] <= doc ? lo + half : lo;
+    n -= half;
+  }
+  return (first[lo] <= doc) & (first[ld->nruns + lo] >= doc); /* no branch on the probe */
+}
+
+/* The first run of a runs set ending at or after doc (nruns: none). */
+uint32_t ld_set_runs_from(const tern_livedocs *ld, uint32_t doc);
+
+/* Appends run [f, l] to first[]/last[] (*nr used), merging it into the
+ * run before when they touch; 0 when that would need more than cap. */
+static inline int ld_runs_append(uint32_t *first, uint32_t *last, uint32_t *nr, uint32_t cap,
+                                 uint32_t f, uint32_t l) {
+  if (*nr && last[*nr - 1] + 1u == f) {
+    last[*nr - 1] = l;
+    return 1;
+  }
+  if (*nr >= cap) return 0;
+  first[*nr] = f;
+  last[(*nr)++] = l;
+  return 1;
+}
+
+/* Maximal runs of set bits in words[0..nw), as absolute doc ids base + bit:
+ * appended to first[]/last[] from *nr, merging with the run before when it
+ * touches; stops (returns 0) once more than `cap` runs are needed. */
+int ld_words_runs(const uint64_t *words, uint32_t nw, uint32_t base, uint32_t *first,
+                  uint32_t *last, uint32_t *nr, uint32_t cap);
+/* Sets bits [first, last] of words. */
+void ld_set_range(uint64_t *words, uint32_t first, uint32_t last);
+/* Maximal runs of set bits in words[0..nw). */
+uint32_t ld_count_runs(const uint64_t *words, uint32_t nw);
+
 /* --- set assembly (livedocs.c) --- */
 
 /* An empty directory for max_doc docs. */
 int ld_alloc(tern_livedocs **out, uint32_t max_doc);
+/* A runs set of max_doc docs with room for nruns runs (nruns, deleted set;
+ * the caller fills first[]/last[]). */
+int ld_alloc_runs(tern_livedocs **out, uint32_t max_doc, uint32_t nruns);
+/* The directory of a runs set's docs. */
+int ld_expand(tern_livedocs **out, const tern_livedocs *rs);
+/* 1 when the directory `ld` would cost fewer bytes as a runs set. */
+int ld_runs_cheaper(const tern_livedocs *ld);
+/* Replaces the directory *ld by its runs set when that is cheaper. */
+int ld_settle(tern_livedocs **ld);
 /* Sets chunk c's slot (empty before); takes k->p. */
 void ld_push(tern_livedocs *ld, uint32_t c, const ld_chunk *k);
 static inline uint32_t ld_nchunks(uint32_t max_doc) {

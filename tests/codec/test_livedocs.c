@@ -1,9 +1,11 @@
 /* Live docs against a plain bitset reference: every deletion pattern at
  * sizes around the 65,536-doc chunk boundary, every query (is_live, both
- * iterators with advance, cost, counts, count_deleted ranges, filter),
- * copy-on-write isolation, and .liv round trips; hostile .liv bytes in
- * test_livedocs_format.c. */
+ * iterators with next, next_batch and advance mixed, cost, counts,
+ * count_deleted ranges, filter), copy-on-write isolation, the choice
+ * between a runs set and a chunk directory, and .liv round trips; hostile
+ * .liv bytes in test_livedocs_format.c. */
 #include "codec/livedocs.h"
+#include "codec/livedocs_impl.h" /* white box: which shape a set took */
 #include "tests/common/testutil.h"
 
 #include "codec/status.h"
@@ -169,6 +171,62 @@ static void check_advance(const tern_livedocs *ld, const ref *r, int live, tu_rn
   }
 }
 
+/* next_batch() with caps from 1 up, checked doc by doc; rounds after the
+ * first mix in next() and advance().  Nothing may be written past cap. */
+static void check_batch(const tern_livedocs *ld, const ref *r, int live, tu_rng *rng) {
+  static const size_t caps[] = {1, 2, 3, 5, 16, 63, 64, 65, 255, 1024};
+  uint32_t *out = malloc((1024 + 8) * sizeof *out);
+  assert_non_null(out);
+  for (int round = 0; round < 3; round++) {
+    tern_ld_iter it;
+    if (live)
+      tern_livedocs_iter_live(&it, ld);
+    else
+      tern_livedocs_iter_deleted(&it, ld);
+    uint32_t pos = 0, want; /* first doc not yet returned or skipped */
+    for (;;) {
+      uint64_t kind = round ? tu_below(rng, 8) : 0;
+      if (kind < 5) {
+        size_t cap = caps[tu_below(rng, round ? 10 : 4) + (round ? 0 : 6)];
+        for (size_t i = 0; i < 8; i++) out[cap + i] = 0xdeadbeefu;
+        size_t got = tern_ld_iter_next_batch(&it, out, cap);
+        assert_true(got <= cap);
+        for (size_t i = 0; i < 8; i++) assert_int_equal(out[cap + i], 0xdeadbeefu);
+        for (size_t i = 0; i < got; i++) {
+          want = ref_next(r, pos, !live);
+          if (out[i] != want)
+            print_error("batch %s of max_doc %u (%u deleted, %s), cap %zu: out[%zu] = %u, want %u\n",
+                        live ? "live" : "deleted", r->max_doc, r->deleted, tern_livedocs_form(ld), cap, i,
+                        out[i], want);
+          assert_int_equal(out[i], want);
+          pos = want + 1;
+        }
+        if (!got) {
+          assert_int_equal(ref_next(r, pos, !live), TERN_LD_END);
+          assert_int_equal(tern_ld_iter_next_batch(&it, out, cap), 0); /* stays done */
+          assert_int_equal(tern_ld_iter_next(&it), TERN_LD_END);
+          break;
+        }
+        assert_int_equal(it.doc, out[got - 1]);
+      } else {
+        uint32_t got;
+        if (kind == 5) {
+          got = tern_ld_iter_next(&it);
+          want = ref_next(r, pos, !live);
+        } else {
+          uint32_t target = pos + (uint32_t)tu_below(rng, kind == 6 ? 300 : 70000);
+          got = tern_ld_iter_advance(&it, target);
+          want = ref_next(r, target, !live);
+        }
+        assert_int_equal(got, want);
+        if (got == TERN_LD_END) break;
+        pos = got + 1;
+      }
+    }
+  }
+  free(out);
+}
+
 static void check_count_deleted(const tern_livedocs *ld, const ref *r, tu_rng *rng) {
   /* prefix counts of the reference make every range O(1) */
   uint32_t *pre = malloc(((size_t)r->max_doc + 1) * sizeof *pre);
@@ -238,6 +296,8 @@ static void check_all(const tern_livedocs *ld, const ref *r, tu_rng *rng) {
   check_walk(ld, r, 1);
   check_advance(ld, r, 0, rng);
   check_advance(ld, r, 1, rng);
+  check_batch(ld, r, 0, rng);
+  check_batch(ld, r, 1, rng);
   check_count_deleted(ld, r, rng);
   check_filter(ld, r, rng);
   check_round_trip(ld, r);
@@ -458,6 +518,84 @@ static void test_forms(void **state) {
   tern_livedocs_free(empty);
 }
 
+/* A set of a few runs is held as one list of runs: a few bytes, whatever
+ * the segment's size; up to LD_SET_RUNS_MAX runs, beyond that a directory;
+ * deleting the gaps between runs turns a directory back into runs. */
+static void test_runs_set(void **state) {
+  (void)state;
+  tu_rng rng;
+  tu_rng_init(&rng, 18);
+  uint32_t max_doc = 6000011;
+  tern_livedocs *empty, *ld, *next;
+  assert_int_equal(tern_livedocs_new(&empty, max_doc), TERN_OK);
+  assert_null(empty->slots);
+  assert_true(tern_livedocs_memory(empty) <= 64);
+  ref r;
+  ref_init(&r, max_doc);
+  /* four clustered runs across chunk boundaries, one ending at max_doc */
+  uint32_t *d = malloc(200000 * sizeof *d), n = 0;
+  assert_non_null(d);
+  const uint32_t at[4][2] = {{65530, 65536 * 3 + 7}, {1000000, 1000000}, {2000000, 2012345},
+                             {max_doc - 500, max_doc - 1}};
+  for (int i = 0; i < 4; i++)
+    for (uint32_t x = at[i][0]; x <= at[i][1]; x++) d[n++] = x, ref_del(&r, x);
+  assert_int_equal(tern_livedocs_apply(&ld, empty, d, n), TERN_OK);
+  assert_null(ld->slots);
+  assert_int_equal(ld->nruns, 4);
+  assert_true(tern_livedocs_memory(ld) <= 48 + 4 * 8); /* CRoaring: ~117 bytes for such sets */
+  assert_string_equal(tern_livedocs_form(ld), "runs");
+  check_all(ld, &r, &rng);
+  /* LD_SET_RUNS_MAX runs: still a runs set; one more: a directory */
+  ref r2;
+  ref_copy(&r2, &r);
+  n = 0;
+  for (uint32_t i = 4; i < LD_SET_RUNS_MAX; i++) {
+    uint32_t x = 2100000 + i * 15000;
+    for (uint32_t k = 0; k < 1 + (i % 3); k++) d[n++] = x + k, ref_del(&r2, x + k);
+  }
+  assert_int_equal(tern_livedocs_apply(&next, ld, d, n), TERN_OK);
+  assert_null(next->slots);
+  assert_int_equal(next->nruns, LD_SET_RUNS_MAX);
+  check_all(next, &r2, &rng);
+  check_walk(ld, &r, 0); /* the old generation is unchanged */
+  tern_livedocs_free(ld);
+  ld = next;
+  uint32_t one = 1500001;
+  assert_int_equal(tern_livedocs_apply(&next, ld, &one, 1), TERN_OK);
+  ref_del(&r2, one);
+  assert_non_null(next->slots);
+  check_all(next, &r2, &rng);
+  tern_livedocs_free(ld);
+  ld = next;
+  /* 300 short runs: a directory; deleting the gaps leaves one run */
+  ref r3;
+  ref_init(&r3, 70000);
+  tern_livedocs *e3, *gap;
+  assert_int_equal(tern_livedocs_new(&e3, 70000), TERN_OK);
+  n = 0;
+  for (uint32_t i = 0; i < 300; i++)
+    for (uint32_t k = 0; k < 10; k++) d[n++] = 100 + i * 15 + k, ref_del(&r3, 100 + i * 15 + k);
+  assert_int_equal(tern_livedocs_apply(&next, e3, d, n), TERN_OK);
+  assert_non_null(next->slots);
+  check_all(next, &r3, &rng);
+  n = 0;
+  for (uint32_t x = 100; x < 100 + 300 * 15; x++)
+    if (!ref_has(&r3, x)) d[n++] = x, ref_del(&r3, x);
+  assert_int_equal(tern_livedocs_apply(&gap, next, d, n), TERN_OK);
+  assert_null(gap->slots);
+  assert_int_equal(gap->nruns, 1);
+  check_all(gap, &r3, &rng);
+  tern_livedocs_free(gap);
+  tern_livedocs_free(next);
+  tern_livedocs_free(e3);
+  tern_livedocs_free(ld);
+  tern_livedocs_free(empty);
+  free(d);
+  free(r.bits);
+  free(r2.bits);
+  free(r3.bits);
+}
+
 int main(void) {
   tu_seed();
   const struct CMUnitTest tests[] = {
@@ -471,6 +609,7 @@ int main(void) {
       cmocka_unit_test(test_max_doc_limit),
       cmocka_unit_test(test_shared_chunks_across_threads),
       cmocka_unit_test(test_forms),
+      cmocka_unit_test(test_runs_set),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

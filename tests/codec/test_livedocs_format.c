@@ -20,17 +20,22 @@ typedef struct sample {
   size_t len;
 } sample;
 
+#define SHAPES 8
+
 /* A small .liv of each shape. */
 static void make_sample(sample *s, int shape) {
-  uint32_t max_doc = shape == 4 ? 70000 : 3000, n = 0;
+  uint32_t max_doc = shape == 4 || shape == 6 ? 70000 : 3000, n = 0;
   uint32_t *d = malloc(max_doc * sizeof *d);
   assert_non_null(d);
   for (uint32_t i = 0; i < max_doc; i++) {
-    int del = shape == 0   ? i % 97 == 3                 /* sparse array */
-              : shape == 1 ? (i >= 100 && i < 900)       /* runs */
-              : shape == 2 ? (i * 2654435761u) % 3 == 0  /* bitmap */
-              : shape == 3 ? 1                           /* full */
-                           : (i * 2654435761u) % 5 < 2;  /* dense layout, two chunks */
+    int del = shape == 0   ? i % 97 == 3                            /* sparse array */
+              : shape == 1 ? (i >= 100 && i < 900)                  /* runs set, one run */
+              : shape == 2 ? (i * 2654435761u) % 3 == 0             /* bitmap */
+              : shape == 3 ? 1                                      /* runs set, all */
+              : shape == 4 ? (i * 2654435761u) % 5 < 2              /* dense layout, two chunks */
+              : shape == 5 ? i % 100 < 10                           /* chunk record of runs */
+              : shape == 6 ? i < 65536 || i % 50 == 7               /* full chunk, then an array */
+                           : 0;                                     /* runs set, empty */
     if (del) d[n++] = i;
   }
   tern_livedocs *empty, *ld;
@@ -61,7 +66,7 @@ static int try_read(const sample *s, const uint8_t *buf, size_t len) {
 
 static void test_every_byte_flip_and_truncation(void **state) {
   (void)state;
-  for (int shape = 0; shape < 5; shape++) {
+  for (int shape = 0; shape < SHAPES; shape++) {
     sample s;
     make_sample(&s, shape);
     assert_int_equal(try_read(&s, s.buf, s.len), TERN_OK);
@@ -125,7 +130,7 @@ static void test_malformed_bodies(void **state) {
   (void)state;
   tu_rng rng;
   tu_rng_init(&rng, 21);
-  for (int shape = 0; shape < 5; shape++) {
+  for (int shape = 0; shape < SHAPES; shape++) {
     sample s;
     make_sample(&s, shape);
     const uint8_t *body0;
@@ -198,18 +203,84 @@ static void test_malformed_bodies(void **state) {
   }
 }
 
-/* The dense layout is used when it is smaller, and only then. */
+/* The layout follows the set's shape: runs sets are layout 2; a directory
+ * is dense when that is smaller, and only then. */
 static void test_layout_choice(void **state) {
   (void)state;
-  sample dense, sparse;
-  make_sample(&dense, 4);
-  make_sample(&sparse, 0);
-  assert_int_equal(dense.buf[TERN_FRAME_HEADER_SIZE + 8], 1);
-  assert_int_equal(sparse.buf[TERN_FRAME_HEADER_SIZE + 8], 0);
-  assert_true(dense.len <= 48 + 16 + 8 * ((70000 + 63) / 64));
-  assert_true(sparse.len < 48 + 16 + 8 * ((3000 + 63) / 64));
-  free(dense.buf);
-  free(sparse.buf);
+  static const uint8_t want[SHAPES] = {0, 2, 1, 2, 1, 0, 0, 2};
+  for (int shape = 0; shape < SHAPES; shape++) {
+    sample s;
+    make_sample(&s, shape);
+    assert_int_equal(s.buf[TERN_FRAME_HEADER_SIZE + 8], want[shape]);
+    if (shape == 4) assert_true(s.len <= 48 + 16 + 8 * ((70000 + 63) / 64));
+    if (shape == 0) assert_true(s.len < 48 + 16 + 8 * ((3000 + 63) / 64));
+    if (want[shape] == 2) assert_int_equal(s.len, 48 + 16 + 8 * (shape != 7)); /* one run, or none */
+    if (shape == 5) assert_int_equal(s.buf[TERN_FRAME_HEADER_SIZE + 16 + 4], 3); /* a runs record */
+    if (shape == 6) assert_int_equal(s.buf[TERN_FRAME_HEADER_SIZE + 16 + 4], 4); /* a full record */
+    free(s.buf);
+  }
+}
+
+/* A body wrapped in a frame, read against max_doc and deleted. */
+static int read_body(const uint8_t *body, size_t blen, uint32_t max_doc, uint32_t deleted) {
+  uint8_t *nb;
+  size_t nlen;
+  assert_int_equal(tern_frame_wrap(&nb, &nlen, TERN_KIND_LIVEDOCS, TERN_LIVEDOCS_VERSION, SEGID, body, blen),
+                   TERN_OK);
+  tern_livedocs *ld = NULL;
+  int rc = tern_livedocs_read(&ld, nb, nlen, SEGID, max_doc, deleted);
+  tern_livedocs_free(ld);
+  free(nb);
+  return rc;
+}
+
+static void put32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Well-formed bodies in a shape the cost rule would not pick are corrupt:
+ * each set has exactly one encoding. */
+static void test_shape_must_be_canonical(void **state) {
+  (void)state;
+  uint8_t body[16 + 8 * 300];
+  /* 20 runs of 10 in 3000 docs: a directory (168 bytes) beats a runs set (208) */
+  memset(body, 0, sizeof body);
+  put32(body, 3000);
+  put32(body + 4, 200);
+  body[8] = 2;
+  put32(body + 12, 20);
+  for (uint32_t i = 0; i < 20; i++) put32(body + 16 + 8 * i, i * 100), put32(body + 20 + 8 * i, i * 100 + 9);
+  assert_int_equal(read_body(body, 16 + 8 * 20, 3000, 200), TERN_ECORRUPT);
+  /* 3 of those runs: a runs set is right */
+  put32(body + 4, 30);
+  put32(body + 12, 3);
+  assert_int_equal(read_body(body, 16 + 8 * 3, 3000, 30), TERN_OK);
+  /* touching runs are not maximal */
+  put32(body + 16 + 8, 10);
+  assert_int_equal(read_body(body, 16 + 8 * 3, 3000, 30), TERN_ECORRUPT);
+  /* more runs than a runs set may hold */
+  put32(body + 4, 300);
+  put32(body + 12, 300);
+  for (uint32_t i = 0; i < 300; i++) put32(body + 16 + 8 * i, i * 200000), put32(body + 20 + 8 * i, i * 200000);
+  assert_int_equal(read_body(body, 16 + 8 * 300, 60000000, 300), TERN_ECORRUPT);
+  /* one run 100..899 as a chunk record of runs: the runs set is smaller */
+  memset(body, 0, sizeof body);
+  put32(body, 3000);
+  put32(body + 4, 800);
+  body[8] = 0;
+  put32(body + 12, 1);
+  put32(body + 16, 0); /* chunk 0 */
+  body[20] = 3;        /* runs */
+  body[22] = 1;        /* one run */
+  put32(body + 24, 800);
+  put32(body + 28, 100u << 16 | 899u);
+  assert_int_equal(read_body(body, 32, 3000, 800), TERN_ECORRUPT);
+  /* an empty directory: the empty runs set is the encoding */
+  memset(body, 0, sizeof body);
+  put32(body, 3000);
+  assert_int_equal(read_body(body, 16, 3000, 0), TERN_ECORRUPT);
+  body[8] = 2;
+  assert_int_equal(read_body(body, 16, 3000, 0), TERN_OK);
 }
 
 int main(void) {
@@ -220,6 +291,7 @@ int main(void) {
       cmocka_unit_test(test_newer_version),
       cmocka_unit_test(test_malformed_bodies),
       cmocka_unit_test(test_layout_choice),
+      cmocka_unit_test(test_shape_must_be_canonical),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,11 +5,16 @@
  * 0.1%, 1%, 5%; one deletion per 64-doc word at 100K..100M docs).
  *
  * The dense baseline lives in this file: uint64 words, a bit test for
- * is_live, ctz over words for both iterations.  Its functions are noipa so
- * each call costs what a call into a library costs, as tern's do (tern's
- * are in libtern, never inlined here); the sums of every result go to a
- * sink so no loop can be dropped.  Lucene's published sparse bytes and
- * CRoaring's bytes (measured elsewhere) are printed as reference columns.
+ * is_live, and for iteration its best word-at-a-time batch loop (ctz over
+ * each word; an all-ones word of a live walk stored as a range, with the
+ * same SSE2 range store tern uses) into the same kind of buffer tern's
+ * next_batch() fills.  Its is_live and batch functions are noipa so each
+ * call costs what a call into a library costs, as tern's do (tern's are in
+ * libtern, never inlined here).  Per-doc next() is also timed for both,
+ * inline on both sides (tern's is inline in livedocs.h).  Every result is
+ * folded into a sink so no loop can be dropped, and each row first checks
+ * that both sides iterate the same docs.  Lucene's published sparse bytes
+ * and CRoaring's bytes (measured elsewhere) are reference columns.
  */
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
@@ -20,9 +25,13 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define LD_SEED 0x6C69766564ull /* "lived" */
 #define NOIPA __attribute__((noipa))
+#define BATCH 256 /* docs per next_batch call, both sides */
 
 /* --- the dense baseline --- */
 
@@ -46,13 +55,13 @@ static uint64_t dense_word(const dense *d, uint32_t wi, int live) {
 NOIPA static int dense_is_live(const dense *d, uint32_t doc) {
   return !((d->w[doc >> 6] >> (doc & 63)) & 1);
 }
-NOIPA static void dense_iter_init(dense_iter *it, const dense *d, int live) {
+static void dense_iter_init(dense_iter *it, const dense *d, int live) {
   it->d = d;
   it->live = live;
   it->wi = 0;
   it->word = d->nw ? dense_word(d, 0, live) : 0;
 }
-NOIPA static uint32_t dense_next(dense_iter *it) {
+static inline uint32_t dense_next(dense_iter *it) {
   while (!it->word) {
     if (++it->wi >= it->d->nw) return TERN_LD_END;
     it->word = dense_word(it->d, it->wi, it->live);
@@ -60,6 +69,40 @@ NOIPA static uint32_t dense_next(dense_iter *it) {
   unsigned tz = (unsigned)__builtin_ctzll(it->word);
   it->word &= it->word - 1;
   return it->wi * 64u + tz;
+}
+/* 64 consecutive docs from `from`. */
+static inline void dense_range64(uint32_t *out, uint32_t from) {
+#if defined(__SSE2__)
+  __m128i v = _mm_add_epi32(_mm_set1_epi32((int)from), _mm_setr_epi32(0, 1, 2, 3));
+  const __m128i four = _mm_set1_epi32(4);
+  for (int i = 0; i < 64; i += 4) {
+    _mm_storeu_si128((__m128i *)(void *)(out + i), v);
+    v = _mm_add_epi32(v, four);
+  }
+#else
+  for (uint32_t i = 0; i < 64; i++) out[i] = from + i;
+#endif
+}
+NOIPA static size_t dense_next_batch(dense_iter *it, uint32_t *out, size_t cap) {
+  const dense *d = it->d;
+  uint32_t wi = it->wi;
+  uint64_t word = it->word;
+  size_t j = 0;
+  while (wi < d->nw) {
+    if (word == ~0ull && cap - j >= 64) {
+      dense_range64(out + j, wi * 64u);
+      j += 64;
+      word = 0;
+    } else {
+      for (uint32_t base = wi * 64u; word && j < cap; word &= word - 1)
+        out[j++] = base + (uint32_t)__builtin_ctzll(word);
+    }
+    if (j == cap) break;
+    if (++wi < d->nw) word = dense_word(d, wi, it->live);
+  }
+  it->wi = wi;
+  it->word = word;
+  return j;
 }
 
 /* --- rows --- */
@@ -135,26 +178,53 @@ static uint32_t *row_docs(const row *r, bench_rng *rng, size_t *n) {
 
 /* --- measurements --- */
 
-typedef struct sample {
-  double del_t, del_d, live_t, live_d, probe_t, probe_d; /* seconds */
+typedef struct sample { /* seconds; batch iteration, per-doc next(), is_live */
+  double del_t, del_d, live_t, live_d, probe_t, probe_d, ndel_t, ndel_d, nlive_t, nlive_d;
 } sample;
 
 static uint64_t g_sink;
+static uint32_t g_buf[BATCH];
 
-static double time_tern_iter(const tern_livedocs *ld, int live) {
+static void tern_iter_init(tern_ld_iter *it, const tern_livedocs *ld, int live) {
+  if (live)
+    tern_livedocs_iter_live(it, ld);
+  else
+    tern_livedocs_iter_deleted(it, ld);
+}
+
+/* The caller's best use: whole batches; the sink takes each batch's size
+ * and last doc (what a consumer does with the docs is the same for both). */
+static double time_tern_batch(const tern_livedocs *ld, int live) {
   tern_ld_iter it;
   uint64_t s = 0;
   double t0 = bench_now();
-  if (live)
-    tern_livedocs_iter_live(&it, ld);
-  else
-    tern_livedocs_iter_deleted(&it, ld);
+  tern_iter_init(&it, ld, live);
+  for (size_t m; (m = tern_ld_iter_next_batch(&it, g_buf, BATCH)) != 0;) s += m + g_buf[m - 1];
+  double t = bench_now() - t0;
+  g_sink += s;
+  return t;
+}
+static double time_dense_batch(const dense *dn, int live) {
+  dense_iter it;
+  uint64_t s = 0;
+  double t0 = bench_now();
+  dense_iter_init(&it, dn, live);
+  for (size_t m; (m = dense_next_batch(&it, g_buf, BATCH)) != 0;) s += m + g_buf[m - 1];
+  double t = bench_now() - t0;
+  g_sink += s;
+  return t;
+}
+static double time_tern_next(const tern_livedocs *ld, int live) {
+  tern_ld_iter it;
+  uint64_t s = 0;
+  double t0 = bench_now();
+  tern_iter_init(&it, ld, live);
   for (uint32_t d; (d = tern_ld_iter_next(&it)) != TERN_LD_END;) s += d;
   double t = bench_now() - t0;
   g_sink += s;
   return t;
 }
-static double time_dense_iter(const dense *dn, int live) {
+static double time_dense_next(const dense *dn, int live) {
   dense_iter it;
   uint64_t s = 0;
   double t0 = bench_now();
@@ -164,6 +234,7 @@ static double time_dense_iter(const dense *dn, int live) {
   g_sink += s;
   return t;
 }
+
 static double time_tern_probe(const tern_livedocs *ld, const uint32_t *p, size_t n) {
   uint64_t s = 0;
   double t0 = bench_now();
@@ -181,18 +252,37 @@ static double time_dense_probe(const dense *dn, const uint32_t *p, size_t n) {
   return t;
 }
 
+/* An order-sensitive digest of what each side iterates, untimed. */
+static uint64_t digest_tern(const tern_livedocs *ld, int live) {
+  tern_ld_iter it;
+  uint64_t h = 0;
+  tern_iter_init(&it, ld, live);
+  for (size_t m; (m = tern_ld_iter_next_batch(&it, g_buf, BATCH)) != 0;)
+    for (size_t i = 0; i < m; i++) h = h * 0x100000001b3ull + g_buf[i] + 1;
+  return h;
+}
+static uint64_t digest_dense(const dense *dn, int live) {
+  dense_iter it;
+  uint64_t h = 0;
+  dense_iter_init(&it, dn, live);
+  for (size_t m; (m = dense_next_batch(&it, g_buf, BATCH)) != 0;)
+    for (size_t i = 0; i < m; i++) h = h * 0x100000001b3ull + g_buf[i] + 1;
+  return h;
+}
+
 typedef struct result {
   row r;
   uint64_t deleted;
   const char *form;
   size_t mem, dense_mem, liv;
   double del_t, del_d, live_t, live_d, probe_t, probe_d; /* medians: ms, ms, ms, ms, ns, ns */
+  double ndel_t, ndel_d, nlive_t, nlive_d;               /* medians of per-doc next(): ms */
   char misses[160];
 } result;
 
 static double median_of(sample *s, size_t n, size_t field) {
   double v[64];
-  for (size_t i = 0; i < n; i++) v[i] = ((double *)&s[i])[field];
+  for (size_t i = 0; i < n; i++) memcpy(&v[i], (const char *)&s[i] + field * sizeof(double), sizeof(double));
   return bench_summarize(v, n).median;
 }
 
@@ -239,13 +329,23 @@ static int run_row(const row *r, uint64_t runs, uint64_t nprobes, uint64_t seed,
     goto fail;
   }
   if (runs > 64) runs = 64;
+  for (int live = 0; live < 2; live++)
+    if (digest_tern(ld, live) != digest_dense(&dn, live)) {
+      fprintf(stderr, "tern-bench livedocs: tern and dense iterate different %s docs\n",
+              live ? "live" : "deleted");
+      goto fail;
+    }
   for (uint64_t k = 0; k < runs; k++) { /* interleaved, so drift hits both alike */
-    s[k].del_d = time_dense_iter(&dn, 0);
-    s[k].del_t = time_tern_iter(ld, 0);
-    s[k].live_d = time_dense_iter(&dn, 1);
-    s[k].live_t = time_tern_iter(ld, 1);
+    s[k].del_d = time_dense_batch(&dn, 0);
+    s[k].del_t = time_tern_batch(ld, 0);
+    s[k].live_d = time_dense_batch(&dn, 1);
+    s[k].live_t = time_tern_batch(ld, 1);
     s[k].probe_d = time_dense_probe(&dn, probes, nprobes);
     s[k].probe_t = time_tern_probe(ld, probes, nprobes);
+    s[k].ndel_d = time_dense_next(&dn, 0);
+    s[k].ndel_t = time_tern_next(ld, 0);
+    s[k].nlive_d = time_dense_next(&dn, 1);
+    s[k].nlive_t = time_tern_next(ld, 1);
   }
   memset(res, 0, sizeof *res);
   res->r = *r;
@@ -260,6 +360,10 @@ static int run_row(const row *r, uint64_t runs, uint64_t nprobes, uint64_t seed,
   res->live_t = 1e3 * median_of(s, runs, 2);
   res->probe_d = 1e9 * median_of(s, runs, 5) / (double)nprobes;
   res->probe_t = 1e9 * median_of(s, runs, 4) / (double)nprobes;
+  res->ndel_t = 1e3 * median_of(s, runs, 6);
+  res->ndel_d = 1e3 * median_of(s, runs, 7);
+  res->nlive_t = 1e3 * median_of(s, runs, 8);
+  res->nlive_d = 1e3 * median_of(s, runs, 9);
   judge(res);
   free(liv);
   tern_livedocs_free(ld);
@@ -313,15 +417,21 @@ static void print_tables(const result *res, size_t n) {
            (double)x->mem / (double)x->dense_mem, x->liv, luc, roar);
   }
   printf("\n### Time (medians)\n\n");
+  printf("Iteration is in batches of %d docs on both sides (tern_ld_iter_next_batch; dense: its own "
+         "word-at-a-time batch loop); the per-doc next() columns are the same walks one doc per call.\n\n",
+         BATCH);
   printf("| pattern | docs | deleted iter ms: tern / dense (ratio) | live iter ms: tern / dense (ratio) "
-         "| is_live ns: tern / dense (ratio) | targets missed |\n");
-  printf("|---|---:|---:|---:|---:|---|\n");
+         "| is_live ns: tern / dense (ratio) | per-doc next() deleted ms (ratio) | per-doc next() live ms "
+         "(ratio) | targets missed |\n");
+  printf("|---|---:|---:|---:|---:|---:|---:|---|\n");
   for (size_t i = 0; i < n; i++) {
     const result *x = &res[i];
-    printf("| %s | %llu | %.3f / %.3f (%.3f) | %.2f / %.2f (%.3f) | %.2f / %.2f (%.2f) | %s |\n",
+    printf("| %s | %llu | %.3f / %.3f (%.3f) | %.2f / %.2f (%.3f) | %.2f / %.2f (%.2f) "
+           "| %.3f / %.3f (%.2f) | %.2f / %.2f (%.2f) | %s |\n",
            row_name(&x->r, name, sizeof name), (unsigned long long)x->r.docs, x->del_t, x->del_d,
            x->del_t / x->del_d, x->live_t, x->live_d, x->live_t / x->live_d, x->probe_t, x->probe_d,
-           x->probe_t / x->probe_d, x->misses[0] ? x->misses : "none");
+           x->probe_t / x->probe_d, x->ndel_t, x->ndel_d, x->ndel_t / x->ndel_d, x->nlive_t, x->nlive_d,
+           x->nlive_t / x->nlive_d, x->misses[0] ? x->misses : "none");
   }
 }
 
@@ -333,14 +443,16 @@ static int write_csv(const char *path, const result *res, size_t n) {
   }
   fprintf(f, "pattern,rate,docs,deleted,form,tern_bytes,dense_bytes,liv_bytes,lucene_bytes,"
              "croaring_bytes,del_iter_ms_tern,del_iter_ms_dense,live_iter_ms_tern,live_iter_ms_dense,"
-             "is_live_ns_tern,is_live_ns_dense,misses\n");
+             "is_live_ns_tern,is_live_ns_dense,next_del_ms_tern,next_del_ms_dense,next_live_ms_tern,"
+             "next_live_ms_dense,misses\n");
   for (size_t i = 0; i < n; i++) {
     const result *x = &res[i];
-    fprintf(f, "%s,%g,%llu,%llu,%s,%zu,%zu,%zu,%.0f,%.0f,%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,\"%s\"\n",
+    fprintf(f, "%s,%g,%llu,%llu,%s,%zu,%zu,%zu,%.0f,%.0f,%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f,"
+               "\"%s\"\n",
             PATTERN[x->r.pattern], x->r.rate, (unsigned long long)x->r.docs,
             (unsigned long long)x->deleted, x->form, x->mem, x->dense_mem, x->liv, x->r.lucene,
-            x->r.croaring, x->del_t, x->del_d, x->live_t, x->live_d, x->probe_t, x->probe_d,
-            x->misses);
+            x->r.croaring, x->del_t, x->del_d, x->live_t, x->live_d, x->probe_t, x->probe_d, x->ndel_t,
+            x->ndel_d, x->nlive_t, x->nlive_d, x->misses);
   }
   return fclose(f) ? 1 : 0;
 }
