@@ -221,6 +221,7 @@ static int wfile_flush(tern_wfile *w) {
 
 int tern_wfile_append(tern_wfile *w, const void *buf, size_t len) {
   const uint8_t *p = buf;
+  if (len == 0) return TERN_OK;
   XXH3_64bits_update(w->hash, p, len);
   w->offset += len;
   if (w->used + len > WBUF_SIZE) {

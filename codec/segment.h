@@ -19,6 +19,7 @@
 
 #include "codec/io.h"
 #include "codec/postings.h"
+#include "codec/terms_block.h"
 #include "tern.h"
 
 #include <stddef.h>
@@ -32,6 +33,7 @@
 typedef struct tern_segw_options {
   uint32_t inline_value_max;   /* values up to this many bytes sit in the entry (64) */
   uint32_t bloom_bits_per_key; /* filter bits per unique key (10; 0 = no filter) */
+  uint32_t restart_interval;   /* terms block restart interval, 1 to 255 (32) */
 } tern_segw_options;
 void tern_segw_options_init(tern_segw_options *o);
 
@@ -106,6 +108,13 @@ typedef struct tern_seg_cursor {
   uint64_t bitpos;               /* private decoding state */
   uint8_t *value;                /* external values and inline copies */
   size_t value_cap;
+  /* private: */
+  uint64_t seg_uid;              /* the open segment `block` belongs to */
+  uint64_t field_block;          /* block_no within its field */
+  int positioned;                /* `it` follows the last result */
+  tern_tb_block blk;             /* the block's decoded header */
+  tern_tb_iter it;               /* decoding position after the last result */
+  uint8_t vbuf[TERN_INLINE_MAX]; /* the last result's inline value */
 } tern_seg_cursor;
 void tern_seg_cursor_init(tern_seg_cursor *c);
 void tern_seg_cursor_release(tern_seg_cursor *c);
@@ -162,6 +171,8 @@ typedef struct tern_seg_summary {
   uint64_t bytes_terms, bytes_index, bytes_postings, bytes_filter, bytes_values, bytes;
 } tern_seg_summary;
 void tern_seg_summarize(const tern_seg *s, tern_seg_summary *out);
+/* Bytes the open segment keeps in memory: field table, terms indexes, filter. */
+size_t tern_seg_memory(const tern_seg *s);
 
 /* Counted reads, per file kind of this segment (terms/postings/values). */
 typedef struct tern_seg_io {

@@ -1,0 +1,58 @@
+/*
+ * segment_files.c — the names of a segment's files: NAME.tim, .tix, .doc,
+ * .flt and .val, and "<file>.tmp" while a writer has not committed them.
+ */
+#include "codec/segment_internal.h"
+
+#include "codec/status.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *const tern_seg_ext[TERN_SEG_NFILES] = {".tim", ".tix", ".doc", ".flt", ".val"};
+const uint32_t tern_seg_kind[TERN_SEG_NFILES] = {TERN_KIND_TERMS, TERN_KIND_INDEX,
+                                                 TERN_KIND_POSTINGS, TERN_KIND_FILTER,
+                                                 TERN_KIND_VALUES};
+
+char *tern_seg_path(const char *dir, const char *name, int file, int tmp) {
+  size_t n = strlen(dir) + strlen(name) + 16;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/%s%s%s", dir, name, tern_seg_ext[file], tmp ? ".tmp" : "");
+  return p;
+}
+
+uint64_t tern_seg_next_uid(void) {
+  static _Atomic uint64_t next = 1;
+  return atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
+}
+
+int tern_seg_remove(const char *dir, const char *name) {
+  int rc = TERN_OK;
+  for (int f = 0; f < TERN_SEG_NFILES; f++) {
+    for (int tmp = 0; tmp < 2; tmp++) {
+      char *p = tern_seg_path(dir, name, f, tmp);
+      if (!p) return tern_fail(TERN_ENOMEM, "out of memory");
+      if (unlink(p) != 0 && errno != ENOENT && rc == TERN_OK) rc = tern_fail_errno(p);
+      free(p);
+    }
+  }
+  return rc;
+}
+
+int tern_seg_file_segment(const char *filename, char *name, size_t cap) {
+  size_t len = strlen(filename);
+  if (len > 4 && !strcmp(filename + len - 4, ".tmp")) len -= 4;
+  for (int f = 0; f < TERN_SEG_NFILES; f++) {
+    size_t el = strlen(tern_seg_ext[f]);
+    if (len <= el || memcmp(filename + len - el, tern_seg_ext[f], el) != 0) continue;
+    size_t n = len - el;
+    if (n + 1 > cap) return 0;
+    memcpy(name, filename, n);
+    name[n] = '\0';
+    return 1;
+  }
+  return 0;
+}

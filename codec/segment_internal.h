@@ -1,0 +1,62 @@
+/*
+ * segment_internal.h — what the segment reader, writer and verifier share:
+ * file names and versions, the field table's layout, the open segment.
+ * Not for use outside codec/segment_*.c.
+ */
+#ifndef TERN_SEGMENT_INTERNAL_H
+#define TERN_SEGMENT_INTERNAL_H
+
+#include "codec/filter.h"
+#include "codec/frame.h"
+#include "codec/segment.h"
+#include "codec/terms_block.h"
+#include "codec/terms_index.h"
+
+#define TERN_SEG_VERSION 1u /* of every segment file (.tim .tix .doc .flt .val) */
+#define TERN_SEG_NFILES 5
+
+/* Field flags on disk: TERN_FIELD_UNIQUE and */
+#define TERN_FIELD_DOC_ORDERED 0x2u /* unique field: term ordinal i has doc i */
+#define TERN_FIELD_FLAGS_KNOWN (TERN_FIELD_UNIQUE | TERN_FIELD_DOC_ORDERED)
+
+enum { SEG_TIM, SEG_TIX, SEG_DOC, SEG_FLT, SEG_VAL };
+extern const char *const tern_seg_ext[TERN_SEG_NFILES]; /* ".tim", ... */
+extern const uint32_t tern_seg_kind[TERN_SEG_NFILES];
+
+/* "dir/name.ext" (+ ".tmp" when tmp) into a malloc'd string, or NULL. */
+char *tern_seg_path(const char *dir, const char *name, int file, int tmp);
+
+struct tern_seg_field {
+  const tern_seg *seg;
+  const uint8_t *name;
+  size_t name_len;
+  uint32_t flags, threshold;
+  uint64_t nterms, pulsed_terms;
+  uint64_t first_block, nblocks;
+  const uint8_t *min, *max;
+  size_t min_len, max_len;
+  tern_terms_index index;
+  tern_tb_field tbf;
+};
+
+struct tern_seg {
+  uint64_t uid; /* distinguishes this open (and eviction epoch) in cursors */
+  uint8_t segid[TERN_SEGID_SIZE];
+  uint32_t max_doc, inline_max, bloom_bits;
+  size_t nfields;
+  tern_seg_field *fields;
+  const tern_seg_field *unique;
+  uint64_t nblocks;
+  tern_rfile *tim, *doc, *val;
+  const uint8_t *tim_map; /* mmap mode: the terms file's mapping, for prefetching */
+  uint64_t tix_size, flt_size;
+  tern_filter *filter; /* NULL: none */
+  uint8_t *flt_buf;    /* the filter's bytes, kept while it is loaded */
+  uint8_t *arena;      /* field names, min and max terms */
+  char *tix_path, *flt_path;
+};
+
+/* A fresh value for tern_seg.uid. */
+uint64_t tern_seg_next_uid(void);
+
+#endif

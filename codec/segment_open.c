@@ -1,0 +1,319 @@
+/*
+ * segment_open.c — opening a segment: NAME.tix is read whole, its checksum
+ * verified and its field table and terms indexes decoded into memory;
+ * NAME.flt likewise into the filter; the other files are opened and their
+ * headers (kind, version, segment id) and sizes checked.  Their contents
+ * are checked lazily by every decoder and whole by tern_seg_verify.
+ */
+#include "codec/frame.h"
+#include "codec/segment_internal.h"
+#include "codec/status.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TIX_MAX_SIZE (1ull << 32) /* a larger index file is not one we wrote */
+
+static int term_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
+  size_t n = alen < blen ? alen : blen;
+  int c = n ? memcmp(a, b, n) : 0;
+  if (c) return c;
+  return alen < blen ? -1 : alen > blen;
+}
+
+/* Reads a small framed file whole into a malloc'd buffer and checks it. */
+static int read_framed(const char *path, uint32_t kind, const uint8_t *segid, uint8_t **buf,
+                       const uint8_t **body, size_t *body_len, uint64_t *size) {
+  tern_rfile *f;
+  TERN_TRY(tern_rfile_open(&f, path, TERN_IO_PREAD));
+  uint64_t n = tern_rfile_size(f);
+  int rc = TERN_OK;
+  *buf = NULL;
+  if (n < TERN_FRAME_HEADER_SIZE + TERN_FRAME_FOOTER_SIZE || n > TIX_MAX_SIZE)
+    rc = tern_fail(TERN_ECORRUPT, "%s: %llu bytes: not a segment file", path,
+                   (unsigned long long)n);
+  if (rc == TERN_OK && !(*buf = malloc((size_t)n)))
+    rc = tern_fail(TERN_ENOMEM, "%s: out of memory", path);
+  const uint8_t *p = NULL;
+  if (rc == TERN_OK) rc = tern_rfile_read(f, 0, (size_t)n, *buf, &p);
+  tern_rfile_close(f);
+  uint32_t version;
+  if (rc == TERN_OK)
+    rc = tern_frame_open_buffer(*buf, (size_t)n, kind, TERN_SEG_VERSION, segid, path, &version,
+                                body, body_len);
+  if (rc != TERN_OK) {
+    free(*buf);
+    *buf = NULL;
+    return rc;
+  }
+  *size = n;
+  return TERN_OK;
+}
+
+/* Opens one of the large files and checks its header against the segment. */
+static int open_data_file(tern_seg *s, const char *dir, const char *name, int file,
+                          tern_io_mode mode, tern_rfile **out) {
+  char *path = tern_seg_path(dir, name, file, 0);
+  if (!path) return tern_fail(TERN_ENOMEM, "out of memory");
+  int rc = tern_rfile_open(out, path, mode);
+  free(path);
+  if (rc != TERN_OK) return rc;
+  tern_rfile *f = *out;
+  uint64_t size = tern_rfile_size(f);
+  if (size < TERN_FRAME_HEADER_SIZE + TERN_FRAME_FOOTER_SIZE)
+    return tern_fail(TERN_ECORRUPT, "%s: %llu bytes: truncated", tern_rfile_path(f),
+                     (unsigned long long)size);
+  uint8_t hdr[TERN_FRAME_HEADER_SIZE];
+  const uint8_t *p;
+  TERN_TRY(tern_rfile_read(f, 0, sizeof hdr, hdr, &p));
+  return tern_frame_check_header(p, (size_t)size, tern_seg_kind[file], TERN_SEG_VERSION, s->segid,
+                                 tern_rfile_path(f), NULL);
+}
+
+/* ------------------------------------------------------- the field table */
+
+typedef struct tix_reader {
+  const uint8_t *p, *end;
+  const char *what;
+} tix_reader;
+
+static int tix_bad(const tix_reader *r, const char *why) {
+  return tern_fail(TERN_ECORRUPT, "%s: field table: %s", r->what, why);
+}
+
+static int tix_u64(tix_reader *r, uint64_t *v, uint64_t max, const char *what) {
+  if (tern_get_varint(&r->p, r->end, v) != 0) return tix_bad(r, "truncated");
+  if (*v > max) return tern_fail(TERN_ECORRUPT, "%s: field table: %s %llu out of range", r->what,
+                                 what, (unsigned long long)*v);
+  return TERN_OK;
+}
+
+static int tix_bytes(tix_reader *r, const uint8_t **b, size_t *len, size_t min, size_t max) {
+  uint64_t n;
+  TERN_TRY(tix_u64(r, &n, max, "length"));
+  if (n < min) return tix_bad(r, "string too short");
+  if (n > (uint64_t)(r->end - r->p)) return tix_bad(r, "truncated");
+  *b = r->p;
+  *len = (size_t)n;
+  r->p += n;
+  return TERN_OK;
+}
+
+static int parse_field(tern_seg *s, tix_reader *r, tern_seg_field *f, uint64_t *next_block) {
+  uint64_t v;
+  f->seg = s;
+  TERN_TRY(tix_bytes(r, &f->name, &f->name_len, 0, TERN_FIELD_MAX));
+  TERN_TRY(tix_u64(r, &v, UINT32_MAX, "flags"));
+  f->flags = (uint32_t)v;
+  if (f->flags & ~TERN_FIELD_FLAGS_KNOWN) return tix_bad(r, "unknown field flags");
+  if ((f->flags & TERN_FIELD_DOC_ORDERED) && !(f->flags & TERN_FIELD_UNIQUE))
+    return tix_bad(r, "doc-ordered flag on a non-unique field");
+  TERN_TRY(tix_u64(r, &v, TERN_PULSE_MAX, "threshold"));
+  f->threshold = (uint32_t)v;
+  TERN_TRY(tix_u64(r, &f->nterms, UINT64_MAX >> 1, "term count"));
+  TERN_TRY(tix_u64(r, &f->pulsed_terms, f->nterms, "pulsed term count"));
+  TERN_TRY(tix_u64(r, &f->nblocks, f->nterms, "block count"));
+  if ((f->nterms == 0) != (f->nblocks == 0)) return tix_bad(r, "terms without blocks");
+  if (f->nblocks > s->nblocks - *next_block) return tix_bad(r, "more blocks than the file");
+  f->first_block = *next_block;
+  *next_block += f->nblocks;
+  if (f->nterms) {
+    TERN_TRY(tix_bytes(r, &f->min, &f->min_len, 1, TERN_KEY_MAX));
+    TERN_TRY(tix_bytes(r, &f->max, &f->max_len, 1, TERN_KEY_MAX));
+    int c = term_cmp(f->min, f->min_len, f->max, f->max_len);
+    if (c > 0 || (c == 0) != (f->nterms == 1)) return tix_bad(r, "bad term range");
+  }
+  TERN_TRY(tern_terms_index_decode(&f->index, &r->p, r->end, f->nblocks, f->nterms,
+                                   TERN_TB_MAX_ENTRIES, r->what));
+  f->tbf.threshold = f->threshold;
+  f->tbf.inline_max = s->inline_max;
+  f->tbf.has_values = (f->flags & TERN_FIELD_UNIQUE) != 0;
+  f->tbf.max_doc = s->max_doc;
+  return TERN_OK;
+}
+
+static int parse_tix(tern_seg *s, const uint8_t *body, size_t len, const char *what) {
+  tix_reader r = {body, body + len, what};
+  uint64_t v, nfields;
+  TERN_TRY(tix_u64(&r, &v, UINT32_MAX, "max_doc"));
+  s->max_doc = (uint32_t)v;
+  TERN_TRY(tix_u64(&r, &v, TERN_INLINE_MAX, "inline value limit"));
+  s->inline_max = (uint32_t)v;
+  TERN_TRY(tix_u64(&r, &v, 64, "filter bits per key"));
+  s->bloom_bits = (uint32_t)v;
+  TERN_TRY(tix_u64(&r, &nfields, len, "field count"));
+  TERN_TRY(tix_u64(&r, &s->nblocks, UINT64_MAX / TERN_BLOCK_SIZE - 2, "block count"));
+  s->fields = calloc(nfields ? nfields : 1, sizeof *s->fields);
+  if (!s->fields) return tern_fail(TERN_ENOMEM, "%s: out of memory", what);
+  uint64_t next_block = 0;
+  for (uint64_t i = 0; i < nfields; i++) {
+    tern_seg_field *f = &s->fields[i];
+    int rc = parse_field(s, &r, f, &next_block);
+    s->nfields = i + (rc == TERN_OK); /* what close must free */
+    if (rc != TERN_OK) return rc;
+    if (i && term_cmp(f[-1].name, f[-1].name_len, f->name, f->name_len) >= 0)
+      return tix_bad(&r, "field names not ascending");
+    if (f->flags & TERN_FIELD_UNIQUE) {
+      if (s->unique) return tix_bad(&r, "two unique fields");
+      s->unique = f;
+    }
+  }
+  if (next_block != s->nblocks) return tix_bad(&r, "block counts do not add up");
+  if (r.p != r.end) return tix_bad(&r, "trailing bytes");
+  return TERN_OK;
+}
+
+/* ----------------------------------------------------------------- open */
+
+static int open_filter(tern_seg *s, const char *dir, const char *name) {
+  s->flt_path = tern_seg_path(dir, name, SEG_FLT, 0);
+  if (!s->flt_path) return tern_fail(TERN_ENOMEM, "out of memory");
+  const uint8_t *body;
+  size_t len;
+  TERN_TRY(read_framed(s->flt_path, TERN_KIND_FILTER, s->segid, &s->flt_buf, &body, &len,
+                       &s->flt_size));
+  int want = s->unique && s->unique->nterms && s->bloom_bits;
+  if (!want && len == 0) return TERN_OK;
+  if (!want || len == 0)
+    return tern_fail(TERN_ECORRUPT, "%s: filter %s", s->flt_path,
+                     want ? "missing" : "present where none was written");
+  int rc = tern_filter_load(&s->filter, body, len, s->flt_path);
+  free(s->flt_buf); /* the filter holds its own copy */
+  s->flt_buf = NULL;
+  return rc;
+}
+
+static int open_files(tern_seg *s, const char *dir, const char *name, tern_io_mode mode) {
+  s->tix_path = tern_seg_path(dir, name, SEG_TIX, 0);
+  if (!s->tix_path) return tern_fail(TERN_ENOMEM, "out of memory");
+  const uint8_t *body;
+  size_t len;
+  TERN_TRY(read_framed(s->tix_path, TERN_KIND_INDEX, NULL, &s->arena, &body, &len, &s->tix_size));
+  memcpy(s->segid, s->arena + 16, TERN_SEGID_SIZE);
+  TERN_TRY(parse_tix(s, body, len, s->tix_path));
+  TERN_TRY(open_data_file(s, dir, name, SEG_TIM, mode, &s->tim));
+  if (mode == TERN_IO_MMAP) {
+    const uint8_t *p;
+    uint8_t scratch[1];
+    TERN_TRY(tern_rfile_read(s->tim, 0, 1, scratch, &p));
+    s->tim_map = p;
+  }
+  uint64_t want = TERN_BLOCK_SIZE * (s->nblocks + 1) + TERN_FRAME_FOOTER_SIZE;
+  if (tern_rfile_size(s->tim) != want)
+    return tern_fail(TERN_ECORRUPT, "%s: %llu bytes, %llu expected for %llu blocks",
+                     tern_rfile_path(s->tim), (unsigned long long)tern_rfile_size(s->tim),
+                     (unsigned long long)want, (unsigned long long)s->nblocks);
+  TERN_TRY(open_data_file(s, dir, name, SEG_DOC, mode, &s->doc));
+  TERN_TRY(open_data_file(s, dir, name, SEG_VAL, mode, &s->val));
+  return open_filter(s, dir, name);
+}
+
+int tern_seg_open(tern_seg **out, const char *dir, const char *name, tern_io_mode mode) {
+  *out = NULL;
+  if (!dir || !name || !*name) return tern_fail(TERN_EINVAL, "segment open: bad name");
+  tern_seg *s = calloc(1, sizeof *s);
+  if (!s) return tern_fail(TERN_ENOMEM, "segment open: out of memory");
+  s->uid = tern_seg_next_uid();
+  int rc = open_files(s, dir, name, mode);
+  if (rc != TERN_OK) {
+    tern_seg_close(s);
+    return rc;
+  }
+  *out = s;
+  return TERN_OK;
+}
+
+void tern_seg_close(tern_seg *s) {
+  if (!s) return;
+  for (size_t i = 0; i < s->nfields; i++) tern_terms_index_free(&s->fields[i].index);
+  free(s->fields);
+  tern_rfile_close(s->tim);
+  tern_rfile_close(s->doc);
+  tern_rfile_close(s->val);
+  if (s->filter) tern_filter_free(s->filter);
+  free(s->flt_buf);
+  free(s->arena);
+  free(s->tix_path);
+  free(s->flt_path);
+  free(s);
+}
+
+/* ------------------------------------------------------------ accessors */
+
+uint32_t tern_seg_max_doc(const tern_seg *s) { return s->max_doc; }
+const uint8_t *tern_seg_id(const tern_seg *s) { return s->segid; }
+size_t tern_seg_nfields(const tern_seg *s) { return s->nfields; }
+const tern_seg_field *tern_seg_field_at(const tern_seg *s, size_t i) {
+  return i < s->nfields ? &s->fields[i] : NULL;
+}
+const tern_seg_field *tern_seg_unique_field(const tern_seg *s) { return s->unique; }
+
+const tern_seg_field *tern_seg_find_field(const tern_seg *s, const void *name, size_t len) {
+  size_t lo = 0, hi = s->nfields;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const tern_seg_field *f = &s->fields[mid];
+    int c = term_cmp(f->name, f->name_len, name, len);
+    if (c == 0) return f;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return NULL;
+}
+
+void tern_seg_field_info(const tern_seg_field *f, tern_field_info *out) {
+  out->name = f->name;
+  out->name_len = f->name_len;
+  out->flags = f->flags & TERN_FIELD_UNIQUE;
+  out->threshold = f->threshold;
+  out->nterms = f->nterms;
+  out->pulsed_terms = f->pulsed_terms;
+  out->min_term = f->nterms ? f->min : NULL;
+  out->max_term = f->nterms ? f->max : NULL;
+  out->min_len = f->nterms ? f->min_len : 0;
+  out->max_len = f->nterms ? f->max_len : 0;
+}
+
+void tern_seg_summarize(const tern_seg *s, tern_seg_summary *out) {
+  memset(out, 0, sizeof *out);
+  for (size_t i = 0; i < s->nfields; i++) {
+    out->terms += s->fields[i].nterms;
+    out->pulsed_terms += s->fields[i].pulsed_terms;
+  }
+  out->bytes_terms = tern_rfile_size(s->tim);
+  out->bytes_index = s->tix_size;
+  out->bytes_postings = tern_rfile_size(s->doc);
+  out->bytes_filter = s->flt_size;
+  out->bytes_values = tern_rfile_size(s->val);
+  out->bytes = out->bytes_terms + out->bytes_index + out->bytes_postings + out->bytes_filter +
+               out->bytes_values;
+}
+
+void tern_seg_io_stats(const tern_seg *s, tern_seg_io *out) {
+  tern_rfile_stats(s->tim, &out->terms);
+  tern_rfile_stats(s->doc, &out->postings);
+  tern_rfile_stats(s->val, &out->values);
+}
+
+void tern_seg_reset_io_stats(tern_seg *s) {
+  tern_rfile_reset_stats(s->tim);
+  tern_rfile_reset_stats(s->doc);
+  tern_rfile_reset_stats(s->val);
+}
+
+int tern_seg_evict(tern_seg *s) {
+  TERN_TRY(tern_rfile_evict(s->tim));
+  TERN_TRY(tern_rfile_evict(s->doc));
+  TERN_TRY(tern_rfile_evict(s->val));
+  s->uid = tern_seg_next_uid(); /* cursors must read their blocks again */
+  return TERN_OK;
+}
+
+size_t tern_seg_memory(const tern_seg *s) {
+  size_t n = sizeof *s + s->nfields * sizeof *s->fields + (size_t)s->tix_size;
+  for (size_t i = 0; i < s->nfields; i++) n += tern_terms_index_memory(&s->fields[i].index);
+  if (s->filter) n += tern_filter_memory(s->filter);
+  return n;
+}

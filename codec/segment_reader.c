@@ -1,0 +1,311 @@
+/*
+ * segment_reader.c — lookups in an open segment.
+ *
+ * A lookup is: the field's [min, max] range (no I/O), a binary search of
+ * the resident terms index for the one block that can hold the key, one
+ * read of that block (skipped when the cursor holds it already — batch gets
+ * in key order read each block once), and a search inside the block that
+ * decodes only the characters it compares (terms_block.c).  The entry's
+ * metadata is decoded only for the entry found.  In mmap mode the block is
+ * used in place, so a warm lookup makes no system call and no allocation.
+ */
+#include "codec/segment_internal.h"
+#include "codec/status.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int term_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
+  size_t n = alen < blen ? alen : blen;
+  int c = n ? memcmp(a, b, n) : 0;
+  if (c) return c;
+  return alen < blen ? -1 : alen > blen;
+}
+
+void tern_seg_cursor_init(tern_seg_cursor *c) {
+  memset(c, 0, offsetof(tern_seg_cursor, page));
+  c->block_no = -1;
+  c->value = NULL;
+  c->value_cap = 0;
+  c->entry = 0;
+  c->bitpos = 0;
+  c->seg_uid = 0;
+  c->positioned = 0;
+}
+
+void tern_seg_cursor_release(tern_seg_cursor *c) {
+  free(c->value);
+  c->value = NULL;
+  c->value_cap = 0;
+  c->block_no = -1;
+  c->positioned = 0;
+}
+
+/* Makes block b of field f the cursor's block, reading it unless held. */
+static int load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, tern_seg_cursor *c) {
+  uint64_t gb = f->first_block + b;
+  if (c->seg_uid == s->uid && c->field == f && c->block_no == (int64_t)gb) return TERN_OK;
+  c->block_no = -1;
+  c->positioned = 0;
+  const uint8_t *p;
+  TERN_TRY(tern_rfile_read(s->tim, (uint64_t)TERN_BLOCK_SIZE * (gb + 1), TERN_BLOCK_SIZE, c->page,
+                           &p));
+  uint32_t n = (uint32_t)(f->index.first_ord[b + 1] - f->index.first_ord[b]);
+  TERN_TRY(tern_tb_open(&c->blk, p, &f->tbf, n, tern_rfile_path(s->tim), gb));
+  c->seg = s;
+  c->field = f;
+  c->seg_uid = s->uid;
+  c->block = p;
+  c->block_no = (int64_t)gb;
+  c->field_block = b;
+  return TERN_OK;
+}
+
+/* Fills *e with the cursor's current entry (term in c->term, c->it.len). */
+static void fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,
+                       tern_term_entry *e) {
+  const tern_seg_field *f = c->field;
+  c->entry = index;
+  c->positioned = 1;
+  e->term = c->term;
+  e->len = c->it.len;
+  e->ordinal = f->index.first_ord[c->field_block] + index;
+  e->meta.df = t->df;
+  e->meta.pulsed = t->pulsed;
+  e->meta.docs = t->pulsed ? e->docs : NULL;
+  e->meta.offset = t->post_off;
+  e->meta.length = t->post_len;
+  e->value_len = t->vlen;
+  e->value_inline = t->vinline;
+  e->value_off = t->voff;
+  if (t->vinline && t->vlen) tern_tb_copy_value(&c->blk, t, c->vbuf);
+}
+
+static int check_key(const void *term, size_t len) {
+  if (!term || len < 1 || len > TERN_KEY_MAX)
+    return tern_fail(TERN_EINVAL, "lookup: term of %zu bytes (1 to %u)", len, TERN_KEY_MAX);
+  return TERN_OK;
+}
+
+int tern_seg_may_contain(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len) {
+  if (!term || len < 1 || len > TERN_KEY_MAX || f->nterms == 0) return 0;
+  if (term_cmp(term, len, f->min, f->min_len) < 0 || term_cmp(term, len, f->max, f->max_len) > 0)
+    return 0;
+  if (f == s->unique && s->filter)
+    return tern_filter_may_contain(s->filter, tern_filter_hash(term, len));
+  return 1;
+}
+
+static int in_range(const tern_seg_field *f, const void *term, size_t len) {
+  return f->nterms && term_cmp(term, len, f->min, f->min_len) >= 0 &&
+         term_cmp(term, len, f->max, f->max_len) <= 0;
+}
+
+/* In mmap mode, starts fetching the lines of block b that a lookup of key
+ * will touch, before the block is read: its header, and the entries
+ * before the key's estimated position (the key's place between the
+ * block's separator and the next, scaled to the block's entries — exact
+ * enough for keys spread like hashes; a bad guess costs only bandwidth).
+ * The block's misses then overlap each other and whatever the caller does
+ * meanwhile (pk_get: the filter probe). */
+#define PREFETCH_RUN 32u   /* entries before the key: a restart interval */
+#define PREFETCH_LINES 10u /* at most, besides the header's */
+static void prefetch_block(const tern_seg *s, const tern_seg_field *f, uint64_t b,
+                           const tern_seg_cursor *c, const uint8_t *key, size_t len) {
+  uint64_t gb = f->first_block + b;
+  if (!s->tim_map || (c->seg_uid == s->uid && c->field == f && c->block_no == (int64_t)gb)) return;
+  const uint8_t *blk = s->tim_map + (uint64_t)TERN_BLOCK_SIZE * (gb + 1);
+  __builtin_prefetch(blk);
+  __builtin_prefetch(blk + 64);
+  const tern_terms_index *ix = &f->index;
+  uint64_t lo = ix->heads[b], kh = tern_terms_index_head(key, len);
+  uint64_t hi = b + 1 < ix->nblocks ? ix->heads[b + 1] : tern_terms_index_head(f->max, f->max_len);
+  if (hi <= lo || kh < lo) return;
+  double frac = (double)(kh - lo) / (double)(hi - lo);
+  if (frac > 1) frac = 1;
+  double n = (double)(ix->first_ord[b + 1] - ix->first_ord[b]), hdr = 128;
+  double esz = (TERN_BLOCK_SIZE - hdr) / n, at = hdr + frac * n * esz;
+  double from = at - PREFETCH_RUN * esz;
+  uint32_t first = from < 128 ? 2 : (uint32_t)(from / 64), last = (uint32_t)((at + esz) / 64);
+  if (last > TERN_BLOCK_SIZE / 64 - 1) last = TERN_BLOCK_SIZE / 64 - 1;
+  if (last >= first + PREFETCH_LINES) first = last - PREFETCH_LINES + 1;
+  for (uint32_t line = first; line <= last; line++) __builtin_prefetch(blk + 64 * line);
+}
+
+/* seek_exact in block b, the one the index names for term. */
+static int seek_exact_in(const tern_seg *s, const tern_seg_field *f, uint64_t b, const void *term,
+                         size_t len, tern_seg_cursor *c, tern_term_entry *e) {
+  TERN_TRY(load_block(s, f, b, c));
+  uint32_t index;
+  tern_tb_tail t = {.docs = e->docs};
+  int rc = tern_tb_lower_bound(&c->blk, term, (uint32_t)len, &index, &c->it, &t);
+  if (rc <= 0) {
+    c->positioned = 0;
+    return rc < 0 ? rc : TERN_NOTFOUND;
+  }
+  memcpy(c->term, term, len);
+  fill_entry(c, index, &t, e);
+  return TERN_OK;
+}
+
+int tern_seg_seek_exact(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len,
+                        tern_seg_cursor *c, tern_term_entry *e) {
+  TERN_TRY(check_key(term, len));
+  if (!in_range(f, term, len)) return TERN_NOTFOUND;
+  uint64_t b = tern_terms_index_find(&f->index, term, len);
+  prefetch_block(s, f, b, c, term, len);
+  return seek_exact_in(s, f, b, term, len, c, e);
+}
+
+/* Decodes entry `index` of the cursor's block (0 <= index <= n: n means the
+ * first entry of the next block). */
+static int entry_at(const tern_seg *s, tern_seg_cursor *c, uint32_t index, tern_term_entry *e) {
+  const tern_seg_field *f = c->field;
+  if (index >= c->blk.n) {
+    if (c->field_block + 1 >= f->nblocks) {
+      c->positioned = 0;
+      return TERN_NOTFOUND;
+    }
+    TERN_TRY(load_block(s, f, c->field_block + 1, c));
+    index = 0;
+  }
+  c->positioned = 0;
+  TERN_TRY(tern_tb_iter_seek(&c->blk, &c->it, index, c->term));
+  tern_tb_tail t = {.docs = e->docs};
+  TERN_TRY(tern_tb_iter_next(&c->blk, &c->it, c->term, &t));
+  fill_entry(c, index, &t, e);
+  return TERN_OK;
+}
+
+int tern_seg_first_term(const tern_seg *s, const tern_seg_field *f, tern_seg_cursor *c,
+                        tern_term_entry *e) {
+  if (f->nterms == 0) return TERN_NOTFOUND;
+  TERN_TRY(load_block(s, f, 0, c));
+  return entry_at(s, c, 0, e);
+}
+
+int tern_seg_seek_ceil(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len,
+                       tern_seg_cursor *c, tern_term_entry *e) {
+  TERN_TRY(check_key(term, len));
+  if (f->nterms == 0 || term_cmp(term, len, f->max, f->max_len) > 0) return TERN_NOTFOUND;
+  if (term_cmp(term, len, f->min, f->min_len) <= 0) return tern_seg_first_term(s, f, c, e);
+  uint64_t b = tern_terms_index_find(&f->index, term, len);
+  TERN_TRY(load_block(s, f, b, c));
+  uint32_t index;
+  tern_tb_tail t = {.docs = e->docs};
+  int rc = tern_tb_lower_bound(&c->blk, term, (uint32_t)len, &index, &c->it, &t);
+  if (rc < 0) return rc;
+  if (rc == 1) {
+    memcpy(c->term, term, len);
+    fill_entry(c, index, &t, e);
+    return TERN_OK;
+  }
+  return entry_at(s, c, index, e);
+}
+
+int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e) {
+  if (!c->positioned || c->seg_uid != s->uid || c->seg != s)
+    return tern_fail(TERN_EINVAL, "next_term: the cursor holds no position in this segment");
+  const tern_seg_field *f = c->field;
+  if (c->it.entry >= c->blk.n) {
+    if (c->field_block + 1 >= f->nblocks) return TERN_NOTFOUND;
+    TERN_TRY(load_block(s, f, c->field_block + 1, c));
+    TERN_TRY(tern_tb_iter_restart(&c->blk, &c->it, 0, c->term));
+  }
+  uint32_t index = c->it.entry;
+  c->positioned = 0;
+  tern_tb_tail t = {.docs = e->docs};
+  TERN_TRY(tern_tb_iter_next(&c->blk, &c->it, c->term, &t));
+  fill_entry(c, index, &t, e);
+  return TERN_OK;
+}
+
+int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
+                   tern_slice *value) {
+  if (e->value_inline) {
+    value->data = c->vbuf;
+    value->len = e->value_len;
+    return TERN_OK;
+  }
+  uint64_t size = tern_rfile_size(s->val);
+  if (e->value_off < TERN_FRAME_HEADER_SIZE || e->value_off > size ||
+      e->value_len > size - TERN_FRAME_FOOTER_SIZE - e->value_off)
+    return tern_fail(TERN_ECORRUPT, "%s: value of %u bytes at %llu outside the file",
+                     tern_rfile_path(s->val), e->value_len, (unsigned long long)e->value_off);
+  if (tern_rfile_mode(s->val) == TERN_IO_PREAD && c->value_cap < e->value_len) {
+    uint8_t *p = realloc(c->value, e->value_len);
+    if (!p) return tern_fail(TERN_ENOMEM, "value of %u bytes: out of memory", e->value_len);
+    c->value = p;
+    c->value_cap = e->value_len;
+  }
+  const uint8_t *p;
+  TERN_TRY(tern_rfile_read(s->val, e->value_off, e->value_len, c->value, &p));
+  value->data = p;
+  value->len = e->value_len;
+  return TERN_OK;
+}
+
+int tern_seg_postings(const tern_seg *s, const tern_term_entry *e, tern_postings_iter *it) {
+  if (e->meta.pulsed) return tern_postings_iter_inline(it, e->docs, e->meta.df);
+  return tern_postings_iter_file(it, s->doc, &e->meta);
+}
+
+static int first_doc(const tern_seg *s, const tern_term_entry *e, uint32_t *doc) {
+  if (e->meta.pulsed) {
+    *doc = e->docs[0];
+    return TERN_OK;
+  }
+  tern_postings_iter it;
+  TERN_TRY(tern_seg_postings(s, e, &it));
+  int rc = tern_postings_iter_next(&it, doc);
+  tern_postings_iter_release(&it);
+  if (rc == TERN_OK && *doc == TERN_DOC_END)
+    rc = tern_fail(TERN_ECORRUPT, "%s: unique term without a doc", tern_rfile_path(s->doc));
+  return rc;
+}
+
+int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,
+                    uint32_t *doc, tern_slice *value) {
+  const tern_seg_field *f = s->unique;
+  TERN_TRY(check_key(key, len));
+  if (!f || !in_range(f, key, len)) return TERN_NOTFOUND;
+  uint64_t b = tern_terms_index_find(&f->index, key, len);
+  /* The filter probe and the block are each a cache miss: start fetching
+   * the block before probing, so the two overlap.  (A hint only: the read
+   * is counted below, when the filter lets it happen.) */
+  prefetch_block(s, f, b, c, key, len);
+  if (s->filter && !tern_filter_may_contain(s->filter, tern_filter_hash(key, len)))
+    return TERN_NOTFOUND;
+  tern_term_entry e;
+  int rc = seek_exact_in(s, f, b, key, len, c, &e);
+  if (rc != TERN_OK) return rc;
+  if (doc) TERN_TRY(first_doc(s, &e, doc));
+  if (value) TERN_TRY(tern_seg_value(s, &e, c, value));
+  return TERN_OK;
+}
+
+int tern_seg_doc(const tern_seg *s, uint32_t doc, tern_seg_cursor *c, tern_slice *key,
+                 tern_slice *value) {
+  const tern_seg_field *f = s->unique;
+  if (!f || !(f->flags & TERN_FIELD_DOC_ORDERED))
+    return tern_fail(TERN_EINVAL, "doc lookup: the segment's keys are not in doc order");
+  if (doc >= f->nterms) return TERN_NOTFOUND;
+  uint64_t b = tern_terms_index_find_ordinal(&f->index, doc);
+  TERN_TRY(load_block(s, f, b, c));
+  tern_term_entry e;
+  TERN_TRY(entry_at(s, c, (uint32_t)(doc - f->index.first_ord[b]), &e));
+  if (!e.meta.pulsed || e.meta.df != 1 || e.docs[0] != doc) {
+    uint32_t d;
+    TERN_TRY(first_doc(s, &e, &d));
+    if (d != doc)
+      return tern_fail(TERN_ECORRUPT, "%s: key of doc %u has doc %u", tern_rfile_path(s->tim),
+                       doc, d);
+  }
+  if (key) {
+    key->data = e.term;
+    key->len = e.len;
+  }
+  if (value) TERN_TRY(tern_seg_value(s, &e, c, value));
+  return TERN_OK;
+}

@@ -1,0 +1,156 @@
+/*
+ * terms_block.h — one terms block: up to 4096 consecutive terms of a field
+ * with their postings metadata (and values, for the unique field), coded
+ * into one 4096-byte page (docs/format/terms.md).
+ *
+ * The block is a byte-aligned header followed by a bit stream of entries.
+ * The header holds, besides the column widths and bases, the prefix that
+ * every term of the block shares, and for every R-th entry (a "restart")
+ * the 4 bytes that follow that prefix (its "head") and its bit position.
+ * A restart's term is coded whole after the block prefix; the others as
+ * [bytes shared with the previous term, suffix length, suffix].  A lookup
+ * compares the key with the block prefix, binary-searches the heads, and
+ * scans one run of at most R entries, whose first line it prefetched:
+ * two cache misses per lookup, all in one page.
+ *
+ * Every numeric column is frame-of-reference coded: a per-block minimum in
+ * the header and a per-block width, the fewest bits holding (value - min)
+ * for every entry of the block.  Suffix bytes are coded with the block's
+ * alphabet: its K distinct bytes become digits 0..K-1, and each run of g
+ * digits (g chosen per block, 1 to 6) is one base-K number in
+ * ceil(log2 K^g) bits — for 36 symbols, 5 characters in 26 bits, 5.2 bits
+ * a character against log2 36 = 5.17.  So a block of primary keys with doc
+ * ids equal to their ordinals stores, per key, little more than the
+ * information in its suffix.
+ *
+ * The builder keeps the running extremes of every column so that deciding
+ * whether one more term fits costs O(1); the decoder never reads outside
+ * the page (bitstream.h) and reports any inconsistency as TERN_ECORRUPT.
+ */
+#ifndef TERN_TERMS_BLOCK_H
+#define TERN_TERMS_BLOCK_H
+
+#include "codec/bitstream.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TERN_TB_PAGE TERN_BITS_PAGE /* bytes of a block */
+#define TERN_TB_MAX_ENTRIES 4096u   /* entries of a block, at most */
+#define TERN_TB_RESTART 32u         /* default restart interval */
+#define TERN_TB_TERM_MAX 1024u      /* longest term (TERN_KEY_MAX) */
+#define TERN_TB_DOCS_MAX 64u        /* most doc ids in an entry (TERN_PULSE_MAX) */
+#define TERN_TB_HEADER_FIXED 20u    /* header bytes before the alphabet */
+#define TERN_TB_HEAD 4u             /* bytes of a restart head */
+#define TERN_TB_NODIGIT 0xffffu     /* tern_tb_block.dig of a byte outside the alphabet */
+#define TERN_TB_GROUP_MAX 6u        /* most characters coded as one number */
+#define TERN_TB_FIXED_LEN 0x1u      /* header flag: all terms of the block have one length */
+#define TERN_TB_RANGES 0x2u         /* header flag: the alphabet is a list of byte ranges */
+
+/* What a field's blocks depend on besides their own bytes. */
+typedef struct tern_tb_field {
+  uint32_t threshold;  /* df <= threshold: doc ids in the entry */
+  uint32_t inline_max; /* values up to this many bytes in the entry */
+  uint32_t has_values; /* the unique field: every entry has a value */
+  uint32_t max_doc;    /* decoder: doc ids are below this */
+} tern_tb_field;
+
+/* An entry as the builder takes it. */
+typedef struct tern_tb_input {
+  const uint8_t *term;
+  uint32_t len;
+  uint32_t df;
+  const uint32_t *docs;      /* df <= threshold: the doc ids */
+  uint64_t post_off, post_len; /* otherwise: their range in the postings file */
+  uint32_t vlen;             /* has_values: the value's length */
+  const uint8_t *val;        /* vlen <= inline_max: its bytes */
+  uint64_t voff;             /* otherwise: its offset in the values file */
+} tern_tb_input;
+
+/* An entry's metadata as the decoder returns it. */
+typedef struct tern_tb_tail {
+  uint32_t df;
+  int pulsed;
+  uint32_t *docs; /* set by the caller: room for TERN_TB_DOCS_MAX ids */
+  uint64_t post_off, post_len;
+  uint32_t vlen;
+  int vinline;
+  uint32_t vbit;  /* inline value: bit position of its bytes */
+  uint64_t voff;
+} tern_tb_tail;
+
+/* ---------------------------------------------------------------- builder */
+
+typedef struct tern_tb_builder tern_tb_builder;
+
+int tern_tb_builder_new(tern_tb_builder **out, uint32_t restart_interval);
+void tern_tb_builder_free(tern_tb_builder *b);
+/* Empties the builder; the next entries belong to a field so described. */
+void tern_tb_builder_start(tern_tb_builder *b, const tern_tb_field *f);
+/* Adds an entry (terms ascending) when the block can hold it: 0 added,
+ * 1 full (nothing added: finish the block first), <0 error. */
+int tern_tb_add(tern_tb_builder *b, const tern_tb_input *in);
+uint32_t tern_tb_count(const tern_tb_builder *b);
+/* Encodes the entries into page[TERN_TB_PAGE], zero-padded, and empties
+ * the builder. */
+int tern_tb_finish(tern_tb_builder *b, uint8_t *page);
+
+/* ---------------------------------------------------------------- decoder */
+
+/* A block's header, decoded once per block read. */
+typedef struct tern_tb_block {
+  const uint8_t *page;
+  const char *what;  /* file, for messages */
+  uint64_t block_no; /* for messages */
+  tern_tb_field f;
+  uint32_t n, restart, nrestarts;
+  uint32_t entries_start, used_bits; /* bit positions */
+  uint32_t cp, head;                 /* prefix length, bytes per head */
+  const uint8_t *prefix, *heads;     /* in the page */
+  const uint8_t *roff;               /* u16 entry positions of restarts 1.. */
+  uint32_t fixed_len;                /* 0: lengths are coded */
+  uint8_t bw_rslen, bw_plen, bw_slen, bw_df, bw_doc, bw_gap, bw_off, bw_len, bw_vlen, bw_voff;
+  uint8_t group;                       /* g: characters per code */
+  uint8_t gbits[TERN_TB_GROUP_MAX + 1]; /* bits of a code of r characters */
+  uint32_t nsym;                       /* K */
+  uint32_t gdiv;                       /* ceil(2^16 / g): n / g = n * gdiv >> 16 */
+  const uint64_t *pow, *rpow;          /* K^j and floor(2^64 / K^j) + 1, j < g */
+  uint32_t df_min, vlen_min;
+  int64_t doc_base;
+  uint64_t off_min, len_min, voff_min;
+  int32_t tail_bits; /* bits of every entry's tail when they are all equal, else -1 */
+  uint8_t sym[256 + 8]; /* digit -> byte (8 bytes of slack for filling) */
+  uint16_t dig[256];    /* byte -> digit, TERN_TB_NODIGIT when not in the alphabet */
+} tern_tb_block;
+
+/* Decodes and checks page's header.  expect_n: the entry count the terms
+ * index records (0: unknown). */
+int tern_tb_open(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f, uint32_t expect_n,
+                 const char *what, uint64_t block_no);
+
+/* Sequential decoding state.  The caller's term buffer holds the last term
+ * decoded (TERN_TB_TERM_MAX bytes). */
+typedef struct tern_tb_iter {
+  uint32_t entry; /* next entry */
+  uint32_t pos;   /* its bit position */
+  uint32_t len;   /* length of the term in the caller's buffer */
+} tern_tb_iter;
+
+/* Positions `it` so that the next entry decoded is entry r * restart. */
+int tern_tb_iter_restart(const tern_tb_block *b, tern_tb_iter *it, uint32_t r, uint8_t *term);
+/* Decodes the next entry into term[] and *t; TERN_NOTFOUND after the last. */
+int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, tern_tb_tail *t);
+/* Positions `it` so that the next entry decoded is entry `index`. */
+int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, uint8_t *term);
+
+/* Finds the first entry >= key: *index (n when none).  Returns 1 when it
+ * equals key — then *t is its tail and `it` is positioned after it, its
+ * term being key — 0 when not, <0 on corruption.  Decodes only the
+ * suffix characters it compares. */
+int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t klen, uint32_t *index,
+                        tern_tb_iter *it, tern_tb_tail *t);
+
+/* The inline value's bytes (t->vlen of them) into out. */
+void tern_tb_copy_value(const tern_tb_block *b, const tern_tb_tail *t, uint8_t *out);
+
+#endif

@@ -1,0 +1,377 @@
+/*
+ * test_terms_block.c — the terms block codec alone: random sorted terms of
+ * several shapes are packed into blocks as full as the builder makes them,
+ * then every block is decoded and checked against the input: iteration in
+ * order, lower_bound of every present term and of absent ones, seeking to
+ * every entry, and corrupted pages decoding to an error or to something,
+ * never to a crash.
+ */
+#include "codec/status.h"
+#include "codec/terms_block.h"
+#include "tests/common/testutil.h"
+#include "tern.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct ref_term {
+  uint8_t *t;
+  uint32_t len;
+  uint32_t df;
+  uint32_t *docs;
+  uint64_t off, plen;
+  uint32_t vlen;
+  uint8_t *val;
+  uint64_t voff;
+} ref_term;
+
+static int term_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen) {
+  uint32_t n = alen < blen ? alen : blen;
+  int c = memcmp(a, b, n);
+  if (c) return c;
+  return alen < blen ? -1 : alen > blen;
+}
+
+static int ref_cmp(const void *x, const void *y) {
+  const ref_term *a = x, *b = y;
+  return term_cmp(a->t, a->len, b->t, b->len);
+}
+
+typedef struct shape {
+  const char *name;
+  uint32_t nsym;       /* alphabet: bytes 0..nsym-1 mapped through `base` */
+  uint8_t base;
+  uint32_t min_len, max_len;
+  uint32_t prefix_len; /* common prefix of all terms (shared-prefix shape) */
+  uint32_t threshold, max_df;
+  int values;
+  uint32_t inline_max;
+} shape;
+
+static void gen_terms(tu_rng *r, const shape *s, uint32_t n, ref_term **out, uint32_t *nout) {
+  ref_term *v = calloc(n, sizeof *v);
+  assert_non_null(v);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t len = s->min_len + (uint32_t)tu_below(r, s->max_len - s->min_len + 1);
+    if (len < s->prefix_len + 1) len = s->prefix_len + 1;
+    v[i].t = malloc(len);
+    assert_non_null(v[i].t);
+    for (uint32_t k = 0; k < len; k++)
+      v[i].t[k] = (uint8_t)(s->base + (k < s->prefix_len ? 0 : tu_below(r, s->nsym)));
+    v[i].len = len;
+  }
+  qsort(v, n, sizeof *v, ref_cmp);
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (m && ref_cmp(&v[m - 1], &v[i]) == 0) {
+      free(v[i].t);
+      continue;
+    }
+    v[m++] = v[i];
+  }
+  uint64_t off = 32, voff = 32;
+  for (uint32_t i = 0; i < m; i++) {
+    ref_term *t = &v[i];
+    uint32_t df = 1 + (uint32_t)(tu_below(r, 4) == 0 ? tu_below(r, s->max_df) : tu_below(r, 3));
+    if (df > s->max_df) df = s->max_df;
+    t->df = df;
+    if (df <= s->threshold) {
+      t->docs = malloc(df * sizeof *t->docs);
+      uint32_t d = (uint32_t)tu_below(r, 1000);
+      for (uint32_t k = 0; k < df; k++) {
+        t->docs[k] = d;
+        d += 1 + (uint32_t)tu_below(r, k % 3 ? 5 : 100000);
+      }
+    } else {
+      t->plen = 1 + tu_below(r, 500);
+      t->off = off;
+      off += t->plen;
+    }
+    if (s->values) {
+      t->vlen = (uint32_t)(tu_below(r, 3) == 0 ? tu_below(r, 2 * s->inline_max + 2) : tu_below(r, 9));
+      if (t->vlen <= s->inline_max) {
+        t->val = malloc(t->vlen + 1);
+        tu_fill(r, t->val, t->vlen);
+      } else {
+        t->voff = voff;
+        voff += t->vlen;
+      }
+    }
+  }
+  *out = v;
+  *nout = m;
+}
+
+static void free_terms(ref_term *v, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    free(v[i].t);
+    free(v[i].docs);
+    free(v[i].val);
+  }
+  free(v);
+}
+
+static void input_of(const ref_term *t, tern_tb_input *in) {
+  memset(in, 0, sizeof *in);
+  in->term = t->t;
+  in->len = t->len;
+  in->df = t->df;
+  in->docs = t->docs;
+  in->post_off = t->off;
+  in->post_len = t->plen;
+  in->vlen = t->vlen;
+  in->val = t->val;
+  in->voff = t->voff;
+}
+
+static void check_tail(const ref_term *want, const tern_tb_block *b, const tern_tb_tail *t) {
+  assert_int_equal(t->df, want->df);
+  if (want->docs) {
+    assert_true(t->pulsed);
+    assert_memory_equal(t->docs, want->docs, want->df * sizeof(uint32_t));
+  } else {
+    assert_false(t->pulsed);
+    assert_int_equal(t->post_off, want->off);
+    assert_int_equal(t->post_len, want->plen);
+  }
+  assert_int_equal(t->vlen, want->vlen);
+  if (want->val) {
+    assert_true(t->vinline);
+    uint8_t buf[2048];
+    tern_tb_copy_value(b, t, buf);
+    if (want->vlen) assert_memory_equal(buf, want->val, want->vlen);
+  } else if (b->f.has_values) {
+    assert_false(t->vinline);
+    assert_int_equal(t->voff, want->voff);
+  }
+}
+
+/* Checks one encoded block holding terms v[0..n). */
+static void check_block(tu_rng *r, const uint8_t *page, const tern_tb_field *f, const ref_term *v,
+                        uint32_t n, const ref_term *next) {
+  tern_tb_block b;
+  int orc = tern_tb_open(&b, page, f, n, "test", 0);
+  if (orc) fprintf(stderr, "open: %s\n", tern_errmsg());
+  assert_int_equal(orc, TERN_OK);
+  uint8_t term[TERN_TB_TERM_MAX];
+  uint32_t docs[TERN_TB_DOCS_MAX];
+  tern_tb_tail t = {.docs = docs};
+  tern_tb_iter it;
+  assert_int_equal(tern_tb_iter_restart(&b, &it, 0, term), TERN_OK);
+  for (uint32_t i = 0; i < n; i++) {
+    int rc = tern_tb_iter_next(&b, &it, term, &t);
+    if (rc) fprintf(stderr, "entry %u of %u: %s\n", i, n, tern_errmsg());
+    assert_int_equal(rc, TERN_OK);
+    assert_int_equal(it.len, v[i].len);
+    assert_memory_equal(term, v[i].t, v[i].len);
+    check_tail(&v[i], &b, &t);
+  }
+  assert_int_equal(tern_tb_iter_next(&b, &it, term, &t), TERN_NOTFOUND);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t idx;
+    tern_tb_iter at;
+    assert_int_equal(tern_tb_lower_bound(&b, v[i].t, v[i].len, &idx, &at, &t), 1);
+    assert_int_equal(idx, i);
+    check_tail(&v[i], &b, &t);
+    /* the iterator continues after the found entry */
+    memcpy(term, v[i].t, v[i].len);
+    if (i + 1 < n) {
+      assert_int_equal(tern_tb_iter_next(&b, &at, term, &t), TERN_OK);
+      assert_int_equal(at.len, v[i + 1].len);
+      assert_memory_equal(term, v[i + 1].t, v[i + 1].len);
+    }
+    if (i % 7 == 0) {
+      assert_int_equal(tern_tb_iter_seek(&b, &at, i, term), TERN_OK);
+      assert_int_equal(tern_tb_iter_next(&b, &at, term, &t), TERN_OK);
+      assert_memory_equal(term, v[i].t, v[i].len);
+    }
+  }
+  /* Absent keys: mutations of present ones, against a linear reference. */
+  for (uint32_t k = 0; k < 4 * n; k++) {
+    const ref_term *src = &v[tu_below(r, n)];
+    uint8_t key[TERN_TB_TERM_MAX + 1];
+    uint32_t klen = src->len;
+    memcpy(key, src->t, klen);
+    switch (tu_below(r, 4)) {
+    case 0: key[tu_below(r, klen)] ^= (uint8_t)(1 + tu_below(r, 255)); break;
+    case 1: if (klen > 1) klen--; break;
+    case 2: if (klen < TERN_TB_TERM_MAX) key[klen++] = (uint8_t)tu_below(r, 256); break;
+    default: key[klen - 1]++; break;
+    }
+    uint32_t want = 0;
+    while (want < n && term_cmp(v[want].t, v[want].len, key, klen) < 0) want++;
+    uint32_t idx;
+    tern_tb_iter at;
+    int rc = tern_tb_lower_bound(&b, key, klen, &idx, &at, &t);
+    int exact = want < n && term_cmp(v[want].t, v[want].len, key, klen) == 0;
+    if (rc != exact || idx != want) {
+      fprintf(stderr, "rc %d idx %u want %u exact %d n %u klen %u\n", rc, idx, want, exact, n, klen);
+      for (uint32_t q = want > 2 ? want - 2 : 0; q < want + 2 && q < n; q++) {
+        for (uint32_t z = 0; z < v[q].len; z++) fprintf(stderr, "%02x", v[q].t[z]);
+        fprintf(stderr, " <- %u\n", q);
+      }
+      for (uint32_t z = 0; z < klen; z++) fprintf(stderr, "%02x", key[z]);
+      fprintf(stderr, " key\n");
+    }
+    assert_int_equal(rc, exact);
+    assert_int_equal(idx, want);
+  }
+  /* Past the block's last term. */
+  if (next) {
+    uint32_t idx;
+    tern_tb_iter at;
+    assert_int_equal(tern_tb_lower_bound(&b, next->t, next->len, &idx, &at, &t), 0);
+    assert_int_equal(idx, n);
+  }
+}
+
+static void fuzz_block(tu_rng *r, const uint8_t *page, const tern_tb_field *f, const ref_term *v,
+                       uint32_t n) {
+  uint8_t bad[TERN_TB_PAGE];
+  for (int round = 0; round < 50; round++) {
+    memcpy(bad, page, TERN_TB_PAGE);
+    uint32_t flips = 1 + (uint32_t)tu_below(r, 3);
+    for (uint32_t k = 0; k < flips; k++) {
+      uint32_t at = (uint32_t)(tu_below(r, 2) ? tu_below(r, 128) : tu_below(r, TERN_TB_PAGE));
+      bad[at] ^= (uint8_t)(1 + tu_below(r, 255));
+    }
+    tern_tb_block b;
+    if (tern_tb_open(&b, bad, f, 0, "fuzz", 0) != TERN_OK) continue;
+    uint8_t term[TERN_TB_TERM_MAX];
+    uint32_t docs[TERN_TB_DOCS_MAX];
+    tern_tb_tail t = {.docs = docs};
+    tern_tb_iter it;
+    if (tern_tb_iter_restart(&b, &it, 0, term) == TERN_OK)
+      while (tern_tb_iter_next(&b, &it, term, &t) == TERN_OK) {
+        if (t.vinline) {
+          uint8_t vb[2048];
+          tern_tb_copy_value(&b, &t, vb);
+        }
+      }
+    for (uint32_t i = 0; i < n; i += 1 + n / 16) {
+      uint32_t idx;
+      (void)tern_tb_lower_bound(&b, v[i].t, v[i].len, &idx, &it, &t);
+      (void)tern_tb_iter_seek(&b, &it, i % b.n, term);
+    }
+  }
+}
+
+static void run_shape(const shape *s, uint32_t nterms, uint32_t restart) {
+  tu_rng r;
+  tu_rng_init(&r, 0x7b10c + nterms + s->nsym * 31 + s->max_len * 7 + restart);
+  ref_term *v;
+  uint32_t n;
+  gen_terms(&r, s, nterms, &v, &n);
+  tern_tb_field f = {.threshold = s->threshold,
+                     .inline_max = s->inline_max,
+                     .has_values = (uint32_t)s->values,
+                     .max_doc = UINT32_MAX};
+  tern_tb_builder *b;
+  assert_int_equal(tern_tb_builder_new(&b, restart), TERN_OK);
+  tern_tb_builder_start(b, &f);
+  uint8_t *page = malloc(TERN_TB_PAGE);
+  uint32_t first = 0, blocks = 0;
+  for (uint32_t i = 0; i <= n; i++) {
+    int rc = 1;
+    if (i < n) {
+      tern_tb_input in;
+      input_of(&v[i], &in);
+      rc = tern_tb_add(b, &in);
+      assert_true(rc == 0 || rc == 1);
+    }
+    if (rc == 1) {
+      uint32_t cnt = tern_tb_count(b);
+      assert_int_equal(cnt, i - first);
+      assert_true(cnt > 0);
+      assert_int_equal(tern_tb_finish(b, page), TERN_OK);
+      check_block(&r, page, &f, v + first, cnt, i < n ? &v[i] : NULL);
+      if (blocks < 3) fuzz_block(&r, page, &f, v + first, cnt);
+      blocks++;
+      first = i;
+      if (i < n) {
+        tern_tb_input in;
+        input_of(&v[i], &in);
+        assert_int_equal(tern_tb_add(b, &in), 0);
+      }
+    }
+  }
+  print_message("%s: %u terms, %u blocks (restart %u)\n", s->name, n, blocks, restart);
+  free(page);
+  tern_tb_builder_free(b);
+  free_terms(v, n);
+}
+
+static void test_base36_keys(void **state) {
+  (void)state;
+  /* 36 contiguous symbols, 16 bytes: primary keys, one doc, values */
+  shape s = {"base36-like", 36, 'A', 16, 16, 0, 1, 1, 1, 64};
+  run_shape(&s, 20000, TERN_TB_RESTART);
+  run_shape(&s, 5000, 16);
+  run_shape(&s, 5000, 1);
+  shape s0 = {"threshold-0", 36, 'a', 16, 16, 0, 0, 1, 0, 64};
+  run_shape(&s0, 5000, TERN_TB_RESTART);
+}
+
+static void test_binary_mixed(void **state) {
+  (void)state;
+  shape s = {"binary", 256, 0, 1, 40, 0, 8, 100000, 0, 64};
+  run_shape(&s, 20000, TERN_TB_RESTART);
+  shape s2 = {"binary-values", 256, 0, 1, 12, 0, 1, 1, 1, 16};
+  run_shape(&s2, 5000, 7);
+}
+
+static void test_alphabets(void **state) {
+  (void)state;
+  const uint32_t ks[] = {1, 2, 3, 5, 64, 65, 90, 129, 181, 200};
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+    shape s = {"alphabet", ks[i], (uint8_t)(ks[i] > 200 ? 0 : 10), 1, ks[i] < 3 ? 40 : 10, 0, 8, 20, 0, 64};
+    run_shape(&s, 3000, TERN_TB_RESTART);
+  }
+}
+
+static void test_long_terms(void **state) {
+  (void)state;
+  shape s = {"long", 4, 'x', 1, 1024, 0, 8, 64, 0, 64};
+  run_shape(&s, 300, TERN_TB_RESTART);
+  shape p = {"shared-prefix", 3, 'a', 900, 1024, 890, 8, 64, 1, 1024};
+  run_shape(&p, 300, 4);
+  /* a 1024-byte term with a 1024-byte value and 64 docs still fits */
+  shape big = {"max-entry", 256, 0, 1024, 1024, 0, 64, 64, 1, 1024};
+  run_shape(&big, 20, 2);
+}
+
+static void test_exact_fill(void **state) {
+  (void)state;
+  /* Identical entries of growing count: the block is filled to the bit,
+   * every size from nearly empty to full passes through the fit test. */
+  tern_tb_field f = {.threshold = 1, .inline_max = 64, .has_values = 0, .max_doc = UINT32_MAX};
+  tern_tb_builder *b;
+  assert_int_equal(tern_tb_builder_new(&b, TERN_TB_RESTART), TERN_OK);
+  tern_tb_builder_start(b, &f);
+  uint8_t page[TERN_TB_PAGE];
+  uint32_t n = 0;
+  for (;; n++) {
+    uint8_t t[4] = {(uint8_t)(n >> 16), (uint8_t)(n >> 8), (uint8_t)n, 7};
+    uint32_t doc = n;
+    tern_tb_input in = {.term = t, .len = 4, .df = 1, .docs = &doc};
+    int rc = tern_tb_add(b, &in);
+    if (rc == 1) break;
+    assert_int_equal(rc, 0);
+  }
+  assert_int_equal(tern_tb_finish(b, page), TERN_OK);
+  tern_tb_block blk;
+  assert_int_equal(tern_tb_open(&blk, page, &f, n, "t", 0), TERN_OK);
+  assert_int_equal(blk.tail_bits, 0); /* doc ids equal to positions cost nothing */
+  assert_true(blk.used_bits > 8 * TERN_TB_PAGE - 40); /* less than 2 entries left */
+  tern_tb_builder_free(b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_base36_keys), cmocka_unit_test(test_binary_mixed),
+      cmocka_unit_test(test_alphabets),   cmocka_unit_test(test_long_terms),
+      cmocka_unit_test(test_exact_fill),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
