@@ -52,7 +52,7 @@ static int load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, te
   TERN_TRY(tern_rfile_read(s->tim, (uint64_t)TERN_BLOCK_SIZE * (gb + 1), TERN_BLOCK_SIZE, c->page,
                            &p));
   uint32_t n = (uint32_t)(f->index.first_ord[b + 1] - f->index.first_ord[b]);
-  TERN_TRY(tern_tb_open(&c->blk, p, &f->tbf, n, tern_rfile_path(s->tim), gb));
+  TERN_TRY(tern_tb_open_lookup(&c->blk, p, &f->tbf, n, tern_rfile_path(s->tim), gb));
   c->seg = s;
   c->field = f;
   c->seg_uid = s->uid;
@@ -97,9 +97,35 @@ int tern_seg_may_contain(const tern_seg *s, const tern_seg_field *f, const void 
   return 1;
 }
 
-static int in_range(const tern_seg_field *f, const void *term, size_t len) {
-  return f->nterms && term_cmp(term, len, f->min, f->min_len) >= 0 &&
-         term_cmp(term, len, f->max, f->max_len) <= 0;
+/* tern_terms_index_head, inline for keys of 8 bytes or more. */
+static inline uint64_t head_of(const uint8_t *k, size_t len) {
+  if (TERN_UNLIKELY(len < 8)) return tern_terms_index_head(k, len);
+  uint64_t v;
+  memcpy(&v, k, sizeof v);
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
+  return v;
+}
+
+/* term within [min, max], kh its head: the heads decide unless equal. */
+static inline int in_range(const tern_seg_field *f, const uint8_t *term, size_t len, uint64_t kh) {
+  if (!f->nterms) return 0;
+  uint64_t lo = head_of(f->min, f->min_len), hi = head_of(f->max, f->max_len);
+  if (kh < lo || kh > hi) return 0;
+  if (kh == lo && term_cmp(term, len, f->min, f->min_len) < 0) return 0;
+  if (kh == hi && term_cmp(term, len, f->max, f->max_len) > 0) return 0;
+  return 1;
+}
+
+/* The block's address in the mapping when a lookup will read it (mmap
+ * mode, not the cursor's block), else NULL. */
+static const uint8_t *mapped_block(const tern_seg *s, const tern_seg_field *f, uint64_t b,
+                                   const tern_seg_cursor *c) {
+  uint64_t gb = f->first_block + b;
+  if (!s->tim_map || (c->seg_uid == s->uid && c->field == f && c->block_no == (int64_t)gb))
+    return NULL;
+  return s->tim_map + (uint64_t)TERN_BLOCK_SIZE * (gb + 1);
 }
 
 /* In mmap mode, starts fetching the lines of block b that a lookup of key
@@ -108,26 +134,30 @@ static int in_range(const tern_seg_field *f, const void *term, size_t len) {
  * block's separator and the next, scaled to the block's entries — exact
  * enough for keys spread like hashes; a bad guess costs only bandwidth).
  * The block's misses then overlap each other and whatever the caller does
- * meanwhile (pk_get: the filter probe). */
-#define PREFETCH_RUN 32u   /* entries before the key: a restart interval */
-#define PREFETCH_LINES 10u /* at most, besides the header's */
-static void prefetch_block(const tern_seg *s, const tern_seg_field *f, uint64_t b,
-                           const tern_seg_cursor *c, const uint8_t *key, size_t len) {
-  uint64_t gb = f->first_block + b;
-  if (!s->tim_map || (c->seg_uid == s->uid && c->field == f && c->block_no == (int64_t)gb)) return;
-  const uint8_t *blk = s->tim_map + (uint64_t)TERN_BLOCK_SIZE * (gb + 1);
+ * meanwhile (pk_get: the filter probe).  kh: the key's head. */
+#define PREFETCH_RUN 32u  /* entries before the key: a restart interval */
+#define PREFETCH_LINES 6u /* at most, besides the header's */
+#define PREFETCH_HDR 128u /* bytes of a typical header */
+static void prefetch_block(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh) {
+  if (!blk) return;
   __builtin_prefetch(blk);
   __builtin_prefetch(blk + 64);
   const tern_terms_index *ix = &f->index;
-  uint64_t lo = ix->heads[b], kh = tern_terms_index_head(key, len);
-  uint64_t hi = b + 1 < ix->nblocks ? ix->heads[b + 1] : tern_terms_index_head(f->max, f->max_len);
+  uint64_t lo = ix->heads[b];
+  uint64_t hi = b + 1 < ix->nblocks ? ix->heads[b + 1] : head_of(f->max, f->max_len);
   if (hi <= lo || kh < lo) return;
-  double frac = (double)(kh - lo) / (double)(hi - lo);
-  if (frac > 1) frac = 1;
-  double n = (double)(ix->first_ord[b + 1] - ix->first_ord[b]), hdr = 128;
-  double esz = (TERN_BLOCK_SIZE - hdr) / n, at = hdr + frac * n * esz;
-  double from = at - PREFETCH_RUN * esz;
-  uint32_t first = from < 128 ? 2 : (uint32_t)(from / 64), last = (uint32_t)((at + esz) / 64);
+  /* The key's fraction of [lo, hi) in 1/65536ths: both scaled to 32 bits. */
+  uint64_t span = hi - lo, off = kh - lo;
+  unsigned sh = span >> 32 ? 32 - (unsigned)__builtin_clzll(span) : 0;
+  span >>= sh;
+  off >>= sh;
+  if (off > span) off = span;
+  uint64_t frac = span ? (off << 16) / span : 0;
+  uint32_t n = (uint32_t)(ix->first_ord[b + 1] - ix->first_ord[b]);
+  uint32_t esz = (TERN_BLOCK_SIZE - PREFETCH_HDR) / n; /* bytes an entry takes, about */
+  uint32_t at = PREFETCH_HDR + (uint32_t)((frac * (TERN_BLOCK_SIZE - PREFETCH_HDR)) >> 16);
+  uint32_t from = at > PREFETCH_HDR + PREFETCH_RUN * esz ? at - PREFETCH_RUN * esz : PREFETCH_HDR;
+  uint32_t first = from / 64, last = (at + esz) / 64;
   if (last > TERN_BLOCK_SIZE / 64 - 1) last = TERN_BLOCK_SIZE / 64 - 1;
   if (last >= first + PREFETCH_LINES) first = last - PREFETCH_LINES + 1;
   for (uint32_t line = first; line <= last; line++) __builtin_prefetch(blk + 64 * line);
@@ -152,9 +182,10 @@ static int seek_exact_in(const tern_seg *s, const tern_seg_field *f, uint64_t b,
 int tern_seg_seek_exact(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len,
                         tern_seg_cursor *c, tern_term_entry *e) {
   TERN_TRY(check_key(term, len));
-  if (!in_range(f, term, len)) return TERN_NOTFOUND;
-  uint64_t b = tern_terms_index_find(&f->index, term, len);
-  prefetch_block(s, f, b, c, term, len);
+  uint64_t kh = head_of(term, len);
+  if (!in_range(f, term, len, kh)) return TERN_NOTFOUND;
+  uint64_t b = tern_terms_index_find_head(&f->index, kh, term, len);
+  prefetch_block(f, b, mapped_block(s, f, b, c), kh);
   return seek_exact_in(s, f, b, term, len, c, e);
 }
 
@@ -171,6 +202,7 @@ static int entry_at(const tern_seg *s, tern_seg_cursor *c, uint32_t index, tern_
     index = 0;
   }
   c->positioned = 0;
+  tern_tb_tables(&c->blk);
   TERN_TRY(tern_tb_iter_seek(&c->blk, &c->it, index, c->term));
   tern_tb_tail t = {.docs = e->docs};
   TERN_TRY(tern_tb_iter_next(&c->blk, &c->it, c->term, &t));
@@ -215,6 +247,7 @@ int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e
   }
   uint32_t index = c->it.entry;
   c->positioned = 0;
+  tern_tb_tables(&c->blk);
   tern_tb_tail t = {.docs = e->docs};
   TERN_TRY(tern_tb_iter_next(&c->blk, &c->it, c->term, &t));
   fill_entry(c, index, &t, e);
@@ -269,12 +302,14 @@ int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cur
                     uint32_t *doc, tern_slice *value) {
   const tern_seg_field *f = s->unique;
   TERN_TRY(check_key(key, len));
-  if (!f || !in_range(f, key, len)) return TERN_NOTFOUND;
-  uint64_t b = tern_terms_index_find(&f->index, key, len);
+  if (!f) return TERN_NOTFOUND;
+  uint64_t kh = head_of(key, len);
+  if (!in_range(f, key, len, kh)) return TERN_NOTFOUND;
+  uint64_t b = tern_terms_index_find_head(&f->index, kh, key, len);
   /* The filter probe and the block are each a cache miss: start fetching
    * the block before probing, so the two overlap.  (A hint only: the read
    * is counted below, when the filter lets it happen.) */
-  prefetch_block(s, f, b, c, key, len);
+  prefetch_block(f, b, mapped_block(s, f, b, c), kh);
   if (s->filter && !tern_filter_may_contain(s->filter, tern_filter_hash(key, len)))
     return TERN_NOTFOUND;
   tern_term_entry e;

@@ -23,6 +23,9 @@
 
 #include <pthread.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define WMAX_LEN 11u /* lengths are at most 1024 */
 #define WMAX_U32 32u
@@ -67,22 +70,48 @@ static void fill_range(uint8_t *sym, uint32_t lo, uint32_t hi) {
   }
 }
 
-static int build_alphabet(tern_tb_block *b, const uint8_t **pp) {
+/* Checks the alphabet and counts it; the tables wait for tern_tb_tables. */
+static int parse_alphabet(tern_tb_block *b, const uint8_t **pp) {
   const uint8_t *p = *pp;
   uint32_t d = 0;
-  memset(b->dig, 0xff, sizeof b->dig); /* TERN_TB_NODIGIT */
+  b->tables = 0;
   if (b->page[0] & TERN_TB_RANGES) {
     uint32_t nr = *p++;
     if (nr > 15) return corrupt(b, "bad alphabet range count");
+    b->alpha = p;
+    b->nranges = nr;
     int prev = -1;
     for (uint32_t i = 0; i < nr; i++, p += 2) {
       if ((int)p[0] <= prev || p[1] < p[0]) return corrupt(b, "bad alphabet ranges");
+      d += (uint32_t)(p[1] - p[0]) + 1;
+      prev = p[1];
+    }
+  } else {
+    b->alpha = p;
+    b->nranges = 0;
+    for (uint32_t word = 0; word < 4; word++) {
+      b->below[word] = d;
+      d += (uint32_t)__builtin_popcountll(tern_load64(p + 8 * word));
+    }
+    p += 32;
+  }
+  b->nsym = d; /* 0: every suffix of the block is empty */
+  *pp = p;
+  return TERN_OK;
+}
+
+void tern_tb_tables(tern_tb_block *b) {
+  if (b->tables) return;
+  const uint8_t *p = b->alpha;
+  uint32_t d = 0;
+  memset(b->dig, 0xff, sizeof b->dig); /* TERN_TB_NODIGIT */
+  if (b->page[0] & TERN_TB_RANGES) {
+    for (uint32_t i = 0; i < b->nranges; i++, p += 2) {
       uint32_t lo = p[0], hi = p[1];
       uint16_t *dig = b->dig, next = (uint16_t)d;
       fill_range(b->sym + d, lo, hi);
       for (uint32_t c = lo; c <= hi; c++) dig[c] = next++;
       d += hi - lo + 1;
-      prev = (int)hi;
     }
   } else {
     for (uint32_t word = 0; word < 4; word++) {
@@ -94,11 +123,29 @@ static int build_alphabet(tern_tb_block *b, const uint8_t **pp) {
         bits &= bits - 1;
       }
     }
-    p += 32;
   }
-  b->nsym = d; /* 0: every suffix of the block is empty */
-  *pp = p;
-  return TERN_OK;
+  b->tables = 1;
+}
+
+/* A key byte as a digit of the block: its rank (the alphabet bytes below
+ * it), with KEY_ABSENT when it is not in the alphabet. */
+#define KEY_ABSENT 0x200u
+#define KEY_RANK 0x1ffu
+static inline uint32_t key_digit(const tern_tb_block *b, uint8_t c) {
+  if (b->nranges || (b->page[0] & TERN_TB_RANGES)) {
+    const uint8_t *r = b->alpha;
+    uint32_t base = 0;
+    for (uint32_t i = 0; i < b->nranges; i++, r += 2) {
+      if (c < r[0]) return base | KEY_ABSENT;
+      if (c <= r[1]) return base + (uint32_t)(c - r[0]);
+      base += (uint32_t)(r[1] - r[0]) + 1;
+    }
+    return base | KEY_ABSENT;
+  }
+  uint64_t bits = tern_load64(b->alpha + 8 * (c >> 6));
+  uint64_t bit = (uint64_t)1 << (c & 63);
+  uint32_t rank = b->below[c >> 6] + (uint32_t)__builtin_popcountll(bits & (bit - 1));
+  return rank | (bits & bit ? 0 : KEY_ABSENT);
 }
 
 /* Powers of every alphabet size and their reciprocals, computed once: a
@@ -145,8 +192,8 @@ static void set_tail_bits(tern_tb_block *b) {
   if (bits <= 8u * TERN_TB_PAGE) b->tail_bits = (int32_t)bits;
 }
 
-int tern_tb_open(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f, uint32_t expect_n,
-                 const char *what, uint64_t block_no) {
+int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f,
+                        uint32_t expect_n, const char *what, uint64_t block_no) {
   /* The header spans the first lines; ask for them all now rather than
    * one miss at a time. */
   __builtin_prefetch(page + 64);
@@ -179,7 +226,7 @@ int tern_tb_open(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f, 
   }
   if (over) return corrupt(b, "column width out of range");
   const uint8_t *p = page + TERN_TB_HEADER_FIXED, *end = page + TERN_TB_PAGE;
-  TERN_TRY(build_alphabet(b, &p));
+  TERN_TRY(parse_alphabet(b, &p));
   TERN_TRY(set_digit_coding(b));
   uint64_t v[8] = {0};
   int fixed = page[0] & TERN_TB_FIXED_LEN;
@@ -212,6 +259,13 @@ int tern_tb_open(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f, 
       b->used_bits > 8u * TERN_TB_PAGE)
     return corrupt(b, "bad section bounds");
   set_tail_bits(b);
+  return TERN_OK;
+}
+
+int tern_tb_open(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f, uint32_t expect_n,
+                 const char *what, uint64_t block_no) {
+  TERN_TRY(tern_tb_open_lookup(b, page, f, expect_n, what, block_no));
+  tern_tb_tables(b);
   return TERN_OK;
 }
 
@@ -301,38 +355,19 @@ static int decode_suffix(const tern_tb_block *b, uint32_t sp, uint32_t slen, uin
   return TERN_OK;
 }
 
-static inline int mismatch(uint8_t c, uint8_t k, uint32_t at, uint32_t *m) {
-  if (c > k) return 1;
-  *m = at;
-  return -1;
-}
-
 /* Compares the slen suffix characters at sp, continuing a term whose first
- * *m bytes equal the key's, with key[*m..klen).  Returns <0, 0, >0 as the
- * term compares with the key; when <0, *m becomes their common prefix. */
-/* The digit a byte would have: how many alphabet bytes are below it. */
-static inline uint32_t key_rank(const tern_tb_block *b, uint8_t c) {
-  uint32_t d = b->dig[c];
-  if (TERN_LIKELY(d != TERN_TB_NODIGIT)) return d;
-  uint32_t lo = 0, hi = b->nsym; /* not in the alphabet: count the bytes below */
-  while (lo < hi) {
-    uint32_t mid = (lo + hi) / 2;
-    if (b->sym[mid] < c)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-static inline int key_in(const tern_tb_block *b, uint8_t c) { return b->dig[c] != TERN_TB_NODIGIT; }
-
-/* Compares the suffix group by group: a group the key has whole is one
- * number to compare; only where they differ, or where the key's bytes are
- * not all in the alphabet, are digits extracted (most significant first,
- * as far as they agree) to find the common prefix. */
+ * *m bytes equal the key's, with key[*m..klen) given as digits kd (see
+ * key_digit).  Returns <0, 0, >0 as the term compares with the key; when
+ * <0, *m becomes their common prefix.
+ *
+ * Group by group: a group the key has whole (and in the alphabet) is one
+ * number to compare; only where they differ are digits extracted (most
+ * significant first, as far as they agree).  A term digit d against a key
+ * byte of rank k: equal when the byte is in the alphabet and d == k;
+ * otherwise the term is above iff d >= k (an absent byte sits between
+ * digits k-1 and k). */
 static __attribute__((noinline)) int cmp_suffix(const tern_tb_block *b, uint32_t sp,
-                                                uint32_t slen, const uint8_t *key,
+                                                uint32_t slen, const uint16_t *kd,
                                                 uint32_t klen, uint32_t *m) {
   uint32_t at = *m, end = at + slen;
   while (at < end) {
@@ -342,11 +377,10 @@ static __attribute__((noinline)) int cmp_suffix(const tern_tb_block *b, uint32_t
     if (at + r <= klen) {
       uint32_t kc = 0, absent = 0;
       for (uint32_t i = 0; i < r; i++) {
-        uint32_t kd = b->dig[key[at + i]];
-        absent |= kd;
-        kc = kc * b->nsym + kd;
+        absent |= kd[at + i];
+        kc = kc * b->nsym + kd[at + i];
       }
-      if (!(absent & 0x100)) { /* every digit is below 256 */
+      if (!(absent & KEY_ABSENT)) {
         if (code == kc) {
           at += r;
           continue;
@@ -358,8 +392,12 @@ static __attribute__((noinline)) int cmp_suffix(const tern_tb_block *b, uint32_t
       uint32_t d = j ? digit_div(b, code, j) : code;
       code -= d * (uint32_t)b->pow[j];
       if (at >= klen) return 1;
-      uint8_t c = b->sym[d & 255];
-      if (c != key[at]) return mismatch(c, key[at], at, m);
+      uint32_t k = kd[at];
+      if (d != k) { /* k with KEY_ABSENT never equals a digit */
+        if (d >= (k & KEY_RANK)) return 1;
+        *m = at;
+        return -1;
+      }
       at++;
     }
   }
@@ -373,28 +411,27 @@ typedef struct key_char {
   uint32_t at;             /* m */
 } key_char;
 
-static inline void key_char_at(const tern_tb_block *b, const uint8_t *key, uint32_t klen,
-                               uint32_t m, key_char *k) {
+static inline void key_char_at(const uint16_t *kd, uint32_t klen, uint32_t m, key_char *k) {
   k->past = m >= klen;
   k->at = m;
   k->rank = k->in = 0;
   if (k->past) return;
-  k->rank = key_rank(b, key[m]);
-  k->in = (uint32_t)key_in(b, key[m]);
+  k->rank = kd[m] & KEY_RANK;
+  k->in = !(kd[m] & KEY_ABSENT);
 }
 
 /* Compares a suffix starting at the key's position m (the term's first m
  * bytes equal the key's).  Usually decided by the first character, read
  * from the first code without dividing it: the codes whose first digit is
  * the key's character span [rank * K^(r-1), (rank + 1) * K^(r-1)). */
-static inline int cmp_at(const tern_tb_block *b, uint32_t sp, uint32_t slen, const uint8_t *key,
+static inline int cmp_at(const tern_tb_block *b, uint32_t sp, uint32_t slen, const uint16_t *kd,
                          uint32_t klen, uint32_t *m, const key_char *k) {
   if (k->past) return 1;
   uint32_t r = slen < b->group ? slen : b->group;
   uint64_t code = get(b, sp, b->gbits[r]), span = b->pow[r - 1], lo = k->rank * span;
   if (code < lo) return -1;
   if (code >= lo + (k->in ? span : 0)) return 1;
-  return cmp_suffix(b, sp, slen, key, klen, m);
+  return cmp_suffix(b, sp, slen, kd, klen, m);
 }
 
 static inline uint32_t restart_off(const tern_tb_block *b, uint32_t r) {
@@ -468,6 +505,8 @@ int tern_tb_iter_restart(const tern_tb_block *b, tern_tb_iter *it, uint32_t r, u
 
 int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, tern_tb_tail *t) {
   if (it->entry >= b->n) return TERN_NOTFOUND;
+  if (TERN_UNLIKELY(!b->tables))
+    return tern_fail(TERN_EINVAL, "terms block: decoding without tern_tb_tables");
   uint32_t e = it->entry, p = 0, slen = 0;
   if (e % b->restart == 0) {
     uint32_t r = e / b->restart;
@@ -498,6 +537,44 @@ int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, 
 }
 
 /* ---------------------------------------------------------------- lookup */
+
+/* kd[i] = key_digit(key[i]) for i in [from, klen).  With ranges (the
+ * common alphabet) 16 bytes at a time: a byte's rank is the sum over the
+ * ranges of min(max(c - lo, 0), hi - lo + 1), and it is in the alphabet
+ * when (c - lo) mod 256 <= hi - lo for some range. */
+static void key_digits(const tern_tb_block *b, const uint8_t *key, uint32_t from, uint32_t klen,
+                       uint16_t *kd) {
+#if defined(__SSE2__)
+  if (b->page[0] & TERN_TB_RANGES) {
+    for (uint32_t i = from; i < klen; i += 16) {
+      uint8_t chunk[16] = {0};
+      uint32_t n = klen - i < 16 ? klen - i : 16;
+      memcpy(chunk, key + i, n);
+      __m128i c = _mm_loadu_si128((const __m128i *)chunk), r = _mm_setzero_si128();
+      __m128i hit = _mm_setzero_si128();
+      const uint8_t *a = b->alpha;
+      for (uint32_t q = 0; q < b->nranges; q++, a += 2) {
+        __m128i lo = _mm_set1_epi8((char)a[0]), span = _mm_set1_epi8((char)(a[1] - a[0]));
+        __m128i below = _mm_subs_epu8(c, lo); /* c - lo, or 0 */
+        __m128i len1 = _mm_adds_epu8(span, _mm_set1_epi8(1)); /* 256 saturates to 255 */
+        r = _mm_add_epi8(r, _mm_min_epu8(below, len1));
+        __m128i d = _mm_sub_epi8(c, lo); /* (c - lo) mod 256 <= span */
+        hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_min_epu8(d, span), d));
+      }
+      /* Widened to 16 bits (kd has room for a whole last chunk). */
+      __m128i z = _mm_setzero_si128(), flag = _mm_set1_epi16((short)KEY_ABSENT);
+      __m128i lo16 = _mm_or_si128(_mm_unpacklo_epi8(r, z),
+                                  _mm_andnot_si128(_mm_unpacklo_epi8(hit, hit), flag));
+      __m128i hi16 = _mm_or_si128(_mm_unpackhi_epi8(r, z),
+                                  _mm_andnot_si128(_mm_unpackhi_epi8(hit, hit), flag));
+      _mm_storeu_si128((__m128i *)(kd + i), lo16);
+      _mm_storeu_si128((__m128i *)(kd + i + 8), hi16);
+    }
+    return;
+  }
+#endif
+  for (uint32_t i = from; i < klen; i++) kd[i] = (uint16_t)key_digit(b, key[i]);
+}
 
 static int found(const tern_tb_block *b, uint32_t e, uint32_t pos, uint32_t klen, uint32_t *index,
                  tern_tb_iter *it, tern_tb_tail *t) {
@@ -557,11 +634,13 @@ int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t kle
   __builtin_prefetch(b->page + (pos >> 3) + 64);
   uint32_t skip[SKIP_TABLE_MAX];
   int fast = skip_table(b, skip);
+  uint16_t kd[TERN_TB_TERM_MAX + 16]; /* the key's bytes after the prefix, as digits */
+  key_digits(b, key, b->cp, klen, kd);
   /* Scan from that restart.  m: the prefix the current term (below the
    * key) shares with the key; cur: its length. */
   uint32_t m = b->cp, cur = 0, to_restart = 0;
   key_char k;
-  key_char_at(b, key, klen, m, &k);
+  key_char_at(kd, klen, m, &k);
   for (; e < b->n; e++, to_restart--) {
     if (TERN_UNLIKELY(pos > b->used_bits)) return corrupt(b, "entry past the end of the block");
     uint32_t p = 0, slen = 0;
@@ -572,10 +651,10 @@ int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t kle
       p = b->cp;
       if (m != p) {
         m = p;
-        key_char_at(b, key, klen, m, &k);
+        key_char_at(kd, klen, m, &k);
       }
       c = slen == 0 ? (klen == p ? 0 : -1) /* the term is the prefix itself */
-                    : cmp_at(b, pos, slen, key, klen, &m, &k);
+                    : cmp_at(b, pos, slen, kd, klen, &m, &k);
     } else if (fast) {
       uint32_t v = (uint32_t)get(b, pos, b->bw_plen);
       p = b->cp + v;
@@ -590,10 +669,10 @@ int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t kle
       if (TERN_UNLIKELY(p >= b->fixed_len)) return corrupt(b, "entry suffix empty");
       pos += b->bw_plen;
       slen = b->fixed_len - p;
-      c = cmp_at(b, pos, slen, key, klen, &m, &k);
+      c = cmp_at(b, pos, slen, kd, klen, &m, &k);
     } else {
       TERN_TRY(read_prefix(b, &pos, cur, &p, &slen));
-      c = p > m ? -1 : p < m ? 1 : cmp_at(b, pos, slen, key, klen, &m, &k);
+      c = p > m ? -1 : p < m ? 1 : cmp_at(b, pos, slen, kd, klen, &m, &k);
     }
     if (c > 0) {
       *index = e;
@@ -602,7 +681,7 @@ int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t kle
     pos += suffix_bits(b, slen);
     cur = p + slen;
     if (c == 0) return found(b, e, pos, klen, index, it, t);
-    if (m != k.at) key_char_at(b, key, klen, m, &k);
+    if (m != k.at) key_char_at(kd, klen, m, &k);
     pos = skip_tail(b, pos);
   }
   if (pos > b->used_bits) return corrupt(b, "entry past the end of the block");

@@ -119,6 +119,10 @@ typedef struct tern_tb_block {
   int64_t doc_base;
   uint64_t off_min, len_min, voff_min;
   int32_t tail_bits; /* bits of every entry's tail when they are all equal, else -1 */
+  const uint8_t *alpha; /* the alphabet as stored: ranges (after their count) or bitmap */
+  uint32_t nranges;     /* RANGES: their count; bitmap: 0 */
+  uint32_t below[4];    /* bitmap: alphabet bytes below 64 * word */
+  int tables;           /* sym and dig are filled (tern_tb_tables) */
   uint8_t sym[256 + 8]; /* digit -> byte (8 bytes of slack for filling) */
   uint16_t dig[256];    /* byte -> digit, TERN_TB_NODIGIT when not in the alphabet */
 } tern_tb_block;
@@ -127,6 +131,15 @@ typedef struct tern_tb_block {
  * index records (0: unknown). */
 int tern_tb_open(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f, uint32_t expect_n,
                  const char *what, uint64_t block_no);
+/* The same checks, without filling the byte <-> digit tables, which only
+ * decoding needs: a lookup (tern_tb_lower_bound) codes the key's bytes
+ * into digits instead — 16 bytes rather than a 256-entry table.  Call
+ * tern_tb_tables before iterating such a block. */
+int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f,
+                        uint32_t expect_n, const char *what, uint64_t block_no);
+/* Fills the tables of a block opened by tern_tb_open_lookup (no-op when
+ * they are filled). */
+void tern_tb_tables(tern_tb_block *b);
 
 /* Sequential decoding state.  The caller's term buffer holds the last term
  * decoded (TERN_TB_TERM_MAX bytes). */

@@ -157,7 +157,12 @@ static inline int sep_le(const tern_terms_index *ix, uint64_t b, uint64_t kh, co
 }
 
 uint64_t tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, size_t len) {
-  uint64_t kh = tern_terms_index_head(key, len), lo = 0, n = ix->nblocks;
+  return tern_terms_index_find_head(ix, tern_terms_index_head(key, len), key, len);
+}
+
+uint64_t tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
+                                    size_t len) {
+  uint64_t lo = 0, n = ix->nblocks;
   while (n > 1) {
     uint64_t half = n / 2;
     if (sep_le(ix, lo + half, kh, key, len)) lo += half;

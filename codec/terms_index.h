@@ -51,6 +51,9 @@ size_t tern_terms_index_memory(const tern_terms_index *ix);
 
 /* The last block whose separator is <= key (0 when none is). */
 uint64_t tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, size_t len);
+/* The same, given kh = tern_terms_index_head(key, len). */
+uint64_t tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
+                                    size_t len);
 /* The block holding ordinal ord (< the term count). */
 uint64_t tern_terms_index_find_ordinal(const tern_terms_index *ix, uint64_t ord);
 /* The first 8 bytes of a key as a big-endian number, zero-padded: the
