@@ -40,7 +40,7 @@ void tern_bench_seek_usage(FILE *out);
 #define SEEK_ROUNDS_MAX 100u
 
 typedef struct seek_opts {
-  uint64_t keys, lookups, rounds, seed;
+  uint64_t keys, lookups, rounds, seed, restart;
   const char *parent;
   int keep, only; /* only: 0 both, 1 tern, 2 lmdb */
 } seek_opts;
@@ -52,6 +52,7 @@ void tern_bench_seek_usage(FILE *out) {
           "  --lookups N     lookups per phase and round (1000000)\n"
           "  --rounds R      rounds; medians reported (5)\n"
           "  --seed S        key seed (0x7365656b)\n"
+          "  --restart R     terms block restart interval (the writer's default)\n"
           "  --dir PATH      parent of the scratch directory (/var/tmp)\n"
           "  --only SIDE     tern | lmdb: time one side only\n"
           "  --keep          keep the scratch directory\n");
@@ -62,6 +63,7 @@ static int parse_opts(int argc, char **argv, seek_opts *o) {
                                      {"rounds", 1, 0, 'r'}, {"seed", 1, 0, 's'},
                                      {"dir", 1, 0, 'd'},    {"only", 1, 0, 'o'},
                                      {"keep", 0, 0, 'k'},   {"help", 0, 0, 'h'},
+                                     {"restart", 1, 0, 'R'},
                                      {0, 0, 0, 0}};
   *o = (seek_opts){.keys = 10000000, .lookups = 1000000, .rounds = 5, .seed = SEEK_SEED,
                    .parent = "/var/tmp"};
@@ -75,6 +77,7 @@ static int parse_opts(int argc, char **argv, seek_opts *o) {
     case 'r': bad = bench_parse_u64(optarg, &o->rounds); break;
     case 's': bad = bench_parse_u64(optarg, &o->seed); break;
     case 'd': o->parent = optarg; break;
+    case 'R': bad = bench_parse_u64(optarg, &o->restart) || o->restart < 1 || o->restart > 255; break;
     case 'k': o->keep = 1; break;
     case 'o':
       if (!strcmp(optarg, "tern")) o->only = 1;
@@ -98,9 +101,10 @@ static int parse_opts(int argc, char **argv, seek_opts *o) {
   return 0;
 }
 
-static int build_segment(const char *dir, const bench_keys *k) {
+static int build_segment(const char *dir, const bench_keys *k, uint64_t restart) {
   tern_segw_options so;
   tern_segw_options_init(&so);
+  if (restart) so.restart_interval = (uint32_t)restart;
   tern_segw *w;
   int rc = tern_segw_open(&w, dir, SEEK_SEG, &so);
   if (rc == TERN_OK) rc = tern_segw_field(w, "id", 2, TERN_FIELD_UNIQUE, 1);
@@ -274,7 +278,7 @@ int tern_bench_seek(int argc, char **argv) {
   bench_path(tdir, sizeof tdir, dir, "tern");
   bench_path(ldir, sizeof ldir, dir, "lmdb");
   int rc = bench_mkdirs(tdir);
-  if (rc == 0) rc = build_segment(tdir, &present);
+  if (rc == 0) rc = build_segment(tdir, &present, o.restart);
   if (rc != 0) {
     fprintf(stderr, "seek: building the segment: %d\n", rc);
     goto out;
