@@ -1,0 +1,154 @@
+/*
+ * record.h — the bytes of what the engine keeps in its LMDB catalog and in
+ * memory: the catalog format version, the options, the commit state, one
+ * record per segment, and the document records of the write buffer
+ * (docs/format/catalog.md describes them byte by byte).
+ *
+ * Every record is little-endian integers and LEB128 varints; every decoder
+ * is bounded by the record's length, rejects trailing bytes, and returns
+ * TERN_ECORRUPT naming the record when the bytes are malformed.  The engine
+ * never looks inside these bytes itself: it encodes and decodes through
+ * this file only, so the whole catalog format lives in one place.
+ */
+#ifndef TERN_RECORD_H
+#define TERN_RECORD_H
+
+#include "codec/frame.h"
+#include "tern.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Version of the catalog schema (DBIs, keys and the records below). */
+#define TERN_CATALOG_VERSION 1u
+
+/* ------------------------------------------------------------- format */
+
+#define TERN_REC_FORMAT_SIZE 8u
+/* "tern" then the version as u32. */
+void tern_rec_format_encode(uint8_t out[TERN_REC_FORMAT_SIZE]);
+/* TERN_ECORRUPT (not a tern catalog) or TERN_EVERSION (newer schema). */
+int tern_rec_format_decode(const uint8_t *buf, size_t len, uint32_t *version);
+
+/* ------------------------------------------------------------- options */
+
+/* A decoded options record.  Field names point into the decoded bytes. */
+typedef struct tern_rec_field {
+  const uint8_t *name;
+  size_t name_len;
+  uint32_t threshold;
+} tern_rec_field;
+
+typedef struct tern_rec_options {
+  uint32_t pulsing_threshold;
+  uint32_t inline_value_max;
+  uint32_t bloom_bits_per_key;
+  uint64_t write_buffer_bytes;
+  uint64_t map_size;
+  size_t nfields;
+  tern_rec_field *fields; /* malloc'd array (names not copied); free with tern_rec_options_free */
+} tern_rec_options;
+
+/* Encodes `o` into a malloc'd buffer. */
+int tern_rec_options_encode(const tern_options *o, uint8_t **out, size_t *len);
+int tern_rec_options_decode(tern_rec_options *out, const uint8_t *buf, size_t len);
+void tern_rec_options_free(tern_rec_options *o);
+
+/* ------------------------------------------------------------- state */
+
+/* What one commit of the catalog is, besides its segments. */
+typedef struct tern_rec_state {
+  uint64_t seq;            /* commits made so far; every catalog write adds one */
+  uint64_t next_segment;   /* number the next segment gets */
+  uint64_t buffered_docs;  /* entries of the buffer DBI */
+  uint64_t buffered_bytes; /* sum of their key and record lengths */
+} tern_rec_state;
+
+#define TERN_REC_STATE_MAX (4u * 10u)
+size_t tern_rec_state_encode(uint8_t out[TERN_REC_STATE_MAX], const tern_rec_state *s);
+int tern_rec_state_decode(tern_rec_state *out, const uint8_t *buf, size_t len);
+
+/* ------------------------------------------------------------- segments */
+
+/* Segment records are keyed by their number, 8 bytes big-endian so that
+ * LMDB's byte order is numeric order (oldest first). */
+#define TERN_REC_SEGKEY_SIZE 8u
+void tern_rec_segkey_encode(uint8_t out[TERN_REC_SEGKEY_SIZE], uint64_t number);
+int tern_rec_segkey_decode(const uint8_t *buf, size_t len, uint64_t *number);
+
+typedef struct tern_rec_segment {
+  uint8_t segid[TERN_SEGID_SIZE]; /* the id in every file header of the segment */
+  uint64_t max_doc;
+  uint64_t deleted;      /* deleted docs in its live docs of generation `livedocs_gen` */
+  uint64_t livedocs_gen; /* 0: no deletions, no live-docs value */
+} tern_rec_segment;
+
+#define TERN_REC_SEGMENT_MAX (TERN_SEGID_SIZE + 3u * 10u)
+size_t tern_rec_segment_encode(uint8_t out[TERN_REC_SEGMENT_MAX], const tern_rec_segment *s);
+int tern_rec_segment_decode(tern_rec_segment *out, const uint8_t *buf, size_t len);
+
+/* ------------------------------------------------------------- documents */
+
+/* A document record: the value and the secondary terms of one key (the
+ * value of a buffer-DBI entry; the key is the LMDB key).
+ *
+ *   varint vlen | value | varint nterms | nterms x (u8 flen | field | varint tlen | term)
+ */
+size_t tern_rec_doc_size(size_t vlen, const tern_term *terms, size_t nterms);
+/* Writes the record into out[tern_rec_doc_size(...)]; returns its length. */
+size_t tern_rec_doc_encode(uint8_t *out, const void *val, size_t vlen, const tern_term *terms,
+                           size_t nterms);
+
+/* A decoded document record: the value, and the terms still encoded
+ * (walk them with tern_rec_terms_next). */
+typedef struct tern_rec_doc {
+  const uint8_t *val;
+  size_t vlen;
+  uint64_t nterms;
+  const uint8_t *terms, *end;
+} tern_rec_doc;
+/* Decodes and checks the whole record (every term's bounds and lengths). */
+int tern_rec_doc_decode(tern_rec_doc *out, const uint8_t *buf, size_t len);
+/* Decodes only the value (records already checked once). */
+int tern_rec_doc_value(const uint8_t *buf, size_t len, const uint8_t **val, size_t *vlen);
+
+/* Iterates a checked record's terms. */
+typedef struct tern_rec_term {
+  const uint8_t *field;
+  size_t flen;
+  const uint8_t *term;
+  size_t tlen;
+} tern_rec_term;
+typedef struct tern_rec_terms {
+  const uint8_t *p, *end;
+  uint64_t left;
+} tern_rec_terms;
+void tern_rec_terms_init(tern_rec_terms *it, const tern_rec_doc *d);
+/* 1 and *t set; 0 after the last; TERN_ECORRUPT on malformed bytes. */
+int tern_rec_terms_next(tern_rec_terms *it, tern_rec_term *t);
+
+/* ------------------------------------------------------------- buffer entries */
+
+/* LMDB keys are at most 511 bytes; primary keys up to TERN_KEY_MAX.  The
+ * buffer DBI's key of a primary key is the key itself when it has at most
+ * TERN_REC_BUFKEY_PLAIN bytes; a longer key is stored under its first
+ * TERN_REC_BUFKEY_PREFIX bytes, the XXH3-128 of the whole key and a 0x01
+ * byte: TERN_REC_BUFKEY_MAX bytes, a length no plain key has.  The buffer
+ * value then carries the rest of the key:
+ *
+ *   varint tail_len | tail (key bytes past the prefix; none for plain keys) | document record
+ */
+#define TERN_REC_BUFKEY_PLAIN 480u
+#define TERN_REC_BUFKEY_PREFIX 464u
+#define TERN_REC_BUFKEY_MAX 481u
+
+size_t tern_rec_bufkey(uint8_t out[TERN_REC_BUFKEY_MAX], const void *key, size_t klen);
+size_t tern_rec_bufval_size(size_t klen, size_t dlen);
+void tern_rec_bufval_encode(uint8_t *out, const void *key, size_t klen, const uint8_t *doc,
+                            size_t dlen);
+/* Rebuilds the primary key into key[TERN_KEY_MAX] and finds the document
+ * record; checks the long-key hash. */
+int tern_rec_bufval_decode(const uint8_t *lkey, size_t lklen, const uint8_t *val, size_t vlen,
+                           uint8_t *key, size_t *klen, const uint8_t **doc, size_t *dlen);
+
+#endif

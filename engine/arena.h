@@ -1,0 +1,27 @@
+/*
+ * arena.h — a bump allocator of chunks, freed all at once.  Holds the
+ * bytes of a write transaction's documents and of a buffer view, whose
+ * lifetimes are those of the transaction and of the view: no per-document
+ * malloc, no per-document free.
+ */
+#ifndef TERN_ENGINE_ARENA_H
+#define TERN_ENGINE_ARENA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tern_arena_chunk tern_arena_chunk;
+typedef struct tern_arena {
+  tern_arena_chunk *head;
+  uint8_t *p, *end; /* free space of the head chunk */
+  size_t bytes;     /* bytes handed out */
+} tern_arena;
+
+void tern_arena_init(tern_arena *a);
+/* n bytes (unaligned), or NULL when out of memory. */
+uint8_t *tern_arena_alloc(tern_arena *a, size_t n);
+/* Gives back the last allocation's unused tail: `used` of its n bytes. */
+void tern_arena_trim(tern_arena *a, uint8_t *last, size_t used);
+void tern_arena_free(tern_arena *a);
+
+#endif

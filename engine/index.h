@@ -1,0 +1,144 @@
+/*
+ * index.h — the engine's internal view of an open index: the LMDB
+ * catalog, the shared segment readers, and the immutable "states" that
+ * snapshots and the writer hold.
+ *
+ * A state is one commit of the catalog, materialised: its segments (each
+ * a shared reader plus the live docs of the generation that commit
+ * recorded) and, once some snapshot needs it, an in-memory view of the
+ * write buffer.  States, segment readers and live docs are refcounted
+ * under idx->mu; a snapshot holds a state and no LMDB transaction, so any
+ * number of threads read through it without locks.  idx->cur caches the
+ * newest state; the catalog's commit counter (state record `seq`) tells
+ * whether it is still the newest, across processes too.
+ *
+ * A segment dropped by a merge is marked `dropped`; its files are
+ * unlinked when the last state holding it goes away (never under a
+ * reader).  Files no commit references (a crash between writing a
+ * segment and committing it, or between a merge's commit and its
+ * unlinks) are removed at the next open by a process that gets the write
+ * lock.
+ */
+#ifndef TERN_ENGINE_INDEX_H
+#define TERN_ENGINE_INDEX_H
+
+#include "codec/livedocs.h"
+#include "codec/record.h"
+#include "codec/segment.h"
+#include "engine/memseg.h"
+#include "tern.h"
+
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#define TERN_CATALOG_FILE "catalog.mdb"
+#define TERN_LOCK_FILE "write.lock"
+#define TERN_SEGNAME_MAX 32
+
+typedef struct tern_segref {
+  unsigned refs; /* states holding it (under idx->mu) */
+  int dropped;   /* no longer in the catalog: unlink the files at refs == 0 */
+  uint64_t number;
+  char name[TERN_SEGNAME_MAX];
+  tern_seg *seg;
+  const tern_seg_field *unique;
+  uint32_t max_doc;
+  struct tern_segref *next;
+} tern_segref;
+
+typedef struct tern_ldref {
+  unsigned refs; /* under idx->mu */
+  tern_livedocs *ld;
+} tern_ldref;
+
+/* One segment as one commit sees it. */
+typedef struct tern_slot {
+  tern_segref *ref;
+  tern_ldref *live; /* NULL: nothing deleted */
+  uint64_t deleted, gen;
+  uint8_t segid[TERN_SEGID_SIZE];
+} tern_slot;
+
+typedef struct tern_state {
+  unsigned refs; /* under idx->mu */
+  tern_rec_state rec;
+  size_t nslots;
+  tern_slot *slots;    /* oldest (lowest number) first */
+  tern_memseg *buffer; /* the write buffer, built on first need (under idx->mu) */
+} tern_state;
+
+struct tern_index {
+  char *dir;
+  unsigned flags;
+  MDB_env *env;
+  MDB_dbi dbi_meta, dbi_segs, dbi_live, dbi_buf;
+  tern_options opts; /* fields: owned copies */
+  int lock_fd;       /* DIR/write.lock, -1 read-only */
+  pthread_mutex_t mu;
+  tern_state *cur; /* newest state known (holds a ref) */
+  MDB_txn *rtxn;   /* a reset read transaction reused under mu (renew is cheaper than begin) */
+  tern_segref *segrefs;
+  unsigned snapshots;
+  int writing; /* a transaction, flush or compaction holds the write lock */
+};
+
+struct tern_snapshot {
+  tern_index *idx;
+  tern_state *st;
+  tern_memseg *buf; /* st->buffer */
+};
+
+/* ---- catalog.c: LMDB records */
+int tern_mdb_status(int rc, const char *what);
+int tern_catalog_get_state(tern_index *idx, MDB_txn *t, tern_rec_state *out);
+int tern_catalog_put_state(tern_index *idx, MDB_txn *t, const tern_rec_state *s);
+int tern_catalog_put_segment(tern_index *idx, MDB_txn *t, uint64_t number,
+                             const tern_rec_segment *r);
+int tern_catalog_del_segment(tern_index *idx, MDB_txn *t, uint64_t number);
+int tern_catalog_put_livedocs(tern_index *idx, MDB_txn *t, uint64_t number, const tern_livedocs *ld,
+                              const uint8_t *segid);
+/* Calls fn for each segment record, oldest first. */
+typedef int (*tern_catalog_seg_fn)(void *ctx, uint64_t number, const tern_rec_segment *r);
+int tern_catalog_each_segment(tern_index *idx, MDB_txn *t, tern_catalog_seg_fn fn, void *ctx);
+/* The live docs value of segment `number` (bytes valid during t). */
+int tern_catalog_get_livedocs(tern_index *idx, MDB_txn *t, uint64_t number, const uint8_t **buf,
+                              size_t *len);
+/* Segment file name of a number. */
+void tern_segment_name(char out[TERN_SEGNAME_MAX], uint64_t number);
+
+/* ---- state.c: states and shared readers (call with idx->mu held unless noted) */
+/* The newest committed state, refreshed from the catalog when another
+ * commit happened since; with want_buffer, its buffer view built.  Takes
+ * idx->mu itself.  The caller owns one reference. */
+int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out);
+/* Drops one reference.  Takes idx->mu itself. */
+void tern_state_release(tern_index *idx, tern_state *st);
+/* Marks segments dropped by a merge (files go when unreferenced). */
+void tern_segments_dropped(tern_index *idx, const uint64_t *numbers, size_t n);
+/* Releases idx->cur and every reader (close). */
+void tern_states_close(tern_index *idx);
+
+/* ---- lookups shared by reads and the writer */
+/* The doc of `key` in slot `s` when it is live there: TERN_OK with *doc
+ * and the entry in c/e; TERN_NOTFOUND otherwise. */
+int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,
+                   tern_term_entry *e, uint32_t *doc);
+static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
+  return !s->live || tern_livedocs_is_live(s->live->ld, doc);
+}
+
+/* ---- writer.c: the write lock */
+int tern_writer_lock(tern_index *idx);
+void tern_writer_unlock(tern_index *idx);
+
+/* ---- maintenance run by the writer (lock held) */
+int tern_flush_locked(tern_index *idx);
+int tern_merge_policy_run(tern_index *idx);
+int tern_merge_everything(tern_index *idx);
+typedef int (*tern_apply_fn)(void *ctx, MDB_txn *t, tern_rec_state *rec);
+/* One LMDB write transaction: apply(), then seq + 1.  *out (may be NULL)
+ * receives the state record committed. */
+int tern_commit_catalog(tern_index *idx, tern_apply_fn apply, void *ctx, tern_rec_state *out);
+
+#endif

@@ -1,0 +1,257 @@
+/*
+ * maint.c — flush, compaction, verification and statistics.
+ */
+#include "engine/index.h"
+
+#include "codec/status.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ flush */
+
+typedef struct flush_ctx {
+  tern_index *idx;
+  const tern_state *st;
+  uint64_t number;
+  uint32_t ndocs;
+  uint8_t segid[TERN_SEGID_SIZE];
+} flush_ctx;
+
+static int apply_flush(void *ctx, MDB_txn *t, tern_rec_state *rec) {
+  flush_ctx *f = ctx;
+  if (rec->seq != f->st->rec.seq || rec->next_segment != f->number)
+    return tern_fail(TERN_EBUSY, "%s: catalog changed under the flush", f->idx->dir);
+  TERN_TRY(tern_mdb_status(mdb_drop(t, f->idx->dbi_buf, 0), "emptying the buffer"));
+  rec->buffered_docs = rec->buffered_bytes = 0;
+  tern_rec_segment r = {{0}, f->ndocs, 0, 0};
+  memcpy(r.segid, f->segid, TERN_SEGID_SIZE);
+  TERN_TRY(tern_catalog_put_segment(f->idx, t, f->number, &r));
+  rec->next_segment++;
+  return TERN_OK;
+}
+
+int tern_flush_locked(tern_index *idx) {
+  tern_state *st;
+  TERN_TRY(tern_state_acquire(idx, 1, &st));
+  int rc = TERN_OK;
+  if (st->buffer->n) {
+    flush_ctx f = {idx, st, st->rec.next_segment, (uint32_t)st->buffer->n, {0}};
+    char name[TERN_SEGNAME_MAX];
+    tern_segment_name(name, f.number);
+    rc = tern_memseg_write(st->buffer, idx->dir, name, &idx->opts);
+    if (rc == TERN_OK) {
+      tern_seg *s;
+      rc = tern_seg_open(&s, idx->dir, name, TERN_IO_MMAP);
+      if (rc == TERN_OK) {
+        memcpy(f.segid, tern_seg_id(s), TERN_SEGID_SIZE);
+        tern_seg_close(s);
+      }
+    }
+    if (rc == TERN_OK) rc = tern_commit_catalog(idx, apply_flush, &f, NULL);
+    if (rc != TERN_OK) tern_seg_remove(idx->dir, name);
+  }
+  tern_state_release(idx, st);
+  return rc;
+}
+
+int tern_flush(tern_index *idx) {
+  if (!idx) return tern_fail(TERN_EINVAL, "tern_flush: NULL index");
+  TERN_TRY(tern_writer_lock(idx));
+  int rc = tern_flush_locked(idx);
+  if (rc == TERN_OK) rc = tern_merge_policy_run(idx);
+  tern_writer_unlock(idx);
+  return rc;
+}
+
+int tern_compact(tern_index *idx) {
+  if (!idx) return tern_fail(TERN_EINVAL, "tern_compact: NULL index");
+  TERN_TRY(tern_writer_lock(idx));
+  int rc = tern_flush_locked(idx);
+  if (rc == TERN_OK) rc = tern_merge_everything(idx);
+  tern_writer_unlock(idx);
+  return rc;
+}
+
+/* ------------------------------------------------------------ verify */
+
+typedef struct verify_ctx {
+  tern_index *idx;
+  MDB_txn *t;
+  const tern_state *st;
+  size_t seen;
+  uint64_t max_number;
+} verify_ctx;
+
+static int verify_segment_record(void *ctx, uint64_t number, const tern_rec_segment *r) {
+  verify_ctx *v = ctx;
+  tern_index *idx = v->idx;
+  if (v->seen >= v->st->nslots || v->st->slots[v->seen].ref->number != number)
+    return tern_fail(TERN_ECORRUPT, "%s/%s: segment records changed while verifying", idx->dir,
+                     TERN_CATALOG_FILE);
+  const tern_slot *sl = &v->st->slots[v->seen++];
+  if (number > v->max_number) v->max_number = number;
+  TERN_TRY(tern_seg_verify(sl->ref->seg));
+  if (r->livedocs_gen == 0) return TERN_OK;
+  const uint8_t *buf;
+  size_t len;
+  TERN_TRY(tern_catalog_get_livedocs(idx, v->t, number, &buf, &len));
+  tern_livedocs *ld;
+  int rc = tern_livedocs_read(&ld, buf, len, r->segid, (uint32_t)r->max_doc, (uint32_t)r->deleted);
+  if (rc != TERN_OK)
+    return tern_fail(rc, "%s/%s: live docs of segment %s (generation %" PRIu64 "): %s", idx->dir,
+                     TERN_CATALOG_FILE, sl->ref->name, r->livedocs_gen, tern_errmsg());
+  int ok = tern_livedocs_deleted(ld) == r->deleted && tern_livedocs_max_doc(ld) == r->max_doc;
+  tern_livedocs_free(ld);
+  if (!ok)
+    return tern_fail(TERN_ECORRUPT, "%s/%s: live docs of segment %s disagree with its record",
+                     idx->dir, TERN_CATALOG_FILE, sl->ref->name);
+  return TERN_OK;
+}
+
+/* Every live-docs value belongs to a segment with deletions. */
+static int verify_livedocs_keys(verify_ctx *v) {
+  MDB_cursor *c;
+  TERN_TRY(tern_mdb_status(mdb_cursor_open(v->t, v->idx->dbi_live, &c), "cursor"));
+  MDB_val k, d;
+  int rc = mdb_cursor_get(c, &k, &d, MDB_FIRST), trc = TERN_OK;
+  for (; rc == 0 && trc == TERN_OK; rc = mdb_cursor_get(c, &k, &d, MDB_NEXT)) {
+    uint64_t number;
+    trc = tern_rec_segkey_decode(k.mv_data, k.mv_size, &number);
+    int found = 0;
+    for (size_t i = 0; trc == TERN_OK && i < v->st->nslots; i++)
+      found |= v->st->slots[i].ref->number == number && v->st->slots[i].gen > 0;
+    if (trc == TERN_OK && !found)
+      trc = tern_fail(TERN_ECORRUPT, "%s/%s: live docs of segment %" PRIu64 " without a record",
+                      v->idx->dir, TERN_CATALOG_FILE, number);
+  }
+  mdb_cursor_close(c);
+  if (trc == TERN_OK && rc != MDB_NOTFOUND) trc = tern_mdb_status(rc, "reading live docs");
+  return trc;
+}
+
+/* The buffer: records decode, totals match, and no buffered key is also
+ * live in a segment. */
+static int verify_buffer(verify_ctx *v) {
+  const tern_memseg *m = v->st->buffer;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < m->n; i++) {
+    tern_rec_doc d;
+    int rc = tern_rec_doc_decode(&d, m->docs[i].doc, m->docs[i].key.aux);
+    if (rc != TERN_OK)
+      return tern_fail(rc, "%s/%s: buffered document %zu: %s", v->idx->dir, TERN_CATALOG_FILE, i,
+                       tern_errmsg());
+  }
+  bytes = m->stored_bytes;
+  if (m->n != v->st->rec.buffered_docs || bytes != v->st->rec.buffered_bytes)
+    return tern_fail(TERN_ECORRUPT,
+                     "%s/%s: buffer holds %zu documents of %" PRIu64 " bytes; state says %" PRIu64
+                     " of %" PRIu64,
+                     v->idx->dir, TERN_CATALOG_FILE, m->n, bytes, v->st->rec.buffered_docs,
+                     v->st->rec.buffered_bytes);
+  tern_seg_cursor *c = malloc(sizeof *c);
+  if (!c) return tern_fail(TERN_ENOMEM, "out of memory");
+  int rc = TERN_OK;
+  for (size_t s = 0; rc == TERN_OK && s < v->st->nslots; s++) {
+    tern_seg_cursor_init(c);
+    for (size_t i = 0; rc == TERN_OK && i < m->n; i++) {
+      tern_term_entry e;
+      uint32_t doc;
+      rc = tern_slot_find(&v->st->slots[s], m->docs[i].key.p, m->docs[i].key.len, c, &e, &doc);
+      if (rc == TERN_OK)
+        rc = tern_fail(TERN_ECORRUPT, "%s: buffered key also live in segment %s", v->idx->dir,
+                       v->st->slots[s].ref->name);
+      else if (rc == TERN_NOTFOUND)
+        rc = TERN_OK;
+    }
+    tern_seg_cursor_release(c);
+  }
+  free(c);
+  return rc;
+}
+
+static int verify_once(tern_index *idx) {
+  tern_state *st;
+  TERN_TRY(tern_state_acquire(idx, 1, &st));
+  MDB_txn *t;
+  int rc = tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &t), "beginning a read");
+  if (rc == TERN_OK) {
+    verify_ctx v = {idx, t, st, 0, 0};
+    tern_rec_state rec;
+    rc = tern_catalog_get_state(idx, t, &rec);
+    if (rc == TERN_OK && rec.seq != st->rec.seq)
+      rc = tern_fail(TERN_EBUSY, "%s: a commit happened while verifying", idx->dir);
+    if (rc == TERN_OK) rc = tern_catalog_each_segment(idx, t, verify_segment_record, &v);
+    if (rc == TERN_OK && v.seen != st->nslots)
+      rc = tern_fail(TERN_ECORRUPT, "%s: segment count changed", idx->dir);
+    if (rc == TERN_OK && st->nslots && v.max_number >= rec.next_segment)
+      rc = tern_fail(TERN_ECORRUPT, "%s/%s: segment %" PRIu64 " not below next number %" PRIu64,
+                     idx->dir, TERN_CATALOG_FILE, v.max_number, rec.next_segment);
+    if (rc == TERN_OK) rc = verify_livedocs_keys(&v);
+    if (rc == TERN_OK) rc = verify_buffer(&v);
+    mdb_txn_abort(t);
+  }
+  tern_state_release(idx, st);
+  return rc;
+}
+
+int tern_verify(tern_index *idx) {
+  if (!idx) return tern_fail(TERN_EINVAL, "tern_verify: NULL index");
+  int rc;
+  /* The catalog is read twice (state, then records): another writer's
+   * commit in between means verifying again. */
+  for (int attempt = 0; (rc = verify_once(idx)) == TERN_EBUSY && attempt < 8; attempt++) {
+  }
+  return rc;
+}
+
+/* ------------------------------------------------------------ stats */
+
+int tern_stats_get(tern_stats **out, tern_index *idx) {
+  if (!out || !idx) return tern_fail(TERN_EINVAL, "tern_stats_get: NULL argument");
+  *out = NULL;
+  tern_state *st;
+  TERN_TRY(tern_state_acquire(idx, 0, &st));
+  tern_stats *s = calloc(1, sizeof *s);
+  if (s && st->nslots) s->segments = calloc(st->nslots, sizeof *s->segments);
+  if (!s || (st->nslots && !s->segments)) {
+    free(s);
+    tern_state_release(idx, st);
+    return tern_fail(TERN_ENOMEM, "stats: out of memory");
+  }
+  s->nsegments = st->nslots;
+  s->buffered = st->rec.buffered_docs;
+  s->docs = st->rec.buffered_docs;
+  for (size_t i = 0; i < st->nslots; i++) {
+    const tern_slot *sl = &st->slots[i];
+    tern_segment_stats *g = &s->segments[i];
+    tern_seg_summary sum;
+    tern_seg_summarize(sl->ref->seg, &sum);
+    g->id = sl->ref->number;
+    g->max_doc = sl->ref->max_doc;
+    g->deleted = sl->deleted;
+    g->livedocs_form = sl->live ? tern_livedocs_form(sl->live->ld) : "none";
+    g->livedocs_bytes = sl->live ? tern_livedocs_memory(sl->live->ld) : 0;
+    g->terms = sum.terms;
+    g->pulsed_terms = sum.pulsed_terms;
+    g->bytes_terms = sum.bytes_terms;
+    g->bytes_index = sum.bytes_index;
+    g->bytes_postings = sum.bytes_postings;
+    g->bytes_filter = sum.bytes_filter;
+    g->bytes_values = sum.bytes_values;
+    g->bytes = sum.bytes;
+    s->docs += g->max_doc - g->deleted;
+    s->deleted += g->deleted;
+  }
+  tern_state_release(idx, st);
+  *out = s;
+  return TERN_OK;
+}
+
+int tern_stats_free(tern_stats *s) {
+  if (!s) return TERN_OK;
+  free(s->segments);
+  free(s);
+  return TERN_OK;
+}

@@ -1,0 +1,88 @@
+/*
+ * memseg.h — documents held in memory in key order, looked up like a
+ * segment: the view of the write buffer a snapshot reads, and the
+ * documents of a bulk transaction before they become a segment.
+ *
+ * Each document is its key and its record bytes (codec/record.h); doc id =
+ * rank of the key, as in the segments tern writes.  The inverted index of
+ * the secondary terms (field -> term -> doc ids) is built on first need,
+ * once, under a lock, and is immutable afterwards, so a memseg shared by
+ * snapshots is safe for many threads.
+ */
+#ifndef TERN_ENGINE_MEMSEG_H
+#define TERN_ENGINE_MEMSEG_H
+
+#include "engine/arena.h"
+#include "engine/sort.h"
+#include "tern.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct tern_mdoc {
+  tern_keyref key;    /* key.aux: length of the record */
+  const uint8_t *doc; /* document record; NULL marks a deletion (transaction ops) */
+} tern_mdoc;
+
+typedef struct tern_mterm {
+  tern_keyref term; /* term.aux: number of docs */
+  const uint32_t *docs;
+} tern_mterm;
+
+typedef struct tern_mfield {
+  const uint8_t *name;
+  size_t len;
+  size_t nterms;
+  tern_mterm *terms; /* ascending */
+} tern_mfield;
+
+typedef struct tern_minv {
+  size_t nfields;
+  tern_mfield *fields; /* ascending by name */
+  tern_mterm *term_pool;
+  uint32_t *doc_pool;
+} tern_minv;
+
+typedef struct tern_memseg {
+  size_t n;
+  tern_mdoc *docs;       /* ascending, unique keys, no deletions */
+  tern_arena arena;      /* bytes the docs point to, when the memseg owns them */
+  uint64_t stored_bytes; /* buffer view: LMDB bytes (keys + values) it was read from */
+  pthread_mutex_t mu;
+  _Atomic(tern_minv *) inv;
+} tern_memseg;
+
+/* An empty memseg; the caller sets docs (malloc'd, owned) and n. */
+int tern_memseg_new(tern_memseg **out);
+void tern_memseg_free(tern_memseg *m);
+/* Rank of `key`, or -1. */
+ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen);
+/* The value of doc i. */
+int tern_memseg_value(const tern_memseg *m, size_t i, tern_slice *val);
+/* The inverted index, built on first call. */
+int tern_memseg_inv(tern_memseg *m, const tern_minv **out);
+const tern_mfield *tern_minv_field(const tern_minv *inv, const void *name, size_t len);
+const tern_mterm *tern_minv_term(const tern_mfield *f, const void *term, size_t len);
+
+/* Writes the secondary fields of the documents to an open segment writer
+ * (after its unique field). */
+struct tern_segw;
+int tern_memseg_write_fields(tern_memseg *m, struct tern_segw *w, const tern_options *o);
+/* Writes the documents as segment `name` in `dir` with the index options. */
+int tern_memseg_write(tern_memseg *m, const char *dir, const char *name, const tern_options *o);
+
+/* The pulsing threshold of field `name` under options `o`. */
+uint32_t tern_options_threshold(const tern_options *o, const uint8_t *name, size_t len);
+
+/* Byte order of two keys (shorter first on a common prefix). */
+static inline int tern_key_cmp(const void *a, size_t alen, const void *b, size_t blen) {
+  size_t n = alen < blen ? alen : blen;
+  int c = n ? memcmp(a, b, n) : 0;
+  if (c) return c;
+  return (alen > blen) - (alen < blen);
+}
+
+#endif

@@ -1,0 +1,445 @@
+/*
+ * merge.c — merging segments, and the policy choosing what to merge.
+ *
+ * A merge reads its source segments through their dictionaries, in key
+ * order: the unique field's terms are k-way merged and each live document
+ * gets the next doc id (doc id = rank of the key in the new segment, as
+ * in every segment tern writes); the old -> new doc id maps then carry the
+ * secondary fields, whose terms are k-way merged too, with each term's
+ * postings concatenated, remapped, cleared of deleted docs and sorted.
+ * The new segment is written and fsynced, then ONE LMDB commit replaces
+ * the sources by it in the catalog; the sources' files are unlinked once
+ * no snapshot holds them.
+ *
+ * Policy (after Lucene's TieredMergePolicy, simplified): segments are
+ * grouped in tiers by live size (floor TIER_FLOOR docs, x10 per tier); a
+ * tier holding MERGE_FACTOR segments merges its MERGE_FACTOR smallest;
+ * a segment with no live doc is dropped; one with more than a third of
+ * its docs deleted is rewritten.  Repeated until nothing qualifies.
+ */
+#include "engine/index.h"
+
+#include "codec/status.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MERGE_FACTOR = 10, TIER_FLOOR = 1000, MAX_ROUNDS = 64 };
+#define DELETES_PCT_ALLOWED 33
+
+#define NO_DOC UINT32_MAX
+
+typedef struct msrc {
+  const tern_slot *slot;
+  tern_seg_cursor *c;
+  tern_term_entry e;
+  const tern_seg_field *f;
+  uint32_t *docmap; /* old doc -> new doc or NO_DOC */
+  int has;          /* e holds a term */
+} msrc;
+
+typedef struct mheap {
+  size_t *v, n;
+  msrc *src;
+} mheap;
+
+static int heap_less(const mheap *h, size_t a, size_t b) {
+  const tern_term_entry *x = &h->src[a].e, *y = &h->src[b].e;
+  int c = tern_key_cmp(x->term, x->len, y->term, y->len);
+  return c < 0 || (c == 0 && a < b);
+}
+
+static void heap_push(mheap *h, size_t s) {
+  size_t i = h->n++;
+  h->v[i] = s;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (!heap_less(h, h->v[i], h->v[p])) break;
+    size_t t = h->v[i];
+    h->v[i] = h->v[p];
+    h->v[p] = t;
+    i = p;
+  }
+}
+
+static size_t heap_pop(mheap *h) {
+  size_t top = h->v[0];
+  h->v[0] = h->v[--h->n];
+  for (size_t i = 0;;) {
+    size_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < h->n && heap_less(h, h->v[l], h->v[m])) m = l;
+    if (r < h->n && heap_less(h, h->v[r], h->v[m])) m = r;
+    if (m == i) break;
+    size_t t = h->v[i];
+    h->v[i] = h->v[m];
+    h->v[m] = t;
+    i = m;
+  }
+  return top;
+}
+
+/* Positions source i on its field's first term and queues it. */
+static int src_start(mheap *h, size_t i) {
+  msrc *s = &h->src[i];
+  s->has = 0;
+  if (!s->f) return TERN_OK;
+  int rc = tern_seg_first_term(s->slot->ref->seg, s->f, s->c, &s->e);
+  if (rc == TERN_NOTFOUND) return TERN_OK;
+  TERN_TRY(rc);
+  s->has = 1;
+  heap_push(h, i);
+  return TERN_OK;
+}
+
+static int src_advance(mheap *h, size_t i) {
+  msrc *s = &h->src[i];
+  int rc = tern_seg_next_term(s->slot->ref->seg, s->c, &s->e);
+  if (rc == TERN_NOTFOUND) {
+    s->has = 0;
+    return TERN_OK;
+  }
+  TERN_TRY(rc);
+  heap_push(h, i);
+  return TERN_OK;
+}
+
+static int merge_unique(tern_segw *w, mheap *h, size_t n, const tern_options *o, uint32_t *ndocs) {
+  TERN_TRY(tern_segw_field(w, "", 0, TERN_FIELD_UNIQUE, o->pulsing_threshold));
+  h->n = 0;
+  for (size_t i = 0; i < n; i++) {
+    h->src[i].f = h->src[i].slot->ref->unique;
+    TERN_TRY(src_start(h, i));
+  }
+  uint32_t next = 0;
+  while (h->n) {
+    size_t i = heap_pop(h);
+    msrc *s = &h->src[i];
+    uint64_t doc = s->e.ordinal; /* engine segments: doc id = key rank */
+    if (doc >= s->slot->ref->max_doc)
+      return tern_fail(TERN_ECORRUPT, "segment %s: key ordinal %" PRIu64 " past max_doc",
+                       s->slot->ref->name, doc);
+    if (tern_slot_is_live(s->slot, (uint32_t)doc)) {
+      tern_slice v;
+      TERN_TRY(tern_seg_value(s->slot->ref->seg, &s->e, s->c, &v));
+      TERN_TRY(tern_segw_term(w, s->e.term, s->e.len, &next, 1, v.data, v.len));
+      s->docmap[doc] = next++;
+    }
+    TERN_TRY(src_advance(h, i));
+  }
+  *ndocs = next;
+  return TERN_OK;
+}
+
+typedef struct u32vec {
+  uint32_t *v;
+  size_t n, cap;
+} u32vec;
+
+static int u32_push(u32vec *d, uint32_t x) {
+  if (d->n == d->cap) {
+    size_t cap = d->cap ? 2 * d->cap : 256;
+    uint32_t *v = realloc(d->v, cap * sizeof *v);
+    if (!v) return tern_fail(TERN_ENOMEM, "merge: out of memory");
+    d->v = v;
+    d->cap = cap;
+  }
+  d->v[d->n++] = x;
+  return TERN_OK;
+}
+
+/* Appends the remapped live docs of source i's current term. */
+static int gather_docs(msrc *s, u32vec *docs) {
+  tern_postings_iter it;
+  TERN_TRY(tern_seg_postings(s->slot->ref->seg, &s->e, &it));
+  uint32_t d;
+  int rc;
+  while ((rc = tern_postings_iter_next(&it, &d)) == TERN_OK && d != TERN_DOC_END) {
+    if (d >= s->slot->ref->max_doc) {
+      rc = tern_fail(TERN_ECORRUPT, "segment %s: doc %u past max_doc", s->slot->ref->name, d);
+      break;
+    }
+    if (s->docmap[d] != NO_DOC && (rc = u32_push(docs, s->docmap[d])) != TERN_OK) break;
+  }
+  tern_postings_iter_release(&it);
+  return rc;
+}
+
+static int merge_field(tern_segw *w, mheap *h, size_t n, const uint8_t *name, size_t nlen,
+                       const tern_options *o) {
+  h->n = 0;
+  for (size_t i = 0; i < n; i++) {
+    h->src[i].f = tern_seg_find_field(h->src[i].slot->ref->seg, name, nlen);
+    if (h->src[i].f && (h->src[i].f == h->src[i].slot->ref->unique)) h->src[i].f = NULL;
+    TERN_TRY(src_start(h, i));
+  }
+  uint8_t term[TERN_KEY_MAX];
+  int started = 0, rc = TERN_OK;
+  u32vec docs = {0};
+  size_t *same = malloc((n ? n : 1) * sizeof *same);
+  if (!same) return tern_fail(TERN_ENOMEM, "merge: out of memory");
+  while (rc == TERN_OK && h->n) {
+    size_t ns = 0, i = heap_pop(h);
+    size_t tlen = h->src[i].e.len;
+    memcpy(term, h->src[i].e.term, tlen);
+    same[ns++] = i;
+    while (h->n) {
+      const tern_term_entry *e = &h->src[h->v[0]].e;
+      if (e->len != tlen || memcmp(e->term, term, tlen)) break;
+      same[ns++] = heap_pop(h);
+    }
+    docs.n = 0;
+    for (size_t k = 0; rc == TERN_OK && k < ns; k++)
+      rc = gather_docs(&h->src[same[k]], &docs);
+    if (rc == TERN_OK && ns > 1) rc = tern_sort_u32(docs.v, docs.n);
+    if (rc == TERN_OK && docs.n) {
+      if (!started) rc = tern_segw_field(w, name, nlen, 0, tern_options_threshold(o, name, nlen));
+      started = 1;
+      if (rc == TERN_OK) rc = tern_segw_term(w, term, tlen, docs.v, (uint32_t)docs.n, NULL, 0);
+    }
+    for (size_t k = 0; rc == TERN_OK && k < ns; k++)
+      rc = src_advance(h, same[k]);
+  }
+  free(same);
+  free(docs.v);
+  return rc;
+}
+
+/* Names of the secondary fields of all sources, sorted, unique. */
+static int field_names(msrc *src, size_t n, tern_keyref **out, size_t *nout) {
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++)
+    total += tern_seg_nfields(src[i].slot->ref->seg);
+  tern_keyref *names = malloc((total ? total : 1) * sizeof *names);
+  uint32_t *perm = malloc((total ? total : 1) * sizeof *perm);
+  if (!names || !perm) {
+    free(names);
+    free(perm);
+    return tern_fail(TERN_ENOMEM, "merge: out of memory");
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    const tern_seg *s = src[i].slot->ref->seg;
+    for (size_t f = 0; f < tern_seg_nfields(s); f++) {
+      tern_field_info fi;
+      tern_seg_field_info(tern_seg_field_at(s, f), &fi);
+      if (fi.flags & TERN_FIELD_UNIQUE) continue;
+      names[k++] = (tern_keyref){fi.name, (uint32_t)fi.name_len, 0};
+    }
+  }
+  int rc = tern_sort_by_key(perm, names, sizeof *names, k, NULL);
+  size_t m = 0;
+  tern_keyref *sorted = malloc((k ? k : 1) * sizeof *sorted);
+  if (rc == TERN_OK && !sorted) rc = tern_fail(TERN_ENOMEM, "merge: out of memory");
+  for (size_t i = 0; rc == TERN_OK && i < k; i++) {
+    const tern_keyref *x = &names[perm[i]];
+    if (m && sorted[m - 1].len == x->len && !memcmp(sorted[m - 1].p, x->p, x->len)) continue;
+    sorted[m++] = *x;
+  }
+  free(names);
+  free(perm);
+  if (rc != TERN_OK) {
+    free(sorted);
+    return rc;
+  }
+  *out = sorted;
+  *nout = m;
+  return TERN_OK;
+}
+
+static int merge_write(tern_index *idx, const tern_slot *const *slots, size_t n, const char *name,
+                       uint32_t *ndocs) {
+  const tern_options *o = &idx->opts;
+  msrc *src = calloc(n, sizeof *src);
+  size_t *hv = malloc(n * sizeof *hv);
+  int rc = src && hv ? TERN_OK : tern_fail(TERN_ENOMEM, "merge: out of memory");
+  for (size_t i = 0; rc == TERN_OK && i < n; i++) {
+    src[i].slot = slots[i];
+    src[i].c = malloc(sizeof *src[i].c);
+    src[i].docmap = malloc((size_t)slots[i]->ref->max_doc * sizeof(uint32_t));
+    if (!src[i].c || !src[i].docmap) {
+      free(src[i].c);
+      src[i].c = NULL;
+      rc = tern_fail(TERN_ENOMEM, "merge: out of memory");
+      break;
+    }
+    tern_seg_cursor_init(src[i].c);
+    memset(src[i].docmap, 0xff, (size_t)slots[i]->ref->max_doc * sizeof(uint32_t));
+  }
+  tern_segw_options so;
+  tern_segw_options_init(&so);
+  so.inline_value_max = o->inline_value_max;
+  so.bloom_bits_per_key = o->bloom_bits_per_key;
+  tern_segw *w = NULL;
+  if (rc == TERN_OK) rc = tern_segw_open(&w, idx->dir, name, &so);
+  mheap h = {hv, 0, src};
+  if (rc == TERN_OK) rc = merge_unique(w, &h, n, o, ndocs);
+  tern_keyref *names = NULL;
+  size_t nnames = 0;
+  if (rc == TERN_OK && *ndocs) rc = field_names(src, n, &names, &nnames);
+  for (size_t f = 0; rc == TERN_OK && f < nnames; f++)
+    rc = merge_field(w, &h, n, names[f].p, names[f].len, o);
+  free(names);
+  if (rc == TERN_OK && *ndocs)
+    rc = tern_segw_finish(w, *ndocs);
+  else
+    tern_segw_abort(w);
+  for (size_t i = 0; src && i < n; i++) {
+    if (src[i].c) tern_seg_cursor_release(src[i].c);
+    free(src[i].c);
+    free(src[i].docmap);
+  }
+  free(src);
+  free(hv);
+  return rc;
+}
+
+/* ------------------------------------------------------------ commit */
+
+typedef struct merge_ctx {
+  const tern_state *st;
+  const tern_slot *const *slots;
+  size_t n;
+  uint64_t number;
+  uint32_t ndocs;
+  uint8_t segid[TERN_SEGID_SIZE];
+} merge_ctx;
+
+typedef struct merge_apply {
+  tern_index *idx;
+  merge_ctx *m;
+} merge_apply;
+
+static int apply_merge_catalog(void *ctx, MDB_txn *t, tern_rec_state *rec) {
+  merge_apply *a = ctx;
+  merge_ctx *m = a->m;
+  if (rec->seq != m->st->rec.seq || rec->next_segment != m->number)
+    return tern_fail(TERN_EBUSY, "%s: catalog changed under the merge", a->idx->dir);
+  for (size_t i = 0; i < m->n; i++)
+    TERN_TRY(tern_catalog_del_segment(a->idx, t, m->slots[i]->ref->number));
+  rec->next_segment++; /* the number is used even when no segment resulted */
+  if (m->ndocs) {
+    tern_rec_segment r = {{0}, m->ndocs, 0, 0};
+    memcpy(r.segid, m->segid, TERN_SEGID_SIZE);
+    TERN_TRY(tern_catalog_put_segment(a->idx, t, m->number, &r));
+  }
+  return TERN_OK;
+}
+
+/* Merges slots (of state st) into one new segment, or drops them when
+ * none of their docs is live. */
+static int merge_slots(tern_index *idx, const tern_state *st, const tern_slot *const *slots,
+                       size_t n) {
+  merge_ctx m = {st, slots, n, st->rec.next_segment, 0, {0}};
+  char name[TERN_SEGNAME_MAX];
+  tern_segment_name(name, m.number);
+  uint64_t live = 0;
+  for (size_t i = 0; i < n; i++)
+    live += slots[i]->ref->max_doc - slots[i]->deleted;
+  int rc = live ? merge_write(idx, slots, n, name, &m.ndocs) : TERN_OK;
+  if (rc == TERN_OK && m.ndocs) {
+    tern_seg *s;
+    rc = tern_seg_open(&s, idx->dir, name, TERN_IO_MMAP);
+    if (rc == TERN_OK) {
+      memcpy(m.segid, tern_seg_id(s), TERN_SEGID_SIZE);
+      tern_seg_close(s);
+    }
+  }
+  merge_apply a = {idx, &m};
+  if (rc == TERN_OK) rc = tern_commit_catalog(idx, apply_merge_catalog, &a, NULL);
+  if (rc != TERN_OK) {
+    tern_seg_remove(idx->dir, name);
+    return rc;
+  }
+  uint64_t *numbers = malloc(n * sizeof *numbers);
+  if (numbers) {
+    for (size_t i = 0; i < n; i++)
+      numbers[i] = slots[i]->ref->number;
+    tern_segments_dropped(idx, numbers, n);
+    free(numbers);
+  }
+  return TERN_OK;
+}
+
+/* ------------------------------------------------------------ policy */
+
+static uint64_t live_docs(const tern_slot *s) { return s->ref->max_doc - s->deleted; }
+
+static int tier_of(uint64_t live) {
+  if (live <= TIER_FLOOR) return 0;
+  return 1 + (int)floor(log10((double)live / TIER_FLOOR));
+}
+
+static int cmp_live(const void *a, const void *b) {
+  const tern_slot *x = *(const tern_slot *const *)a, *y = *(const tern_slot *const *)b;
+  uint64_t lx = live_docs(x), ly = live_docs(y);
+  if (lx != ly) return (lx > ly) - (lx < ly);
+  return (x->ref->number > y->ref->number) - (x->ref->number < y->ref->number);
+}
+
+/* Picks one merge of st; *n = 0 when nothing qualifies. */
+static int pick_merge(const tern_state *st, const tern_slot **sel, size_t *n) {
+  *n = 0;
+  for (size_t i = 0; i < st->nslots; i++) /* empty segments: dropped together */
+    if (live_docs(&st->slots[i]) == 0) sel[(*n)++] = &st->slots[i];
+  if (*n) return TERN_OK;
+  for (size_t i = 0; i < st->nslots; i++) {
+    const tern_slot *s = &st->slots[i];
+    if (s->deleted * 100 > (uint64_t)s->ref->max_doc * DELETES_PCT_ALLOWED) {
+      sel[(*n)++] = s;
+      return TERN_OK;
+    }
+  }
+  const tern_slot **all = malloc((st->nslots ? st->nslots : 1) * sizeof *all);
+  if (!all) return tern_fail(TERN_ENOMEM, "merge policy: out of memory");
+  for (size_t i = 0; i < st->nslots; i++)
+    all[i] = &st->slots[i];
+  qsort(all, st->nslots, sizeof *all, cmp_live);
+  for (size_t i = 0; i < st->nslots;) {
+    size_t j = i;
+    int t = tier_of(live_docs(all[i]));
+    while (j < st->nslots && tier_of(live_docs(all[j])) == t)
+      j++;
+    if (j - i >= MERGE_FACTOR) {
+      for (size_t k = 0; k < MERGE_FACTOR; k++)
+        sel[(*n)++] = all[i + k];
+      break;
+    }
+    i = j;
+  }
+  free(all);
+  return TERN_OK;
+}
+
+int tern_merge_policy_run(tern_index *idx) {
+  for (int round = 0; round < MAX_ROUNDS; round++) {
+    tern_state *st;
+    TERN_TRY(tern_state_acquire(idx, 0, &st));
+    const tern_slot **sel = malloc((st->nslots ? st->nslots : 1) * sizeof *sel);
+    size_t n = 0;
+    int rc = sel ? pick_merge(st, sel, &n) : tern_fail(TERN_ENOMEM, "out of memory");
+    if (rc == TERN_OK && n) rc = merge_slots(idx, st, sel, n);
+    free(sel);
+    tern_state_release(idx, st);
+    if (rc != TERN_OK || n == 0) return rc;
+  }
+  return TERN_OK;
+}
+
+int tern_merge_everything(tern_index *idx) {
+  tern_state *st;
+  TERN_TRY(tern_state_acquire(idx, 0, &st));
+  int rc = TERN_OK;
+  int needed = st->nslots > 1 || (st->nslots == 1 && st->slots[0].deleted);
+  if (needed) {
+    const tern_slot **sel = malloc(st->nslots * sizeof *sel);
+    if (!sel) rc = tern_fail(TERN_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == TERN_OK && i < st->nslots; i++)
+      sel[i] = &st->slots[i];
+    if (rc == TERN_OK) rc = merge_slots(idx, st, sel, st->nslots);
+    free(sel);
+  }
+  tern_state_release(idx, st);
+  return rc;
+}

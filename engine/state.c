@@ -1,0 +1,344 @@
+/*
+ * state.c — materialised commits (index.h): building a state from the
+ * catalog, sharing segment readers and live docs between states, and the
+ * file lifetime of dropped segments.
+ */
+#include "engine/index.h"
+
+#include "codec/status.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ readers */
+
+static int segref_get(tern_index *idx, uint64_t number, const tern_rec_segment *r,
+                      tern_segref **out) {
+  for (tern_segref *s = idx->segrefs; s; s = s->next)
+    if (s->number == number) {
+      s->refs++;
+      *out = s;
+      return TERN_OK;
+    }
+  tern_segref *s = calloc(1, sizeof *s);
+  if (!s) return tern_fail(TERN_ENOMEM, "segment reader: out of memory");
+  s->number = number;
+  tern_segment_name(s->name, number);
+  int rc = tern_seg_open(&s->seg, idx->dir, s->name, TERN_IO_MMAP);
+  if (rc == TERN_OK) {
+    s->unique = tern_seg_unique_field(s->seg);
+    s->max_doc = tern_seg_max_doc(s->seg);
+    if (!s->unique || s->max_doc != r->max_doc ||
+        memcmp(tern_seg_id(s->seg), r->segid, TERN_SEGID_SIZE) != 0)
+      rc = tern_fail(TERN_ECORRUPT,
+                     "%s/%s: segment does not match its catalog record (max_doc %u vs %" PRIu64
+                     ", id or unique field)",
+                     idx->dir, s->name, s->max_doc, r->max_doc);
+  }
+  if (rc != TERN_OK) {
+    if (s->seg) tern_seg_close(s->seg);
+    free(s);
+    return rc;
+  }
+  s->refs = 1;
+  s->next = idx->segrefs;
+  idx->segrefs = s;
+  *out = s;
+  return TERN_OK;
+}
+
+static void segref_put(tern_index *idx, tern_segref *s) {
+  if (--s->refs > 0) return;
+  for (tern_segref **pp = &idx->segrefs; *pp; pp = &(*pp)->next)
+    if (*pp == s) {
+      *pp = s->next;
+      break;
+    }
+  tern_seg_close(s->seg);
+  if (s->dropped) tern_seg_remove(idx->dir, s->name);
+  free(s);
+}
+
+static void ldref_put(tern_ldref *l) {
+  if (l && --l->refs == 0) {
+    tern_livedocs_free(l->ld);
+    free(l);
+  }
+}
+
+void tern_segments_dropped(tern_index *idx, const uint64_t *numbers, size_t n) {
+  pthread_mutex_lock(&idx->mu);
+  for (size_t i = 0; i < n; i++) {
+    int found = 0;
+    for (tern_segref *s = idx->segrefs; s; s = s->next)
+      if (s->number == numbers[i]) {
+        s->dropped = 1;
+        found = 1;
+      }
+    if (!found) {
+      char name[TERN_SEGNAME_MAX];
+      tern_segment_name(name, numbers[i]);
+      tern_seg_remove(idx->dir, name);
+    }
+  }
+  pthread_mutex_unlock(&idx->mu);
+}
+
+/* ------------------------------------------------------------ states */
+
+static void state_free(tern_index *idx, tern_state *st) {
+  for (size_t i = 0; i < st->nslots; i++) {
+    segref_put(idx, st->slots[i].ref);
+    ldref_put(st->slots[i].live);
+  }
+  free(st->slots);
+  tern_memseg_free(st->buffer);
+  free(st);
+}
+
+static void state_put(tern_index *idx, tern_state *st) {
+  if (st && --st->refs == 0) state_free(idx, st);
+}
+
+void tern_state_release(tern_index *idx, tern_state *st) {
+  pthread_mutex_lock(&idx->mu);
+  state_put(idx, st);
+  pthread_mutex_unlock(&idx->mu);
+}
+
+void tern_states_close(tern_index *idx) {
+  pthread_mutex_lock(&idx->mu);
+  state_put(idx, idx->cur);
+  idx->cur = NULL;
+  if (idx->rtxn) mdb_txn_abort(idx->rtxn);
+  idx->rtxn = NULL;
+  pthread_mutex_unlock(&idx->mu);
+}
+
+typedef struct build_ctx {
+  tern_index *idx;
+  MDB_txn *t;
+  tern_state *st;
+  size_t cap;
+} build_ctx;
+
+/* The live docs of generation `gen`, shared with the previous state when it had it. */
+static int slot_livedocs(build_ctx *b, uint64_t number, const tern_rec_segment *r, tern_slot *sl) {
+  tern_state *prev = b->idx->cur;
+  for (size_t i = 0; prev && i < prev->nslots; i++)
+    if (prev->slots[i].ref->number == number && prev->slots[i].gen == r->livedocs_gen &&
+        prev->slots[i].live) {
+      sl->live = prev->slots[i].live;
+      sl->live->refs++;
+      return TERN_OK;
+    }
+  const uint8_t *buf;
+  size_t len;
+  TERN_TRY(tern_catalog_get_livedocs(b->idx, b->t, number, &buf, &len));
+  tern_ldref *l = calloc(1, sizeof *l);
+  if (!l) return tern_fail(TERN_ENOMEM, "live docs: out of memory");
+  int rc =
+      tern_livedocs_read(&l->ld, buf, len, r->segid, (uint32_t)r->max_doc, (uint32_t)r->deleted);
+  if (rc != TERN_OK) {
+    free(l);
+    return tern_fail(rc, "%s/%s: segment %" PRIu64 " live docs generation %" PRIu64 ": %s",
+                     b->idx->dir, TERN_CATALOG_FILE, number, r->livedocs_gen, tern_errmsg());
+  }
+  l->refs = 1;
+  sl->live = l;
+  return TERN_OK;
+}
+
+static int add_slot(void *ctx, uint64_t number, const tern_rec_segment *r) {
+  build_ctx *b = ctx;
+  tern_state *st = b->st;
+  if (st->nslots == b->cap) {
+    size_t cap = b->cap ? 2 * b->cap : 8;
+    tern_slot *s = realloc(st->slots, cap * sizeof *s);
+    if (!s) return tern_fail(TERN_ENOMEM, "state: out of memory");
+    st->slots = s;
+    b->cap = cap;
+  }
+  tern_slot *sl = &st->slots[st->nslots];
+  memset(sl, 0, sizeof *sl);
+  sl->deleted = r->deleted;
+  sl->gen = r->livedocs_gen;
+  memcpy(sl->segid, r->segid, TERN_SEGID_SIZE);
+  TERN_TRY(segref_get(b->idx, number, r, &sl->ref));
+  int rc = r->livedocs_gen ? slot_livedocs(b, number, r, sl) : TERN_OK;
+  if (rc != TERN_OK) {
+    segref_put(b->idx, sl->ref);
+    return rc;
+  }
+  st->nslots++;
+  return TERN_OK;
+}
+
+static int build_state(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, tern_state **out) {
+  tern_state *st = calloc(1, sizeof *st);
+  if (!st) return tern_fail(TERN_ENOMEM, "state: out of memory");
+  st->refs = 1;
+  st->rec = *rec;
+  build_ctx b = {idx, t, st, 0};
+  int rc = tern_catalog_each_segment(idx, t, add_slot, &b);
+  if (rc != TERN_OK) {
+    state_free(idx, st);
+    return rc;
+  }
+  *out = st;
+  return TERN_OK;
+}
+
+/* Copies one buffer entry into the memseg's arena. */
+static int buffer_entry(tern_memseg *m, const MDB_val *k, const MDB_val *v) {
+  uint8_t key[TERN_KEY_MAX];
+  size_t klen, dlen;
+  const uint8_t *doc;
+  TERN_TRY(tern_rec_bufval_decode(k->mv_data, k->mv_size, v->mv_data, v->mv_size, key, &klen, &doc,
+                                  &dlen));
+  uint8_t *p = tern_arena_alloc(&m->arena, klen + dlen);
+  if (!p) return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  memcpy(p, key, klen);
+  if (dlen) memcpy(p + klen, doc, dlen);
+  m->docs[m->n++] = (tern_mdoc){{p, (uint32_t)klen, (uint32_t)dlen}, p + klen};
+  m->stored_bytes += k->mv_size + v->mv_size;
+  return TERN_OK;
+}
+
+/* Puts the docs in key order (LMDB order differs only for long keys). */
+static int buffer_sort(tern_memseg *m) {
+  if (m->n < 2) return TERN_OK;
+  uint32_t *perm = malloc(m->n * sizeof *perm);
+  tern_mdoc *sorted = malloc(m->n * sizeof *sorted);
+  int rc = perm && sorted ? tern_sort_by_key(perm, m->docs, sizeof *m->docs, m->n, NULL)
+                          : tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  if (rc == TERN_OK) {
+    for (size_t i = 0; i < m->n; i++)
+      sorted[i] = m->docs[perm[i]];
+    free(m->docs);
+    m->docs = sorted;
+    sorted = NULL;
+  }
+  free(perm);
+  free(sorted);
+  return rc;
+}
+
+/* Copies the buffer DBI of this commit into a memseg. */
+static int build_buffer(tern_index *idx, MDB_txn *t, tern_state *st) {
+  tern_memseg *m;
+  TERN_TRY(tern_memseg_new(&m));
+  size_t cap = st->rec.buffered_docs ? (size_t)st->rec.buffered_docs : 1;
+  m->docs = malloc(cap * sizeof *m->docs);
+  MDB_cursor *c = NULL;
+  int rc = m->docs ? tern_mdb_status(mdb_cursor_open(t, idx->dbi_buf, &c), "opening a cursor")
+                   : tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  MDB_val k, v;
+  int mrc = rc == TERN_OK ? mdb_cursor_get(c, &k, &v, MDB_FIRST) : 0;
+  while (rc == TERN_OK && mrc == 0) {
+    if (m->n == cap) {
+      cap *= 2;
+      tern_mdoc *d = realloc(m->docs, cap * sizeof *d);
+      if (!d) {
+        rc = tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+        break;
+      }
+      m->docs = d;
+    }
+    rc = buffer_entry(m, &k, &v);
+    if (rc != TERN_OK) rc = tern_fail(rc, "%s/%s: %s", idx->dir, TERN_CATALOG_FILE, tern_errmsg());
+    mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+  }
+  if (rc == TERN_OK && mrc != MDB_NOTFOUND) rc = tern_mdb_status(mrc, "reading the buffer");
+  if (c) mdb_cursor_close(c);
+  if (rc == TERN_OK) rc = buffer_sort(m);
+  if (rc != TERN_OK) {
+    tern_memseg_free(m);
+    return rc;
+  }
+  st->buffer = m;
+  return TERN_OK;
+}
+
+static int begin_read(tern_index *idx, MDB_txn **t) {
+  if (idx->rtxn) {
+    int rc = mdb_txn_renew(idx->rtxn);
+    if (rc == 0) {
+      *t = idx->rtxn;
+      idx->rtxn = NULL;
+      return TERN_OK;
+    }
+    mdb_txn_abort(idx->rtxn);
+    idx->rtxn = NULL;
+  }
+  return tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, t), "beginning a read");
+}
+
+static void end_read(tern_index *idx, MDB_txn *t) {
+  mdb_txn_reset(t);
+  if (idx->rtxn)
+    mdb_txn_abort(t);
+  else
+    idx->rtxn = t;
+}
+
+static int acquire_once(tern_index *idx, int want_buffer, tern_state **out) {
+  MDB_txn *t;
+  TERN_TRY(begin_read(idx, &t));
+  tern_rec_state rec;
+  int rc = tern_catalog_get_state(idx, t, &rec);
+  tern_state *st = idx->cur;
+  if (rc == TERN_OK && (!st || st->rec.seq != rec.seq)) {
+    rc = build_state(idx, t, &rec, &st);
+    if (rc == TERN_OK) {
+      state_put(idx, idx->cur);
+      idx->cur = st;
+    }
+  }
+  if (rc == TERN_OK && want_buffer && !st->buffer) rc = build_buffer(idx, t, st);
+  end_read(idx, t);
+  if (rc == TERN_OK) {
+    st->refs++;
+    *out = st;
+  }
+  return rc;
+}
+
+int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out) {
+  pthread_mutex_lock(&idx->mu);
+  int rc;
+  /* A segment can vanish between reading the catalog and opening its
+   * files when another process merges meanwhile: read the catalog again. */
+  for (int attempt = 0;; attempt++) {
+    rc = acquire_once(idx, want_buffer, out);
+    if (rc != -ENOENT || attempt == 8) break;
+  }
+  pthread_mutex_unlock(&idx->mu);
+  return rc;
+}
+
+/* ------------------------------------------------------------ lookups */
+
+int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,
+                   tern_term_entry *e, uint32_t *doc) {
+  const tern_segref *r = s->ref;
+  if (!tern_seg_may_contain(r->seg, r->unique, key, klen)) return TERN_NOTFOUND;
+  int rc = tern_seg_seek_exact(r->seg, r->unique, key, klen, c, e);
+  if (rc != TERN_OK) return rc;
+  uint32_t d;
+  if (e->meta.pulsed) {
+    d = e->meta.docs[0];
+  } else {
+    tern_postings_iter it;
+    TERN_TRY(tern_seg_postings(r->seg, e, &it));
+    rc = tern_postings_iter_next(&it, &d);
+    tern_postings_iter_release(&it);
+    TERN_TRY(rc);
+  }
+  if (d >= r->max_doc)
+    return tern_fail(TERN_ECORRUPT, "segment %s: key with doc %u of %u", r->name, d, r->max_doc);
+  if (!tern_slot_is_live(s, d)) return TERN_NOTFOUND;
+  *doc = d;
+  return TERN_OK;
+}

@@ -1,0 +1,468 @@
+/*
+ * txn.c — the write transaction.
+ *
+ * Operations accumulate in memory (an arena of key + document record
+ * bytes, and an array of operations); nothing touches the catalog before
+ * tern_commit.  Commit sorts the operations by key (the last one per key
+ * wins), resolves each key against the segments newest first with the
+ * same bloom-first exact lookup as reads, and then, in ONE LMDB write
+ * transaction: writes the documents into the buffer DBI (or, for a bulk
+ * transaction, registers the segment they were just written to), records
+ * a new live-docs generation for every segment that lost a document, and
+ * bumps the commit counter.  Segment files are fsynced before that LMDB
+ * commit; LMDB's commit is the single point where the change becomes
+ * durable and visible.
+ *
+ * Afterwards, still holding the write lock, the writer flushes a buffer
+ * grown past write_buffer_bytes and runs the merge policy, each as a
+ * commit of its own.
+ */
+#include "engine/index.h"
+#include "engine/bigmem.h"
+#include "engine/bulkwrite.h"
+#include "engine/keymap.h"
+
+#include "codec/status.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tern_txn {
+  tern_index *idx;
+  unsigned flags;
+  tern_state *st; /* the commit this transaction builds on */
+  tern_arena arena;
+  tern_mdoc *ops;
+  size_t nops, cap;
+  tern_keymap map; /* key -> latest op; bulk: built at the first delete */
+  int mapped;
+  int has_terms; /* some put has secondary terms */
+};
+
+int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
+  if (!out || !idx || (flags & ~TERN_TXN_BULK))
+    return tern_fail(TERN_EINVAL, "tern_txn_begin: bad arguments");
+  *out = NULL;
+  TERN_TRY(tern_writer_lock(idx));
+  tern_txn *t = calloc(1, sizeof *t);
+  int rc = t ? tern_state_acquire(idx, 0, &t->st) : tern_fail(TERN_ENOMEM, "out of memory");
+  if (rc != TERN_OK) {
+    free(t);
+    tern_writer_unlock(idx);
+    return rc;
+  }
+  t->idx = idx;
+  t->flags = flags;
+  t->mapped = !(flags & TERN_TXN_BULK);
+  tern_arena_init(&t->arena);
+  tern_keymap_init(&t->map);
+  *out = t;
+  return TERN_OK;
+}
+
+static void txn_free(tern_txn *t) {
+  tern_state_release(t->idx, t->st);
+  tern_arena_free(&t->arena);
+  tern_keymap_free(&t->map);
+  tern_big_free(t->ops, t->cap * sizeof *t->ops);
+  tern_writer_unlock(t->idx);
+  free(t);
+}
+
+int tern_abort(tern_txn *t) {
+  if (!t) return tern_fail(TERN_EINVAL, "tern_abort: NULL transaction");
+  txn_free(t);
+  return TERN_OK;
+}
+
+static int check_key(const void *key, size_t klen) {
+  if (!key || klen == 0 || klen > TERN_KEY_MAX)
+    return tern_fail(TERN_EINVAL, "key of %zu bytes (1 to %u)", klen, TERN_KEY_MAX);
+  return TERN_OK;
+}
+
+static int check_doc(const void *val, size_t vlen, const tern_term *terms, size_t nterms) {
+  if ((!val && vlen) || vlen > TERN_VALUE_MAX)
+    return tern_fail(TERN_EINVAL, "value of %zu bytes (0 to %u)", vlen, TERN_VALUE_MAX);
+  if (nterms && !terms) return tern_fail(TERN_EINVAL, "%zu terms and no array", nterms);
+  for (size_t i = 0; i < nterms; i++) {
+    const tern_term *t = &terms[i];
+    size_t fl = t->field ? strnlen(t->field, TERN_FIELD_MAX + 1) : 0;
+    if (fl == 0 || fl > TERN_FIELD_MAX)
+      return tern_fail(TERN_EINVAL, "term %zu: field name of 1 to %u bytes wanted", i,
+                       TERN_FIELD_MAX);
+    if (!t->term || t->len == 0 || t->len > TERN_KEY_MAX)
+      return tern_fail(TERN_EINVAL, "term %zu: %zu bytes (1 to %u)", i, t->len, TERN_KEY_MAX);
+  }
+  return TERN_OK;
+}
+
+/* Appends an op: kcopy[0..klen) is the key's copy in the arena, doc its
+ * record (NULL: a deletion). */
+static int push_op(tern_txn *t, const uint8_t *kcopy, size_t klen, const uint8_t *doc,
+                   size_t dlen) {
+  if (t->nops >= UINT32_MAX - 2) return tern_fail(TERN_EINVAL, "transaction too large");
+  if (t->nops == t->cap) {
+    size_t cap = t->cap ? 2 * t->cap : 64;
+    tern_mdoc *o = tern_big_realloc(t->ops, t->cap * sizeof *o, cap * sizeof *o);
+    if (!o) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
+    t->ops = o;
+    t->cap = cap;
+  }
+  t->ops[t->nops] = (tern_mdoc){{kcopy, (uint32_t)klen, (uint32_t)dlen}, doc};
+  if (t->mapped) TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)t->nops));
+  t->nops++;
+  return TERN_OK;
+}
+
+int tern_put(tern_txn *t, const void *key, size_t klen, const void *val, size_t vlen,
+             const tern_term *terms, size_t nterms) {
+  if (!t) return tern_fail(TERN_EINVAL, "tern_put: NULL transaction");
+  TERN_TRY(check_key(key, klen));
+  TERN_TRY(check_doc(val, vlen, terms, nterms));
+  size_t dlen = tern_rec_doc_size(vlen, terms, nterms);
+  if (dlen > UINT32_MAX / 2) return tern_fail(TERN_EINVAL, "document of %zu bytes", dlen);
+  uint8_t *p = tern_arena_alloc(&t->arena, klen + dlen);
+  if (!p) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
+  memcpy(p, key, klen);
+  tern_rec_doc_encode(p + klen, val, vlen, terms, nterms);
+  t->has_terms |= nterms > 0;
+  return push_op(t, p, klen, p + klen, dlen);
+}
+
+/* Whether the commit this transaction builds on has a document `key`. */
+static int committed_has(tern_txn *t, const void *key, size_t klen, int *has) {
+  tern_index *idx = t->idx;
+  MDB_txn *r;
+  TERN_TRY(tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &r), "beginning a read"));
+  uint8_t lk[TERN_REC_BUFKEY_MAX];
+  MDB_val k = {tern_rec_bufkey(lk, key, klen), lk}, v;
+  int rc = mdb_get(r, idx->dbi_buf, &k, &v);
+  mdb_txn_abort(r);
+  if (rc == 0) {
+    *has = 1;
+    return TERN_OK;
+  }
+  if (rc != MDB_NOTFOUND) return tern_mdb_status(rc, "reading the buffer");
+  *has = 0;
+  tern_seg_cursor *c = malloc(sizeof *c);
+  if (!c) return tern_fail(TERN_ENOMEM, "out of memory");
+  tern_seg_cursor_init(c);
+  rc = TERN_OK;
+  for (size_t i = t->st->nslots; i-- > 0 && !*has;) {
+    tern_term_entry e;
+    uint32_t doc;
+    rc = tern_slot_find(&t->st->slots[i], key, klen, c, &e, &doc);
+    if (rc == TERN_OK)
+      *has = 1;
+    else if (rc != TERN_NOTFOUND)
+      break;
+    rc = TERN_OK;
+  }
+  tern_seg_cursor_release(c);
+  free(c);
+  return rc;
+}
+
+int tern_delete(tern_txn *t, const void *key, size_t klen) {
+  if (!t) return tern_fail(TERN_EINVAL, "tern_delete: NULL transaction");
+  TERN_TRY(check_key(key, klen));
+  if (!t->mapped) {
+    for (size_t i = 0; i < t->nops; i++)
+      TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)i));
+    t->mapped = 1;
+  }
+  int64_t last = tern_keymap_get(&t->map, t->ops, key, klen);
+  int has;
+  if (last >= 0)
+    has = t->ops[last].doc != NULL;
+  else
+    TERN_TRY(committed_has(t, key, klen, &has));
+  if (!has) return TERN_NOTFOUND;
+  uint8_t *p = tern_arena_alloc(&t->arena, klen);
+  if (!p) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
+  memcpy(p, key, klen);
+  return push_op(t, p, klen, NULL, 0);
+}
+
+/* ------------------------------------------------------------ commit */
+
+typedef struct docvec {
+  uint32_t *v;
+  size_t n, cap;
+} docvec;
+
+typedef struct commit_ctx {
+  tern_txn *t;
+  uint32_t *uniq; /* op indices, one per key (its last op), in key order */
+  size_t nuniq, uniq_bytes;
+  docvec *dels; /* per slot of t->st: docs that lose their document */
+  int touched;  /* some slot has deletions */
+  /* bulk: */
+  uint64_t seg_number;
+  uint32_t seg_docs;
+  uint8_t segid[TERN_SEGID_SIZE];
+} commit_ctx;
+
+static int docvec_push(docvec *d, uint32_t doc) {
+  if (d->n == d->cap) {
+    size_t cap = d->cap ? 2 * d->cap : 16;
+    uint32_t *v = realloc(d->v, cap * sizeof *v);
+    if (!v) return tern_fail(TERN_ENOMEM, "out of memory");
+    d->v = v;
+    d->cap = cap;
+  }
+  d->v[d->n++] = doc;
+  return TERN_OK;
+}
+
+static inline const tern_mdoc *op_at(const commit_ctx *c, size_t i) {
+  return &c->t->ops[c->uniq[i]];
+}
+
+/* Sorts the ops by key and keeps the last op of each key. */
+static int unique_ops(commit_ctx *c) {
+  tern_txn *t = c->t;
+  size_t n = t->nops;
+  c->uniq_bytes = (n ? n : 1) * sizeof *c->uniq;
+  c->uniq = tern_big_alloc(c->uniq_bytes);
+  if (!c->uniq) return tern_fail(TERN_ENOMEM, "commit: out of memory");
+  int dups;
+  TERN_TRY(tern_sort_by_key(c->uniq, t->ops, sizeof *t->ops, n, &dups));
+  if (!dups) { /* the common import: nothing to drop, no pass over random memory */
+    c->nuniq = n;
+    return TERN_OK;
+  }
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    const tern_keyref *k = &t->ops[c->uniq[i]].key;
+    if (m > 0) {
+      const tern_keyref *p = &t->ops[c->uniq[m - 1]].key;
+      if (p->len == k->len && !memcmp(p->p, k->p, k->len)) {
+        c->uniq[m - 1] = c->uniq[i]; /* stable sort: the later op wins */
+        continue;
+      }
+    }
+    c->uniq[m++] = c->uniq[i];
+  }
+  c->nuniq = m;
+  return TERN_OK;
+}
+
+/* Finds, for every key, its live document in the segments (newest first,
+ * each segment visited in key order with one cursor). */
+static int resolve_segments(commit_ctx *c) {
+  tern_state *st = c->t->st;
+  if (!st->nslots || !c->nuniq) return TERN_OK;
+  c->dels = calloc(st->nslots, sizeof *c->dels);
+  uint8_t *found = calloc(c->nuniq, 1);
+  tern_seg_cursor *cur = malloc(sizeof *cur);
+  int rc = c->dels && found && cur ? TERN_OK : tern_fail(TERN_ENOMEM, "commit: out of memory");
+  for (size_t s = st->nslots; rc == TERN_OK && s-- > 0;) {
+    tern_seg_cursor_init(cur);
+    for (size_t i = 0; rc == TERN_OK && i < c->nuniq; i++) {
+      if (found[i]) continue;
+      const tern_keyref *k = &op_at(c, i)->key;
+      tern_term_entry e;
+      uint32_t doc;
+      rc = tern_slot_find(&st->slots[s], k->p, k->len, cur, &e, &doc);
+      if (rc == TERN_OK) {
+        found[i] = 1;
+        c->touched = 1;
+        rc = docvec_push(&c->dels[s], doc);
+      } else if (rc == TERN_NOTFOUND) {
+        rc = TERN_OK;
+      }
+    }
+    tern_seg_cursor_release(cur);
+  }
+  free(cur);
+  free(found);
+  return rc;
+}
+
+/* A new live-docs generation for every segment that lost documents. */
+static int apply_deletions(commit_ctx *c, MDB_txn *mt) {
+  tern_state *st = c->t->st;
+  tern_index *idx = c->t->idx;
+  for (size_t s = 0; c->dels && s < st->nslots; s++) {
+    docvec *d = &c->dels[s];
+    if (!d->n) continue;
+    const tern_slot *sl = &st->slots[s];
+    tern_livedocs *fresh = NULL, *next = NULL;
+    const tern_livedocs *base = sl->live ? sl->live->ld : NULL;
+    int rc = base ? TERN_OK : tern_livedocs_new(&fresh, sl->ref->max_doc);
+    if (!base) base = fresh;
+    if (rc == TERN_OK) rc = tern_livedocs_apply(&next, base, d->v, d->n);
+    tern_rec_segment r;
+    memcpy(r.segid, sl->segid, TERN_SEGID_SIZE);
+    r.max_doc = sl->ref->max_doc;
+    if (rc == TERN_OK) {
+      r.deleted = tern_livedocs_deleted(next);
+      r.livedocs_gen = sl->gen + 1;
+      rc = tern_catalog_put_livedocs(idx, mt, sl->ref->number, next, sl->segid);
+    }
+    if (rc == TERN_OK) rc = tern_catalog_put_segment(idx, mt, sl->ref->number, &r);
+    tern_livedocs_free(next);
+    tern_livedocs_free(fresh);
+    TERN_TRY(rc);
+  }
+  return TERN_OK;
+}
+
+/* Buffered commit: the documents go into the buffer DBI. */
+static int apply_buffered(void *ctx, MDB_txn *mt, tern_rec_state *rec) {
+  commit_ctx *c = ctx;
+  tern_index *idx = c->t->idx;
+  if (rec->seq != c->t->st->rec.seq)
+    return tern_fail(TERN_EBUSY, "%s: catalog changed under the writer", idx->dir);
+  for (size_t i = 0; i < c->nuniq; i++) {
+    const tern_mdoc *op = op_at(c, i);
+    uint8_t lk[TERN_REC_BUFKEY_MAX];
+    MDB_val k = {tern_rec_bufkey(lk, op->key.p, op->key.len), lk}, v;
+    int rc = mdb_get(mt, idx->dbi_buf, &k, &v);
+    if (rc == 0) {
+      rec->buffered_docs--;
+      rec->buffered_bytes -= k.mv_size + v.mv_size;
+      if (!op->doc) rc = mdb_del(mt, idx->dbi_buf, &k, NULL);
+    } else if (rc == MDB_NOTFOUND) {
+      rc = 0;
+    }
+    if (rc == 0 && op->doc) {
+      v.mv_size = tern_rec_bufval_size(op->key.len, op->key.aux);
+      rc = mdb_put(mt, idx->dbi_buf, &k, &v, MDB_RESERVE);
+      if (rc == 0) tern_rec_bufval_encode(v.mv_data, op->key.p, op->key.len, op->doc, op->key.aux);
+      rec->buffered_docs++;
+      rec->buffered_bytes += k.mv_size + v.mv_size;
+    }
+    if (rc != 0) return tern_mdb_status(rc, "writing the buffer");
+  }
+  return apply_deletions(c, mt);
+}
+
+static ptrdiff_t key_in_uniq(const commit_ctx *c, const void *key, size_t klen) {
+  size_t lo = 0, hi = c->nuniq;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const tern_keyref *k = &op_at(c, mid)->key;
+    int cmp = tern_key_cmp(k->p, k->len, key, klen);
+    if (cmp == 0) return (ptrdiff_t)mid;
+    if (cmp < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return -1;
+}
+
+/* Removes from the buffer DBI the documents of keys this transaction
+ * writes: the buffer is small, so it is scanned, not probed per key. */
+static int unbuffer_keys(commit_ctx *c, MDB_txn *mt, tern_rec_state *rec) {
+  tern_index *idx = c->t->idx;
+  docvec hits = {0};
+  MDB_cursor *cur;
+  TERN_TRY(tern_mdb_status(mdb_cursor_open(mt, idx->dbi_buf, &cur), "opening a cursor"));
+  MDB_val k, v;
+  int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST), trc = TERN_OK;
+  for (; rc == 0 && trc == TERN_OK; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    uint8_t key[TERN_KEY_MAX];
+    size_t klen, dlen;
+    const uint8_t *doc;
+    trc =
+        tern_rec_bufval_decode(k.mv_data, k.mv_size, v.mv_data, v.mv_size, key, &klen, &doc, &dlen);
+    if (trc != TERN_OK) break;
+    ptrdiff_t at = key_in_uniq(c, key, klen);
+    if (at < 0) continue;
+    rec->buffered_docs--;
+    rec->buffered_bytes -= k.mv_size + v.mv_size;
+    trc = docvec_push(&hits, (uint32_t)at);
+  }
+  mdb_cursor_close(cur);
+  if (trc == TERN_OK && rc != MDB_NOTFOUND) trc = tern_mdb_status(rc, "reading the buffer");
+  for (size_t i = 0; trc == TERN_OK && i < hits.n; i++) {
+    const tern_keyref *kr = &op_at(c, hits.v[i])->key;
+    uint8_t lk[TERN_REC_BUFKEY_MAX];
+    MDB_val dk = {tern_rec_bufkey(lk, kr->p, kr->len), lk};
+    trc = tern_mdb_status(mdb_del(mt, idx->dbi_buf, &dk, NULL), "removing buffered documents");
+  }
+  free(hits.v);
+  return trc;
+}
+
+/* Bulk commit: the documents are segment c->seg_number; buffered
+ * documents of the same keys leave the buffer. */
+static int apply_bulk(void *ctx, MDB_txn *mt, tern_rec_state *rec) {
+  commit_ctx *c = ctx;
+  tern_index *idx = c->t->idx;
+  if (rec->seq != c->t->st->rec.seq || rec->next_segment != c->seg_number)
+    return tern_fail(TERN_EBUSY, "%s: catalog changed under the writer", idx->dir);
+  if (rec->buffered_docs) TERN_TRY(unbuffer_keys(c, mt, rec));
+  if (c->seg_docs) {
+    tern_rec_segment r = {{0}, c->seg_docs, 0, 0};
+    memcpy(r.segid, c->segid, TERN_SEGID_SIZE);
+    TERN_TRY(tern_catalog_put_segment(idx, mt, c->seg_number, &r));
+    rec->next_segment++;
+  }
+  return apply_deletions(c, mt);
+}
+
+/* Reads back the id the codec gave a segment just written. */
+static int segment_id(tern_index *idx, const char *name, uint8_t *segid) {
+  tern_seg *s;
+  TERN_TRY(tern_seg_open(&s, idx->dir, name, TERN_IO_MMAP));
+  memcpy(segid, tern_seg_id(s), TERN_SEGID_SIZE);
+  tern_seg_close(s);
+  return TERN_OK;
+}
+
+/* Writes the live puts of a bulk transaction as one segment. */
+static int write_bulk_segment(commit_ctx *c, char *name) {
+  tern_txn *t = c->t;
+  c->seg_number = t->st->rec.next_segment;
+  tern_segment_name(name, c->seg_number);
+  int rc = tern_bulk_write(t->idx->dir, name, &t->idx->opts, t->ops, c->uniq, c->nuniq,
+                           t->has_terms, &c->seg_docs);
+  if (rc == TERN_OK && c->seg_docs) rc = segment_id(t->idx, name, c->segid);
+  if (rc != TERN_OK) {
+    tern_seg_remove(t->idx->dir, name);
+    c->seg_docs = 0;
+  }
+  return rc;
+}
+
+static int commit_ops(tern_txn *t, int *segments_changed, tern_rec_state *rec) {
+  commit_ctx c = {0};
+  c.t = t;
+  char name[TERN_SEGNAME_MAX] = "";
+  int bulk = (t->flags & TERN_TXN_BULK) != 0;
+  int rc = unique_ops(&c);
+  if (rc == TERN_OK) rc = resolve_segments(&c);
+  if (rc == TERN_OK && bulk) rc = write_bulk_segment(&c, name);
+  if (rc == TERN_OK) rc = tern_commit_catalog(t->idx, bulk ? apply_bulk : apply_buffered, &c, rec);
+  if (rc != TERN_OK && bulk && c.seg_docs) tern_seg_remove(t->idx->dir, name);
+  *segments_changed = rc == TERN_OK && (c.touched || c.seg_docs);
+  for (size_t s = 0; c.dels && s < t->st->nslots; s++)
+    free(c.dels[s].v);
+  free(c.dels);
+  tern_big_free(c.uniq, c.uniq_bytes);
+  return rc;
+}
+
+/* Flushes an oversized buffer and merges; the commit is already durable,
+ * so a failure here is left for the next writer to retry. */
+static void after_commit(tern_index *idx, const tern_rec_state *rec, int segments_changed) {
+  if (rec->buffered_bytes > idx->opts.write_buffer_bytes && tern_flush_locked(idx) == TERN_OK)
+    segments_changed = 1;
+  if (segments_changed) tern_merge_policy_run(idx);
+}
+
+int tern_commit(tern_txn *t) {
+  if (!t) return tern_fail(TERN_EINVAL, "tern_commit: NULL transaction");
+  int changed = 0;
+  tern_rec_state rec;
+  int rc = t->nops ? commit_ops(t, &changed, &rec) : TERN_OK;
+  if (rc == TERN_OK && t->nops) after_commit(t->idx, &rec, changed);
+  txn_free(t);
+  return rc;
+}

@@ -1,0 +1,418 @@
+/*
+ * test_model.c — the engine against a reference model.
+ *
+ * Long random sequences of put / replace / delete / commit / abort /
+ * reopen / compact / flush, with a write buffer of a few KiB so that
+ * segments, live-docs generations and merges happen all the time, and
+ * bulk transactions mixed in.  After every step the index is compared
+ * with the model: get on every key, get_batch on a random batch,
+ * postings of every vocabulary term and of random conjunctions (with
+ * advance), stats; a snapshot held across steps must keep seeing the
+ * model of its time.  TERN_TEST_SCALE multiplies the number of steps.
+ */
+#include "tests/engine/enginetest.h"
+
+#include "codec/status.h"
+
+typedef struct world {
+  tu_rng r;
+  char *dir;
+  tern_index *idx;
+  tern_options opts;
+  tern_field_option fields[2];
+  uint64_t salt;
+  et_model committed, pending;
+  tern_txn *txn;
+  unsigned txn_flags;
+  tern_snapshot *held; /* a snapshot kept across steps */
+  et_model held_model;
+  size_t steps, commits;
+} world;
+
+static void key_of(const world *w, uint32_t id, uint8_t *buf, size_t *len) {
+  *len = et_key(id, w->salt, buf);
+}
+
+/* ------------------------------------------------------------ checks */
+
+static void check_gets(tern_snapshot *s, const world *w, const et_model *m) {
+  uint8_t key[ET_KEY_MAX];
+  size_t cap = 16 << 10;
+  uint8_t *buf = malloc(cap);
+  assert_non_null(buf);
+  for (uint32_t id = 0; id < m->n; id++) {
+    size_t klen, vlen = 0;
+    key_of(w, id, key, &klen);
+    int rc = tern_get(s, key, klen, buf, cap, &vlen);
+    const et_doc *d = &m->docs[id];
+    if (!d->present) {
+      if (rc != TERN_NOTFOUND)
+        fprintf(stderr, "id %u: expected NOTFOUND, got %d (%s)\n", id, rc, tern_errmsg());
+      assert_int_equal(rc, TERN_NOTFOUND);
+      continue;
+    }
+    if (rc != TERN_OK) fprintf(stderr, "id %u: get = %d %s\n", id, rc, tern_errmsg());
+    assert_int_equal(rc, TERN_OK);
+    assert_int_equal(vlen, d->vlen);
+    if (vlen) assert_memory_equal(buf, d->val, vlen);
+    if (d->vlen > 0) { /* too small a buffer: ERANGE with the length */
+      size_t need = 0;
+      assert_int_equal(tern_get(s, key, klen, buf, d->vlen - 1, &need), TERN_ERANGE);
+      assert_int_equal(need, d->vlen);
+    }
+  }
+  free(buf);
+}
+
+typedef struct batch_check {
+  const et_model *m;
+  const uint32_t *ids;
+  size_t next;
+} batch_check;
+
+static int batch_cb(void *payload, size_t i, int status, const void *val, size_t vlen) {
+  batch_check *b = payload;
+  assert_int_equal(i, b->next);
+  b->next++;
+  const et_doc *d = &b->m->docs[b->ids[i]];
+  if (!d->present) {
+    assert_int_equal(status, TERN_NOTFOUND);
+    return 0;
+  }
+  assert_int_equal(status, TERN_OK);
+  assert_int_equal(vlen, d->vlen);
+  if (vlen) assert_memory_equal(val, d->val, vlen);
+  return 0;
+}
+
+static void check_batch(tern_snapshot *s, world *w, const et_model *m) {
+  size_t n = 1 + (size_t)tu_below(&w->r, 2 * m->n);
+  uint32_t *ids = malloc(n * sizeof *ids);
+  tern_slice *keys = malloc(n * sizeof *keys);
+  uint8_t *kb = malloc(n * ET_KEY_MAX);
+  assert_true(ids && keys && kb);
+  for (size_t i = 0; i < n; i++) {
+    ids[i] = (uint32_t)tu_below(&w->r, m->n);
+    size_t len;
+    key_of(w, ids[i], kb + i * ET_KEY_MAX, &len);
+    keys[i] = (tern_slice){kb + i * ET_KEY_MAX, len};
+  }
+  batch_check b = {m, ids, 0};
+  ET_OK(tern_get_batch(s, keys, n, batch_cb, &b));
+  assert_int_equal(b.next, n);
+  free(ids);
+  free(keys);
+  free(kb);
+}
+
+/* Reads a postings iterator to its end: doc ids ascending, every doc
+ * expected, each once, values right; returns the ids it produced. */
+static size_t drain_postings(tern_postings *p, const et_model *m, const uint8_t *expected,
+                             uint64_t *docs_out) {
+  uint8_t *seen = calloc(m->n, 1);
+  assert_non_null(seen);
+  size_t n = 0;
+  uint64_t doc, prev = 0;
+  for (;;) {
+    ET_OK(tern_postings_next(p, &doc));
+    if (doc == TERN_NO_MORE_DOCS) break;
+    if (n) assert_true(doc > prev);
+    prev = doc;
+    tern_slice k, v;
+    ET_OK(tern_postings_doc(p, &k, &v));
+    uint32_t id = et_key_id(k.data, k.len);
+    assert_true(id < m->n);
+    assert_true(expected[id]);
+    assert_false(seen[id]);
+    seen[id] = 1;
+    assert_int_equal(v.len, m->docs[id].vlen);
+    if (v.len) assert_memory_equal(v.data, m->docs[id].val, v.len);
+    if (docs_out) docs_out[n] = doc;
+    n++;
+  }
+  ET_OK(tern_postings_next(p, &doc)); /* stays exhausted */
+  assert_true(doc == TERN_NO_MORE_DOCS);
+  free(seen);
+  return n;
+}
+
+static size_t expected_set(const et_model *m, const et_term *t, size_t nt, uint8_t *out) {
+  size_t c = 0;
+  for (size_t i = 0; i < m->n; i++) {
+    int ok = m->docs[i].present;
+    for (size_t j = 0; ok && j < nt; j++)
+      ok = et_doc_has(&m->docs[i], &t[j]);
+    out[i] = (uint8_t)ok;
+    c += ok;
+  }
+  return c;
+}
+
+/* Advance to random targets matches the first listed doc >= target. */
+static void check_advance(world *w, tern_snapshot *s, const tern_term *tt, size_t nt,
+                          const uint64_t *docs, size_t n) {
+  tern_postings *p;
+  ET_OK(tern_postings_open(&p, s, tt, nt));
+  size_t pos = 0; /* index of the first doc not yet passed */
+  int started = 0;
+  uint64_t cur = 0;
+  for (int step = 0; step < 8; step++) {
+    uint64_t target;
+    uint64_t pick = tu_below(&w->r, 4);
+    if (n == 0 || pick == 0)
+      target = tu_next(&w->r) >> (tu_below(&w->r, 64));
+    else {
+      size_t j = (size_t)tu_below(&w->r, n);
+      target = docs[j] + (pick == 1 ? 1 : 0);
+    }
+    uint64_t exp;
+    if (started && cur != TERN_NO_MORE_DOCS && cur >= target) {
+      exp = cur;
+    } else if (started && cur == TERN_NO_MORE_DOCS) {
+      exp = TERN_NO_MORE_DOCS;
+    } else {
+      while (pos < n && docs[pos] < target)
+        pos++;
+      exp = pos < n ? docs[pos] : TERN_NO_MORE_DOCS;
+      if (pos < n) pos++;
+    }
+    uint64_t got;
+    ET_OK(tern_postings_advance(p, target, &got));
+    if (got != exp)
+      fprintf(stderr, "advance(%llx): got %llx want %llx\n", (unsigned long long)target,
+              (unsigned long long)got, (unsigned long long)exp);
+    assert_true(got == exp);
+    started = 1;
+    cur = got;
+    if (exp != TERN_NO_MORE_DOCS) {
+      tern_slice k, v;
+      ET_OK(tern_postings_doc(p, &k, &v));
+    }
+  }
+  tern_postings_close(p);
+}
+
+static void check_query(world *w, tern_snapshot *s, const et_model *m, const et_term *t,
+                        size_t nt) {
+  uint8_t *exp = malloc(m->n);
+  uint64_t *docs = malloc(m->n * sizeof *docs);
+  assert_true(exp && docs);
+  size_t want = expected_set(m, t, nt, exp);
+  tern_term tt[4];
+  for (size_t i = 0; i < nt; i++)
+    tt[i] = et_tern_term(&t[i]);
+  tern_postings *p;
+  ET_OK(tern_postings_open(&p, s, tt, nt));
+  assert_true(tern_postings_cost(p) >= want);
+  size_t got = drain_postings(p, m, exp, docs);
+  assert_int_equal(got, want);
+  assert_int_equal(tern_postings_cost(p), 0);
+  tern_postings_close(p);
+  check_advance(w, s, tt, nt, docs, got);
+  free(exp);
+  free(docs);
+}
+
+static void check_postings(world *w, tern_snapshot *s, const et_model *m) {
+  for (size_t v = 0; v < ET_VOCAB; v++) {
+    et_term t = et_vocab(v);
+    check_query(w, s, m, &t, 1);
+  }
+  for (int q = 0; q < 4; q++) {
+    et_term t[3];
+    size_t nt = 2 + (size_t)tu_below(&w->r, 2);
+    for (size_t i = 0; i < nt; i++)
+      t[i] = et_vocab((size_t)tu_below(&w->r, ET_VOCAB));
+    check_query(w, s, m, t, nt);
+  }
+  /* absent term and absent field: empty, cost 0 */
+  tern_term none[2] = {{"a", "zz", 2}, {"nope", "t0", 2}};
+  for (int i = 0; i < 2; i++) {
+    tern_postings *p;
+    uint64_t doc;
+    ET_OK(tern_postings_open(&p, s, &none[i], 1));
+    assert_int_equal(tern_postings_cost(p), 0);
+    ET_OK(tern_postings_next(p, &doc));
+    assert_true(doc == TERN_NO_MORE_DOCS);
+    tern_postings_close(p);
+  }
+}
+
+static size_t g_max_segments, g_max_deleted;
+
+static void check_stats(world *w, const et_model *m) {
+  tern_stats *st;
+  ET_OK(tern_stats_get(&st, w->idx));
+  if (st->nsegments > g_max_segments) g_max_segments = st->nsegments;
+  if (st->deleted > g_max_deleted) g_max_deleted = st->deleted;
+  uint64_t live = st->buffered;
+  for (size_t i = 0; i < st->nsegments; i++) {
+    const tern_segment_stats *g = &st->segments[i];
+    assert_true(g->deleted <= g->max_doc);
+    assert_true(g->terms >= g->max_doc);
+    assert_non_null(g->livedocs_form);
+    if (i) assert_true(g->id > st->segments[i - 1].id);
+    live += g->max_doc - g->deleted;
+  }
+  assert_int_equal(st->docs, live);
+  assert_int_equal(st->docs, et_model_count(m));
+  tern_stats_free(st);
+}
+
+static void check_all(world *w, int full) {
+  tern_snapshot *s;
+  ET_OK(tern_snapshot_open(&s, w->idx));
+  check_gets(s, w, &w->committed);
+  check_batch(s, w, &w->committed);
+  if (full) check_postings(w, s, &w->committed);
+  tern_snapshot_close(s);
+  check_stats(w, &w->committed);
+  if (w->held) check_gets(w->held, w, &w->held_model);
+}
+
+/* ------------------------------------------------------------ steps */
+
+static void open_index(world *w) { ET_OK(tern_open(&w->idx, w->dir, TERN_CREATE, &w->opts)); }
+
+static void step_put(world *w) {
+  uint32_t id = (uint32_t)tu_below(&w->r, w->pending.n);
+  et_doc *d = &w->pending.docs[id];
+  et_doc_random(&w->r, d);
+  uint8_t key[ET_KEY_MAX];
+  size_t klen;
+  key_of(w, id, key, &klen);
+  tern_term terms[8];
+  size_t nt = et_doc_terms(d, terms);
+  ET_OK(tern_put(w->txn, key, klen, d->val, d->vlen, terms, nt));
+}
+
+static void step_delete(world *w) {
+  uint32_t id = (uint32_t)tu_below(&w->r, w->pending.n);
+  et_doc *d = &w->pending.docs[id];
+  uint8_t key[ET_KEY_MAX];
+  size_t klen;
+  key_of(w, id, key, &klen);
+  int rc = tern_delete(w->txn, key, klen);
+  if (d->present) {
+    if (rc != TERN_OK) fprintf(stderr, "delete id %u: %d %s\n", id, rc, tern_errmsg());
+    assert_int_equal(rc, TERN_OK);
+    et_doc_clear(d);
+  } else {
+    assert_int_equal(rc, TERN_NOTFOUND);
+  }
+}
+
+static void begin(world *w) {
+  w->txn_flags = tu_below(&w->r, 5) == 0 ? TERN_TXN_BULK : 0;
+  ET_OK(tern_txn_begin(&w->txn, w->idx, w->txn_flags));
+  et_model_copy(&w->pending, &w->committed);
+}
+
+static void end_txn(world *w, int commit) {
+  if (commit) {
+    ET_OK(tern_commit(w->txn));
+    et_model_copy(&w->committed, &w->pending);
+    w->commits++;
+  } else {
+    ET_OK(tern_abort(w->txn));
+  }
+  w->txn = NULL;
+}
+
+static void step(world *w) {
+  uint64_t p = tu_below(&w->r, 100);
+  if (w->txn) {
+    if (p < 55)
+      step_put(w);
+    else if (p < 80)
+      step_delete(w);
+    else if (p < 95)
+      end_txn(w, 1);
+    else
+      end_txn(w, 0);
+    return;
+  }
+  if (p < 80) {
+    begin(w);
+  } else if (p < 84) {
+    if (w->held) tern_snapshot_close(w->held);
+    w->held = NULL;
+    ET_OK(tern_close(w->idx));
+    open_index(w);
+  } else if (p < 87) {
+    ET_OK(tern_compact(w->idx));
+    tern_stats *st;
+    ET_OK(tern_stats_get(&st, w->idx));
+    assert_true(st->nsegments <= 1);
+    assert_int_equal(st->buffered, 0);
+    assert_int_equal(st->deleted, 0);
+    tern_stats_free(st);
+  } else if (p < 90) {
+    ET_OK(tern_flush(w->idx));
+  } else if (p < 95) {
+    if (w->held) tern_snapshot_close(w->held);
+    ET_OK(tern_snapshot_open(&w->held, w->idx));
+    et_model_copy(&w->held_model, &w->committed);
+  } else {
+    ET_OK(tern_verify(w->idx));
+  }
+}
+
+static void run_model(uint64_t salt, size_t nkeys, size_t nsteps) {
+  world w;
+  memset(&w, 0, sizeof w);
+  tu_rng_init(&w.r, salt);
+  w.salt = tu_next(&w.r);
+  w.dir = tu_tmpdir("model");
+  tern_options_init(&w.opts);
+  static const uint32_t thresholds[3] = {0, 1, 4};
+  w.opts.pulsing_threshold = thresholds[tu_below(&w.r, 3)];
+  w.opts.inline_value_max = (uint32_t)(tu_below(&w.r, 2) ? 16 : 64);
+  w.opts.bloom_bits_per_key = tu_below(&w.r, 4) == 0 ? 0 : 10;
+  w.opts.write_buffer_bytes = 512 + tu_below(&w.r, 4096);
+  w.fields[0] = (tern_field_option){"a", (uint32_t)tu_below(&w.r, 65)};
+  w.fields[1] = (tern_field_option){"color", 0};
+  w.opts.fields = w.fields;
+  w.opts.nfields = 2;
+  fprintf(stderr, "[model] keys %zu steps %zu threshold %u inline %u bloom %u buffer %llu\n", nkeys,
+          nsteps, w.opts.pulsing_threshold, w.opts.inline_value_max, w.opts.bloom_bits_per_key,
+          (unsigned long long)w.opts.write_buffer_bytes);
+  et_model_init(&w.committed, nkeys);
+  et_model_init(&w.pending, nkeys);
+  et_model_init(&w.held_model, nkeys);
+  open_index(&w);
+  for (w.steps = 0; w.steps < nsteps; w.steps++) {
+    step(&w);
+    if (!w.txn) check_all(&w, w.steps % 4 == 0);
+  }
+  if (w.txn) end_txn(&w, 1);
+  check_all(&w, 1);
+  ET_OK(tern_verify(w.idx));
+  if (w.held) tern_snapshot_close(w.held);
+  ET_OK(tern_close(w.idx));
+  fprintf(stderr, "[model] %zu commits; at most %zu segments and %zu deleted docs at once\n",
+          w.commits, g_max_segments, g_max_deleted);
+  et_model_free(&w.committed);
+  et_model_free(&w.pending);
+  et_model_free(&w.held_model);
+  free(w.dir);
+}
+
+static void test_model_small_keyspace(void **state) {
+  (void)state;
+  run_model(1, 40, 3000 * tu_scale());
+}
+
+static void test_model_larger_keyspace(void **state) {
+  (void)state;
+  run_model(2, 300, 3000 * tu_scale());
+}
+
+int main(void) {
+  et_prefer_tmpfs();
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_model_small_keyspace),
+      cmocka_unit_test(test_model_larger_keyspace),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

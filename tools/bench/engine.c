@@ -1,0 +1,403 @@
+/*
+ * engine.c — `tern-bench engine`: what the engine adds on top of the codec.
+ *
+ *   get     tern_get through a snapshot on a one-segment index vs the bare
+ *           codec lookup tern_seg_seek_exact on the same segment (warm cache)
+ *   absent  absent keys on an index of 20 segments vs the same docs in one
+ *   commit  one-document put + commit vs a bare LMDB write transaction doing
+ *           the same put (both durable: fsync on the same file system)
+ *   import  a TERN_TXN_BULK transaction of fresh keys, commit included
+ *
+ * Every figure is the median of --runs runs, with the baseline measured in
+ * the same run.
+ */
+#include "tools/bench/bench.h"
+#include "tools/bench/bench_common.h"
+
+#include "codec/segment.h"
+#include "engine/index.h"
+#include "tern.h"
+
+#include <lmdb.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct eopts {
+  uint64_t docs, lookups, commits, import, runs;
+  const char *parent;
+  char phases[128];
+} eopts;
+
+#define KEY_LEN 16
+
+static void make_key(uint64_t i, uint8_t *out) {
+  static const char hex[] = "0123456789abcdef";
+  uint64_t x = bench_mix64(i);
+  for (int b = 0; b < KEY_LEN; b++)
+    out[b] = (uint8_t)hex[(x >> (60 - 4 * b)) & 0xf];
+}
+
+static int check(int rc, const char *what) {
+  if (rc != TERN_OK)
+    bench_log("engine bench: %s: %s: %s\n", what, tern_strerror(rc), tern_errmsg());
+  return rc;
+}
+
+/* Bulk-loads keys [from, to) (values of 16 bytes) in one commit. */
+static int load(tern_index *idx, uint64_t from, uint64_t to) {
+  tern_txn *t;
+  if (check(tern_txn_begin(&t, idx, TERN_TXN_BULK), "begin")) return -1;
+  uint8_t key[KEY_LEN], val[16];
+  for (uint64_t i = from; i < to; i++) {
+    make_key(i, key);
+    memcpy(val, key, 16);
+    if (check(tern_put(t, key, KEY_LEN, val, sizeof val, NULL, 0), "put")) {
+      tern_abort(t);
+      return -1;
+    }
+  }
+  return check(tern_commit(t), "commit") ? -1 : 0;
+}
+
+static tern_index *fresh_index(const char *dir) {
+  tern_options o;
+  tern_options_init(&o);
+  tern_index *idx = NULL;
+  return check(tern_open(&idx, dir, TERN_CREATE, &o), "open") ? NULL : idx;
+}
+
+/* ns per lookup of `n` keys drawn from [0, space) (+ offset: absent keys). */
+static double time_gets(tern_snapshot *s, uint64_t space, uint64_t n, uint64_t offset,
+                        uint64_t seed, uint64_t *found) {
+  bench_rng r;
+  bench_rng_init(&r, seed);
+  uint8_t key[KEY_LEN], buf[64];
+  size_t vlen;
+  *found = 0;
+  double t0 = bench_now();
+  for (uint64_t i = 0; i < n; i++) {
+    make_key(offset + bench_rng_below(&r, space), key);
+    *found += tern_get(s, key, KEY_LEN, buf, sizeof buf, &vlen) == TERN_OK;
+  }
+  return (bench_now() - t0) * 1e9 / (double)n;
+}
+
+static double time_seeks(tern_seg *seg, uint64_t space, uint64_t n, uint64_t seed,
+                         uint64_t *found) {
+  const tern_seg_field *f = tern_seg_unique_field(seg);
+  tern_seg_cursor c;
+  tern_seg_cursor_init(&c);
+  bench_rng r;
+  bench_rng_init(&r, seed);
+  uint8_t key[KEY_LEN];
+  tern_term_entry e;
+  *found = 0;
+  double t0 = bench_now();
+  for (uint64_t i = 0; i < n; i++) {
+    make_key(bench_rng_below(&r, space), key);
+    *found += tern_seg_seek_exact(seg, f, key, KEY_LEN, &c, &e) == TERN_OK;
+  }
+  double ns = (bench_now() - t0) * 1e9 / (double)n;
+  tern_seg_cursor_release(&c);
+  return ns;
+}
+
+/* The codec steps of one engine get, without the engine: filter, seek,
+ * doc id, value. */
+static double time_codec_path(tern_seg *seg, uint64_t space, uint64_t n, uint64_t seed,
+                              uint64_t *found) {
+  tern_seg_cursor c;
+  tern_seg_cursor_init(&c);
+  bench_rng r;
+  bench_rng_init(&r, seed);
+  uint8_t key[KEY_LEN], buf[64];
+  *found = 0;
+  double t0 = bench_now();
+  for (uint64_t i = 0; i < n; i++) {
+    make_key(bench_rng_below(&r, space), key);
+    uint32_t doc;
+    tern_slice v;
+    if (tern_seg_pk_get(seg, key, KEY_LEN, &c, &doc, &v) == TERN_OK) {
+      memcpy(buf, v.data, v.len < sizeof buf ? v.len : sizeof buf);
+      (*found)++;
+    }
+  }
+  double ns = (bench_now() - t0) * 1e9 / (double)n;
+  tern_seg_cursor_release(&c);
+  return ns;
+}
+
+static int phase_get(const eopts *o) {
+  char *dir = bench_mkdtemp(o->parent, "engine-get");
+  tern_index *idx = dir ? fresh_index(dir) : NULL;
+  if (!idx || load(idx, 0, o->docs) || check(tern_compact(idx), "compact")) return 1;
+  tern_stats *st;
+  if (check(tern_stats_get(&st, idx), "stats") || st->nsegments != 1) return 1;
+  char name[TERN_SEGNAME_MAX];
+  tern_segment_name(name, st->segments[0].id);
+  tern_stats_free(st);
+  tern_seg *seg;
+  tern_snapshot *s;
+  if (check(tern_seg_open(&seg, dir, name, TERN_IO_MMAP), "seg open") ||
+      check(tern_snapshot_open(&s, idx), "snapshot"))
+    return 1;
+  bench_warm_dir(dir);
+  double *eng = calloc(o->runs, sizeof *eng), *bare = calloc(o->runs, sizeof *bare);
+  double *ratio = calloc(o->runs, sizeof *ratio), *pk = calloc(o->runs, sizeof *pk);
+  double *ratio_pk = calloc(o->runs, sizeof *ratio_pk);
+  uint64_t f1 = 0, f2 = 0, f3 = 0;
+  for (uint64_t run = 0; run < o->runs; run++) {
+    bare[run] = time_seeks(seg, o->docs, o->lookups, run + 1, &f1);
+    pk[run] = time_codec_path(seg, o->docs, o->lookups, run + 1, &f3);
+    eng[run] = time_gets(s, o->docs, o->lookups, 0, run + 1, &f2);
+    ratio[run] = eng[run] / bare[run];
+    ratio_pk[run] = eng[run] / pk[run];
+  }
+  bench_summary be = bench_summarize(eng, o->runs), bb = bench_summarize(bare, o->runs),
+                br = bench_summarize(ratio, o->runs), bp = bench_summarize(pk, o->runs),
+                brp = bench_summarize(ratio_pk, o->runs);
+  printf("get: %llu docs in 1 segment, %llu random present keys per run, %llu runs (warm)\n",
+         (unsigned long long)o->docs, (unsigned long long)o->lookups, (unsigned long long)o->runs);
+  printf("| path | ns/lookup (median) | min | max |\n|---|---|---|---|\n");
+  printf("| tern_seg_seek_exact (bare codec) | %.0f | %.0f | %.0f |\n", bb.median, bb.min, bb.max);
+  printf("| tern_seg_pk_get (codec: range, filter, seek, doc id, value) | %.0f | %.0f | %.0f |\n",
+         bp.median, bp.min, bp.max);
+  printf("| tern_get via snapshot | %.0f | %.0f | %.0f |\n", be.median, be.min, be.max);
+  printf("| ratio tern_get / seek_exact | %.2fx | %.2fx | %.2fx |\n", br.median, br.min, br.max);
+  printf("| ratio tern_get / tern_seg_pk_get | %.2fx | %.2fx | %.2fx |\n", brp.median, brp.min,
+         brp.max);
+  printf("(found %llu / %llu in the last run)\n\n", (unsigned long long)f2, (unsigned long long)f1);
+  tern_snapshot_close(s);
+  tern_seg_close(seg);
+  tern_close(idx);
+  bench_rmtree(dir);
+  free(dir);
+  free(eng);
+  free(bare);
+  free(ratio);
+  free(pk);
+  free(ratio_pk);
+  return 0;
+}
+
+/* 20 segments whose sizes sit in three tiers of the merge policy (at most
+ * nine per tier, so none merges): 9 x 0.5%, 9 x 5%, 2 x rest/2. */
+static int load_twenty(tern_index *idx, uint64_t docs) {
+  uint64_t at = 0, small = docs / 200, mid = docs / 20;
+  for (int i = 0; i < 9; i++, at += small)
+    if (load(idx, at, at + small)) return -1;
+  for (int i = 0; i < 9; i++, at += mid)
+    if (load(idx, at, at + mid)) return -1;
+  uint64_t half = (docs - at) / 2;
+  if (load(idx, at, at + half) || load(idx, at + half, docs)) return -1;
+  return 0;
+}
+
+static int phase_absent(const eopts *o) {
+  char *dir = bench_mkdtemp(o->parent, "engine-absent");
+  tern_index *idx = dir ? fresh_index(dir) : NULL;
+  if (!idx || load_twenty(idx, o->docs)) return 1;
+  tern_stats *st;
+  if (check(tern_stats_get(&st, idx), "stats")) return 1;
+  size_t nseg = st->nsegments;
+  tern_stats_free(st);
+  double *many = calloc(o->runs, sizeof *many), *one = calloc(o->runs, sizeof *one);
+  double *pm = calloc(o->runs, sizeof *pm), *po = calloc(o->runs, sizeof *po);
+  uint64_t found = 0;
+  tern_snapshot *s;
+  bench_warm_dir(dir);
+  if (check(tern_snapshot_open(&s, idx), "snapshot")) return 1;
+  for (uint64_t run = 0; run < o->runs; run++) {
+    many[run] = time_gets(s, o->docs, o->lookups, o->docs, run + 7, &found);
+    pm[run] = time_gets(s, o->docs, o->lookups, 0, run + 7, &found);
+  }
+  tern_snapshot_close(s);
+  if (check(tern_compact(idx), "compact") || check(tern_snapshot_open(&s, idx), "snapshot"))
+    return 1;
+  bench_warm_dir(dir);
+  for (uint64_t run = 0; run < o->runs; run++) {
+    one[run] = time_gets(s, o->docs, o->lookups, o->docs, run + 7, &found);
+    po[run] = time_gets(s, o->docs, o->lookups, 0, run + 7, &found);
+  }
+  tern_snapshot_close(s);
+  bench_summary bm = bench_summarize(many, o->runs), bo = bench_summarize(one, o->runs);
+  bench_summary bpm = bench_summarize(pm, o->runs), bpo = bench_summarize(po, o->runs);
+  printf("absent: %llu docs in %zu segments vs compacted into 1, %llu lookups per run (warm)\n",
+         (unsigned long long)o->docs, nseg, (unsigned long long)o->lookups);
+  printf("| keys | %zu segments ns/lookup | 1 segment ns/lookup | ratio |\n|---|---|---|---|\n",
+         nseg);
+  printf("| absent | %.0f | %.0f | %.2fx |\n", bm.median, bo.median, bm.median / bo.median);
+  printf("| present | %.0f | %.0f | %.2fx |\n\n", bpm.median, bpo.median, bpm.median / bpo.median);
+  tern_close(idx);
+  bench_rmtree(dir);
+  free(dir);
+  free(many);
+  free(one);
+  free(pm);
+  free(po);
+  return 0;
+}
+
+static double lmdb_commits(const char *dir, uint64_t n) {
+  char path[4096];
+  bench_path(path, sizeof path, dir, "bare.mdb");
+  MDB_env *env;
+  MDB_txn *t;
+  MDB_dbi dbi;
+  if (mdb_env_create(&env) || mdb_env_set_mapsize(env, 1u << 30) ||
+      mdb_env_open(env, path, MDB_NOSUBDIR, 0666))
+    return -1;
+  uint8_t key[KEY_LEN], val[16] = {0};
+  double t0 = bench_now();
+  for (uint64_t i = 0; i < n; i++) {
+    make_key(i, key);
+    if (mdb_txn_begin(env, NULL, 0, &t)) return -1;
+    if (i == 0) mdb_dbi_open(t, NULL, 0, &dbi);
+    MDB_val k = {KEY_LEN, key}, v = {sizeof val, val};
+    if (mdb_put(t, dbi, &k, &v, 0) || mdb_txn_commit(t)) return -1;
+  }
+  double rate = (double)n / (bench_now() - t0);
+  mdb_env_close(env);
+  return rate;
+}
+
+static double tern_commits(const char *dir, uint64_t n) {
+  tern_index *idx = fresh_index(dir);
+  if (!idx) return -1;
+  uint8_t key[KEY_LEN], val[16] = {0};
+  double t0 = bench_now();
+  for (uint64_t i = 0; i < n; i++) {
+    tern_txn *t;
+    make_key(i, key);
+    if (check(tern_txn_begin(&t, idx, 0), "begin") ||
+        check(tern_put(t, key, KEY_LEN, val, sizeof val, NULL, 0), "put") ||
+        check(tern_commit(t), "commit"))
+      return -1;
+  }
+  double rate = (double)n / (bench_now() - t0);
+  tern_close(idx);
+  return rate;
+}
+
+static int phase_commit(const eopts *o) {
+  double *tr = calloc(o->runs, sizeof *tr), *lr = calloc(o->runs, sizeof *lr);
+  double *ratio = calloc(o->runs, sizeof *ratio);
+  for (uint64_t run = 0; run < o->runs; run++) {
+    char *d1 = bench_mkdtemp(o->parent, "engine-lmdb"),
+         *d2 = bench_mkdtemp(o->parent, "engine-commit");
+    if (!d1 || !d2) return 1;
+    lr[run] = lmdb_commits(d1, o->commits);
+    tr[run] = tern_commits(d2, o->commits);
+    if (lr[run] <= 0 || tr[run] <= 0) return 1;
+    ratio[run] = tr[run] / lr[run];
+    bench_rmtree(d1);
+    bench_rmtree(d2);
+    free(d1);
+    free(d2);
+  }
+  bench_summary bt = bench_summarize(tr, o->runs), bl = bench_summarize(lr, o->runs),
+                br = bench_summarize(ratio, o->runs);
+  printf("commit: %llu one-document commits per run on %s, %llu runs\n",
+         (unsigned long long)o->commits, bench_fs_name(o->parent), (unsigned long long)o->runs);
+  printf("| path | commits/s (median) | min | max |\n|---|---|---|---|\n");
+  printf("| bare LMDB put + commit | %.0f | %.0f | %.0f |\n", bl.median, bl.min, bl.max);
+  printf("| tern put + commit | %.0f | %.0f | %.0f |\n", bt.median, bt.min, bt.max);
+  printf("| ratio tern / LMDB | %.2fx | %.2fx | %.2fx |\n\n", br.median, br.min, br.max);
+  free(tr);
+  free(lr);
+  free(ratio);
+  return 0;
+}
+
+static int phase_import(const eopts *o) {
+  double *rate = calloc(o->runs, sizeof *rate), *commit_s = calloc(o->runs, sizeof *commit_s);
+  for (uint64_t run = 0; run < o->runs; run++) {
+    char *dir = bench_mkdtemp(o->parent, "engine-import");
+    tern_index *idx = dir ? fresh_index(dir) : NULL;
+    if (!idx) return 1;
+    tern_txn *t;
+    uint8_t key[KEY_LEN], val[16];
+    double t0 = bench_now();
+    if (check(tern_txn_begin(&t, idx, TERN_TXN_BULK), "begin")) return 1;
+    for (uint64_t i = 0; i < o->import; i++) {
+      make_key(i, key);
+      memcpy(val, key, 16);
+      if (check(tern_put(t, key, KEY_LEN, val, sizeof val, NULL, 0), "put")) return 1;
+    }
+    double t1 = bench_now();
+    if (check(tern_commit(t), "commit")) return 1;
+    double t2 = bench_now();
+    rate[run] = (double)o->import / (t2 - t0);
+    commit_s[run] = t2 - t1;
+    tern_close(idx);
+    bench_rmtree(dir);
+    free(dir);
+  }
+  bench_summary br = bench_summarize(rate, o->runs), bc = bench_summarize(commit_s, o->runs);
+  printf(
+      "import: %llu fresh random 16-byte keys, 16-byte values, one TERN_TXN_BULK commit, on %s\n",
+      (unsigned long long)o->import, bench_fs_name(o->parent));
+  printf("| docs/s end to end (median) | min | max | of which commit, s |\n|---|---|---|---|\n");
+  printf("| %.0f | %.0f | %.0f | %.2f |\n\n", br.median, br.min, br.max, bc.median);
+  free(rate);
+  free(commit_s);
+  return 0;
+}
+
+void tern_bench_engine_usage(FILE *out) {
+  fprintf(out,
+          "tern-bench engine [options]\n"
+          "  --phases LIST   get,absent,commit,import (default all)\n"
+          "  --docs N        docs of the get/absent indexes (default 1M)\n"
+          "  --lookups N     lookups per run (default 200k)\n"
+          "  --commits N     one-document commits per run (default 300)\n"
+          "  --import N      keys of the bulk import (default 2M)\n"
+          "  --runs N        runs; figures are medians (default 5)\n"
+          "  --dir PATH      where scratch indexes go (default /tmp; fsync cost depends on it)\n");
+}
+
+int tern_bench_engine(int argc, char **argv) {
+  eopts o = {1000000, 200000, 300, 2000000, 5, "/tmp", "get,absent,commit,import"};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int bad = 0;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      tern_bench_engine_usage(stdout);
+      return 0;
+    } else if (!v) {
+      bad = 1;
+    } else if (!strcmp(a, "--docs")) {
+      bad = bench_parse_u64(v, &o.docs);
+    } else if (!strcmp(a, "--lookups")) {
+      bad = bench_parse_u64(v, &o.lookups);
+    } else if (!strcmp(a, "--commits")) {
+      bad = bench_parse_u64(v, &o.commits);
+    } else if (!strcmp(a, "--import")) {
+      bad = bench_parse_u64(v, &o.import);
+    } else if (!strcmp(a, "--runs")) {
+      bad = bench_parse_u64(v, &o.runs);
+    } else if (!strcmp(a, "--dir")) {
+      o.parent = v;
+    } else if (!strcmp(a, "--phases")) {
+      snprintf(o.phases, sizeof o.phases, "%s", v);
+    } else {
+      bad = 1;
+    }
+    if (bad || o.runs == 0 || o.docs < 1000 || o.lookups == 0) {
+      fprintf(stderr, "tern-bench engine: bad option %s\n", a);
+      tern_bench_engine_usage(stderr);
+      return 2;
+    }
+    i++;
+  }
+  char machine[256];
+  bench_machine(machine, sizeof machine);
+  printf("tern-bench engine on %s; scratch in %s (%s)\n\n", machine, o.parent,
+         bench_fs_name(o.parent));
+  int rc = 0;
+  if (!rc && strstr(o.phases, "get")) rc = phase_get(&o);
+  if (!rc && strstr(o.phases, "absent")) rc = phase_absent(&o);
+  if (!rc && strstr(o.phases, "commit")) rc = phase_commit(&o);
+  if (!rc && strstr(o.phases, "import")) rc = phase_import(&o);
+  return rc;
+}
