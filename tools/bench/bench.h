@@ -1,0 +1,47 @@
+/*
+ * bench.h — the subcommands of tern-bench.  Each is a main-like function
+ * (argv[0] is the subcommand's name) and a usage printer that lists its
+ * options; main.c dispatches to them and `tern-bench --help` prints every
+ * usage.
+ *
+ * Subcommands written by other parts of the project are declared weak, so
+ * tern-bench links whether or not their file is in the tree; a missing one
+ * is reported as "not built in".
+ */
+#ifndef TERN_BENCH_H
+#define TERN_BENCH_H
+
+#include <stdio.h>
+
+/* Primary-key lookups through the public API, cold and warm, vs LMDB. */
+int tern_bench_pk(int argc, char **argv);
+void tern_bench_pk_usage(FILE *out);
+
+/* The codec alone: one segment's sizes and seeks, and the pulsing curve of
+ * a Zipf-distributed field. */
+int tern_bench_codec(int argc, char **argv);
+void tern_bench_codec_usage(FILE *out);
+
+/* Live-docs representations (tools/bench/livedocs.c). */
+int tern_bench_livedocs(int argc, char **argv) __attribute__((weak));
+void tern_bench_livedocs_usage(FILE *out) __attribute__((weak));
+
+/* The engine's write and merge paths (tools/bench/engine.c, optional). */
+int tern_bench_engine(int argc, char **argv) __attribute__((weak));
+void tern_bench_engine_usage(FILE *out) __attribute__((weak));
+
+/* Postings iteration and conjunctions (tools/bench/postings.c, optional). */
+int tern_bench_postings(int argc, char **argv) __attribute__((weak));
+void tern_bench_postings_usage(FILE *out) __attribute__((weak));
+
+/* Random reads through the file layer, mmap vs pread (tools/bench/io.c,
+ * optional). */
+int tern_bench_io(int argc, char **argv) __attribute__((weak));
+void tern_bench_io_usage(FILE *out) __attribute__((weak));
+
+/* Warm and cold seeks inside one segment's terms blocks (tools/bench/seek.c,
+ * optional). */
+int tern_bench_seek(int argc, char **argv) __attribute__((weak));
+void tern_bench_seek_usage(FILE *out) __attribute__((weak));
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * main.c — tern-bench: one binary, one subcommand per benchmark.
+ *
+ *   tern-bench <subcommand> [options]     run it
+ *   tern-bench <subcommand> --help        its options
+ *   tern-bench --help                     every subcommand and its options
+ *
+ * Subcommands from optional files are weak symbols (bench.h): the table
+ * below lists them all and says which are not built in.
+ */
+#include "tools/bench/bench.h"
+#include "tern.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct subcommand {
+  const char *name;
+  const char *summary;
+  int (*run)(int, char **);
+  void (*usage)(FILE *);
+} subcommand;
+
+/* Built at run time: the address of a weak function is only known then. */
+static size_t subcommands(subcommand *out) {
+  subcommand all[] = {
+      {"pk", "cold and warm primary-key lookups, tern vs LMDB, with plots", tern_bench_pk,
+       tern_bench_pk_usage},
+      {"codec", "one segment through the codec: sizes, seeks, pulsing thresholds (Zipf)",
+       tern_bench_codec, tern_bench_codec_usage},
+      {"livedocs", "live-docs representations", tern_bench_livedocs, tern_bench_livedocs_usage},
+      {"engine", "engine writes, commits and merges", tern_bench_engine, tern_bench_engine_usage},
+      {"postings", "postings iteration and conjunctions", tern_bench_postings,
+       tern_bench_postings_usage},
+      {"io", "random 4 KiB reads through the file layer, mmap vs pread", tern_bench_io,
+       tern_bench_io_usage},
+      {"seek", "warm primary-key seeks in one segment (codec alone) vs LMDB", tern_bench_seek,
+       tern_bench_seek_usage},
+  };
+  memcpy(out, all, sizeof all);
+  return sizeof all / sizeof all[0];
+}
+
+static void usage(FILE *out, int full) {
+  subcommand cmds[8];
+  size_t n = subcommands(cmds);
+  fprintf(out, "usage: tern-bench <subcommand> [options]   (tern %s)\n\n", tern_version());
+  fprintf(out, "subcommands:\n");
+  for (size_t i = 0; i < n; i++)
+    fprintf(out, "  %-10s %s%s\n", cmds[i].name, cmds[i].summary,
+            cmds[i].run ? "" : " (not built in)");
+  if (!full) {
+    fprintf(out,
+            "\n`tern-bench --help` lists every option; `tern-bench <subcommand> --help` one.\n");
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (!cmds[i].run) continue;
+    fprintf(out, "\n");
+    if (cmds[i].usage)
+      cmds[i].usage(out);
+    else
+      fprintf(out, "tern-bench %s (no usage text)\n", cmds[i].name);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr, 0);
+    return 2;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout, 1);
+    return 0;
+  }
+  subcommand cmds[8];
+  size_t n = subcommands(cmds);
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(argv[1], cmds[i].name) != 0) continue;
+    if (!cmds[i].run) {
+      fprintf(stderr, "tern-bench: subcommand '%s' is not built into this binary\n", argv[1]);
+      return 2;
+    }
+    return cmds[i].run(argc - 1, argv + 1);
+  }
+  fprintf(stderr, "tern-bench: unknown subcommand '%s'\n\n", argv[1]);
+  usage(stderr, 0);
+  return 2;
+}
