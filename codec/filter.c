@@ -1,5 +1,5 @@
 /*
- * filter.c — the split-block Bloom filter (filter.h, docs/format/filter.md).
+ * filter.c — the split-block Bloom filter (filter.h, docs/FORMAT.md).
  *
  * A 64-bit hash h picks block ((h >> 32) * nblocks) >> 32 — a multiply
  * instead of a modulo, uniform over any block count, so the filter is sized

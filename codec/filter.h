@@ -5,7 +5,7 @@
  * one in each 64-bit word of a single 512-bit block that its hash picks, so
  * a probe reads one 64-byte cache line and tests 8 words without branches.
  * At 10 bits per key the false-positive rate is about 1.05%
- * (docs/format/filter.md).
+ * (docs/FORMAT.md).
  *
  * The writer hashes each key with tern_filter_hash, sizes a body with
  * tern_filter_body_size and builds it; the body is self-describing (a 16-byte

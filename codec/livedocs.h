@@ -83,7 +83,7 @@ uint32_t tern_ld_iter_advance(tern_ld_iter *it, uint32_t target);
 /* How many docs the iterator returns in all. */
 uint64_t tern_ld_iter_cost(const tern_ld_iter *it);
 
-/* The framed bytes of a .liv generation (docs/format/livedocs.md), malloc'd:
+/* The framed bytes of a .liv generation (docs/FORMAT.md), malloc'd:
  * natively sparse when that is smaller, dense otherwise. */
 int tern_livedocs_write(const tern_livedocs *ld, const uint8_t *segid, uint8_t **out,
                         size_t *len);

@@ -1,6 +1,6 @@
 /*
  * livedocs_format.c — a live-docs generation to .liv bytes and back
- * (docs/format/livedocs.md has the byte layout).
+ * (docs/FORMAT.md has the byte layout).
  *
  * The body is the set's own shape: a runs set is its list of runs; a
  * directory is either its chunk records, each in its in-memory form (so

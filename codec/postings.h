@@ -9,7 +9,7 @@
  * terms of df <= threshold and hands the others to the block writer, which
  * appends to the postings file a header, skip data (each block's last doc
  * and length), FOR-packed blocks of 128 doc-id gaps and a varint tail
- * (docs/format/postings.md, ".doc").
+ * (docs/FORMAT.md, ".doc").
  */
 #ifndef TERN_POSTINGS_H
 #define TERN_POSTINGS_H

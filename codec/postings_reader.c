@@ -1,6 +1,6 @@
 /*
  * postings_reader.c — the postings iterator (postings.h) over inlined doc
- * ids or a term's postings in the postings file (docs/format/postings.md).
+ * ids or a term's postings in the postings file (docs/FORMAT.md).
  *
  * I/O.  A term is read through two windows of the file, each one counted
  * tern_rfile_read: `head` is the first read — the whole term when it is at

@@ -1,6 +1,6 @@
 /*
  * postings_writer.c — the block writer: appends each term's postings to the
- * postings file (docs/format/postings.md):
+ * postings file (docs/FORMAT.md):
  *
  *   varint df | varint nblocks (= df / 128) | [varint skip_len, when nblocks > 0]
  *   skip data: per block, varint (last - previous block's last - 128), varint byte length

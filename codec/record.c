@@ -1,6 +1,6 @@
 /*
  * record.c — encoding and decoding of the catalog's records (record.h,
- * docs/format/catalog.md).  Encoders trust their input (the engine has
+ * docs/FORMAT.md).  Encoders trust their input (the engine has
  * validated it); decoders trust nothing.
  */
 #include "codec/record.h"

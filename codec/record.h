@@ -2,7 +2,7 @@
  * record.h — the bytes of what the engine keeps in its LMDB catalog and in
  * memory: the catalog format version, the options, the commit state, one
  * record per segment, and the document records of the write buffer
- * (docs/format/catalog.md describes them byte by byte).
+ * (docs/FORMAT.md describes them byte by byte).
  *
  * Every record is little-endian integers and LEB128 varints; every decoder
  * is bounded by the record's length, rejects trailing bytes, and returns

@@ -1,5 +1,5 @@
 /*
- * segment_writer.c — writes one segment (segment.h, docs/format/segment.md).
+ * segment_writer.c — writes one segment (segment.h, docs/FORMAT.md).
  *
  * Terms stream through: each field's entries fill a terms block builder,
  * which is written to NAME.tim as a whole 4 KiB page as soon as the next

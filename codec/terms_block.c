@@ -1,5 +1,5 @@
 /*
- * terms_block.c — reads a terms block (terms_block.h, docs/format/terms.md).
+ * terms_block.c — reads a terms block (terms_block.h, docs/FORMAT.md).
  *
  * The lookup (tern_tb_lower_bound) compares the key with the block prefix,
  * binary-searches the restart heads for the last restart surely below the

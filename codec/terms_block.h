@@ -1,7 +1,7 @@
 /*
  * terms_block.h — one terms block: up to 4096 consecutive terms of a field
  * with their postings metadata (and values, for the unique field), coded
- * into one 4096-byte page (docs/format/terms.md).
+ * into one 4096-byte page (docs/FORMAT.md).
  *
  * The block is a byte-aligned header followed by a bit stream of entries.
  * The header holds, besides the column widths and bases, the prefix that

@@ -1,5 +1,5 @@
 /*
- * catalog.c — the engine's records in LMDB (docs/format/catalog.md):
+ * catalog.c — the engine's records in LMDB (docs/FORMAT.md):
  *
  *   DBI "meta"      "format" -> format record, "options" -> options,
  *                   "state" -> commit counter, next segment number, buffer totals

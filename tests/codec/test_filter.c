@@ -1,7 +1,7 @@
 /*
  * test_filter.c — the split-block Bloom filter: no false negatives on random
  * binary keys, the false-positive rate on 1M absent keys (printed; asserted
- * loosely), the body's bytes against the layout of docs/format/filter.md
+ * loosely), the body's bytes against the layout of docs/FORMAT.md
  * computed independently here, and corrupt bodies.
  */
 #include "codec/filter.h"
@@ -23,7 +23,7 @@ static size_t make_key(tu_rng *r, uint8_t *key, uint8_t tag, uint32_t i) {
   return len;
 }
 
-/* The bit docs/format/filter.md says key hash h sets in word i: read from the body's bytes. */
+/* The bit docs/FORMAT.md says key hash h sets in word i: read from the body's bytes. */
 static int ref_bit_set(const uint8_t *body, uint64_t h, unsigned i) {
   static const uint32_t salt[8] = {0x47b6137bu, 0x44974d91u, 0x8824ad5bu, 0xa2b7289du,
                                    0x705495c7u, 0x2df1424bu, 0x9efc4947u, 0x5c6bfb31u};

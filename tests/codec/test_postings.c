@@ -562,7 +562,7 @@ static void test_crafted(void **state) {
   free(dir);
 }
 
-/* The bytes of docs/format/postings.md's examples. */
+/* The bytes of docs/FORMAT.md's examples. */
 static void test_format_bytes(void **state) {
   (void)state;
   char *dir = tu_tmpdir("postings");
