@@ -320,7 +320,7 @@ static void index_free(tern_index *idx) {
 }
 
 int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_options *opts) {
-  if (!out || !dir || !*dir || (flags & ~(TERN_CREATE | TERN_RDONLY)))
+  if (!out || !dir || !*dir || (flags & ~(TERN_CREATE | TERN_RDONLY | TERN_PREAD)))
     return tern_fail(TERN_EINVAL, "tern_open: bad arguments");
   *out = NULL;
   if ((flags & TERN_CREATE) && (flags & TERN_RDONLY))

@@ -68,6 +68,9 @@ typedef struct tern_state {
   tern_memseg *buffer; /* the write buffer, built on first need (under idx->mu) */
 } tern_state;
 
+/* How this index reads its segments (TERN_PREAD or the default mapping). */
+#define TERN_IDX_IO_MODE(idx) (((idx)->flags & TERN_PREAD) ? TERN_IO_PREAD : TERN_IO_MMAP)
+
 struct tern_index {
   char *dir;
   unsigned flags;

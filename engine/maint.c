@@ -43,7 +43,7 @@ int tern_flush_locked(tern_index *idx) {
     rc = tern_memseg_write(st->buffer, idx->dir, name, &idx->opts);
     if (rc == TERN_OK) {
       tern_seg *s;
-      rc = tern_seg_open(&s, idx->dir, name, TERN_IO_MMAP);
+      rc = tern_seg_open(&s, idx->dir, name, TERN_IDX_IO_MODE(idx));
       if (rc == TERN_OK) {
         memcpy(f.segid, tern_seg_id(s), TERN_SEGID_SIZE);
         tern_seg_close(s);

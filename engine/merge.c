@@ -340,7 +340,7 @@ static int merge_slots(tern_index *idx, const tern_state *st, const tern_slot *c
   int rc = live ? merge_write(idx, slots, n, name, &m.ndocs) : TERN_OK;
   if (rc == TERN_OK && m.ndocs) {
     tern_seg *s;
-    rc = tern_seg_open(&s, idx->dir, name, TERN_IO_MMAP);
+    rc = tern_seg_open(&s, idx->dir, name, TERN_IDX_IO_MODE(idx));
     if (rc == TERN_OK) {
       memcpy(m.segid, tern_seg_id(s), TERN_SEGID_SIZE);
       tern_seg_close(s);

@@ -25,7 +25,7 @@ static int segref_get(tern_index *idx, uint64_t number, const tern_rec_segment *
   if (!s) return tern_fail(TERN_ENOMEM, "segment reader: out of memory");
   s->number = number;
   tern_segment_name(s->name, number);
-  int rc = tern_seg_open(&s->seg, idx->dir, s->name, TERN_IO_MMAP);
+  int rc = tern_seg_open(&s->seg, idx->dir, s->name, TERN_IDX_IO_MODE(idx));
   if (rc == TERN_OK) {
     s->unique = tern_seg_unique_field(s->seg);
     s->max_doc = tern_seg_max_doc(s->seg);

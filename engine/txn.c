@@ -410,7 +410,7 @@ static int apply_bulk(void *ctx, MDB_txn *mt, tern_rec_state *rec) {
 /* Reads back the id the codec gave a segment just written. */
 static int segment_id(tern_index *idx, const char *name, uint8_t *segid) {
   tern_seg *s;
-  TERN_TRY(tern_seg_open(&s, idx->dir, name, TERN_IO_MMAP));
+  TERN_TRY(tern_seg_open(&s, idx->dir, name, TERN_IDX_IO_MODE(idx)));
   memcpy(segid, tern_seg_id(s), TERN_SEGID_SIZE);
   tern_seg_close(s);
   return TERN_OK;

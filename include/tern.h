@@ -134,6 +134,10 @@ int tern_options_init(tern_options *opts);
  *  @{ */
 #define TERN_CREATE 0x1u   /**< create the index when the directory holds none */
 #define TERN_RDONLY 0x2u   /**< open for reading only: no writes, no merges, no cleanup */
+#define TERN_PREAD 0x4u    /**< read segments with pread(2) instead of a mapping: a cold
+                                lookup costs a system call instead of a page fault (cheaper
+                                on some virtual machines), a warm one costs a system call
+                                too (much dearer); see docs/ARCHITECTURE.md */
 
 /** Opens the index in `dir`.  With TERN_CREATE, creates `dir` and the index
  *  when absent, with `opts` (NULL for the defaults).  Removes files that a

@@ -26,8 +26,8 @@ static int batch_cb(void *payload, size_t i, int status, const void *val, size_t
   return 0;
 }
 
-static void test_read_counts(void **state) {
-  (void)state;
+/* The same counts whichever way segments are read (mapping or pread). */
+static void check_read_counts(unsigned open_flags) {
   char *dir = tu_tmpdir("io");
   tern_index *idx;
   ET_OK(tern_open(&idx, dir, TERN_CREATE, NULL));
@@ -44,6 +44,8 @@ static void test_read_counts(void **state) {
   assert_int_equal(st->nsegments, 1);
   uint64_t blocks = st->segments[0].bytes_terms / 4096 + 1;
   tern_stats_free(st);
+  ET_OK(tern_close(idx));
+  ET_OK(tern_open(&idx, dir, open_flags, NULL));
   tern_snapshot *s;
   ET_OK(tern_snapshot_open(&s, idx));
   char buf[64];
@@ -91,8 +93,19 @@ static void test_read_counts(void **state) {
   free(dir);
 }
 
+static void test_read_counts_mapped(void **state) {
+  (void)state;
+  check_read_counts(0);
+}
+
+static void test_read_counts_pread(void **state) {
+  (void)state;
+  check_read_counts(TERN_PREAD);
+}
+
 int main(void) {
   et_prefer_tmpfs();
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_read_counts)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_read_counts_mapped),
+                                     cmocka_unit_test(test_read_counts_pread)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
