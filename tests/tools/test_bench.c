@@ -106,7 +106,8 @@ static int column(char **hdr, size_t n, const char *name) {
   return -1;
 }
 
-static const char *const k_stores[] = {"tern-pulse1", "tern-pulse0", "lmdb-nordahead",
+static const char *const k_stores[] = {"tern-pulse1", "tern-pulse0", "tern-pulse1-pread",
+                                       "lmdb-nordahead",
                                        "lmdb-readahead"};
 static const char *const k_phases[] = {"cold-present", "cold-absent", "warm-present",
                                        "warm-absent"};
@@ -174,12 +175,12 @@ static void check_results_csv(const char *path, unsigned long long docs) {
   int ck = column(hdr, nh, "keys"), crd = column(hdr, nh, "reads_per_lookup");
   int cus = column(hdr, nh, "us_per_lookup");
   /* Expected: 4 stores x (2 cold phases x N in {100, 1000} + 2 warm phases) x 1 run. */
-  int seen[4][4][2] = {{{0}}};
+  int seen[5][4][2] = {{{0}}};
   size_t rows = 0;
   for (size_t i = 1; i < c.nlines; i++, rows++) {
     char *f[32];
     assert_int_equal(split(c.lines[i], f, 32), nh);
-    int s = index_of(k_stores, 4, f[cs]), p = index_of(k_phases, 4, f[cp]);
+    int s = index_of(k_stores, 5, f[cs]), p = index_of(k_phases, 4, f[cp]);
     unsigned long long n = strtoull(f[cn], NULL, 10);
     assert_string_equal(f[ck], "random");
     assert_string_equal(f[cr], "1");
@@ -195,15 +196,15 @@ static void check_results_csv(const char *path, unsigned long long docs) {
     assert_int_equal(strtoull(f[cv], NULL, 10), n); /* every lookup verified */
     assert_string_equal(f[ce], "0");
     assert_true(strtod(f[cus], NULL) > 0);
-    if (s < 2) { /* tern: codec reads are counted; a cold present lookup reads */
+    if (s < 3) { /* tern: codec reads are counted; a cold present lookup reads */
       assert_string_not_equal(f[crd], "NA");
       if (p == 0) assert_true(strtod(f[crd], NULL) > 0);
     } else {
       assert_string_equal(f[crd], "NA");
     }
   }
-  assert_int_equal(rows, 4 * (2 * 2 + 2));
-  for (int s = 0; s < 4; s++)
+  assert_int_equal(rows, 5 * (2 * 2 + 2));
+  for (int s = 0; s < 5; s++)
     for (int p = 0; p < 4; p++)
       for (int k = 0; k < (p < 2 ? 2 : 1); k++)
         assert_int_equal(seen[s][p][k], 1);
@@ -214,7 +215,7 @@ static void check_results_csv(const char *path, unsigned long long docs) {
 static void check_build_csv(const char *path, unsigned long long docs) {
   csv c;
   csv_load(&c, path);
-  assert_int_equal(c.nlines, 1 + 4);
+  assert_int_equal(c.nlines, 1 + 5);
   char *hdr[32];
   size_t nh = split(c.lines[0], hdr, 32);
   int cs = column(hdr, nh, "store"), cd = column(hdr, nh, "docs");
@@ -222,7 +223,7 @@ static void check_build_csv(const char *path, unsigned long long docs) {
   for (size_t i = 1; i < c.nlines; i++) {
     char *f[32];
     assert_int_equal(split(c.lines[i], f, 32), nh);
-    assert_int_equal(index_of(k_stores, 4, f[cs]), (int)i - 1);
+    assert_int_equal(index_of(k_stores, 5, f[cs]), (int)i - 1);
     assert_int_equal(strtoull(f[cd], NULL, 10), docs);
     assert_true(strtoull(f[cg], NULL, 10) >= 1);
     assert_true(strtoull(f[cb], NULL, 10) > 0);

@@ -63,7 +63,7 @@ void tern_bench_pk_usage(FILE *out) {
                "  --no-lmdb-readahead   only LMDB with MDB_NORDAHEAD\n"
                "  --drop-caches         evict with /proc/sys/vm/drop_caches (whole machine)\n"
                "                        instead of fdatasync + POSIX_FADV_DONTNEED per file\n"
-               "  --stores LIST         only these of tern-pulse1,tern-pulse0,lmdb-nordahead,\n"
+               "  --stores LIST         only these of tern-pulse1,tern-pulse0,tern-pulse1-pread,lmdb-nordahead,\n"
                "                        lmdb-readahead (all)\n"
                "  --seed S              key generator seed (fixed default)\n"
                "  --keep                keep the scratch directory\n");
@@ -153,6 +153,7 @@ typedef struct pk_store {
   const char *name;
   int kind;
   uint32_t threshold; /* tern */
+  int pread;          /* tern: opened with TERN_PREAD (reads files built by tern-pulse1) */
   int nordahead;      /* lmdb */
   char dir[4096];
   /* open state */
@@ -168,7 +169,7 @@ typedef struct pk_store {
 
 static int store_open(pk_store *s, char *msg, size_t cap) {
   if (s->kind == STORE_LMDB) return bench_lmdb_open(&s->lmdb, s->dir, s->nordahead, msg, cap);
-  int rc = tern_open(&s->idx, s->dir, TERN_RDONLY, NULL);
+  int rc = tern_open(&s->idx, s->dir, TERN_RDONLY | (s->pread ? TERN_PREAD : 0u), NULL);
   if (rc == TERN_OK) {
     rc = tern_snapshot_open(&s->snap, s->idx);
     if (rc != TERN_OK) {
@@ -889,6 +890,7 @@ static size_t setup_stores(pk_store *st, const char *work, const pk_opts *o) {
   static const pk_store all[] = {
       {.name = "tern-pulse1", .kind = STORE_TERN, .threshold = 1},
       {.name = "tern-pulse0", .kind = STORE_TERN, .threshold = 0},
+      {.name = "tern-pulse1-pread", .kind = STORE_TERN, .threshold = 1, .pread = 1},
       {.name = "lmdb-nordahead", .kind = STORE_LMDB, .nordahead = 1},
       {.name = "lmdb-readahead", .kind = STORE_LMDB, .nordahead = 0},
   };
@@ -899,9 +901,12 @@ static size_t setup_stores(pk_store *st, const char *work, const pk_opts *o) {
     if (all[i].kind == STORE_LMDB && !all[i].nordahead && !o->lmdb_readahead) continue;
     st[n] = all[i];
     /* Both LMDB stores read one file, built once. */
-    st[n].built_here = all[i].kind == STORE_TERN || !lmdb_built;
+    st[n].built_here = all[i].kind == STORE_TERN ? !all[i].pread || !wanted(o->stores, "tern-pulse1")
+                                                 : !lmdb_built;
     if (all[i].kind == STORE_LMDB) lmdb_built = 1;
-    bench_path(st[n].dir, sizeof st[n].dir, work, all[i].kind == STORE_LMDB ? "lmdb" : all[i].name);
+    /* The pread store reads the files tern-pulse1 built (it builds them itself when alone). */
+    const char *sub = all[i].kind == STORE_LMDB ? "lmdb" : all[i].pread ? "tern-pulse1" : all[i].name;
+    bench_path(st[n].dir, sizeof st[n].dir, work, sub);
     n++;
   }
   return n;
@@ -930,6 +935,12 @@ static int build_all(pk_store *st, size_t ns, bench_keys *keys, const pk_opts *o
       st[i].sort_s = st[j].sort_s;
       st[i].bytes = st[j].bytes;
       st[i].segments = st[j].segments;
+      st[i].b_terms = st[j].b_terms;
+      st[i].b_index = st[j].b_index;
+      st[i].b_postings = st[j].b_postings;
+      st[i].b_filter = st[j].b_filter;
+      st[i].b_values = st[j].b_values;
+      st[i].b_segments = st[j].b_segments;
     }
   }
   return 0;
@@ -1003,7 +1014,7 @@ int tern_bench_pk(int argc, char **argv) {
             bench_evict_method_text(o.evict));
 
   bench_keys present = {0}, absent = {0};
-  pk_store stores[4];
+  pk_store stores[5];
   size_t ns = setup_stores(stores, work, &o);
   if (ns == 0) {
     bench_log("tern-bench pk: --stores selects no store");
