@@ -7,6 +7,8 @@
  *   commit  one-document put + commit vs a bare LMDB write transaction doing
  *           the same put (both durable: fsync on the same file system)
  *   import  a TERN_TXN_BULK transaction of fresh keys, commit included
+ *   batch   cold: tern_get_batch of --lookups random present keys vs the same
+ *           keys one tern_get at a time, each after evicting the index
  *
  * Every figure is the median of --runs runs, with the baseline measured in
  * the same run.
@@ -344,10 +346,110 @@ static int phase_import(const eopts *o) {
   return 0;
 }
 
+static int count_found(void *payload, size_t i, int status, const void *val, size_t vlen) {
+  (void)i;
+  (void)val;
+  (void)vlen;
+  *(uint64_t *)payload += status == TERN_OK;
+  return 0;
+}
+
+/* One cold pass over `keys`: evict the index, open it fresh, look them up
+ * one by one or as one batch.  Sets µs per lookup and the I/O it caused. */
+static int cold_pass(const char *dir, const tern_slice *keys, size_t n, int batch, double *us,
+                     bench_io *io, uint64_t *found) {
+  uint64_t resident;
+  if (bench_evict_dir(dir, BENCH_EVICT_FADVISE, &resident) != 0) return -1;
+  tern_index *idx;
+  tern_snapshot *s;
+  if (check(tern_open(&idx, dir, TERN_RDONLY, NULL), "open")) return -1;
+  if (check(tern_snapshot_open(&s, idx), "snapshot")) {
+    tern_close(idx);
+    return -1;
+  }
+  bench_io a, b;
+  uint8_t buf[64];
+  size_t vlen;
+  *found = 0;
+  bench_io_take(&a);
+  double t0 = bench_now();
+  int rc = TERN_OK;
+  if (batch)
+    rc = tern_get_batch(s, keys, n, count_found, found);
+  else
+    for (size_t i = 0; i < n; i++)
+      *found += tern_get(s, keys[i].data, keys[i].len, buf, sizeof buf, &vlen) == TERN_OK;
+  *us = (bench_now() - t0) * 1e6 / (double)n;
+  bench_io_take(&b);
+  bench_io_diff(&a, &b, io);
+  tern_snapshot_close(s);
+  tern_close(idx);
+  return check(rc, "get_batch") ? -1 : 0;
+}
+
+static int phase_batch(const eopts *o) {
+  char *dir = bench_mkdtemp(o->parent, "engine-batch");
+  tern_index *idx = dir ? fresh_index(dir) : NULL;
+  if (!idx || load(idx, 0, o->docs) || check(tern_close(idx), "close")) return 1;
+  size_t n = (size_t)o->lookups;
+  uint8_t *kb = malloc(n * KEY_LEN);
+  tern_slice *keys = malloc(n * sizeof *keys);
+  double *us[2], *reads[2], *kib[2];
+  for (int m = 0; m < 2; m++) {
+    us[m] = calloc(o->runs, sizeof(double));
+    reads[m] = calloc(o->runs, sizeof(double));
+    kib[m] = calloc(o->runs, sizeof(double));
+  }
+  bench_rng r;
+  bench_rng_init(&r, 42);
+  for (size_t i = 0; i < n; i++) {
+    make_key(bench_rng_below(&r, o->docs), kb + i * KEY_LEN);
+    keys[i] = (tern_slice){kb + i * KEY_LEN, KEY_LEN};
+  }
+  int rc = 0;
+  for (uint64_t run = 0; run < o->runs && !rc; run++)
+    for (int k = 0; k < 2 && !rc; k++) {
+      int m = (int)((k + run) % 2); /* alternate which mode goes first */
+      bench_io io;
+      uint64_t found;
+      rc = cold_pass(dir, keys, n, m, &us[m][run], &io, &found);
+      if (!rc && found != n) {
+        bench_log("engine bench: batch: found %llu of %zu keys", (unsigned long long)found, n);
+        rc = 1;
+      }
+      reads[m][run] = (double)io.tern_reads / (double)n;
+      kib[m][run] = (double)io.read_bytes / 1024.0 / (double)n;
+    }
+  if (!rc) {
+    printf("batch: %llu docs, %zu random present keys, cold (evicted, fresh open), %llu runs\n",
+           (unsigned long long)o->docs, n, (unsigned long long)o->runs);
+    printf("| path | µs/lookup (median) | min | max | reads/lookup | KiB read/lookup |\n"
+           "|---|---|---|---|---|---|\n");
+    static const char *const names[2] = {"tern_get, one key at a time", "tern_get_batch"};
+    for (int m = 0; m < 2; m++) {
+      bench_summary t = bench_summarize(us[m], o->runs), rd = bench_summarize(reads[m], o->runs),
+                    kb2 = bench_summarize(kib[m], o->runs);
+      printf("| %s | %.1f | %.1f | %.1f | %.3f | %.2f |\n", names[m], t.median, t.min, t.max,
+             rd.median, kb2.median);
+    }
+    printf("\n");
+  }
+  for (int m = 0; m < 2; m++) {
+    free(us[m]);
+    free(reads[m]);
+    free(kib[m]);
+  }
+  free(keys);
+  free(kb);
+  bench_rmtree(dir);
+  free(dir);
+  return rc;
+}
+
 void tern_bench_engine_usage(FILE *out) {
   fprintf(out,
           "tern-bench engine [options]\n"
-          "  --phases LIST   get,absent,commit,import (default all)\n"
+          "  --phases LIST   get,absent,commit,import,batch (default all)\n"
           "  --docs N        docs of the get/absent indexes (default 1M)\n"
           "  --lookups N     lookups per run (default 200k)\n"
           "  --commits N     one-document commits per run (default 300)\n"
@@ -399,5 +501,6 @@ int tern_bench_engine(int argc, char **argv) {
   if (!rc && strstr(o.phases, "absent")) rc = phase_absent(&o);
   if (!rc && strstr(o.phases, "commit")) rc = phase_commit(&o);
   if (!rc && strstr(o.phases, "import")) rc = phase_import(&o);
+  if (!rc && strstr(o.phases, "batch")) rc = phase_batch(&o);
   return rc;
 }
