@@ -59,4 +59,12 @@ struct tern_seg {
 /* A fresh value for tern_seg.uid. */
 uint64_t tern_seg_next_uid(void);
 
+/* segment_reader.c, for segment_scan.c: makes block b (of field f) the
+ * cursor's block; makes entry `index` of it, decoded into *t with its term
+ * in c->term and c->it after it, the cursor's current result. */
+int tern_seg_load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b,
+                        tern_seg_cursor *c);
+void tern_seg_fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,
+                         tern_term_entry *e);
+
 #endif

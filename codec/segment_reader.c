@@ -344,3 +344,14 @@ int tern_seg_doc(const tern_seg *s, uint32_t doc, tern_seg_cursor *c, tern_slice
   if (value) TERN_TRY(tern_seg_value(s, &e, c, value));
   return TERN_OK;
 }
+
+/* For segment_scan.c: reverse stepping decodes runs of the cursor's block. */
+int tern_seg_load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b,
+                        tern_seg_cursor *c) {
+  return load_block(s, f, b, c);
+}
+
+void tern_seg_fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,
+                         tern_term_entry *e) {
+  fill_entry(c, index, t, e);
+}

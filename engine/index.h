@@ -144,4 +144,30 @@ typedef int (*tern_apply_fn)(void *ctx, MDB_txn *t, tern_rec_state *rec);
  * receives the state record committed. */
 int tern_commit_catalog(tern_index *idx, tern_apply_fn apply, void *ctx, tern_rec_state *out);
 
+/* ---- ordered access (cursor*.c, terms_enum.c, backup.c) */
+struct tern_seg_run;
+/* One source of a key cursor: a segment slot, or the buffer view (slot
+ * NULL).  When valid it stands on a live document: key[0..klen) (pointing
+ * into the source) and, for a segment, its entry e. */
+typedef struct tern_src {
+  const tern_slot *slot;
+  const tern_memseg *buf;
+  tern_seg_cursor *sc;
+  struct tern_seg_run *run;
+  tern_term_entry e;
+  size_t pos; /* buffer: rank */
+  int valid;
+  const uint8_t *key;
+  size_t klen;
+} tern_src;
+int tern_src_init(tern_src *s, const tern_slot *slot, const tern_memseg *buf);
+void tern_src_release(tern_src *s);
+/* The first live key >= key (> key when strict); klen 0: the first. */
+int tern_src_seek_ge(tern_src *s, const void *key, size_t klen, int strict);
+/* The last live key <= key (< key when strict); key NULL: the last. */
+int tern_src_seek_le(tern_src *s, const void *key, size_t klen, int strict);
+/* The next live key in direction dir (+1 forward, -1 backward). */
+int tern_src_step(tern_src *s, int dir);
+int tern_src_value(tern_src *s, tern_slice *val);
+
 #endif

@@ -221,6 +221,98 @@ int tern_postings_doc(tern_postings *p, tern_slice *key, tern_slice *val);
 int tern_postings_close(tern_postings *p);
 /** @} */
 
+/** @defgroup ordered Ordered access, term enumeration, deleted documents, backup
+ *  Everything here reads one snapshot: what commits meanwhile never shows.
+ *  The snapshot must outlive the handles opened on it.
+ *  @{ */
+typedef struct tern_cursor tern_cursor;       /**< live keys in byte order */
+typedef struct tern_terms tern_terms;         /**< one field's terms in byte order */
+typedef struct tern_deleted tern_deleted;     /**< deleted doc ids of one segment */
+
+/** Bounds of a cursor: keys k with from <= k < to that start with prefix.
+ *  A NULL `data` (or, for prefix, a zero length) means no such bound. */
+typedef struct tern_bounds {
+  tern_slice from;   /**< inclusive lower bound */
+  tern_slice to;     /**< exclusive upper bound */
+  tern_slice prefix; /**< every key starts with these bytes */
+} tern_bounds;
+
+/** Opens an unpositioned cursor over the snapshot's live documents, the
+ *  write buffer and every segment merged, within `bounds` (NULL: all keys).
+ *  Positioning reads one terms block per segment; each step decodes the
+ *  next entry of each segment it passes.  Use by one thread at a time. */
+int tern_cursor_open(tern_cursor **out, tern_snapshot *snap, const tern_bounds *bounds);
+/** Positions on the first key in bounds; TERN_NOTFOUND (unpositioned) when
+ *  there is none. */
+int tern_cursor_first(tern_cursor *c);
+/** Positions on the last key in bounds; TERN_NOTFOUND when none. */
+int tern_cursor_last(tern_cursor *c);
+/** Positions on the first key >= `key` in bounds; TERN_NOTFOUND when none. */
+int tern_cursor_seek(tern_cursor *c, const void *key, size_t klen);
+/** Positions on the last key <= `key` in bounds; TERN_NOTFOUND when none. */
+int tern_cursor_seek_for_prev(tern_cursor *c, const void *key, size_t klen);
+/** Moves to the next (prev: previous) key in bounds; TERN_NOTFOUND past the
+ *  end, leaving the cursor unpositioned.  On an unpositioned cursor, next
+ *  is first and prev is last.  Changing direction re-seeks every source. */
+int tern_cursor_next(tern_cursor *c);
+int tern_cursor_prev(tern_cursor *c);
+/** The current key; valid until the cursor moves or closes.  TERN_EINVAL
+ *  when unpositioned. */
+int tern_cursor_key(tern_cursor *c, tern_slice *key);
+/** The current value, read now (values are not read while stepping); valid
+ *  until the cursor moves or closes. */
+int tern_cursor_value(tern_cursor *c, tern_slice *val);
+int tern_cursor_close(tern_cursor *c);
+
+/** Opens an unpositioned enumeration of the terms of `field` (not the
+ *  primary key: that is the cursor above) having at least one live
+ *  document, merged over the buffer and every segment. */
+int tern_terms_open(tern_terms **out, tern_snapshot *snap, const char *field);
+/** Positions on the first term >= `term` (Lucene's seekCeil).  TERN_OK and
+ *  *exact 1 when the term itself is there, 0 when positioned on the next
+ *  term; TERN_NOTFOUND (unpositioned) when no term follows.  exact may be
+ *  NULL. */
+int tern_terms_seek_ceil(tern_terms *te, const void *term, size_t len, int *exact);
+/** The next term (the first when unpositioned); TERN_NOTFOUND after the last. */
+int tern_terms_next(tern_terms *te);
+/** The current term; valid until the enumeration moves or closes. */
+int tern_terms_term(tern_terms *te, tern_slice *term);
+/** The number of live documents having the current term, exact (deleted
+ *  documents not yet merged away are not counted). */
+int tern_terms_docfreq(tern_terms *te, uint64_t *df);
+/** Opens the postings of the current term (as tern_postings_open would). */
+int tern_terms_postings(tern_terms *te, tern_postings **out);
+int tern_terms_close(tern_terms *te);
+
+/** Live documents of the snapshot (no I/O). */
+int tern_snapshot_count(tern_snapshot *snap, uint64_t *live);
+/** Segments of the snapshot, oldest first. */
+size_t tern_snapshot_nsegments(tern_snapshot *snap);
+/** An iterator over the deleted doc ids (segment-local, ascending) of
+ *  segment `i` of the snapshot; costs O(deleted), not O(documents). */
+int tern_deleted_open(tern_deleted **out, tern_snapshot *snap, size_t i);
+/** The next deleted doc id, or TERN_NO_MORE_DOCS. */
+int tern_deleted_next(tern_deleted *d, uint64_t *doc);
+/** The number of doc ids the iterator returns in all. */
+uint64_t tern_deleted_cost(const tern_deleted *d);
+int tern_deleted_close(tern_deleted *d);
+
+/** Visits the documents left in `p` in key byte order (not doc-id order),
+ *  resolving their keys by walking each segment's primary-key blocks
+ *  forward; with want_values, the values too (else val is empty).  A
+ *  non-zero return of fn stops the walk and is returned. */
+typedef int (*tern_doc_fn)(void *payload, tern_slice key, tern_slice val);
+int tern_postings_each_by_key(tern_postings *p, int want_values, tern_doc_fn fn, void *payload);
+
+/** Writes a copy of exactly the snapshot's commit into directory `dest`
+ *  (absent or empty) while writers go on: segment files hard-linked where
+ *  the file system allows, else copied; a fresh catalog holding that commit
+ *  only; the copy opened and verified, fsynced, then renamed into place
+ *  from dest.tmp.  Errors: TERN_EINVAL (dest not empty), TERN_ECORRUPT
+ *  (the copy failed verification), -errno. */
+int tern_backup(tern_snapshot *snap, const char *dest);
+/** @} */
+
 /** @defgroup maint Maintenance and statistics
  *  @{ */
 /** Writes the buffered writes as a segment (a commit of its own). */

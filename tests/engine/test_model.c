@@ -238,9 +238,313 @@ static void check_postings(world *w, tern_snapshot *s, const et_model *m) {
   }
 }
 
+
+/* ------------------------------------------------------------ ordered access */
+
+/* The model's live keys in byte order: the reference of scans. */
+typedef struct ref_keys {
+  size_t n;
+  uint32_t *ids;
+  uint8_t (*keys)[ET_KEY_MAX];
+  size_t *lens;
+} ref_keys;
+
+static int byte_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {
+  size_t n = al < bl ? al : bl;
+  int c = n ? memcmp(a, b, n) : 0;
+  return c ? c : (al > bl) - (al < bl);
+}
+
+static const ref_keys *g_sort_ref;
+static int cmp_ref(const void *x, const void *y) {
+  const ref_keys *r = g_sort_ref;
+  uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+  return byte_cmp(r->keys[a], r->lens[a], r->keys[b], r->lens[b]);
+}
+
+static void ref_build(ref_keys *r, const world *w, const et_model *m) {
+  r->ids = malloc((m->n + 1) * sizeof *r->ids);
+  r->keys = malloc((m->n + 1) * sizeof *r->keys);
+  r->lens = malloc((m->n + 1) * sizeof *r->lens);
+  assert_true(r->ids && r->keys && r->lens);
+  r->n = 0;
+  for (uint32_t id = 0; id < m->n; id++) {
+    key_of(w, id, r->keys[id], &r->lens[id]);
+    if (m->docs[id].present) r->ids[r->n++] = id;
+  }
+  g_sort_ref = r;
+  qsort(r->ids, r->n, sizeof *r->ids, cmp_ref);
+}
+
+static void ref_free(ref_keys *r) {
+  free(r->ids);
+  free(r->keys);
+  free(r->lens);
+}
+
+/* Rank of the first reference key >= k. */
+static size_t ref_lower(const ref_keys *r, const uint8_t *k, size_t len) {
+  size_t lo = 0, hi = r->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    uint32_t id = r->ids[mid];
+    if (byte_cmp(r->keys[id], r->lens[id], k, len) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static int has_prefix(const uint8_t *k, size_t len, const uint8_t *p, size_t plen) {
+  return len >= plen && (plen == 0 || !memcmp(k, p, plen));
+}
+
+/* A random bound: a reference key, a prefix of one, or random bytes. */
+static size_t random_bound(world *w, const ref_keys *r, uint8_t *out) {
+  uint64_t p = tu_below(&w->r, 4);
+  uint32_t id = (uint32_t)tu_below(&w->r, w->committed.n);
+  size_t len = r->lens[id];
+  memcpy(out, r->keys[id], len);
+  if (p == 0) return len;
+  if (p == 1 && len > 1) {
+    out[len - 1] ^= 1;
+    return len;
+  }
+  if (p == 2) return 1 + (size_t)tu_below(&w->r, len < 6 ? len : 6);
+  size_t n = 1 + (size_t)tu_below(&w->r, 3);
+  tu_fill(&w->r, out, n);
+  return n;
+}
+
+static void expect_key(tern_cursor *c, const world *w, const et_model *m, const ref_keys *r,
+                       size_t rank, int with_value) {
+  tern_slice k;
+  ET_OK(tern_cursor_key(c, &k));
+  uint32_t id = r->ids[rank];
+  if (byte_cmp(k.data, k.len, r->keys[id], r->lens[id]) != 0)
+    fprintf(stderr, "cursor: rank %zu of %zu: key id %u, expected id %u\n", rank, r->n,
+            et_key_id(k.data, k.len), id);
+  assert_int_equal(k.len, r->lens[id]);
+  assert_memory_equal(k.data, r->keys[id], k.len);
+  if (with_value) {
+    tern_slice v;
+    ET_OK(tern_cursor_value(c, &v));
+    assert_int_equal(v.len, m->docs[id].vlen);
+    if (v.len) assert_memory_equal(v.data, m->docs[id].val, v.len);
+  }
+  (void)w;
+}
+
+/* One random bounded scan, forward or backward, with a limit, against the
+ * reference; then a random walk of next/prev from a random seek. */
+static void check_one_scan(world *w, tern_snapshot *s, const et_model *m, const ref_keys *r) {
+  uint8_t from[ET_KEY_MAX], to[ET_KEY_MAX], pre[ET_KEY_MAX];
+  size_t fl = 0, tl = 0, pl = 0;
+  tern_bounds b;
+  memset(&b, 0, sizeof b);
+  uint64_t kind = tu_below(&w->r, 5);
+  if (kind == 1 || kind == 2) {
+    fl = random_bound(w, r, from);
+    b.from = (tern_slice){from, fl};
+  }
+  if (kind == 2 || kind == 3) {
+    tl = random_bound(w, r, to);
+    b.to = (tern_slice){to, tl};
+  }
+  if (kind == 4) {
+    pl = random_bound(w, r, pre);
+    if (pl > 3) pl = 1 + (size_t)tu_below(&w->r, 3);
+    b.prefix = (tern_slice){pre, pl};
+  }
+  size_t lo = fl ? ref_lower(r, from, fl) : 0, hi = b.to.data ? ref_lower(r, to, tl) : r->n;
+  if (pl) {
+    lo = ref_lower(r, pre, pl);
+    hi = lo;
+    while (hi < r->n && has_prefix(r->keys[r->ids[hi]], r->lens[r->ids[hi]], pre, pl))
+      hi++;
+  }
+  if (hi < lo) hi = lo;
+  tern_cursor *c;
+  ET_OK(tern_cursor_open(&c, s, &b));
+  int reverse = (int)tu_below(&w->r, 2);
+  size_t limit = tu_below(&w->r, 3) ? SIZE_MAX : (size_t)tu_below(&w->r, 20);
+  size_t got = 0;
+  int rc = reverse ? tern_cursor_last(c) : tern_cursor_first(c);
+  while (rc == TERN_OK && got < limit) {
+    assert_true(got < hi - lo);
+    expect_key(c, w, m, r, reverse ? hi - 1 - got : lo + got, got % 7 == 0);
+    got++;
+    rc = reverse ? tern_cursor_prev(c) : tern_cursor_next(c);
+  }
+  if (rc != TERN_OK && rc != TERN_NOTFOUND) ET_OK(rc);
+  assert_int_equal(got, limit < hi - lo ? limit : hi - lo);
+  /* a walk: seek (or seek_for_prev), then random steps either way */
+  uint8_t k[ET_KEY_MAX];
+  size_t kl = random_bound(w, r, k);
+  int fwd = (int)tu_below(&w->r, 2);
+  size_t at = fwd ? ref_lower(r, k, kl) : 0;
+  if (!fwd) { /* last <= k */
+    size_t up = ref_lower(r, k, kl);
+    if (up < r->n && byte_cmp(r->keys[r->ids[up]], r->lens[r->ids[up]], k, kl) == 0) up++;
+    at = up; /* at - 1 is the answer when >= 1 */
+  }
+  rc = fwd ? tern_cursor_seek(c, k, kl) : tern_cursor_seek_for_prev(c, k, kl);
+  ptrdiff_t pos;
+  if (fwd) {
+    if (at < lo) at = lo;
+    pos = at < hi ? (ptrdiff_t)at : -1;
+  } else {
+    if (at > hi) at = hi;
+    pos = at > lo ? (ptrdiff_t)at - 1 : -1;
+  }
+  if (pos < 0) {
+    assert_int_equal(rc, TERN_NOTFOUND);
+  } else {
+    ET_OK(rc);
+    for (int st = 0; st < 12; st++) {
+      expect_key(c, w, m, r, (size_t)pos, st == 0);
+      int next = (int)tu_below(&w->r, 2);
+      rc = next ? tern_cursor_next(c) : tern_cursor_prev(c);
+      ptrdiff_t want = pos + (next ? 1 : -1);
+      if (want < (ptrdiff_t)lo || want >= (ptrdiff_t)hi) {
+        assert_int_equal(rc, TERN_NOTFOUND);
+        break;
+      }
+      ET_OK(rc);
+      pos = want;
+    }
+  }
+  tern_cursor_close(c);
+}
+
+static void check_scans(world *w, tern_snapshot *s, const et_model *m, int nscans) {
+  ref_keys r;
+  ref_build(&r, w, m);
+  tern_cursor *c; /* the whole of it, both ways */
+  ET_OK(tern_cursor_open(&c, s, NULL));
+  size_t n = 0;
+  int rc;
+  while ((rc = tern_cursor_next(c)) == TERN_OK)
+    expect_key(c, w, m, &r, n++, 1);
+  assert_int_equal(rc, TERN_NOTFOUND);
+  assert_int_equal(n, r.n);
+  while ((rc = tern_cursor_prev(c)) == TERN_OK)
+    expect_key(c, w, m, &r, --n, 0);
+  assert_int_equal(rc, TERN_NOTFOUND);
+  assert_int_equal(n, 0);
+  tern_cursor_close(c);
+  for (int i = 0; i < nscans; i++)
+    check_one_scan(w, s, m, &r);
+  uint64_t live;
+  ET_OK(tern_snapshot_count(s, &live));
+  assert_int_equal(live, r.n);
+  ref_free(&r);
+}
+
+/* Every field's terms and live doc counts against the model. */
+static void check_terms(world *w, tern_snapshot *s, const et_model *m) {
+  for (size_t f = 0; f < ET_FIELDS; f++) {
+    /* expected: the vocabulary's terms of f in byte order with their counts */
+    et_term voc[ET_VOCAB];
+    uint64_t df[ET_VOCAB];
+    size_t nv = 0;
+    for (size_t v = 0; v < ET_VOCAB; v++) {
+      et_term t = et_vocab(v);
+      if (t.field != f) continue;
+      uint64_t c = 0;
+      for (size_t i = 0; i < m->n; i++)
+        c += m->docs[i].present && et_doc_has(&m->docs[i], &t);
+      if (!c) continue;
+      size_t j = nv++;
+      while (j > 0 && byte_cmp(voc[j - 1].bytes, voc[j - 1].len, t.bytes, t.len) > 0) {
+        voc[j] = voc[j - 1];
+        df[j] = df[j - 1];
+        j--;
+      }
+      voc[j] = t;
+      df[j] = c;
+    }
+    tern_terms *te;
+    ET_OK(tern_terms_open(&te, s, et_field_names[f]));
+    size_t i = 0;
+    int rc;
+    while ((rc = tern_terms_next(te)) == TERN_OK) {
+      assert_true(i < nv);
+      tern_slice t;
+      uint64_t d;
+      ET_OK(tern_terms_term(te, &t));
+      ET_OK(tern_terms_docfreq(te, &d));
+      assert_int_equal(t.len, voc[i].len);
+      assert_memory_equal(t.data, voc[i].bytes, t.len);
+      assert_int_equal(d, df[i]);
+      if (i == 0) { /* postings from the term: exactly its live docs */
+        tern_postings *p;
+        ET_OK(tern_terms_postings(te, &p));
+        uint64_t doc, n = 0;
+        while (tern_postings_next(p, &doc) == TERN_OK && doc != TERN_NO_MORE_DOCS)
+          n++;
+        assert_int_equal(n, d);
+        tern_postings_close(p);
+      }
+      i++;
+    }
+    assert_int_equal(rc, TERN_NOTFOUND);
+    assert_int_equal(i, nv);
+    /* seek_ceil to every vocabulary term of the field and to a random one */
+    for (size_t v = 0; v <= ET_VOCAB; v++) {
+      et_term t = v < ET_VOCAB ? et_vocab(v) : (et_term){0};
+      if (v == ET_VOCAB) {
+        t.len = (uint8_t)(1 + tu_below(&w->r, 3));
+        tu_fill(&w->r, t.bytes, t.len);
+      } else if (t.field != f) {
+        continue;
+      }
+      size_t j = 0;
+      while (j < nv && byte_cmp(voc[j].bytes, voc[j].len, t.bytes, t.len) < 0)
+        j++;
+      int exact = -1;
+      rc = tern_terms_seek_ceil(te, t.bytes, t.len, &exact);
+      if (j == nv) {
+        assert_int_equal(rc, TERN_NOTFOUND);
+        continue;
+      }
+      ET_OK(rc);
+      tern_slice got;
+      ET_OK(tern_terms_term(te, &got));
+      assert_int_equal(got.len, voc[j].len);
+      assert_memory_equal(got.data, voc[j].bytes, got.len);
+      assert_int_equal(exact, byte_cmp(voc[j].bytes, voc[j].len, t.bytes, t.len) == 0);
+    }
+    tern_terms_close(te);
+  }
+}
+
+/* Deleted-doc iterators: ascending, each doc deleted, cost exact, and
+ * their total the stats' deleted count. */
+static void check_deleted(tern_snapshot *s, uint64_t want_total) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < tern_snapshot_nsegments(s); i++) {
+    tern_deleted *d;
+    ET_OK(tern_deleted_open(&d, s, i));
+    uint64_t cost = tern_deleted_cost(d), n = 0, doc, prev = 0;
+    while (tern_deleted_next(d, &doc) == TERN_OK && doc != TERN_NO_MORE_DOCS) {
+      if (n) assert_true(doc > prev);
+      prev = doc;
+      n++;
+    }
+    assert_int_equal(n, cost);
+    total += n;
+    tern_deleted_close(d);
+  }
+  tern_deleted *d;
+  assert_int_equal(tern_deleted_open(&d, s, tern_snapshot_nsegments(s)), TERN_EINVAL);
+  assert_int_equal(total, want_total);
+}
+
 static size_t g_max_segments, g_max_deleted;
 
-static void check_stats(world *w, const et_model *m) {
+static uint64_t check_stats(world *w, const et_model *m) {
   tern_stats *st;
   ET_OK(tern_stats_get(&st, w->idx));
   if (st->nsegments > g_max_segments) g_max_segments = st->nsegments;
@@ -256,7 +560,9 @@ static void check_stats(world *w, const et_model *m) {
   }
   assert_int_equal(st->docs, live);
   assert_int_equal(st->docs, et_model_count(m));
+  uint64_t deleted = st->deleted;
   tern_stats_free(st);
+  return deleted;
 }
 
 static void check_all(world *w, int full) {
@@ -265,9 +571,15 @@ static void check_all(world *w, int full) {
   check_gets(s, w, &w->committed);
   check_batch(s, w, &w->committed);
   if (full) check_postings(w, s, &w->committed);
+  check_scans(w, s, &w->committed, full ? 6 : 1);
+  if (full) check_terms(w, s, &w->committed);
+  uint64_t deleted = check_stats(w, &w->committed);
+  check_deleted(s, deleted);
   tern_snapshot_close(s);
-  check_stats(w, &w->committed);
-  if (w->held) check_gets(w->held, w, &w->held_model);
+  if (w->held) {
+    check_gets(w->held, w, &w->held_model);
+    check_scans(w, w->held, &w->held_model, 1);
+  }
 }
 
 /* ------------------------------------------------------------ steps */

@@ -1,0 +1,130 @@
+/*
+ * segment_scan.c — backward stepping through a field's terms by restart
+ * runs (segment_scan.h).
+ */
+#include "codec/segment_scan.h"
+#include "codec/segment_internal.h"
+#include "codec/status.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tern_seg_run_entry {
+  uint32_t toff;        /* the term's bytes in run->terms */
+  tern_tb_iter after;   /* decoding position after the entry */
+  tern_tb_tail tail;    /* tail.docs: reset on use */
+  uint32_t docs[TERN_TB_DOCS_MAX];
+};
+
+void tern_seg_run_init(tern_seg_run *r) {
+  memset(r, 0, sizeof *r);
+  r->block_no = -1;
+}
+
+void tern_seg_run_release(tern_seg_run *r) {
+  free(r->ents);
+  free(r->terms);
+  tern_seg_run_init(r);
+}
+
+static int run_reserve(tern_seg_run *r, uint32_t n, size_t tbytes) {
+  if (n > r->cap) {
+    tern_seg_run_entry *e = realloc(r->ents, n * sizeof *e);
+    if (!e) return tern_fail(TERN_ENOMEM, "reverse scan: out of memory");
+    r->ents = e;
+    r->cap = n;
+  }
+  if (tbytes > r->tcap) {
+    uint8_t *t = realloc(r->terms, tbytes);
+    if (!t) return tern_fail(TERN_ENOMEM, "reverse scan: out of memory");
+    r->terms = t;
+    r->tcap = tbytes;
+  }
+  return TERN_OK;
+}
+
+/* Decodes the restart run of entry `target` of the cursor's block, from
+ * its restart through target, into r (c->term is the scratch term). */
+static int run_decode(tern_seg_cursor *c, tern_seg_run *r, uint32_t target) {
+  tern_tb_block *b = &c->blk;
+  uint32_t run = target / b->restart, first = run * b->restart, n = target - first + 1;
+  r->block_no = -1;
+  TERN_TRY(run_reserve(r, n, 0));
+  tern_tb_tables(b);
+  tern_tb_iter it;
+  TERN_TRY(tern_tb_iter_restart(b, &it, run, c->term));
+  size_t used = 0;
+  for (uint32_t j = 0; j < n; j++) {
+    tern_seg_run_entry *en = &r->ents[j];
+    en->tail = (tern_tb_tail){.docs = en->docs};
+    int rc = tern_tb_iter_next(b, &it, c->term, &en->tail);
+    if (rc == TERN_NOTFOUND)
+      rc = tern_fail(TERN_ECORRUPT, "%s: block %llu ends before entry %u", b->what,
+                     (unsigned long long)b->block_no, target);
+    TERN_TRY(rc);
+    TERN_TRY(run_reserve(r, n, used + it.len));
+    memcpy(r->terms + used, c->term, it.len);
+    en->toff = (uint32_t)used;
+    en->after = it;
+    used += it.len;
+  }
+  r->seg_uid = c->seg_uid;
+  r->block_no = c->block_no;
+  r->first = first;
+  r->n = n;
+  return TERN_OK;
+}
+
+/* Makes entry `index` of the cursor's block (inside r's run) the result. */
+static void run_emit(tern_seg_cursor *c, const tern_seg_run *r, uint32_t index,
+                     tern_term_entry *e) {
+  const tern_seg_run_entry *en = &r->ents[index - r->first];
+  tern_tb_tail t = en->tail;
+  uint32_t nd = t.pulsed ? t.df : 0;
+  if (nd > TERN_TB_DOCS_MAX) nd = TERN_TB_DOCS_MAX;
+  memcpy(e->docs, en->docs, nd * sizeof *e->docs);
+  t.docs = e->docs;
+  memcpy(c->term, r->terms + en->toff, en->after.len);
+  c->it = en->after;
+  tern_seg_fill_entry(c, index, &t, e);
+}
+
+static int entry_back(tern_seg_cursor *c, tern_seg_run *r, uint32_t index, tern_term_entry *e) {
+  if (r->seg_uid != c->seg_uid || r->block_no != c->block_no || index < r->first ||
+      index >= r->first + r->n)
+    TERN_TRY(run_decode(c, r, index));
+  run_emit(c, r, index, e);
+  return TERN_OK;
+}
+
+int tern_seg_last_term(const tern_seg *s, const tern_seg_field *f, tern_seg_cursor *c,
+                       tern_seg_run *r, tern_term_entry *e) {
+  if (f->nterms == 0 || f->nblocks == 0) return TERN_NOTFOUND;
+  TERN_TRY(tern_seg_load_block(s, f, f->nblocks - 1, c));
+  if (c->blk.n == 0) return tern_fail(TERN_ECORRUPT, "%s: empty block", c->blk.what);
+  return entry_back(c, r, c->blk.n - 1, e);
+}
+
+int tern_seg_prev_term(const tern_seg *s, tern_seg_cursor *c, tern_seg_run *r,
+                       tern_term_entry *e) {
+  if (c->seg != s || c->seg_uid != s->uid || c->block_no < 0)
+    return tern_fail(TERN_EINVAL, "prev_term: the cursor holds no position in this segment");
+  uint32_t index = c->entry;
+  if (index == 0) {
+    if (c->field_block == 0) return TERN_NOTFOUND;
+    TERN_TRY(tern_seg_load_block(s, c->field, c->field_block - 1, c));
+    if (c->blk.n == 0) return tern_fail(TERN_ECORRUPT, "%s: empty block", c->blk.what);
+    index = c->blk.n;
+  }
+  return entry_back(c, r, index - 1, e);
+}
+
+int tern_seg_seek_floor(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len,
+                        tern_seg_cursor *c, tern_seg_run *r, tern_term_entry *e) {
+  int rc = tern_seg_seek_ceil(s, f, term, len, c, e);
+  if (rc == TERN_NOTFOUND) return tern_seg_last_term(s, f, c, r, e);
+  TERN_TRY(rc);
+  size_t n = e->len < len ? e->len : len;
+  if (e->len == len && (n == 0 || memcmp(e->term, term, n) == 0)) return TERN_OK;
+  return tern_seg_prev_term(s, c, r, e);
+}
