@@ -32,6 +32,11 @@ int cmd_stats(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_compact(int argc, char **argv);
 int cmd_flush(int argc, char **argv);
+int cmd_scan(int argc, char **argv);
+int cmd_terms(int argc, char **argv);
+int cmd_backup(int argc, char **argv);
+/* limit.c: --limit N of scan and terms; 0, or -1 after reporting. */
+int cli_parse_limit(const char *cmd, const char *arg, uint64_t *out);
 
 /* usage.c.  `cmd` names a subcommand, or is NULL for the overview. */
 /* Prints the usage of `cmd` to stdout; returns CLI_OK (for --help). */

@@ -24,6 +24,9 @@ static const command k_commands[] = {
     {"delete", cmd_delete}, {"search", cmd_search},   {"stats", cmd_stats},
     {"verify", cmd_verify}, {"compact", cmd_compact}, {"flush", cmd_flush},
     {"create", cmd_create}, {"help", cmd_help},
+    {"scan", cmd_scan},
+    {"terms", cmd_terms},
+    {"backup", cmd_backup},
 };
 
 static int print_version(void) {

@@ -1,0 +1,253 @@
+/*
+ * backup.c — tern_backup: a consistent, verified copy of one snapshot.
+ *
+ * The snapshot pins its state, so none of its segment files is unlinked
+ * while it is held (index.h), whatever merges commit meanwhile.  The copy
+ * is built in DEST.tmp: a fresh catalog holding exactly that commit,
+ * written through the engine's own record functions (so its records are
+ * what a commit would write), then the segment files, hard-linked (they
+ * are immutable) or copied where linking fails.  The copy is opened and
+ * verified, fsynced, and renamed to DEST, whose parent is fsynced: DEST
+ * either does not exist or is a whole, sound index.  As RocksDB's
+ * Checkpoint and Lucene's SnapshotDeletionPolicy (docs/ARCHITECTURE.md).
+ */
+#include "engine/index.h"
+
+#include "codec/status.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *join(const char *dir, const char *name) {
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/%s", dir, name);
+  return p;
+}
+
+/* TERN_OK when dest is absent or an empty directory (*exists says which). */
+static int check_dest(const char *dest, int *exists) {
+  struct stat st;
+  *exists = 0;
+  if (stat(dest, &st) < 0) return errno == ENOENT ? TERN_OK : tern_fail_errno(dest);
+  if (!S_ISDIR(st.st_mode)) return tern_fail(TERN_EINVAL, "%s: exists and is not a directory", dest);
+  DIR *d = opendir(dest);
+  if (!d) return tern_fail_errno(dest);
+  struct dirent *e;
+  int empty = 1;
+  while (empty && (e = readdir(d)) != NULL)
+    empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+  closedir(d);
+  if (!empty) return tern_fail(TERN_EINVAL, "%s: not empty", dest);
+  *exists = 1;
+  return TERN_OK;
+}
+
+/* Empties and removes a leftover DIR.tmp of an interrupted backup (flat). */
+static int remove_tmp(const char *tmp) {
+  DIR *d = opendir(tmp);
+  if (!d) return errno == ENOENT ? TERN_OK : tern_fail_errno(tmp);
+  struct dirent *e;
+  int rc = TERN_OK;
+  while (rc == TERN_OK && (e = readdir(d)) != NULL) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char *p = join(tmp, e->d_name);
+    if (!p) rc = tern_fail(TERN_ENOMEM, "backup: out of memory");
+    else if (unlink(p) < 0) rc = tern_fail_errno(p);
+    free(p);
+  }
+  closedir(d);
+  if (rc == TERN_OK && rmdir(tmp) < 0) rc = tern_fail_errno(tmp);
+  return rc;
+}
+
+static int fsync_path(const char *path, int flags) {
+  int fd = open(path, flags | O_CLOEXEC);
+  if (fd < 0) return tern_fail_errno(path);
+  int rc = fsync(fd) < 0 ? tern_fail_errno(path) : TERN_OK;
+  close(fd);
+  return rc;
+}
+
+/* ------------------------------------------------------------ catalog */
+
+static int put_buffer(tern_index *b, MDB_txn *t, const tern_memseg *m, tern_rec_state *rec) {
+  rec->buffered_docs = rec->buffered_bytes = 0;
+  for (size_t i = 0; i < m->n; i++) {
+    const tern_mdoc *d = &m->docs[i];
+    uint8_t lk[TERN_REC_BUFKEY_MAX];
+    MDB_val k = {tern_rec_bufkey(lk, d->key.p, d->key.len), lk}, v;
+    v.mv_size = tern_rec_bufval_size(d->key.len, d->key.aux);
+    int rc = mdb_put(t, b->dbi_buf, &k, &v, MDB_RESERVE);
+    if (rc != 0) return tern_mdb_status(rc, "backup: writing the buffer");
+    tern_rec_bufval_encode(v.mv_data, d->key.p, d->key.len, d->doc, d->key.aux);
+    rec->buffered_docs++;
+    rec->buffered_bytes += k.mv_size + v.mv_size;
+  }
+  return TERN_OK;
+}
+
+typedef struct commit_copy {
+  tern_index *dst;
+  const tern_snapshot *snap;
+} commit_copy;
+
+static int apply_copy(void *ctx, MDB_txn *t, tern_rec_state *rec) {
+  const commit_copy *cc = ctx;
+  const tern_state *st = cc->snap->st;
+  for (size_t i = 0; i < st->nslots; i++) {
+    const tern_slot *sl = &st->slots[i];
+    tern_rec_segment r;
+    memcpy(r.segid, sl->segid, TERN_SEGID_SIZE);
+    r.max_doc = sl->ref->max_doc;
+    r.deleted = sl->deleted;
+    r.livedocs_gen = sl->gen;
+    TERN_TRY(tern_catalog_put_segment(cc->dst, t, sl->ref->number, &r));
+    if (sl->live)
+      TERN_TRY(tern_catalog_put_livedocs(cc->dst, t, sl->ref->number, sl->live->ld, sl->segid));
+  }
+  TERN_TRY(put_buffer(cc->dst, t, cc->snap->buf, rec));
+  rec->next_segment = st->rec.next_segment;
+  rec->seq = st->rec.seq ? st->rec.seq - 1 : 0; /* commit adds one */
+  return TERN_OK;
+}
+
+static int write_catalog(const tern_snapshot *snap, const char *tmp) {
+  tern_index *dst;
+  TERN_TRY(tern_open(&dst, tmp, TERN_CREATE, &snap->idx->opts));
+  commit_copy cc = {dst, snap};
+  int rc = tern_commit_catalog(dst, apply_copy, &cc, NULL);
+  int crc = tern_close(dst);
+  return rc != TERN_OK ? rc : crc;
+}
+
+/* ------------------------------------------------------------ segment files */
+
+static int copy_file(const char *from, const char *to) {
+  int in = open(from, O_RDONLY | O_CLOEXEC);
+  if (in < 0) return tern_fail_errno(from);
+  int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (out < 0) {
+    close(in);
+    return tern_fail_errno(to);
+  }
+  static const size_t bufsz = 1 << 20;
+  char *buf = malloc(bufsz);
+  int rc = buf ? TERN_OK : tern_fail(TERN_ENOMEM, "backup: out of memory");
+  while (rc == TERN_OK) {
+    ssize_t n = read(in, buf, bufsz);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) rc = tern_fail_errno(from);
+    if (n <= 0) break;
+    for (ssize_t done = 0; rc == TERN_OK && done < n;) {
+      ssize_t w = write(out, buf + done, (size_t)(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) rc = tern_fail_errno(to);
+      else done += w;
+    }
+  }
+  if (rc == TERN_OK && fsync(out) < 0) rc = tern_fail_errno(to);
+  free(buf);
+  close(in);
+  if (close(out) < 0 && rc == TERN_OK) rc = tern_fail_errno(to);
+  return rc;
+}
+
+/* Links (else copies) one file; *linked counts the links. */
+static int link_or_copy(const char *from, const char *to, size_t *linked) {
+  if (link(from, to) == 0) {
+    (*linked)++;
+    return TERN_OK;
+  }
+  if (errno != EXDEV && errno != EPERM && errno != ENOTSUP && errno != EMLINK)
+    return tern_fail_errno(to);
+  return copy_file(from, to);
+}
+
+static int slot_named(const tern_state *st, const char *name) {
+  for (size_t i = 0; i < st->nslots; i++)
+    if (!strcmp(st->slots[i].ref->name, name)) return 1;
+  return 0;
+}
+
+/* Every file of the snapshot's segments (not their temporaries). */
+static int copy_segments(const tern_snapshot *snap, const char *tmp) {
+  const char *src = snap->idx->dir;
+  DIR *d = opendir(src);
+  if (!d) return tern_fail_errno(src);
+  struct dirent *e;
+  size_t linked = 0;
+  int rc = TERN_OK;
+  while (rc == TERN_OK && (e = readdir(d)) != NULL) {
+    char name[256];
+    size_t nl = strlen(e->d_name);
+    if (!tern_seg_file_segment(e->d_name, name, sizeof name) || !slot_named(snap->st, name) ||
+        (nl > 4 && !strcmp(e->d_name + nl - 4, ".tmp")))
+      continue;
+    char *from = join(src, e->d_name), *to = join(tmp, e->d_name);
+    rc = from && to ? link_or_copy(from, to, &linked) : tern_fail(TERN_ENOMEM, "out of memory");
+    free(from);
+    free(to);
+  }
+  closedir(d);
+  return rc;
+}
+
+/* ------------------------------------------------------------ the copy */
+
+/* Opens the copy, verifies it, and checks it holds the snapshot's commit. */
+static int verify_copy(const tern_snapshot *snap, const char *tmp) {
+  tern_index *b;
+  TERN_TRY(tern_open(&b, tmp, TERN_RDONLY, NULL));
+  int rc = tern_verify(b);
+  tern_snapshot *s = NULL;
+  if (rc == TERN_OK) rc = tern_snapshot_open(&s, b);
+  if (rc == TERN_OK) {
+    uint64_t want, got;
+    tern_snapshot_count((tern_snapshot *)snap, &want);
+    tern_snapshot_count(s, &got);
+    if (got != want || s->st->nslots != snap->st->nslots || s->st->rec.seq != snap->st->rec.seq)
+      rc = tern_fail(TERN_ECORRUPT, "%s: the copy holds %" PRIu64 " documents, not %" PRIu64,
+                     tmp, got, want);
+  }
+  tern_snapshot_close(s);
+  int crc = tern_close(b);
+  return rc != TERN_OK ? rc : crc;
+}
+
+static int fsync_parent(const char *path) {
+  char *copy = strdup(path);
+  if (!copy) return tern_fail(TERN_ENOMEM, "out of memory");
+  int rc = fsync_path(dirname(copy), O_RDONLY | O_DIRECTORY);
+  free(copy);
+  return rc;
+}
+
+int tern_backup(tern_snapshot *snap, const char *dest) {
+  if (!snap || !dest || !*dest) return tern_fail(TERN_EINVAL, "tern_backup: bad arguments");
+  int exists;
+  TERN_TRY(check_dest(dest, &exists));
+  size_t n = strlen(dest);
+  char *tmp = malloc(n + 5);
+  if (!tmp) return tern_fail(TERN_ENOMEM, "out of memory");
+  snprintf(tmp, n + 5, "%s.tmp", dest);
+  int rc = remove_tmp(tmp);
+  if (rc == TERN_OK && mkdir(tmp, 0777) < 0) rc = tern_fail_errno(tmp);
+  if (rc == TERN_OK) rc = write_catalog(snap, tmp);
+  if (rc == TERN_OK) rc = copy_segments(snap, tmp);
+  if (rc == TERN_OK) rc = verify_copy(snap, tmp);
+  if (rc == TERN_OK) rc = fsync_path(tmp, O_RDONLY | O_DIRECTORY);
+  if (rc == TERN_OK && rename(tmp, dest) < 0) rc = tern_fail_errno(dest);
+  if (rc == TERN_OK) rc = fsync_parent(dest);
+  if (rc != TERN_OK) remove_tmp(tmp);
+  free(tmp);
+  return rc;
+}

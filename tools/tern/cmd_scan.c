@@ -1,0 +1,97 @@
+/*
+ * cmd_scan.c — `tern scan`: live documents in key byte order through a
+ * key cursor, within --prefix or [--from, --to), either way, with a limit.
+ */
+#include <string.h>
+
+#include "cli.h"
+#include "out.h"
+
+typedef struct scan_opts {
+  tern_bounds b;
+  int reverse, keys_only, count;
+  uint64_t limit; /* UINT64_MAX: none */
+} scan_opts;
+
+static void print_doc(tern_cursor *c, const scan_opts *o, const tern_slice *key, int *st) {
+  out_escaped(&g_out, key->data, key->len);
+  if (!o->keys_only) {
+    tern_slice val;
+    if ((*st = tern_cursor_value(c, &val)) != 0) return;
+    out_char(&g_out, '\t');
+    out_escaped(&g_out, val.data, val.len);
+  }
+  out_char(&g_out, '\n');
+}
+
+static int scan_cursor(tern_cursor *c, const scan_opts *o) {
+  uint64_t n = 0;
+  int st = o->reverse ? tern_cursor_last(c) : tern_cursor_first(c);
+  while (st == TERN_OK && n < o->limit) {
+    n++;
+    if (!o->count) {
+      tern_slice key;
+      st = tern_cursor_key(c, &key);
+      if (st == TERN_OK) print_doc(c, o, &key, &st);
+      if (st != TERN_OK) return st;
+    }
+    st = o->reverse ? tern_cursor_prev(c) : tern_cursor_next(c);
+  }
+  if (st != TERN_OK && st != TERN_NOTFOUND) return st;
+  if (o->count) {
+    out_u64(&g_out, n);
+    out_char(&g_out, '\n');
+  }
+  return TERN_OK;
+}
+
+static int scan(const char *dir, const scan_opts *o) {
+  tern_index *idx;
+  if (cli_open(&idx, dir, TERN_RDONLY)) return CLI_FAIL;
+  tern_snapshot *snap;
+  int st = tern_snapshot_open(&snap, idx);
+  if (!st) {
+    tern_cursor *c;
+    st = tern_cursor_open(&c, snap, &o->b);
+    if (!st) {
+      st = scan_cursor(c, o);
+      tern_cursor_close(c);
+    }
+    tern_snapshot_close(snap);
+  }
+  return cli_close(idx, dir, st ? cli_fail(dir, st) : CLI_OK);
+}
+
+int cmd_scan(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"prefix", required_argument, NULL, 'p'}, {"from", required_argument, NULL, 'f'},
+      {"to", required_argument, NULL, 't'},     {"reverse", no_argument, NULL, 'r'},
+      {"limit", required_argument, NULL, 'n'},  {"keys-only", no_argument, NULL, 'k'},
+      {"count", no_argument, NULL, 'c'},        {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  scan_opts o;
+  memset(&o, 0, sizeof o);
+  o.limit = UINT64_MAX;
+  int c, bad = 0;
+  while (!bad && (c = cli_getopt(argc, argv, ":p:f:t:rn:kch", longopts)) != -1) {
+    switch (c) {
+    case 'h': return cli_help("scan");
+    case 'p': bad = cli_key_operand(optarg, &o.b.prefix); break;
+    case 'f': bad = cli_key_operand(optarg, &o.b.from); break;
+    case 't': bad = cli_key_operand(optarg, &o.b.to); break;
+    case 'r': o.reverse = 1; break;
+    case 'n': bad = cli_parse_limit("scan", optarg, &o.limit); break;
+    case 'k': o.keys_only = 1; break;
+    case 'c': o.count = 1; break;
+    default: return CLI_FAIL;
+    }
+  }
+  if (bad) return CLI_FAIL;
+  if (o.b.prefix.data && (o.b.from.data || o.b.to.data))
+    return cli_usage_error("scan", "--prefix excludes --from and --to");
+  int nargs = argc - optind;
+  if (nargs < 1) return cli_usage_error("scan", "missing DIR");
+  if (nargs > 1) return cli_usage_error("scan", "unexpected argument '%s'", argv[optind + 1]);
+  return scan(argv[optind], &o);
+}
