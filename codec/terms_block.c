@@ -527,12 +527,41 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
   return TERN_OK;
 }
 
+/* Skipping to an entry decodes only the characters that survive in the
+ * term before it: the entries from the restart are walked by their
+ * lengths alone (prefix, suffix length, suffix and tail widths), then the
+ * term is assembled backwards, each entry supplying the bytes past its
+ * shared prefix that no later entry replaced — typically two or three
+ * suffixes instead of half a restart interval of them. */
 int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, uint8_t *term) {
   if (index >= b->n) return corrupt(b, "entry out of range");
   TERN_TRY(tern_tb_iter_restart(b, it, index / b->restart, term));
-  uint32_t docs[TERN_TB_DOCS_MAX];
-  tern_tb_tail t = {.docs = docs};
-  while (it->entry < index) TERN_TRY(tern_tb_iter_next(b, it, term, &t));
+  uint32_t n = index - it->entry, pos = it->pos, len = b->cp;
+  uint32_t sp[256], pl[256], sl[256]; /* n < restart interval <= 255 */
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t p = b->cp, slen = 0;
+    if (k == 0)
+      TERN_TRY(read_restart(b, &pos, &slen));
+    else
+      TERN_TRY(read_prefix(b, &pos, len, &p, &slen));
+    sp[k] = pos;
+    pl[k] = p;
+    sl[k] = slen;
+    pos = skip_tail(b, pos + suffix_bits(b, slen));
+    len = p + slen;
+    if (TERN_UNLIKELY(pos > 8 * TERN_TB_PAGE)) return corrupt(b, "entry past the page");
+  }
+  uint8_t tmp[TERN_TB_TERM_MAX + TERN_TB_GROUP_MAX];
+  for (uint32_t need = len, k = n; k-- > 0 && need > b->cp;) {
+    if (pl[k] >= need) continue;
+    uint32_t m = need - pl[k], whole = (m + b->group - 1) / b->group * b->group;
+    TERN_TRY(decode_suffix(b, sp[k], whole < sl[k] ? whole : sl[k], tmp));
+    memcpy(term + pl[k], tmp, m);
+    need = pl[k];
+  }
+  it->entry = index;
+  it->pos = pos;
+  it->len = len;
   return TERN_OK;
 }
 

@@ -169,5 +169,7 @@ int tern_src_seek_le(tern_src *s, const void *key, size_t klen, int strict);
 /* The next live key in direction dir (+1 forward, -1 backward). */
 int tern_src_step(tern_src *s, int dir);
 int tern_src_value(tern_src *s, tern_slice *val);
+/* postings.c: the snapshot an iterator reads. */
+tern_snapshot *tern_postings_snapshot(const tern_postings *p);
 
 #endif

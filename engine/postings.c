@@ -293,3 +293,5 @@ int tern_postings_close(tern_postings *p) {
   free(p);
   return TERN_OK;
 }
+
+tern_snapshot *tern_postings_snapshot(const tern_postings *p) { return p->snap; }

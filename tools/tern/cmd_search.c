@@ -1,5 +1,6 @@
 /*
- * cmd_search.c — `tern search`: the live documents having all the terms.
+ * cmd_search.c — `tern search`: the live documents having all the terms,
+ * in key byte order.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,26 +13,34 @@ typedef struct search_opts {
   int values, count;
 } search_opts;
 
-static int print_matches(tern_postings *p, const search_opts *o) {
+static int print_hit(void *payload, tern_slice key, tern_slice val) {
+  const search_opts *o = payload;
+  out_escaped(&g_out, key.data, key.len);
+  if (o->values) {
+    out_char(&g_out, '\t');
+    out_escaped(&g_out, val.data, val.len);
+  }
+  out_char(&g_out, '\n');
+  return 0;
+}
+
+static int count_matches(tern_postings *p) {
   uint64_t doc, n = 0;
   int st;
-  while ((st = tern_postings_next(p, &doc)) == TERN_OK && doc != TERN_NO_MORE_DOCS) {
+  while ((st = tern_postings_next(p, &doc)) == TERN_OK && doc != TERN_NO_MORE_DOCS)
     n++;
-    if (o->count) continue;
-    tern_slice key, val;
-    if ((st = tern_postings_doc(p, &key, &val)) != 0) return st;
-    out_escaped(&g_out, key.data, key.len);
-    if (o->values) {
-      out_char(&g_out, '\t');
-      out_escaped(&g_out, val.data, val.len);
-    }
-    out_char(&g_out, '\n');
-  }
-  if (st == TERN_OK && o->count) {
+  if (st == TERN_OK) {
     out_u64(&g_out, n);
     out_char(&g_out, '\n');
   }
   return st;
+}
+
+/* Keys in key byte order: tern_postings_each_by_key walks each segment's
+ * primary-key blocks forward instead of seeking every hit's key. */
+static int print_matches(tern_postings *p, const search_opts *o) {
+  if (o->count) return count_matches(p);
+  return tern_postings_each_by_key(p, o->values, print_hit, (void *)o);
 }
 
 static int search(const char *dir, const tern_term *terms, size_t n, const search_opts *o) {
