@@ -20,7 +20,7 @@
 /* A seek skips from the entry's restart decoding only the characters that
  * survive (tern_tb_iter_seek); stepping decodes every entry whole, so it
  * wins only for hits at most this many entries ahead. */
-#define STEP_MAX 2u
+#define STEP_MAX 1u
 
 typedef struct hit_walk {
   const tern_slot *slot; /* NULL: the buffer */

@@ -44,4 +44,9 @@ void tern_bench_io_usage(FILE *out) __attribute__((weak));
 int tern_bench_seek(int argc, char **argv) __attribute__((weak));
 void tern_bench_seek_usage(FILE *out) __attribute__((weak));
 
+/* Key cursors, range scans and hit resolution vs LMDB cursors
+ * (tools/bench/scan.c, optional). */
+int tern_bench_scan(int argc, char **argv) __attribute__((weak));
+void tern_bench_scan_usage(FILE *out) __attribute__((weak));
+
 #endif

@@ -36,6 +36,7 @@ static size_t subcommands(subcommand *out) {
        tern_bench_io_usage},
       {"seek", "warm primary-key seeks in one segment (codec alone) vs LMDB", tern_bench_seek,
        tern_bench_seek_usage},
+      {"scan", "key cursors, range scans, hits in key order vs LMDB cursors", tern_bench_scan, tern_bench_scan_usage},
   };
   memcpy(out, all, sizeof all);
   return sizeof all / sizeof all[0];

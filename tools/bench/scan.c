@@ -1,0 +1,328 @@
+/*
+ * scan.c — tern-bench scan: ordered access through the public API against
+ * LMDB in the same run: a full scan reading every key and value (tern key
+ * cursor vs an LMDB cursor's MDB_NEXT walk), short range scans (a seek and
+ * 10 steps vs MDB_SET_RANGE and 10 MDB_NEXT), and resolving the keys of a
+ * term's hits (tern_postings_doc per hit in doc order vs
+ * tern_postings_each_by_key in key order).  Warm cache; medians of rounds.
+ */
+#include "tools/bench/bench.h"
+#include "tools/bench/keys_common.h"
+#include "tern.h"
+
+#include <getopt.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCAN_ROUNDS_MAX 50u
+#define SCAN_STEPS 10u
+#define SCAN_HIT_EVERY 33u /* one doc in 33 has the term w:common */
+
+typedef struct scan_opts {
+  uint64_t keys, ranges, rounds, seed, vbytes;
+  bench_key_shape shape;
+  const char *parent;
+} scan_opts;
+
+void tern_bench_scan_usage(FILE *out) {
+  fprintf(out,
+          "tern-bench scan [options]   key cursors and hit resolution, tern vs LMDB (warm)\n"
+          "  --keys N        documents (1000000)\n"
+          "  --shape S       random | uuid4 | sequential | timeprefixed (random)\n"
+          "  --value-bytes B value of every document (16)\n"
+          "  --ranges N      short range scans per round, a seek and 10 steps (200000)\n"
+          "  --rounds R      rounds; medians reported (3)\n"
+          "  --seed S        key seed (1)\n"
+          "  --dir PATH      parent of the scratch directory (/var/tmp)\n");
+}
+
+static int parse_opts(int argc, char **argv, scan_opts *o) {
+  static const struct option lo[] = {
+      {"keys", 1, 0, 'n'}, {"shape", 1, 0, 'S'}, {"value-bytes", 1, 0, 'v'}, {"ranges", 1, 0, 'q'},
+      {"rounds", 1, 0, 'r'}, {"seed", 1, 0, 's'}, {"dir", 1, 0, 'd'}, {"help", 0, 0, 'h'},
+      {0, 0, 0, 0}};
+  *o = (scan_opts){1000000, 200000, 3, 1, 16, BENCH_KEYS_RANDOM, "/var/tmp"};
+  optind = 1;
+  int ch;
+  while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    int bad = 0;
+    switch (ch) {
+    case 'n': bad = bench_parse_u64(optarg, &o->keys); break;
+    case 'S': bad = bench_key_shape_parse(optarg, &o->shape); break;
+    case 'v': bad = bench_parse_u64(optarg, &o->vbytes) || o->vbytes > 1024; break;
+    case 'q': bad = bench_parse_u64(optarg, &o->ranges); break;
+    case 'r': bad = bench_parse_u64(optarg, &o->rounds) || !o->rounds || o->rounds > SCAN_ROUNDS_MAX; break;
+    case 's': bad = bench_parse_u64(optarg, &o->seed); break;
+    case 'd': o->parent = optarg; break;
+    case 'h': tern_bench_scan_usage(stdout); return 1;
+    default: bad = 1;
+    }
+    if (bad) {
+      tern_bench_scan_usage(stderr);
+      return -1;
+    }
+  }
+  if (o->keys < 2) return -1;
+  return 0;
+}
+
+static void value_of(uint64_t i, uint8_t *v, size_t n) {
+  for (size_t j = 0; j < n; j++)
+    v[j] = (uint8_t)('a' + (bench_mix64(i * 131 + j) % 26));
+}
+
+static int build_tern(const char *dir, const bench_keys *k, size_t vbytes) {
+  tern_index *idx;
+  tern_txn *t;
+  int rc = tern_open(&idx, dir, TERN_CREATE, NULL);
+  if (rc) return rc;
+  rc = tern_txn_begin(&t, idx, TERN_TXN_BULK);
+  uint8_t v[1024];
+  tern_term common = {"w", "common", 6};
+  for (size_t i = 0; rc == 0 && i < k->n; i++) {
+    value_of(i, v, vbytes);
+    rc = tern_put(t, bench_key_at(k, i), k->width, v, vbytes, &common, i % SCAN_HIT_EVERY == 0);
+  }
+  if (rc == 0) rc = tern_commit(t);
+  if (rc == 0) rc = tern_compact(idx);
+  tern_close(idx);
+  return rc;
+}
+
+static int build_lmdb(const char *dir, const bench_keys *k, size_t vbytes) {
+  MDB_env *env;
+  MDB_txn *t;
+  MDB_dbi dbi;
+  int rc = mdb_env_create(&env);
+  if (!rc) rc = mdb_env_set_mapsize(env, (size_t)64 << 30);
+  if (!rc) rc = mdb_env_open(env, dir, MDB_NOSYNC, 0644);
+  if (!rc) rc = mdb_txn_begin(env, NULL, 0, &t);
+  if (!rc) rc = mdb_dbi_open(t, NULL, 0, &dbi);
+  uint8_t v[1024];
+  for (size_t i = 0; !rc && i < k->n; i++) {
+    const uint8_t *key = bench_key_at(k, k->order ? k->order[i] : i);
+    value_of(k->order ? k->order[i] : i, v, vbytes);
+    MDB_val mk = {k->width, (void *)key}, mv = {vbytes, v};
+    rc = mdb_put(t, dbi, &mk, &mv, MDB_APPEND);
+  }
+  if (!rc) rc = mdb_txn_commit(t);
+  if (!rc) rc = mdb_env_sync(env, 1);
+  mdb_env_close(env);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- phases */
+
+typedef struct sink {
+  uint64_t n, bytes;
+} sink;
+
+static double tern_full(tern_snapshot *s, sink *out) {
+  tern_cursor *c;
+  sink k = {0, 0};
+  double t0 = bench_now();
+  if (tern_cursor_open(&c, s, NULL)) return -1;
+  while (tern_cursor_next(c) == TERN_OK) {
+    tern_slice key, val;
+    tern_cursor_key(c, &key);
+    tern_cursor_value(c, &val);
+    k.n++;
+    k.bytes += key.len + val.len + ((const uint8_t *)val.data)[0];
+  }
+  tern_cursor_close(c);
+  *out = k;
+  return bench_now() - t0;
+}
+
+static double lmdb_full(MDB_txn *t, MDB_dbi dbi, sink *out) {
+  MDB_cursor *c;
+  sink k = {0, 0};
+  double t0 = bench_now();
+  if (mdb_cursor_open(t, dbi, &c)) return -1;
+  MDB_val mk, mv;
+  int rc = mdb_cursor_get(c, &mk, &mv, MDB_FIRST);
+  while (rc == 0) {
+    k.n++;
+    k.bytes += mk.mv_size + mv.mv_size + ((const uint8_t *)mv.mv_data)[0];
+    rc = mdb_cursor_get(c, &mk, &mv, MDB_NEXT);
+  }
+  mdb_cursor_close(c);
+  *out = k;
+  return bench_now() - t0;
+}
+
+static double tern_ranges(tern_snapshot *s, const bench_keys *k, const uint32_t *starts, size_t q,
+                          sink *out) {
+  tern_cursor *c;
+  sink r = {0, 0};
+  if (tern_cursor_open(&c, s, NULL)) return -1;
+  double t0 = bench_now();
+  for (size_t i = 0; i < q; i++) {
+    int rc = tern_cursor_seek(c, bench_key_at(k, starts[i]), k->width);
+    for (unsigned j = 0; rc == TERN_OK && j <= SCAN_STEPS; j++) {
+      tern_slice key, val;
+      tern_cursor_key(c, &key);
+      tern_cursor_value(c, &val);
+      r.n++;
+      r.bytes += key.len + val.len;
+      if (j < SCAN_STEPS) rc = tern_cursor_next(c);
+    }
+  }
+  double dt = bench_now() - t0;
+  tern_cursor_close(c);
+  *out = r;
+  return dt;
+}
+
+static double lmdb_ranges(MDB_txn *t, MDB_dbi dbi, const bench_keys *k, const uint32_t *starts,
+                          size_t q, sink *out) {
+  MDB_cursor *c;
+  sink r = {0, 0};
+  if (mdb_cursor_open(t, dbi, &c)) return -1;
+  double t0 = bench_now();
+  for (size_t i = 0; i < q; i++) {
+    MDB_val mk = {k->width, (void *)bench_key_at(k, starts[i])}, mv;
+    int rc = mdb_cursor_get(c, &mk, &mv, MDB_SET_RANGE);
+    for (unsigned j = 0; rc == 0 && j <= SCAN_STEPS; j++) {
+      r.n++;
+      r.bytes += mk.mv_size + mv.mv_size;
+      if (j < SCAN_STEPS) rc = mdb_cursor_get(c, &mk, &mv, MDB_NEXT);
+    }
+  }
+  double dt = bench_now() - t0;
+  mdb_cursor_close(c);
+  *out = r;
+  return dt;
+}
+
+static int count_hit(void *payload, tern_slice key, tern_slice val) {
+  sink *s = payload;
+  (void)val;
+  s->n++;
+  s->bytes += key.len;
+  return 0;
+}
+
+/* by_key 0: tern_postings_doc per hit (doc order); 1: each_by_key. */
+static double tern_hits(tern_snapshot *s, int by_key, sink *out) {
+  tern_term t = {"w", "common", 6};
+  tern_postings *p;
+  sink h = {0, 0};
+  double t0 = bench_now();
+  if (tern_postings_open(&p, s, &t, 1)) return -1;
+  if (by_key) {
+    tern_postings_each_by_key(p, 0, count_hit, &h);
+  } else {
+    uint64_t doc;
+    while (tern_postings_next(p, &doc) == TERN_OK && doc != TERN_NO_MORE_DOCS) {
+      tern_slice key, val;
+      tern_postings_doc(p, &key, &val);
+      count_hit(&h, key, val);
+    }
+  }
+  tern_postings_close(p);
+  *out = h;
+  return bench_now() - t0;
+}
+
+/* ---------------------------------------------------------------- driver */
+
+typedef struct results {
+  double tf[SCAN_ROUNDS_MAX], lf[SCAN_ROUNDS_MAX], tr[SCAN_ROUNDS_MAX], lr[SCAN_ROUNDS_MAX];
+  double hd[SCAN_ROUNDS_MAX], hk[SCAN_ROUNDS_MAX];
+  sink sf, slf, sr, slr, sh;
+} results;
+
+static int run_rounds(const scan_opts *o, const char *tdir, const char *ldir, const bench_keys *k,
+                      results *r) {
+  tern_index *idx;
+  tern_snapshot *s;
+  if (tern_open(&idx, tdir, TERN_RDONLY, NULL) || tern_snapshot_open(&s, idx)) return 1;
+  MDB_env *env;
+  MDB_txn *t;
+  MDB_dbi dbi;
+  if (mdb_env_create(&env) || mdb_env_set_mapsize(env, (size_t)64 << 30) ||
+      mdb_env_open(env, ldir, MDB_RDONLY, 0644) || mdb_txn_begin(env, NULL, MDB_RDONLY, &t) ||
+      mdb_dbi_open(t, NULL, 0, &dbi))
+    return 1;
+  uint32_t *starts = malloc(o->ranges * sizeof *starts);
+  if (!starts) return 1;
+  bench_rng rng;
+  bench_rng_init(&rng, o->seed ^ 0x5ca9);
+  for (size_t i = 0; i < o->ranges; i++)
+    starts[i] = (uint32_t)bench_rng_below(&rng, k->n);
+  for (uint64_t i = 0; i < o->rounds; i++) {
+    r->tf[i] = tern_full(s, &r->sf);
+    r->lf[i] = lmdb_full(t, dbi, &r->slf);
+    r->tr[i] = tern_ranges(s, k, starts, o->ranges, &r->sr);
+    r->lr[i] = lmdb_ranges(t, dbi, k, starts, o->ranges, &r->slr);
+    r->hd[i] = tern_hits(s, 0, &r->sh);
+    r->hk[i] = tern_hits(s, 1, &r->sh);
+  }
+  free(starts);
+  mdb_txn_abort(t);
+  mdb_env_close(env);
+  tern_snapshot_close(s);
+  tern_close(idx);
+  return 0;
+}
+
+static void report(const scan_opts *o, results *r) {
+  size_t n = (size_t)o->rounds;
+  bench_summary tf = bench_summarize(r->tf, n), lf = bench_summarize(r->lf, n);
+  bench_summary tr = bench_summarize(r->tr, n), lr = bench_summarize(r->lr, n);
+  bench_summary hd = bench_summarize(r->hd, n), hk = bench_summarize(r->hk, n);
+  printf("| phase | tern | LMDB | tern / LMDB |\n|---|---|---|---|\n");
+  printf("| full scan, keys/s (%llu keys + values) | %.2fM | %.2fM | %.2f |\n",
+         (unsigned long long)r->sf.n, r->sf.n / tf.median / 1e6, r->slf.n / lf.median / 1e6,
+         lf.median / tf.median);
+  printf("| range scans (seek + %u next), scans/s | %.0fk | %.0fk | %.2f |\n", SCAN_STEPS,
+         o->ranges / tr.median / 1e3, o->ranges / lr.median / 1e3, lr.median / tr.median);
+  printf("\n| hits of w:common (%llu) | ms | ns per hit |\n|---|---|---|\n",
+         (unsigned long long)r->sh.n);
+  printf("| tern_postings_doc per hit, doc order | %.2f | %.0f |\n", hd.median * 1e3,
+         hd.median / (double)r->sh.n * 1e9);
+  printf("| tern_postings_each_by_key, key order | %.2f | %.0f |\n", hk.median * 1e3,
+         hk.median / (double)r->sh.n * 1e9);
+  if (r->sf.n != r->slf.n || r->sr.n != r->slr.n)
+    printf("\nWARNING: tern and LMDB saw different counts (%llu/%llu, %llu/%llu)\n",
+           (unsigned long long)r->sf.n, (unsigned long long)r->slf.n, (unsigned long long)r->sr.n,
+           (unsigned long long)r->slr.n);
+}
+
+int tern_bench_scan(int argc, char **argv) {
+  scan_opts o;
+  int prc = parse_opts(argc, argv, &o);
+  if (prc) return prc < 0 ? 2 : 0;
+  char machine[256], cmd[1024];
+  bench_machine(machine, sizeof machine);
+  bench_cmdline(cmd, sizeof cmd, argc, argv, "tern-bench");
+  printf("# %s\n# %s\n# %llu %s keys, %llu-byte values, %llu rounds (medians), warm\n", cmd,
+         machine, (unsigned long long)o.keys, bench_key_shape_name(o.shape),
+         (unsigned long long)o.vbytes, (unsigned long long)o.rounds);
+  bench_keys k = {0};
+  char *dir = bench_mkdtemp(o.parent, "tern-scan");
+  if (!dir || bench_keys_generate(&k, o.shape, (size_t)o.keys, o.seed) || bench_keys_sort(&k)) {
+    fprintf(stderr, "scan: setup failed\n");
+    return 1;
+  }
+  char tdir[4096], ldir[4096];
+  bench_path(tdir, sizeof tdir, dir, "tern");
+  bench_path(ldir, sizeof ldir, dir, "lmdb");
+  int ret = 1;
+  results *r = calloc(1, sizeof *r);
+  if (r && bench_mkdirs(ldir) == 0 && build_tern(tdir, &k, (size_t)o.vbytes) == 0 &&
+      build_lmdb(ldir, &k, (size_t)o.vbytes) == 0 && run_rounds(&o, tdir, ldir, &k, r) == 0) {
+    report(&o, r);
+    ret = 0;
+  } else {
+    fprintf(stderr, "scan: failed: %s\n", tern_errmsg());
+  }
+  free(r);
+  bench_keys_free(&k);
+  bench_rmtree(dir);
+  free(dir);
+  return ret;
+}
