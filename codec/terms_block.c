@@ -345,12 +345,14 @@ static int decode_suffix(const tern_tb_block *b, uint32_t sp, uint32_t slen, uin
     uint32_t r = slen - i < b->group ? slen - i : b->group;
     uint32_t code = (uint32_t)get(b, sp, b->gbits[r]);
     sp += b->gbits[r];
-    for (uint32_t j = r; j-- > 0;) {
-      uint32_t d = j ? digit_div(b, code, j) : code;
-      code -= d * (uint32_t)b->pow[j];
-      if (d >= b->nsym) return corrupt(b, "character outside the block alphabet");
-      *out++ = b->sym[d];
-    }
+    /* q[j] = code / K^j, each from code alone, so the divisions overlap
+     * instead of waiting on one another; digit j is q[j] - K * q[j+1]. */
+    uint32_t q[TERN_TB_GROUP_MAX + 1];
+    q[0] = code;
+    for (uint32_t j = 1; j < r; j++) q[j] = digit_div(b, code, j);
+    q[r] = 0;
+    if (q[r - 1] >= b->nsym) return corrupt(b, "character outside the block alphabet");
+    for (uint32_t j = r; j-- > 0;) *out++ = b->sym[q[j] - b->nsym * q[j + 1]];
   }
   return TERN_OK;
 }
@@ -530,9 +532,12 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
 /* Skipping to an entry decodes only the characters that survive in the
  * term before it: the entries from the restart are walked by their
  * lengths alone (prefix, suffix length, suffix and tail widths), then the
- * term is assembled backwards, each entry supplying the bytes past its
- * shared prefix that no later entry replaced — typically two or three
- * suffixes instead of half a restart interval of them. */
+ * bytes entry `index` shares with the one before it are assembled
+ * backwards, each entry supplying those past its own shared prefix that
+ * no later entry replaced — typically one suffix's first characters
+ * instead of half a restart interval of whole suffixes.  term[] then
+ * holds what the next tern_tb_iter_next needs, not the whole previous
+ * term. */
 int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, uint8_t *term) {
   if (index >= b->n) return corrupt(b, "entry out of range");
   TERN_TRY(tern_tb_iter_restart(b, it, index / b->restart, term));
@@ -551,8 +556,14 @@ int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, 
     len = p + slen;
     if (TERN_UNLIKELY(pos > 8 * TERN_TB_PAGE)) return corrupt(b, "entry past the page");
   }
+  /* Entry `index` keeps only the bytes it shares with entry index-1. */
+  uint32_t need = len;
+  if (n > 0) {
+    uint32_t peek = pos, slen;
+    TERN_TRY(read_prefix(b, &peek, len, &need, &slen));
+  }
   uint8_t tmp[TERN_TB_TERM_MAX + TERN_TB_GROUP_MAX];
-  for (uint32_t need = len, k = n; k-- > 0 && need > b->cp;) {
+  for (uint32_t k = n; k-- > 0 && need > b->cp;) {
     if (pl[k] >= need) continue;
     uint32_t m = need - pl[k], whole = (m + b->group - 1) / b->group * b->group;
     TERN_TRY(decode_suffix(b, sp[k], whole < sl[k] ? whole : sl[k], tmp));

@@ -153,7 +153,8 @@ typedef struct tern_tb_iter {
 int tern_tb_iter_restart(const tern_tb_block *b, tern_tb_iter *it, uint32_t r, uint8_t *term);
 /* Decodes the next entry into term[] and *t; TERN_NOTFOUND after the last. */
 int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, tern_tb_tail *t);
-/* Positions `it` so that the next entry decoded is entry `index`. */
+/* Positions `it` so that the next entry decoded is entry `index` (term[]
+ * then holds the bytes that entry shares with its predecessor, no more). */
 int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, uint8_t *term);
 
 /* Finds the first entry >= key: *index (n when none).  Returns 1 when it
