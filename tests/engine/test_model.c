@@ -192,6 +192,42 @@ static void check_advance(world *w, tern_snapshot *s, const tern_term *tt, size_
   tern_postings_close(p);
 }
 
+/* tern_postings_each_by_key: the same documents, in key byte order, with
+ * their values. */
+typedef struct by_key {
+  const et_model *m;
+  const uint8_t *expected;
+  uint8_t prev[ET_KEY_MAX];
+  size_t prev_len, n;
+} by_key;
+
+static int by_key_cb(void *payload, tern_slice key, tern_slice val) {
+  by_key *b = payload;
+  uint32_t id = et_key_id(key.data, key.len);
+  assert_true(id < b->m->n && b->expected[id]);
+  if (b->n) {
+    size_t n = key.len < b->prev_len ? key.len : b->prev_len;
+    int c = memcmp(b->prev, key.data, n);
+    assert_true(c < 0 || (c == 0 && b->prev_len < key.len));
+  }
+  memcpy(b->prev, key.data, key.len);
+  b->prev_len = key.len;
+  assert_int_equal(val.len, b->m->docs[id].vlen);
+  if (val.len) assert_memory_equal(val.data, b->m->docs[id].val, val.len);
+  b->n++;
+  return 0;
+}
+
+static void check_by_key(tern_snapshot *s, const et_model *m, const uint8_t *exp, size_t want,
+                         const tern_term *tt, size_t nt) {
+  tern_postings *p;
+  ET_OK(tern_postings_open(&p, s, tt, nt));
+  by_key b = {m, exp, {0}, 0, 0};
+  ET_OK(tern_postings_each_by_key(p, 1, by_key_cb, &b));
+  assert_int_equal(b.n, want);
+  tern_postings_close(p);
+}
+
 static void check_query(world *w, tern_snapshot *s, const et_model *m, const et_term *t,
                         size_t nt) {
   uint8_t *exp = malloc(m->n);
@@ -208,6 +244,7 @@ static void check_query(world *w, tern_snapshot *s, const et_model *m, const et_
   assert_int_equal(got, want);
   assert_int_equal(tern_postings_cost(p), 0);
   tern_postings_close(p);
+  check_by_key(s, m, exp, want, tt, nt);
   check_advance(w, s, tt, nt, docs, got);
   free(exp);
   free(docs);

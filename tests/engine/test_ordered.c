@@ -142,8 +142,9 @@ static void test_cursor_view_fixed_while_committing(void **state) {
   free(dir);
 }
 
-static void test_backup_while_committing(void **state) {
-  (void)state;
+/* dest_parent NULL: the backup beside the index (hard links); else in
+ * another directory, on another file system when it is one (copies). */
+static void backup_while_committing(const char *dest_parent) {
   char *dir = tu_tmpdir("ordered-backup");
   tern_index *idx = open_small_buffer(dir);
   load(idx, NKEYS);
@@ -156,7 +157,9 @@ static void test_backup_while_committing(void **state) {
   writer_arg w = {idx, tu_seed() ^ 0xb1u, 200};
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, writer, &w), 0);
-  char *dest = tu_path(dir, "copy");
+  char *other = dest_parent ? tu_path(dest_parent, "tern-backup-test-XXXXXX") : NULL;
+  if (other) assert_non_null(mkdtemp(other));
+  char *dest = tu_path(other ? other : dir, "copy");
   ET_OK(tern_backup(s, dest));
   void *ret;
   assert_int_equal(pthread_join(th, &ret), 0);
@@ -182,8 +185,20 @@ static void test_backup_while_committing(void **state) {
   free(got);
   free(want);
   free(dest);
+  if (other) tu_rmtree(other);
+  free(other);
   tu_rmtree(dir);
   free(dir);
+}
+
+static void test_backup_while_committing(void **state) {
+  (void)state;
+  backup_while_committing(NULL);
+}
+
+static void test_backup_copies_across_file_systems(void **state) {
+  (void)state;
+  backup_while_committing("/var/tmp"); /* the index sits in tmpfs when /dev/shm is writable */
 }
 
 static void test_cold_scan_reads(void **state) {
@@ -234,6 +249,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cursor_view_fixed_while_committing),
       cmocka_unit_test(test_backup_while_committing),
+      cmocka_unit_test(test_backup_copies_across_file_systems),
       cmocka_unit_test(test_cold_scan_reads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
