@@ -119,12 +119,26 @@ int tern_seg_prev_term(const tern_seg *s, tern_seg_cursor *c, tern_seg_run *r,
   return entry_back(c, r, index - 1, e);
 }
 
+/* One block read, as a forward seek: the block the index names for the
+ * term holds the answer, but when the term sorts before its first entry
+ * (then the answer is the previous block's last). */
 int tern_seg_seek_floor(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len,
                         tern_seg_cursor *c, tern_seg_run *r, tern_term_entry *e) {
-  int rc = tern_seg_seek_ceil(s, f, term, len, c, e);
-  if (rc == TERN_NOTFOUND) return tern_seg_last_term(s, f, c, r, e);
-  TERN_TRY(rc);
-  size_t n = e->len < len ? e->len : len;
-  if (e->len == len && (n == 0 || memcmp(e->term, term, n) == 0)) return TERN_OK;
+  if (!term || len < 1 || len > TERN_KEY_MAX)
+    return tern_fail(TERN_EINVAL, "seek_floor: term of %zu bytes (1 to %u)", len, TERN_KEY_MAX);
+  if (f->nterms == 0) return TERN_NOTFOUND;
+  uint64_t b = tern_terms_index_find(&f->index, term, len);
+  TERN_TRY(tern_seg_load_block(s, f, b, c));
+  uint32_t index;
+  tern_tb_tail t = {.docs = e->docs};
+  int rc = tern_tb_lower_bound(&c->blk, term, (uint32_t)len, &index, &c->it, &t);
+  if (rc < 0) return rc;
+  if (rc == 1) {
+    memcpy(c->term, term, len);
+    tern_seg_fill_entry(c, index, &t, e);
+    return TERN_OK;
+  }
+  if (index > 0) return entry_back(c, r, index - 1, e);
+  c->entry = 0; /* the term sorts before the block: the previous block's last */
   return tern_seg_prev_term(s, c, r, e);
 }

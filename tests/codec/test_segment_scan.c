@@ -1,0 +1,102 @@
+/*
+ * test_segment_scan.c — backward walks of a field (codec/segment_scan.h)
+ * against the fixture's sorted reference: last term then prev to the
+ * first, seek_floor to present and near keys, and mixed prev/next walks,
+ * over every term shape, restart intervals 1 to 255, both I/O modes.
+ */
+#include "codec/segment_scan.h"
+#include "tests/codec/segment_fixture.h"
+
+static void expect_term(const fx_field *f, uint32_t i, const tern_term_entry *e) {
+  if (e->len != f->terms[i].len || memcmp(e->term, f->terms[i].t, e->len))
+    fail_msg("entry %u of %u: wrong term", i, f->n);
+  assert_int_equal(e->ordinal, i);
+  assert_int_equal(e->meta.df, f->terms[i].df);
+  if (e->meta.pulsed) assert_int_equal(e->docs[0], f->terms[i].docs[0]);
+}
+
+static void check_field(const tern_seg *s, const fx_field *f, tu_rng *r) {
+  const tern_seg_field *sf = tern_seg_find_field(s, f->name, strlen(f->name));
+  assert_non_null(sf);
+  tern_seg_cursor c;
+  tern_seg_run run;
+  tern_term_entry e;
+  tern_seg_cursor_init(&c);
+  tern_seg_run_init(&run);
+  int rc = tern_seg_last_term(s, sf, &c, &run, &e);
+  if (f->n == 0) {
+    assert_int_equal(rc, TERN_NOTFOUND);
+  } else {
+    assert_int_equal(rc, TERN_OK);
+    for (uint32_t i = f->n; i-- > 0;) {
+      expect_term(f, i, &e);
+      rc = tern_seg_prev_term(s, &c, &run, &e);
+      assert_int_equal(rc, i ? TERN_OK : TERN_NOTFOUND);
+    }
+  }
+  for (uint32_t q = 0; f->n && q < 300; q++) {
+    uint8_t key[TERN_KEY_MAX + 1];
+    uint32_t klen = fx_near_key(r, f, key);
+    uint32_t lb = fx_lower_bound(f, key, klen);
+    int exact = lb < f->n && !fx_cmp(f->terms[lb].t, f->terms[lb].len, key, klen);
+    int64_t want = exact ? lb : (int64_t)lb - 1;
+    rc = tern_seg_seek_floor(s, sf, key, klen, &c, &run, &e);
+    if (want < 0) {
+      assert_int_equal(rc, TERN_NOTFOUND);
+      continue;
+    }
+    assert_int_equal(rc, TERN_OK);
+    for (int k = 0; k < 40; k++) { /* a walk either way from there */
+      expect_term(f, (uint32_t)want, &e);
+      int back = (int)tu_below(r, 2);
+      rc = back ? tern_seg_prev_term(s, &c, &run, &e) : tern_seg_next_term(s, &c, &e);
+      int64_t next = want + (back ? -1 : 1);
+      if (next < 0 || next >= f->n) {
+        assert_int_equal(rc, TERN_NOTFOUND);
+        break;
+      }
+      assert_int_equal(rc, TERN_OK);
+      want = next;
+    }
+  }
+  tern_seg_run_release(&run);
+  tern_seg_cursor_release(&c);
+}
+
+static void test_backward_walks(void **state) {
+  (void)state;
+  static const struct {
+    enum fx_shape shape;
+    uint32_t restart, n;
+  } cases[] = {{FX_BASE36, 32, 20000}, {FX_BINARY, 1, 3000}, {FX_LONG, 16, 400},
+               {FX_MIXED, 64, 5000},   {FX_TINY, 255, 2000}, {FX_ALLBYTES, 7, 3000},
+               {FX_BASE36, 32, 1},     {FX_MIXED, 32, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tu_rng r;
+    tu_rng_init(&r, tu_seed() ^ (0x5ca4 + i));
+    fx_seg x = {.max_doc = 100000};
+    tern_segw_options_init(&x.o);
+    x.o.restart_interval = cases[i].restart;
+    fx_secondary(&r, &x.fields[0], "a", cases[i].shape, cases[i].n, 1, 50, x.max_doc);
+    fx_unique(&r, &x.fields[1], "b", cases[i].shape, cases[i].n, 1, 1, 64, 1);
+    x.nfields = 2;
+    x.max_doc = cases[i].n > x.max_doc ? cases[i].n : x.max_doc;
+    char *dir = tu_tmpdir("seg-scan");
+    assert_int_equal(fx_write(&x, dir, "s1"), TERN_OK);
+    for (int mode = 0; mode < 2; mode++) {
+      tern_seg *s;
+      assert_int_equal(tern_seg_open(&s, dir, "s1", mode ? TERN_IO_PREAD : TERN_IO_MMAP), TERN_OK);
+      for (size_t fi = 0; fi < x.nfields; fi++)
+        check_field(s, &x.fields[fi], &r);
+      tern_seg_close(s);
+    }
+    fx_free(&x);
+    tu_rmtree(dir);
+    free(dir);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_backward_walks)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
