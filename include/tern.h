@@ -54,13 +54,19 @@ const char *tern_version(void);
 #define TERN_NOTFOUND (-30700)  /**< key or term absent; not a failure */
 #define TERN_EINVAL (-30701)    /**< invalid argument */
 #define TERN_ECORRUPT (-30702)  /**< a file is corrupt, truncated or foreign */
-#define TERN_EVERSION (-30703)  /**< a file of a newer format than this library reads */
+#define TERN_EVERSION (-30703)  /**< a file of a format version this library does not read */
 #define TERN_EBUSY (-30704)     /**< another write transaction is open */
 #define TERN_ENOMEM (-30705)    /**< out of memory */
 #define TERN_ERANGE (-30706)    /**< caller's buffer too small; the needed size is reported */
 #define TERN_ENOTINDEX (-30707) /**< the directory is not a tern index */
 #define TERN_EFULL (-30708)     /**< the catalog's map is full (raise map_size) */
-#define TERN_ELAST TERN_EFULL
+/** The commit (or flush) is durable and visible, but work run after it
+ *  (flushing the buffer, merging) failed: tern_errmsg() gives the cause,
+ *  tern_stats_get() keeps it (last_error). Nothing is lost; the next
+ *  writer tries the work again, except merges of a segment found damaged,
+ *  which are skipped until it leaves the index. */
+#define TERN_EPARTIAL (-30709)
+#define TERN_ELAST TERN_EPARTIAL
 
 /** Text for a status: tern's own codes, or a negated errno. Never NULL. */
 const char *tern_strerror(int status);
@@ -185,6 +191,8 @@ int tern_abort(tern_txn *txn);
  *  long as it is held, through later commits and merges.
  *  @{ */
 int tern_snapshot_open(tern_snapshot **out, tern_index *idx);
+/** Closes the snapshot.  TERN_EBUSY (and nothing is closed) while postings
+ *  iterators opened on it are still open. */
 int tern_snapshot_close(tern_snapshot *snap);
 
 /** Looks up `key`.  On TERN_OK the value's length is in *vlen and, when it
@@ -254,6 +262,14 @@ typedef struct tern_stats {
   uint64_t buffered;  /**< documents written since the last segment */
   size_t nsegments;
   tern_segment_stats *segments; /**< oldest first */
+  /** The last failure of work run after a commit (flush, merge; see
+   *  TERN_EPARTIAL): its status (0: none), message ("" when none; valid
+   *  until tern_stats_free) and the commit counter it followed (0 when
+   *  only this process knows it: the catalog could not take the note). */
+  int last_error;
+  const char *last_error_msg;
+  uint64_t last_error_commit;
+  size_t nskipped; /**< segments merges skip: they failed verification as merge input */
 } tern_stats;
 
 /** Statistics of the last commit; free with tern_stats_free(). */
