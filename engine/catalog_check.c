@@ -116,6 +116,13 @@ static int metas_read(int fd, uint64_t size, const char *path, meta ms[2], int *
   TERN_TRY(meta_read(fd, ms[0].psize, path, &ms[1]));
   if (ms[1].psize != ms[0].psize)
     return tern_fail(TERN_ECORRUPT, "%s: meta pages disagree on the page size", path);
+  /* Transaction N writes meta page N & 1, and a reader with the lock file
+   * picks the page by that parity: a meta in the other slot (pages
+   * swapped, or copied) would serve an older commit as the newest. */
+  for (int i = 0; i < 2; i++)
+    if (ms[i].txnid != 0 && (ms[i].txnid & 1) != (uint64_t)i)
+      return tern_fail(TERN_ECORRUPT, "%s: meta page %d holds transaction %llu", path, i,
+                       (unsigned long long)ms[i].txnid);
   *newest = ms[1].txnid > ms[0].txnid;
   const meta *m = &ms[*newest];
   if (m->last_pg < 1 || m->last_pg >= UINT64_MAX / m->psize || (m->last_pg + 1) * m->psize > size)

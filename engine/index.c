@@ -279,6 +279,8 @@ static int walk_catalog(tern_index *idx, tern_catalog_walk_info *info) {
     rc = tern_catalog_walk(cat, (uint64_t)mdb_txn_id(t), info);
     mdb_txn_abort(t);
   }
+  if (rc == TERN_EBUSY)
+    rc = tern_fail(TERN_ECORRUPT, "%s: no meta page holds the transaction LMDB reads", cat);
   free(cat);
   return rc;
 }
@@ -426,12 +428,16 @@ static int open_lock_file(tern_index *idx) {
   char *lp = path_join(idx->dir, TERN_LOCK_FILE);
   if (!lp) return tern_fail(TERN_ENOMEM, "out of memory");
   int rc = TERN_OK;
-  idx->lock_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0666);
   struct stat st;
-  if (idx->lock_fd < 0 || fstat(idx->lock_fd, &st) < 0)
-    rc = tern_fail_errno(lp);
-  else if (!S_ISREG(st.st_mode))
+  if (lstat(lp, &st) == 0 && !S_ISREG(st.st_mode)) {
     rc = tern_fail(TERN_ECORRUPT, "%s: not a regular file", lp);
+  } else {
+    idx->lock_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0666);
+    if (idx->lock_fd < 0 || fstat(idx->lock_fd, &st) < 0)
+      rc = tern_fail_errno(lp);
+    else if (!S_ISREG(st.st_mode))
+      rc = tern_fail(TERN_ECORRUPT, "%s: not a regular file", lp);
+  }
   free(lp);
   return rc;
 }
