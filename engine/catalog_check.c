@@ -237,6 +237,7 @@ static int walk_leaf_node(walker *w, const uint8_t *p, const uint8_t *node, uint
   if (flags & ~(F_BIGDATA | F_SUBDATA | F_DUPDATA) || (flags & F_DUPDATA))
     return bad(w->path, "unexpected node flags", pg);
   c->entries++;
+  if (kind == TREE_TABLE) w->info->entries++;
   if (kind == TREE_MAIN) {
     int bit = table_bit(node + NODESIZE, ksize);
     if (flags != F_SUBDATA || dsize != DBSIZE || !bit) {
@@ -264,7 +265,6 @@ static int walk_leaf_node(walker *w, const uint8_t *p, const uint8_t *node, uint
     return rc;
   }
   if (off + dsize > w->psize) return bad(w->path, "node past the page", pg);
-  if (kind == TREE_TABLE) w->info->entries++;
   return kind == TREE_FREE ? check_idl(w, data, dsize, pg) : TERN_OK;
 }
 

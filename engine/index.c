@@ -276,8 +276,15 @@ static int walk_catalog(tern_index *idx, tern_catalog_walk_info *info) {
     MDB_txn *t;
     rc = tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &t), "begin");
     if (rc != TERN_OK) break;
-    rc = tern_catalog_walk(cat, (uint64_t)mdb_txn_id(t), info);
+    uint64_t txnid = (uint64_t)mdb_txn_id(t);
+    rc = tern_catalog_walk(cat, txnid, info);
     mdb_txn_abort(t);
+    MDB_envinfo ei;
+    /* Unregistered (no lock file), the walk may have met pages a writer
+     * recycled meanwhile: only a walk no second commit overtook counts. */
+    if (rc == TERN_ECORRUPT && idx->nolock && mdb_env_info(idx->env, &ei) == 0 &&
+        ei.me_last_txnid > txnid + 1)
+      rc = TERN_EBUSY;
   }
   if (rc == TERN_EBUSY)
     rc = tern_fail(TERN_ECORRUPT, "%s: no meta page holds the transaction LMDB reads", cat);

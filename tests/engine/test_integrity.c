@@ -19,6 +19,7 @@
 #include <lmdb.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <xxhash.h>
@@ -117,7 +118,8 @@ static void expect_open_fails(const char *dir, unsigned flags, int want) {
  * leaves every segment file as it was. */
 static void test_issue_scenarios(void **state) {
   (void)state;
-  char *tsv = tu_path(tu_tmpdir("tsv"), "a.tsv");
+  char *tsvdir = tu_tmpdir("tsv"), *tsv = tu_path(tsvdir, "a.tsv");
+  free(tsvdir);
   tu_write_file(tsv, "x\t1\ny\t2\n", 8);
   for (int scenario = 0; scenario < 3; scenario++) {
     char *dir = make_index("scenario");
@@ -408,6 +410,55 @@ static void test_rdonly_other_user(void **state) {
   free(dir);
 }
 
+/* A full disk is ENOSPC, from the segment writer and from LMDB's commit
+ * alike (LMDB reports a short write as EIO).  Needs a small filesystem:
+ * a 1 MiB tmpfs mounted for the test (root), else skipped. */
+static void test_enospc_is_enospc(void **state) {
+  (void)state;
+  char *mnt = tu_tmpdir("enospc");
+  if (mount("tmpfs", mnt, "tmpfs", 0, "size=1m") != 0) {
+    printf("skipped: cannot mount a small tmpfs (%s)\n", strerror(errno));
+    free(mnt);
+    return;
+  }
+  char *dir = tu_path(mnt, "ix");
+  tern_index *idx;
+  ET_OK(tern_open(&idx, dir, TERN_CREATE, NULL));
+  static char big[100000];
+  memset(big, 'y', sizeof big);
+  int rc = TERN_OK, commits = 0;
+  for (int i = 0; i < 40 && rc == TERN_OK; i++) { /* buffered: LMDB's commit fills the disk */
+    tern_txn *t;
+    char k[16];
+    snprintf(k, sizeof k, "big%d", i);
+    ET_OK(tern_txn_begin(&t, idx, 0));
+    ET_OK(tern_put(t, k, strlen(k), big, sizeof big, NULL, 0));
+    rc = tern_commit(t);
+    commits += rc == TERN_OK;
+  }
+  assert_int_equal(rc, -ENOSPC);
+  assert_true(commits > 0);
+  tern_txn *t;
+  ET_OK(tern_txn_begin(&t, idx, TERN_TXN_BULK)); /* the segment writer too */
+  for (int i = 0; i < 50; i++) {
+    char k[16];
+    snprintf(k, sizeof k, "bulk%d", i);
+    ET_OK(tern_put(t, k, strlen(k), big, sizeof big, NULL, 0));
+  }
+  assert_int_equal(tern_commit(t), -ENOSPC);
+  ET_OK(tern_verify(idx)); /* what was committed is intact */
+  tern_snapshot *s;
+  ET_OK(tern_snapshot_open(&s, idx));
+  size_t vlen;
+  ET_OK(tern_get(s, "big0", 4, NULL, 0, &vlen) == TERN_ERANGE ? TERN_OK : TERN_EINVAL);
+  assert_int_equal(vlen, sizeof big);
+  ET_OK(tern_snapshot_close(s));
+  ET_OK(tern_close(idx));
+  umount(mnt);
+  free(dir);
+  free(mnt);
+}
+
 /* The wrap helper keeps the cause even when formatting into its buffer. */
 static void test_fail_wrap(void **state) {
   (void)state;
@@ -444,6 +495,7 @@ int main(void) {
       cmocka_unit_test(test_snapshot_close_busy),
       cmocka_unit_test(test_rdonly_other_user),
       cmocka_unit_test(test_fail_wrap),
+      cmocka_unit_test(test_enospc_is_enospc),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
