@@ -147,9 +147,13 @@ int tern_options_init(tern_options *opts);
 
 /** Opens the index in `dir`.  With TERN_CREATE, creates `dir` and the index
  *  when absent, with `opts` (NULL for the defaults).  Removes files that a
- *  crashed writer left uncommitted.
- *  Errors: TERN_ENOTINDEX (no index and no TERN_CREATE, or a foreign
- *  directory), TERN_EVERSION, TERN_ECORRUPT, TERN_EINVAL (bad options),
+ *  crashed writer left uncommitted.  The catalog is checked before anything
+ *  reads or writes it; an open never re-creates or resets an index.
+ *  Errors: TERN_ENOTINDEX (no index and no TERN_CREATE, a foreign
+ *  directory, or another program's LMDB file as the catalog),
+ *  TERN_EVERSION, TERN_ECORRUPT (a damaged, truncated or non-regular
+ *  catalog, a table or record missing, or segment files without a sound
+ *  catalog: nothing is written or removed), TERN_EINVAL (bad options),
  *  -errno. */
 int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_options *opts);
 /** Closes the index.  Snapshots and the write transaction must be closed
@@ -180,7 +184,10 @@ int tern_put(tern_txn *txn, const void *key, size_t klen, const void *val, size_
  *  transaction sees no such document (nothing changes). */
 int tern_delete(tern_txn *txn, const void *key, size_t klen);
 /** Makes the transaction durable and visible, and frees it (even on error:
- *  a failed commit changes nothing). */
+ *  a failed commit changes nothing).  TERN_EPARTIAL: the commit is durable
+ *  and visible, but the flush or merge run after it failed (the cause in
+ *  tern_errmsg() and in tern_stats_get()).  A full disk is -ENOSPC, a full
+ *  catalog map TERN_EFULL. */
 int tern_commit(tern_txn *txn);
 /** Drops the transaction's writes and frees it. */
 int tern_abort(tern_txn *txn);
@@ -231,10 +238,12 @@ int tern_postings_close(tern_postings *p);
 
 /** @defgroup maint Maintenance and statistics
  *  @{ */
-/** Writes the buffered writes as a segment (a commit of its own). */
+/** Writes the buffered writes as a segment (a commit of its own).
+ *  TERN_EPARTIAL when the segment is committed but the merges after it failed. */
 int tern_flush(tern_index *idx);
 /** Merges every segment and the buffer into one segment without deleted
- *  documents. */
+ *  documents.  Verifies every input's checksums first: TERN_ECORRUPT naming
+ *  the damaged segment, which stays as it is (nothing is written). */
 int tern_compact(tern_index *idx);
 /** Checks every checksum and structural invariant of the last commit.
  *  TERN_ECORRUPT with tern_errmsg() naming the file when unsound. */
