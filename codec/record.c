@@ -51,6 +51,28 @@ static int rd_done(const rd *r) {
   return TERN_OK;
 }
 
+/* ------------------------------------------------------------- seals */
+
+uint64_t tern_rec_seal_of(const void *key, size_t klen, const uint8_t *payload, size_t plen) {
+  return XXH3_64bits_withSeed(payload, plen, XXH3_64bits(key, klen));
+}
+
+void tern_rec_seal(const void *key, size_t klen, uint8_t *payload, size_t plen) {
+  tern_store64(payload + plen, tern_rec_seal_of(key, klen, payload, plen));
+}
+
+int tern_rec_unseal(const void *key, size_t klen, const uint8_t *val, size_t vlen, size_t *plen,
+                    const char *what) {
+  if (vlen < TERN_REC_SEAL_SIZE)
+    return tern_fail(TERN_ECORRUPT, "catalog %s record: %zu bytes, no room for its checksum", what,
+                     vlen);
+  size_t n = vlen - TERN_REC_SEAL_SIZE;
+  if (tern_load64(val + n) != tern_rec_seal_of(key, klen, val, n))
+    return tern_fail(TERN_ECORRUPT, "catalog %s record: checksum mismatch", what);
+  *plen = n;
+  return TERN_OK;
+}
+
 /* ------------------------------------------------------------- format */
 
 void tern_rec_format_encode(uint8_t out[TERN_REC_FORMAT_SIZE]) {
@@ -59,13 +81,17 @@ void tern_rec_format_encode(uint8_t out[TERN_REC_FORMAT_SIZE]) {
 }
 
 int tern_rec_format_decode(const uint8_t *buf, size_t len, uint32_t *version) {
-  if (len != TERN_REC_FORMAT_SIZE || memcmp(buf, k_format_magic, 4) != 0)
+  if (len < TERN_REC_FORMAT_SIZE || memcmp(buf, k_format_magic, 4) != 0)
     return tern_fail(TERN_ECORRUPT, "catalog format record: not a tern catalog");
   *version = tern_load32(buf + 4);
   if (*version == 0) return tern_fail(TERN_ECORRUPT, "catalog format record: version 0");
-  if (*version > TERN_CATALOG_VERSION)
-    return tern_fail(TERN_EVERSION, "catalog format version %u; this library reads up to %u",
+  if (*version != TERN_CATALOG_VERSION)
+    return tern_fail(TERN_EVERSION, "catalog format version %u; this library reads only %u",
                      *version, TERN_CATALOG_VERSION);
+  size_t plen;
+  TERN_TRY(tern_rec_unseal("format", 6, buf, len, &plen, "format"));
+  if (plen != TERN_REC_FORMAT_SIZE)
+    return tern_fail(TERN_ECORRUPT, "catalog format record: %zu bytes", plen);
   return TERN_OK;
 }
 
@@ -144,7 +170,9 @@ size_t tern_rec_state_encode(uint8_t out[TERN_REC_STATE_MAX], const tern_rec_sta
   p += tern_put_varint(p, s->next_segment);
   p += tern_put_varint(p, s->buffered_docs);
   p += tern_put_varint(p, s->buffered_bytes);
-  return (size_t)(p - out);
+  p += tern_put_varint(p, s->nsegments);
+  tern_store64(p, s->seg_digest);
+  return (size_t)(p + 8 - out);
 }
 
 int tern_rec_state_decode(tern_rec_state *out, const uint8_t *buf, size_t len) {
@@ -153,6 +181,50 @@ int tern_rec_state_decode(tern_rec_state *out, const uint8_t *buf, size_t len) {
   TERN_TRY(rd_varint(&r, &out->next_segment));
   TERN_TRY(rd_varint(&r, &out->buffered_docs));
   TERN_TRY(rd_varint(&r, &out->buffered_bytes));
+  TERN_TRY(rd_varint(&r, &out->nsegments));
+  const uint8_t *d = NULL;
+  TERN_TRY(rd_bytes(&r, 8, &d));
+  out->seg_digest = tern_load64(d);
+  return rd_done(&r);
+}
+
+/* ------------------------------------------------------------- health */
+
+size_t tern_rec_health_encode(uint8_t out[TERN_REC_HEALTH_MAX], const tern_rec_health *h) {
+  uint8_t *p = out;
+  size_t mlen = strnlen(h->msg, TERN_REC_HEALTH_MSG_MAX);
+  size_t nbad = h->nbad < TERN_REC_HEALTH_BAD_MAX ? h->nbad : TERN_REC_HEALTH_BAD_MAX;
+  p += tern_put_varint(p, (uint64_t)(h->status < 0 ? -(int64_t)h->status : 0));
+  p += tern_put_varint(p, h->seq);
+  p += tern_put_varint(p, nbad);
+  for (size_t i = 0; i < nbad; i++)
+    p += tern_put_varint(p, h->bad[i]);
+  p += tern_put_varint(p, mlen);
+  memcpy(p, h->msg, mlen);
+  return (size_t)(p + mlen - out);
+}
+
+int tern_rec_health_decode(tern_rec_health *out, const uint8_t *buf, size_t len) {
+  rd r = {buf, buf + len, "health"};
+  uint64_t status, nbad, mlen;
+  const uint8_t *m = NULL;
+  memset(out, 0, sizeof *out);
+  TERN_TRY(rd_varint(&r, &status));
+  TERN_TRY(rd_varint(&r, &out->seq));
+  TERN_TRY(rd_varint(&r, &nbad));
+  if (status > 0x7fffffff || nbad > TERN_REC_HEALTH_BAD_MAX)
+    return tern_fail(TERN_ECORRUPT, "catalog health record: status or count out of range");
+  out->status = -(int)status;
+  out->nbad = (size_t)nbad;
+  for (size_t i = 0; i < out->nbad; i++)
+    TERN_TRY(rd_varint(&r, &out->bad[i]));
+  TERN_TRY(rd_varint(&r, &mlen));
+  if (mlen > TERN_REC_HEALTH_MSG_MAX)
+    return tern_fail(TERN_ECORRUPT, "catalog health record: message of %llu bytes",
+                     (unsigned long long)mlen);
+  TERN_TRY(rd_bytes(&r, (size_t)mlen, &m));
+  memcpy(out->msg, m, (size_t)mlen);
+  out->msg[mlen] = 0;
   return rd_done(&r);
 }
 

@@ -19,15 +19,35 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Version of the catalog schema (DBIs, keys and the records below). */
-#define TERN_CATALOG_VERSION 1u
+/* Version of the catalog schema (DBIs, keys and the records below).
+ * Version 2 seals every value (below); version 1 catalogs are refused
+ * with TERN_EVERSION (none was deployed). */
+#define TERN_CATALOG_VERSION 2u
+
+/* ------------------------------------------------------------- seals */
+
+/* Every value tern stores in LMDB ends with a seal: the XXH3-64 of the
+ * value's payload seeded with the XXH3-64 of its LMDB key, 8 bytes
+ * little-endian.  Binding the key means a damaged key (a buffered
+ * document filed under another key) fails as surely as a damaged value. */
+#define TERN_REC_SEAL_SIZE 8u
+uint64_t tern_rec_seal_of(const void *key, size_t klen, const uint8_t *payload, size_t plen);
+/* Writes the seal of payload[0..plen) at payload + plen. */
+void tern_rec_seal(const void *key, size_t klen, uint8_t *payload, size_t plen);
+/* Checks the seal of a stored value; *plen = its payload's length.
+ * TERN_ECORRUPT ("what record: checksum mismatch") when it fails. */
+int tern_rec_unseal(const void *key, size_t klen, const uint8_t *val, size_t vlen, size_t *plen,
+                    const char *what);
 
 /* ------------------------------------------------------------- format */
 
 #define TERN_REC_FORMAT_SIZE 8u
-/* "tern" then the version as u32. */
+/* "tern" then the version as u32 (the payload; the seal follows). */
 void tern_rec_format_encode(uint8_t out[TERN_REC_FORMAT_SIZE]);
-/* TERN_ECORRUPT (not a tern catalog) or TERN_EVERSION (newer schema). */
+/* Decodes a stored (sealed) format value: TERN_ECORRUPT (not a tern
+ * catalog, or a failed seal) or TERN_EVERSION (a schema other than
+ * TERN_CATALOG_VERSION: the version is read before the seal, whose
+ * presence depends on it). */
 int tern_rec_format_decode(const uint8_t *buf, size_t len, uint32_t *version);
 
 /* ------------------------------------------------------------- options */
@@ -62,11 +82,32 @@ typedef struct tern_rec_state {
   uint64_t next_segment;   /* number the next segment gets */
   uint64_t buffered_docs;  /* entries of the buffer DBI */
   uint64_t buffered_bytes; /* sum of their key and record lengths */
+  uint64_t nsegments;      /* records in the segments DBI */
+  uint64_t seg_digest;     /* XOR of their seals: a lost or stale record shows */
 } tern_rec_state;
 
-#define TERN_REC_STATE_MAX (4u * 10u)
+#define TERN_REC_STATE_MAX (5u * 10u + 8u)
 size_t tern_rec_state_encode(uint8_t out[TERN_REC_STATE_MAX], const tern_rec_state *s);
 int tern_rec_state_decode(tern_rec_state *out, const uint8_t *buf, size_t len);
+
+/* ------------------------------------------------------------- health */
+
+/* meta "health": the last failure of work run after a commit (flush,
+ * merge), and the segments that failed verification as merge input (the
+ * merge policy skips them instead of failing after every commit). */
+#define TERN_REC_HEALTH_BAD_MAX 64u
+#define TERN_REC_HEALTH_MSG_MAX 255u
+typedef struct tern_rec_health {
+  int status;   /* 0: none */
+  uint64_t seq; /* the commit it followed */
+  size_t nbad;
+  uint64_t bad[TERN_REC_HEALTH_BAD_MAX];
+  char msg[TERN_REC_HEALTH_MSG_MAX + 1];
+} tern_rec_health;
+
+#define TERN_REC_HEALTH_MAX (4u * 10u + TERN_REC_HEALTH_BAD_MAX * 10u + TERN_REC_HEALTH_MSG_MAX)
+size_t tern_rec_health_encode(uint8_t out[TERN_REC_HEALTH_MAX], const tern_rec_health *h);
+int tern_rec_health_decode(tern_rec_health *out, const uint8_t *buf, size_t len);
 
 /* ------------------------------------------------------------- segments */
 

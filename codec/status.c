@@ -26,6 +26,7 @@ const char *tern_strerror(int status) {
   case TERN_ERANGE: return "buffer too small";
   case TERN_ENOTINDEX: return "not a tern index";
   case TERN_EFULL: return "catalog map full";
+  case TERN_EPARTIAL: return "committed, but the work after the commit failed";
   default: break;
   }
   if (status < 0 && status > -4096) return strerror(-status);

@@ -4,12 +4,16 @@
  * DIR holds catalog.mdb (an LMDB environment in one file, MDB_NOSUBDIR,
  * its lock file catalog.mdb-lock beside it), write.lock (the writers'
  * flock) and the segment files.  A directory is only ever created into
- * when it is empty; one that holds other files and no catalog is not an
- * index (TERN_ENOTINDEX) and is left untouched.
+ * when it holds nothing of tern's; one that holds other files and no
+ * catalog is not an index (TERN_ENOTINDEX), one that holds segment files
+ * and no sound catalog is damaged (TERN_ECORRUPT); both are left
+ * untouched.  The catalog is checked (catalog_check.h) before LMDB maps
+ * it and before anything is written into it; an open never re-creates a
+ * table or a record: an existing catalog missing one is damaged.
  */
+#include "engine/catalog_check.h"
+#include "engine/errwrap.h"
 #include "engine/index.h"
-
-#include "codec/status.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -112,25 +116,57 @@ static char *path_join(const char *dir, const char *name) {
   return p;
 }
 
-/* 1 when the directory has no entries but the lock files a creation
- * that crashed before creating the catalog may leave, 0 when it has
- * others, -errno on failure. */
-static int dir_is_empty(const char *dir) {
+/* Whether name is a segment file tern writes ("s<digits>.<ext>"), and its number. */
+static int segment_file_number(const char *filename, uint64_t *number) {
+  char name[256];
+  if (!tern_seg_file_segment(filename, name, sizeof name) || name[0] != 's' || !name[1]) return 0;
+  uint64_t n = 0;
+  for (const char *p = name + 1; *p; p++) {
+    if (*p < '0' || *p > '9' || n > (UINT64_MAX - 9) / 10) return 0;
+    n = n * 10 + (uint64_t)(*p - '0');
+  }
+  *number = n;
+  return 1;
+}
+
+typedef struct dir_scan {
+  int others;   /* entries other than tern's lock files */
+  int segments; /* segment files */
+} dir_scan;
+
+static int scan_dir(const char *dir, dir_scan *out) {
+  memset(out, 0, sizeof *out);
   DIR *d = opendir(dir);
   if (!d) return tern_fail_errno(dir);
   struct dirent *e;
-  int empty = 1;
-  while ((e = readdir(d)) != NULL)
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-        strcmp(e->d_name, TERN_CATALOG_FILE "-lock") && strcmp(e->d_name, TERN_LOCK_FILE)) {
-      empty = 0;
-      break;
-    }
+  while ((e = readdir(d)) != NULL) {
+    uint64_t n;
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+        !strcmp(e->d_name, TERN_CATALOG_FILE "-lock") || !strcmp(e->d_name, TERN_LOCK_FILE) ||
+        !strcmp(e->d_name, TERN_CATALOG_FILE))
+      continue;
+    out->others++;
+    out->segments += segment_file_number(e->d_name, &n);
+  }
   closedir(d);
-  return empty;
+  return TERN_OK;
 }
 
-/* Decides whether to create: checks the directory without writing to it. */
+/* No sound catalog: an index may be created only into a directory holding
+ * nothing of tern's, so that damage is never mistaken for "no index". */
+static int no_catalog(const char *dir, unsigned flags, const char *why, int *create) {
+  dir_scan sc;
+  TERN_TRY(scan_dir(dir, &sc));
+  if (sc.segments)
+    return tern_fail(TERN_ECORRUPT, "%s: holds segment files but %s; refusing to touch it", dir, why);
+  if (sc.others) return tern_fail(TERN_ENOTINDEX, "%s: not a tern index (%s)", dir, why);
+  if (!(flags & TERN_CREATE)) return tern_fail(TERN_ENOTINDEX, "%s: no index (%s)", dir, why);
+  *create = 1;
+  return TERN_OK;
+}
+
+/* Decides whether to create: checks the directory and the catalog file
+ * without writing to either. */
 static int prepare_dir(const char *dir, unsigned flags, int *create) {
   struct stat st;
   *create = 0;
@@ -142,29 +178,47 @@ static int prepare_dir(const char *dir, unsigned flags, int *create) {
     return TERN_OK;
   }
   if (!S_ISDIR(st.st_mode)) return tern_fail(TERN_ENOTINDEX, "%s: not a directory", dir);
-  char *cat = path_join(dir, TERN_CATALOG_FILE);
-  if (!cat) return tern_fail(TERN_ENOMEM, "out of memory");
-  int has_catalog = stat(cat, &st) == 0;
+  char *cat = path_join(dir, TERN_CATALOG_FILE), *lock = path_join(dir, TERN_CATALOG_FILE "-lock");
+  int rc = cat && lock ? TERN_OK : tern_fail(TERN_ENOMEM, "out of memory");
+  if (rc == TERN_OK && lstat(lock, &st) == 0 && !S_ISREG(st.st_mode))
+    rc = tern_fail(TERN_ECORRUPT, "%s: not a regular file", lock);
+  int empty = 0;
+  if (rc == TERN_OK && lstat(cat, &st) < 0) {
+    rc = errno == ENOENT ? no_catalog(dir, flags, "no " TERN_CATALOG_FILE, create)
+                         : tern_fail_errno(cat);
+  } else if (rc == TERN_OK && (rc = tern_catalog_precheck(cat, &empty)) == TERN_OK && empty) {
+    /* A creation that crashed before LMDB wrote its first pages. */
+    rc = no_catalog(dir, flags, "an empty " TERN_CATALOG_FILE, create);
+    if (rc == TERN_OK && (flags & TERN_RDONLY))
+      rc = tern_fail(TERN_ENOTINDEX, "%s: empty %s", dir, TERN_CATALOG_FILE);
+  }
   free(cat);
-  if (has_catalog) return TERN_OK;
-  int empty = dir_is_empty(dir);
-  if (empty < 0) return empty;
-  if (!empty)
-    return tern_fail(TERN_ENOTINDEX, "%s: not a tern index (no %s)", dir, TERN_CATALOG_FILE);
-  if (!(flags & TERN_CREATE))
-    return tern_fail(TERN_ENOTINDEX, "%s: no index (empty directory)", dir);
-  *create = 1;
-  return TERN_OK;
+  free(lock);
+  return rc;
+}
+
+/* A reader that may not write the LMDB lock file (another user's index,
+ * a read-only directory) reads without it: MDB_NOLOCK, and snapshots
+ * check that no writer recycled the pages they read (state.c). */
+static int lock_file_unwritable(const char *dir) {
+  char *lock = path_join(dir, TERN_CATALOG_FILE "-lock");
+  if (!lock) return 0;
+  int no = access(lock, W_OK) != 0 && (errno == EACCES || errno == EROFS || errno == EPERM ||
+                                       (errno == ENOENT && access(dir, W_OK) != 0));
+  free(lock);
+  return no;
 }
 
 static int open_env(tern_index *idx, uint64_t map_size) {
   char *cat = path_join(idx->dir, TERN_CATALOG_FILE);
   if (!cat) return tern_fail(TERN_ENOMEM, "out of memory");
+  int rdonly = (idx->flags & TERN_RDONLY) != 0;
+  idx->nolock = rdonly && lock_file_unwritable(idx->dir);
   int rc = mdb_env_create(&idx->env);
   if (rc == 0) rc = mdb_env_set_maxdbs(idx->env, 8);
   if (rc == 0 && map_size) rc = mdb_env_set_mapsize(idx->env, (size_t)map_size);
   if (rc == 0) {
-    unsigned f = MDB_NOSUBDIR | MDB_NOTLS | ((idx->flags & TERN_RDONLY) ? MDB_RDONLY : 0);
+    unsigned f = MDB_NOSUBDIR | MDB_NOTLS | (rdonly ? MDB_RDONLY : 0) | (idx->nolock ? MDB_NOLOCK : 0);
     rc = mdb_env_open(idx->env, cat, f, 0666);
     if (rc == MDB_INVALID)
       rc = tern_fail(TERN_ENOTINDEX, "%s: not an LMDB catalog", cat);
@@ -173,7 +227,7 @@ static int open_env(tern_index *idx, uint64_t map_size) {
     else if (rc == ENOENT)
       rc = tern_fail(TERN_ENOTINDEX, "%s: no catalog", cat);
     else
-      rc = tern_mdb_status(rc, cat);
+      rc = tern_mdb_env_status(idx, rc, cat);
   } else {
     rc = tern_mdb_status(rc, "creating the environment");
   }
@@ -187,73 +241,133 @@ static int open_dbi(MDB_txn *t, const char *name, unsigned flags, MDB_dbi *out) 
   return tern_mdb_status(rc, name);
 }
 
-static int write_initial(tern_index *idx, MDB_txn *t, const tern_options *o) {
-  uint8_t fmt[TERN_REC_FORMAT_SIZE], *ob;
-  size_t olen;
-  tern_rec_format_encode(fmt);
-  TERN_TRY(tern_rec_options_encode(o, &ob, &olen));
-  MDB_val k = {6, (void *)"format"}, v = {sizeof fmt, fmt};
-  int rc = tern_mdb_status(mdb_put(t, idx->dbi_meta, &k, &v, 0), "writing the format");
-  MDB_val ko = {7, (void *)"options"}, vo = {olen, ob};
-  if (rc == TERN_OK)
-    rc = tern_mdb_status(mdb_put(t, idx->dbi_meta, &ko, &vo, 0), "writing options");
-  free(ob);
-  tern_rec_state s = {0, 1, 0, 0};
-  if (rc == TERN_OK) rc = tern_catalog_put_state(idx, t, &s);
-  return rc;
-}
-
-/* Opens the DBIs and reads (or, creating, writes) format and options. */
-static int load_catalog(tern_index *idx, int create, const tern_options *copts) {
-  int rdonly = (idx->flags & TERN_RDONLY) != 0;
+/* The creating transaction: tables, format, options, state, and last the
+ * creation record (one LMDB commit: all of it lands or none). */
+static int create_catalog(tern_index *idx, const tern_options *o) {
   MDB_txn *t;
-  TERN_TRY(tern_mdb_status(mdb_txn_begin(idx->env, NULL, rdonly ? MDB_RDONLY : 0, &t), "begin"));
-  unsigned cf = rdonly ? 0 : MDB_CREATE;
-  int rc = open_dbi(t, "meta", cf, &idx->dbi_meta);
-  if (rc == TERN_NOTFOUND)
-    rc = tern_fail(TERN_ENOTINDEX, "%s: catalog has no tern records", idx->dir);
-  if (rc == TERN_OK) rc = open_dbi(t, "segments", cf, &idx->dbi_segs);
-  if (rc == TERN_OK) rc = open_dbi(t, "livedocs", cf, &idx->dbi_live);
-  if (rc == TERN_OK) rc = open_dbi(t, "buffer", cf, &idx->dbi_buf);
-  if (rc == TERN_NOTFOUND) rc = tern_fail(TERN_ECORRUPT, "%s: catalog misses a table", idx->dir);
-  MDB_val k = {6, (void *)"format"}, v;
-  int got = rc == TERN_OK ? mdb_get(t, idx->dbi_meta, &k, &v) : 0;
-  if (rc == TERN_OK && got == MDB_NOTFOUND) {
-    /* An environment without records: a creation that crashed before its
-     * first commit, or someone else's LMDB file. */
-    MDB_stat ms;
-    mdb_stat(t, idx->dbi_meta, &ms);
-    if (!(idx->flags & TERN_CREATE) || rdonly || ms.ms_entries != 0)
-      rc = tern_fail(TERN_ENOTINDEX, "%s: catalog without a tern format record", idx->dir);
-    else
-      create = 1;
-  } else if (rc == TERN_OK) {
-    rc = tern_mdb_status(got, "reading the format");
-    uint32_t version;
-    if (rc == TERN_OK) rc = tern_rec_format_decode(v.mv_data, v.mv_size, &version);
-    if (rc == TERN_ECORRUPT) rc = tern_fail(TERN_ENOTINDEX, "%s: %s", idx->dir, tern_errmsg());
-    create = 0;
-  }
-  if (rc == TERN_OK && create) rc = write_initial(idx, t, copts);
-  MDB_val ko = {7, (void *)"options"}, vo;
-  if (rc == TERN_OK) {
-    rc = tern_mdb_status(mdb_get(t, idx->dbi_meta, &ko, &vo), "reading options");
-    if (rc == TERN_NOTFOUND) rc = tern_fail(TERN_ECORRUPT, "%s: catalog has no options", idx->dir);
-  }
-  tern_rec_options ro;
-  if (rc == TERN_OK && (rc = tern_rec_options_decode(&ro, vo.mv_data, vo.mv_size)) == TERN_OK) {
-    rc = options_adopt(idx, &ro);
-    tern_rec_options_free(&ro);
-  }
-  if (rc == TERN_OK) {
-    tern_rec_state s;
-    rc = tern_catalog_get_state(idx, t, &s);
-  }
+  TERN_TRY(tern_mdb_env_status(idx, mdb_txn_begin(idx->env, NULL, 0, &t), "begin"));
+  int rc = open_dbi(t, "meta", MDB_CREATE, &idx->dbi_meta);
+  if (rc == TERN_OK) rc = open_dbi(t, "segments", MDB_CREATE, &idx->dbi_segs);
+  if (rc == TERN_OK) rc = open_dbi(t, "livedocs", MDB_CREATE, &idx->dbi_live);
+  if (rc == TERN_OK) rc = open_dbi(t, "buffer", MDB_CREATE, &idx->dbi_buf);
+  uint8_t fmt[TERN_REC_FORMAT_SIZE], *ob = NULL;
+  size_t olen = 0;
+  tern_rec_format_encode(fmt);
+  if (rc == TERN_OK) rc = tern_rec_options_encode(o, &ob, &olen);
+  if (rc == TERN_OK) rc = tern_catalog_put_meta(idx, t, "format", fmt, sizeof fmt);
+  if (rc == TERN_OK) rc = tern_catalog_put_meta(idx, t, "options", ob, olen);
+  free(ob);
+  tern_rec_state s = {0, 1, 0, 0, 0, 0};
+  if (rc == TERN_OK) rc = tern_catalog_put_state(idx, t, &s);
+  if (rc == TERN_OK) rc = tern_catalog_put_meta(idx, t, "created", fmt, sizeof fmt);
   if (rc != TERN_OK) {
     mdb_txn_abort(t);
     return rc;
   }
-  return tern_mdb_status(mdb_txn_commit(t), "committing the catalog");
+  return tern_mdb_env_status(idx, mdb_txn_commit(t), "committing the catalog");
+}
+
+/* The page walk, in a read transaction that pins the pages it reads. */
+static int walk_catalog(tern_index *idx, tern_catalog_walk_info *info) {
+  char *cat = path_join(idx->dir, TERN_CATALOG_FILE);
+  if (!cat) return tern_fail(TERN_ENOMEM, "out of memory");
+  int rc = TERN_EBUSY;
+  for (int attempt = 0; rc == TERN_EBUSY && attempt < 8; attempt++) {
+    MDB_txn *t;
+    rc = tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &t), "begin");
+    if (rc != TERN_OK) break;
+    uint64_t txnid = (uint64_t)mdb_txn_id(t);
+    rc = tern_catalog_walk(cat, txnid, info);
+    mdb_txn_abort(t);
+    MDB_envinfo ei;
+    /* Unregistered (no lock file), the walk may have met pages a writer
+     * recycled meanwhile: only a walk no second commit overtook counts. */
+    if (rc == TERN_ECORRUPT && idx->nolock && mdb_env_info(idx->env, &ei) == 0 &&
+        ei.me_last_txnid > txnid + 1)
+      rc = TERN_EBUSY;
+  }
+  if (rc == TERN_EBUSY)
+    rc = tern_fail(TERN_ECORRUPT, "%s: no meta page holds the transaction LMDB reads", cat);
+  free(cat);
+  return rc;
+}
+
+static const char *const k_tables[4] = {"meta", "segments", "livedocs", "buffer"};
+
+/* Checks a walked catalog is tern's and whole: ENOTINDEX for another
+ * program's file, ECORRUPT for a table or a record missing. */
+static int judge_tables(tern_index *idx, const tern_catalog_walk_info *w, int *fresh) {
+  *fresh = 0;
+  if (w->foreign)
+    return tern_fail(TERN_ENOTINDEX, "%s/%s: an LMDB file of another program", idx->dir,
+                     TERN_CATALOG_FILE);
+  if (w->tables == 0) { /* LMDB initialised it; the creating transaction never landed */
+    *fresh = 1;
+    return TERN_OK;
+  }
+  for (int i = 0; i < 4; i++)
+    if (!(w->tables & (1u << i)))
+      return tern_catalog_damaged(
+          idx, tern_fail(TERN_ECORRUPT, "the catalog's table \"%s\" is missing", k_tables[i]));
+  return TERN_OK;
+}
+
+static int read_meta_records(tern_index *idx, MDB_txn *t) {
+  const uint8_t *p;
+  size_t n;
+  uint32_t version;
+  int rc = tern_catalog_get_format(idx, t, &version);
+  if (rc == TERN_OK) rc = tern_catalog_get_meta(idx, t, "created", &p, &n);
+  if (rc == TERN_NOTFOUND)
+    rc = tern_fail(TERN_ECORRUPT, "no format or creation record (table \"meta\" damaged)");
+  if (rc == TERN_OK) rc = tern_catalog_get_meta(idx, t, "options", &p, &n);
+  if (rc == TERN_NOTFOUND) rc = tern_fail(TERN_ECORRUPT, "no options record");
+  tern_rec_options ro;
+  if (rc == TERN_OK && (rc = tern_rec_options_decode(&ro, p, n)) == TERN_OK) {
+    rc = options_adopt(idx, &ro);
+    tern_rec_options_free(&ro);
+  }
+  tern_rec_state s;
+  if (rc == TERN_OK) rc = tern_catalog_get_state(idx, t, &s);
+  if (rc == TERN_OK) rc = tern_catalog_each_segment(idx, t, &s, NULL, NULL);
+  if (rc == TERN_ECORRUPT || rc == TERN_EVERSION) {
+    if (rc == TERN_ECORRUPT) atomic_store(&idx->catalog_bad, 1);
+    if (!strstr(tern_errmsg(), TERN_CATALOG_FILE)) rc = tern_catalog_damaged(idx, rc);
+  }
+  return rc;
+}
+
+/* Opens the existing tables (never creating one) and reads format,
+ * creation, options and state; creates the catalog when it is fresh and
+ * creating was asked for. */
+static int load_catalog(tern_index *idx, const tern_options *copts) {
+  tern_catalog_walk_info w;
+  int fresh;
+  TERN_TRY(walk_catalog(idx, &w));
+  TERN_TRY(judge_tables(idx, &w, &fresh));
+  if (fresh) {
+    int create = 0;
+    TERN_TRY(no_catalog(idx->dir, idx->flags, "a catalog without tables", &create));
+    if (idx->flags & TERN_RDONLY)
+      return tern_fail(TERN_ENOTINDEX, "%s: catalog without tables", idx->dir);
+    TERN_TRY(create_catalog(idx, copts));
+  }
+  MDB_txn *t;
+  TERN_TRY(tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &t), "begin"));
+  int rc = TERN_OK;
+  MDB_dbi *dbis[4] = {&idx->dbi_meta, &idx->dbi_segs, &idx->dbi_live, &idx->dbi_buf};
+  for (int i = 0; rc == TERN_OK && i < 4; i++) {
+    rc = open_dbi(t, k_tables[i], 0, dbis[i]);
+    if (rc == TERN_NOTFOUND) rc = tern_fail(TERN_ECORRUPT, "%s/%s: table \"%s\" missing",
+                                            idx->dir, TERN_CATALOG_FILE, k_tables[i]);
+  }
+  if (rc == TERN_OK) rc = read_meta_records(idx, t);
+  if (rc != TERN_OK) {
+    mdb_txn_abort(t);
+    return rc;
+  }
+  /* DBI handles opened in a read transaction stay valid after its commit. */
+  return tern_mdb_status(mdb_txn_commit(t), "opening the catalog");
 }
 
 typedef struct known_set {
@@ -275,26 +389,34 @@ static int collect_known(void *ctx, uint64_t number, const tern_rec_segment *r) 
   return TERN_OK;
 }
 
+/* Whether a segment file not in the catalog may go: its number is at or
+ * above the next number (a write no commit took: a leftover), or below
+ * it (handed out by a commit, so a later commit dropped it).  The
+ * catalog's segment list was checked whole (count and digest) first. */
+static int removable(const known_set *k, uint64_t number) {
+  for (size_t i = 0; i < k->n; i++)
+    if (k->v[i] == number) return 0;
+  return 1;
+}
+
 /* Removes segment files that the catalog does not reference. */
 static int remove_unreferenced(tern_index *idx) {
   known_set k = {0};
   MDB_txn *t;
+  tern_rec_state s;
   TERN_TRY(tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &t), "begin"));
-  int rc = tern_catalog_each_segment(idx, t, collect_known, &k);
+  int rc = tern_catalog_get_state(idx, t, &s);
+  if (rc == TERN_OK) rc = tern_catalog_each_segment(idx, t, &s, collect_known, &k);
   mdb_txn_abort(t);
   DIR *d = rc == TERN_OK ? opendir(idx->dir) : NULL;
   if (rc == TERN_OK && !d) rc = tern_fail_errno(idx->dir);
   struct dirent *e;
   while (d && (e = readdir(d)) != NULL) {
-    char name[256];
-    if (!tern_seg_file_segment(e->d_name, name, sizeof name)) continue;
-    int known = 0;
-    for (size_t i = 0; i < k.n && !known; i++) {
-      char kn[TERN_SEGNAME_MAX];
-      tern_segment_name(kn, k.v[i]);
-      known = !strcmp(kn, name);
-    }
-    if (!known) tern_seg_remove(idx->dir, name);
+    uint64_t number;
+    if (!segment_file_number(e->d_name, &number) || !removable(&k, number)) continue;
+    char name[TERN_SEGNAME_MAX];
+    tern_segment_name(name, number);
+    tern_seg_remove(idx->dir, name);
   }
   if (d) closedir(d);
   free(k.v);
@@ -305,6 +427,25 @@ static int cleanup_leftovers(tern_index *idx) {
   if (flock(idx->lock_fd, LOCK_EX | LOCK_NB) < 0) return TERN_OK; /* a writer is at work */
   int rc = remove_unreferenced(idx);
   flock(idx->lock_fd, LOCK_UN);
+  return rc;
+}
+
+/* DIR/write.lock, refusing anything but a regular file (a FIFO would hang). */
+static int open_lock_file(tern_index *idx) {
+  char *lp = path_join(idx->dir, TERN_LOCK_FILE);
+  if (!lp) return tern_fail(TERN_ENOMEM, "out of memory");
+  int rc = TERN_OK;
+  struct stat st;
+  if (lstat(lp, &st) == 0 && !S_ISREG(st.st_mode)) {
+    rc = tern_fail(TERN_ECORRUPT, "%s: not a regular file", lp);
+  } else {
+    idx->lock_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0666);
+    if (idx->lock_fd < 0 || fstat(idx->lock_fd, &st) < 0)
+      rc = tern_fail_errno(lp);
+    else if (!S_ISREG(st.st_mode))
+      rc = tern_fail(TERN_ECORRUPT, "%s: not a regular file", lp);
+  }
+  free(lp);
   return rc;
 }
 
@@ -331,6 +472,7 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
   if (flags & TERN_CREATE) TERN_TRY(options_check(opts));
   int create;
   TERN_TRY(prepare_dir(dir, flags, &create));
+  (void)create; /* the walk tells a fresh catalog apart; creating needs TERN_CREATE */
   tern_index *idx = calloc(1, sizeof *idx);
   if (!idx) return tern_fail(TERN_ENOMEM, "out of memory");
   idx->lock_fd = -1;
@@ -341,8 +483,8 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
   if (rc == TERN_OK) rc = open_env(idx, (flags & TERN_CREATE) ? opts->map_size : 0);
   if (rc == TERN_OK) {
     int dead; /* reader slots of processes that died (kill -9) */
-    mdb_reader_check(idx->env, &dead);
-    rc = load_catalog(idx, create, opts);
+    if (!idx->nolock) mdb_reader_check(idx->env, &dead);
+    rc = load_catalog(idx, opts);
   }
   if (rc == TERN_OK && idx->opts.map_size > 0) {
     MDB_envinfo info;
@@ -351,10 +493,7 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
       rc = tern_mdb_status(mdb_env_set_mapsize(idx->env, (size_t)idx->opts.map_size), "map size");
   }
   if (rc == TERN_OK && !(flags & TERN_RDONLY)) {
-    char *lp = path_join(dir, TERN_LOCK_FILE);
-    idx->lock_fd = lp ? open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0666) : -1;
-    if (idx->lock_fd < 0) rc = lp ? tern_fail_errno(lp) : tern_fail(TERN_ENOMEM, "out of memory");
-    free(lp);
+    rc = open_lock_file(idx);
     if (rc == TERN_OK) rc = cleanup_leftovers(idx);
   }
   if (rc != TERN_OK) {

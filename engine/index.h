@@ -30,6 +30,7 @@
 
 #include <lmdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #define TERN_CATALOG_FILE "catalog.mdb"
@@ -39,6 +40,7 @@
 typedef struct tern_segref {
   unsigned refs; /* states holding it (under idx->mu) */
   int dropped;   /* no longer in the catalog: unlink the files at refs == 0 */
+  int verified;  /* whole-file checksums passed in this process (merge input) */
   uint64_t number;
   char name[TERN_SEGNAME_MAX];
   tern_seg *seg;
@@ -66,6 +68,7 @@ typedef struct tern_state {
   size_t nslots;
   tern_slot *slots;    /* oldest (lowest number) first */
   tern_memseg *buffer; /* the write buffer, built on first need (under idx->mu) */
+  tern_rec_health health; /* meta "health": last post-commit failure, segments merges skip */
 } tern_state;
 
 /* How this index reads its segments (TERN_PREAD or the default mapping). */
@@ -84,16 +87,41 @@ struct tern_index {
   tern_segref *segrefs;
   unsigned snapshots;
   int writing; /* a transaction, flush or compaction holds the write lock */
+  atomic_int catalog_bad; /* a check failed: nothing more is written into the catalog */
+  int nolock;             /* read-only without access to the LMDB lock file (MDB_NOLOCK) */
+  int commit_uncertain;   /* the last LMDB commit failed inside mdb_txn_commit (writer only) */
+  uint64_t number_floor;  /* numbers below were handed out by this process (writer only) */
+  int last_error;         /* this process's last post-commit failure (under mu) */
+  char last_error_msg[TERN_REC_HEALTH_MSG_MAX + 1];
 };
 
 struct tern_snapshot {
   tern_index *idx;
   tern_state *st;
-  tern_memseg *buf; /* st->buffer */
+  tern_memseg *buf;   /* st->buffer */
+  atomic_uint iters;  /* open postings iterators: close refuses while any */
 };
 
-/* ---- catalog.c: LMDB records */
+/* ---- catalog.c: LMDB records (every value sealed, checked on read) */
 int tern_mdb_status(int rc, const char *what);
+/* The same, telling a full disk from EIO (LMDB reports a short write as EIO). */
+int tern_mdb_env_status(tern_index *idx, int rc, const char *what);
+/* Prefixes the recorded failure with the catalog's path; TERN_ECORRUPT
+ * also marks the catalog damaged (no further writes).  Returns status. */
+int tern_catalog_damaged(tern_index *idx, int status);
+/* A sealed meta record by name (TERN_NOTFOUND when absent). */
+int tern_catalog_get_meta(tern_index *idx, MDB_txn *t, const char *name, const uint8_t **p,
+                          size_t *n);
+/* The format record: TERN_EVERSION for another catalog version. */
+int tern_catalog_get_format(tern_index *idx, MDB_txn *t, uint32_t *version);
+int tern_catalog_put_meta(tern_index *idx, MDB_txn *t, const char *name, const uint8_t *p,
+                          size_t n);
+/* Buffer entries: writes one (*stored = key + value bytes in LMDB), and
+ * checks and decodes one read from the buffer DBI. */
+int tern_catalog_put_doc(tern_index *idx, MDB_txn *t, const void *key, size_t klen,
+                         const uint8_t *doc, size_t dlen, size_t *stored);
+int tern_catalog_decode_doc(tern_index *idx, const MDB_val *k, const MDB_val *v, uint8_t *key,
+                            size_t *klen, const uint8_t **doc, size_t *dlen);
 int tern_catalog_get_state(tern_index *idx, MDB_txn *t, tern_rec_state *out);
 int tern_catalog_put_state(tern_index *idx, MDB_txn *t, const tern_rec_state *s);
 int tern_catalog_put_segment(tern_index *idx, MDB_txn *t, uint64_t number,
@@ -101,9 +129,11 @@ int tern_catalog_put_segment(tern_index *idx, MDB_txn *t, uint64_t number,
 int tern_catalog_del_segment(tern_index *idx, MDB_txn *t, uint64_t number);
 int tern_catalog_put_livedocs(tern_index *idx, MDB_txn *t, uint64_t number, const tern_livedocs *ld,
                               const uint8_t *segid);
-/* Calls fn for each segment record, oldest first. */
+/* Calls fn (may be NULL) for each segment record, oldest first; with
+ * `expect`, checks the records' count and digest against that state. */
 typedef int (*tern_catalog_seg_fn)(void *ctx, uint64_t number, const tern_rec_segment *r);
-int tern_catalog_each_segment(tern_index *idx, MDB_txn *t, tern_catalog_seg_fn fn, void *ctx);
+int tern_catalog_each_segment(tern_index *idx, MDB_txn *t, const tern_rec_state *expect,
+                              tern_catalog_seg_fn fn, void *ctx);
 /* The live docs value of segment `number` (bytes valid during t). */
 int tern_catalog_get_livedocs(tern_index *idx, MDB_txn *t, uint64_t number, const uint8_t **buf,
                               size_t *len);
@@ -131,6 +161,17 @@ static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
   return !s->live || tern_livedocs_is_live(s->live->ld, doc);
 }
 
+/* ---- health.c: failures after a commit, segments merges skip */
+int tern_health_read(tern_index *idx, MDB_txn *t, tern_rec_health *out);
+int tern_health_is_bad(const tern_state *st, uint64_t number);
+/* Keeps `status` with tern_errmsg() as this index's last post-commit
+ * failure (in memory, and in the catalog when it can be written), and
+ * bad_segment (0: none) as a segment merges skip.  Returns status with
+ * the message unchanged. */
+int tern_health_note(tern_index *idx, int status, uint64_t bad_segment);
+/* tern_health_note, then TERN_EPARTIAL naming the cause. */
+int tern_post_commit_failed(tern_index *idx, int status);
+
 /* ---- writer.c: the write lock */
 int tern_writer_lock(tern_index *idx);
 void tern_writer_unlock(tern_index *idx);
@@ -139,10 +180,18 @@ void tern_writer_unlock(tern_index *idx);
 int tern_flush_locked(tern_index *idx);
 int tern_merge_policy_run(tern_index *idx);
 int tern_merge_everything(tern_index *idx);
+/* The number for a new segment: never one this process handed out before,
+ * even when the write it was for failed (write lock held). */
+uint64_t tern_new_segment_number(tern_index *idx, const tern_rec_state *rec);
 typedef int (*tern_apply_fn)(void *ctx, MDB_txn *t, tern_rec_state *rec);
 /* One LMDB write transaction: apply(), then seq + 1.  *out (may be NULL)
  * receives the state record committed. */
 int tern_commit_catalog(tern_index *idx, tern_apply_fn apply, void *ctx, tern_rec_state *out);
+/* Removes the files of a new segment whose commit failed -- unless
+ * mdb_txn_commit itself failed: that commit may yet be durable, so its
+ * files stay for the next open, which removes them only when the
+ * catalog's next segment number shows the commit did not land. */
+void tern_discard_new_segment(tern_index *idx, const char *name);
 
 /* ---- ordered access (cursor*.c, terms_enum.c, backup.c) */
 struct tern_seg_run;

@@ -1,11 +1,11 @@
 /*
  * maint.c — flush, compaction, verification and statistics.
  */
+#include "engine/errwrap.h"
 #include "engine/index.h"
 
-#include "codec/status.h"
-
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,14 +21,14 @@ typedef struct flush_ctx {
 
 static int apply_flush(void *ctx, MDB_txn *t, tern_rec_state *rec) {
   flush_ctx *f = ctx;
-  if (rec->seq != f->st->rec.seq || rec->next_segment != f->number)
+  if (rec->seq != f->st->rec.seq || f->number < rec->next_segment)
     return tern_fail(TERN_EBUSY, "%s: catalog changed under the flush", f->idx->dir);
   TERN_TRY(tern_mdb_status(mdb_drop(t, f->idx->dbi_buf, 0), "emptying the buffer"));
   rec->buffered_docs = rec->buffered_bytes = 0;
   tern_rec_segment r = {{0}, f->ndocs, 0, 0};
   memcpy(r.segid, f->segid, TERN_SEGID_SIZE);
   TERN_TRY(tern_catalog_put_segment(f->idx, t, f->number, &r));
-  rec->next_segment++;
+  rec->next_segment = f->number + 1;
   return TERN_OK;
 }
 
@@ -37,7 +37,7 @@ int tern_flush_locked(tern_index *idx) {
   TERN_TRY(tern_state_acquire(idx, 1, &st));
   int rc = TERN_OK;
   if (st->buffer->n) {
-    flush_ctx f = {idx, st, st->rec.next_segment, (uint32_t)st->buffer->n, {0}};
+    flush_ctx f = {idx, st, tern_new_segment_number(idx, &st->rec), (uint32_t)st->buffer->n, {0}};
     char name[TERN_SEGNAME_MAX];
     tern_segment_name(name, f.number);
     rc = tern_memseg_write(st->buffer, idx->dir, name, &idx->opts);
@@ -50,7 +50,7 @@ int tern_flush_locked(tern_index *idx) {
       }
     }
     if (rc == TERN_OK) rc = tern_commit_catalog(idx, apply_flush, &f, NULL);
-    if (rc != TERN_OK) tern_seg_remove(idx->dir, name);
+    if (rc != TERN_OK) tern_discard_new_segment(idx, name);
   }
   tern_state_release(idx, st);
   return rc;
@@ -60,7 +60,8 @@ int tern_flush(tern_index *idx) {
   if (!idx) return tern_fail(TERN_EINVAL, "tern_flush: NULL index");
   TERN_TRY(tern_writer_lock(idx));
   int rc = tern_flush_locked(idx);
-  if (rc == TERN_OK) rc = tern_merge_policy_run(idx);
+  if (rc == TERN_OK && (rc = tern_merge_policy_run(idx)) != TERN_OK)
+    rc = tern_post_commit_failed(idx, rc);
   tern_writer_unlock(idx);
   return rc;
 }
@@ -100,8 +101,8 @@ static int verify_segment_record(void *ctx, uint64_t number, const tern_rec_segm
   tern_livedocs *ld;
   int rc = tern_livedocs_read(&ld, buf, len, r->segid, (uint32_t)r->max_doc, (uint32_t)r->deleted);
   if (rc != TERN_OK)
-    return tern_fail(rc, "%s/%s: live docs of segment %s (generation %" PRIu64 "): %s", idx->dir,
-                     TERN_CATALOG_FILE, sl->ref->name, r->livedocs_gen, tern_errmsg());
+    return tern_fail_wrap(rc, "%s/%s: live docs of segment %s (generation %" PRIu64 ")", idx->dir,
+                          TERN_CATALOG_FILE, sl->ref->name, r->livedocs_gen);
   int ok = tern_livedocs_deleted(ld) == r->deleted && tern_livedocs_max_doc(ld) == r->max_doc;
   tern_livedocs_free(ld);
   if (!ok)
@@ -140,8 +141,7 @@ static int verify_buffer(verify_ctx *v) {
     tern_rec_doc d;
     int rc = tern_rec_doc_decode(&d, m->docs[i].doc, m->docs[i].key.aux);
     if (rc != TERN_OK)
-      return tern_fail(rc, "%s/%s: buffered document %zu: %s", v->idx->dir, TERN_CATALOG_FILE, i,
-                       tern_errmsg());
+      return tern_fail_wrap(rc, "%s/%s: buffered document %zu", v->idx->dir, TERN_CATALOG_FILE, i);
   }
   bytes = m->stored_bytes;
   if (m->n != v->st->rec.buffered_docs || bytes != v->st->rec.buffered_bytes)
@@ -182,7 +182,7 @@ static int verify_once(tern_index *idx) {
     rc = tern_catalog_get_state(idx, t, &rec);
     if (rc == TERN_OK && rec.seq != st->rec.seq)
       rc = tern_fail(TERN_EBUSY, "%s: a commit happened while verifying", idx->dir);
-    if (rc == TERN_OK) rc = tern_catalog_each_segment(idx, t, verify_segment_record, &v);
+    if (rc == TERN_OK) rc = tern_catalog_each_segment(idx, t, &rec, verify_segment_record, &v);
     if (rc == TERN_OK && v.seen != st->nslots)
       rc = tern_fail(TERN_ECORRUPT, "%s: segment count changed", idx->dir);
     if (rc == TERN_OK && st->nslots && v.max_number >= rec.next_segment)
@@ -208,18 +208,39 @@ int tern_verify(tern_index *idx) {
 
 /* ------------------------------------------------------------ stats */
 
+/* This process's own note when it has one (it may be newer than any the
+ * catalog could take), else the catalog's. */
+static void stats_health(tern_index *idx, const tern_state *st, tern_stats *s, char *msg) {
+  const size_t cap = TERN_REC_HEALTH_MSG_MAX + 1;
+  pthread_mutex_lock(&idx->mu);
+  if (idx->last_error) {
+    s->last_error = idx->last_error;
+    snprintf(msg, cap, "%s", idx->last_error_msg);
+  } else {
+    s->last_error = st->health.status;
+    s->last_error_commit = st->health.seq;
+    snprintf(msg, cap, "%s", st->health.msg);
+  }
+  pthread_mutex_unlock(&idx->mu);
+  if (idx->last_error && st->health.status == idx->last_error && !strcmp(st->health.msg, msg))
+    s->last_error_commit = st->health.seq;
+  s->last_error_msg = msg;
+  s->nskipped = st->health.nbad;
+}
+
 int tern_stats_get(tern_stats **out, tern_index *idx) {
   if (!out || !idx) return tern_fail(TERN_EINVAL, "tern_stats_get: NULL argument");
   *out = NULL;
   tern_state *st;
   TERN_TRY(tern_state_acquire(idx, 0, &st));
-  tern_stats *s = calloc(1, sizeof *s);
+  tern_stats *s = calloc(1, sizeof *s + TERN_REC_HEALTH_MSG_MAX + 1);
   if (s && st->nslots) s->segments = calloc(st->nslots, sizeof *s->segments);
   if (!s || (st->nslots && !s->segments)) {
     free(s);
     tern_state_release(idx, st);
     return tern_fail(TERN_ENOMEM, "stats: out of memory");
   }
+  stats_health(idx, st, s, (char *)(s + 1));
   s->nsegments = st->nslots;
   s->buffered = st->rec.buffered_docs;
   s->docs = st->rec.buffered_docs;

@@ -17,9 +17,8 @@
  * a segment with no live doc is dropped; one with more than a third of
  * its docs deleted is rewritten.  Repeated until nothing qualifies.
  */
+#include "engine/errwrap.h"
 #include "engine/index.h"
-
-#include "codec/status.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -314,11 +313,11 @@ typedef struct merge_apply {
 static int apply_merge_catalog(void *ctx, MDB_txn *t, tern_rec_state *rec) {
   merge_apply *a = ctx;
   merge_ctx *m = a->m;
-  if (rec->seq != m->st->rec.seq || rec->next_segment != m->number)
+  if (rec->seq != m->st->rec.seq || m->number < rec->next_segment)
     return tern_fail(TERN_EBUSY, "%s: catalog changed under the merge", a->idx->dir);
   for (size_t i = 0; i < m->n; i++)
     TERN_TRY(tern_catalog_del_segment(a->idx, t, m->slots[i]->ref->number));
-  rec->next_segment++; /* the number is used even when no segment resulted */
+  rec->next_segment = m->number + 1; /* the number is used even when no segment resulted */
   if (m->ndocs) {
     tern_rec_segment r = {{0}, m->ndocs, 0, 0};
     memcpy(r.segid, m->segid, TERN_SEGID_SIZE);
@@ -327,11 +326,29 @@ static int apply_merge_catalog(void *ctx, MDB_txn *t, tern_rec_state *rec) {
   return TERN_OK;
 }
 
+/* Checks the whole-file checksums of every input before anything is
+ * written (as Lucene's checkIntegrity before a merge), once per reader:
+ * segments are immutable.  A damaged input is not rewritten with fresh
+ * checksums; *bad names it. */
+static int verify_inputs(const tern_slot *const *slots, size_t n, uint64_t *bad) {
+  for (size_t i = 0; i < n; i++) {
+    tern_segref *r = slots[i]->ref;
+    if (r->verified) continue;
+    int rc = tern_seg_verify(r->seg);
+    if (rc == TERN_ECORRUPT) *bad = r->number;
+    if (rc != TERN_OK)
+      return tern_fail_wrap(rc, "merge refused: input segment %s does not verify", r->name);
+    r->verified = 1; /* writer only: no reader looks at it */
+  }
+  return TERN_OK;
+}
+
 /* Merges slots (of state st) into one new segment, or drops them when
- * none of their docs is live. */
+ * none of their docs is live; *bad names an input that failed verification. */
 static int merge_slots(tern_index *idx, const tern_state *st, const tern_slot *const *slots,
-                       size_t n) {
-  merge_ctx m = {st, slots, n, st->rec.next_segment, 0, {0}};
+                       size_t n, uint64_t *bad) {
+  TERN_TRY(verify_inputs(slots, n, bad));
+  merge_ctx m = {st, slots, n, tern_new_segment_number(idx, &st->rec), 0, {0}};
   char name[TERN_SEGNAME_MAX];
   tern_segment_name(name, m.number);
   uint64_t live = 0;
@@ -349,7 +366,7 @@ static int merge_slots(tern_index *idx, const tern_state *st, const tern_slot *c
   merge_apply a = {idx, &m};
   if (rc == TERN_OK) rc = tern_commit_catalog(idx, apply_merge_catalog, &a, NULL);
   if (rc != TERN_OK) {
-    tern_seg_remove(idx->dir, name);
+    tern_discard_new_segment(idx, name);
     return rc;
   }
   uint64_t *numbers = malloc(n * sizeof *numbers);
@@ -378,28 +395,29 @@ static int cmp_live(const void *a, const void *b) {
   return (x->ref->number > y->ref->number) - (x->ref->number < y->ref->number);
 }
 
-/* Picks one merge of st; *n = 0 when nothing qualifies. */
+/* Picks one merge of st; *n = 0 when nothing qualifies.  Segments that
+ * failed verification as merge input are left out (not retried). */
 static int pick_merge(const tern_state *st, const tern_slot **sel, size_t *n) {
   *n = 0;
-  for (size_t i = 0; i < st->nslots; i++) /* empty segments: dropped together */
-    if (live_docs(&st->slots[i]) == 0) sel[(*n)++] = &st->slots[i];
-  if (*n) return TERN_OK;
-  for (size_t i = 0; i < st->nslots; i++) {
-    const tern_slot *s = &st->slots[i];
-    if (s->deleted * 100 > (uint64_t)s->ref->max_doc * DELETES_PCT_ALLOWED) {
-      sel[(*n)++] = s;
-      return TERN_OK;
-    }
-  }
   const tern_slot **all = malloc((st->nslots ? st->nslots : 1) * sizeof *all);
   if (!all) return tern_fail(TERN_ENOMEM, "merge policy: out of memory");
+  size_t na = 0;
   for (size_t i = 0; i < st->nslots; i++)
-    all[i] = &st->slots[i];
-  qsort(all, st->nslots, sizeof *all, cmp_live);
-  for (size_t i = 0; i < st->nslots;) {
+    if (!tern_health_is_bad(st, st->slots[i].ref->number)) all[na++] = &st->slots[i];
+  for (size_t i = 0; i < na; i++) /* empty segments: dropped together */
+    if (live_docs(all[i]) == 0) sel[(*n)++] = all[i];
+  for (size_t i = 0; !*n && i < na; i++)
+    if (all[i]->deleted * 100 > (uint64_t)all[i]->ref->max_doc * DELETES_PCT_ALLOWED)
+      sel[(*n)++] = all[i];
+  if (*n) {
+    free(all);
+    return TERN_OK;
+  }
+  qsort(all, na, sizeof *all, cmp_live);
+  for (size_t i = 0; i < na;) {
     size_t j = i;
     int t = tier_of(live_docs(all[i]));
-    while (j < st->nslots && tier_of(live_docs(all[j])) == t)
+    while (j < na && tier_of(live_docs(all[j])) == t)
       j++;
     if (j - i >= MERGE_FACTOR) {
       for (size_t k = 0; k < MERGE_FACTOR; k++)
@@ -419,9 +437,11 @@ int tern_merge_policy_run(tern_index *idx) {
     const tern_slot **sel = malloc((st->nslots ? st->nslots : 1) * sizeof *sel);
     size_t n = 0;
     int rc = sel ? pick_merge(st, sel, &n) : tern_fail(TERN_ENOMEM, "out of memory");
-    if (rc == TERN_OK && n) rc = merge_slots(idx, st, sel, n);
+    uint64_t bad = 0;
+    if (rc == TERN_OK && n) rc = merge_slots(idx, st, sel, n, &bad);
     free(sel);
     tern_state_release(idx, st);
+    if (bad) tern_health_note(idx, rc, bad);
     if (rc != TERN_OK || n == 0) return rc;
   }
   return TERN_OK;
@@ -437,8 +457,10 @@ int tern_merge_everything(tern_index *idx) {
     if (!sel) rc = tern_fail(TERN_ENOMEM, "out of memory");
     for (size_t i = 0; rc == TERN_OK && i < st->nslots; i++)
       sel[i] = &st->slots[i];
-    if (rc == TERN_OK) rc = merge_slots(idx, st, sel, st->nslots);
+    uint64_t bad = 0;
+    if (rc == TERN_OK) rc = merge_slots(idx, st, sel, st->nslots, &bad);
     free(sel);
+    if (bad) tern_health_note(idx, rc, bad);
   }
   tern_state_release(idx, st);
   return rc;

@@ -190,6 +190,7 @@ int tern_postings_open(tern_postings **out, tern_snapshot *snap, const tern_term
   tern_postings *p = calloc(1, sizeof *p);
   if (!p) return tern_fail(TERN_ENOMEM, "postings: out of memory");
   p->snap = snap;
+  atomic_fetch_add(&snap->iters, 1); /* tern_snapshot_close refuses while it is open */
   p->terms = calloc(n, sizeof *p->terms);
   p->cursor = malloc(sizeof *p->cursor);
   int rc = p->terms && p->cursor ? TERN_OK : tern_fail(TERN_ENOMEM, "postings: out of memory");
@@ -290,6 +291,7 @@ int tern_postings_close(tern_postings *p) {
   free(p->terms);
   if (p->cursor) tern_seg_cursor_release(p->cursor);
   free(p->cursor);
+  atomic_fetch_sub(&p->snap->iters, 1);
   free(p);
   return TERN_OK;
 }

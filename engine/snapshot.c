@@ -38,6 +38,9 @@ int tern_snapshot_open(tern_snapshot **out, tern_index *idx) {
 
 int tern_snapshot_close(tern_snapshot *s) {
   if (!s) return TERN_OK;
+  unsigned iters = atomic_load(&s->iters);
+  if (iters)
+    return tern_fail(TERN_EBUSY, "tern_snapshot_close: %u postings iterators still open", iters);
   tern_index *idx = s->idx;
   tern_state_release(idx, s->st);
   pthread_mutex_lock(&idx->mu);

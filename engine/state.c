@@ -3,9 +3,8 @@
  * catalog, sharing segment readers and live docs between states, and the
  * file lifetime of dropped segments.
  */
+#include "engine/errwrap.h"
 #include "engine/index.h"
-
-#include "codec/status.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -142,8 +141,9 @@ static int slot_livedocs(build_ctx *b, uint64_t number, const tern_rec_segment *
       tern_livedocs_read(&l->ld, buf, len, r->segid, (uint32_t)r->max_doc, (uint32_t)r->deleted);
   if (rc != TERN_OK) {
     free(l);
-    return tern_fail(rc, "%s/%s: segment %" PRIu64 " live docs generation %" PRIu64 ": %s",
-                     b->idx->dir, TERN_CATALOG_FILE, number, r->livedocs_gen, tern_errmsg());
+    if (rc == TERN_ECORRUPT) atomic_store(&b->idx->catalog_bad, 1);
+    return tern_fail_wrap(rc, "%s/%s: segment %" PRIu64 " live docs generation %" PRIu64,
+                          b->idx->dir, TERN_CATALOG_FILE, number, r->livedocs_gen);
   }
   l->refs = 1;
   sl->live = l;
@@ -181,7 +181,8 @@ static int build_state(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, t
   st->refs = 1;
   st->rec = *rec;
   build_ctx b = {idx, t, st, 0};
-  int rc = tern_catalog_each_segment(idx, t, add_slot, &b);
+  int rc = tern_catalog_each_segment(idx, t, rec, add_slot, &b);
+  if (rc == TERN_OK) rc = tern_health_read(idx, t, &st->health);
   if (rc != TERN_OK) {
     state_free(idx, st);
     return rc;
@@ -191,12 +192,11 @@ static int build_state(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, t
 }
 
 /* Copies one buffer entry into the memseg's arena. */
-static int buffer_entry(tern_memseg *m, const MDB_val *k, const MDB_val *v) {
+static int buffer_entry(tern_index *idx, tern_memseg *m, const MDB_val *k, const MDB_val *v) {
   uint8_t key[TERN_KEY_MAX];
   size_t klen, dlen;
   const uint8_t *doc;
-  TERN_TRY(tern_rec_bufval_decode(k->mv_data, k->mv_size, v->mv_data, v->mv_size, key, &klen, &doc,
-                                  &dlen));
+  TERN_TRY(tern_catalog_decode_doc(idx, k, v, key, &klen, &doc, &dlen));
   uint8_t *p = tern_arena_alloc(&m->arena, klen + dlen);
   if (!p) return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
   memcpy(p, key, klen);
@@ -246,11 +246,16 @@ static int build_buffer(tern_index *idx, MDB_txn *t, tern_state *st) {
       }
       m->docs = d;
     }
-    rc = buffer_entry(m, &k, &v);
-    if (rc != TERN_OK) rc = tern_fail(rc, "%s/%s: %s", idx->dir, TERN_CATALOG_FILE, tern_errmsg());
+    rc = buffer_entry(idx, m, &k, &v);
     mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
   }
   if (rc == TERN_OK && mrc != MDB_NOTFOUND) rc = tern_mdb_status(mrc, "reading the buffer");
+  if (rc == TERN_OK && (m->n != st->rec.buffered_docs || m->stored_bytes != st->rec.buffered_bytes))
+    rc = tern_catalog_damaged(
+        idx, tern_fail(TERN_ECORRUPT,
+                       "buffer holds %zu documents of %" PRIu64 " bytes; state says %" PRIu64
+                       " of %" PRIu64,
+                       m->n, m->stored_bytes, st->rec.buffered_docs, st->rec.buffered_bytes));
   if (c) mdb_cursor_close(c);
   if (rc == TERN_OK) rc = buffer_sort(m);
   if (rc != TERN_OK) {
@@ -283,21 +288,49 @@ static void end_read(tern_index *idx, MDB_txn *t) {
     idx->rtxn = t;
 }
 
+/* Without the LMDB lock file no writer knows of this reader, so what it
+ * read is sound only if at most one commit happened since its
+ * transaction began: LMDB reuses the pages a commit frees from the
+ * second commit after it on. */
+static int read_was_stable(tern_index *idx, MDB_txn *t) {
+  if (!idx->nolock) return 1;
+  MDB_envinfo info;
+  if (mdb_env_info(idx->env, &info) != 0) return 0;
+  return info.me_last_txnid <= (size_t)mdb_txn_id(t) + 1;
+}
+
+enum { READ_AGAIN = 1 }; /* internal: a torn read under MDB_NOLOCK */
+
 static int acquire_once(tern_index *idx, int want_buffer, tern_state **out) {
   MDB_txn *t;
   TERN_TRY(begin_read(idx, &t));
   tern_rec_state rec;
   int rc = tern_catalog_get_state(idx, t, &rec);
-  tern_state *st = idx->cur;
+  tern_state *st = idx->cur, *fresh = NULL;
   if (rc == TERN_OK && (!st || st->rec.seq != rec.seq)) {
-    rc = build_state(idx, t, &rec, &st);
-    if (rc == TERN_OK) {
-      state_put(idx, idx->cur);
-      idx->cur = st;
-    }
+    rc = build_state(idx, t, &rec, &fresh);
+    st = fresh;
   }
-  if (rc == TERN_OK && want_buffer && !st->buffer) rc = build_buffer(idx, t, st);
+  int built_buffer = 0;
+  if (rc == TERN_OK && want_buffer && !st->buffer) {
+    rc = build_buffer(idx, t, st);
+    built_buffer = rc == TERN_OK;
+  }
+  if (!read_was_stable(idx, t)) {
+    if (fresh) state_free(idx, fresh);
+    else if (built_buffer) {
+      tern_memseg_free(st->buffer);
+      st->buffer = NULL;
+    }
+    fresh = NULL;
+    rc = READ_AGAIN;
+  }
   end_read(idx, t);
+  if (rc != TERN_OK && fresh) state_free(idx, fresh);
+  if (rc == TERN_OK && fresh) {
+    state_put(idx, idx->cur);
+    idx->cur = fresh;
+  }
   if (rc == TERN_OK) {
     st->refs++;
     *out = st;
@@ -312,9 +345,11 @@ int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out) {
    * files when another process merges meanwhile: read the catalog again. */
   for (int attempt = 0;; attempt++) {
     rc = acquire_once(idx, want_buffer, out);
-    if (rc != -ENOENT || attempt == 8) break;
+    if ((rc != -ENOENT && rc != READ_AGAIN) || attempt == 8) break;
   }
   pthread_mutex_unlock(&idx->mu);
+  if (rc == READ_AGAIN)
+    rc = tern_fail(TERN_EBUSY, "%s: the catalog changed under every read (no lock file)", idx->dir);
   return rc;
 }
 

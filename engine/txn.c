@@ -329,14 +329,13 @@ static int apply_buffered(void *ctx, MDB_txn *mt, tern_rec_state *rec) {
     } else if (rc == MDB_NOTFOUND) {
       rc = 0;
     }
-    if (rc == 0 && op->doc) {
-      v.mv_size = tern_rec_bufval_size(op->key.len, op->key.aux);
-      rc = mdb_put(mt, idx->dbi_buf, &k, &v, MDB_RESERVE);
-      if (rc == 0) tern_rec_bufval_encode(v.mv_data, op->key.p, op->key.len, op->doc, op->key.aux);
+    if (rc != 0) return tern_mdb_env_status(idx, rc, "writing the buffer");
+    if (op->doc) {
+      size_t stored;
+      TERN_TRY(tern_catalog_put_doc(idx, mt, op->key.p, op->key.len, op->doc, op->key.aux, &stored));
       rec->buffered_docs++;
-      rec->buffered_bytes += k.mv_size + v.mv_size;
+      rec->buffered_bytes += stored;
     }
-    if (rc != 0) return tern_mdb_status(rc, "writing the buffer");
   }
   return apply_deletions(c, mt);
 }
@@ -369,8 +368,7 @@ static int unbuffer_keys(commit_ctx *c, MDB_txn *mt, tern_rec_state *rec) {
     uint8_t key[TERN_KEY_MAX];
     size_t klen, dlen;
     const uint8_t *doc;
-    trc =
-        tern_rec_bufval_decode(k.mv_data, k.mv_size, v.mv_data, v.mv_size, key, &klen, &doc, &dlen);
+    trc = tern_catalog_decode_doc(idx, &k, &v, key, &klen, &doc, &dlen);
     if (trc != TERN_OK) break;
     ptrdiff_t at = key_in_uniq(c, key, klen);
     if (at < 0) continue;
@@ -395,14 +393,14 @@ static int unbuffer_keys(commit_ctx *c, MDB_txn *mt, tern_rec_state *rec) {
 static int apply_bulk(void *ctx, MDB_txn *mt, tern_rec_state *rec) {
   commit_ctx *c = ctx;
   tern_index *idx = c->t->idx;
-  if (rec->seq != c->t->st->rec.seq || rec->next_segment != c->seg_number)
+  if (rec->seq != c->t->st->rec.seq || c->seg_number < rec->next_segment)
     return tern_fail(TERN_EBUSY, "%s: catalog changed under the writer", idx->dir);
   if (rec->buffered_docs) TERN_TRY(unbuffer_keys(c, mt, rec));
   if (c->seg_docs) {
     tern_rec_segment r = {{0}, c->seg_docs, 0, 0};
     memcpy(r.segid, c->segid, TERN_SEGID_SIZE);
     TERN_TRY(tern_catalog_put_segment(idx, mt, c->seg_number, &r));
-    rec->next_segment++;
+    rec->next_segment = c->seg_number + 1;
   }
   return apply_deletions(c, mt);
 }
@@ -419,7 +417,7 @@ static int segment_id(tern_index *idx, const char *name, uint8_t *segid) {
 /* Writes the live puts of a bulk transaction as one segment. */
 static int write_bulk_segment(commit_ctx *c, char *name) {
   tern_txn *t = c->t;
-  c->seg_number = t->st->rec.next_segment;
+  c->seg_number = tern_new_segment_number(t->idx, &t->st->rec);
   tern_segment_name(name, c->seg_number);
   int rc = tern_bulk_write(t->idx->dir, name, &t->idx->opts, t->ops, c->uniq, c->nuniq,
                            t->has_terms, &c->seg_docs);
@@ -440,7 +438,7 @@ static int commit_ops(tern_txn *t, int *segments_changed, tern_rec_state *rec) {
   if (rc == TERN_OK) rc = resolve_segments(&c);
   if (rc == TERN_OK && bulk) rc = write_bulk_segment(&c, name);
   if (rc == TERN_OK) rc = tern_commit_catalog(t->idx, bulk ? apply_bulk : apply_buffered, &c, rec);
-  if (rc != TERN_OK && bulk && c.seg_docs) tern_seg_remove(t->idx->dir, name);
+  if (rc != TERN_OK && bulk && c.seg_docs) tern_discard_new_segment(t->idx, name);
   *segments_changed = rc == TERN_OK && (c.touched || c.seg_docs);
   for (size_t s = 0; c.dels && s < t->st->nslots; s++)
     free(c.dels[s].v);
@@ -449,12 +447,17 @@ static int commit_ops(tern_txn *t, int *segments_changed, tern_rec_state *rec) {
   return rc;
 }
 
-/* Flushes an oversized buffer and merges; the commit is already durable,
- * so a failure here is left for the next writer to retry. */
-static void after_commit(tern_index *idx, const tern_rec_state *rec, int segments_changed) {
-  if (rec->buffered_bytes > idx->opts.write_buffer_bytes && tern_flush_locked(idx) == TERN_OK)
-    segments_changed = 1;
-  if (segments_changed) tern_merge_policy_run(idx);
+/* Flushes an oversized buffer and merges.  The commit is already durable:
+ * a failure here is reported (TERN_EPARTIAL) and left for the next writer
+ * to retry. */
+static int after_commit(tern_index *idx, const tern_rec_state *rec, int segments_changed) {
+  int rc = TERN_OK;
+  if (rec->buffered_bytes > idx->opts.write_buffer_bytes) {
+    rc = tern_flush_locked(idx);
+    segments_changed |= rc == TERN_OK;
+  }
+  if (rc == TERN_OK && segments_changed) rc = tern_merge_policy_run(idx);
+  return rc == TERN_OK ? rc : tern_post_commit_failed(idx, rc);
 }
 
 int tern_commit(tern_txn *t) {
@@ -462,7 +465,7 @@ int tern_commit(tern_txn *t) {
   int changed = 0;
   tern_rec_state rec;
   int rc = t->nops ? commit_ops(t, &changed, &rec) : TERN_OK;
-  if (rc == TERN_OK && t->nops) after_commit(t->idx, &rec, changed);
+  if (rc == TERN_OK && t->nops) rc = after_commit(t->idx, &rec, changed);
   txn_free(t);
   return rc;
 }

@@ -13,6 +13,9 @@
 int tern_writer_lock(tern_index *idx) {
   if (idx->flags & TERN_RDONLY)
     return tern_fail(TERN_EINVAL, "%s: index opened read-only", idx->dir);
+  if (atomic_load(&idx->catalog_bad))
+    return tern_fail(TERN_ECORRUPT, "%s/%s: catalog found damaged; nothing is written into it",
+                     idx->dir, TERN_CATALOG_FILE);
   pthread_mutex_lock(&idx->mu);
   int busy = idx->writing;
   idx->writing = 1;

@@ -54,13 +54,19 @@ const char *tern_version(void);
 #define TERN_NOTFOUND (-30700)  /**< key or term absent; not a failure */
 #define TERN_EINVAL (-30701)    /**< invalid argument */
 #define TERN_ECORRUPT (-30702)  /**< a file is corrupt, truncated or foreign */
-#define TERN_EVERSION (-30703)  /**< a file of a newer format than this library reads */
+#define TERN_EVERSION (-30703)  /**< a file of a format version this library does not read */
 #define TERN_EBUSY (-30704)     /**< another write transaction is open */
 #define TERN_ENOMEM (-30705)    /**< out of memory */
 #define TERN_ERANGE (-30706)    /**< caller's buffer too small; the needed size is reported */
 #define TERN_ENOTINDEX (-30707) /**< the directory is not a tern index */
 #define TERN_EFULL (-30708)     /**< the catalog's map is full (raise map_size) */
-#define TERN_ELAST TERN_EFULL
+/** The commit (or flush) is durable and visible, but work run after it
+ *  (flushing the buffer, merging) failed: tern_errmsg() gives the cause,
+ *  tern_stats_get() keeps it (last_error). Nothing is lost; the next
+ *  writer tries the work again, except merges of a segment found damaged,
+ *  which are skipped until it leaves the index. */
+#define TERN_EPARTIAL (-30709)
+#define TERN_ELAST TERN_EPARTIAL
 
 /** Text for a status: tern's own codes, or a negated errno. Never NULL. */
 const char *tern_strerror(int status);
@@ -141,9 +147,13 @@ int tern_options_init(tern_options *opts);
 
 /** Opens the index in `dir`.  With TERN_CREATE, creates `dir` and the index
  *  when absent, with `opts` (NULL for the defaults).  Removes files that a
- *  crashed writer left uncommitted.
- *  Errors: TERN_ENOTINDEX (no index and no TERN_CREATE, or a foreign
- *  directory), TERN_EVERSION, TERN_ECORRUPT, TERN_EINVAL (bad options),
+ *  crashed writer left uncommitted.  The catalog is checked before anything
+ *  reads or writes it; an open never re-creates or resets an index.
+ *  Errors: TERN_ENOTINDEX (no index and no TERN_CREATE, a foreign
+ *  directory, or another program's LMDB file as the catalog),
+ *  TERN_EVERSION, TERN_ECORRUPT (a damaged, truncated or non-regular
+ *  catalog, a table or record missing, or segment files without a sound
+ *  catalog: nothing is written or removed), TERN_EINVAL (bad options),
  *  -errno. */
 int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_options *opts);
 /** Closes the index.  Snapshots and the write transaction must be closed
@@ -174,7 +184,10 @@ int tern_put(tern_txn *txn, const void *key, size_t klen, const void *val, size_
  *  transaction sees no such document (nothing changes). */
 int tern_delete(tern_txn *txn, const void *key, size_t klen);
 /** Makes the transaction durable and visible, and frees it (even on error:
- *  a failed commit changes nothing). */
+ *  a failed commit changes nothing).  TERN_EPARTIAL: the commit is durable
+ *  and visible, but the flush or merge run after it failed (the cause in
+ *  tern_errmsg() and in tern_stats_get()).  A full disk is -ENOSPC, a full
+ *  catalog map TERN_EFULL. */
 int tern_commit(tern_txn *txn);
 /** Drops the transaction's writes and frees it. */
 int tern_abort(tern_txn *txn);
@@ -185,6 +198,8 @@ int tern_abort(tern_txn *txn);
  *  long as it is held, through later commits and merges.
  *  @{ */
 int tern_snapshot_open(tern_snapshot **out, tern_index *idx);
+/** Closes the snapshot.  TERN_EBUSY (and nothing is closed) while postings
+ *  iterators opened on it are still open. */
 int tern_snapshot_close(tern_snapshot *snap);
 
 /** Looks up `key`.  On TERN_OK the value's length is in *vlen and, when it
@@ -315,10 +330,12 @@ int tern_backup(tern_snapshot *snap, const char *dest);
 
 /** @defgroup maint Maintenance and statistics
  *  @{ */
-/** Writes the buffered writes as a segment (a commit of its own). */
+/** Writes the buffered writes as a segment (a commit of its own).
+ *  TERN_EPARTIAL when the segment is committed but the merges after it failed. */
 int tern_flush(tern_index *idx);
 /** Merges every segment and the buffer into one segment without deleted
- *  documents. */
+ *  documents.  Verifies every input's checksums first: TERN_ECORRUPT naming
+ *  the damaged segment, which stays as it is (nothing is written). */
 int tern_compact(tern_index *idx);
 /** Checks every checksum and structural invariant of the last commit.
  *  TERN_ECORRUPT with tern_errmsg() naming the file when unsound. */
@@ -346,6 +363,14 @@ typedef struct tern_stats {
   uint64_t buffered;  /**< documents written since the last segment */
   size_t nsegments;
   tern_segment_stats *segments; /**< oldest first */
+  /** The last failure of work run after a commit (flush, merge; see
+   *  TERN_EPARTIAL): its status (0: none), message ("" when none; valid
+   *  until tern_stats_free) and the commit counter it followed (0 when
+   *  only this process knows it: the catalog could not take the note). */
+  int last_error;
+  const char *last_error_msg;
+  uint64_t last_error_commit;
+  size_t nskipped; /**< segments merges skip: they failed verification as merge input */
 } tern_stats;
 
 /** Statistics of the last commit; free with tern_stats_free(). */

@@ -9,6 +9,7 @@
 #include "codec/record.h"
 #include "tern.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +43,8 @@ static void test_state_roundtrip(void **state) {
   tu_rng_init(&r, 11);
   for (int i = 0; i < 1000; i++) {
     tern_rec_state s = {tu_next(&r) >> tu_below(&r, 64), tu_next(&r) >> tu_below(&r, 64),
-                        tu_next(&r) >> tu_below(&r, 64), tu_next(&r) >> tu_below(&r, 64)};
+                        tu_next(&r) >> tu_below(&r, 64), tu_next(&r) >> tu_below(&r, 64),
+                        tu_next(&r) >> tu_below(&r, 64), tu_next(&r)};
     uint8_t buf[TERN_REC_STATE_MAX];
     size_t n = tern_rec_state_encode(buf, &s);
     tern_rec_state d;
@@ -142,23 +144,87 @@ static int dec_format(const uint8_t *b, size_t n) {
   return tern_rec_format_decode(b, n, &v);
 }
 
+/* A stored format value: payload and seal (catalog version 2). */
+static size_t stored_format(uint8_t buf[TERN_REC_FORMAT_SIZE + TERN_REC_SEAL_SIZE]) {
+  tern_rec_format_encode(buf);
+  tern_rec_seal("format", 6, buf, TERN_REC_FORMAT_SIZE);
+  return TERN_REC_FORMAT_SIZE + TERN_REC_SEAL_SIZE;
+}
+
 static void test_format(void **state) {
   (void)state;
-  uint8_t buf[TERN_REC_FORMAT_SIZE];
+  uint8_t buf[TERN_REC_FORMAT_SIZE + TERN_REC_SEAL_SIZE];
   uint32_t v;
-  tern_rec_format_encode(buf);
-  assert_int_equal(tern_rec_format_decode(buf, sizeof buf, &v), TERN_OK);
+  size_t n = stored_format(buf);
+  assert_int_equal(tern_rec_format_decode(buf, n, &v), TERN_OK);
   assert_int_equal(v, TERN_CATALOG_VERSION);
   buf[4] = (uint8_t)(TERN_CATALOG_VERSION + 1);
-  assert_int_equal(tern_rec_format_decode(buf, sizeof buf, &v), TERN_EVERSION);
+  assert_int_equal(tern_rec_format_decode(buf, n, &v), TERN_EVERSION);
+  buf[4] = 1; /* version 1: unsealed, older, refused (none deployed) */
+  assert_int_equal(tern_rec_format_decode(buf, TERN_REC_FORMAT_SIZE, &v), TERN_EVERSION);
   buf[4] = 0;
-  assert_int_equal(tern_rec_format_decode(buf, sizeof buf, &v), TERN_ECORRUPT);
-  tern_rec_format_encode(buf);
+  assert_int_equal(tern_rec_format_decode(buf, n, &v), TERN_ECORRUPT);
+  stored_format(buf);
   buf[0] = 'T';
-  assert_int_equal(tern_rec_format_decode(buf, sizeof buf, &v), TERN_ECORRUPT);
-  tern_rec_format_encode(buf);
-  for (size_t cut = 0; cut < sizeof buf; cut++)
+  assert_int_equal(tern_rec_format_decode(buf, n, &v), TERN_ECORRUPT);
+  stored_format(buf);
+  for (size_t cut = 0; cut < n; cut++)
     assert_int_equal(dec_format(buf, cut), TERN_ECORRUPT);
+  for (size_t at = 0; at < n; at++) { /* every byte is covered: magic, version or seal */
+    stored_format(buf);
+    buf[at] ^= 0x10;
+    int rc = dec_format(buf, n);
+    assert_true(rc == TERN_ECORRUPT || (at >= 4 && at < 8 && rc == TERN_EVERSION));
+  }
+}
+
+/* The seal binds the key: the same payload under another key fails. */
+static void test_seal(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, 12);
+  for (int i = 0; i < 200; i++) {
+    uint8_t key[16], val[64 + TERN_REC_SEAL_SIZE];
+    size_t klen = 1 + (size_t)tu_below(&r, sizeof key), plen = (size_t)tu_below(&r, 64), got;
+    tu_fill(&r, key, klen);
+    tu_fill(&r, val, plen);
+    tern_rec_seal(key, klen, val, plen);
+    size_t vlen = plen + TERN_REC_SEAL_SIZE;
+    assert_int_equal(tern_rec_unseal(key, klen, val, vlen, &got, "test"), TERN_OK);
+    assert_int_equal(got, plen);
+    size_t at = (size_t)tu_below(&r, vlen);
+    val[at] ^= (uint8_t)(1u << tu_below(&r, 8));
+    assert_int_equal(tern_rec_unseal(key, klen, val, vlen, &got, "test"), TERN_ECORRUPT);
+    tern_rec_seal(key, klen, val, plen);
+    key[tu_below(&r, klen)] ^= 1;
+    assert_int_equal(tern_rec_unseal(key, klen, val, vlen, &got, "test"), TERN_ECORRUPT);
+    for (size_t cut = 0; cut < TERN_REC_SEAL_SIZE; cut++)
+      assert_int_equal(tern_rec_unseal(key, klen, val, cut, &got, "test"), TERN_ECORRUPT);
+  }
+}
+
+static int dec_health(const uint8_t *b, size_t n) {
+  tern_rec_health h;
+  return tern_rec_health_decode(&h, b, n);
+}
+
+static void test_health_roundtrip(void **state) {
+  (void)state;
+  tern_rec_health h = {0}, d;
+  h.status = TERN_ECORRUPT;
+  h.seq = 123456789;
+  h.nbad = 3;
+  h.bad[0] = 1, h.bad[1] = 77, h.bad[2] = UINT64_MAX >> 1;
+  snprintf(h.msg, sizeof h.msg, "segment s000000000077: checksum mismatch");
+  uint8_t buf[TERN_REC_HEALTH_MAX];
+  size_t n = tern_rec_health_encode(buf, &h);
+  assert_int_equal(tern_rec_health_decode(&d, buf, n), TERN_OK);
+  assert_int_equal(d.status, h.status);
+  assert_int_equal(d.seq, h.seq);
+  assert_int_equal(d.nbad, 3);
+  assert_true(d.bad[2] == h.bad[2]);
+  assert_string_equal(d.msg, h.msg);
+  CHECK_MUTATIONS(buf, n, dec_health);
 }
 
 static int dec_doc(const uint8_t *b, size_t n) {
@@ -223,7 +289,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_state_roundtrip),   cmocka_unit_test(test_segment_roundtrip),
       cmocka_unit_test(test_options_roundtrip), cmocka_unit_test(test_format),
-      cmocka_unit_test(test_doc_roundtrip),
+      cmocka_unit_test(test_doc_roundtrip),     cmocka_unit_test(test_seal),
+      cmocka_unit_test(test_health_roundtrip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -112,5 +112,9 @@ int cli_open(tern_index **out, const char *dir, unsigned flags);
 int cli_open_create(tern_index **out, const char *dir, const cli_create_opts *co);
 /* Closes idx; returns rc, or CLI_FAIL (reported) when closing fails. */
 int cli_close(tern_index *idx, const char *dir, int rc);
+/* Whether DIR holds nothing yet (absent, or empty): an index created there
+ * by a command that then fails is removed again (cli_remove_new_index). */
+int cli_dir_is_new(const char *dir, int *absent);
+void cli_remove_new_index(const char *dir, int absent);
 
 #endif

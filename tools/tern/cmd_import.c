@@ -79,6 +79,7 @@ static void print_summary(const import_run *r) {
 /* Opens the index and the transaction, imports, commits. */
 static int import_into_index(import_run *r) {
   tern_index *idx;
+  int absent, fresh = cli_dir_is_new(r->dir, &absent);
   if (cli_open_create(&idx, r->dir, &r->co)) return CLI_FAIL;
   int st = tern_txn_begin(&r->txn, idx, TERN_TXN_BULK);
   if (st) return cli_close(idx, r->dir, cli_fail(r->dir, st));
@@ -95,7 +96,9 @@ static int import_into_index(import_run *r) {
     tern_abort(r->txn);
   }
   r->txn = NULL;
-  return cli_close(idx, r->dir, rc);
+  rc = cli_close(idx, r->dir, rc);
+  if (rc != CLI_OK && fresh) cli_remove_new_index(r->dir, absent); /* a failed import leaves no index */
+  return rc;
 }
 
 static int run_import(import_run *r) {

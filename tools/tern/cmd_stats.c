@@ -46,6 +46,21 @@ static void print_json(const char *dir, const tern_stats *s, const tern_options 
   json_u64("deleted", s->deleted, 1);
   json_u64("buffered", s->buffered, 1);
   json_u64("bytes", total_bytes(s), 1);
+  out_str(&g_out, "\"last_error\":");
+  if (s->last_error) {
+    out_char(&g_out, '{');
+    out_str(&g_out, "\"status\":");
+    out_json_string(&g_out, tern_strerror(s->last_error));
+    out_str(&g_out, ",\"message\":");
+    out_json_string(&g_out, s->last_error_msg);
+    out_char(&g_out, ',');
+    json_u64("commit", s->last_error_commit, 0);
+    out_char(&g_out, '}');
+  } else {
+    out_str(&g_out, "null");
+  }
+  out_char(&g_out, ',');
+  json_u64("skipped_segments", s->nskipped, 1);
   out_str(&g_out, "\"options\":{");
   json_u64("threshold", o->pulsing_threshold, 1);
   json_u64("inline_max", o->inline_value_max, 1);
@@ -70,6 +85,17 @@ static void print_table(const char *dir, const tern_stats *s, const tern_options
            (unsigned long long)s->buffered, o->pulsing_threshold, o->inline_value_max,
            o->bloom_bits_per_key, s->nsegments, (unsigned long long)total_bytes(s));
   out_str(&g_out, line);
+  if (s->last_error) {
+    snprintf(line, sizeof line, "warning   after commit %llu: %s: %s\n",
+             (unsigned long long)s->last_error_commit, tern_strerror(s->last_error),
+             s->last_error_msg);
+    out_str(&g_out, line);
+  }
+  if (s->nskipped) {
+    snprintf(line, sizeof line, "skipped   %zu segments merges skip (they failed verification)\n",
+             s->nskipped);
+    out_str(&g_out, line);
+  }
   if (!s->nsegments) return;
   out_str(&g_out, "\n      id    max_doc    deleted livedocs  ld_bytes      terms     pulsed"
                   "      bytes  (terms index postings filter values)\n");

@@ -4,8 +4,13 @@
  * index", and creation options given for an existing index must match it
  * (tern_open silently keeps the stored ones).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -55,4 +60,37 @@ int cli_open_create(tern_index **out, const char *dir, const cli_create_opts *co
 int cli_close(tern_index *idx, const char *dir, int rc) {
   int st = tern_close(idx);
   return st ? cli_fail(dir, st) : rc;
+}
+
+int cli_dir_is_new(const char *dir, int *absent) {
+  struct stat sb;
+  *absent = stat(dir, &sb) != 0 && errno == ENOENT;
+  if (*absent) return 1;
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  struct dirent *e;
+  int empty = 1;
+  while (empty && (e = readdir(d)) != NULL)
+    empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+  closedir(d);
+  return empty;
+}
+
+/* Only for a directory that held nothing before this command: every file
+ * in it is one this command's index created. */
+void cli_remove_new_index(const char *dir, int absent) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    size_t n = strlen(dir) + strlen(e->d_name) + 2;
+    char *p = malloc(n);
+    if (!p) break;
+    snprintf(p, n, "%s/%s", dir, e->d_name);
+    unlink(p);
+    free(p);
+  }
+  closedir(d);
+  if (absent) rmdir(dir);
 }

@@ -6,6 +6,8 @@
  * library's message often repeats WHAT as its head or the strerror text as
  * its tail ("/ix/data.mdb: Permission denied"); those are dropped rather than
  * said twice: "tern: /ix: Permission denied (/ix/data.mdb)".
+ * TERN_EPARTIAL (committed; the work after the commit failed) is a
+ * one-line warning and success: what was asked for is durable.
  */
 #include <stdarg.h>
 #include <string.h>
@@ -28,6 +30,12 @@ static const char *detail(const char *what, const char *cause, size_t *len) {
 
 int cli_fail(const char *what, int status) {
   out_flush(&g_err); /* keep earlier "not found" lines before this one */
+  if (status == TERN_EPARTIAL) { /* durable: a warning, not a failure */
+    size_t n;
+    const char *more = detail(what, tern_strerror(status), &n);
+    fprintf(stderr, "tern: %s: warning: %.*s\n", what, (int)n, more);
+    return CLI_OK;
+  }
   const char *cause = tern_strerror(status);
   size_t n;
   const char *more = detail(what, cause, &n);

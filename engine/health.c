@@ -1,0 +1,88 @@
+/*
+ * health.c — failures of the work a commit runs after it is durable
+ * (flush, merge), and the segments that failed verification as merge
+ * input.
+ *
+ * The commit stays: tern_commit returns TERN_EPARTIAL with the cause in
+ * tern_errmsg().  The failure is kept in this process and, when the
+ * catalog can still be written, in meta "health" so that `tern stats` in
+ * another process shows it and merges in every process skip a segment
+ * found damaged instead of failing on it after every commit.
+ */
+#include "engine/errwrap.h"
+#include "engine/index.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int tern_health_read(tern_index *idx, MDB_txn *t, tern_rec_health *out) {
+  const uint8_t *p;
+  size_t n;
+  int rc = tern_catalog_get_meta(idx, t, "health", &p, &n);
+  if (rc == TERN_NOTFOUND) {
+    memset(out, 0, sizeof *out);
+    return TERN_OK;
+  }
+  if (rc == TERN_OK) rc = tern_rec_health_decode(out, p, n);
+  return rc == TERN_ECORRUPT ? tern_catalog_damaged(idx, rc) : rc;
+}
+
+int tern_health_is_bad(const tern_state *st, uint64_t number) {
+  for (size_t i = 0; i < st->health.nbad; i++)
+    if (st->health.bad[i] == number) return 1;
+  return 0;
+}
+
+typedef struct health_edit {
+  tern_index *idx;
+  int status;
+  const char *msg;
+  uint64_t bad; /* 0: none */
+} health_edit;
+
+static int segment_listed(tern_index *idx, MDB_txn *t, uint64_t number) {
+  uint8_t key[TERN_REC_SEGKEY_SIZE];
+  tern_rec_segkey_encode(key, number);
+  MDB_val k = {sizeof key, key}, v;
+  return mdb_get(t, idx->dbi_segs, &k, &v) == 0;
+}
+
+/* Keeps the failure; forgets bad segments no longer in the catalog. */
+static int apply_health(void *ctx, MDB_txn *t, tern_rec_state *rec) {
+  const health_edit *e = ctx;
+  tern_rec_health h;
+  TERN_TRY(tern_health_read(e->idx, t, &h));
+  h.status = e->status;
+  h.seq = rec->seq;
+  snprintf(h.msg, sizeof h.msg, "%s", e->msg);
+  size_t m = 0;
+  for (size_t i = 0; i < h.nbad; i++)
+    if (h.bad[i] != e->bad && segment_listed(e->idx, t, h.bad[i])) h.bad[m++] = h.bad[i];
+  h.nbad = m;
+  if (e->bad && h.nbad < TERN_REC_HEALTH_BAD_MAX) h.bad[h.nbad++] = e->bad;
+  uint8_t buf[TERN_REC_HEALTH_MAX];
+  return tern_catalog_put_meta(e->idx, t, "health", buf, tern_rec_health_encode(buf, &h));
+}
+
+int tern_health_note(tern_index *idx, int status, uint64_t bad_segment) {
+  char msg[TERN_REC_HEALTH_MSG_MAX + 1];
+  snprintf(msg, sizeof msg, "%s", tern_errmsg());
+  pthread_mutex_lock(&idx->mu);
+  idx->last_error = status;
+  snprintf(idx->last_error_msg, sizeof idx->last_error_msg, "%s", msg);
+  pthread_mutex_unlock(&idx->mu);
+  /* Best effort: a catalog that cannot take this small write (full map,
+   * full disk, found damaged) still has the failure in this process. */
+  if (!atomic_load(&idx->catalog_bad)) {
+    health_edit e = {idx, status, msg, bad_segment};
+    (void)tern_commit_catalog(idx, apply_health, &e, NULL);
+  }
+  tern_fail(status, "%s", msg); /* the cause, not the health write's outcome */
+  return status;
+}
+
+int tern_post_commit_failed(tern_index *idx, int status) {
+  tern_health_note(idx, status, 0);
+  return tern_fail_wrap(TERN_EPARTIAL, "%s: committed; the work after the commit failed (%s)",
+                        idx->dir, tern_strerror(status));
+}
