@@ -83,14 +83,10 @@ static int put_buffer(tern_index *b, MDB_txn *t, const tern_memseg *m, tern_rec_
   rec->buffered_docs = rec->buffered_bytes = 0;
   for (size_t i = 0; i < m->n; i++) {
     const tern_mdoc *d = &m->docs[i];
-    uint8_t lk[TERN_REC_BUFKEY_MAX];
-    MDB_val k = {tern_rec_bufkey(lk, d->key.p, d->key.len), lk}, v;
-    v.mv_size = tern_rec_bufval_size(d->key.len, d->key.aux);
-    int rc = mdb_put(t, b->dbi_buf, &k, &v, MDB_RESERVE);
-    if (rc != 0) return tern_mdb_status(rc, "backup: writing the buffer");
-    tern_rec_bufval_encode(v.mv_data, d->key.p, d->key.len, d->doc, d->key.aux);
+    size_t stored;
+    TERN_TRY(tern_catalog_put_doc(b, t, d->key.p, d->key.len, d->doc, d->key.aux, &stored));
     rec->buffered_docs++;
-    rec->buffered_bytes += k.mv_size + v.mv_size;
+    rec->buffered_bytes += stored;
   }
   return TERN_OK;
 }
