@@ -37,6 +37,12 @@
 extern "C" {
 #endif
 
+/* libtern.so is built with -fvisibility=hidden: the functions declared
+ * between this push and its pop are all it exports. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /** @defgroup version Versions
  *  The library version; the on-disk formats carry their own (docs/FORMAT.md).
  *  @{ */
@@ -260,6 +266,10 @@ typedef struct tern_stats {
 int tern_stats_get(tern_stats **out, tern_index *idx);
 int tern_stats_free(tern_stats *stats);
 /** @} */
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
