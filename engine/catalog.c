@@ -22,7 +22,14 @@ int tern_mdb_status(int rc, const char *what) {
   if (rc == MDB_NOTFOUND) return TERN_NOTFOUND;
   if (rc > 0) return tern_fail(-rc, "catalog: %s: %s", what, mdb_strerror(rc));
   switch (rc) {
-  case MDB_MAP_FULL: return tern_fail(TERN_EFULL, "catalog: %s: map full (raise map_size)", what);
+  case MDB_MAP_FULL:
+    return tern_fail(TERN_EFULL,
+                     "catalog: %s: map full (reopen the index with a larger map_size, or "
+                     "tern_flush the buffered writes)",
+                     what);
+  case MDB_MAP_RESIZED:
+    return tern_fail(TERN_EFULL, "catalog: %s: another process grew the map; reopen the index",
+                     what);
   case MDB_VERSION_MISMATCH:
     return tern_fail(TERN_EVERSION, "catalog: %s: %s", what, mdb_strerror(rc));
   case MDB_READERS_FULL:

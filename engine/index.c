@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 int tern_options_init(tern_options *opts) {
+  tern_clear_error();
   if (!opts) return tern_fail(TERN_EINVAL, "tern_options_init: NULL options");
   memset(opts, 0, sizeof *opts);
   opts->version = TERN_OPTIONS_VERSION;
@@ -256,6 +257,30 @@ static int load_catalog(tern_index *idx, int create, const tern_options *copts) 
   return tern_mdb_status(mdb_txn_commit(t), "committing the catalog");
 }
 
+/* Raises the map to `want` bytes and records it as the index's map_size:
+ * the one option that may change after creation, so that TERN_EFULL has a
+ * remedy.  The map grows first, with no transaction active: a full map
+ * leaves no room for the options record. */
+static int grow_map_size(tern_index *idx, uint64_t want) {
+  TERN_TRY(tern_mdb_status(mdb_env_set_mapsize(idx->env, (size_t)want), "map size"));
+  tern_options o = idx->opts;
+  o.map_size = want;
+  uint8_t *ob;
+  size_t olen;
+  TERN_TRY(tern_rec_options_encode(&o, &ob, &olen));
+  MDB_txn *t = NULL;
+  int rc = tern_mdb_status(mdb_txn_begin(idx->env, NULL, 0, &t), "begin");
+  MDB_val ko = {7, (void *)"options"}, vo = {olen, ob};
+  if (rc == TERN_OK) rc = tern_mdb_status(mdb_put(t, idx->dbi_meta, &ko, &vo, 0), "writing options");
+  if (rc == TERN_OK)
+    rc = tern_mdb_status(mdb_txn_commit(t), "committing options");
+  else if (t)
+    mdb_txn_abort(t);
+  free(ob);
+  if (rc == TERN_OK) idx->opts.map_size = want;
+  return rc;
+}
+
 typedef struct known_set {
   uint64_t *v;
   size_t n, cap;
@@ -320,6 +345,7 @@ static void index_free(tern_index *idx) {
 }
 
 int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_options *opts) {
+  tern_clear_error();
   if (!out || !dir || !*dir || (flags & ~(TERN_CREATE | TERN_RDONLY | TERN_PREAD)))
     return tern_fail(TERN_EINVAL, "tern_open: bad arguments");
   *out = NULL;
@@ -327,6 +353,7 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
     return tern_fail(TERN_EINVAL, "tern_open: TERN_CREATE with TERN_RDONLY");
   tern_options defaults;
   tern_options_init(&defaults);
+  int given = opts != NULL; /* a map_size the caller gave grows an existing index's map */
   if (!opts) opts = &defaults;
   if (flags & TERN_CREATE) TERN_TRY(options_check(opts));
   int create;
@@ -343,6 +370,10 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
     int dead; /* reader slots of processes that died (kill -9) */
     mdb_reader_check(idx->env, &dead);
     rc = load_catalog(idx, create, opts);
+  }
+  if (rc == TERN_OK && given && !(flags & TERN_RDONLY) && opts->map_size > idx->opts.map_size) {
+    if (opts->map_size < (1u << 20)) rc = tern_fail(TERN_EINVAL, "map_size below 1 MiB");
+    if (rc == TERN_OK) rc = grow_map_size(idx, opts->map_size);
   }
   if (rc == TERN_OK && idx->opts.map_size > 0) {
     MDB_envinfo info;
@@ -366,6 +397,7 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
 }
 
 int tern_close(tern_index *idx) {
+  tern_clear_error();
   if (!idx) return TERN_OK;
   pthread_mutex_lock(&idx->mu);
   int busy = idx->snapshots > 0 || idx->writing;
@@ -377,6 +409,7 @@ int tern_close(tern_index *idx) {
 }
 
 int tern_get_options(const tern_index *idx, tern_options *out) {
+  tern_clear_error();
   if (!idx || !out) return tern_fail(TERN_EINVAL, "tern_get_options: NULL argument");
   *out = idx->opts;
   return TERN_OK;

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ------------------------------------------------------------ flush */
 
@@ -57,6 +58,7 @@ int tern_flush_locked(tern_index *idx) {
 }
 
 int tern_flush(tern_index *idx) {
+  tern_clear_error();
   if (!idx) return tern_fail(TERN_EINVAL, "tern_flush: NULL index");
   TERN_TRY(tern_writer_lock(idx));
   int rc = tern_flush_locked(idx);
@@ -66,6 +68,7 @@ int tern_flush(tern_index *idx) {
 }
 
 int tern_compact(tern_index *idx) {
+  tern_clear_error();
   if (!idx) return tern_fail(TERN_EINVAL, "tern_compact: NULL index");
   TERN_TRY(tern_writer_lock(idx));
   int rc = tern_flush_locked(idx);
@@ -197,6 +200,7 @@ static int verify_once(tern_index *idx) {
 }
 
 int tern_verify(tern_index *idx) {
+  tern_clear_error();
   if (!idx) return tern_fail(TERN_EINVAL, "tern_verify: NULL index");
   int rc;
   /* The catalog is read twice (state, then records): another writer's
@@ -208,7 +212,16 @@ int tern_verify(tern_index *idx) {
 
 /* ------------------------------------------------------------ stats */
 
+/* Bytes of the catalog file: LMDB never shrinks it, tern_compact does. */
+static uint64_t catalog_file_bytes(tern_index *idx) {
+  int fd;
+  struct stat sb;
+  if (mdb_env_get_fd(idx->env, &fd) != 0 || fstat(fd, &sb) != 0) return 0;
+  return (uint64_t)sb.st_size;
+}
+
 int tern_stats_get(tern_stats **out, tern_index *idx) {
+  tern_clear_error();
   if (!out || !idx) return tern_fail(TERN_EINVAL, "tern_stats_get: NULL argument");
   *out = NULL;
   tern_state *st;
@@ -245,11 +258,13 @@ int tern_stats_get(tern_stats **out, tern_index *idx) {
     s->deleted += g->deleted;
   }
   tern_state_release(idx, st);
+  s->catalog_bytes = catalog_file_bytes(idx);
   *out = s;
   return TERN_OK;
 }
 
 int tern_stats_free(tern_stats *s) {
+  tern_clear_error();
   if (!s) return TERN_OK;
   free(s->segments);
   free(s);

@@ -41,6 +41,7 @@ struct tern_txn {
 };
 
 int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
+  tern_clear_error();
   if (!out || !idx || (flags & ~TERN_TXN_BULK))
     return tern_fail(TERN_EINVAL, "tern_txn_begin: bad arguments");
   *out = NULL;
@@ -71,6 +72,7 @@ static void txn_free(tern_txn *t) {
 }
 
 int tern_abort(tern_txn *t) {
+  tern_clear_error();
   if (!t) return tern_fail(TERN_EINVAL, "tern_abort: NULL transaction");
   txn_free(t);
   return TERN_OK;
@@ -118,6 +120,7 @@ static int push_op(tern_txn *t, const uint8_t *kcopy, size_t klen, const uint8_t
 
 int tern_put(tern_txn *t, const void *key, size_t klen, const void *val, size_t vlen,
              const tern_term *terms, size_t nterms) {
+  tern_clear_error();
   if (!t) return tern_fail(TERN_EINVAL, "tern_put: NULL transaction");
   TERN_TRY(check_key(key, klen));
   TERN_TRY(check_doc(val, vlen, terms, nterms));
@@ -166,6 +169,7 @@ static int committed_has(tern_txn *t, const void *key, size_t klen, int *has) {
 }
 
 int tern_delete(tern_txn *t, const void *key, size_t klen) {
+  tern_clear_error();
   if (!t) return tern_fail(TERN_EINVAL, "tern_delete: NULL transaction");
   TERN_TRY(check_key(key, klen));
   if (!t->mapped) {
@@ -458,11 +462,13 @@ static void after_commit(tern_index *idx, const tern_rec_state *rec, int segment
 }
 
 int tern_commit(tern_txn *t) {
+  tern_clear_error();
   if (!t) return tern_fail(TERN_EINVAL, "tern_commit: NULL transaction");
   int changed = 0;
   tern_rec_state rec;
   int rc = t->nops ? commit_ops(t, &changed, &rec) : TERN_OK;
   if (rc == TERN_OK && t->nops) after_commit(t->idx, &rec, changed);
+  if (rc == TERN_OK) tern_clear_error(); /* a failed after_commit is not the caller's failure */
   txn_free(t);
   return rc;
 }

@@ -260,6 +260,7 @@ typedef struct tern_stats {
   uint64_t buffered;  /**< documents written since the last segment */
   size_t nsegments;
   tern_segment_stats *segments; /**< oldest first */
+  uint64_t catalog_bytes; /**< size of the catalog file (catalog.mdb), free pages included */
 } tern_stats;
 
 /** Statistics of the last commit; free with tern_stats_free(). */
