@@ -69,11 +69,12 @@ static void print_summary(const import_run *r) {
   double secs = progress_elapsed(&r->prog);
   double rate = secs > 0 ? (double)r->docs / secs : 0;
   if (r->dry_run)
-    fprintf(stderr, "%s: %llu documents checked in %.2f s (%.0f docs/s)\n", r->dir,
-            (unsigned long long)r->docs, secs, rate);
+    fprintf(stderr, "%s: %llu %s checked in %.2f s (%.0f docs/s)\n", r->dir,
+            (unsigned long long)r->docs, cli_plural(r->docs, "document", "documents"), secs, rate);
   else
-    fprintf(stderr, "%s: %llu documents imported in %.2f s (%.0f docs/s; commit %.2f s)\n", r->dir,
-            (unsigned long long)r->docs, secs, rate, r->commit_secs);
+    fprintf(stderr, "%s: %llu %s imported in %.2f s (%.0f docs/s; commit %.2f s)\n", r->dir,
+            (unsigned long long)r->docs, cli_plural(r->docs, "document", "documents"), secs, rate,
+            r->commit_secs);
 }
 
 /* Opens the index and the transaction, imports, commits. */
