@@ -188,6 +188,32 @@ static int open_dbi(MDB_txn *t, const char *name, unsigned flags, MDB_dbi *out) 
   return tern_mdb_status(rc, name);
 }
 
+int tern_index_reopen_env(tern_index *idx) {
+  TERN_TRY(open_env(idx, idx->opts.map_size));
+  MDB_txn *t;
+  TERN_TRY(tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &t), "begin"));
+  int rc = open_dbi(t, "meta", 0, &idx->dbi_meta);
+  if (rc == TERN_OK) rc = open_dbi(t, "segments", 0, &idx->dbi_segs);
+  if (rc == TERN_OK) rc = open_dbi(t, "livedocs", 0, &idx->dbi_live);
+  if (rc == TERN_OK) rc = open_dbi(t, "buffer", 0, &idx->dbi_buf);
+  if (rc == TERN_NOTFOUND) rc = tern_fail(TERN_ECORRUPT, "%s: catalog misses a table", idx->dir);
+  if (rc == TERN_OK) return tern_mdb_status(mdb_txn_commit(t), "reopening the catalog");
+  mdb_txn_abort(t);
+  return rc;
+}
+
+/* Holds the directory shared for as long as the index is open, taken before
+ * LMDB opens the catalog: tern_compact replaces catalog.mdb only while it
+ * holds the directory alone (no other handle, in any process). */
+static int share_dir(tern_index *idx) {
+  idx->dir_fd = open(idx->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (idx->dir_fd < 0) return tern_fail_errno(idx->dir);
+  int rc;
+  while ((rc = flock(idx->dir_fd, LOCK_SH)) < 0 && errno == EINTR) {
+  }
+  return rc == 0 ? TERN_OK : tern_fail_errno(idx->dir);
+}
+
 static int write_initial(tern_index *idx, MDB_txn *t, const tern_options *o) {
   uint8_t fmt[TERN_REC_FORMAT_SIZE], *ob;
   size_t olen;
@@ -338,6 +364,8 @@ static void index_free(tern_index *idx) {
   tern_states_close(idx);
   if (idx->env) mdb_env_close(idx->env);
   if (idx->lock_fd >= 0) close(idx->lock_fd);
+  if (idx->dir_fd >= 0) close(idx->dir_fd);
+  pthread_rwlock_destroy(&idx->env_rw);
   options_release(&idx->opts);
   pthread_mutex_destroy(&idx->mu);
   free(idx->dir);
@@ -360,11 +388,13 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
   TERN_TRY(prepare_dir(dir, flags, &create));
   tern_index *idx = calloc(1, sizeof *idx);
   if (!idx) return tern_fail(TERN_ENOMEM, "out of memory");
-  idx->lock_fd = -1;
+  idx->lock_fd = idx->dir_fd = -1;
   idx->flags = flags;
   pthread_mutex_init(&idx->mu, NULL);
+  pthread_rwlock_init(&idx->env_rw, NULL);
   idx->dir = strdup(dir);
   int rc = idx->dir ? TERN_OK : tern_fail(TERN_ENOMEM, "out of memory");
+  if (rc == TERN_OK) rc = share_dir(idx);
   if (rc == TERN_OK) rc = open_env(idx, (flags & TERN_CREATE) ? opts->map_size : 0);
   if (rc == TERN_OK) {
     int dead; /* reader slots of processes that died (kill -9) */

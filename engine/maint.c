@@ -73,6 +73,7 @@ int tern_compact(tern_index *idx) {
   TERN_TRY(tern_writer_lock(idx));
   int rc = tern_flush_locked(idx);
   if (rc == TERN_OK) rc = tern_merge_everything(idx);
+  if (rc == TERN_OK) rc = tern_catalog_compact(idx);
   tern_writer_unlock(idx);
   return rc;
 }
@@ -205,8 +206,10 @@ int tern_verify(tern_index *idx) {
   int rc;
   /* The catalog is read twice (state, then records): another writer's
    * commit in between means verifying again. */
+  pthread_rwlock_rdlock(&idx->env_rw);
   for (int attempt = 0; (rc = verify_once(idx)) == TERN_EBUSY && attempt < 8; attempt++) {
   }
+  pthread_rwlock_unlock(&idx->env_rw);
   return rc;
 }
 
@@ -216,8 +219,10 @@ int tern_verify(tern_index *idx) {
 static uint64_t catalog_file_bytes(tern_index *idx) {
   int fd;
   struct stat sb;
-  if (mdb_env_get_fd(idx->env, &fd) != 0 || fstat(fd, &sb) != 0) return 0;
-  return (uint64_t)sb.st_size;
+  pthread_rwlock_rdlock(&idx->env_rw);
+  int ok = mdb_env_get_fd(idx->env, &fd) == 0 && fstat(fd, &sb) == 0;
+  pthread_rwlock_unlock(&idx->env_rw);
+  return ok ? (uint64_t)sb.st_size : 0;
 }
 
 int tern_stats_get(tern_stats **out, tern_index *idx) {
