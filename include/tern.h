@@ -184,6 +184,19 @@ int tern_delete(tern_txn *txn, const void *key, size_t klen);
 int tern_commit(tern_txn *txn);
 /** Drops the transaction's writes and frees it. */
 int tern_abort(tern_txn *txn);
+
+/** Told by tern_commit() how far it is, on the committing thread: `phase` is
+ *  "sort", "resolve", "write", "terms", "sync", "commit" and "merge" (the
+ *  flush or merges the commit may trigger, often nothing), in this order (a
+ *  transaction without TERN_TXN_BULK has no "write", "terms" and "sync"),
+ *  and `done` of `total` units: documents for "sort" and "write", else 0 of 1
+ *  at the start of the phase and 1 of 1 at its end.  Each phase reports its
+ *  start and its end at least; "write" also every 4096 documents.  The
+ *  callback must not call tern functions on this index. */
+typedef void (*tern_progress_fn)(void *payload, const char *phase, uint64_t done, uint64_t total);
+/** Sets the progress callback of `txn` (fn NULL: none, the default).
+ *  Errors: TERN_EINVAL (txn NULL). */
+int tern_txn_set_progress(tern_txn *txn, tern_progress_fn fn, void *payload);
 /** @} */
 
 /** @defgroup read Snapshots and lookups

@@ -282,6 +282,61 @@ static void test_compact_shrinks_catalog(void **state) {
   free(dir);
 }
 
+typedef struct phases {
+  char names[64][16];
+  uint64_t done[64], total[64];
+  size_t n;
+} phases;
+
+static void record_phase(void *payload, const char *phase, uint64_t done, uint64_t total) {
+  phases *ph = payload;
+  assert_true(done <= total);
+  if (ph->n < 64) {
+    snprintf(ph->names[ph->n], sizeof ph->names[0], "%s", phase);
+    ph->done[ph->n] = done;
+    ph->total[ph->n] = total;
+    ph->n++;
+  }
+}
+
+/* A bulk commit reports every phase in order, each from its start to its
+ * end, and "write" counts every document. */
+static void test_commit_progress(void **state) {
+  (void)state;
+  static const char *const order[] = {"sort", "resolve", "write", "terms", "sync", "commit", "merge"};
+  char *dir = tu_tmpdir("progress");
+  tern_index *idx;
+  ET_OK(tern_open(&idx, dir, TERN_CREATE, NULL));
+  tern_txn *t;
+  ET_OK(tern_txn_begin(&t, idx, TERN_TXN_BULK));
+  phases ph = {0};
+  ET_OK(tern_txn_set_progress(t, record_phase, &ph));
+  const uint32_t n = 10000;
+  for (uint32_t id = 0; id < n; id++) {
+    uint8_t key[ET_KEY_MAX];
+    tern_term term = {"color", id % 2 ? "odd" : "even", id % 2 ? 3 : 4};
+    ET_OK(tern_put(t, key, et_key(id, 9, key), "v", 1, &term, 1));
+  }
+  ET_OK(tern_commit(t));
+  size_t k = 0;
+  for (size_t o = 0; o < sizeof order / sizeof order[0]; o++) {
+    assert_true(k < ph.n);
+    assert_string_equal(ph.names[k], order[o]); /* starts at 0 */
+    assert_true(ph.done[k] == 0);
+    uint64_t last = 0;
+    while (k < ph.n && !strcmp(ph.names[k], order[o])) {
+      assert_true(ph.done[k] >= last); /* never backwards */
+      last = ph.done[k++];
+    }
+    assert_true(last == ph.total[k - 1]); /* ends complete */
+    if (!strcmp(order[o], "write") || !strcmp(order[o], "sort")) assert_true(last == n);
+  }
+  assert_int_equal(k, ph.n);
+  assert_int_equal(tern_txn_set_progress(NULL, record_phase, &ph), TERN_EINVAL);
+  ET_OK(tern_close(idx));
+  free(dir);
+}
+
 int main(void) {
   et_prefer_tmpfs();
   const struct CMUnitTest tests[] = {
@@ -290,6 +345,7 @@ int main(void) {
       cmocka_unit_test(test_map_size_grows),
       cmocka_unit_test(test_stats_count_catalog),
       cmocka_unit_test(test_compact_shrinks_catalog),
+      cmocka_unit_test(test_commit_progress),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

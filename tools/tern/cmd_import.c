@@ -83,9 +83,9 @@ static int import_into_index(import_run *r) {
   if (cli_open_create(&idx, r->dir, &r->co)) return CLI_FAIL;
   int st = tern_txn_begin(&r->txn, idx, TERN_TXN_BULK);
   if (st) return cli_close(idx, r->dir, cli_fail(r->dir, st));
+  if (r->prog.on) tern_txn_set_progress(r->txn, progress_commit, &r->prog);
   int rc = import_lines(r);
   if (rc == CLI_OK) {
-    progress_phase(&r->prog, r->docs, "committing");
     double t0 = progress_elapsed(&r->prog);
     st = tern_commit(r->txn);
     r->commit_secs = progress_elapsed(&r->prog) - t0;
