@@ -132,8 +132,9 @@ void tern_io_reset_global_stats(void) {
 }
 
 int tern_rfile_evict(tern_rfile *f) {
-  /* Our own mapping keeps pages referenced; drop it from view first so
-   * DONTNEED can free them, then map again (same address not required). */
+  /* Our own mapping keeps pages referenced: MADV_DONTNEED drops them from
+   * it first (the mapping stays; later reads fault the pages in again),
+   * then POSIX_FADV_DONTNEED can free them from the page cache. */
   if (f->map) {
     if (madvise(f->map, (size_t)f->size, MADV_DONTNEED) != 0) return tern_fail_errno(f->path);
   }

@@ -1,7 +1,8 @@
 /*
  * io.h — the file layer.  Every byte the codec reads or writes goes through
  * here, and every read is counted, so that tests and benchmarks can assert
- * how many reads a lookup costs (docs/ARCHITECTURE.md, "Counted I/O").
+ * how many reads a lookup costs (docs/ARCHITECTURE.md, "Why mmap, measured",
+ * and tests/engine/test_io.c).
  *
  * Readers (tern_rfile) serve reads either from a private read-only mapping
  * advised MADV_RANDOM, or with pread(2) into the caller's buffer; both

@@ -22,6 +22,7 @@
 #define AT_BODY ((sizeof(tern_livedocs) + 15u) & ~(size_t)15u)
 
 static int block(tern_livedocs **out, uint32_t max_doc, size_t tail) {
+  *out = NULL; /* defined on failure too (gcc -O3 cannot see tern_fail's status) */
   size_t bytes = AT_BODY + tail;
   uint8_t *mem = calloc(1, bytes);
   if (!mem) return tern_fail(TERN_ENOMEM, "livedocs: out of memory for %zu bytes", bytes);

@@ -14,13 +14,17 @@
 
 static const uint8_t k_format_magic[4] = {'t', 'e', 'r', 'n'};
 
-/* A bounded reader over one record; `what` names it in messages. */
+/* A bounded reader over one record; `what` names it in messages.  Every
+ * rd_ call defines its output on failure too (0 or NULL): the compiler
+ * cannot see that tern_fail() returns a negative status, and a caller that
+ * ignored a failure would read a defined value, not stack garbage. */
 typedef struct rd {
   const uint8_t *p, *end;
   const char *what;
 } rd;
 
 static int rd_varint(rd *r, uint64_t *v) {
+  *v = 0;
   if (tern_get_varint(&r->p, r->end, v) < 0)
     return tern_fail(TERN_ECORRUPT, "catalog %s record: truncated or bad varint", r->what);
   return TERN_OK;
@@ -28,6 +32,7 @@ static int rd_varint(rd *r, uint64_t *v) {
 
 static int rd_varint32(rd *r, uint32_t *v) {
   uint64_t x;
+  *v = 0;
   TERN_TRY(rd_varint(r, &x));
   if (x > UINT32_MAX)
     return tern_fail(TERN_ECORRUPT, "catalog %s record: value %llu too large", r->what,
@@ -37,6 +42,7 @@ static int rd_varint32(rd *r, uint32_t *v) {
 }
 
 static int rd_bytes(rd *r, size_t n, const uint8_t **out) {
+  *out = NULL;
   if ((size_t)(r->end - r->p) < n)
     return tern_fail(TERN_ECORRUPT, "catalog %s record: truncated (%zu bytes wanted)", r->what, n);
   *out = r->p;

@@ -30,7 +30,9 @@
 int tern_fail(int status, const char *fmt, ...) TERN_PRINTF(2, 3);
 /* Records "what: strerror(errno)" and returns -errno (never 0). */
 int tern_fail_errno(const char *what);
-/* Clears the thread's message (a call that succeeds need not). */
+/* Clears the thread's message.  Every function of tern.h calls it first, so
+ * that after a call that succeeds (or returns TERN_NOTFOUND) tern_errmsg()
+ * is "", never an older call's message. */
 void tern_clear_error(void);
 
 /* Propagates a failure; the callee has recorded its message. */

@@ -33,7 +33,14 @@ typedef struct ring {
   const tern_mdoc *ops;
   const uint32_t *order;
   size_t n, next;
+  tern_progress_fn progress; /* may be NULL */
+  void *payload;
+  uint64_t live; /* documents to write, for progress */
 } ring;
+
+static void report(const ring *r, const char *phase, uint64_t done, uint64_t total) {
+  if (r->progress) r->progress(r->payload, phase, done, total);
+}
 
 /* Gathers the next live documents into out[0..CHUNK), copying keys and
  * small values into area[0..CHUNK_BYTES). */
@@ -93,11 +100,12 @@ static void *gatherer(void *arg) {
   return NULL;
 }
 
-static int write_chunk(tern_segw *w, const entry *e, size_t n, uint32_t *next) {
+static int write_chunk(const ring *r, tern_segw *w, const entry *e, size_t n, uint32_t *next) {
   for (size_t i = 0; i < n; i++) {
     TERN_TRY(tern_segw_term(w, e[i].key, e[i].klen, next, 1, e[i].val, e[i].vlen));
     (*next)++;
   }
+  report(r, "write", *next, r->live);
   return TERN_OK;
 }
 
@@ -115,7 +123,7 @@ static int unique_threaded(ring *r, tern_segw *w, uint32_t *next) {
     }
     size_t slot = (size_t)(r->consumed % RING);
     pthread_mutex_unlock(&r->mu);
-    rc = write_chunk(w, r->buf + slot * CHUNK, r->count[slot], next);
+    rc = write_chunk(r, w, r->buf + slot * CHUNK, r->count[slot], next);
     pthread_mutex_lock(&r->mu);
     r->consumed++;
     pthread_cond_broadcast(&r->cv);
@@ -132,7 +140,7 @@ static int unique_inline(ring *r, tern_segw *w, uint32_t *next) {
   size_t cnt;
   do {
     TERN_TRY(fill_chunk(r, r->buf, r->bytes, &cnt));
-    TERN_TRY(write_chunk(w, r->buf, cnt, next));
+    TERN_TRY(write_chunk(r, w, r->buf, cnt, next));
   } while (cnt);
   return TERN_OK;
 }
@@ -163,7 +171,8 @@ static int write_fields(tern_segw *w, const tern_options *o, const tern_mdoc *op
 }
 
 int tern_bulk_write(const char *dir, const char *name, const tern_options *o, const tern_mdoc *ops,
-                    const uint32_t *order, size_t n, int has_terms, uint32_t *ndocs) {
+                    const uint32_t *order, size_t n, int has_terms, uint32_t *ndocs,
+                    tern_progress_fn fn, void *payload) {
   size_t live = 0;
   for (size_t i = 0; i < n; i++)
     live += ops[order[i]].doc != NULL;
@@ -178,6 +187,9 @@ int tern_bulk_write(const char *dir, const char *name, const tern_options *o, co
   r.ops = ops;
   r.order = order;
   r.n = n;
+  r.progress = fn;
+  r.payload = payload;
+  r.live = live;
   r.buf = malloc((size_t)RING * CHUNK * sizeof *r.buf);
   r.bytes = malloc((size_t)RING * CHUNK_BYTES);
   if (!r.buf || !r.bytes) {
@@ -191,12 +203,17 @@ int tern_bulk_write(const char *dir, const char *name, const tern_options *o, co
   uint32_t written = 0;
   int rc = tern_segw_open(&w, dir, name, &so);
   if (rc == TERN_OK) {
+    report(&r, "write", 0, live);
     rc = write_unique(w, o, &r, &written);
+    report(&r, "terms", 0, 1);
     if (rc == TERN_OK && has_terms) rc = write_fields(w, o, ops, order, n, written);
+    report(&r, "terms", 1, 1);
+    report(&r, "sync", 0, 1);
     if (rc == TERN_OK)
       rc = tern_segw_finish(w, written);
     else
       tern_segw_abort(w);
+    report(&r, "sync", 1, 1);
   }
   pthread_cond_destroy(&r.cv);
   pthread_mutex_destroy(&r.mu);

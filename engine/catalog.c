@@ -42,7 +42,14 @@ static int mdb_status_of(MDB_env *env, int rc, const char *what) {
     return tern_fail(-rc, "catalog: %s: %s", what, strerror(rc));
   }
   switch (rc) {
-  case MDB_MAP_FULL: return tern_fail(TERN_EFULL, "catalog: %s: map full (raise map_size)", what);
+  case MDB_MAP_FULL:
+    return tern_fail(TERN_EFULL,
+                     "catalog: %s: map full (reopen the index with a larger map_size, or "
+                     "tern_flush the buffered writes)",
+                     what);
+  case MDB_MAP_RESIZED:
+    return tern_fail(TERN_EFULL, "catalog: %s: another process grew the map; reopen the index",
+                     what);
   case MDB_VERSION_MISMATCH:
     return tern_fail(TERN_EVERSION, "catalog: %s: %s", what, mdb_strerror(rc));
   case MDB_READERS_FULL:

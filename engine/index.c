@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 int tern_options_init(tern_options *opts) {
+  tern_clear_error();
   if (!opts) return tern_fail(TERN_EINVAL, "tern_options_init: NULL options");
   memset(opts, 0, sizeof *opts);
   opts->version = TERN_OPTIONS_VERSION;
@@ -241,6 +242,32 @@ static int open_dbi(MDB_txn *t, const char *name, unsigned flags, MDB_dbi *out) 
   return tern_mdb_status(rc, name);
 }
 
+int tern_index_reopen_env(tern_index *idx) {
+  TERN_TRY(open_env(idx, idx->opts.map_size));
+  MDB_txn *t;
+  TERN_TRY(tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &t), "begin"));
+  int rc = open_dbi(t, "meta", 0, &idx->dbi_meta);
+  if (rc == TERN_OK) rc = open_dbi(t, "segments", 0, &idx->dbi_segs);
+  if (rc == TERN_OK) rc = open_dbi(t, "livedocs", 0, &idx->dbi_live);
+  if (rc == TERN_OK) rc = open_dbi(t, "buffer", 0, &idx->dbi_buf);
+  if (rc == TERN_NOTFOUND) rc = tern_fail(TERN_ECORRUPT, "%s: catalog misses a table", idx->dir);
+  if (rc == TERN_OK) return tern_mdb_status(mdb_txn_commit(t), "reopening the catalog");
+  mdb_txn_abort(t);
+  return rc;
+}
+
+/* Holds the directory shared for as long as the index is open, taken before
+ * LMDB opens the catalog: tern_compact replaces catalog.mdb only while it
+ * holds the directory alone (no other handle, in any process). */
+static int share_dir(tern_index *idx) {
+  idx->dir_fd = open(idx->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (idx->dir_fd < 0) return tern_fail_errno(idx->dir);
+  int rc;
+  while ((rc = flock(idx->dir_fd, LOCK_SH)) < 0 && errno == EINTR) {
+  }
+  return rc == 0 ? TERN_OK : tern_fail_errno(idx->dir);
+}
+
 /* The creating transaction: tables, format, options, state, and last the
  * creation record (one LMDB commit: all of it lands or none). */
 static int create_catalog(tern_index *idx, const tern_options *o) {
@@ -370,6 +397,29 @@ static int load_catalog(tern_index *idx, const tern_options *copts) {
   return tern_mdb_status(mdb_txn_commit(t), "opening the catalog");
 }
 
+/* Raises the map to `want` bytes and records it as the index's map_size:
+ * the one option that may change after creation, so that TERN_EFULL has a
+ * remedy.  The map grows first, with no transaction active: a full map
+ * leaves no room for the options record. */
+static int grow_map_size(tern_index *idx, uint64_t want) {
+  TERN_TRY(tern_mdb_status(mdb_env_set_mapsize(idx->env, (size_t)want), "map size"));
+  tern_options o = idx->opts;
+  o.map_size = want;
+  uint8_t *ob;
+  size_t olen;
+  TERN_TRY(tern_rec_options_encode(&o, &ob, &olen));
+  MDB_txn *t = NULL;
+  int rc = tern_mdb_env_status(idx, mdb_txn_begin(idx->env, NULL, 0, &t), "begin");
+  if (rc == TERN_OK) rc = tern_catalog_put_meta(idx, t, "options", ob, olen);
+  if (rc == TERN_OK)
+    rc = tern_mdb_env_status(idx, mdb_txn_commit(t), "committing options");
+  else if (t)
+    mdb_txn_abort(t);
+  free(ob);
+  if (rc == TERN_OK) idx->opts.map_size = want;
+  return rc;
+}
+
 typedef struct known_set {
   uint64_t *v;
   size_t n, cap;
@@ -454,6 +504,8 @@ static void index_free(tern_index *idx) {
   tern_states_close(idx);
   if (idx->env) mdb_env_close(idx->env);
   if (idx->lock_fd >= 0) close(idx->lock_fd);
+  if (idx->dir_fd >= 0) close(idx->dir_fd);
+  pthread_rwlock_destroy(&idx->env_rw);
   options_release(&idx->opts);
   pthread_mutex_destroy(&idx->mu);
   free(idx->dir);
@@ -461,6 +513,7 @@ static void index_free(tern_index *idx) {
 }
 
 int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_options *opts) {
+  tern_clear_error();
   if (!out || !dir || !*dir || (flags & ~(TERN_CREATE | TERN_RDONLY | TERN_PREAD)))
     return tern_fail(TERN_EINVAL, "tern_open: bad arguments");
   *out = NULL;
@@ -468,6 +521,7 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
     return tern_fail(TERN_EINVAL, "tern_open: TERN_CREATE with TERN_RDONLY");
   tern_options defaults;
   tern_options_init(&defaults);
+  int given = opts != NULL; /* a map_size the caller gave grows an existing index's map */
   if (!opts) opts = &defaults;
   if (flags & TERN_CREATE) TERN_TRY(options_check(opts));
   int create;
@@ -475,16 +529,22 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
   (void)create; /* the walk tells a fresh catalog apart; creating needs TERN_CREATE */
   tern_index *idx = calloc(1, sizeof *idx);
   if (!idx) return tern_fail(TERN_ENOMEM, "out of memory");
-  idx->lock_fd = -1;
+  idx->lock_fd = idx->dir_fd = -1;
   idx->flags = flags;
   pthread_mutex_init(&idx->mu, NULL);
+  pthread_rwlock_init(&idx->env_rw, NULL);
   idx->dir = strdup(dir);
   int rc = idx->dir ? TERN_OK : tern_fail(TERN_ENOMEM, "out of memory");
+  if (rc == TERN_OK) rc = share_dir(idx);
   if (rc == TERN_OK) rc = open_env(idx, (flags & TERN_CREATE) ? opts->map_size : 0);
   if (rc == TERN_OK) {
     int dead; /* reader slots of processes that died (kill -9) */
     if (!idx->nolock) mdb_reader_check(idx->env, &dead);
     rc = load_catalog(idx, opts);
+  }
+  if (rc == TERN_OK && given && !(flags & TERN_RDONLY) && opts->map_size > idx->opts.map_size) {
+    if (opts->map_size < (1u << 20)) rc = tern_fail(TERN_EINVAL, "map_size below 1 MiB");
+    if (rc == TERN_OK) rc = grow_map_size(idx, opts->map_size);
   }
   if (rc == TERN_OK && idx->opts.map_size > 0) {
     MDB_envinfo info;
@@ -505,6 +565,7 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
 }
 
 int tern_close(tern_index *idx) {
+  tern_clear_error();
   if (!idx) return TERN_OK;
   pthread_mutex_lock(&idx->mu);
   int busy = idx->snapshots > 0 || idx->writing;
@@ -516,6 +577,7 @@ int tern_close(tern_index *idx) {
 }
 
 int tern_get_options(const tern_index *idx, tern_options *out) {
+  tern_clear_error();
   if (!idx || !out) return tern_fail(TERN_EINVAL, "tern_get_options: NULL argument");
   *out = idx->opts;
   return TERN_OK;

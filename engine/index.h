@@ -81,6 +81,10 @@ struct tern_index {
   MDB_dbi dbi_meta, dbi_segs, dbi_live, dbi_buf;
   tern_options opts; /* fields: owned copies */
   int lock_fd;       /* DIR/write.lock, -1 read-only */
+  int dir_fd;        /* DIR, flock(LOCK_SH) while open: catalog_compact.c replaces
+                        catalog.mdb only when it alone holds the directory */
+  pthread_rwlock_t env_rw; /* read-held by calls that use env outside mu (verify, stats);
+                              write-held while catalog_compact.c swaps env */
   pthread_mutex_t mu;
   tern_state *cur; /* newest state known (holds a ref) */
   MDB_txn *rtxn;   /* a reset read transaction reused under mu (renew is cheaper than begin) */
@@ -175,6 +179,12 @@ int tern_post_commit_failed(tern_index *idx, int status);
 /* ---- writer.c: the write lock */
 int tern_writer_lock(tern_index *idx);
 void tern_writer_unlock(tern_index *idx);
+
+/* ---- index.c: reopening the catalog (catalog_compact.c, with env closed) */
+int tern_index_reopen_env(tern_index *idx);
+/* ---- catalog_compact.c: rewrites catalog.mdb without its free pages
+ * when no one else has the index open (writer lock held); skips otherwise. */
+int tern_catalog_compact(tern_index *idx);
 
 /* ---- maintenance run by the writer (lock held) */
 int tern_flush_locked(tern_index *idx);

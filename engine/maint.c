@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ------------------------------------------------------------ flush */
 
@@ -57,6 +58,7 @@ int tern_flush_locked(tern_index *idx) {
 }
 
 int tern_flush(tern_index *idx) {
+  tern_clear_error();
   if (!idx) return tern_fail(TERN_EINVAL, "tern_flush: NULL index");
   TERN_TRY(tern_writer_lock(idx));
   int rc = tern_flush_locked(idx);
@@ -67,10 +69,12 @@ int tern_flush(tern_index *idx) {
 }
 
 int tern_compact(tern_index *idx) {
+  tern_clear_error();
   if (!idx) return tern_fail(TERN_EINVAL, "tern_compact: NULL index");
   TERN_TRY(tern_writer_lock(idx));
   int rc = tern_flush_locked(idx);
   if (rc == TERN_OK) rc = tern_merge_everything(idx);
+  if (rc == TERN_OK) rc = tern_catalog_compact(idx);
   tern_writer_unlock(idx);
   return rc;
 }
@@ -197,12 +201,15 @@ static int verify_once(tern_index *idx) {
 }
 
 int tern_verify(tern_index *idx) {
+  tern_clear_error();
   if (!idx) return tern_fail(TERN_EINVAL, "tern_verify: NULL index");
   int rc;
   /* The catalog is read twice (state, then records): another writer's
    * commit in between means verifying again. */
+  pthread_rwlock_rdlock(&idx->env_rw);
   for (int attempt = 0; (rc = verify_once(idx)) == TERN_EBUSY && attempt < 8; attempt++) {
   }
+  pthread_rwlock_unlock(&idx->env_rw);
   return rc;
 }
 
@@ -228,7 +235,18 @@ static void stats_health(tern_index *idx, const tern_state *st, tern_stats *s, c
   s->nskipped = st->health.nbad;
 }
 
+/* Bytes of the catalog file: LMDB never shrinks it, tern_compact does. */
+static uint64_t catalog_file_bytes(tern_index *idx) {
+  int fd;
+  struct stat sb;
+  pthread_rwlock_rdlock(&idx->env_rw);
+  int ok = mdb_env_get_fd(idx->env, &fd) == 0 && fstat(fd, &sb) == 0;
+  pthread_rwlock_unlock(&idx->env_rw);
+  return ok ? (uint64_t)sb.st_size : 0;
+}
+
 int tern_stats_get(tern_stats **out, tern_index *idx) {
+  tern_clear_error();
   if (!out || !idx) return tern_fail(TERN_EINVAL, "tern_stats_get: NULL argument");
   *out = NULL;
   tern_state *st;
@@ -266,11 +284,13 @@ int tern_stats_get(tern_stats **out, tern_index *idx) {
     s->deleted += g->deleted;
   }
   tern_state_release(idx, st);
+  s->catalog_bytes = catalog_file_bytes(idx);
   *out = s;
   return TERN_OK;
 }
 
 int tern_stats_free(tern_stats *s) {
+  tern_clear_error();
   if (!s) return TERN_OK;
   free(s->segments);
   free(s);

@@ -214,7 +214,7 @@ int tern_memseg_inv(tern_memseg *m, const tern_minv **out) {
     if (rc == TERN_OK) atomic_store_explicit(&m->inv, inv, memory_order_release);
   }
   pthread_mutex_unlock(&m->mu);
-  if (rc == TERN_OK) *out = inv;
+  *out = rc == TERN_OK ? inv : NULL; /* defined on failure too (gcc -O3) */
   return rc;
 }
 

@@ -182,6 +182,7 @@ static int cmp_cost(const void *a, const void *b) {
 }
 
 int tern_postings_open(tern_postings **out, tern_snapshot *snap, const tern_term *terms, size_t n) {
+  tern_clear_error();
   if (!out || !snap || !terms || n == 0)
     return tern_fail(TERN_EINVAL, "tern_postings_open: bad arguments");
   *out = NULL;
@@ -228,6 +229,7 @@ static int align(tern_postings *p) {
 }
 
 int tern_postings_next(tern_postings *p, uint64_t *doc) {
+  tern_clear_error();
   if (!p || !doc) return tern_fail(TERN_EINVAL, "tern_postings_next: NULL argument");
   if (p->empty || (p->started && p->doc == TERN_NO_MORE_DOCS)) {
     p->started = 1;
@@ -242,6 +244,7 @@ int tern_postings_next(tern_postings *p, uint64_t *doc) {
 }
 
 int tern_postings_advance(tern_postings *p, uint64_t target, uint64_t *doc) {
+  tern_clear_error();
   if (!p || !doc) return tern_fail(TERN_EINVAL, "tern_postings_advance: NULL argument");
   if (p->empty) {
     p->started = 1;
@@ -260,6 +263,7 @@ int tern_postings_advance(tern_postings *p, uint64_t target, uint64_t *doc) {
 }
 
 uint64_t tern_postings_cost(const tern_postings *p) {
+  tern_clear_error();
   if (!p || p->empty || (p->started && p->doc == TERN_NO_MORE_DOCS)) return 0;
   uint64_t c = UINT64_MAX;
   for (size_t i = 0; i < p->n; i++) {
@@ -270,6 +274,7 @@ uint64_t tern_postings_cost(const tern_postings *p) {
 }
 
 int tern_postings_doc(tern_postings *p, tern_slice *key, tern_slice *val) {
+  tern_clear_error();
   if (!p || !key || !val) return tern_fail(TERN_EINVAL, "tern_postings_doc: NULL argument");
   if (!p->started || p->doc == TERN_NO_MORE_DOCS)
     return tern_fail(TERN_EINVAL, "tern_postings_doc: not on a document");
@@ -285,6 +290,7 @@ int tern_postings_doc(tern_postings *p, tern_slice *key, tern_slice *val) {
 }
 
 int tern_postings_close(tern_postings *p) {
+  tern_clear_error();
   if (!p) return TERN_OK;
   for (size_t i = 0; p->terms && i < p->n; i++)
     term_close(&p->terms[i]);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 int tern_snapshot_open(tern_snapshot **out, tern_index *idx) {
+  tern_clear_error();
   if (!out || !idx) return tern_fail(TERN_EINVAL, "tern_snapshot_open: NULL argument");
   *out = NULL;
   tern_snapshot *s = calloc(1, sizeof *s);
@@ -37,6 +38,7 @@ int tern_snapshot_open(tern_snapshot **out, tern_index *idx) {
 }
 
 int tern_snapshot_close(tern_snapshot *s) {
+  tern_clear_error();
   if (!s) return TERN_OK;
   unsigned iters = atomic_load(&s->iters);
   if (iters)
@@ -73,6 +75,7 @@ static int segments_get(const tern_state *st, const void *key, size_t klen, tern
 }
 
 int tern_get(tern_snapshot *s, const void *key, size_t klen, void *buf, size_t cap, size_t *vlen) {
+  tern_clear_error();
   if (!s || !key || klen == 0 || klen > TERN_KEY_MAX || !vlen || (cap && !buf))
     return tern_fail(TERN_EINVAL, "tern_get: bad arguments");
   tern_slice v;
@@ -146,6 +149,7 @@ static int batch_resolve(tern_snapshot *s, const batch_item *items, const uint32
 
 int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batch_fn fn,
                    void *payload) {
+  tern_clear_error();
   if (!s || (n && !keys) || !fn || n >= UINT32_MAX)
     return tern_fail(TERN_EINVAL, "tern_get_batch: bad arguments");
   for (size_t i = 0; i < n; i++)

@@ -38,9 +38,24 @@ struct tern_txn {
   tern_keymap map; /* key -> latest op; bulk: built at the first delete */
   int mapped;
   int has_terms; /* some put has secondary terms */
+  tern_progress_fn progress; /* tern_txn_set_progress; may be NULL */
+  void *progress_payload;
 };
 
+static void report(const tern_txn *t, const char *phase, uint64_t done, uint64_t total) {
+  if (t->progress) t->progress(t->progress_payload, phase, done, total);
+}
+
+int tern_txn_set_progress(tern_txn *txn, tern_progress_fn fn, void *payload) {
+  tern_clear_error();
+  if (!txn) return tern_fail(TERN_EINVAL, "tern_txn_set_progress: NULL transaction");
+  txn->progress = fn;
+  txn->progress_payload = payload;
+  return TERN_OK;
+}
+
 int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
+  tern_clear_error();
   if (!out || !idx || (flags & ~TERN_TXN_BULK))
     return tern_fail(TERN_EINVAL, "tern_txn_begin: bad arguments");
   *out = NULL;
@@ -71,6 +86,7 @@ static void txn_free(tern_txn *t) {
 }
 
 int tern_abort(tern_txn *t) {
+  tern_clear_error();
   if (!t) return tern_fail(TERN_EINVAL, "tern_abort: NULL transaction");
   txn_free(t);
   return TERN_OK;
@@ -118,6 +134,7 @@ static int push_op(tern_txn *t, const uint8_t *kcopy, size_t klen, const uint8_t
 
 int tern_put(tern_txn *t, const void *key, size_t klen, const void *val, size_t vlen,
              const tern_term *terms, size_t nterms) {
+  tern_clear_error();
   if (!t) return tern_fail(TERN_EINVAL, "tern_put: NULL transaction");
   TERN_TRY(check_key(key, klen));
   TERN_TRY(check_doc(val, vlen, terms, nterms));
@@ -166,6 +183,7 @@ static int committed_has(tern_txn *t, const void *key, size_t klen, int *has) {
 }
 
 int tern_delete(tern_txn *t, const void *key, size_t klen) {
+  tern_clear_error();
   if (!t) return tern_fail(TERN_EINVAL, "tern_delete: NULL transaction");
   TERN_TRY(check_key(key, klen));
   if (!t->mapped) {
@@ -420,7 +438,7 @@ static int write_bulk_segment(commit_ctx *c, char *name) {
   c->seg_number = tern_new_segment_number(t->idx, &t->st->rec);
   tern_segment_name(name, c->seg_number);
   int rc = tern_bulk_write(t->idx->dir, name, &t->idx->opts, t->ops, c->uniq, c->nuniq,
-                           t->has_terms, &c->seg_docs);
+                           t->has_terms, &c->seg_docs, t->progress, t->progress_payload);
   if (rc == TERN_OK && c->seg_docs) rc = segment_id(t->idx, name, c->segid);
   if (rc != TERN_OK) {
     tern_seg_remove(t->idx->dir, name);
@@ -434,10 +452,16 @@ static int commit_ops(tern_txn *t, int *segments_changed, tern_rec_state *rec) {
   c.t = t;
   char name[TERN_SEGNAME_MAX] = "";
   int bulk = (t->flags & TERN_TXN_BULK) != 0;
+  report(t, "sort", 0, t->nops);
   int rc = unique_ops(&c);
+  report(t, "sort", t->nops, t->nops);
+  report(t, "resolve", 0, 1);
   if (rc == TERN_OK) rc = resolve_segments(&c);
+  report(t, "resolve", 1, 1);
   if (rc == TERN_OK && bulk) rc = write_bulk_segment(&c, name);
+  report(t, "commit", 0, 1);
   if (rc == TERN_OK) rc = tern_commit_catalog(t->idx, bulk ? apply_bulk : apply_buffered, &c, rec);
+  report(t, "commit", 1, 1);
   if (rc != TERN_OK && bulk && c.seg_docs) tern_discard_new_segment(t->idx, name);
   *segments_changed = rc == TERN_OK && (c.touched || c.seg_docs);
   for (size_t s = 0; c.dels && s < t->st->nslots; s++)
@@ -461,11 +485,17 @@ static int after_commit(tern_index *idx, const tern_rec_state *rec, int segments
 }
 
 int tern_commit(tern_txn *t) {
+  tern_clear_error();
   if (!t) return tern_fail(TERN_EINVAL, "tern_commit: NULL transaction");
   int changed = 0;
   tern_rec_state rec;
   int rc = t->nops ? commit_ops(t, &changed, &rec) : TERN_OK;
-  if (rc == TERN_OK && t->nops) rc = after_commit(t->idx, &rec, changed);
+  if (rc == TERN_OK && t->nops) {
+    report(t, "merge", 0, 1);
+    rc = after_commit(t->idx, &rec, changed);
+    report(t, "merge", 1, 1);
+  }
+  if (rc == TERN_OK) tern_clear_error();
   txn_free(t);
   return rc;
 }

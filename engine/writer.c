@@ -2,6 +2,11 @@
  * writer.c — one writer per index: an in-process flag (threads) and an
  * exclusive flock(2) on DIR/write.lock (processes).  Both are tried, never
  * waited for: a second writer gets TERN_EBUSY at once.
+ *
+ * flock conflicts between two open files of write.lock even in one process,
+ * so a second tern_index on the same directory in this process gets
+ * TERN_EBUSY too; the held locks are listed (by device and inode) so that its
+ * message says so instead of blaming another process.
  */
 #include "engine/index.h"
 
@@ -9,6 +14,44 @@
 
 #include <errno.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { HELD_MAX = 64 };
+static struct held {
+  dev_t dev;
+  ino_t ino;
+  pid_t pid; /* a forked child inherits the list, not the locks' ownership */
+} g_held[HELD_MAX];
+static size_t g_nheld;
+static pthread_mutex_t g_held_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Adds (on = 1) or removes (on = 0) idx's write.lock from the list. */
+static void held_mark(const tern_index *idx, int on) {
+  struct stat sb;
+  if (fstat(idx->lock_fd, &sb) < 0) return;
+  pthread_mutex_lock(&g_held_mu);
+  for (size_t i = 0; i < g_nheld; i++)
+    if (g_held[i].dev == sb.st_dev && g_held[i].ino == sb.st_ino && g_held[i].pid == getpid()) {
+      if (!on) g_held[i] = g_held[--g_nheld];
+      on = 0;
+      break;
+    }
+  if (on && g_nheld < HELD_MAX) g_held[g_nheld++] = (struct held){sb.st_dev, sb.st_ino, getpid()};
+  pthread_mutex_unlock(&g_held_mu);
+}
+
+/* Whether another tern_index of this process holds idx's write.lock. */
+static int held_here(const tern_index *idx) {
+  struct stat sb;
+  if (fstat(idx->lock_fd, &sb) < 0) return 0;
+  int found = 0;
+  pthread_mutex_lock(&g_held_mu);
+  for (size_t i = 0; i < g_nheld && !found; i++)
+    found = g_held[i].dev == sb.st_dev && g_held[i].ino == sb.st_ino && g_held[i].pid == getpid();
+  pthread_mutex_unlock(&g_held_mu);
+  return found;
+}
 
 int tern_writer_lock(tern_index *idx) {
   if (idx->flags & TERN_RDONLY)
@@ -25,11 +68,19 @@ int tern_writer_lock(tern_index *idx) {
   int rc;
   while ((rc = flock(idx->lock_fd, LOCK_EX | LOCK_NB)) < 0 && errno == EINTR) {
   }
-  if (rc == 0) return TERN_OK;
+  if (rc == 0) {
+    held_mark(idx, 1);
+    return TERN_OK;
+  }
   int err = errno;
   pthread_mutex_lock(&idx->mu);
   idx->writing = 0;
   pthread_mutex_unlock(&idx->mu);
+  if (err == EWOULDBLOCK && held_here(idx))
+    return tern_fail(TERN_EBUSY,
+                     "%s: another handle of this index in this process holds the write lock "
+                     "(open an index once per process)",
+                     idx->dir);
   if (err == EWOULDBLOCK)
     return tern_fail(TERN_EBUSY, "%s: another process holds the write lock", idx->dir);
   errno = err;
@@ -37,6 +88,7 @@ int tern_writer_lock(tern_index *idx) {
 }
 
 void tern_writer_unlock(tern_index *idx) {
+  held_mark(idx, 0);
   flock(idx->lock_fd, LOCK_UN);
   pthread_mutex_lock(&idx->mu);
   idx->writing = 0;

@@ -1,31 +1,101 @@
 /*
- * tern.h — the one public header of tern, an embedded primary-key index.
+ * tern.h — the one public header of tern, an embedded primary-key index, and
+ * its manual.
  *
  * tern stores documents: a primary key (1 to TERN_KEY_MAX bytes, any bytes),
  * a value (0 to TERN_VALUE_MAX bytes), and secondary terms (field, term)
  * pairs that postings queries find the document by.
  *
- * Design in one paragraph.  Small and mutable state (the catalog of segments,
- * their deletion counts, the options and the most recent writes) lives in an
- * LMDB environment inside the index directory, so a small commit is one LMDB
- * transaction.  Large and immutable state lives in segments written by tern's
- * own codec: a prefix-compressed terms dictionary in 4 KiB blocks with a
- * resident terms index, where a key's value and doc id are inlined in its
- * dictionary entry ("pulsing"), so a lookup on a cold cache reads one page.
- * Deletions are recorded per segment as live docs; segments are merged in
- * the background of writes by a tiered policy.  See docs/ARCHITECTURE.md.
+ * DESIGN.  Small and mutable state (the catalog of segments, their live
+ * docs, the options and the most recent writes, "the buffer") lives in an
+ * LMDB environment, DIR/catalog.mdb, so a small commit is one LMDB
+ * transaction.  Large and immutable state lives in segments written by
+ * tern's own codec (DIR/sNNNNNNNNNNNN.*): a prefix-compressed terms
+ * dictionary in 4 KiB blocks with a resident terms index, where a key's value
+ * and doc id are inlined in its dictionary entry ("pulsing"), so a lookup on
+ * a cold cache reads one page.  Deletions are recorded per segment as live
+ * docs in the catalog; segments are merged by a tiered policy when commits
+ * add segments.  docs/ARCHITECTURE.md has the whole design, docs/FORMAT.md
+ * every byte.
  *
- * Conventions.
- *  - Every call returns an int status: TERN_OK (0) or a negative code.
- *    Codes in the TERN_E... band are tern's own; an I/O failure returns the
- *    negated errno (-ENOENT, -EACCES, -ENOSPC, ...).  tern_strerror() turns
- *    either into text; tern_errmsg() gives the calling thread's detailed
- *    message for its last failure (which file, which line, which check).
+ * CONVENTIONS.
+ *  - Every call returns an int status: TERN_OK (0) or a negative code (the
+ *    one exception, tern_postings_cost(), returns a count).  Codes in the
+ *    TERN_E... band are tern's own; an I/O failure returns the negated errno
+ *    (-ENOENT, -EACCES, -ENOSPC, -EIO, ...).  Every call can return
+ *    TERN_EINVAL for NULL handles or out-parameters and TERN_ENOMEM; the
+ *    lists below name the others.  tern_strerror() turns a status into
+ *    text; tern_errmsg() gives the calling thread's detailed message (which
+ *    file, which line, which check) of its last failed call and is "" after
+ *    a call that succeeded or returned TERN_NOTFOUND.
  *  - Handles are opaque and allocated by tern; out-parameters come first.
+ *    On failure an out-handle is set to NULL.
  *  - Byte strings are (pointer, length) pairs; keys and terms may hold NUL.
- *  - Threads: a tern_index may be shared by threads.  One write transaction
- *    exists at a time per index, across processes too.  A tern_snapshot may
- *    be used by many threads at once; a tern_postings by one thread at a time.
+ *    tern copies what it keeps: the caller's buffers may be reused as soon
+ *    as a call returns.  Pointers tern returns (values of tern_postings_doc,
+ *    of a tern_batch_fn, options' field names, stats) point into memory tern
+ *    owns, valid for the lifetime each call states; never free them.
+ *
+ * HANDLES AND LIFETIMES.  tern_index (an open directory) outlives
+ * everything opened from it: tern_close() fails with TERN_EBUSY while a
+ * snapshot or the write transaction is open.  A tern_snapshot is one commit,
+ * frozen: it sees nothing later, and the segment files it reads stay on disk
+ * (even after a merge dropped them) until the last snapshot holding them is
+ * closed, so a snapshot held for hours holds disk space.  A tern_postings
+ * belongs to the snapshot it was opened on and must be closed before it;
+ * doc ids are numbers inside that snapshot only (they change with merges).
+ * A tern_txn is begun and ended (tern_commit / tern_abort) on its index.
+ *
+ * THREADS.  A tern_index may be used by any number of threads at once.  A
+ * tern_snapshot too: tern_get, tern_get_batch and tern_postings_open on one
+ * snapshot from many threads need no locking and take none (a snapshot holds
+ * no LMDB transaction).  A tern_postings and a tern_txn are used by one
+ * thread at a time (they may move between threads).  One write transaction
+ * exists at a time per index, across threads and processes: a second
+ * tern_txn_begin, tern_flush or tern_compact gets TERN_EBUSY at once, never
+ * waits.  tern_errmsg() is per thread.
+ *
+ * PROCESSES.  Any number of processes may open one index; each sees the
+ * commits of the others from its next snapshot on, and they share the one
+ * writer (TERN_EBUSY across processes).  Within one process, open a
+ * directory once and share the handle between threads: LMDB allows one
+ * environment per file per process, so a second tern_index on the same
+ * directory gets TERN_EBUSY when it tries to write while the first writes
+ * ("another handle ... in this process"), and it keeps tern_compact from
+ * shrinking the catalog.  Across fork(): the child must not use, or close,
+ * handles of the parent (LMDB's environments do not survive fork); it opens
+ * the index anew (or execs).  A process killed at any moment loses no
+ * commit that returned, and leaves no visible half commit: the next open
+ * removes the files an unfinished commit wrote.
+ *
+ * COSTS.  tern_get of a key: in the buffer, a binary search in memory; then
+ * per segment, newest first, a range check and a filter probe in memory
+ * (absent keys stop here ~99% of the time), one 4 KiB block read for the
+ * dictionary (a page fault, or a pread with TERN_PREAD), one more read of the
+ * postings when the key is not pulsed (threshold 0) and one of .val when
+ * its value exceeds inline_value_max.  A present key on a cold cache costs
+ * one read with the defaults.  tern_get_batch costs the same reads at most,
+ * fewer when keys share blocks.  A commit without TERN_TXN_BULK is one LMDB
+ * write transaction (two fsyncs) holding the documents in the buffer; when
+ * the buffer passes write_buffer_bytes the commit also writes it out as a
+ * segment (tern_flush) and may merge segments, in the committing thread.  A
+ * TERN_TXN_BULK commit sorts the documents, writes them as one segment
+ * (fsync of each file and the directory), then commits the catalog; it
+ * takes memory for all its documents until then.  docs/BENCHMARKS.md has
+ * the measured figures.
+ *
+ * SPACE.  TERN_EFULL means the catalog reached map_size (64 GiB by
+ * default); the remedy is to reopen the index with a larger
+ * tern_options.map_size (the stored value grows) or to tern_flush the
+ * buffered writes into a segment.  LMDB reuses the catalog's free pages but
+ * never shrinks its file; tern_compact does (see there).
+ *
+ * BACKUP.  There is no tern_backup() in this version.  A consistent copy is
+ * a copy of every file of DIR except catalog.mdb-lock taken while no writer
+ * runs: hold the write lock yourself (tern_txn_begin in a process of yours,
+ * which keeps other writers out with TERN_EBUSY, and tern_abort after the
+ * copy), copy the files, then check the copy with tern_verify.  Readers may
+ * keep reading meanwhile.
  */
 #ifndef TERN_H
 #define TERN_H
@@ -37,13 +107,20 @@
 extern "C" {
 #endif
 
+/* libtern.so is built with -fvisibility=hidden: the functions declared
+ * between this push and its pop are all it exports. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /** @defgroup version Versions
  *  The library version; the on-disk formats carry their own (docs/FORMAT.md).
  *  @{ */
 #define TERN_VERSION_MAJOR 0
 #define TERN_VERSION_MINOR 1
 #define TERN_VERSION_PATCH 0
-/** Returns "MAJOR.MINOR.PATCH" of the library linked in. */
+/** Returns "MAJOR.MINOR.PATCH" of the library linked in (a static string;
+ *  never fails, any thread).  The soname's number is TERN_VERSION_MAJOR. */
 const char *tern_version(void);
 /** @} */
 
@@ -59,7 +136,8 @@ const char *tern_version(void);
 #define TERN_ENOMEM (-30705)    /**< out of memory */
 #define TERN_ERANGE (-30706)    /**< caller's buffer too small; the needed size is reported */
 #define TERN_ENOTINDEX (-30707) /**< the directory is not a tern index */
-#define TERN_EFULL (-30708)     /**< the catalog's map is full (raise map_size) */
+#define TERN_EFULL (-30708)     /**< the catalog's map is full: reopen with a larger
+                                     map_size, or tern_flush (see SPACE above) */
 /** The commit (or flush) is durable and visible, but work run after it
  *  (flushing the buffer, merging) failed: tern_errmsg() gives the cause,
  *  tern_stats_get() keeps it (last_error). Nothing is lost; the next
@@ -68,11 +146,14 @@ const char *tern_version(void);
 #define TERN_EPARTIAL (-30709)
 #define TERN_ELAST TERN_EPARTIAL
 
-/** Text for a status: tern's own codes, or a negated errno. Never NULL. */
+/** Text for a status: tern's own codes, or a negated errno.  A static
+ *  string, never NULL ("unknown status" for other values); any thread. */
 const char *tern_strerror(int status);
 /** The calling thread's message for its last failed call, naming the file or
- *  input that failed when there was one; "" when none.  Valid until the
- *  thread's next tern call. */
+ *  input that failed when there was one; "" when none and after every call
+ *  that succeeded or returned TERN_NOTFOUND (each call clears it first).
+ *  Thread-local storage owned by tern: valid until the thread's next tern
+ *  call; copy it to keep it. */
 const char *tern_errmsg(void);
 /** @} */
 
@@ -89,10 +170,11 @@ const char *tern_errmsg(void);
 
 /** @defgroup types Handles and plain types
  *  @{ */
-typedef struct tern_index tern_index;       /**< an open index directory */
-typedef struct tern_txn tern_txn;           /**< the write transaction */
-typedef struct tern_snapshot tern_snapshot; /**< a read view of one commit */
-typedef struct tern_postings tern_postings; /**< documents having terms */
+typedef struct tern_index tern_index;       /**< an open index directory; outlives the rest */
+typedef struct tern_txn tern_txn;           /**< the write transaction: one thread at a time */
+typedef struct tern_snapshot tern_snapshot; /**< a read view of one commit: any threads */
+typedef struct tern_postings tern_postings; /**< documents having terms; closed before its
+                                                 snapshot, one thread at a time */
 
 /** A byte string. */
 typedef struct tern_slice {
@@ -119,7 +201,9 @@ typedef struct tern_field_option {
 
 /** @defgroup options Index options
  *  Fixed when an index is created and kept in its catalog; reopening reads
- *  them back and ignores what the caller passes.
+ *  them back and ignores what the caller passes, except map_size: a larger
+ *  map_size given to tern_open (not read-only) grows the map and is stored;
+ *  a smaller one is ignored (the map never shrinks).
  *  @{ */
 #define TERN_OPTIONS_VERSION 1
 typedef struct tern_options {
@@ -128,11 +212,14 @@ typedef struct tern_options {
   uint32_t inline_value_max;    /**< values up to this size sit in the key's entry (64) */
   uint32_t bloom_bits_per_key;  /**< membership filter size per key (10; 0 = no filter) */
   uint64_t write_buffer_bytes;  /**< buffered writes past this become a segment (8 MiB) */
-  uint64_t map_size;            /**< LMDB map size, the catalog's ceiling (64 GiB) */
+  uint64_t map_size;            /**< LMDB map size, the catalog's ceiling (64 GiB; at least
+                                     1 MiB); address space, not disk: the file grows
+                                     as it fills */
   const tern_field_option *fields; /**< per-field thresholds overriding the default */
   size_t nfields;
 } tern_options;
-/** Fills `opts` with the defaults above. */
+/** Fills `opts` with the defaults above (fields NULL, nfields 0).
+ *  Errors: TERN_EINVAL (opts NULL).  Any thread. */
 int tern_options_init(tern_options *opts);
 /** @} */
 
@@ -145,94 +232,172 @@ int tern_options_init(tern_options *opts);
                                 on some virtual machines), a warm one costs a system call
                                 too (much dearer); see docs/ARCHITECTURE.md */
 
-/** Opens the index in `dir`.  With TERN_CREATE, creates `dir` and the index
- *  when absent, with `opts` (NULL for the defaults).  Removes files that a
- *  crashed writer left uncommitted.  The catalog is checked before anything
- *  reads or writes it; an open never re-creates or resets an index.
- *  Errors: TERN_ENOTINDEX (no index and no TERN_CREATE, a foreign
- *  directory, or another program's LMDB file as the catalog),
- *  TERN_EVERSION, TERN_ECORRUPT (a damaged, truncated or non-regular
- *  catalog, a table or record missing, or segment files without a sound
- *  catalog: nothing is written or removed), TERN_EINVAL (bad options),
- *  -errno. */
+/** Opens the index in `dir` (copied; the caller's string may go).  With
+ *  TERN_CREATE, creates `dir` and the index when `dir` is absent or empty,
+ *  with `opts` (NULL for the defaults; copied, field names included).  An
+ *  existing index keeps its stored options (but see map_size above).
+ *  Unless TERN_RDONLY, and when no writer is at work, removes the files a
+ *  crashed writer left uncommitted.  Costs a few small reads of the
+ *  catalog and a directory scan; segment files are opened by the first
+ *  snapshot.  Open a directory once per process (PROCESSES above).
+ *  Errors: TERN_ENOTINDEX (no index and no TERN_CREATE, a directory holding
+ *  other files, not a directory, or another program's LMDB file as the catalog), TERN_EVERSION (catalog of another
+ *  format), TERN_ECORRUPT (a damaged, truncated or non-regular catalog, a
+ *  table or record missing, or segment files without a sound catalog:
+ *  nothing is written or removed; the catalog is checked before anything
+ *  reads or writes it, and an open never re-creates or resets an index),
+ *  TERN_EINVAL (bad flags or options, TERN_CREATE with TERN_RDONLY),
+ *  TERN_EFULL (growing map_size failed), TERN_EBUSY (LMDB's reader table
+ *  full), -errno (-EACCES, -ENOENT of a parent, -ENOSPC when creating). */
 int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_options *opts);
-/** Closes the index.  Snapshots and the write transaction must be closed
- *  first (TERN_EBUSY otherwise, and nothing is closed). */
+/** Closes the index and frees it; NULL is a no-op.  Snapshots (and their
+ *  postings) and the write transaction must be closed first: TERN_EBUSY
+ *  otherwise, and nothing is closed.  Not concurrently with other calls on
+ *  the same handle. */
 int tern_close(tern_index *idx);
-/** The options the index was created with.  `out->fields` points into the
- *  index and is valid until tern_close(). */
+/** The options the index was created with (map_size: the current one).
+ *  `out->fields` points into the index, valid until tern_close(); do not
+ *  free it.  Errors: TERN_EINVAL.  No I/O; any thread. */
 int tern_get_options(const tern_index *idx, tern_options *out);
 /** @} */
 
 /** @defgroup write Write transactions
- *  One at a time per index, across threads and processes.  Nothing a
- *  transaction does is visible to snapshots until tern_commit() returns;
- *  after it returns, a crash loses none of it.
+ *  One at a time per index, across threads and processes (never waited
+ *  for: TERN_EBUSY).  A transaction reads the commit it began on: its own
+ *  writes are not visible to lookups (snapshots see commits only), but
+ *  tern_delete sees its earlier puts.  Nothing it does is visible to
+ *  snapshots until tern_commit() returns TERN_OK; after that a crash loses
+ *  none of it.  Writes are held in memory (copied) until the commit.
  *  @{ */
 #define TERN_TXN_BULK 0x1u /**< buffer the whole transaction in memory and write
                                 it as new segments at commit (imports) */
 
-/** Begins the write transaction.  Errors: TERN_EBUSY if another is open
- *  (in this process or another), TERN_EINVAL on a read-only index. */
+/** Begins the write transaction; the caller must end it with tern_commit
+ *  or tern_abort (which free it).  Takes the index's write lock (a flock
+ *  of DIR/write.lock) without waiting.  Errors: TERN_EBUSY if a transaction,
+ *  flush or compaction is open (this handle, another handle in this process,
+ *  or another process: tern_errmsg() says which), TERN_EINVAL on a read-only
+ *  index or bad flags, -errno. */
 int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags);
 /** Inserts the document with primary key `key`, or replaces the one the
- *  key has.  Errors: TERN_EINVAL (empty or too long key, value, field or
- *  term). */
+ *  key has (value and all its terms).  Key, value and terms are copied.
+ *  `terms` may be NULL when nterms is 0.
+ *  Costs memory only (no I/O) until the commit.
+ *  Errors: TERN_EINVAL (empty or too long key, value over TERN_VALUE_MAX,
+ *  bad field or term; the transaction stays usable), TERN_ENOMEM. */
 int tern_put(tern_txn *txn, const void *key, size_t klen, const void *val, size_t vlen,
              const tern_term *terms, size_t nterms);
 /** Deletes the document with primary key `key`.  TERN_NOTFOUND when the
- *  transaction sees no such document (nothing changes). */
+ *  transaction sees no such document (nothing changes; not a failure).
+ *  Costs a lookup of the key in the commit the transaction began on (as
+ *  tern_get) unless the transaction itself put the key.
+ *  Errors: TERN_EINVAL (bad key), TERN_ECORRUPT and -errno from that
+ *  lookup. */
 int tern_delete(tern_txn *txn, const void *key, size_t klen);
 /** Makes the transaction durable and visible, and frees it (even on error:
- *  a failed commit changes nothing).  TERN_EPARTIAL: the commit is durable
- *  and visible, but the flush or merge run after it failed (the cause in
- *  tern_errmsg() and in tern_stats_get()).  A full disk is -ENOSPC, a full
- *  catalog map TERN_EFULL. */
+ *  a failed commit changes nothing, and a crash during it leaves the index
+ *  at the previous commit).  A transaction with nothing in it costs
+ *  nothing.  Cost: see COSTS above; snapshots keep reading meanwhile.
+ *  TERN_EPARTIAL: the commit is durable and visible, but the flush or
+ *  merge run after it failed (the cause in tern_errmsg() and in
+ *  tern_stats_get(); the next writer retries it).
+ *  Errors: TERN_EFULL (the catalog's map is full: SPACE above),
+ *  TERN_ECORRUPT (a segment it must read is damaged), TERN_EBUSY (the
+ *  catalog changed under the writer: another process broke the lock
+ *  protocol), -errno (-ENOSPC, -EIO while writing a segment or the
+ *  catalog), TERN_ENOMEM. */
 int tern_commit(tern_txn *txn);
-/** Drops the transaction's writes and frees it. */
+/** Drops the transaction's writes, releases the write lock and frees it;
+ *  NULL is a no-op.  Never fails otherwise. */
 int tern_abort(tern_txn *txn);
+
+/** Told by tern_commit() how far it is, on the committing thread: `phase` is
+ *  "sort", "resolve", "write", "terms", "sync", "commit" and "merge" (the
+ *  flush or merges the commit may trigger, often nothing), in this order (a
+ *  transaction without TERN_TXN_BULK has no "write", "terms" and "sync"),
+ *  and `done` of `total` units: documents for "sort" and "write", else 0 of 1
+ *  at the start of the phase and 1 of 1 at its end.  Each phase reports its
+ *  start and its end at least; "write" also every 4096 documents.  The
+ *  callback must not call tern functions on this index. */
+typedef void (*tern_progress_fn)(void *payload, const char *phase, uint64_t done, uint64_t total);
+/** Sets the progress callback of `txn` (fn NULL: none, the default).
+ *  Errors: TERN_EINVAL (txn NULL). */
+int tern_txn_set_progress(tern_txn *txn, tern_progress_fn fn, void *payload);
 /** @} */
 
 /** @defgroup read Snapshots and lookups
- *  A snapshot sees exactly the last commit made before it was opened, for as
- *  long as it is held, through later commits and merges.
+ *  A snapshot sees exactly the last commit made before it was opened (by
+ *  any process), for as long as it is held, through later commits and
+ *  merges.  Open one per batch of reads: opening is cheap when nothing was
+ *  committed since the last one (a catalog read), dearer after a commit
+ *  (new segments' files are opened and mapped, the buffer is copied).
  *  @{ */
+/** Opens a snapshot of the last commit.  Errors: TERN_ECORRUPT (a segment
+ *  or live docs of that commit are damaged, naming the file), TERN_EBUSY
+ *  (LMDB's reader table is full), -errno (opening a segment file). */
 int tern_snapshot_open(tern_snapshot **out, tern_index *idx);
 /** Closes the snapshot.  TERN_EBUSY (and nothing is closed) while postings
- *  iterators opened on it are still open. */
+ *  iterators opened on it are still open.  Segment files that later merges
+ *  dropped are unlinked when no snapshot holds them any more.  NULL is a
+ *  no-op. */
 int tern_snapshot_close(tern_snapshot *snap);
 
-/** Looks up `key`.  On TERN_OK the value's length is in *vlen and, when it
- *  fits in `cap` bytes, its bytes are in `buf`; when it does not fit,
- *  TERN_ERANGE with *vlen set (call again with a larger buffer).
- *  TERN_NOTFOUND when absent. */
+/** Looks up `key` in the snapshot.  On TERN_OK the value's length is in
+ *  *vlen and its bytes are copied to `buf` (which may be NULL when cap is
+ *  0); when it does not fit in `cap` bytes, TERN_ERANGE with *vlen set
+ *  (call again with a larger buffer).  TERN_NOTFOUND when absent (not a
+ *  failure).  Cost: COSTS above (one read of one page, cold, with the
+ *  defaults).  Errors: TERN_EINVAL (bad key), TERN_ECORRUPT (naming the
+ *  file; never a wrong value), -errno (-EIO of a pread; with a mapping, a
+ *  file truncated by someone else under it raises SIGBUS, which TERN_PREAD
+ *  avoids). */
 int tern_get(tern_snapshot *snap, const void *key, size_t klen, void *buf, size_t cap,
              size_t *vlen);
 
-/** Called once per key of tern_get_batch(), in input order.  `status` is
- *  TERN_OK (val, vlen set, valid during the call only) or TERN_NOTFOUND.
- *  A non-zero return stops the batch, and tern_get_batch() returns it. */
+/** Called once per key of tern_get_batch(), in input order, on the
+ *  caller's thread, after every key was looked up.  `status` is TERN_OK
+ *  (val, vlen set; the bytes are valid during the call only) or
+ *  TERN_NOTFOUND.  A non-zero return stops the batch, and tern_get_batch()
+ *  returns it. */
 typedef int (*tern_batch_fn)(void *payload, size_t i, int status, const void *val,
                              size_t vlen);
-/** Looks up `n` keys, visiting each segment's blocks in key order so that a
- *  cold batch reads each block once and in file order. */
+/** Looks up `n` keys (any order, duplicates allowed; n 0 does nothing),
+ *  visiting each segment's blocks in key order so that a cold batch reads
+ *  each block once and in file order.  Memory: O(n) plus the found values
+ *  (copied until the callbacks ran); split very large batches.  Nothing is
+ *  called back when a lookup fails.  Errors: TERN_EINVAL (a bad key: none
+ *  is looked up; fn NULL), TERN_ECORRUPT, -errno, TERN_ENOMEM, or fn's
+ *  non-zero return. */
 int tern_get_batch(tern_snapshot *snap, const tern_slice *keys, size_t n, tern_batch_fn fn,
                    void *payload);
 
-/** Opens an iterator over the live documents having all `n` terms (n >= 1),
- *  in doc-id order, advancing the cheapest first.  A term no document has
- *  gives an empty iterator (cost 0), not an error. */
+/** Opens an iterator over the snapshot's live documents having all `n`
+ *  terms (n >= 1; `terms` copied), in doc-id order, advancing the cheapest
+ *  first (leapfrog).  A term no document has gives an empty iterator (cost
+ *  0), not an error.  Cost: one dictionary lookup per term and segment.
+ *  The iterator belongs to `snap`: close it before the snapshot.
+ *  Errors: TERN_EINVAL (n 0, bad field or term), TERN_ECORRUPT, -errno. */
 int tern_postings_open(tern_postings **out, tern_snapshot *snap, const tern_term *terms,
                        size_t n);
-/** Moves to the next document; *doc is its id, or TERN_NO_MORE_DOCS. */
+/** Moves to the next document; *doc is its id (valid in this snapshot
+ *  only), or TERN_NO_MORE_DOCS at the end (and on every call after).
+ *  Cost: postings reads of the terms, block by block.
+ *  Errors: TERN_ECORRUPT (naming the file), -errno. */
 int tern_postings_next(tern_postings *p, uint64_t *doc);
-/** Moves to the first document whose id is >= target (never backwards). */
+/** Moves to the first document whose id is >= target (never backwards: a
+ *  target at or before the current document leaves it there).  Skips whole
+ *  postings blocks.  Errors: as tern_postings_next. */
 int tern_postings_advance(tern_postings *p, uint64_t target, uint64_t *doc);
-/** An upper bound of the number of documents left to visit. */
+/** An upper bound of the number of documents left to visit (0 when
+ *  exhausted, or p NULL); no I/O. */
 uint64_t tern_postings_cost(const tern_postings *p);
-/** The current document's key and value; pointers are valid until the
- *  iterator moves or closes. */
+/** The current document's key and value; the pointers are into tern's
+ *  memory, valid until the iterator moves or closes.  Cost: the document's
+ *  key entry (one block read on a cold cache) and its value.
+ *  Errors: TERN_EINVAL (no current document: before the first next or at
+ *  the end), TERN_ECORRUPT, -errno. */
 int tern_postings_doc(tern_postings *p, tern_slice *key, tern_slice *val);
+/** Frees the iterator; NULL is a no-op. */
 int tern_postings_close(tern_postings *p);
 /** @} */
 
@@ -330,22 +495,38 @@ int tern_backup(tern_snapshot *snap, const char *dest);
 
 /** @defgroup maint Maintenance and statistics
  *  @{ */
-/** Writes the buffered writes as a segment (a commit of its own).
- *  TERN_EPARTIAL when the segment is committed but the merges after it failed. */
+/** Writes the buffered writes as a segment (a commit of its own, taking the
+ *  write lock; cost as a bulk commit of the buffer), then runs the merge
+ *  policy.  Nothing to do on an empty buffer.  TERN_EPARTIAL when the
+ *  segment is committed but the merges after it failed.
+ *  Errors: TERN_EBUSY (a writer is at work), TERN_EINVAL (read-only),
+ *  TERN_EFULL, TERN_ECORRUPT, -errno. */
 int tern_flush(tern_index *idx);
 /** Merges every segment and the buffer into one segment without deleted
- *  documents.  Verifies every input's checksums first: TERN_ECORRUPT naming
- *  the damaged segment, which stays as it is (nothing is written). */
+ *  documents (reads and writes the whole index: cost proportional to its
+ *  size; snapshots keep reading the old segments until closed).  Verifies
+ *  every input's checksums first: TERN_ECORRUPT naming the damaged
+ *  segment, which stays as it is (nothing is written).  Then, when this
+ *  handle holds the directory alone (no other handle open on it in any
+ *  process, no snapshot open on this one), rewrites catalog.mdb without
+ *  its free pages (LMDB's compacting copy, renamed over it); otherwise the
+ *  catalog is left as it is (also while another thread of this process
+ *  runs tern_verify or tern_stats_get on the handle; those started during
+ *  the swap wait for it).  Errors: TERN_EBUSY (a writer is at work),
+ *  TERN_EINVAL (read-only), TERN_EFULL, TERN_ECORRUPT, -errno (-ENOSPC: it
+ *  needs room for a second copy of the index). */
 int tern_compact(tern_index *idx);
-/** Checks every checksum and structural invariant of the last commit.
- *  TERN_ECORRUPT with tern_errmsg() naming the file when unsound. */
+/** Checks every checksum and structural invariant of the last commit:
+ *  reads every file of it (cost: a full read of the index).  TERN_ECORRUPT
+ *  with tern_errmsg() naming the file when unsound; TERN_EBUSY when other
+ *  processes kept committing during 8 attempts; -errno. */
 int tern_verify(tern_index *idx);
 
 typedef struct tern_segment_stats {
   uint64_t id;              /**< segment number, also in its file names */
   uint64_t max_doc;         /**< documents written, deleted included */
   uint64_t deleted;         /**< documents deleted since */
-  const char *livedocs_form;/**< "none", "sparse", "dense" or "mixed" */
+  const char *livedocs_form;/**< "none", "sparse", "dense", "runs" or "mixed" */
   uint64_t livedocs_bytes;  /**< bytes the live docs hold in memory */
   uint64_t terms;           /**< terms over all fields, primary key included */
   uint64_t pulsed_terms;    /**< terms whose postings are inlined */
@@ -371,12 +552,20 @@ typedef struct tern_stats {
   const char *last_error_msg;
   uint64_t last_error_commit;
   size_t nskipped; /**< segments merges skip: they failed verification as merge input */
+  uint64_t catalog_bytes; /**< size of the catalog file (catalog.mdb), free pages included */
 } tern_stats;
 
-/** Statistics of the last commit; free with tern_stats_free(). */
+/** Statistics of the last commit, from memory and the catalog (no segment
+ *  reads); *out is tern's, valid until tern_stats_free() (its strings are
+ *  static).  Errors: TERN_ECORRUPT, -errno (as tern_snapshot_open). */
 int tern_stats_get(tern_stats **out, tern_index *idx);
+/** Frees statistics; NULL is a no-op. */
 int tern_stats_free(tern_stats *stats);
 /** @} */
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

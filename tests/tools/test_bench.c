@@ -332,7 +332,7 @@ static void test_codec_small_run(void **state) {
   /* tern-pulse1/0 x mmap/pread x 4 phases + LMDB x 4 phases, one run */
   assert_int_equal(c.nlines, 1 + 2 * 2 * 4 + 4);
   for (size_t i = 1; i < c.nlines; i++) {
-    char *f[16];
+    char *f[16] = {0};
     assert_int_equal(split(c.lines[i], f, 16), 11);
     assert_string_equal(f[10], "0"); /* errors */
   }
@@ -340,7 +340,7 @@ static void test_codec_small_run(void **state) {
   csv_load(&c, zipf);
   assert_int_equal(c.nlines, 1 + 3);
   for (size_t i = 1; i < c.nlines; i++) {
-    char *f[16];
+    char *f[16] = {0};
     assert_int_equal(split(c.lines[i], f, 16), 15);
     assert_string_equal(f[14], "0");         /* errors */
     assert_true(strtod(f[11], NULL) >= 1.0); /* a cold term lookup reads at least once */

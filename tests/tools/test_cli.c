@@ -721,6 +721,68 @@ static void test_stats_compact_flush(void **state) {
   free(dir);
 }
 
+static long long file_size(const char *dir, const char *name) {
+  char *p = tu_path(dir, name);
+  struct stat sb;
+  assert_int_equal(stat(p, &sb), 0);
+  free(p);
+  return (long long)sb.st_size;
+}
+
+/* What a newcomer meets first: singular counts, a silent import when stderr
+ * is not a terminal, the catalog in stats, long keys cut in errors, and
+ * `get` answering the keys before a malformed one. */
+static void test_newcomer_details(void **state) {
+  (void)state;
+  char *dir = new_index_dir("cli-newcomer");
+  const char one[] = "a\t1\tf:x\n";
+  result r = RUN_IN(one, sizeof one - 1, "import", dir);
+  expect_code(&r, 0);
+  /* Not a terminal: no progress line, only the summary. */
+  expect_one_line(&r, dir);
+  if (!strstr(r.err, ": 1 document imported in ")) fail_msg("summary: %s", r.err);
+  free_result(&r);
+  const char more[] = "b\t2\nc\t3\n";
+  r = RUN_IN(more, sizeof more - 1, "import", dir);
+  if (!strstr(r.err, ": 2 documents imported in ")) fail_msg("summary: %s", r.err);
+  free_result(&r);
+
+  r = RUN("stats", "--json", dir);
+  expect_code(&r, 0);
+  long long cat = json_int(r.out, "catalog_bytes");
+  assert_true(cat > 0);
+  assert_int_equal(cat, file_size(dir, "catalog.mdb"));
+  assert_int_equal(json_int(r.out, "total_bytes"), json_int(r.out, "bytes") + cat);
+  free_result(&r);
+  r = RUN("stats", dir);
+  char line[64];
+  snprintf(line, sizeof line, "\ncatalog   %lld bytes\n", cat);
+  if (!strstr(r.out, line)) fail_msg("stats table lacks '%s':\n%s", line, r.out);
+  free_result(&r);
+
+  /* A 5000-byte key: the error shows 64 bytes and the length. */
+  char *longkey = malloc(5001);
+  memset(longkey, 'k', 5000);
+  longkey[5000] = '\0';
+  r = RUN("get", dir, longkey);
+  expect_code(&r, 2);
+  expect_one_line(&r, "tern: key 'kkkk");
+  assert_true(r.errlen < 200);
+  assert_non_null(strstr(r.err, "(5000 bytes)"));
+  free_result(&r);
+  free(longkey);
+
+  /* Streaming: a, b answered (and d reported missing) before the bad line. */
+  const char keys[] = "a\nd\nb\n\\q\nc\n";
+  r = RUN_IN(keys, sizeof keys - 1, "get", dir, "-");
+  expect_code(&r, 2);
+  assert_string_equal(r.out, "a\t1\nb\t2\n");
+  assert_non_null(strstr(r.err, "4: bad escape"));
+  assert_non_null(strstr(r.err, "not found: d\n"));
+  free_result(&r);
+  free(dir);
+}
+
 /* The path of the first *.tix file under dir (one level of subdirectories). */
 static char *find_tix(const char *dir) {
   DIR *dh = opendir(dir);
@@ -921,6 +983,7 @@ int main(void) {
       cmocka_unit_test(test_malformed_import_changes_nothing),
       cmocka_unit_test(test_stats_compact_flush),
       cmocka_unit_test(test_verify_finds_corruption),
+      cmocka_unit_test(test_newcomer_details),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,6 +53,14 @@ int cli_fail(const char *what, int status);
 /* Prints "tern: " and the message; returns CLI_FAIL. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* `s` for a message: whole when at most CLI_QUOTE_KEEP bytes, else its
+ * first CLI_QUOTE_KEEP bytes and "…(N bytes)", so that a 16 MiB operand
+ * does not fill the terminal.  Writes into `out`; returns it. */
+enum { CLI_QUOTE_KEEP = 64, CLI_QUOTE_MAX = CLI_QUOTE_KEEP + 40 };
+const char *cli_quote(const char *s, size_t len, char out[CLI_QUOTE_MAX]);
+/* "1 document", "2 documents": `one` and `many` by n. */
+const char *cli_plural(uint64_t n, const char *one, const char *many);
+
 /* Prints "FILE:LINE: reason" (or "LINE: reason" without a file name) for a
  * malformed input line; returns CLI_FAIL. */
 int cli_line_error(const char *file, uint64_t line, const char *reason);

@@ -5,6 +5,8 @@
  * CHUNK_BYTES of key bytes), so a cold lookup of many keys reads each block
  * once and in file order, while memory stays bounded for any input size.
  * The chunk's key bytes live in one arena reused from chunk to chunk.
+ * Results stream: a malformed key stops the command (exit 2) after the
+ * results of every key before it, wherever it falls in a chunk.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -80,7 +82,10 @@ static int get_all(const char *dir, tern_snapshot *snap, cli_keys *ks) {
   if (!c.offs || !c.keys) rc = cli_error("%s", strerror(ENOMEM));
   while (rc == CLI_OK && (more = cli_keys_next(ks, &key)) != 0) {
     if (more < 0) {
-      rc = CLI_FAIL;
+      /* Streaming: the keys before a malformed one are answered, as they
+       * would be had the bad key come in a later chunk. */
+      int st = chunk_run(&c, snap);
+      rc = st ? cli_fail(dir, st) : CLI_FAIL;
     } else if (chunk_add(&c, &key)) {
       rc = cli_error("%s", strerror(ENOMEM));
     } else if (c.n == CHUNK_KEYS || c.used >= CHUNK_BYTES) {

@@ -69,11 +69,12 @@ static void print_summary(const import_run *r) {
   double secs = progress_elapsed(&r->prog);
   double rate = secs > 0 ? (double)r->docs / secs : 0;
   if (r->dry_run)
-    fprintf(stderr, "%s: %llu documents checked in %.2f s (%.0f docs/s)\n", r->dir,
-            (unsigned long long)r->docs, secs, rate);
+    fprintf(stderr, "%s: %llu %s checked in %.2f s (%.0f docs/s)\n", r->dir,
+            (unsigned long long)r->docs, cli_plural(r->docs, "document", "documents"), secs, rate);
   else
-    fprintf(stderr, "%s: %llu documents imported in %.2f s (%.0f docs/s; commit %.2f s)\n", r->dir,
-            (unsigned long long)r->docs, secs, rate, r->commit_secs);
+    fprintf(stderr, "%s: %llu %s imported in %.2f s (%.0f docs/s; commit %.2f s)\n", r->dir,
+            (unsigned long long)r->docs, cli_plural(r->docs, "document", "documents"), secs, rate,
+            r->commit_secs);
 }
 
 /* Opens the index and the transaction, imports, commits. */
@@ -83,9 +84,9 @@ static int import_into_index(import_run *r) {
   if (cli_open_create(&idx, r->dir, &r->co)) return CLI_FAIL;
   int st = tern_txn_begin(&r->txn, idx, TERN_TXN_BULK);
   if (st) return cli_close(idx, r->dir, cli_fail(r->dir, st));
+  if (r->prog.on) tern_txn_set_progress(r->txn, progress_commit, &r->prog);
   int rc = import_lines(r);
   if (rc == CLI_OK) {
-    progress_phase(&r->prog, r->docs, "committing");
     double t0 = progress_elapsed(&r->prog);
     st = tern_commit(r->txn);
     r->commit_secs = progress_elapsed(&r->prog) - t0;

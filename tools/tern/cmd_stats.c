@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "out.h"
 
+/* Bytes of the segments' files (the catalog is counted apart). */
 static uint64_t total_bytes(const tern_stats *s) {
   uint64_t b = 0;
   for (size_t i = 0; i < s->nsegments; i++)
@@ -46,6 +47,8 @@ static void print_json(const char *dir, const tern_stats *s, const tern_options 
   json_u64("deleted", s->deleted, 1);
   json_u64("buffered", s->buffered, 1);
   json_u64("bytes", total_bytes(s), 1);
+  json_u64("catalog_bytes", s->catalog_bytes, 1);
+  json_u64("total_bytes", total_bytes(s) + s->catalog_bytes, 1);
   out_str(&g_out, "\"last_error\":");
   if (s->last_error) {
     out_char(&g_out, '{');
@@ -80,10 +83,14 @@ static void print_table(const char *dir, const tern_stats *s, const tern_options
            "index     %s\n"
            "docs      %llu live, %llu deleted, %llu buffered\n"
            "options   threshold %u, inline-max %u, bloom-bits %u\n"
-           "segments  %zu, %llu bytes\n",
+           "segments  %zu, %llu bytes\n"
+           "catalog   %llu bytes\n"
+           "total     %llu bytes\n",
            dir, (unsigned long long)s->docs, (unsigned long long)s->deleted,
            (unsigned long long)s->buffered, o->pulsing_threshold, o->inline_value_max,
-           o->bloom_bits_per_key, s->nsegments, (unsigned long long)total_bytes(s));
+           o->bloom_bits_per_key, s->nsegments, (unsigned long long)total_bytes(s),
+           (unsigned long long)s->catalog_bytes,
+           (unsigned long long)(total_bytes(s) + s->catalog_bytes));
   out_str(&g_out, line);
   if (s->last_error) {
     snprintf(line, sizeof line, "warning   after commit %llu: %s: %s\n",

@@ -11,7 +11,8 @@
 
 /* Reports a malformed operand; `what` names its role. */
 static int bad_operand(const char *what, const char *orig, const tsv_error *err) {
-  cli_error("%s '%s': %s", what, orig, err->reason);
+  char quoted[CLI_QUOTE_MAX];
+  cli_error("%s '%s': %s", what, cli_quote(orig, strlen(orig), quoted), err->reason);
   return -1;
 }
 

@@ -71,3 +71,13 @@ int cli_line_error(const char *file, uint64_t line, const char *reason) {
     fprintf(stderr, "%llu: %s\n", (unsigned long long)line, reason);
   return CLI_FAIL;
 }
+
+const char *cli_quote(const char *s, size_t len, char out[CLI_QUOTE_MAX]) {
+  if (len <= CLI_QUOTE_KEEP)
+    snprintf(out, CLI_QUOTE_MAX, "%.*s", (int)len, s);
+  else
+    snprintf(out, CLI_QUOTE_MAX, "%.*s\xe2\x80\xa6(%zu bytes)", CLI_QUOTE_KEEP, s, len);
+  return out;
+}
+
+const char *cli_plural(uint64_t n, const char *one, const char *many) { return n == 1 ? one : many; }
