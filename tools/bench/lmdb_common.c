@@ -34,6 +34,12 @@ int bench_lmdb_build(const char *dir, const bench_keys *k, char *msg, size_t cap
 
 int bench_lmdb_build_values(const char *dir, const bench_keys *k, size_t vbytes, char *msg,
                             size_t cap) {
+  return bench_lmdb_build_fn(dir, k, vbytes, bench_value_fill, msg, cap);
+}
+
+int bench_lmdb_build_fn(const char *dir, const bench_keys *k, size_t vbytes,
+                        void (*value)(uint8_t *out, uint32_t doc, size_t vbytes), char *msg,
+                        size_t cap) {
   uint8_t *v = malloc(vbytes < 4 ? 4 : vbytes);
   if (!v) return fail(ENOMEM, "value buffer", msg, cap);
   if (mkdir(dir, 0755) != 0 && errno != EEXIST) return fail(errno, dir, msg, cap);
@@ -57,7 +63,7 @@ int bench_lmdb_build_values(const char *dir, const bench_keys *k, size_t vbytes,
   }
   for (size_t j = 0; j < k->n; j++) {
     uint32_t idx = k->order[j];
-    bench_value_fill(v, idx, vbytes);
+    value(v, idx, vbytes);
     MDB_val key = {bench_key_len(k, idx), (void *)bench_key_at(k, idx)}, val = {vbytes, v};
     if ((rc = mdb_put(txn, dbi, &key, &val, MDB_APPEND)) != 0) {
       fail(rc, "mdb_put(MDB_APPEND)", msg, cap);

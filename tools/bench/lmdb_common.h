@@ -20,6 +20,10 @@ int bench_lmdb_build(const char *dir, const bench_keys *k, char *msg, size_t cap
 /* The same with values of vbytes (>= 4) bytes: bench_value_fill(doc). */
 int bench_lmdb_build_values(const char *dir, const bench_keys *k, size_t vbytes, char *msg,
                             size_t cap);
+/* The same with values made by `value`. */
+int bench_lmdb_build_fn(const char *dir, const bench_keys *k, size_t vbytes,
+                        void (*value)(uint8_t *out, uint32_t doc, size_t vbytes), char *msg,
+                        size_t cap);
 
 typedef struct bench_lmdb {
   MDB_env *env;
