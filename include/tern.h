@@ -200,7 +200,10 @@ int tern_get(tern_snapshot *snap, const void *key, size_t klen, void *buf, size_
 typedef int (*tern_batch_fn)(void *payload, size_t i, int status, const void *val,
                              size_t vlen);
 /** Looks up `n` keys, visiting each segment's blocks in key order so that a
- *  cold batch reads each block once and in file order. */
+ *  cold batch reads each block once and in file order.  When the keys come
+ *  sorted, or every segment is mapped and in the page cache, they are looked
+ *  up in the order given instead (sorting would save no read); then an
+ *  error may stop the batch after some keys were answered. */
 int tern_get_batch(tern_snapshot *snap, const tern_slice *keys, size_t n, tern_batch_fn fn,
                    void *payload);
 
