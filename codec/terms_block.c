@@ -648,21 +648,13 @@ static int restart_among_ties(const tern_tb_block *b, uint32_t kh, const uint16_
   return TERN_OK;
 }
 
-/* Bits from a non-restart entry's start to the next entry's, when that
- * depends only on its stored shared-prefix length v (fixed-length terms,
- * equal tails): the common case of primary keys.  Lengths no valid entry
- * has get a jump past the block, which the scan reports as corruption. */
-#define SKIP_TABLE_MAX 32u
-static inline int skip_table(const tern_tb_block *b, uint32_t *skip) {
-  if (!b->fixed_len || b->tail_bits < 0 || b->bw_plen > 5) return 0;
-  uint32_t nv = 1u << b->bw_plen;
-  for (uint32_t v = 0; v < nv; v++) {
-    uint32_t p = b->cp + v;
-    skip[v] = p < b->fixed_len
-                  ? b->bw_plen + suffix_bits(b, b->fixed_len - p) + (uint32_t)b->tail_bits
-                  : 1u << 20;
-  }
-  return 1;
+/* Whether a non-restart entry's size depends only on its stored
+ * shared-prefix length (fixed-length terms, equal tails): the common case
+ * of primary keys, where a skipped entry costs one read of that length.
+ * (Computed per skipped entry: a table of every length cost more to fill
+ * than the ~16 entries of a scan use.) */
+static inline int sized_by_prefix(const tern_tb_block *b) {
+  return b->fixed_len && b->tail_bits >= 0;
 }
 
 int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t klen, uint32_t *index,
@@ -685,8 +677,7 @@ int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t kle
   uint32_t e = r * b->restart, pos = restart_off(b, r);
   TERN_TRY(check_restart_off(b, pos));
   __builtin_prefetch(b->page + (pos >> 3) + 64);
-  uint32_t skip[SKIP_TABLE_MAX];
-  int fast = skip_table(b, skip);
+  int fast = sized_by_prefix(b);
   /* Scan from that restart.  m: the prefix the current term (below the
    * key) shares with the key; cur: its length. */
   uint32_t m = b->cp, cur = 0, to_restart = 0;
@@ -710,7 +701,8 @@ int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t kle
       uint32_t v = (uint32_t)get(b, pos, b->bw_plen);
       p = b->cp + v;
       if (p > m) { /* below the key like the previous term: skip it */
-        pos += skip[v];
+        if (TERN_UNLIKELY(p >= b->fixed_len)) return corrupt(b, "entry suffix empty");
+        pos += b->bw_plen + suffix_bits(b, b->fixed_len - p) + (uint32_t)b->tail_bits;
         continue;
       }
       if (p < m) {
