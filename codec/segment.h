@@ -153,6 +153,11 @@ int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor 
 /* Starts iterating an entry's postings (no read when pulsed, else one). */
 int tern_seg_postings(const tern_seg *s, const tern_term_entry *e, tern_postings_iter *it);
 
+/* The unique field's entry for `key`: range, filter and seek_exact, with
+ * the filter's and the block's cache misses overlapped.  TERN_NOTFOUND
+ * when absent. */
+int tern_seg_unique_find(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,
+                         tern_term_entry *e);
 /* Primary-key lookup: range and filter, seek_exact in the unique field, the
  * doc id (postings) and the value.  TERN_NOTFOUND when absent. */
 int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,
