@@ -473,7 +473,7 @@ void tern_bench_engine_usage(FILE *out) {
 
 int tern_bench_engine(int argc, char **argv) {
   eopts o = {1000000, 200000, 300, 2000000, 5, "/tmp", "get,absent,commit,import"};
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) { /* option, value */
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int bad = 0;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -503,7 +503,6 @@ int tern_bench_engine(int argc, char **argv) {
       tern_bench_engine_usage(stderr);
       return 2;
     }
-    i++;
   }
   char machine[256];
   bench_machine(machine, sizeof machine);

@@ -106,7 +106,7 @@ int tern_bench_io(int argc, char **argv) {
   long cold_n = 3000, warm_n = 2000000;
   int runs = 3;
   const char *dir = "/var/tmp";
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) { /* option, value */
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       printf("usage: tern-bench\n");
@@ -120,7 +120,6 @@ int tern_bench_io(int argc, char **argv) {
     else if (!strcmp(a, "--runs")) runs = atoi(v);
     else if (!strcmp(a, "--dir")) dir = v;
     else goto usage;
-    i++;
   }
   if (mb < 1 || cold_n < 1 || warm_n < 1 || runs < 1 || runs > 99) goto usage;
   char path[4096];

@@ -229,7 +229,7 @@ static void gen_emails(bench_rng *r, kout *o) {
     put_u64(o, bench_rng_below(r, 10000));
     break;
   default:
-    put_bytes(o, "abcdefghijklmnopqrstuvwxyz" + bench_rng_below(r, 26), 1);
+    put_bytes(o, &k_base36[10 + bench_rng_below(r, 26)], 1); /* an initial */
     put_str(o, ".");
     put_word(o, last);
     break;

@@ -30,7 +30,6 @@
 #endif
 
 #define LD_SEED 0x6C69766564ull /* "lived" */
-#define NOIPA __attribute__((noipa))
 #define BATCH 256 /* docs per next_batch call, both sides */
 
 /* --- the dense baseline --- */

@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NOIPA __attribute__((noipa))
 #define PB_SEED 0x706f7374ull /* "post" */
 
 typedef struct pb_opts {
