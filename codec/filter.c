@@ -110,6 +110,10 @@ int tern_filter_load(tern_filter **out, const uint8_t *body, size_t len, const c
   return TERN_OK;
 }
 
+void tern_filter_prefetch(const tern_filter *f, uint64_t hash) {
+  __builtin_prefetch(f->words + block_of(hash, f->nblocks) * WORDS);
+}
+
 int tern_filter_may_contain(const tern_filter *f, uint64_t hash) {
   const uint64_t *b = f->words + block_of(hash, f->nblocks) * WORDS;
   const uint32_t x = (uint32_t)hash;

@@ -41,6 +41,9 @@ typedef struct tern_filter tern_filter;
 /* Validates a body (TERN_ECORRUPT naming `what` when its header or size is
  * wrong) and copies it into aligned memory. */
 int tern_filter_load(tern_filter **out, const uint8_t *body, size_t len, const char *what);
+/* Starts fetching the line a probe of `hash` reads (a hint, no effect
+ * on results): callers overlap it with other work. */
+void tern_filter_prefetch(const tern_filter *f, uint64_t hash);
 /* 1: the key may be present; 0: it is certainly absent. */
 int tern_filter_may_contain(const tern_filter *f, uint64_t hash);
 /* Bytes the loaded filter holds. */

@@ -153,6 +153,11 @@ int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor 
 /* Starts iterating an entry's postings (no read when pulsed, else one). */
 int tern_seg_postings(const tern_seg *s, const tern_term_entry *e, tern_postings_iter *it);
 
+/* The unique field's entry for `key`: range, filter and seek_exact, with
+ * the filter's and the block's cache misses overlapped.  TERN_NOTFOUND
+ * when absent. */
+int tern_seg_unique_find(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,
+                         tern_term_entry *e);
 /* Primary-key lookup: range and filter, seek_exact in the unique field, the
  * doc id (postings) and the value.  TERN_NOTFOUND when absent. */
 int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,
@@ -173,6 +178,9 @@ typedef struct tern_seg_summary {
 void tern_seg_summarize(const tern_seg *s, tern_seg_summary *out);
 /* Bytes the open segment keeps in memory: field table, terms indexes, filter. */
 size_t tern_seg_memory(const tern_seg *s);
+/* 1 when the segment is mapped and its terms file is (almost) all in the
+ * page cache: lookups in any order then cost no read (segment_resident.c). */
+int tern_seg_terms_resident(const tern_seg *s);
 
 /* Counted reads, per file kind of this segment (terms/postings/values). */
 typedef struct tern_seg_io {

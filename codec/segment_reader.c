@@ -88,15 +88,6 @@ static int check_key(const void *term, size_t len) {
   return TERN_OK;
 }
 
-int tern_seg_may_contain(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len) {
-  if (!term || len < 1 || len > TERN_KEY_MAX || f->nterms == 0) return 0;
-  if (term_cmp(term, len, f->min, f->min_len) < 0 || term_cmp(term, len, f->max, f->max_len) > 0)
-    return 0;
-  if (f == s->unique && s->filter)
-    return tern_filter_may_contain(s->filter, tern_filter_hash(term, len));
-  return 1;
-}
-
 /* tern_terms_index_head, inline for keys of 8 bytes or more. */
 static inline uint64_t head_of(const uint8_t *k, size_t len) {
   if (TERN_UNLIKELY(len < 8)) return tern_terms_index_head(k, len);
@@ -115,6 +106,14 @@ static inline int in_range(const tern_seg_field *f, const uint8_t *term, size_t 
   if (kh < lo || kh > hi) return 0;
   if (kh == lo && term_cmp(term, len, f->min, f->min_len) < 0) return 0;
   if (kh == hi && term_cmp(term, len, f->max, f->max_len) > 0) return 0;
+  return 1;
+}
+
+int tern_seg_may_contain(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len) {
+  if (!term || len < 1 || len > TERN_KEY_MAX || !in_range(f, term, len, head_of(term, len)))
+    return 0;
+  if (f == s->unique && s->filter)
+    return tern_filter_may_contain(s->filter, tern_filter_hash(term, len));
   return 1;
 }
 
@@ -138,10 +137,14 @@ static const uint8_t *mapped_block(const tern_seg *s, const tern_seg_field *f, u
 #define PREFETCH_RUN 32u  /* entries before the key: a restart interval */
 #define PREFETCH_LINES 6u /* at most, besides the header's */
 #define PREFETCH_HDR 128u /* bytes of a typical header */
-static void prefetch_block(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh) {
+static void prefetch_block_header(const uint8_t *blk) {
   if (!blk) return;
   __builtin_prefetch(blk);
   __builtin_prefetch(blk + 64);
+}
+
+static void prefetch_block_run(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh) {
+  if (!blk) return;
   const tern_terms_index *ix = &f->index;
   uint64_t lo = ix->heads[b];
   uint64_t hi = b + 1 < ix->nblocks ? ix->heads[b + 1] : head_of(f->max, f->max_len);
@@ -161,6 +164,11 @@ static void prefetch_block(const tern_seg_field *f, uint64_t b, const uint8_t *b
   if (last > TERN_BLOCK_SIZE / 64 - 1) last = TERN_BLOCK_SIZE / 64 - 1;
   if (last >= first + PREFETCH_LINES) first = last - PREFETCH_LINES + 1;
   for (uint32_t line = first; line <= last; line++) __builtin_prefetch(blk + 64 * line);
+}
+
+static void prefetch_block(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh) {
+  prefetch_block_header(blk);
+  prefetch_block_run(f, b, blk, kh);
 }
 
 /* seek_exact in block b, the one the index names for term. */
@@ -298,22 +306,35 @@ static int first_doc(const tern_seg *s, const tern_term_entry *e, uint32_t *doc)
   return rc;
 }
 
-int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,
-                    uint32_t *doc, tern_slice *value) {
+int tern_seg_unique_find(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,
+                         tern_term_entry *e) {
   const tern_seg_field *f = s->unique;
   TERN_TRY(check_key(key, len));
   if (!f) return TERN_NOTFOUND;
   uint64_t kh = head_of(key, len);
   if (!in_range(f, key, len, kh)) return TERN_NOTFOUND;
+  /* The filter's line and the block are each a cache miss: the filter's
+   * is fetched while the terms index is searched, the block's header
+   * while the filter is probed, and the lines of the block's run only
+   * once the filter lets the key through (absent keys fetch no more).
+   * (Hints only: the read is counted below, when it happens.) */
+  uint64_t hash = 0;
+  if (s->filter) {
+    hash = tern_filter_hash(key, len);
+    tern_filter_prefetch(s->filter, hash);
+  }
   uint64_t b = tern_terms_index_find_head(&f->index, kh, key, len);
-  /* The filter probe and the block are each a cache miss: start fetching
-   * the block before probing, so the two overlap.  (A hint only: the read
-   * is counted below, when the filter lets it happen.) */
-  prefetch_block(f, b, mapped_block(s, f, b, c), kh);
-  if (s->filter && !tern_filter_may_contain(s->filter, tern_filter_hash(key, len)))
-    return TERN_NOTFOUND;
+  const uint8_t *blk = mapped_block(s, f, b, c);
+  prefetch_block_header(blk);
+  if (s->filter && !tern_filter_may_contain(s->filter, hash)) return TERN_NOTFOUND;
+  prefetch_block_run(f, b, blk, kh);
+  return seek_exact_in(s, f, b, key, len, c, e);
+}
+
+int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,
+                    uint32_t *doc, tern_slice *value) {
   tern_term_entry e;
-  int rc = seek_exact_in(s, f, b, key, len, c, &e);
+  int rc = tern_seg_unique_find(s, key, len, c, &e);
   if (rc != TERN_OK) return rc;
   if (doc) TERN_TRY(first_doc(s, &e, doc));
   if (value) TERN_TRY(tern_seg_value(s, &e, c, value));

@@ -638,21 +638,63 @@ static inline uint32_t restart_below(const tern_tb_block *b, uint32_t kh) {
   return lo;
 }
 
-/* Bits from a non-restart entry's start to the next entry's, when that
- * depends only on its stored shared-prefix length v (fixed-length terms,
- * equal tails): the common case of primary keys.  Lengths no valid entry
- * has get a jump past the block, which the scan reports as corruption. */
-#define SKIP_TABLE_MAX 32u
-static inline int skip_table(const tern_tb_block *b, uint32_t *skip) {
-  if (!b->fixed_len || b->tail_bits < 0 || b->bw_plen > 5) return 0;
-  uint32_t nv = 1u << b->bw_plen;
-  for (uint32_t v = 0; v < nv; v++) {
-    uint32_t p = b->cp + v;
-    skip[v] = p < b->fixed_len
-                  ? b->bw_plen + suffix_bits(b, b->fixed_len - p) + (uint32_t)b->tail_bits
-                  : 1u << 20;
+/* Compares restart t's whole term with the key (given as digits after the
+ * block prefix): <0, 0, >0. */
+static int cmp_restart(const tern_tb_block *b, uint32_t t, const uint16_t *kd, uint32_t klen,
+                       int *c) {
+  uint32_t pos = restart_off(b, t), slen = 0, m = b->cp;
+  TERN_TRY(check_restart_off(b, pos));
+  TERN_TRY(read_restart(b, &pos, &slen));
+  if (slen == 0) {
+    *c = klen == b->cp ? 0 : -1; /* the term is the prefix itself */
+    return TERN_OK;
   }
-  return 1;
+  key_char k;
+  key_char_at(kd, klen, m, &k);
+  *c = cmp_at(b, pos, slen, kd, klen, &m, &k);
+  return TERN_OK;
+}
+
+/* When several restarts have the key's head (keys sharing long prefixes:
+ * paths, URLs, scoped names), the heads alone would start the scan at the
+ * first of them and walk all their runs.  Their whole terms, coded from
+ * the block prefix, are binary-searched instead, so the scan covers one
+ * run whatever the keys' shape.  *r: the restart the heads gave (the last
+ * one below the key's head, or 0); moved to the last restart whose term
+ * is <= the key. */
+static int restart_among_ties(const tern_tb_block *b, uint32_t kh, const uint16_t *kd,
+                              uint32_t klen, uint32_t *r) {
+  uint32_t first = *r + (stored_head(b, *r) < kh); /* the first restart whose head may be kh */
+  if (first >= b->nrestarts || stored_head(b, first) != kh) return TERN_OK;
+  uint32_t a = first + 1, z = b->nrestarts; /* past the last restart whose head is kh */
+  while (a < z) {
+    uint32_t mid = a + (z - a) / 2;
+    if (stored_head(b, mid) == kh) a = mid + 1;
+    else z = mid;
+  }
+  uint32_t best = *r; /* the last restart whose term is <= key, among first .. a-1 */
+  for (z = a, a = first; a < z;) {
+    uint32_t mid = a + (z - a) / 2;
+    int c;
+    TERN_TRY(cmp_restart(b, mid, kd, klen, &c));
+    if (c <= 0) {
+      best = mid;
+      a = mid + 1;
+    } else {
+      z = mid;
+    }
+  }
+  *r = best;
+  return TERN_OK;
+}
+
+/* Whether a non-restart entry's size depends only on its stored
+ * shared-prefix length (fixed-length terms, equal tails): the common case
+ * of primary keys, where a skipped entry costs one read of that length.
+ * (Computed per skipped entry: a table of every length cost more to fill
+ * than the ~16 entries of a scan use.) */
+static inline int sized_by_prefix(const tern_tb_block *b) {
+  return b->fixed_len && b->tail_bits >= 0;
 }
 
 int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t klen, uint32_t *index,
@@ -668,14 +710,14 @@ int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t kle
     *index = b->n;
     return 0;
   }
-  uint32_t r = restart_below(b, head_of(b, key, klen));
+  uint16_t kd[TERN_TB_TERM_MAX + 16]; /* the key's bytes after the prefix, as digits */
+  key_digits(b, key, b->cp, klen, kd);
+  uint32_t kh = head_of(b, key, klen), r = restart_below(b, kh);
+  TERN_TRY(restart_among_ties(b, kh, kd, klen, &r));
   uint32_t e = r * b->restart, pos = restart_off(b, r);
   TERN_TRY(check_restart_off(b, pos));
   __builtin_prefetch(b->page + (pos >> 3) + 64);
-  uint32_t skip[SKIP_TABLE_MAX];
-  int fast = skip_table(b, skip);
-  uint16_t kd[TERN_TB_TERM_MAX + 16]; /* the key's bytes after the prefix, as digits */
-  key_digits(b, key, b->cp, klen, kd);
+  int fast = sized_by_prefix(b);
   /* Scan from that restart.  m: the prefix the current term (below the
    * key) shares with the key; cur: its length. */
   uint32_t m = b->cp, cur = 0, to_restart = 0;
@@ -699,7 +741,8 @@ int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t kle
       uint32_t v = (uint32_t)get(b, pos, b->bw_plen);
       p = b->cp + v;
       if (p > m) { /* below the key like the previous term: skip it */
-        pos += skip[v];
+        if (TERN_UNLIKELY(p >= b->fixed_len)) return corrupt(b, "entry suffix empty");
+        pos += b->bw_plen + suffix_bits(b, b->fixed_len - p) + (uint32_t)b->tail_bits;
         continue;
       }
       if (p < m) {

@@ -47,6 +47,7 @@ int tern_terms_index_put(tern_bytebuf *out, const uint8_t *prev_sep, size_t prev
 
 void tern_terms_index_free(tern_terms_index *ix) {
   free(ix->heads);
+  free(ix->heads2);
   free(ix->sep_off);
   free(ix->first_ord);
   free(ix->arena);
@@ -54,7 +55,8 @@ void tern_terms_index_free(tern_terms_index *ix) {
 }
 
 size_t tern_terms_index_memory(const tern_terms_index *ix) {
-  return ix->nblocks * (sizeof *ix->heads + sizeof *ix->sep_off + sizeof *ix->first_ord) +
+  return ix->nblocks * (sizeof *ix->heads + sizeof *ix->heads2 + sizeof *ix->sep_off +
+                        sizeof *ix->first_ord) +
          (ix->nblocks ? ix->sep_off[ix->nblocks] : 0);
 }
 
@@ -72,11 +74,12 @@ int tern_terms_index_decode(tern_terms_index *ix, const uint8_t **pp, const uint
   if (nblocks > (uint64_t)(end - *pp) / 3) return bad(what, 0, "more blocks than bytes");
   ix->nblocks = nblocks;
   ix->heads = malloc((nblocks + 1) * sizeof *ix->heads);
+  ix->heads2 = malloc((nblocks + 1) * sizeof *ix->heads2);
   ix->sep_off = malloc((nblocks + 1) * sizeof *ix->sep_off);
   ix->first_ord = malloc((nblocks + 1) * sizeof *ix->first_ord);
   tern_bytebuf arena = {0};
   int rc = TERN_OK;
-  if (!ix->heads || !ix->sep_off || !ix->first_ord) {
+  if (!ix->heads || !ix->heads2 || !ix->sep_off || !ix->first_ord) {
     rc = tern_fail(TERN_ENOMEM, "%s: terms index: out of memory", what);
     goto out;
   }
@@ -132,8 +135,11 @@ int tern_terms_index_decode(tern_terms_index *ix, const uint8_t **pp, const uint
   ix->first_ord[nblocks] = ord;
   ix->arena = arena.p;
   arena.p = NULL;
-  for (uint64_t b = 0; b < nblocks; b++)
-    ix->heads[b] = tern_terms_index_head(ix->arena + ix->sep_off[b], ix->sep_off[b + 1] - ix->sep_off[b]);
+  for (uint64_t b = 0; b < nblocks; b++) {
+    size_t slen = ix->sep_off[b + 1] - ix->sep_off[b];
+    ix->heads[b] = tern_terms_index_head(ix->arena + ix->sep_off[b], slen);
+    ix->heads2[b] = slen > 8 ? tern_terms_index_head(ix->arena + ix->sep_off[b] + 8, slen - 8) : 0;
+  }
   *pp = p;
 out:
   tern_bytebuf_free(&arena);
@@ -146,11 +152,24 @@ const uint8_t *tern_terms_index_sep(const tern_terms_index *ix, uint64_t b, size
   return ix->arena + ix->sep_off[b];
 }
 
-/* sep(b) <= key, the heads deciding unless equal. */
-static inline int sep_le(const tern_terms_index *ix, uint64_t b, uint64_t kh, const uint8_t *key,
+/* The key's bytes 8..15 as a head (computed on the first tie). */
+typedef struct key_heads {
+  uint64_t h, h2;
+  int have2;
+} key_heads;
+
+/* sep(b) <= key, the heads deciding unless equal: bytes 0..7, then (keys
+ * sharing their first 8 bytes: paths, URLs) bytes 8..15, then memcmp.
+ * Zero-padded heads order like the keys wherever they differ. */
+static inline int sep_le(const tern_terms_index *ix, uint64_t b, key_heads *kh, const uint8_t *key,
                          size_t len) {
   uint64_t h = ix->heads[b];
-  if (h != kh) return h < kh;
+  if (h != kh->h) return h < kh->h;
+  if (!kh->have2) {
+    kh->h2 = len > 8 ? tern_terms_index_head(key + 8, len - 8) : 0;
+    kh->have2 = 1;
+  }
+  if (ix->heads2[b] != kh->h2) return ix->heads2[b] < kh->h2;
   size_t slen;
   const uint8_t *s = tern_terms_index_sep(ix, b, &slen);
   return key_cmp(s, slen, key, len) <= 0;
@@ -163,9 +182,10 @@ uint64_t tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, s
 uint64_t tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
                                     size_t len) {
   uint64_t lo = 0, n = ix->nblocks;
+  key_heads k = {kh, 0, 0};
   while (n > 1) {
     uint64_t half = n / 2;
-    if (sep_le(ix, lo + half, kh, key, len)) lo += half;
+    if (sep_le(ix, lo + half, &k, key, len)) lo += half;
     n -= half;
   }
   return lo;

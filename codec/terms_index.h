@@ -9,10 +9,10 @@
  * "the last block whose separator is <= key" is the block where key would
  * sit.  For random 16-byte keys they are ~5 bytes instead of 16.
  *
- * In memory the index is three arrays and an arena: the first 8 bytes of
- * each separator as a big-endian integer (the binary search compares these
- * and touches the arena only on ties), separator offsets, and first
- * ordinals.  On disk (inside NAME.tix) each block is
+ * In memory the index is four arrays and an arena: the first 8 bytes of
+ * each separator as a big-endian integer and the next 8 as another (the
+ * binary search compares these and touches the arena only when both tie),
+ * separator offsets, and first ordinals.  On disk (inside NAME.tix) each block is
  *   varint shared | varint suffix length | suffix bytes | varint entries
  * with `shared` counted against the previous separator.
  */
@@ -27,6 +27,7 @@
 typedef struct tern_terms_index {
   uint64_t nblocks;
   uint64_t *heads;     /* nblocks */
+  uint64_t *heads2;    /* nblocks: separator bytes 8..15, as heads */
   uint32_t *sep_off;   /* nblocks + 1, into arena */
   uint64_t *first_ord; /* nblocks + 1: the last is the field's term count */
   uint8_t *arena;

@@ -358,8 +358,7 @@ int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out) {
 int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,
                    tern_term_entry *e, uint32_t *doc) {
   const tern_segref *r = s->ref;
-  if (!tern_seg_may_contain(r->seg, r->unique, key, klen)) return TERN_NOTFOUND;
-  int rc = tern_seg_seek_exact(r->seg, r->unique, key, klen, c, e);
+  int rc = tern_seg_unique_find(r->seg, key, klen, c, e); /* r->unique's entry */
   if (rc != TERN_OK) return rc;
   uint32_t d;
   if (e->meta.pulsed) {

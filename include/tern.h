@@ -363,7 +363,10 @@ typedef int (*tern_batch_fn)(void *payload, size_t i, int status, const void *va
                              size_t vlen);
 /** Looks up `n` keys (any order, duplicates allowed; n 0 does nothing),
  *  visiting each segment's blocks in key order so that a cold batch reads
- *  each block once and in file order.  Memory: O(n) plus the found values
+ *  each block once and in file order.  When the keys come sorted, or
+ *  every segment is mapped and in the page cache, they are looked up in
+ *  the order given instead (sorting would save no read); then an error may
+ *  stop the batch after some keys were answered.  Memory: O(n) plus the found values
  *  (copied until the callbacks ran); split very large batches.  Nothing is
  *  called back when a lookup fails.  Errors: TERN_EINVAL (a bad key: none
  *  is looked up; fn NULL), TERN_ECORRUPT, -errno, TERN_ENOMEM, or fn's

@@ -47,6 +47,7 @@ typedef struct shape {
   uint32_t threshold, max_df;
   int values;
   uint32_t inline_max;
+  uint32_t tie_len; /* bytes [prefix_len, tie_len) drawn from 2 symbols only: restart heads tie */
 } shape;
 
 static void gen_terms(tu_rng *r, const shape *s, uint32_t n, ref_term **out, uint32_t *nout) {
@@ -58,7 +59,8 @@ static void gen_terms(tu_rng *r, const shape *s, uint32_t n, ref_term **out, uin
     v[i].t = malloc(len);
     assert_non_null(v[i].t);
     for (uint32_t k = 0; k < len; k++)
-      v[i].t[k] = (uint8_t)(s->base + (k < s->prefix_len ? 0 : tu_below(r, s->nsym)));
+      v[i].t[k] = (uint8_t)(s->base + (k < s->prefix_len ? 0
+                                       : tu_below(r, k < s->tie_len ? 2 : s->nsym)));
     v[i].len = len;
   }
   qsort(v, n, sizeof *v, ref_cmp);
@@ -305,19 +307,32 @@ static void run_shape(const shape *s, uint32_t nterms, uint32_t restart) {
 static void test_base36_keys(void **state) {
   (void)state;
   /* 36 contiguous symbols, 16 bytes: primary keys, one doc, values */
-  shape s = {"base36-like", 36, 'A', 16, 16, 0, 1, 1, 1, 64};
+  shape s = {"base36-like", 36, 'A', 16, 16, 0, 1, 1, 1, 64, 0};
   run_shape(&s, 20000, TERN_TB_RESTART);
   run_shape(&s, 5000, 16);
   run_shape(&s, 5000, 1);
-  shape s0 = {"threshold-0", 36, 'a', 16, 16, 0, 0, 1, 0, 64};
+  shape s0 = {"threshold-0", 36, 'a', 16, 16, 0, 0, 1, 0, 64, 0};
   run_shape(&s0, 5000, TERN_TB_RESTART);
+}
+
+/* Paths, URLs, scoped names: many restarts share their head, and the
+ * search must tell them apart by their whole terms. */
+static void test_tied_heads(void **state) {
+  (void)state;
+  shape fixed = {"tied-fixed", 36, 'a', 24, 24, 0, 1, 1, 1, 64, 10};
+  run_shape(&fixed, 20000, TERN_TB_RESTART);
+  run_shape(&fixed, 5000, 3);
+  shape var = {"tied-varlen", 40, ' ', 8, 80, 0, 1, 1, 0, 64, 12};
+  run_shape(&var, 20000, TERN_TB_RESTART);
+  shape deep = {"tied-deep", 5, 'a', 30, 60, 0, 2, 5, 1, 16, 28};
+  run_shape(&deep, 10000, 8);
 }
 
 static void test_binary_mixed(void **state) {
   (void)state;
-  shape s = {"binary", 256, 0, 1, 40, 0, 8, 100000, 0, 64};
+  shape s = {"binary", 256, 0, 1, 40, 0, 8, 100000, 0, 64, 0};
   run_shape(&s, 20000, TERN_TB_RESTART);
-  shape s2 = {"binary-values", 256, 0, 1, 12, 0, 1, 1, 1, 16};
+  shape s2 = {"binary-values", 256, 0, 1, 12, 0, 1, 1, 1, 16, 0};
   run_shape(&s2, 5000, 7);
 }
 
@@ -325,19 +340,19 @@ static void test_alphabets(void **state) {
   (void)state;
   const uint32_t ks[] = {1, 2, 3, 5, 64, 65, 90, 129, 181, 200};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
-    shape s = {"alphabet", ks[i], (uint8_t)(ks[i] > 200 ? 0 : 10), 1, ks[i] < 3 ? 40 : 10, 0, 8, 20, 0, 64};
+    shape s = {"alphabet", ks[i], (uint8_t)(ks[i] > 200 ? 0 : 10), 1, ks[i] < 3 ? 40 : 10, 0, 8, 20, 0, 64, 0};
     run_shape(&s, 3000, TERN_TB_RESTART);
   }
 }
 
 static void test_long_terms(void **state) {
   (void)state;
-  shape s = {"long", 4, 'x', 1, 1024, 0, 8, 64, 0, 64};
+  shape s = {"long", 4, 'x', 1, 1024, 0, 8, 64, 0, 64, 0};
   run_shape(&s, 300, TERN_TB_RESTART);
-  shape p = {"shared-prefix", 3, 'a', 900, 1024, 890, 8, 64, 1, 1024};
+  shape p = {"shared-prefix", 3, 'a', 900, 1024, 890, 8, 64, 1, 1024, 0};
   run_shape(&p, 300, 4);
   /* a 1024-byte term with a 1024-byte value and 64 docs still fits */
-  shape big = {"max-entry", 256, 0, 1024, 1024, 0, 64, 64, 1, 1024};
+  shape big = {"max-entry", 256, 0, 1024, 1024, 0, 64, 64, 1, 1024, 0};
   run_shape(&big, 20, 2);
 }
 
@@ -371,7 +386,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_base36_keys), cmocka_unit_test(test_binary_mixed),
       cmocka_unit_test(test_alphabets),   cmocka_unit_test(test_long_terms),
-      cmocka_unit_test(test_exact_fill),
+      cmocka_unit_test(test_exact_fill),  cmocka_unit_test(test_tied_heads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -353,11 +353,63 @@ static void test_codec_small_run(void **state) {
   free(dir);
 }
 
+/* seek on variable-length shapes with values: every answer is verified
+ * by the tool (exit 1 on a wrong one). */
+static void test_seek_shapes(void **state) {
+  (void)state;
+  SKIP_WITHOUT_BINARY();
+  char *dir = tu_tmpdir("bench-seek");
+  char *log = tu_path(dir, "seek.log");
+  const char *shapes[] = {"paths", "packages", "emails", "varlen", "decimal"};
+  const char *values[] = {"0", "100", "4", "300", "2000"};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    char *argv[] = {(char *)bench_bin(), "seek", "--keys", (char *)shapes[i], "--docs", "20000",
+                    "--lookups", "5000", "--rounds", "1", "--values", (char *)values[i], "--dir",
+                    dir, NULL};
+    int rc = run(argv, log);
+    if (rc != 0) dump(log);
+    assert_int_equal(rc, 0);
+  }
+  tu_rmtree(dir);
+  free(log);
+  free(dir);
+}
+
+/* whole: `tern get DIR -` and lmdb-get must print the same bytes (the tool
+ * compares them and exits 1 otherwise), on generated keys and on a file. */
+static void test_whole_small_run(void **state) {
+  (void)state;
+  SKIP_WITHOUT_BINARY();
+  const char *tern = getenv("TERN_BIN");
+  if (!tern || !*tern) skip();
+  char *dir = tu_tmpdir("bench-whole");
+  char *log = tu_path(dir, "whole.log"), *keys = tu_path(dir, "keys.txt");
+  const char text[] = "/usr/bin/a\n/usr/bin/b\n/usr/share/doc/x y\n@scope/name\nb\\ack\n";
+  tu_write_file(keys, text, sizeof text - 1);
+  char spec[4200];
+  snprintf(spec, sizeof spec, "file:%s", keys);
+  const char *shapes[] = {"paths", spec};
+  for (size_t i = 0; i < 2; i++) {
+    char *argv[] = {(char *)bench_bin(), "whole", "--keys", (char *)shapes[i], "--docs", "20000",
+                    "--lookups", "3000", "--runs", "1", "--values", "100", "--tern",
+                    (char *)tern, "--dir", dir, NULL};
+    int rc = run(argv, log);
+    if (rc != 0) dump(log);
+    assert_int_equal(rc, 0);
+  }
+  tu_rmtree(dir);
+  free(log);
+  free(keys);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_help_lists_subcommands),
       cmocka_unit_test(test_pk_small_run),
       cmocka_unit_test(test_codec_small_run),
+      cmocka_unit_test(test_seek_shapes),
+      cmocka_unit_test(test_whole_small_run),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,28 +10,46 @@
 #include "tools/bench/bench_common.c"
 #include "tools/bench/keys_common.c"
 
-static int cmp_width;
-static int cmp_bytes(const void *a, const void *b) { return memcmp(a, b, (size_t)cmp_width); }
+/* A key as the reference sees it: NUL-free keys are compared by strcmp
+ * (the generated shapes never hold NUL), an independent order. */
+typedef struct ref_key {
+  char *s;
+} ref_key;
+static int cmp_ref(const void *a, const void *b) {
+  return strcmp(((const ref_key *)a)->s, ((const ref_key *)b)->s);
+}
 
-/* The keys sorted by qsort on a copy: the independent reference. */
-static uint8_t *reference_sorted(const bench_keys *k) {
-  uint8_t *copy = malloc(k->n * k->width + 1);
-  assert_non_null(copy);
-  memcpy(copy, k->data, k->n * k->width);
-  cmp_width = (int)k->width;
-  qsort(copy, k->n, k->width, cmp_bytes);
-  return copy;
+/* The keys copied as C strings and sorted by qsort: the reference. */
+static ref_key *reference_sorted(const bench_keys *k) {
+  ref_key *r = malloc((k->n + 1) * sizeof *r);
+  assert_non_null(r);
+  for (size_t i = 0; i < k->n; i++) {
+    size_t len = bench_key_len(k, i);
+    assert_true(len >= 1 && len <= BENCH_KEY_MAX);
+    assert_null(memchr(bench_key_at(k, i), 0, len));
+    r[i].s = malloc(len + 1);
+    memcpy(r[i].s, bench_key_at(k, i), len);
+    r[i].s[len] = 0;
+  }
+  qsort(r, k->n, sizeof *r, cmp_ref);
+  return r;
+}
+static void reference_free(ref_key *r, size_t n) {
+  for (size_t i = 0; i < n; i++) free(r[i].s);
+  free(r);
 }
 
 /* Unique, and order[] lists exactly the reference order. */
 static void check_unique_and_ordered(const bench_keys *k) {
-  uint8_t *ref = reference_sorted(k);
+  ref_key *ref = reference_sorted(k);
   for (size_t j = 0; j < k->n; j++) {
-    if (j > 0) assert_true(memcmp(ref + (j - 1) * k->width, ref + j * k->width, k->width) < 0);
-    assert_memory_equal(ref + j * k->width, bench_key_at(k, k->order[j]), k->width);
+    if (j > 0) assert_true(strcmp(ref[j - 1].s, ref[j].s) < 0);
+    uint32_t x = k->order[j];
+    assert_int_equal(strlen(ref[j].s), bench_key_len(k, x));
+    assert_memory_equal(ref[j].s, bench_key_at(k, x), bench_key_len(k, x));
   }
   assert_true(bench_keys_check_sorted_unique(k));
-  free(ref);
+  reference_free(ref, k->n);
 }
 
 static int is_base36(uint8_t c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'); }
@@ -54,6 +72,9 @@ static uint64_t dec_value(const uint8_t *p, size_t n) {
 static void check_shape(const bench_keys *k) {
   for (size_t i = 0; i < k->n; i++) {
     const uint8_t *p = bench_key_at(k, i);
+    size_t len = bench_key_len(k, i);
+    size_t w = bench_key_width(k->shape);
+    if (w) assert_int_equal(len, w);
     switch (k->shape) {
     case BENCH_KEYS_RANDOM:
       for (size_t c = 0; c < 16; c++)
@@ -80,6 +101,22 @@ static void check_shape(const bench_keys *k) {
         assert_true(is_base36(p[c]));
       assert_true(hex_value(p, 16) >= TIMEPREFIX_START_MS);
       break;
+    case BENCH_KEYS_DECIMAL:
+      assert_true(len >= 4 && len <= 12 && p[0] != '0');
+      for (size_t c = 0; c < len; c++) assert_true(p[c] >= '0' && p[c] <= '9');
+      break;
+    case BENCH_KEYS_PATHS:
+      assert_true(len >= 30 && len <= BENCH_KEY_MAX && memcmp(p, "http", 4) == 0);
+      break;
+    case BENCH_KEYS_PACKAGES: assert_true(len >= 4 && len <= 80); break;
+    case BENCH_KEYS_EMAILS:
+      assert_true(len >= 8 && len <= 50 && memchr(p, '@', len) != NULL);
+      break;
+    case BENCH_KEYS_VARLEN:
+      assert_true(len >= 4 && len <= BENCH_KEY_MAX);
+      for (size_t c = 0; c < len; c++) assert_true(is_base36(p[c]));
+      break;
+    default: break;
     }
   }
 }
@@ -89,11 +126,10 @@ static void test_shapes_unique_and_well_formed(void **state) {
   tu_rng r;
   tu_rng_init(&r, 1);
   size_t n = 20000 * tu_scale() + (size_t)tu_below(&r, 1000);
-  for (int s = BENCH_KEYS_RANDOM; s <= BENCH_KEYS_TIMEPREFIXED; s++) {
+  for (int s = 0; s < BENCH_KEYS_NSHAPES; s++) {
     bench_keys k;
     assert_int_equal(bench_keys_generate(&k, (bench_key_shape)s, n, tu_next(&r)), 0);
     assert_int_equal(k.n, n);
-    assert_int_equal(k.width, bench_key_width((bench_key_shape)s));
     check_shape(&k);
     check_unique_and_ordered(&k);
     bench_keys_free(&k);
@@ -125,13 +161,16 @@ static void test_same_seed_same_keys(void **state) {
   tu_rng r;
   tu_rng_init(&r, 2);
   uint64_t seed = tu_next(&r);
-  for (int s = BENCH_KEYS_RANDOM; s <= BENCH_KEYS_TIMEPREFIXED; s++) {
+  for (int s = 0; s < BENCH_KEYS_NSHAPES; s++) {
     bench_keys a, b, c;
     assert_int_equal(bench_keys_generate(&a, (bench_key_shape)s, 3000, seed), 0);
     assert_int_equal(bench_keys_generate(&b, (bench_key_shape)s, 3000, seed), 0);
     assert_int_equal(bench_keys_generate(&c, (bench_key_shape)s, 3000, seed + 1), 0);
-    assert_memory_equal(a.data, b.data, a.n * a.width);
-    if (s != BENCH_KEYS_SEQUENTIAL) assert_memory_not_equal(a.data, c.data, a.n * a.width);
+    assert_int_equal(a.off[a.n], b.off[b.n]);
+    assert_memory_equal(a.off, b.off, (a.n + 1) * sizeof *a.off);
+    assert_memory_equal(a.data, b.data, a.off[a.n]);
+    if (s != BENCH_KEYS_SEQUENTIAL)
+      assert_true(a.off[a.n] != c.off[c.n] || memcmp(a.data, c.data, a.off[a.n]) != 0);
     bench_keys_free(&a);
     bench_keys_free(&b);
     bench_keys_free(&c);
@@ -142,22 +181,25 @@ static void test_absent_keys_are_absent(void **state) {
   (void)state;
   tu_rng r;
   tu_rng_init(&r, 3);
-  for (int s = BENCH_KEYS_RANDOM; s <= BENCH_KEYS_TIMEPREFIXED; s++) {
+  for (int s = 0; s < BENCH_KEYS_NSHAPES; s++) {
     size_t n = 5000 + (size_t)tu_below(&r, 5000);
     size_t sizes[] = {1, n / 3, n, 2 * n}; /* 2n: more absent keys than present */
     bench_keys p;
     assert_int_equal(bench_keys_generate(&p, (bench_key_shape)s, n, tu_next(&r)), 0);
-    uint8_t *ref = reference_sorted(&p);
+    ref_key *ref = reference_sorted(&p);
     for (size_t t = 0; t < 4; t++) {
       bench_keys a;
       assert_int_equal(bench_keys_absent(&a, &p, sizes[t], tu_next(&r)), 0);
       assert_int_equal(a.n, sizes[t]);
       check_shape(&a);
       check_unique_and_ordered(&a);
-      cmp_width = (int)p.width;
       for (size_t i = 0; i < a.n; i++) {
-        assert_null(bsearch(bench_key_at(&a, i), ref, p.n, p.width, cmp_bytes));
-        assert_false(bench_keys_contains(&p, bench_key_at(&a, i)));
+        char want[BENCH_KEY_MAX + 1];
+        memcpy(want, bench_key_at(&a, i), bench_key_len(&a, i));
+        want[bench_key_len(&a, i)] = 0;
+        ref_key q = {want};
+        assert_null(bsearch(&q, ref, p.n, sizeof *ref, cmp_ref));
+        assert_false(bench_keys_contains(&p, bench_key_at(&a, i), bench_key_len(&a, i)));
         if (s == BENCH_KEYS_SEQUENTIAL) {
           uint64_t v = dec_value(bench_key_at(&a, i), 16);
           assert_int_equal(v % 2, 1);
@@ -168,8 +210,8 @@ static void test_absent_keys_are_absent(void **state) {
     }
     /* and every present key is found */
     for (size_t i = 0; i < p.n; i++)
-      assert_true(bench_keys_contains(&p, bench_key_at(&p, i)));
-    free(ref);
+      assert_true(bench_keys_contains(&p, bench_key_at(&p, i), bench_key_len(&p, i)));
+    reference_free(ref, p.n);
     bench_keys_free(&p);
   }
 }
@@ -276,12 +318,66 @@ static void test_evict_and_sizes(void **state) {
   free(dir);
 }
 
+/* A file of keys: empty and repeated lines dropped (first occurrence kept,
+ * in input order), every key found, absent keys near neighbours not in it. */
+static void test_file_keys(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, 4);
+  char *dir = tu_tmpdir("bench-keys-file");
+  char *path = tu_path(dir, "keys.txt");
+  size_t n = 500 + (size_t)tu_below(&r, 500), at = 0, distinct = 0;
+  char *text = malloc(n * 16 + 1);
+  char **seen = calloc(n, sizeof *seen);
+  for (size_t i = 0; i < n; i++) {
+    char line[16];
+    int len = snprintf(line, sizeof line, "k%llu", (unsigned long long)tu_below(&r, n));
+    if (i % 50 == 7) len = 0; /* an empty line */
+    memcpy(text + at, line, (size_t)len);
+    at += (size_t)len;
+    text[at++] = '\n';
+    if (len == 0) continue;
+    int dup = 0;
+    for (size_t j = 0; j < distinct && !dup; j++) dup = strcmp(seen[j], line) == 0;
+    if (!dup) seen[distinct++] = strdup(line);
+  }
+  tu_write_file(path, text, at);
+  char spec_text[4200];
+  snprintf(spec_text, sizeof spec_text, "file:%s", path);
+  bench_key_spec spec;
+  assert_int_equal(bench_key_spec_parse(spec_text, &spec), 0);
+  assert_int_equal(spec.shape, BENCH_KEYS_FILE);
+  bench_keys k, a;
+  assert_int_equal(bench_keys_load(&k, &spec, 0, 1), 0);
+  assert_int_equal(k.n, distinct);
+  for (size_t i = 0; i < distinct; i++) {
+    assert_int_equal(bench_key_len(&k, i), strlen(seen[i]));
+    assert_memory_equal(bench_key_at(&k, i), seen[i], strlen(seen[i]));
+  }
+  check_unique_and_ordered(&k);
+  assert_int_equal(bench_keys_absent(&a, &k, distinct, 9), 0);
+  check_unique_and_ordered(&a);
+  for (size_t i = 0; i < a.n; i++)
+    assert_false(bench_keys_contains(&k, bench_key_at(&a, i), bench_key_len(&a, i)));
+  bench_keys_free(&a);
+  bench_keys_free(&k);
+  bench_key_spec none = {BENCH_KEYS_FILE, "/nonexistent/keys"};
+  assert_int_equal(bench_keys_load(&k, &none, 0, 1), -ENOENT);
+  for (size_t i = 0; i < distinct; i++) free(seen[i]);
+  free(seen);
+  free(text);
+  tu_rmtree(dir);
+  free(path);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shapes_unique_and_well_formed),
       cmocka_unit_test(test_shape_specifics),
       cmocka_unit_test(test_same_seed_same_keys),
       cmocka_unit_test(test_absent_keys_are_absent),
+      cmocka_unit_test(test_file_keys),
       cmocka_unit_test(test_sample),
       cmocka_unit_test(test_rng_below_in_range),
       cmocka_unit_test(test_parsers_and_summary),

@@ -41,6 +41,10 @@ void tern_bench_io_usage(FILE *out) __attribute__((weak));
 
 /* Warm and cold seeks inside one segment's terms blocks (tools/bench/seek.c,
  * optional). */
+int tern_bench_whole(int argc, char **argv) __attribute__((weak));
+void tern_bench_whole_usage(FILE *out) __attribute__((weak));
+int tern_bench_lmdb_get(int argc, char **argv) __attribute__((weak));
+void tern_bench_lmdb_get_usage(FILE *out) __attribute__((weak));
 int tern_bench_seek(int argc, char **argv) __attribute__((weak));
 void tern_bench_seek_usage(FILE *out) __attribute__((weak));
 

@@ -266,7 +266,7 @@ static int build_pk_segment(pk_build *b, const bench_keys *k) {
   if (rc == TERN_OK) rc = tern_segw_field(w, "id", 2, TERN_FIELD_UNIQUE, b->threshold);
   for (size_t j = 0; rc == TERN_OK && j < k->n; j++) {
     uint32_t doc = k->order[j];
-    rc = tern_segw_term(w, bench_key_at(k, doc), k->width, &doc, 1, "", 0);
+    rc = tern_segw_term(w, bench_key_at(k, doc), bench_key_len(k, doc), &doc, 1, "", 0);
     if ((j & 0xFFFF) == 0) bench_progress(b->store, j, k->n);
   }
   bench_progress_done();
@@ -294,7 +294,7 @@ static void seg_batch(tern_seg *s, tern_seg_cursor *c, const bench_keys *k, cons
   for (size_t i = 0; i < n; i++) {
     uint32_t doc = UINT32_MAX;
     tern_slice val;
-    int rc = tern_seg_pk_get(s, bench_key_at(k, idx[i]), k->width, c, &doc, &val);
+    int rc = tern_seg_pk_get(s, bench_key_at(k, idx[i]), bench_key_len(k, idx[i]), c, &doc, &val);
     errors += present ? rc != TERN_OK || doc != idx[i] : rc != TERN_NOTFOUND;
   }
   r->total_s = bench_now() - t0;
@@ -314,7 +314,7 @@ static void lmdb_batch(bench_lmdb *l, const bench_keys *k, const uint32_t *idx, 
   double t0 = bench_now();
   for (size_t i = 0; i < n; i++) {
     uint32_t doc = UINT32_MAX;
-    int rc = bench_lmdb_get(l, bench_key_at(k, idx[i]), k->width, &doc);
+    int rc = bench_lmdb_get(l, bench_key_at(k, idx[i]), bench_key_len(k, idx[i]), &doc);
     errors += present ? rc != 0 || doc != idx[i] : rc != MDB_NOTFOUND;
   }
   r->total_s = bench_now() - t0;

@@ -1,7 +1,8 @@
 /*
- * keys_common.h — the primary keys the benchmarks index, in four shapes,
- * reproducible from a seed, unique, and fixed-width per shape (so a key
- * set is one flat array: key i is data[i * width .. +width)).
+ * keys_common.h — the primary keys the benchmarks index, in several
+ * shapes, reproducible from a seed and unique.  Keys have any length from
+ * 1 to BENCH_KEY_MAX bytes; a key set is one flat byte array with offsets
+ * (key i is data[off[i] .. off[i + 1])).
  *
  *   random        16 chars of [0-9a-z], each uniform: 82.7 random bits
  *   uuid4         36-char canonical lowercase UUID version 4 (122 random
@@ -12,10 +13,29 @@
  *                 the range check alone
  *   timeprefixed  16 hex digits of a millisecond timestamp that starts at
  *                 1,700,000,000,000 and advances 0-2 ms per key, then 8
- *                 random chars of [0-9a-z] (24 chars; UUIDv7 / flake-like)
+ *                 random chars of [0-9a-z] (24 chars; UUIDv7 / ULID-like)
+ *   decimal       unpadded decimal ids drawn uniformly from [1000, 10^12):
+ *                 4 to 12 digits, mostly 12 ("order 48213977450")
+ *   paths         URLs with deep shared prefixes: one of 4 hosts, 2 to 8
+ *                 directory levels drawn from small per-level vocabularies
+ *                 (so thousands of keys share 40-100 leading bytes), a leaf
+ *                 word, a 6-char base36 token and an extension; 30 to 200
+ *                 bytes
+ *   packages      package-registry names: scoped (@scope/name-word), dotted
+ *                 (org.vendor.module.sub) and dashed (libword-word2-dev),
+ *                 words from a Zipf-distributed vocabulary of 4,096
+ *                 pseudo-words, a version-like digit tail on some; 4 to 80
+ *                 bytes
+ *   emails        first.last, firstNN or f.last at one of 64 domains (a few
+ *                 big ones hold most addresses); 10 to 50 bytes
+ *   varlen        random base36 strings whose length is log-uniform in
+ *                 [4, 200]
+ *   file:PATH     the lines of a file (a real list, e.g. `find /usr -type
+ *                 f`), empty and over-long lines dropped, duplicates kept
+ *                 once; absent keys are present keys with ".~" and 3
+ *                 random chars appended (near neighbours, same blocks)
  *
- * Random shapes are drawn, then sorted; duplicates (astronomically rare
- * for random and uuid4, possible for timeprefixed) are redrawn until the
+ * Random shapes are drawn, then sorted; duplicates are redrawn until the
  * set is unique.  The sort also gives the key order that LMDB's append
  * load and the codec's writer need.
  */
@@ -27,22 +47,40 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define BENCH_KEY_MAX 200u /* longest generated key; file keys up to 1024 */
+#define BENCH_FILE_KEY_MAX 1024u
+
 typedef enum bench_key_shape {
   BENCH_KEYS_RANDOM = 0,
-  BENCH_KEYS_UUID4 = 1,
-  BENCH_KEYS_SEQUENTIAL = 2,
-  BENCH_KEYS_TIMEPREFIXED = 3
+  BENCH_KEYS_UUID4,
+  BENCH_KEYS_SEQUENTIAL,
+  BENCH_KEYS_TIMEPREFIXED,
+  BENCH_KEYS_DECIMAL,
+  BENCH_KEYS_PATHS,
+  BENCH_KEYS_PACKAGES,
+  BENCH_KEYS_EMAILS,
+  BENCH_KEYS_VARLEN,
+  BENCH_KEYS_NSHAPES, /* the generated shapes end here */
+  BENCH_KEYS_FILE = BENCH_KEYS_NSHAPES
 } bench_key_shape;
 
-/* "random", "uuid4", "sequential", "timeprefixed". */
+/* A shape as named on the command line: a generated shape, or a file. */
+typedef struct bench_key_spec {
+  bench_key_shape shape;
+  const char *path; /* BENCH_KEYS_FILE */
+} bench_key_spec;
+
+/* "random", "uuid4", ...; "file" for BENCH_KEYS_FILE. */
 const char *bench_key_shape_name(bench_key_shape s);
 /* 0 and *out set when `name` is a shape's name, -1 otherwise. */
 int bench_key_shape_parse(const char *name, bench_key_shape *out);
-/* Bytes of every key of the shape. */
+/* The same, accepting "file:PATH" too. */
+int bench_key_spec_parse(const char *name, bench_key_spec *out);
+/* Bytes of every key of a fixed-width shape; 0 for variable-length ones. */
 size_t bench_key_width(bench_key_shape s);
 
-/* A stream of keys of one shape.  Stream 0 draws present keys, other
- * streams draw candidates for absent keys (sequential: odd numbers). */
+/* A stream of keys of one generated shape.  Stream 0 draws present keys,
+ * other streams draw candidates for absent keys (sequential: odd numbers). */
 typedef struct bench_keygen {
   bench_key_shape shape;
   bench_rng rng;
@@ -51,20 +89,26 @@ typedef struct bench_keygen {
   int odd;          /* sequential: draw odd numbers */
 } bench_keygen;
 void bench_keygen_init(bench_keygen *g, bench_key_shape shape, uint64_t seed, int stream);
-/* Writes the next key (bench_key_width bytes) to out. */
-void bench_keygen_next(bench_keygen *g, uint8_t *out);
+/* Writes the next key to out (room for BENCH_KEY_MAX bytes); its length. */
+size_t bench_keygen_next(bench_keygen *g, uint8_t *out);
 
-/* A unique set of n keys.  data[i] is the key of document i (input
- * order); order[] lists the indices in ascending byte order of the keys. */
+/* A unique set of n keys.  Key i is the key of document i (input order);
+ * order[] lists the indices in ascending byte order of the keys. */
 typedef struct bench_keys {
   bench_key_shape shape;
-  size_t n, width;
+  size_t n;
+  size_t width; /* the longest key */
   uint8_t *data;
+  uint64_t *off; /* n + 1 offsets into data */
   uint32_t *order;
 } bench_keys;
 
 /* n unique keys of stream 0 of `seed` (n < 2^32).  0, or -ENOMEM. */
 int bench_keys_generate(bench_keys *out, bench_key_shape shape, size_t n, uint64_t seed);
+/* The unique lines of spec's file (or n generated keys): 0, -errno, or
+ * -EINVAL when the file holds no key.  A file's keys keep their first
+ * occurrence's input position; n caps how many are read (0: all). */
+int bench_keys_load(bench_keys *out, const bench_key_spec *spec, size_t n, uint64_t seed);
 /* m unique keys of the same shape, none of which is in `present`, drawn
  * from another stream of `seed` (sequential: odd numbers spread over the
  * whole range).  Their order[] is sorted too. */
@@ -74,12 +118,23 @@ int bench_keys_absent(bench_keys *out, const bench_keys *present, size_t m, uint
 int bench_keys_sort(bench_keys *k);
 void bench_keys_free(bench_keys *k);
 static inline const uint8_t *bench_key_at(const bench_keys *k, size_t i) {
-  return k->data + i * k->width;
+  return k->data + k->off[i];
 }
-/* 1 when `key` (k->width bytes) is in the set (binary search over order). */
-int bench_keys_contains(const bench_keys *k, const uint8_t *key);
+static inline size_t bench_key_len(const bench_keys *k, size_t i) {
+  return (size_t)(k->off[i + 1] - k->off[i]);
+}
+/* Total key bytes and mean length. */
+double bench_keys_mean_len(const bench_keys *k);
+/* memcmp order, a proper prefix first. */
+int bench_key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
+/* 1 when `key` is in the set (binary search over order). */
+int bench_keys_contains(const bench_keys *k, const uint8_t *key, size_t len);
 /* 1 when the set is unique and order[] is strictly ascending. */
 int bench_keys_check_sorted_unique(const bench_keys *k);
+
+/* The value of document `doc` in the benchmarks' stores: its id in 4
+ * little-endian bytes (fewer when vbytes < 4), then filler bytes. */
+void bench_value_fill(uint8_t *out, uint32_t doc, size_t vbytes);
 
 /* `n` indices into [0, pool): distinct when n <= pool (a partial
  * Fisher-Yates shuffle), with replacement otherwise.  out holds n. */

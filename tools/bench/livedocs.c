@@ -30,11 +30,6 @@
 #endif
 
 #define LD_SEED 0x6C69766564ull /* "lived" */
-#if defined(__clang__)
-#define NOIPA __attribute__((noinline)) /* clang has no noipa */
-#else
-#define NOIPA __attribute__((noipa))
-#endif
 #define BATCH 256 /* docs per next_batch call, both sides */
 
 /* --- the dense baseline --- */

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 static int fail(int rc, const char *what, char *msg, size_t cap) {
@@ -21,19 +22,33 @@ static int fail(int rc, const char *what, char *msg, size_t cap) {
 
 /* Leaf entries are key + 4-byte value + 8-byte node header + 2-byte slot;
  * append fills pages completely, so twice that plus slack is plenty. */
-static size_t map_size_for(const bench_keys *k) {
-  size_t per = k->width + 4 + 8 + 2;
-  return (k->n * per * 2 + ((size_t)64 << 20) + 4095) & ~(size_t)4095;
+static size_t map_size_for(const bench_keys *k, size_t vbytes) {
+  size_t per = 8 + 2 + vbytes + 4096; /* values past a page go to overflow pages */
+  if (vbytes < 1024) per = 8 + 2 + vbytes;
+  return ((size_t)k->off[k->n] * 2 + k->n * per * 2 + ((size_t)64 << 20) + 4095) & ~(size_t)4095;
 }
 
 int bench_lmdb_build(const char *dir, const bench_keys *k, char *msg, size_t cap) {
+  return bench_lmdb_build_values(dir, k, 4, msg, cap);
+}
+
+int bench_lmdb_build_values(const char *dir, const bench_keys *k, size_t vbytes, char *msg,
+                            size_t cap) {
+  return bench_lmdb_build_fn(dir, k, vbytes, bench_value_fill, msg, cap);
+}
+
+int bench_lmdb_build_fn(const char *dir, const bench_keys *k, size_t vbytes,
+                        void (*value)(uint8_t *out, uint32_t doc, size_t vbytes), char *msg,
+                        size_t cap) {
+  uint8_t *v = malloc(vbytes < 4 ? 4 : vbytes);
+  if (!v) return fail(ENOMEM, "value buffer", msg, cap);
   if (mkdir(dir, 0755) != 0 && errno != EEXIST) return fail(errno, dir, msg, cap);
   MDB_env *env = NULL;
   MDB_txn *txn = NULL;
   MDB_dbi dbi;
   int rc = mdb_env_create(&env);
   if (rc) return fail(rc, "mdb_env_create", msg, cap);
-  if ((rc = mdb_env_set_mapsize(env, map_size_for(k))) != 0) {
+  if ((rc = mdb_env_set_mapsize(env, map_size_for(k, vbytes))) != 0) {
     fail(rc, "mdb_env_set_mapsize", msg, cap);
     goto out;
   }
@@ -48,8 +63,8 @@ int bench_lmdb_build(const char *dir, const bench_keys *k, char *msg, size_t cap
   }
   for (size_t j = 0; j < k->n; j++) {
     uint32_t idx = k->order[j];
-    uint8_t v[4] = {(uint8_t)idx, (uint8_t)(idx >> 8), (uint8_t)(idx >> 16), (uint8_t)(idx >> 24)};
-    MDB_val key = {k->width, (void *)bench_key_at(k, idx)}, val = {4, v};
+    value(v, idx, vbytes);
+    MDB_val key = {bench_key_len(k, idx), (void *)bench_key_at(k, idx)}, val = {vbytes, v};
     if ((rc = mdb_put(txn, dbi, &key, &val, MDB_APPEND)) != 0) {
       fail(rc, "mdb_put(MDB_APPEND)", msg, cap);
       goto out;
@@ -67,6 +82,7 @@ int bench_lmdb_build(const char *dir, const bench_keys *k, char *msg, size_t cap
 out:
   if (txn) mdb_txn_abort(txn);
   mdb_env_close(env);
+  free(v);
   return rc;
 }
 
@@ -89,6 +105,19 @@ int bench_lmdb_get(bench_lmdb *l, const uint8_t *key, size_t len, uint32_t *doc)
   int rc = mdb_get(l->txn, l->dbi, &k, &v);
   if (rc) return rc;
   if (v.mv_size != 4) return MDB_CORRUPTED;
+  const uint8_t *p = v.mv_data;
+  *doc = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+  return 0;
+}
+
+int bench_lmdb_get_value(bench_lmdb *l, const uint8_t *key, size_t len, uint32_t *doc,
+                         const uint8_t **val, size_t *vlen) {
+  MDB_val k = {len, (void *)key}, v;
+  int rc = mdb_get(l->txn, l->dbi, &k, &v);
+  if (rc) return rc;
+  if (v.mv_size < 4) return MDB_CORRUPTED;
+  *val = v.mv_data;
+  *vlen = v.mv_size;
   const uint8_t *p = v.mv_data;
   *doc = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
   return 0;

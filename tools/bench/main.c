@@ -37,13 +37,17 @@ static size_t subcommands(subcommand *out) {
       {"seek", "warm primary-key seeks in one segment (codec alone) vs LMDB", tern_bench_seek,
        tern_bench_seek_usage},
       {"scan", "key cursors, range scans, hits in key order vs LMDB cursors", tern_bench_scan, tern_bench_scan_usage},
+      {"whole", "warm whole-process lookups: `tern get DIR -` vs an LMDB reader", tern_bench_whole,
+       tern_bench_whole_usage},
+      {"lmdb-get", "the LMDB reader of `whole` (keys on stdin)", tern_bench_lmdb_get,
+       tern_bench_lmdb_get_usage},
   };
   memcpy(out, all, sizeof all);
   return sizeof all / sizeof all[0];
 }
 
 static void usage(FILE *out, int full) {
-  subcommand cmds[8];
+  subcommand cmds[16];
   size_t n = subcommands(cmds);
   fprintf(out, "usage: tern-bench <subcommand> [options]   (tern %s)\n\n", tern_version());
   fprintf(out, "subcommands:\n");
@@ -74,7 +78,7 @@ int main(int argc, char **argv) {
     usage(stdout, 1);
     return 0;
   }
-  subcommand cmds[8];
+  subcommand cmds[16];
   size_t n = subcommands(cmds);
   for (size_t i = 0; i < n; i++) {
     if (strcmp(argv[1], cmds[i].name) != 0) continue;

@@ -37,7 +37,8 @@
 
 typedef struct pk_opts {
   uint64_t docs;
-  bench_key_shape shape;
+  bench_key_spec spec;
+  uint64_t values; /* value bytes */
   uint64_t *lookups;
   size_t nlookups;
   uint64_t runs, segments, warm, seed;
@@ -51,7 +52,9 @@ void tern_bench_pk_usage(FILE *out) {
   fprintf(out, "tern-bench pk [options]   cold/warm primary-key lookups: tern vs LMDB\n"
                "  --docs N              documents (keys) to index (10000000; k/M suffixes)\n"
                "  --keys SHAPE          random (16 base36 chars) | uuid4 | sequential |\n"
-               "                        timeprefixed (random)\n"
+               "                        timeprefixed | decimal | paths | packages | emails |\n"
+               "                        varlen | file:PATH (one key a line) (random)\n"
+               "  --values BYTES        value size, >= 4 (4)\n"
                "  --lookups LIST        cold lookup counts (100,1000,10000,100000,1000000)\n"
                "  --runs R              repetitions of every measurement (3)\n"
                "  --segments S          tern: S bulk commits of docs/S each (1)\n"
@@ -78,10 +81,12 @@ static int pk_parse(pk_opts *o, int argc, char **argv) {
       {"lmdb-readahead", no_argument, 0, 'a'}, {"no-lmdb-readahead", no_argument, 0, 'A'},
       {"drop-caches", no_argument, 0, 'D'},    {"seed", required_argument, 0, 'S'},
       {"keep", no_argument, 0, 'K'},           {"help", no_argument, 0, 'h'},
-      {"stores", required_argument, 0, 'x'},   {0, 0, 0, 0}};
+      {"stores", required_argument, 0, 'x'},   {"values", required_argument, 0, 'V'},
+      {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
   o->docs = 10000000;
-  o->shape = BENCH_KEYS_RANDOM;
+  o->spec.shape = BENCH_KEYS_RANDOM;
+  o->values = 4;
   o->runs = 3;
   o->segments = 1;
   o->warm = 1000000;
@@ -99,7 +104,8 @@ static int pk_parse(pk_opts *o, int argc, char **argv) {
     case 'n':
       bad = bench_parse_u64(optarg, &o->docs) || o->docs == 0 || o->docs >= UINT32_MAX;
       break;
-    case 'k': bad = bench_key_shape_parse(optarg, &o->shape); break;
+    case 'k': bad = bench_key_spec_parse(optarg, &o->spec); break;
+    case 'V': bad = bench_parse_u64(optarg, &o->values) || o->values < 4 || o->values > (1u << 20); break;
     case 'l': lookups = optarg; break;
     case 'r': bad = bench_parse_u64(optarg, &o->runs) || o->runs == 0 || o->runs > 1000; break;
     case 's': bad = bench_parse_u64(optarg, &o->segments) || o->segments == 0; break;
@@ -193,17 +199,24 @@ static void store_close(pk_store *s) {
   s->idx = NULL;
 }
 
+/* The value size of this run (both stores copy the value out, as a
+ * caller keeping it would). */
+static size_t g_values = 4;
+static uint8_t g_vbuf[1u << 20];
+
 /* 0 found (*doc set), 1 absent, < 0 an error. */
 static int store_get(pk_store *s, const uint8_t *key, size_t len, uint32_t *doc) {
-  if (s->kind == STORE_LMDB) {
-    int rc = bench_lmdb_get(&s->lmdb, key, len, doc);
-    return rc == 0 ? 0 : rc == MDB_NOTFOUND ? 1 : -1;
-  }
-  uint8_t buf[8];
+  uint8_t *buf = g_vbuf;
   size_t vlen = 0;
-  int rc = tern_get(s->snap, key, len, buf, sizeof buf, &vlen);
+  if (s->kind == STORE_LMDB) {
+    const uint8_t *v;
+    int rc = bench_lmdb_get_value(&s->lmdb, key, len, doc, &v, &vlen);
+    if (rc == 0 && vlen == g_values) memcpy(buf, v, vlen);
+    return rc == 0 ? (vlen == g_values ? 0 : -1) : rc == MDB_NOTFOUND ? 1 : -1;
+  }
+  int rc = tern_get(s->snap, key, len, buf, g_values, &vlen);
   if (rc == TERN_NOTFOUND) return 1;
-  if (rc != TERN_OK || vlen != 4) return -1;
+  if (rc != TERN_OK || vlen != g_values) return -1;
   *doc = (uint32_t)buf[0] | (uint32_t)buf[1] << 8 | (uint32_t)buf[2] << 16 | (uint32_t)buf[3] << 24;
   return 0;
 }
@@ -223,8 +236,9 @@ static int build_tern(pk_store *s, const bench_keys *k, uint64_t segments) {
     tern_txn *txn = NULL;
     if ((rc = tern_txn_begin(&txn, idx, TERN_TXN_BULK)) != TERN_OK) goto fail;
     for (size_t i = from; i < to; i++) {
-      uint8_t v[4] = {(uint8_t)i, (uint8_t)(i >> 8), (uint8_t)(i >> 16), (uint8_t)(i >> 24)};
-      if ((rc = tern_put(txn, bench_key_at(k, i), k->width, v, 4, NULL, 0)) != TERN_OK) {
+      bench_value_fill(g_vbuf, (uint32_t)i, g_values);
+      if ((rc = tern_put(txn, bench_key_at(k, i), bench_key_len(k, i), g_vbuf, g_values, NULL, 0)) !=
+          TERN_OK) {
         tern_abort(txn);
         goto fail;
       }
@@ -268,7 +282,7 @@ static int build_lmdb(pk_store *s, bench_keys *k) {
   if (bench_keys_sort(k) != 0) return -1;
   s->sort_s = bench_now() - t0;
   double t1 = bench_now();
-  int rc = bench_lmdb_build(s->dir, k, msg, sizeof msg);
+  int rc = bench_lmdb_build_values(s->dir, k, g_values, msg, sizeof msg);
   if (rc) {
     bench_log("tern-bench pk: building LMDB: %s", msg);
     return -1;
@@ -327,7 +341,7 @@ static void run_batch(pk_store *s, const pk_batch *b, pk_row *row, const char *l
   double t0 = bench_now();
   for (size_t i = 0; i < b->n; i++) {
     uint32_t want = b->idx[i], doc = 0;
-    int rc = store_get(s, bench_key_at(b->keys, want), b->keys->width, &doc);
+    int rc = store_get(s, bench_key_at(b->keys, want), bench_key_len(b->keys, want), &doc);
     int ok = b->present ? rc == 0 && doc == want : rc == 1;
     if (!ok) {
       errors++;
@@ -439,7 +453,7 @@ static int write_results_csv(const char *path, const pk_rows *r, pk_store *store
     const pk_row *w = &r->v[i];
     const pk_store *s = &stores[w->store];
     double n = (double)w->n;
-    fprintf(f, "%s,%s,%s,%llu,%d,%.3f,%.4f,", s->name, bench_key_shape_name(o->shape),
+    fprintf(f, "%s,%s,%s,%llu,%d,%.3f,%.4f,", s->name, bench_key_shape_name(o->spec.shape),
             k_phase_names[w->phase], (unsigned long long)w->n, w->run, w->total_ms,
             w->total_ms * 1e3 / n);
     if (s->kind == STORE_TERN)
@@ -466,7 +480,7 @@ static int write_build_csv(const char *path, pk_store *stores, size_t nstores, c
   for (size_t i = 0; i < nstores; i++) {
     const pk_store *s = &stores[i];
     fprintf(f, "%s,%s,%llu,%llu,%llu,%.3f,%.3f,%llu,%.3f,%llu,%llu,%llu,%llu,%llu,%llu\n", s->name,
-            bench_key_shape_name(o->shape), (unsigned long long)o->docs,
+            bench_key_shape_name(o->spec.shape), (unsigned long long)o->docs,
             (unsigned long long)(s->kind == STORE_TERN ? o->segments : 1),
             (unsigned long long)s->segments, s->build_s, s->sort_s, (unsigned long long)s->bytes,
             (double)s->bytes / (double)o->docs, (unsigned long long)s->b_terms,
@@ -671,7 +685,7 @@ static int write_results_md(const char *path, const pk_rows *r, const pk_rows *b
   char machine[256];
   bench_machine(machine, sizeof machine);
   long ra = bench_readahead_kb(workdir);
-  fprintf(f, "# tern-bench pk: %s keys, %llu docs\n\n", bench_key_shape_name(o->shape),
+  fprintf(f, "# tern-bench pk: %s keys, %llu docs\n\n", bench_key_shape_name(o->spec.shape),
           (unsigned long long)o->docs);
   fprintf(f, "- command: `%s`\n", cmdline);
   fprintf(f, "- machine: %s\n", machine);
@@ -723,7 +737,7 @@ static int write_plot(const char *out, const pk_rows *r, const pk_rows *base, pk
           "set title 'Cold primary-key lookups, %llu %s keys'\n"
           "set key top right\nset format x '10^{%%L}'\n"
           "plot ",
-          (unsigned long long)o->runs, (unsigned long long)o->docs, bench_key_shape_name(o->shape));
+          (unsigned long long)o->runs, (unsigned long long)o->docs, bench_key_shape_name(o->spec.shape));
   for (size_t s = 0; s < ns; s++)
     fprintf(f, "%s'cold-lookups.dat' using 1:%zu with linespoints lw 2 title '%s'",
             s ? ", \\\n  " : "", s + 2, stores[s].name);
@@ -1010,7 +1024,7 @@ int tern_bench_pk(int argc, char **argv) {
     return 1;
   }
   bench_log("tern-bench pk: %llu %s keys in %s (%s), eviction: %s", (unsigned long long)o.docs,
-            bench_key_shape_name(o.shape), work, bench_fs_name(work),
+            bench_key_shape_name(o.spec.shape), work, bench_fs_name(work),
             bench_evict_method_text(o.evict));
 
   bench_keys present = {0}, absent = {0};
@@ -1030,9 +1044,15 @@ int tern_bench_pk(int argc, char **argv) {
   for (size_t i = 0; i < o.nlookups; i++)
     if (o.lookups[i] > pool) pool = o.lookups[i];
   if (pool > o.docs) pool = o.docs;
-  if (bench_keys_generate(&present, o.shape, o.docs, o.seed) != 0 ||
-      bench_keys_absent(&absent, &present, pool, o.seed ^ 0xAB5E47ull) != 0) {
-    bench_log("tern-bench pk: out of memory generating keys");
+  g_values = (size_t)o.values;
+  int krc = bench_keys_load(&present, &o.spec, o.docs, o.seed);
+  if (krc == 0) {
+    if (present.n < o.docs) o.docs = present.n; /* a file with fewer keys */
+    if (pool > o.docs) pool = o.docs;
+    krc = bench_keys_absent(&absent, &present, pool, o.seed ^ 0xAB5E47ull);
+  }
+  if (krc != 0) {
+    bench_log("tern-bench pk: keys: %s", strerror(-krc));
     goto out;
   }
   bench_log("keys: %.2f s (%zu present, %zu absent)", bench_now() - t0, present.n, absent.n);

@@ -28,11 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__clang__)
-#define NOIPA __attribute__((noinline)) /* clang has no noipa */
-#else
-#define NOIPA __attribute__((noipa))
-#endif
 #define PB_SEED 0x706f7374ull /* "post" */
 
 typedef struct pb_opts {

@@ -40,7 +40,8 @@ void tern_bench_seek_usage(FILE *out);
 #define SEEK_ROUNDS_MAX 100u
 
 typedef struct seek_opts {
-  uint64_t keys, lookups, rounds, seed, restart;
+  bench_key_spec spec;
+  uint64_t keys, lookups, rounds, seed, restart, values;
   const char *parent;
   int keep, only; /* only: 0 both, 1 tern, 2 lmdb */
 } seek_opts;
@@ -48,7 +49,11 @@ typedef struct seek_opts {
 void tern_bench_seek_usage(FILE *out) {
   fprintf(out,
           "tern-bench seek [options]   warm primary-key lookups: codec vs LMDB mdb_get\n"
-          "  --keys N        unique random base36 16-char keys (10000000)\n"
+          "  --docs N        unique keys (10000000; a file's keys: at most N)\n"
+          "  --keys SHAPE    random | uuid4 | sequential | timeprefixed | decimal | paths |\n"
+          "                  packages | emails | varlen | file:PATH (random); a number:\n"
+          "                  --docs\n"
+          "  --values BYTES  value size (0: none; 4+: doc id then filler) (0)\n"
           "  --lookups N     lookups per phase and round (1000000)\n"
           "  --rounds R      rounds; medians reported (5)\n"
           "  --seed S        key seed (0x7365656b)\n"
@@ -63,16 +68,23 @@ static int parse_opts(int argc, char **argv, seek_opts *o) {
                                      {"rounds", 1, 0, 'r'}, {"seed", 1, 0, 's'},
                                      {"dir", 1, 0, 'd'},    {"only", 1, 0, 'o'},
                                      {"keep", 0, 0, 'k'},   {"help", 0, 0, 'h'},
-                                     {"restart", 1, 0, 'R'},
+                                     {"restart", 1, 0, 'R'}, {"docs", 1, 0, 'N'},
+                                     {"values", 1, 0, 'V'},
                                      {0, 0, 0, 0}};
-  *o = (seek_opts){.keys = 10000000, .lookups = 1000000, .rounds = 5, .seed = SEEK_SEED,
+  *o = (seek_opts){.spec = {BENCH_KEYS_RANDOM, NULL}, .keys = 10000000, .lookups = 1000000, .rounds = 5, .seed = SEEK_SEED,
                    .parent = "/var/tmp"};
   optind = 1;
   int ch;
   while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
     int bad = 0;
     switch (ch) {
-    case 'n': bad = bench_parse_u64(optarg, &o->keys); break;
+    case 'n':
+      if (bench_key_spec_parse(optarg, &o->spec) != 0) bad = bench_parse_u64(optarg, &o->keys);
+      break;
+    case 'N': bad = bench_parse_u64(optarg, &o->keys); break;
+    case 'V': bad = bench_parse_u64(optarg, &o->values) || (o->values && o->values < 4) ||
+                    o->values > (1u << 20);
+      break;
     case 'l': bad = bench_parse_u64(optarg, &o->lookups); break;
     case 'r': bad = bench_parse_u64(optarg, &o->rounds); break;
     case 's': bad = bench_parse_u64(optarg, &o->seed); break;
@@ -101,7 +113,9 @@ static int parse_opts(int argc, char **argv, seek_opts *o) {
   return 0;
 }
 
-static int build_segment(const char *dir, const bench_keys *k, uint64_t restart) {
+static int build_segment(const char *dir, const bench_keys *k, uint64_t restart, size_t vbytes) {
+  uint8_t *v = malloc(vbytes + 1);
+  if (!v) return TERN_ENOMEM;
   tern_segw_options so;
   tern_segw_options_init(&so);
   if (restart) so.restart_interval = (uint32_t)restart;
@@ -110,8 +124,10 @@ static int build_segment(const char *dir, const bench_keys *k, uint64_t restart)
   if (rc == TERN_OK) rc = tern_segw_field(w, "id", 2, TERN_FIELD_UNIQUE, 1);
   for (size_t i = 0; rc == TERN_OK && i < k->n; i++) {
     uint32_t doc = k->order[i];
-    rc = tern_segw_term(w, bench_key_at(k, doc), k->width, &doc, 1, "", 0);
+    bench_value_fill(v, doc, vbytes);
+    rc = tern_segw_term(w, bench_key_at(k, doc), bench_key_len(k, doc), &doc, 1, v, vbytes);
   }
+  free(v);
   if (rc == TERN_OK) return tern_segw_finish(w, (uint32_t)k->n);
   tern_segw_abort(w);
   return rc;
@@ -131,6 +147,7 @@ typedef struct seek_ctx {
   const tern_seg_field *field;
   tern_seg_cursor *cur;
   bench_lmdb *lmdb;
+  size_t values;
   uint64_t sink, errors;
 } seek_ctx;
 
@@ -143,16 +160,24 @@ static double run_phase(seek_ctx *x, int phase) {
   double t0 = bench_now();
   for (size_t i = 0; i < x->m; i++) {
     const uint8_t *key = bench_key_at(k, idx[i]);
+    size_t len = bench_key_len(k, idx[i]);
     uint32_t doc = 0;
     int found;
     if (phase == P_SEEK) {
       tern_term_entry e;
-      found = tern_seg_seek_exact(x->seg, x->field, key, k->width, x->cur, &e) == TERN_OK;
+      found = tern_seg_seek_exact(x->seg, x->field, key, len, x->cur, &e) == TERN_OK;
       doc = found ? e.docs[0] : 0;
     } else if (phase == P_PK || phase == P_PK_ABSENT) {
-      found = tern_seg_pk_get(x->seg, key, k->width, x->cur, &doc, NULL) == TERN_OK;
+      tern_slice v = {0};
+      found = tern_seg_pk_get(x->seg, key, len, x->cur, &doc, x->values ? &v : NULL) == TERN_OK;
+      /* Touch the value's ends, as a reader using it would. */
+      const uint8_t *vb = v.data;
+      if (found && x->values) sink += v.len != x->values ? 1u << 30 : vb[0] + vb[v.len - 1];
     } else {
-      found = bench_lmdb_get(x->lmdb, key, k->width, &doc) == 0;
+      const uint8_t *v = NULL;
+      size_t vlen = 0;
+      found = bench_lmdb_get_value(x->lmdb, key, len, &doc, &v, &vlen) == 0;
+      if (found && x->values) sink += vlen != x->values ? 1u << 30 : v[0] + v[vlen - 1];
     }
     errors += found == want || (found && doc != idx[i]);
     sink += doc;
@@ -216,7 +241,7 @@ static int measure(const seek_opts *o, const char *dir, const bench_keys *presen
   bench_rng rng;
   bench_rng_init(&rng, o->seed ^ 0x5a5a);
   seek_ctx x = {present, absent, pi, ai, o->lookups, seg, tern_seg_unique_field(seg), cur, &lmdb,
-                0, 0};
+                (size_t)o->values, 0, 0};
   static double ns[NPHASES][SEEK_ROUNDS_MAX];
   for (size_t r = 0; r < o->rounds; r++) {
     bench_sample(&rng, present->n, o->lookups, pi);
@@ -239,6 +264,11 @@ static int measure(const seek_opts *o, const char *dir, const bench_keys *presen
          (double)(sum.bytes_terms + sum.bytes_index) / (double)present->n,
          (double)sum.bytes_terms / (double)present->n, (double)sum.bytes_index / (double)present->n,
          (double)sum.bytes_filter / (double)present->n);
+  double lbytes = (double)bench_dir_bytes(ldir);
+  printf("bytes: tern %.2f B/key (whole segment; terms+postings %.2f), lmdb %.2f B/key: %.3fx\n",
+         (double)sum.bytes / (double)present->n,
+         (double)(sum.bytes_terms + sum.bytes_index + sum.bytes_postings) / (double)present->n,
+         lbytes / (double)present->n, (double)sum.bytes / lbytes);
   report(o, ns);
   ret = 0;
 out:
@@ -269,21 +299,29 @@ int tern_bench_seek(int argc, char **argv) {
     return 1;
   }
   double t0 = bench_now();
-  if (bench_keys_generate(&present, BENCH_KEYS_RANDOM, o.keys, o.seed) ||
-      bench_keys_absent(&absent, &present, o.lookups < o.keys ? o.lookups : o.keys, o.seed)) {
-    fprintf(stderr, "seek: out of memory for keys\n");
+  int krc = bench_keys_load(&present, &o.spec, o.keys, o.seed);
+  if (krc == 0) {
+    o.keys = present.n;
+    krc = bench_keys_absent(&absent, &present, o.lookups < o.keys ? o.lookups : o.keys, o.seed);
+  }
+  if (krc) {
+    fprintf(stderr, "seek: keys: %s\n", strerror(-krc));
     goto out;
   }
+  printf("# keys: %s%s%s, %zu, mean %.1f bytes, longest %zu; values %llu bytes\n",
+         bench_key_shape_name(o.spec.shape), o.spec.path ? ":" : "", o.spec.path ? o.spec.path : "",
+         present.n, bench_keys_mean_len(&present), present.width, (unsigned long long)o.values);
   char tdir[4096], ldir[4096], msg[256];
   bench_path(tdir, sizeof tdir, dir, "tern");
   bench_path(ldir, sizeof ldir, dir, "lmdb");
   int rc = bench_mkdirs(tdir);
-  if (rc == 0) rc = build_segment(tdir, &present, o.restart);
+  if (rc == 0) rc = build_segment(tdir, &present, o.restart, (size_t)o.values);
   if (rc != 0) {
     fprintf(stderr, "seek: building the segment: %d\n", rc);
     goto out;
   }
-  if (bench_lmdb_build(ldir, &present, msg, sizeof msg) != 0) {
+  if (bench_lmdb_build_values(ldir, &present, o.values ? (size_t)o.values : 4, msg, sizeof msg) !=
+      0) {
     fprintf(stderr, "seek: building LMDB: %s\n", msg);
     goto out;
   }

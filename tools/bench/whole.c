@@ -1,0 +1,379 @@
+/*
+ * whole.c — whole-process lookups: `tern get DIR -` against an LMDB reader
+ * doing the same work (tern-bench lmdb-get), both fed the same key list on
+ * standard input and writing the same bytes on standard output.
+ *
+ *   tern-bench lmdb-get DIR       the reader: for each line of stdin (the
+ *                                 key before the first TAB, escaped as in
+ *                                 tern's TSV), mdb_get, then `key<TAB>value`
+ *                                 escaped on stdout or `not found: KEY` on
+ *                                 stderr; exit 0 all found, 1 some missing
+ *   tern-bench whole [options]    builds both stores from one key set
+ *                                 (`tern import` of a TSV file; LMDB loaded
+ *                                 in order), writes sampled present and
+ *                                 absent key lists, warms both, then times
+ *                                 fresh processes of each side in turn; the
+ *                                 first present run's outputs must be equal
+ *                                 byte for byte (LMDB is the reference)
+ *
+ * Values are printable (the doc id in decimal, then letters), so neither
+ * side pays for escapes the other does not.
+ */
+#include "tools/bench/bench.h"
+#include "tools/bench/bench_common.h"
+#include "tools/bench/keys_common.h"
+#include "tools/bench/lmdb_common.h"
+
+#include "tools/tern/escape.c"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int tern_bench_lmdb_get(int argc, char **argv);
+void tern_bench_lmdb_get_usage(FILE *out);
+int tern_bench_whole(int argc, char **argv);
+void tern_bench_whole_usage(FILE *out);
+
+#define WHOLE_SEED 0x77686f6c65ull /* "whole" */
+#define WHOLE_RUNS_MAX 100u
+
+/* ------------------------------------------------------------ the reader */
+
+void tern_bench_lmdb_get_usage(FILE *out) {
+  fprintf(out, "tern-bench lmdb-get DIR   LMDB's `tern get DIR -`: keys on stdin, key<TAB>value out\n");
+}
+
+static void put_escaped(FILE *f, const void *p, size_t n, char *buf) {
+  fwrite(buf, 1, esc_encode(p, n, buf), f);
+}
+
+int tern_bench_lmdb_get(int argc, char **argv) {
+  if (argc != 2 || argv[1][0] == '-') {
+    tern_bench_lmdb_get_usage(stderr);
+    return 2;
+  }
+  char msg[256];
+  bench_lmdb l;
+  if (bench_lmdb_open(&l, argv[1], 0, msg, sizeof msg) != 0) {
+    fprintf(stderr, "lmdb-get: %s\n", msg);
+    return 2;
+  }
+  static char obuf[1 << 20], ebuf[1 << 16], enc[ESC_ENCODED_MAX(1u << 20)];
+  setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+  setvbuf(stderr, ebuf, _IOFBF, sizeof ebuf); /* as tern's buffered error stream */
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t got;
+  int status = 0;
+  while ((got = getline(&line, &cap, stdin)) >= 0) {
+    size_t len = (size_t)got;
+    if (len && line[len - 1] == '\n') len--;
+    char *tab = memchr(line, '\t', len);
+    if (tab) len = (size_t)(tab - line);
+    if (len == 0) continue;
+    esc_error err;
+    size_t klen;
+    if (esc_decode(line, len, line, &klen, &err) != 0 || klen == 0 || klen > 1024) {
+      fprintf(stderr, "lmdb-get: bad key\n");
+      status = 2;
+      break;
+    }
+    MDB_val k = {klen, line}, v;
+    int rc = mdb_get(l.txn, l.dbi, &k, &v);
+    if (rc == 0) {
+      put_escaped(stdout, line, klen, enc);
+      putc('\t', stdout);
+      if (v.mv_size <= sizeof obuf) put_escaped(stdout, v.mv_data, v.mv_size, enc);
+      putc('\n', stdout);
+    } else if (rc == MDB_NOTFOUND) {
+      fputs("not found: ", stderr);
+      put_escaped(stderr, line, klen, enc);
+      putc('\n', stderr);
+      status = status ? status : 1;
+    } else {
+      fprintf(stderr, "lmdb-get: %s\n", mdb_strerror(rc));
+      status = 2;
+      break;
+    }
+  }
+  free(line);
+  bench_lmdb_close(&l);
+  if (fflush(stdout) != 0) status = 2;
+  fflush(stderr);
+  return status;
+}
+
+/* ------------------------------------------------------------ the driver */
+
+typedef struct whole_opts {
+  bench_key_spec spec;
+  uint64_t docs, values, lookups, runs, seed;
+  const char *parent, *tern;
+  int keep;
+} whole_opts;
+
+void tern_bench_whole_usage(FILE *out) {
+  fprintf(out,
+          "tern-bench whole [options]   warm whole-process lookups: `tern get DIR -` vs lmdb-get\n"
+          "  --docs N         keys indexed (1000000; a file's keys: at most N)\n"
+          "  --keys SHAPE     as tern-bench pk (random)\n"
+          "  --values BYTES   value size (4)\n"
+          "  --lookups N      keys per process (1000000; sampled with repeats past the set)\n"
+          "  --runs R         processes per side and key list; medians (5)\n"
+          "  --tern PATH      the tern tool (next to tern-bench)\n"
+          "  --dir PATH       parent of the scratch directory (/var/tmp)\n"
+          "  --seed S         key seed\n"
+          "  --keep           keep the scratch directory\n");
+}
+
+static int whole_parse(whole_opts *o, int argc, char **argv) {
+  static const struct option lo[] = {{"docs", 1, 0, 'n'},   {"keys", 1, 0, 'k'},
+                                     {"values", 1, 0, 'V'}, {"lookups", 1, 0, 'l'},
+                                     {"runs", 1, 0, 'r'},   {"tern", 1, 0, 't'},
+                                     {"dir", 1, 0, 'd'},    {"seed", 1, 0, 's'},
+                                     {"keep", 0, 0, 'K'},   {"help", 0, 0, 'h'},
+                                     {0, 0, 0, 0}};
+  *o = (whole_opts){.spec = {BENCH_KEYS_RANDOM, NULL}, .docs = 1000000, .values = 4,
+                    .lookups = 1000000, .runs = 5, .seed = WHOLE_SEED, .parent = "/var/tmp"};
+  optind = 1;
+  int ch;
+  while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    int bad = 0;
+    switch (ch) {
+    case 'n': bad = bench_parse_u64(optarg, &o->docs) || o->docs == 0 || o->docs >= UINT32_MAX; break;
+    case 'k': bad = bench_key_spec_parse(optarg, &o->spec); break;
+    case 'V': bad = bench_parse_u64(optarg, &o->values) || o->values < 1 || o->values > (1u << 20); break;
+    case 'l': bad = bench_parse_u64(optarg, &o->lookups) || o->lookups == 0; break;
+    case 'r': bad = bench_parse_u64(optarg, &o->runs) || o->runs == 0 || o->runs > WHOLE_RUNS_MAX; break;
+    case 't': o->tern = optarg; break;
+    case 'd': o->parent = optarg; break;
+    case 's': bad = bench_parse_u64(optarg, &o->seed); break;
+    case 'K': o->keep = 1; break;
+    case 'h': tern_bench_whole_usage(stdout); return 1;
+    default: bad = 1;
+    }
+    if (bad) {
+      tern_bench_whole_usage(stderr);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* A printable value of doc: its id in decimal, then letters. */
+static void printable_value(uint8_t *out, uint32_t doc, size_t vbytes) {
+  char id[16];
+  int n = snprintf(id, sizeof id, "%010u", doc);
+  for (size_t i = 0; i < vbytes; i++)
+    out[i] = i < (size_t)n ? (uint8_t)id[(size_t)n - (vbytes < (size_t)n ? vbytes : (size_t)n) + i]
+                           : (uint8_t)('a' + (doc + i) % 26);
+}
+
+static int write_import(const char *path, const bench_keys *k, size_t vbytes) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -errno;
+  char *enc = malloc(ESC_ENCODED_MAX(BENCH_FILE_KEY_MAX + vbytes) + 1);
+  uint8_t *v = malloc(vbytes + 1);
+  int rc = enc && v ? 0 : -ENOMEM;
+  for (size_t i = 0; rc == 0 && i < k->n; i++) {
+    fwrite(enc, 1, esc_encode(bench_key_at(k, i), bench_key_len(k, i), enc), f);
+    putc('\t', f);
+    printable_value(v, (uint32_t)i, vbytes);
+    fwrite(enc, 1, esc_encode(v, vbytes, enc), f);
+    putc('\n', f);
+  }
+  if (fclose(f) != 0 && rc == 0) rc = -errno;
+  free(enc);
+  free(v);
+  return rc;
+}
+
+static int write_keys(const char *path, const bench_keys *k, const uint32_t *idx, size_t n) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -errno;
+  char enc[ESC_ENCODED_MAX(BENCH_FILE_KEY_MAX)];
+  for (size_t i = 0; i < n; i++) {
+    fwrite(enc, 1, esc_encode(bench_key_at(k, idx[i]), bench_key_len(k, idx[i]), enc), f);
+    putc('\n', f);
+  }
+  return fclose(f) != 0 ? -errno : 0;
+}
+
+/* Runs argv with stdin from `in`, stdout to `out`, stderr discarded; the
+ * wall time in *s and the exit status, or -1. */
+static int run_process(char *const *argv, const char *in, const char *out, double *s) {
+  double t0 = bench_now();
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    int i = open(in, O_RDONLY), o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open("/dev/null", O_WRONLY);
+    if (i < 0 || o < 0 || e < 0) _exit(127);
+    dup2(i, 0);
+    dup2(o, 1);
+    dup2(e, 2);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  int st;
+  if (waitpid(pid, &st, 0) < 0) return -1;
+  *s = bench_now() - t0;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int files_equal(const char *a, const char *b) {
+  FILE *f = fopen(a, "r"), *g = fopen(b, "r");
+  int eq = f && g;
+  while (eq) {
+    int x = getc(f), y = getc(g);
+    if (x != y) eq = 0;
+    if (x == EOF) break;
+  }
+  if (f) fclose(f);
+  if (g) fclose(g);
+  return eq;
+}
+
+static void default_tern(char *buf, size_t cap) {
+  ssize_t n = readlink("/proc/self/exe", buf, cap - 8);
+  if (n <= 0) {
+    snprintf(buf, cap, "tern");
+    return;
+  }
+  buf[n] = 0;
+  char *slash = strrchr(buf, '/');
+  snprintf(slash ? slash + 1 : buf, cap - (size_t)(slash ? slash + 1 - buf : 0), "tern");
+}
+
+typedef struct whole_env {
+  char tern[4096], self[4096], tdir[4096], ldir[4096];
+  char in[2][4096], out[2][4096];
+} whole_env;
+
+/* Times R processes of each side on key list `which` (0 present, 1
+ * absent); ns per key in ns[side][run].  want: the exit status expected. */
+static int time_sides(const whole_opts *o, whole_env *w, int which, int want,
+                      double ns[2][WHOLE_RUNS_MAX]) {
+  char *targv[] = {w->tern, "get", w->tdir, "-", NULL};
+  char *largv[] = {w->self, "lmdb-get", w->ldir, NULL};
+  for (size_t r = 0; r < o->runs; r++) {
+    for (int side = 0; side < 2; side++) {
+      double s = 0;
+      const char *out = r == 0 && which == 0 ? w->out[side] : "/dev/null";
+      int st = run_process(side ? largv : targv, w->in[which], out, &s);
+      if (st != want) {
+        bench_log("whole: %s exited %d (expected %d)", side ? "lmdb-get" : "tern get", st, want);
+        return -1;
+      }
+      ns[side][r] = s * 1e9 / (double)o->lookups;
+    }
+  }
+  if (which == 0 && !files_equal(w->out[0], w->out[1])) {
+    bench_log("whole: the outputs of tern get and lmdb-get differ (%s, %s)", w->out[0], w->out[1]);
+    return -1;
+  }
+  return 0;
+}
+
+static void report_sides(const char *what, size_t runs, double ns[2][WHOLE_RUNS_MAX]) {
+  double t[WHOLE_RUNS_MAX], l[WHOLE_RUNS_MAX], q[WHOLE_RUNS_MAX];
+  for (size_t r = 0; r < runs; r++) {
+    t[r] = ns[0][r];
+    l[r] = ns[1][r];
+    q[r] = ns[1][r] / ns[0][r];
+  }
+  bench_summary a = bench_summarize(t, runs), b = bench_summarize(l, runs),
+                c = bench_summarize(q, runs);
+  printf("  %-8s tern get %7.1f ns/key  lmdb-get %7.1f ns/key  LMDB/tern %.2fx (%.2f .. %.2f)\n",
+         what, a.median, b.median, c.median, c.min, c.max);
+}
+
+static int whole_build(const whole_opts *o, whole_env *w, const char *dir, bench_keys *k) {
+  char tsv[4096], msg[256];
+  bench_path(tsv, sizeof tsv, dir, "import.tsv");
+  int rc = write_import(tsv, k, (size_t)o->values);
+  if (rc) {
+    bench_log("whole: writing %s: %s", tsv, strerror(-rc));
+    return -1;
+  }
+  char *iargv[] = {w->tern, "import", "-q", w->tdir, tsv, NULL};
+  double s;
+  if ((rc = run_process(iargv, "/dev/null", "/dev/null", &s)) != 0) {
+    bench_log("whole: %s import exited %d", w->tern, rc);
+    return -1;
+  }
+  bench_log("tern import: %.1f s", s);
+  unlink(tsv);
+  if (bench_keys_sort(k) != 0) return -1;
+  if (bench_lmdb_build_fn(w->ldir, k, (size_t)o->values, printable_value, msg, sizeof msg) != 0) {
+    bench_log("whole: LMDB: %s", msg);
+    return -1;
+  }
+  return 0;
+}
+
+int tern_bench_whole(int argc, char **argv) {
+  whole_opts o;
+  int prc = whole_parse(&o, argc, argv);
+  if (prc) return prc < 0 ? 2 : 0;
+  char cmd[1024], machine[256];
+  bench_cmdline(cmd, sizeof cmd, argc, argv, "tern-bench");
+  bench_machine(machine, sizeof machine);
+  static whole_env w;
+  if (o.tern) snprintf(w.tern, sizeof w.tern, "%s", o.tern);
+  else default_tern(w.tern, sizeof w.tern);
+  ssize_t sn = readlink("/proc/self/exe", w.self, sizeof w.self - 1);
+  if (sn <= 0) return 1;
+  w.self[sn] = 0;
+  char *dir = bench_mkdtemp(o.parent, "tern-whole");
+  if (!dir) return 1;
+  bench_path(w.tdir, sizeof w.tdir, dir, "tern");
+  bench_path(w.ldir, sizeof w.ldir, dir, "lmdb");
+  bench_path(w.in[0], sizeof w.in[0], dir, "present.keys");
+  bench_path(w.in[1], sizeof w.in[1], dir, "absent.keys");
+  bench_path(w.out[0], sizeof w.out[0], dir, "tern.out");
+  bench_path(w.out[1], sizeof w.out[1], dir, "lmdb.out");
+  bench_keys k = {0}, a = {0};
+  uint32_t *pi = malloc(o.lookups * sizeof *pi), *ai = malloc(o.lookups * sizeof *ai);
+  int ret = 1;
+  int krc = pi && ai ? bench_keys_load(&k, &o.spec, (size_t)o.docs, o.seed) : -ENOMEM;
+  if (krc == 0) krc = bench_keys_absent(&a, &k, k.n < o.lookups ? k.n : (size_t)o.lookups, o.seed);
+  if (krc) {
+    bench_log("whole: keys: %s", strerror(-krc));
+    goto out;
+  }
+  printf("# %s\n# %s\n# keys %s%s%s: %zu, mean %.1f bytes; values %llu bytes; %llu keys per "
+         "process, %llu runs, warm\n",
+         cmd, machine, bench_key_shape_name(o.spec.shape), o.spec.path ? ":" : "",
+         o.spec.path ? o.spec.path : "", k.n, bench_keys_mean_len(&k),
+         (unsigned long long)o.values, (unsigned long long)o.lookups, (unsigned long long)o.runs);
+  if (whole_build(&o, &w, dir, &k) != 0) goto out;
+  bench_rng rng;
+  bench_rng_init(&rng, o.seed ^ 0x100cull);
+  if (bench_sample(&rng, k.n, (size_t)o.lookups, pi) || bench_sample(&rng, a.n, (size_t)o.lookups, ai) ||
+      write_keys(w.in[0], &k, pi, (size_t)o.lookups) || write_keys(w.in[1], &a, ai, (size_t)o.lookups))
+    goto out;
+  bench_warm_dir(dir);
+  static double ns[2][2][WHOLE_RUNS_MAX];
+  if (time_sides(&o, &w, 0, 0, ns[0]) != 0 || time_sides(&o, &w, 1, 1, ns[1]) != 0) goto out;
+  printf("bytes: tern %.2f B/key, lmdb %.2f B/key\n", (double)bench_dir_bytes(w.tdir) / (double)k.n,
+         (double)bench_dir_bytes(w.ldir) / (double)k.n);
+  report_sides("present", (size_t)o.runs, ns[0]);
+  report_sides("absent", (size_t)o.runs, ns[1]);
+  ret = 0;
+out:
+  bench_keys_free(&k);
+  bench_keys_free(&a);
+  free(pi);
+  free(ai);
+  if (o.keep) printf("# kept %s\n", dir);
+  else bench_rmtree(dir);
+  free(dir);
+  return ret;
+}
