@@ -29,9 +29,12 @@ static size_t find(const tern_keymap *m, const tern_mdoc *ops, const void *key, 
   }
 }
 
-int64_t tern_keymap_get(const tern_keymap *m, const tern_mdoc *ops, const void *key, size_t klen) {
+int64_t tern_keymap_get(const tern_keymap *m, const tern_mdoc *ops, const void *key, size_t klen,
+                        size_t *at) {
+  *at = SIZE_MAX;
   if (!m->cap) return -1;
-  uint32_t s = m->slot[find(m, ops, key, klen)];
+  *at = find(m, ops, key, klen);
+  uint32_t s = m->slot[*at];
   return s ? (int64_t)s - 1 : -1;
 }
 
@@ -50,9 +53,12 @@ static int grow(tern_keymap *m, const tern_mdoc *ops) {
   return TERN_OK;
 }
 
-int tern_keymap_set(tern_keymap *m, const tern_mdoc *ops, uint32_t i) {
-  if (2 * (m->n + 1) > m->cap) TERN_TRY(grow(m, ops));
-  size_t at = find(m, ops, ops[i].key.p, ops[i].key.len);
+int tern_keymap_set(tern_keymap *m, const tern_mdoc *ops, uint32_t i, size_t at) {
+  if (2 * (m->n + 1) > m->cap) {
+    TERN_TRY(grow(m, ops));
+    at = SIZE_MAX; /* positions moved */
+  }
+  if (at == SIZE_MAX) at = find(m, ops, ops[i].key.p, ops[i].key.len);
   if (!m->slot[at]) m->n++;
   m->slot[at] = i + 1;
   return TERN_OK;

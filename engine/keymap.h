@@ -19,9 +19,12 @@ typedef struct tern_keymap {
 
 void tern_keymap_init(tern_keymap *m);
 void tern_keymap_free(tern_keymap *m);
-/* The latest op index of the key, or -1. */
-int64_t tern_keymap_get(const tern_keymap *m, const tern_mdoc *ops, const void *key, size_t klen);
-/* Records ops[i] as the latest op of its key. */
-int tern_keymap_set(tern_keymap *m, const tern_mdoc *ops, uint32_t i);
+/* The latest op index of the key, or -1; *at its position in the table
+ * (SIZE_MAX: none), for a tern_keymap_set of the same key right after. */
+int64_t tern_keymap_get(const tern_keymap *m, const tern_mdoc *ops, const void *key, size_t klen,
+                        size_t *at);
+/* Records ops[i] as the latest op of its key; `at` from tern_keymap_get
+ * of that key with no change to the map since, or SIZE_MAX. */
+int tern_keymap_set(tern_keymap *m, const tern_mdoc *ops, uint32_t i, size_t at);
 
 #endif

@@ -37,7 +37,8 @@ struct tern_txn {
   size_t nops, cap;
   tern_keymap map; /* key -> latest op; bulk: built at the first delete */
   int mapped;
-  int has_terms; /* some put has secondary terms */
+  int has_terms;      /* some put has secondary terms */
+  tern_seg_cursor *probe; /* deletes' segment probes (one per transaction: it is large) */
 };
 
 int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
@@ -46,7 +47,9 @@ int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
   *out = NULL;
   TERN_TRY(tern_writer_lock(idx));
   tern_txn *t = calloc(1, sizeof *t);
-  int rc = t ? tern_state_acquire(idx, 0, &t->st) : tern_fail(TERN_ENOMEM, "out of memory");
+  /* With its buffer view, which a commit of this process hands forward:
+   * deletes probe it in memory. */
+  int rc = t ? tern_state_acquire(idx, 1, &t->st) : tern_fail(TERN_ENOMEM, "out of memory");
   if (rc != TERN_OK) {
     free(t);
     tern_writer_unlock(idx);
@@ -62,6 +65,8 @@ int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
 }
 
 static void txn_free(tern_txn *t) {
+  if (t->probe) tern_seg_cursor_release(t->probe);
+  free(t->probe);
   tern_state_release(t->idx, t->st);
   tern_arena_free(&t->arena);
   tern_keymap_free(&t->map);
@@ -101,7 +106,7 @@ static int check_doc(const void *val, size_t vlen, const tern_term *terms, size_
 /* Appends an op: kcopy[0..klen) is the key's copy in the arena, doc its
  * record (NULL: a deletion). */
 static int push_op(tern_txn *t, const uint8_t *kcopy, size_t klen, const uint8_t *doc,
-                   size_t dlen) {
+                   size_t dlen, size_t at) {
   if (t->nops >= UINT32_MAX - 2) return tern_fail(TERN_EINVAL, "transaction too large");
   if (t->nops == t->cap) {
     size_t cap = t->cap ? 2 * t->cap : 64;
@@ -111,7 +116,7 @@ static int push_op(tern_txn *t, const uint8_t *kcopy, size_t klen, const uint8_t
     t->cap = cap;
   }
   t->ops[t->nops] = (tern_mdoc){{kcopy, (uint32_t)klen, (uint32_t)dlen}, doc};
-  if (t->mapped) TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)t->nops));
+  if (t->mapped) TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)t->nops, at));
   t->nops++;
   return TERN_OK;
 }
@@ -128,41 +133,30 @@ int tern_put(tern_txn *t, const void *key, size_t klen, const void *val, size_t 
   memcpy(p, key, klen);
   tern_rec_doc_encode(p + klen, val, vlen, terms, nterms);
   t->has_terms |= nterms > 0;
-  return push_op(t, p, klen, p + klen, dlen);
+  return push_op(t, p, klen, p + klen, dlen, SIZE_MAX);
 }
 
-/* Whether the commit this transaction builds on has a document `key`. */
+/* Whether the commit this transaction builds on has a document `key`:
+ * its buffer view, then the segments newest first, with no LMDB read. */
 static int committed_has(tern_txn *t, const void *key, size_t klen, int *has) {
-  tern_index *idx = t->idx;
-  MDB_txn *r;
-  TERN_TRY(tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &r), "beginning a read"));
-  uint8_t lk[TERN_REC_BUFKEY_MAX];
-  MDB_val k = {tern_rec_bufkey(lk, key, klen), lk}, v;
-  int rc = mdb_get(r, idx->dbi_buf, &k, &v);
-  mdb_txn_abort(r);
-  if (rc == 0) {
-    *has = 1;
-    return TERN_OK;
+  const tern_state *st = t->st;
+  *has = tern_memseg_find(st->buffer, key, klen) >= 0;
+  if (*has || !st->nslots) return TERN_OK;
+  if (!t->probe) {
+    if (!(t->probe = malloc(sizeof *t->probe))) return tern_fail(TERN_ENOMEM, "out of memory");
+    tern_seg_cursor_init(t->probe);
   }
-  if (rc != MDB_NOTFOUND) return tern_mdb_status(rc, "reading the buffer");
-  *has = 0;
-  tern_seg_cursor *c = malloc(sizeof *c);
-  if (!c) return tern_fail(TERN_ENOMEM, "out of memory");
-  tern_seg_cursor_init(c);
-  rc = TERN_OK;
-  for (size_t i = t->st->nslots; i-- > 0 && !*has;) {
+  for (size_t i = st->nslots; i-- > 0;) {
     tern_term_entry e;
     uint32_t doc;
-    rc = tern_slot_find(&t->st->slots[i], key, klen, c, &e, &doc);
-    if (rc == TERN_OK)
+    int rc = tern_slot_find(&st->slots[i], key, klen, t->probe, &e, &doc);
+    if (rc == TERN_OK) {
       *has = 1;
-    else if (rc != TERN_NOTFOUND)
-      break;
-    rc = TERN_OK;
+      return TERN_OK;
+    }
+    if (rc != TERN_NOTFOUND) return rc;
   }
-  tern_seg_cursor_release(c);
-  free(c);
-  return rc;
+  return TERN_OK;
 }
 
 int tern_delete(tern_txn *t, const void *key, size_t klen) {
@@ -170,10 +164,11 @@ int tern_delete(tern_txn *t, const void *key, size_t klen) {
   TERN_TRY(check_key(key, klen));
   if (!t->mapped) {
     for (size_t i = 0; i < t->nops; i++)
-      TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)i));
+      TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)i, SIZE_MAX));
     t->mapped = 1;
   }
-  int64_t last = tern_keymap_get(&t->map, t->ops, key, klen);
+  size_t at;
+  int64_t last = tern_keymap_get(&t->map, t->ops, key, klen, &at);
   int has;
   if (last >= 0)
     has = t->ops[last].doc != NULL;
@@ -183,7 +178,7 @@ int tern_delete(tern_txn *t, const void *key, size_t klen) {
   uint8_t *p = tern_arena_alloc(&t->arena, klen);
   if (!p) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
   memcpy(p, key, klen);
-  return push_op(t, p, klen, NULL, 0);
+  return push_op(t, p, klen, NULL, 0, at);
 }
 
 /* ------------------------------------------------------------ commit */
@@ -199,6 +194,8 @@ typedef struct commit_ctx {
   size_t nuniq, uniq_bytes;
   docvec *dels; /* per slot of t->st: docs that lose their document */
   int touched;  /* some slot has deletions */
+  tern_slot_edit *edits; /* per slot: its new live docs, handed to the next state */
+  tern_mrun *run;        /* buffered: the keys put into or taken out of the buffer */
   /* bulk: */
   uint64_t seg_number;
   uint32_t seg_docs;
@@ -286,6 +283,8 @@ static int resolve_segments(commit_ctx *c) {
 static int apply_deletions(commit_ctx *c, MDB_txn *mt) {
   tern_state *st = c->t->st;
   tern_index *idx = c->t->idx;
+  if (c->touched && !(c->edits = calloc(st->nslots, sizeof *c->edits)))
+    return tern_fail(TERN_ENOMEM, "commit: out of memory");
   for (size_t s = 0; c->dels && s < st->nslots; s++) {
     docvec *d = &c->dels[s];
     if (!d->n) continue;
@@ -301,10 +300,10 @@ static int apply_deletions(commit_ctx *c, MDB_txn *mt) {
     if (rc == TERN_OK) {
       r.deleted = tern_livedocs_deleted(next);
       r.livedocs_gen = sl->gen + 1;
+      c->edits[s] = (tern_slot_edit){next, r.deleted};
       rc = tern_catalog_put_livedocs(idx, mt, sl->ref->number, next, sl->segid);
     }
     if (rc == TERN_OK) rc = tern_catalog_put_segment(idx, mt, sl->ref->number, &r);
-    tern_livedocs_free(next);
     tern_livedocs_free(fresh);
     TERN_TRY(rc);
   }
@@ -321,7 +320,7 @@ static int apply_buffered(void *ctx, MDB_txn *mt, tern_rec_state *rec) {
     const tern_mdoc *op = op_at(c, i);
     uint8_t lk[TERN_REC_BUFKEY_MAX];
     MDB_val k = {tern_rec_bufkey(lk, op->key.p, op->key.len), lk}, v;
-    int rc = mdb_get(mt, idx->dbi_buf, &k, &v);
+    int rc = mdb_get(mt, idx->dbi_buf, &k, &v), found = rc == 0;
     if (rc == 0) {
       rec->buffered_docs--;
       rec->buffered_bytes -= k.mv_size + v.mv_size;
@@ -330,6 +329,7 @@ static int apply_buffered(void *ctx, MDB_txn *mt, tern_rec_state *rec) {
       rc = 0;
     }
     if (rc != 0) return tern_mdb_env_status(idx, rc, "writing the buffer");
+    if (op->doc || found) TERN_TRY(tern_mrun_push(c->run, op));
     if (op->doc) {
       size_t stored;
       TERN_TRY(tern_catalog_put_doc(idx, mt, op->key.p, op->key.len, op->doc, op->key.aux, &stored));
@@ -437,9 +437,18 @@ static int commit_ops(tern_txn *t, int *segments_changed, tern_rec_state *rec) {
   int rc = unique_ops(&c);
   if (rc == TERN_OK) rc = resolve_segments(&c);
   if (rc == TERN_OK && bulk) rc = write_bulk_segment(&c, name);
+  if (rc == TERN_OK && !bulk) rc = tern_mrun_new(c.nuniq, &c.run);
   if (rc == TERN_OK) rc = tern_commit_catalog(t->idx, bulk ? apply_bulk : apply_buffered, &c, rec);
   if (rc != TERN_OK && bulk && c.seg_docs) tern_discard_new_segment(t->idx, name);
   *segments_changed = rc == TERN_OK && (c.touched || c.seg_docs);
+  if (rc == TERN_OK && !bulk) { /* the next state, without reading the catalog back */
+    tern_state_handoff(t->idx, t->st, rec, c.edits, c.run);
+    c.run = NULL;
+  }
+  tern_mrun_put(c.run);
+  for (size_t s = 0; c.edits && s < t->st->nslots; s++)
+    tern_livedocs_free(c.edits[s].ld);
+  free(c.edits);
   for (size_t s = 0; c.dels && s < t->st->nslots; s++)
     free(c.dels[s].v);
   free(c.dels);
