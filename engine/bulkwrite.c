@@ -163,7 +163,8 @@ static int write_fields(tern_segw *w, const tern_options *o, const tern_mdoc *op
 }
 
 int tern_bulk_write(const char *dir, const char *name, const tern_options *o, const tern_mdoc *ops,
-                    const uint32_t *order, size_t n, int has_terms, uint32_t *ndocs) {
+                    const uint32_t *order, size_t n, int has_terms, uint32_t *ndocs,
+                    uint8_t *segid) {
   size_t live = 0;
   for (size_t i = 0; i < n; i++)
     live += ops[order[i]].doc != NULL;
@@ -191,6 +192,7 @@ int tern_bulk_write(const char *dir, const char *name, const tern_options *o, co
   uint32_t written = 0;
   int rc = tern_segw_open(&w, dir, name, &so);
   if (rc == TERN_OK) {
+    memcpy(segid, tern_segw_id(w), TERN_SEGID_SIZE);
     rc = write_unique(w, o, &r, &written);
     if (rc == TERN_OK && has_terms) rc = write_fields(w, o, ops, order, n, written);
     if (rc == TERN_OK)

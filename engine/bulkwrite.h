@@ -19,8 +19,9 @@
 
 /* Writes segment `name` in `dir` from ops[order[0..n)] (key order, unique
  * keys; ops whose doc is NULL are deletions and skipped).  *ndocs: docs
- * written; 0 means no segment was written. */
+ * written; 0 means no segment was written.  segid: the segment's id. */
 int tern_bulk_write(const char *dir, const char *name, const tern_options *o, const tern_mdoc *ops,
-                    const uint32_t *order, size_t n, int has_terms, uint32_t *ndocs);
+                    const uint32_t *order, size_t n, int has_terms, uint32_t *ndocs,
+                    uint8_t *segid);
 
 #endif

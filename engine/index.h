@@ -92,6 +92,9 @@ struct tern_index {
   int commit_uncertain;   /* the last LMDB commit failed inside mdb_txn_commit (writer only) */
   uint64_t number_floor;  /* numbers below were handed out by this process (writer only) */
   int last_error;         /* this process's last post-commit failure (under mu) */
+  uint64_t handed_seq;    /* under mu: idx->cur is commit handed_seq, handed forward by this
+                             process, which still holds the write lock, so it is the newest
+                             and acquiring needs no catalog read (0: read it) */
   char last_error_msg[TERN_REC_HEALTH_MSG_MAX + 1];
 };
 

@@ -40,15 +40,7 @@ int tern_flush_locked(tern_index *idx) {
     flush_ctx f = {idx, st, tern_new_segment_number(idx, &st->rec), (uint32_t)st->buffer->n, {0}};
     char name[TERN_SEGNAME_MAX];
     tern_segment_name(name, f.number);
-    rc = tern_memseg_write(st->buffer, idx->dir, name, &idx->opts);
-    if (rc == TERN_OK) {
-      tern_seg *s;
-      rc = tern_seg_open(&s, idx->dir, name, TERN_IDX_IO_MODE(idx));
-      if (rc == TERN_OK) {
-        memcpy(f.segid, tern_seg_id(s), TERN_SEGID_SIZE);
-        tern_seg_close(s);
-      }
-    }
+    rc = tern_memseg_write(st->buffer, idx->dir, name, &idx->opts, f.segid);
     if (rc == TERN_OK) rc = tern_commit_catalog(idx, apply_flush, &f, NULL);
     if (rc != TERN_OK) tern_discard_new_segment(idx, name);
   }

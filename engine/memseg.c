@@ -294,7 +294,8 @@ int tern_memseg_write_fields(tern_memseg *m, tern_segw *w, const tern_options *o
   return TERN_OK;
 }
 
-int tern_memseg_write(tern_memseg *m, const char *dir, const char *name, const tern_options *o) {
+int tern_memseg_write(tern_memseg *m, const char *dir, const char *name, const tern_options *o,
+                      uint8_t *segid) {
   tern_segw_options so;
   tern_segw_options_init(&so);
   so.inline_value_max = o->inline_value_max;
@@ -302,6 +303,7 @@ int tern_memseg_write(tern_memseg *m, const char *dir, const char *name, const t
   TERN_TRY(tern_memseg_flat(m));
   tern_segw *w;
   TERN_TRY(tern_segw_open(&w, dir, name, &so));
+  memcpy(segid, tern_segw_id(w), TERN_SEGID_SIZE);
   int rc = write_docs(m, w, o);
   if (rc < 0) {
     tern_segw_abort(w);

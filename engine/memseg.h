@@ -110,8 +110,10 @@ const tern_mterm *tern_minv_term(const tern_mfield *f, const void *term, size_t 
  * (after its unique field). */
 struct tern_segw;
 int tern_memseg_write_fields(tern_memseg *m, struct tern_segw *w, const tern_options *o);
-/* Writes the documents as segment `name` in `dir` with the index options. */
-int tern_memseg_write(tern_memseg *m, const char *dir, const char *name, const tern_options *o);
+/* Writes the documents as segment `name` in `dir` with the index options;
+ * segid receives the new segment's id. */
+int tern_memseg_write(tern_memseg *m, const char *dir, const char *name, const tern_options *o,
+                      uint8_t *segid);
 
 /* The pulsing threshold of field `name` under options `o`. */
 uint32_t tern_options_threshold(const tern_options *o, const uint8_t *name, size_t len);

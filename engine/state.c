@@ -3,6 +3,7 @@
  * catalog, sharing segment readers and live docs between states, and the
  * file lifetime of dropped segments.
  */
+#include "engine/counters.h"
 #include "engine/errwrap.h"
 #include "engine/index.h"
 
@@ -24,6 +25,7 @@ static int segref_get(tern_index *idx, uint64_t number, const tern_rec_segment *
   if (!s) return tern_fail(TERN_ENOMEM, "segment reader: out of memory");
   s->number = number;
   tern_segment_name(s->name, number);
+  TERN_COUNT(seg_opens);
   int rc = tern_seg_open(&s->seg, idx->dir, s->name, TERN_IDX_IO_MODE(idx));
   if (rc == TERN_OK) {
     s->unique = tern_seg_unique_field(s->seg);
@@ -176,6 +178,7 @@ static int add_slot(void *ctx, uint64_t number, const tern_rec_segment *r) {
 }
 
 static int build_state(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, tern_state **out) {
+  TERN_COUNT(state_loads);
   tern_state *st = calloc(1, sizeof *st);
   if (!st) return tern_fail(TERN_ENOMEM, "state: out of memory");
   st->refs = 1;
@@ -226,6 +229,7 @@ static int buffer_sort(tern_memseg *m) {
 }
 
 int tern_buffer_read(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, tern_memseg **out) {
+  TERN_COUNT(buffer_loads);
   tern_memseg *m;
   TERN_TRY(tern_memseg_new(&m));
   size_t cap = rec->buffered_docs ? (size_t)rec->buffered_docs : 1;
@@ -273,6 +277,7 @@ static int build_buffer(tern_index *idx, MDB_txn *t, tern_state *st) {
 }
 
 static int begin_read(tern_index *idx, MDB_txn **t) {
+  TERN_COUNT(catalog_reads);
   if (idx->rtxn) {
     int rc = mdb_txn_renew(idx->rtxn);
     if (rc == 0) {
@@ -308,6 +313,13 @@ static int read_was_stable(tern_index *idx, MDB_txn *t) {
 enum { READ_AGAIN = 1 }; /* internal: a torn read under MDB_NOLOCK */
 
 static int acquire_once(tern_index *idx, int want_buffer, tern_state **out) {
+  tern_state *known = idx->cur;
+  if (idx->handed_seq && known && known->rec.seq == idx->handed_seq &&
+      (!want_buffer || known->buffer)) {
+    known->refs++;
+    *out = known;
+    return TERN_OK;
+  }
   MDB_txn *t;
   TERN_TRY(begin_read(idx, &t));
   tern_rec_state rec;
@@ -404,6 +416,7 @@ void tern_state_handoff(tern_index *idx, tern_state *prev, const tern_rec_state 
     }
     state_put(idx, idx->cur);
     idx->cur = st;
+    idx->handed_seq = rec->seq;
   } else if (st) {
     state_free(idx, st);
   }

@@ -405,23 +405,13 @@ static int apply_bulk(void *ctx, MDB_txn *mt, tern_rec_state *rec) {
   return apply_deletions(c, mt);
 }
 
-/* Reads back the id the codec gave a segment just written. */
-static int segment_id(tern_index *idx, const char *name, uint8_t *segid) {
-  tern_seg *s;
-  TERN_TRY(tern_seg_open(&s, idx->dir, name, TERN_IDX_IO_MODE(idx)));
-  memcpy(segid, tern_seg_id(s), TERN_SEGID_SIZE);
-  tern_seg_close(s);
-  return TERN_OK;
-}
-
 /* Writes the live puts of a bulk transaction as one segment. */
 static int write_bulk_segment(commit_ctx *c, char *name) {
   tern_txn *t = c->t;
   c->seg_number = tern_new_segment_number(t->idx, &t->st->rec);
   tern_segment_name(name, c->seg_number);
   int rc = tern_bulk_write(t->idx->dir, name, &t->idx->opts, t->ops, c->uniq, c->nuniq,
-                           t->has_terms, &c->seg_docs);
-  if (rc == TERN_OK && c->seg_docs) rc = segment_id(t->idx, name, c->segid);
+                           t->has_terms, &c->seg_docs, c->segid);
   if (rc != TERN_OK) {
     tern_seg_remove(t->idx->dir, name);
     c->seg_docs = 0;
