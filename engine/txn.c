@@ -28,6 +28,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Where tern_delete found a key in the commit it builds on: segment slot
+ * `slot`, doc `doc`, or the buffer (slot UINT32_MAX), for operation `op`. */
+typedef struct delloc {
+  uint32_t op, slot, doc;
+} delloc;
+
 struct tern_txn {
   tern_index *idx;
   unsigned flags;
@@ -39,6 +45,8 @@ struct tern_txn {
   int mapped;
   int has_terms;      /* some put has secondary terms */
   tern_seg_cursor *probe; /* deletes' segment probes (one per transaction: it is large) */
+  delloc *locs;           /* deletes' findings, so that commit probes those keys no more */
+  size_t nlocs, caplocs;
 };
 
 int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
@@ -67,6 +75,7 @@ int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
 static void txn_free(tern_txn *t) {
   if (t->probe) tern_seg_cursor_release(t->probe);
   free(t->probe);
+  free(t->locs);
   tern_state_release(t->idx, t->st);
   tern_arena_free(&t->arena);
   tern_keymap_free(&t->map);
@@ -136,10 +145,13 @@ int tern_put(tern_txn *t, const void *key, size_t klen, const void *val, size_t 
   return push_op(t, p, klen, p + klen, dlen, SIZE_MAX);
 }
 
-/* Whether the commit this transaction builds on has a document `key`:
- * its buffer view, then the segments newest first, with no LMDB read. */
-static int committed_has(tern_txn *t, const void *key, size_t klen, int *has) {
+/* Where the commit this transaction builds on has a document `key`: its
+ * buffer view (*slot UINT32_MAX), a segment slot and doc, or nowhere
+ * (*has 0); probed in memory, segments newest first, no LMDB read. */
+static int committed_find(tern_txn *t, const void *key, size_t klen, int *has, uint32_t *slot,
+                          uint32_t *doc) {
   const tern_state *st = t->st;
+  *slot = UINT32_MAX;
   *has = tern_memseg_find(st->buffer, key, klen) >= 0;
   if (*has || !st->nslots) return TERN_OK;
   if (!t->probe) {
@@ -148,14 +160,26 @@ static int committed_has(tern_txn *t, const void *key, size_t klen, int *has) {
   }
   for (size_t i = st->nslots; i-- > 0;) {
     tern_term_entry e;
-    uint32_t doc;
-    int rc = tern_slot_find(&st->slots[i], key, klen, t->probe, &e, &doc);
+    int rc = tern_slot_find(&st->slots[i], key, klen, t->probe, &e, doc);
     if (rc == TERN_OK) {
       *has = 1;
+      *slot = (uint32_t)i;
       return TERN_OK;
     }
     if (rc != TERN_NOTFOUND) return rc;
   }
+  return TERN_OK;
+}
+
+static int note_loc(tern_txn *t, uint32_t slot, uint32_t doc) {
+  if (t->nlocs == t->caplocs) {
+    size_t cap = t->caplocs ? 2 * t->caplocs : 64;
+    delloc *l = realloc(t->locs, cap * sizeof *l);
+    if (!l) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
+    t->locs = l;
+    t->caplocs = cap;
+  }
+  t->locs[t->nlocs++] = (delloc){(uint32_t)t->nops, slot, doc};
   return TERN_OK;
 }
 
@@ -170,14 +194,16 @@ int tern_delete(tern_txn *t, const void *key, size_t klen) {
   size_t at;
   int64_t last = tern_keymap_get(&t->map, t->ops, key, klen, &at);
   int has;
+  uint32_t slot = UINT32_MAX, doc = 0;
   if (last >= 0)
     has = t->ops[last].doc != NULL;
   else
-    TERN_TRY(committed_has(t, key, klen, &has));
+    TERN_TRY(committed_find(t, key, klen, &has, &slot, &doc));
   if (!has) return TERN_NOTFOUND;
   uint8_t *p = tern_arena_alloc(&t->arena, klen);
   if (!p) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
   memcpy(p, key, klen);
+  if (last < 0) TERN_TRY(note_loc(t, slot, doc)); /* the key's first op: the committed doc */
   return push_op(t, p, klen, NULL, 0, at);
 }
 
@@ -247,6 +273,26 @@ static int unique_ops(commit_ctx *c) {
   return TERN_OK;
 }
 
+static ptrdiff_t key_in_uniq(const commit_ctx *c, const void *key, size_t klen);
+
+/* The keys tern_delete already found (its first op was that delete):
+ * their committed documents need no probe. */
+static int seed_found(commit_ctx *c, uint8_t *found, size_t *left) {
+  const tern_txn *t = c->t;
+  for (size_t j = 0; j < t->nlocs; j++) {
+    const delloc *l = &t->locs[j];
+    const tern_keyref *k = &t->ops[l->op].key;
+    ptrdiff_t i = key_in_uniq(c, k->p, k->len);
+    if (i < 0 || found[i]) continue;
+    found[i] = 1;
+    (*left)--;
+    if (l->slot == UINT32_MAX) continue; /* in the buffer: no segment has it */
+    c->touched = 1;
+    TERN_TRY(docvec_push(&c->dels[l->slot], l->doc));
+  }
+  return TERN_OK;
+}
+
 /* Finds, for every key, its live document in the segments (newest first,
  * each segment visited in key order with one cursor). */
 static int resolve_segments(commit_ctx *c) {
@@ -256,7 +302,9 @@ static int resolve_segments(commit_ctx *c) {
   uint8_t *found = calloc(c->nuniq, 1);
   tern_seg_cursor *cur = malloc(sizeof *cur);
   int rc = c->dels && found && cur ? TERN_OK : tern_fail(TERN_ENOMEM, "commit: out of memory");
-  for (size_t s = st->nslots; rc == TERN_OK && s-- > 0;) {
+  size_t left = c->nuniq;
+  if (rc == TERN_OK) rc = seed_found(c, found, &left);
+  for (size_t s = st->nslots; rc == TERN_OK && left && s-- > 0;) {
     tern_seg_cursor_init(cur);
     for (size_t i = 0; rc == TERN_OK && i < c->nuniq; i++) {
       if (found[i]) continue;
@@ -266,6 +314,7 @@ static int resolve_segments(commit_ctx *c) {
       rc = tern_slot_find(&st->slots[s], k->p, k->len, cur, &e, &doc);
       if (rc == TERN_OK) {
         found[i] = 1;
+        left--;
         c->touched = 1;
         rc = docvec_push(&c->dels[s], doc);
       } else if (rc == TERN_NOTFOUND) {
