@@ -115,7 +115,7 @@ static int check_doc(const void *val, size_t vlen, const tern_term *terms, size_
 /* Appends an op: kcopy[0..klen) is the key's copy in the arena, doc its
  * record (NULL: a deletion). */
 static int push_op(tern_txn *t, const uint8_t *kcopy, size_t klen, const uint8_t *doc,
-                   size_t dlen, size_t at) {
+                   size_t dlen, tern_keypos at) {
   if (t->nops >= UINT32_MAX - 2) return tern_fail(TERN_EINVAL, "transaction too large");
   if (t->nops == t->cap) {
     size_t cap = t->cap ? 2 * t->cap : 64;
@@ -142,7 +142,7 @@ int tern_put(tern_txn *t, const void *key, size_t klen, const void *val, size_t 
   memcpy(p, key, klen);
   tern_rec_doc_encode(p + klen, val, vlen, terms, nterms);
   t->has_terms |= nterms > 0;
-  return push_op(t, p, klen, p + klen, dlen, SIZE_MAX);
+  return push_op(t, p, klen, p + klen, dlen, TERN_KEYPOS_NONE);
 }
 
 /* Where the commit this transaction builds on has a document `key`: its
@@ -188,10 +188,10 @@ int tern_delete(tern_txn *t, const void *key, size_t klen) {
   TERN_TRY(check_key(key, klen));
   if (!t->mapped) {
     for (size_t i = 0; i < t->nops; i++)
-      TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)i, SIZE_MAX));
+      TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)i, TERN_KEYPOS_NONE));
     t->mapped = 1;
   }
-  size_t at;
+  tern_keypos at;
   int64_t last = tern_keymap_get(&t->map, t->ops, key, klen, &at);
   int has;
   uint32_t slot = UINT32_MAX, doc = 0;
