@@ -8,6 +8,12 @@
  * the secondary terms (field -> term -> doc ids) is built on first need,
  * once, under a lock, and is immutable afterwards, so a memseg shared by
  * snapshots is safe for many threads.
+ *
+ * The buffer view is layered (memseg_runs.c): immutable sorted runs shared
+ * with the views of earlier commits, looked up newest first; the flat
+ * rank-ordered array (docs) is merged from them on first need, like the
+ * inverted index.  Code that walks docs by rank calls tern_memseg_flat
+ * first; tern_memseg_find and tern_memseg_value need no flat array.
  */
 #ifndef TERN_ENGINE_MEMSEG_H
 #define TERN_ENGINE_MEMSEG_H
