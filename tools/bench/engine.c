@@ -13,6 +13,9 @@
  *           vs 100,000 documents already in the write buffer
  *   delete  tern_delete of a present key in a transaction vs tern_get of the
  *           same key through a snapshot (one-segment index of --docs, warm)
+ *   latency each of --commits one-document put + commits timed alone: median,
+ *           p99 and maximum vs a bare LMDB put + commit (flushes and merges
+ *           run inside tern_commit)
  *
  * Every figure is the median of --runs runs, with the baseline measured in
  * the same run.
@@ -607,10 +610,84 @@ static int phase_delete(const eopts *o) {
   return 0;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Sorted µs of each of n one-document commits: LMDB bare, or tern. */
+static double *commit_latencies(const char *dir, uint64_t n, int bare) {
+  double *us = malloc(n * sizeof *us);
+  MDB_env *env = NULL;
+  MDB_dbi dbi = 0;
+  tern_index *idx = NULL;
+  char path[4096];
+  bench_path(path, sizeof path, dir, "bare.mdb");
+  if (!us || (bare ? mdb_env_create(&env) || mdb_env_set_mapsize(env, 1u << 30) ||
+                         mdb_env_open(env, path, MDB_NOSUBDIR, 0666)
+                   : !(idx = fresh_index(dir)))) {
+    free(us);
+    return NULL;
+  }
+  uint8_t key[KEY_LEN], val[16] = {0};
+  int bad = 0;
+  for (uint64_t i = 0; i < n && !bad; i++) {
+    make_key(i, key);
+    double t0 = bench_now();
+    if (bare) {
+      MDB_txn *t;
+      bad = mdb_txn_begin(env, NULL, 0, &t) != 0;
+      if (!bad && i == 0) mdb_dbi_open(t, NULL, 0, &dbi);
+      MDB_val k = {KEY_LEN, key}, v = {sizeof val, val};
+      bad = bad || mdb_put(t, dbi, &k, &v, 0) || mdb_txn_commit(t);
+    } else {
+      tern_txn *t;
+      bad = check(tern_txn_begin(&t, idx, 0), "begin") ||
+            check(tern_put(t, key, KEY_LEN, val, sizeof val, NULL, 0), "put") ||
+            check(tern_commit(t), "commit");
+    }
+    us[i] = (bench_now() - t0) * 1e6;
+  }
+  if (bare)
+    mdb_env_close(env);
+  else
+    tern_close(idx);
+  if (bad) {
+    free(us);
+    return NULL;
+  }
+  qsort(us, n, sizeof *us, cmp_double);
+  return us;
+}
+
+static int phase_latency(const eopts *o) {
+  uint64_t n = o->commits;
+  double p[2][3]; /* bare, tern x median, p99, max */
+  for (int bare = 1; bare >= 0; bare--) {
+    char *dir = bench_mkdtemp(o->parent, "engine-latency");
+    double *us = dir ? commit_latencies(dir, n, bare) : NULL;
+    if (!us) return 1;
+    p[bare][0] = us[n / 2];
+    p[bare][1] = us[(size_t)((double)(n - 1) * 0.99)];
+    p[bare][2] = us[n - 1];
+    free(us);
+    bench_rmtree(dir);
+    free(dir);
+  }
+  printf("latency: %llu one-document commits on %s, each timed alone\n", (unsigned long long)n,
+         bench_fs_name(o->parent));
+  printf("| path | median µs | p99 µs | max µs |\n|---|---|---|---|\n");
+  printf("| bare LMDB put + commit | %.1f | %.1f | %.1f |\n", p[1][0], p[1][1], p[1][2]);
+  printf("| tern put + commit | %.1f | %.1f | %.1f |\n", p[0][0], p[0][1], p[0][2]);
+  printf("| ratio tern / LMDB | %.2fx | %.2fx | %.2fx |\n\n", p[0][0] / p[1][0], p[0][1] / p[1][1],
+         p[0][2] / p[1][2]);
+  return 0;
+}
+
 void tern_bench_engine_usage(FILE *out) {
   fprintf(out,
           "tern-bench engine [options]\n"
-          "  --phases LIST   get,absent,commit,import,batch,buffer,delete\n"
+          "  --phases LIST   get,absent,commit,import,batch,buffer,delete,latency\n"
           "                  (default get,absent,commit,import)\n"
           "  --docs N        docs of the get/absent indexes (default 1M)\n"
           "  --lookups N     lookups per run (default 200k)\n"
@@ -666,5 +743,6 @@ int tern_bench_engine(int argc, char **argv) {
   if (!rc && strstr(o.phases, "batch")) rc = phase_batch(&o);
   if (!rc && strstr(o.phases, "buffer")) rc = phase_buffer(&o);
   if (!rc && strstr(o.phases, "delete")) rc = phase_delete(&o);
+  if (!rc && strstr(o.phases, "latency")) rc = phase_latency(&o);
   return rc;
 }
