@@ -51,6 +51,8 @@ int tern_segw_field(tern_segw *w, const void *name, size_t name_len, uint32_t fl
  * value (vlen may be 0, at most TERN_VALUE_MAX); other fields: val NULL. */
 int tern_segw_term(tern_segw *w, const void *term, size_t len, const uint32_t *docs,
                    uint32_t ndocs, const void *val, size_t vlen);
+/* The 16-byte id of the segment being written (in every file's header). */
+const uint8_t *tern_segw_id(const tern_segw *w);
 /* Writes the remaining files, fsyncs them and the directory, and frees w.
  * max_doc: doc ids are < max_doc.  On failure the files are removed. */
 int tern_segw_finish(tern_segw *w, uint32_t max_doc);

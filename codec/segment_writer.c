@@ -94,6 +94,8 @@ static int create_file(tern_segw *w, int file, tern_wfile **out) {
   return rc;
 }
 
+const uint8_t *tern_segw_id(const tern_segw *w) { return w->segid; }
+
 int tern_segw_open(tern_segw **out, const char *dir, const char *name, const tern_segw_options *o) {
   *out = NULL;
   tern_segw_options def;

@@ -81,6 +81,7 @@ static int fsync_path(const char *path, int flags) {
 
 static int put_buffer(tern_index *b, MDB_txn *t, const tern_memseg *m, tern_rec_state *rec) {
   rec->buffered_docs = rec->buffered_bytes = 0;
+  TERN_TRY(tern_memseg_flat(m));
   for (size_t i = 0; i < m->n; i++) {
     const tern_mdoc *d = &m->docs[i];
     size_t stored;

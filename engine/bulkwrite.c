@@ -172,7 +172,7 @@ static int write_fields(tern_segw *w, const tern_options *o, const tern_mdoc *op
 
 int tern_bulk_write(const char *dir, const char *name, const tern_options *o, const tern_mdoc *ops,
                     const uint32_t *order, size_t n, int has_terms, uint32_t *ndocs,
-                    tern_progress_fn fn, void *payload) {
+                    tern_progress_fn fn, void *payload, uint8_t *segid) {
   size_t live = 0;
   for (size_t i = 0; i < n; i++)
     live += ops[order[i]].doc != NULL;
@@ -203,6 +203,7 @@ int tern_bulk_write(const char *dir, const char *name, const tern_options *o, co
   uint32_t written = 0;
   int rc = tern_segw_open(&w, dir, name, &so);
   if (rc == TERN_OK) {
+    memcpy(segid, tern_segw_id(w), TERN_SEGID_SIZE);
     report(&r, "write", 0, live);
     rc = write_unique(w, o, &r, &written);
     report(&r, "terms", 0, 1);

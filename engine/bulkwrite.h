@@ -19,11 +19,12 @@
 
 /* Writes segment `name` in `dir` from ops[order[0..n)] (key order, unique
  * keys; ops whose doc is NULL are deletions and skipped).  *ndocs: docs
- * written; 0 means no segment was written.  Tells `fn` (may be NULL) the
- * phases "write" (documents written of the live ones, every chunk), "terms"
- * and "sync" (0 of 1, then 1 of 1), as tern_progress_fn of tern.h. */
+ * written; 0 means no segment was written.  segid: the segment's id.  Tells
+ * `fn` (may be NULL) the phases "write" (documents written of the live
+ * ones, every chunk), "terms" and "sync" (0 of 1, then 1 of 1), as
+ * tern_progress_fn of tern.h. */
 int tern_bulk_write(const char *dir, const char *name, const tern_options *o, const tern_mdoc *ops,
                     const uint32_t *order, size_t n, int has_terms, uint32_t *ndocs,
-                    tern_progress_fn fn, void *payload);
+                    tern_progress_fn fn, void *payload, uint8_t *segid);
 
 #endif

@@ -276,6 +276,9 @@ int tern_commit_catalog(tern_index *idx, tern_apply_fn apply, void *ctx, tern_re
                      idx->dir, TERN_CATALOG_FILE);
   MDB_txn *t;
   idx->commit_uncertain = 0;
+  pthread_mutex_lock(&idx->mu); /* the catalog moves past idx->cur unless handed forward */
+  idx->handed_seq = 0;
+  pthread_mutex_unlock(&idx->mu);
   TERN_TRY(tern_mdb_env_status(idx, mdb_txn_begin(idx->env, NULL, 0, &t), "beginning a write"));
   tern_rec_state rec;
   int rc = tern_catalog_get_state(idx, t, &rec);

@@ -16,7 +16,7 @@ int tern_src_init(tern_src *s, const tern_slot *slot, const tern_memseg *buf) {
   memset(s, 0, sizeof *s);
   s->slot = slot;
   s->buf = buf;
-  if (!slot) return TERN_OK;
+  if (!slot) return tern_memseg_flat(buf); /* walked by rank */
   s->sc = malloc(sizeof *s->sc);
   s->run = malloc(sizeof *s->run);
   if (!s->sc || !s->run) {

@@ -96,6 +96,9 @@ struct tern_index {
   int commit_uncertain;   /* the last LMDB commit failed inside mdb_txn_commit (writer only) */
   uint64_t number_floor;  /* numbers below were handed out by this process (writer only) */
   int last_error;         /* this process's last post-commit failure (under mu) */
+  uint64_t handed_seq;    /* under mu: idx->cur is commit handed_seq, handed forward by this
+                             process, which still holds the write lock, so it is the newest
+                             and acquiring needs no catalog read (0: read it) */
   char last_error_msg[TERN_REC_HEALTH_MSG_MAX + 1];
 };
 
@@ -151,6 +154,21 @@ void tern_segment_name(char out[TERN_SEGNAME_MAX], uint64_t number);
 int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out);
 /* Drops one reference.  Takes idx->mu itself. */
 void tern_state_release(tern_index *idx, tern_state *st);
+/* The buffer DBI as read in t, checked against rec's totals: a flat memseg. */
+int tern_buffer_read(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, tern_memseg **out);
+/* What a buffered commit of this process changed, besides its state record. */
+typedef struct tern_slot_edit {
+  tern_livedocs *ld; /* the slot's new live docs (owned); NULL: unchanged */
+  uint64_t deleted;
+} tern_slot_edit;
+/* Installs as idx->cur the state that commit `rec` made from prev (the
+ * state it built on): prev's segments shared, edits[i] (one per slot of
+ * prev; may be NULL) the new live docs, and prev's buffer view with `run`
+ * on top (consumed).  The live docs in edits pass to the state.  Takes
+ * idx->mu itself.  When prev is no longer current, nothing is installed and
+ * the catalog is read back at the next acquire. */
+void tern_state_handoff(tern_index *idx, tern_state *prev, const tern_rec_state *rec,
+                        tern_slot_edit *edits, tern_mrun *run);
 /* Marks segments dropped by a merge (files go when unreferenced). */
 void tern_segments_dropped(tern_index *idx, const uint64_t *numbers, size_t n);
 /* Releases idx->cur and every reader (close). */

@@ -13,15 +13,25 @@
 #include <stdint.h>
 
 typedef struct tern_keymap {
-  uint32_t *slot; /* op index + 1; 0 empty */
+  uint64_t *slot; /* op index + 1, hash << 32; 0 empty */
   size_t cap, n;  /* cap a power of two */
 } tern_keymap;
 
 void tern_keymap_init(tern_keymap *m);
 void tern_keymap_free(tern_keymap *m);
-/* The latest op index of the key, or -1. */
-int64_t tern_keymap_get(const tern_keymap *m, const tern_mdoc *ops, const void *key, size_t klen);
-/* Records ops[i] as the latest op of its key. */
-int tern_keymap_set(tern_keymap *m, const tern_mdoc *ops, uint32_t i);
+/* Where a lookup found a key (or its empty slot), for a tern_keymap_set
+ * of the same key right after: no second hash or probe. */
+typedef struct tern_keypos {
+  size_t at;
+  uint32_t hash;
+  int valid;
+} tern_keypos;
+#define TERN_KEYPOS_NONE ((tern_keypos){0, 0, 0})
+/* The latest op index of the key, or -1; *pos where it is. */
+int64_t tern_keymap_get(const tern_keymap *m, const tern_mdoc *ops, const void *key, size_t klen,
+                        tern_keypos *pos);
+/* Records ops[i] as the latest op of its key; pos from tern_keymap_get of
+ * that key with no change to the map since, or TERN_KEYPOS_NONE. */
+int tern_keymap_set(tern_keymap *m, const tern_mdoc *ops, uint32_t i, tern_keypos pos);
 
 #endif

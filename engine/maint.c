@@ -41,15 +41,7 @@ int tern_flush_locked(tern_index *idx) {
     flush_ctx f = {idx, st, tern_new_segment_number(idx, &st->rec), (uint32_t)st->buffer->n, {0}};
     char name[TERN_SEGNAME_MAX];
     tern_segment_name(name, f.number);
-    rc = tern_memseg_write(st->buffer, idx->dir, name, &idx->opts);
-    if (rc == TERN_OK) {
-      tern_seg *s;
-      rc = tern_seg_open(&s, idx->dir, name, TERN_IDX_IO_MODE(idx));
-      if (rc == TERN_OK) {
-        memcpy(f.segid, tern_seg_id(s), TERN_SEGID_SIZE);
-        tern_seg_close(s);
-      }
-    }
+    rc = tern_memseg_write(st->buffer, idx->dir, name, &idx->opts, f.segid);
     if (rc == TERN_OK) rc = tern_commit_catalog(idx, apply_flush, &f, NULL);
     if (rc != TERN_OK) tern_discard_new_segment(idx, name);
   }
@@ -138,8 +130,7 @@ static int verify_livedocs_keys(verify_ctx *v) {
 
 /* The buffer: records decode, totals match, and no buffered key is also
  * live in a segment. */
-static int verify_buffer(verify_ctx *v) {
-  const tern_memseg *m = v->st->buffer;
+static int verify_buffer(verify_ctx *v, const tern_memseg *m) {
   uint64_t bytes = 0;
   for (size_t i = 0; i < m->n; i++) {
     tern_rec_doc d;
@@ -177,7 +168,7 @@ static int verify_buffer(verify_ctx *v) {
 
 static int verify_once(tern_index *idx) {
   tern_state *st;
-  TERN_TRY(tern_state_acquire(idx, 1, &st));
+  TERN_TRY(tern_state_acquire(idx, 0, &st));
   MDB_txn *t;
   int rc = tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &t), "beginning a read");
   if (rc == TERN_OK) {
@@ -193,7 +184,10 @@ static int verify_once(tern_index *idx) {
       rc = tern_fail(TERN_ECORRUPT, "%s/%s: segment %" PRIu64 " not below next number %" PRIu64,
                      idx->dir, TERN_CATALOG_FILE, v.max_number, rec.next_segment);
     if (rc == TERN_OK) rc = verify_livedocs_keys(&v);
-    if (rc == TERN_OK) rc = verify_buffer(&v);
+    tern_memseg *m = NULL; /* the durable buffer, not this process's view of it */
+    if (rc == TERN_OK) rc = tern_buffer_read(idx, t, &rec, &m);
+    if (rc == TERN_OK) rc = verify_buffer(&v, m);
+    tern_memseg_free(m);
     mdb_txn_abort(t);
   }
   tern_state_release(idx, st);

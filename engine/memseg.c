@@ -16,6 +16,7 @@ int tern_memseg_new(tern_memseg **out) {
   tern_arena_init(&m->arena);
   pthread_mutex_init(&m->mu, NULL);
   atomic_init(&m->inv, NULL);
+  atomic_init(&m->flat, 1);
   *out = m;
   return TERN_OK;
 }
@@ -31,13 +32,17 @@ static void minv_free(tern_minv *inv) {
 void tern_memseg_free(tern_memseg *m) {
   if (!m) return;
   minv_free(atomic_load(&m->inv));
-  free(m->docs);
+  if (!m->docs_alias) free(m->docs);
+  for (size_t i = 0; i < m->nruns; i++)
+    tern_mrun_put(m->runs[i]);
+  free(m->runs);
   tern_arena_free(&m->arena);
   pthread_mutex_destroy(&m->mu);
   free(m);
 }
 
 ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen) {
+  if (m->nruns) return tern_memseg_runs_find(m, key, klen);
   size_t lo = 0, hi = m->n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -53,9 +58,14 @@ ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen) {
 }
 
 int tern_memseg_value(const tern_memseg *m, size_t i, tern_slice *val) {
+  const tern_mdoc *d;
+  if (i & TERN_MEMSEG_HANDLE)
+    d = &m->runs[(i & ~TERN_MEMSEG_HANDLE) >> 32]->docs[i & UINT32_MAX];
+  else
+    d = &m->docs[i];
   const uint8_t *v;
   size_t vlen;
-  TERN_TRY(tern_rec_doc_value(m->docs[i].doc, m->docs[i].key.aux, &v, &vlen));
+  TERN_TRY(tern_rec_doc_value(d->doc, d->key.aux, &v, &vlen));
   val->data = v;
   val->len = vlen;
   return TERN_OK;
@@ -201,6 +211,7 @@ static int build_inv(const tern_memseg *m, tern_minv **out) {
 }
 
 int tern_memseg_inv(tern_memseg *m, const tern_minv **out) {
+  TERN_TRY(tern_memseg_flat(m));
   tern_minv *inv = atomic_load_explicit(&m->inv, memory_order_acquire);
   if (inv) {
     *out = inv;
@@ -283,13 +294,16 @@ int tern_memseg_write_fields(tern_memseg *m, tern_segw *w, const tern_options *o
   return TERN_OK;
 }
 
-int tern_memseg_write(tern_memseg *m, const char *dir, const char *name, const tern_options *o) {
+int tern_memseg_write(tern_memseg *m, const char *dir, const char *name, const tern_options *o,
+                      uint8_t *segid) {
   tern_segw_options so;
   tern_segw_options_init(&so);
   so.inline_value_max = o->inline_value_max;
   so.bloom_bits_per_key = o->bloom_bits_per_key;
+  TERN_TRY(tern_memseg_flat(m));
   tern_segw *w;
   TERN_TRY(tern_segw_open(&w, dir, name, &so));
+  memcpy(segid, tern_segw_id(w), TERN_SEGID_SIZE);
   int rc = write_docs(m, w, o);
   if (rc < 0) {
     tern_segw_abort(w);

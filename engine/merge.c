@@ -248,7 +248,7 @@ static int field_names(msrc *src, size_t n, tern_keyref **out, size_t *nout) {
 }
 
 static int merge_write(tern_index *idx, const tern_slot *const *slots, size_t n, const char *name,
-                       uint32_t *ndocs) {
+                       uint32_t *ndocs, uint8_t *segid) {
   const tern_options *o = &idx->opts;
   msrc *src = calloc(n, sizeof *src);
   size_t *hv = malloc(n * sizeof *hv);
@@ -272,6 +272,7 @@ static int merge_write(tern_index *idx, const tern_slot *const *slots, size_t n,
   so.bloom_bits_per_key = o->bloom_bits_per_key;
   tern_segw *w = NULL;
   if (rc == TERN_OK) rc = tern_segw_open(&w, idx->dir, name, &so);
+  if (rc == TERN_OK) memcpy(segid, tern_segw_id(w), TERN_SEGID_SIZE);
   mheap h = {hv, 0, src};
   if (rc == TERN_OK) rc = merge_unique(w, &h, n, o, ndocs);
   tern_keyref *names = NULL;
@@ -354,15 +355,7 @@ static int merge_slots(tern_index *idx, const tern_state *st, const tern_slot *c
   uint64_t live = 0;
   for (size_t i = 0; i < n; i++)
     live += slots[i]->ref->max_doc - slots[i]->deleted;
-  int rc = live ? merge_write(idx, slots, n, name, &m.ndocs) : TERN_OK;
-  if (rc == TERN_OK && m.ndocs) {
-    tern_seg *s;
-    rc = tern_seg_open(&s, idx->dir, name, TERN_IDX_IO_MODE(idx));
-    if (rc == TERN_OK) {
-      memcpy(m.segid, tern_seg_id(s), TERN_SEGID_SIZE);
-      tern_seg_close(s);
-    }
-  }
+  int rc = live ? merge_write(idx, slots, n, name, &m.ndocs, m.segid) : TERN_OK;
   merge_apply a = {idx, &m};
   if (rc == TERN_OK) rc = tern_commit_catalog(idx, apply_merge_catalog, &a, NULL);
   if (rc != TERN_OK) {

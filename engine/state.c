@@ -3,6 +3,7 @@
  * catalog, sharing segment readers and live docs between states, and the
  * file lifetime of dropped segments.
  */
+#include "engine/counters.h"
 #include "engine/errwrap.h"
 #include "engine/index.h"
 
@@ -24,6 +25,7 @@ static int segref_get(tern_index *idx, uint64_t number, const tern_rec_segment *
   if (!s) return tern_fail(TERN_ENOMEM, "segment reader: out of memory");
   s->number = number;
   tern_segment_name(s->name, number);
+  TERN_COUNT(seg_opens);
   int rc = tern_seg_open(&s->seg, idx->dir, s->name, TERN_IDX_IO_MODE(idx));
   if (rc == TERN_OK) {
     s->unique = tern_seg_unique_field(s->seg);
@@ -176,6 +178,7 @@ static int add_slot(void *ctx, uint64_t number, const tern_rec_segment *r) {
 }
 
 static int build_state(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, tern_state **out) {
+  TERN_COUNT(state_loads);
   tern_state *st = calloc(1, sizeof *st);
   if (!st) return tern_fail(TERN_ENOMEM, "state: out of memory");
   st->refs = 1;
@@ -225,11 +228,11 @@ static int buffer_sort(tern_memseg *m) {
   return rc;
 }
 
-/* Copies the buffer DBI of this commit into a memseg. */
-static int build_buffer(tern_index *idx, MDB_txn *t, tern_state *st) {
+int tern_buffer_read(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, tern_memseg **out) {
+  TERN_COUNT(buffer_loads);
   tern_memseg *m;
   TERN_TRY(tern_memseg_new(&m));
-  size_t cap = st->rec.buffered_docs ? (size_t)st->rec.buffered_docs : 1;
+  size_t cap = rec->buffered_docs ? (size_t)rec->buffered_docs : 1;
   m->docs = malloc(cap * sizeof *m->docs);
   MDB_cursor *c = NULL;
   int rc = m->docs ? tern_mdb_status(mdb_cursor_open(t, idx->dbi_buf, &c), "opening a cursor")
@@ -250,23 +253,31 @@ static int build_buffer(tern_index *idx, MDB_txn *t, tern_state *st) {
     mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
   }
   if (rc == TERN_OK && mrc != MDB_NOTFOUND) rc = tern_mdb_status(mrc, "reading the buffer");
-  if (rc == TERN_OK && (m->n != st->rec.buffered_docs || m->stored_bytes != st->rec.buffered_bytes))
+  if (rc == TERN_OK && (m->n != rec->buffered_docs || m->stored_bytes != rec->buffered_bytes))
     rc = tern_catalog_damaged(
         idx, tern_fail(TERN_ECORRUPT,
                        "buffer holds %zu documents of %" PRIu64 " bytes; state says %" PRIu64
                        " of %" PRIu64,
-                       m->n, m->stored_bytes, st->rec.buffered_docs, st->rec.buffered_bytes));
+                       m->n, m->stored_bytes, rec->buffered_docs, rec->buffered_bytes));
   if (c) mdb_cursor_close(c);
   if (rc == TERN_OK) rc = buffer_sort(m);
   if (rc != TERN_OK) {
     tern_memseg_free(m);
     return rc;
   }
-  st->buffer = m;
+  *out = m;
   return TERN_OK;
 }
 
+static int build_buffer(tern_index *idx, MDB_txn *t, tern_state *st) {
+  tern_memseg *m;
+  TERN_TRY(tern_buffer_read(idx, t, &st->rec, &m));
+  /* Layered, so that the next commit hands it forward with a run on top. */
+  return tern_memseg_layered(m, &st->buffer);
+}
+
 static int begin_read(tern_index *idx, MDB_txn **t) {
+  TERN_COUNT(catalog_reads);
   if (idx->rtxn) {
     int rc = mdb_txn_renew(idx->rtxn);
     if (rc == 0) {
@@ -302,6 +313,13 @@ static int read_was_stable(tern_index *idx, MDB_txn *t) {
 enum { READ_AGAIN = 1 }; /* internal: a torn read under MDB_NOLOCK */
 
 static int acquire_once(tern_index *idx, int want_buffer, tern_state **out) {
+  tern_state *known = idx->cur;
+  if (idx->handed_seq && known && known->rec.seq == idx->handed_seq &&
+      (!want_buffer || known->buffer)) {
+    known->refs++;
+    *out = known;
+    return TERN_OK;
+  }
   MDB_txn *t;
   TERN_TRY(begin_read(idx, &t));
   tern_rec_state rec;
@@ -351,6 +369,59 @@ int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out) {
   if (rc == READ_AGAIN)
     rc = tern_fail(TERN_EBUSY, "%s: the catalog changed under every read (no lock file)", idx->dir);
   return rc;
+}
+
+/* ------------------------------------------------------------ handoff */
+
+static int handoff_slots(tern_state *st, const tern_state *prev, tern_slot_edit *edits) {
+  st->slots = malloc((prev->nslots ? prev->nslots : 1) * sizeof *st->slots);
+  if (!st->slots) return tern_fail(TERN_ENOMEM, "state: out of memory");
+  for (size_t i = 0; i < prev->nslots; i++) {
+    tern_slot *sl = &st->slots[i];
+    *sl = prev->slots[i];
+    if (edits && edits[i].ld) {
+      tern_ldref *l = calloc(1, sizeof *l);
+      if (!l) return tern_fail(TERN_ENOMEM, "state: out of memory");
+      l->refs = 1;
+      l->ld = edits[i].ld;
+      edits[i].ld = NULL;
+      sl->live = l;
+      sl->deleted = edits[i].deleted;
+      sl->gen++;
+    } else if (sl->live) {
+      sl->live->refs++;
+    }
+    sl->ref->refs++;
+    st->nslots++;
+  }
+  return TERN_OK;
+}
+
+void tern_state_handoff(tern_index *idx, tern_state *prev, const tern_rec_state *rec,
+                        tern_slot_edit *edits, tern_mrun *run) {
+  pthread_mutex_lock(&idx->mu);
+  tern_state *st = idx->cur == prev ? calloc(1, sizeof *st) : NULL;
+  int rc = st ? handoff_slots(st, prev, edits) : TERN_ENOMEM;
+  if (rc == TERN_OK) {
+    st->refs = 1;
+    st->rec = *rec;
+    st->health = prev->health;
+    /* Without a view to extend (or memory to), the first snapshot reads
+     * the buffer from the catalog. */
+    if (prev->buffer) {
+      if (tern_memseg_layer(prev->buffer, run, (size_t)rec->buffered_docs, rec->buffered_bytes,
+                            &st->buffer) != TERN_OK)
+        st->buffer = NULL;
+      run = NULL; /* consumed */
+    }
+    state_put(idx, idx->cur);
+    idx->cur = st;
+    idx->handed_seq = rec->seq;
+  } else if (st) {
+    state_free(idx, st);
+  }
+  pthread_mutex_unlock(&idx->mu);
+  tern_mrun_put(run);
 }
 
 /* ------------------------------------------------------------ lookups */

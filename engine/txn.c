@@ -28,6 +28,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Where tern_delete found a key in the commit it builds on: segment slot
+ * `slot`, doc `doc`, or the buffer (slot UINT32_MAX), for operation `op`. */
+typedef struct delloc {
+  uint32_t op, slot, doc;
+} delloc;
+
 struct tern_txn {
   tern_index *idx;
   unsigned flags;
@@ -37,7 +43,10 @@ struct tern_txn {
   size_t nops, cap;
   tern_keymap map; /* key -> latest op; bulk: built at the first delete */
   int mapped;
-  int has_terms; /* some put has secondary terms */
+  int has_terms;      /* some put has secondary terms */
+  tern_seg_cursor *probe; /* deletes' segment probes (one per transaction: it is large) */
+  delloc *locs;           /* deletes' findings, so that commit probes those keys no more */
+  size_t nlocs, caplocs;
   tern_progress_fn progress; /* tern_txn_set_progress; may be NULL */
   void *progress_payload;
 };
@@ -61,7 +70,9 @@ int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
   *out = NULL;
   TERN_TRY(tern_writer_lock(idx));
   tern_txn *t = calloc(1, sizeof *t);
-  int rc = t ? tern_state_acquire(idx, 0, &t->st) : tern_fail(TERN_ENOMEM, "out of memory");
+  /* With its buffer view, which a commit of this process hands forward:
+   * deletes probe it in memory. */
+  int rc = t ? tern_state_acquire(idx, 1, &t->st) : tern_fail(TERN_ENOMEM, "out of memory");
   if (rc != TERN_OK) {
     free(t);
     tern_writer_unlock(idx);
@@ -77,6 +88,9 @@ int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
 }
 
 static void txn_free(tern_txn *t) {
+  if (t->probe) tern_seg_cursor_release(t->probe);
+  free(t->probe);
+  free(t->locs);
   tern_state_release(t->idx, t->st);
   tern_arena_free(&t->arena);
   tern_keymap_free(&t->map);
@@ -117,7 +131,7 @@ static int check_doc(const void *val, size_t vlen, const tern_term *terms, size_
 /* Appends an op: kcopy[0..klen) is the key's copy in the arena, doc its
  * record (NULL: a deletion). */
 static int push_op(tern_txn *t, const uint8_t *kcopy, size_t klen, const uint8_t *doc,
-                   size_t dlen) {
+                   size_t dlen, tern_keypos at) {
   if (t->nops >= UINT32_MAX - 2) return tern_fail(TERN_EINVAL, "transaction too large");
   if (t->nops == t->cap) {
     size_t cap = t->cap ? 2 * t->cap : 64;
@@ -127,7 +141,7 @@ static int push_op(tern_txn *t, const uint8_t *kcopy, size_t klen, const uint8_t
     t->cap = cap;
   }
   t->ops[t->nops] = (tern_mdoc){{kcopy, (uint32_t)klen, (uint32_t)dlen}, doc};
-  if (t->mapped) TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)t->nops));
+  if (t->mapped) TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)t->nops, at));
   t->nops++;
   return TERN_OK;
 }
@@ -145,41 +159,45 @@ int tern_put(tern_txn *t, const void *key, size_t klen, const void *val, size_t 
   memcpy(p, key, klen);
   tern_rec_doc_encode(p + klen, val, vlen, terms, nterms);
   t->has_terms |= nterms > 0;
-  return push_op(t, p, klen, p + klen, dlen);
+  return push_op(t, p, klen, p + klen, dlen, TERN_KEYPOS_NONE);
 }
 
-/* Whether the commit this transaction builds on has a document `key`. */
-static int committed_has(tern_txn *t, const void *key, size_t klen, int *has) {
-  tern_index *idx = t->idx;
-  MDB_txn *r;
-  TERN_TRY(tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &r), "beginning a read"));
-  uint8_t lk[TERN_REC_BUFKEY_MAX];
-  MDB_val k = {tern_rec_bufkey(lk, key, klen), lk}, v;
-  int rc = mdb_get(r, idx->dbi_buf, &k, &v);
-  mdb_txn_abort(r);
-  if (rc == 0) {
-    *has = 1;
-    return TERN_OK;
+/* Where the commit this transaction builds on has a document `key`: its
+ * buffer view (*slot UINT32_MAX), a segment slot and doc, or nowhere
+ * (*has 0); probed in memory, segments newest first, no LMDB read. */
+static int committed_find(tern_txn *t, const void *key, size_t klen, int *has, uint32_t *slot,
+                          uint32_t *doc) {
+  const tern_state *st = t->st;
+  *slot = UINT32_MAX;
+  *has = tern_memseg_find(st->buffer, key, klen) >= 0;
+  if (*has || !st->nslots) return TERN_OK;
+  if (!t->probe) {
+    if (!(t->probe = malloc(sizeof *t->probe))) return tern_fail(TERN_ENOMEM, "out of memory");
+    tern_seg_cursor_init(t->probe);
   }
-  if (rc != MDB_NOTFOUND) return tern_mdb_status(rc, "reading the buffer");
-  *has = 0;
-  tern_seg_cursor *c = malloc(sizeof *c);
-  if (!c) return tern_fail(TERN_ENOMEM, "out of memory");
-  tern_seg_cursor_init(c);
-  rc = TERN_OK;
-  for (size_t i = t->st->nslots; i-- > 0 && !*has;) {
+  for (size_t i = st->nslots; i-- > 0;) {
     tern_term_entry e;
-    uint32_t doc;
-    rc = tern_slot_find(&t->st->slots[i], key, klen, c, &e, &doc);
-    if (rc == TERN_OK)
+    int rc = tern_slot_find(&st->slots[i], key, klen, t->probe, &e, doc);
+    if (rc == TERN_OK) {
       *has = 1;
-    else if (rc != TERN_NOTFOUND)
-      break;
-    rc = TERN_OK;
+      *slot = (uint32_t)i;
+      return TERN_OK;
+    }
+    if (rc != TERN_NOTFOUND) return rc;
   }
-  tern_seg_cursor_release(c);
-  free(c);
-  return rc;
+  return TERN_OK;
+}
+
+static int note_loc(tern_txn *t, uint32_t slot, uint32_t doc) {
+  if (t->nlocs == t->caplocs) {
+    size_t cap = t->caplocs ? 2 * t->caplocs : 64;
+    delloc *l = realloc(t->locs, cap * sizeof *l);
+    if (!l) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
+    t->locs = l;
+    t->caplocs = cap;
+  }
+  t->locs[t->nlocs++] = (delloc){(uint32_t)t->nops, slot, doc};
+  return TERN_OK;
 }
 
 int tern_delete(tern_txn *t, const void *key, size_t klen) {
@@ -188,20 +206,23 @@ int tern_delete(tern_txn *t, const void *key, size_t klen) {
   TERN_TRY(check_key(key, klen));
   if (!t->mapped) {
     for (size_t i = 0; i < t->nops; i++)
-      TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)i));
+      TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)i, TERN_KEYPOS_NONE));
     t->mapped = 1;
   }
-  int64_t last = tern_keymap_get(&t->map, t->ops, key, klen);
+  tern_keypos at;
+  int64_t last = tern_keymap_get(&t->map, t->ops, key, klen, &at);
   int has;
+  uint32_t slot = UINT32_MAX, doc = 0;
   if (last >= 0)
     has = t->ops[last].doc != NULL;
   else
-    TERN_TRY(committed_has(t, key, klen, &has));
+    TERN_TRY(committed_find(t, key, klen, &has, &slot, &doc));
   if (!has) return TERN_NOTFOUND;
   uint8_t *p = tern_arena_alloc(&t->arena, klen);
   if (!p) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
   memcpy(p, key, klen);
-  return push_op(t, p, klen, NULL, 0);
+  if (last < 0) TERN_TRY(note_loc(t, slot, doc)); /* the key's first op: the committed doc */
+  return push_op(t, p, klen, NULL, 0, at);
 }
 
 /* ------------------------------------------------------------ commit */
@@ -217,6 +238,8 @@ typedef struct commit_ctx {
   size_t nuniq, uniq_bytes;
   docvec *dels; /* per slot of t->st: docs that lose their document */
   int touched;  /* some slot has deletions */
+  tern_slot_edit *edits; /* per slot: its new live docs, handed to the next state */
+  tern_mrun *run;        /* buffered: the keys put into or taken out of the buffer */
   /* bulk: */
   uint64_t seg_number;
   uint32_t seg_docs;
@@ -268,6 +291,26 @@ static int unique_ops(commit_ctx *c) {
   return TERN_OK;
 }
 
+static ptrdiff_t key_in_uniq(const commit_ctx *c, const void *key, size_t klen);
+
+/* The keys tern_delete already found (its first op was that delete):
+ * their committed documents need no probe. */
+static int seed_found(commit_ctx *c, uint8_t *found, size_t *left) {
+  const tern_txn *t = c->t;
+  for (size_t j = 0; j < t->nlocs; j++) {
+    const delloc *l = &t->locs[j];
+    const tern_keyref *k = &t->ops[l->op].key;
+    ptrdiff_t i = key_in_uniq(c, k->p, k->len);
+    if (i < 0 || found[i]) continue;
+    found[i] = 1;
+    (*left)--;
+    if (l->slot == UINT32_MAX) continue; /* in the buffer: no segment has it */
+    c->touched = 1;
+    TERN_TRY(docvec_push(&c->dels[l->slot], l->doc));
+  }
+  return TERN_OK;
+}
+
 /* Finds, for every key, its live document in the segments (newest first,
  * each segment visited in key order with one cursor). */
 static int resolve_segments(commit_ctx *c) {
@@ -277,7 +320,9 @@ static int resolve_segments(commit_ctx *c) {
   uint8_t *found = calloc(c->nuniq, 1);
   tern_seg_cursor *cur = malloc(sizeof *cur);
   int rc = c->dels && found && cur ? TERN_OK : tern_fail(TERN_ENOMEM, "commit: out of memory");
-  for (size_t s = st->nslots; rc == TERN_OK && s-- > 0;) {
+  size_t left = c->nuniq;
+  if (rc == TERN_OK) rc = seed_found(c, found, &left);
+  for (size_t s = st->nslots; rc == TERN_OK && left && s-- > 0;) {
     tern_seg_cursor_init(cur);
     for (size_t i = 0; rc == TERN_OK && i < c->nuniq; i++) {
       if (found[i]) continue;
@@ -287,6 +332,7 @@ static int resolve_segments(commit_ctx *c) {
       rc = tern_slot_find(&st->slots[s], k->p, k->len, cur, &e, &doc);
       if (rc == TERN_OK) {
         found[i] = 1;
+        left--;
         c->touched = 1;
         rc = docvec_push(&c->dels[s], doc);
       } else if (rc == TERN_NOTFOUND) {
@@ -304,6 +350,8 @@ static int resolve_segments(commit_ctx *c) {
 static int apply_deletions(commit_ctx *c, MDB_txn *mt) {
   tern_state *st = c->t->st;
   tern_index *idx = c->t->idx;
+  if (c->touched && !(c->edits = calloc(st->nslots, sizeof *c->edits)))
+    return tern_fail(TERN_ENOMEM, "commit: out of memory");
   for (size_t s = 0; c->dels && s < st->nslots; s++) {
     docvec *d = &c->dels[s];
     if (!d->n) continue;
@@ -319,10 +367,10 @@ static int apply_deletions(commit_ctx *c, MDB_txn *mt) {
     if (rc == TERN_OK) {
       r.deleted = tern_livedocs_deleted(next);
       r.livedocs_gen = sl->gen + 1;
+      c->edits[s] = (tern_slot_edit){next, r.deleted};
       rc = tern_catalog_put_livedocs(idx, mt, sl->ref->number, next, sl->segid);
     }
     if (rc == TERN_OK) rc = tern_catalog_put_segment(idx, mt, sl->ref->number, &r);
-    tern_livedocs_free(next);
     tern_livedocs_free(fresh);
     TERN_TRY(rc);
   }
@@ -339,7 +387,7 @@ static int apply_buffered(void *ctx, MDB_txn *mt, tern_rec_state *rec) {
     const tern_mdoc *op = op_at(c, i);
     uint8_t lk[TERN_REC_BUFKEY_MAX];
     MDB_val k = {tern_rec_bufkey(lk, op->key.p, op->key.len), lk}, v;
-    int rc = mdb_get(mt, idx->dbi_buf, &k, &v);
+    int rc = mdb_get(mt, idx->dbi_buf, &k, &v), found = rc == 0;
     if (rc == 0) {
       rec->buffered_docs--;
       rec->buffered_bytes -= k.mv_size + v.mv_size;
@@ -348,6 +396,7 @@ static int apply_buffered(void *ctx, MDB_txn *mt, tern_rec_state *rec) {
       rc = 0;
     }
     if (rc != 0) return tern_mdb_env_status(idx, rc, "writing the buffer");
+    if (op->doc || found) TERN_TRY(tern_mrun_push(c->run, op));
     if (op->doc) {
       size_t stored;
       TERN_TRY(tern_catalog_put_doc(idx, mt, op->key.p, op->key.len, op->doc, op->key.aux, &stored));
@@ -423,23 +472,14 @@ static int apply_bulk(void *ctx, MDB_txn *mt, tern_rec_state *rec) {
   return apply_deletions(c, mt);
 }
 
-/* Reads back the id the codec gave a segment just written. */
-static int segment_id(tern_index *idx, const char *name, uint8_t *segid) {
-  tern_seg *s;
-  TERN_TRY(tern_seg_open(&s, idx->dir, name, TERN_IDX_IO_MODE(idx)));
-  memcpy(segid, tern_seg_id(s), TERN_SEGID_SIZE);
-  tern_seg_close(s);
-  return TERN_OK;
-}
-
 /* Writes the live puts of a bulk transaction as one segment. */
 static int write_bulk_segment(commit_ctx *c, char *name) {
   tern_txn *t = c->t;
   c->seg_number = tern_new_segment_number(t->idx, &t->st->rec);
   tern_segment_name(name, c->seg_number);
   int rc = tern_bulk_write(t->idx->dir, name, &t->idx->opts, t->ops, c->uniq, c->nuniq,
-                           t->has_terms, &c->seg_docs, t->progress, t->progress_payload);
-  if (rc == TERN_OK && c->seg_docs) rc = segment_id(t->idx, name, c->segid);
+                           t->has_terms, &c->seg_docs, t->progress, t->progress_payload,
+                           c->segid);
   if (rc != TERN_OK) {
     tern_seg_remove(t->idx->dir, name);
     c->seg_docs = 0;
@@ -459,11 +499,20 @@ static int commit_ops(tern_txn *t, int *segments_changed, tern_rec_state *rec) {
   if (rc == TERN_OK) rc = resolve_segments(&c);
   report(t, "resolve", 1, 1);
   if (rc == TERN_OK && bulk) rc = write_bulk_segment(&c, name);
+  if (rc == TERN_OK && !bulk) rc = tern_mrun_new(c.nuniq, &c.run);
   report(t, "commit", 0, 1);
   if (rc == TERN_OK) rc = tern_commit_catalog(t->idx, bulk ? apply_bulk : apply_buffered, &c, rec);
   report(t, "commit", 1, 1);
   if (rc != TERN_OK && bulk && c.seg_docs) tern_discard_new_segment(t->idx, name);
   *segments_changed = rc == TERN_OK && (c.touched || c.seg_docs);
+  if (rc == TERN_OK && !bulk) { /* the next state, without reading the catalog back */
+    tern_state_handoff(t->idx, t->st, rec, c.edits, c.run);
+    c.run = NULL;
+  }
+  tern_mrun_put(c.run);
+  for (size_t s = 0; c.edits && s < t->st->nslots; s++)
+    tern_livedocs_free(c.edits[s].ld);
+  free(c.edits);
   for (size_t s = 0; c.dels && s < t->st->nslots; s++)
     free(c.dels[s].v);
   free(c.dels);

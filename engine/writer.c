@@ -89,6 +89,9 @@ int tern_writer_lock(tern_index *idx) {
 
 void tern_writer_unlock(tern_index *idx) {
   held_mark(idx, 0);
+  pthread_mutex_lock(&idx->mu);
+  idx->handed_seq = 0; /* before the lock goes: others may commit after */
+  pthread_mutex_unlock(&idx->mu);
   flock(idx->lock_fd, LOCK_UN);
   pthread_mutex_lock(&idx->mu);
   idx->writing = 0;

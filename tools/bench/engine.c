@@ -9,6 +9,13 @@
  *   import  a TERN_TXN_BULK transaction of fresh keys, commit included
  *   batch   cold: tern_get_batch of --lookups random present keys vs the same
  *           keys one tern_get at a time, each after evicting the index
+ *   buffer  one-document commit + snapshot open + get of that key, with 100
+ *           vs 100,000 documents already in the write buffer
+ *   delete  tern_delete of a present key in a transaction vs tern_get of the
+ *           same key through a snapshot (one-segment index of --docs, warm)
+ *   latency each of --commits one-document put + commits timed alone: median,
+ *           p99 and maximum vs a bare LMDB put + commit (flushes and merges
+ *           run inside tern_commit)
  *
  * Every figure is the median of --runs runs, with the baseline measured in
  * the same run.
@@ -459,10 +466,229 @@ static int phase_batch(const eopts *o) {
   return rc;
 }
 
+/* Fills the write buffer of a fresh index with `n` docs (one plain commit). */
+static tern_index *buffered_index(const char *dir, uint64_t n) {
+  tern_options opt;
+  tern_options_init(&opt);
+  opt.write_buffer_bytes = 1ull << 34; /* never flushed here */
+  tern_index *idx = NULL;
+  if (check(tern_open(&idx, dir, TERN_CREATE, &opt), "open")) return NULL;
+  tern_txn *t;
+  uint8_t key[KEY_LEN], val[16] = {0};
+  int rc = check(tern_txn_begin(&t, idx, 0), "begin");
+  for (uint64_t i = 0; !rc && i < n; i++) {
+    make_key(i, key);
+    rc = check(tern_put(t, key, KEY_LEN, val, sizeof val, NULL, 0), "put");
+  }
+  if (!rc) rc = check(tern_commit(t), "commit");
+  else tern_abort(t);
+  if (rc) {
+    tern_close(idx);
+    return NULL;
+  }
+  return idx;
+}
+
+/* µs per (put + commit of key i, snapshot open, get of key i, close). */
+static double time_commit_snapshot(tern_index *idx, uint64_t from, uint64_t n) {
+  uint8_t key[KEY_LEN], val[16] = {0}, out[16];
+  double t0 = bench_now();
+  for (uint64_t i = from; i < from + n; i++) {
+    tern_txn *t;
+    tern_snapshot *s;
+    size_t vlen;
+    make_key(i, key);
+    if (check(tern_txn_begin(&t, idx, 0), "begin") ||
+        check(tern_put(t, key, KEY_LEN, val, sizeof val, NULL, 0), "put") ||
+        check(tern_commit(t), "commit") || check(tern_snapshot_open(&s, idx), "snapshot") ||
+        check(tern_get(s, key, KEY_LEN, out, sizeof out, &vlen), "get"))
+      return -1;
+    tern_snapshot_close(s);
+  }
+  return (bench_now() - t0) * 1e6 / (double)n;
+}
+
+static int phase_buffer(const eopts *o) {
+  static const uint64_t sizes[2] = {100, 100000};
+  double *us[2], *ratio = calloc(o->runs, sizeof *ratio);
+  for (int k = 0; k < 2; k++)
+    us[k] = calloc(o->runs, sizeof *us[k]);
+  uint64_t n = o->commits;
+  for (uint64_t run = 0; run < o->runs; run++) {
+    for (int k = 0; k < 2; k++) {
+      char *dir = bench_mkdtemp(o->parent, "engine-buffer");
+      tern_index *idx = dir ? buffered_index(dir, sizes[k]) : NULL;
+      if (!idx) return 1;
+      time_commit_snapshot(idx, sizes[k], 10); /* the first snapshot reads the catalog */
+      us[k][run] = time_commit_snapshot(idx, sizes[k] + 10, n);
+      tern_close(idx);
+      bench_rmtree(dir);
+      free(dir);
+      if (us[k][run] < 0) return 1;
+    }
+    ratio[run] = us[1][run] / us[0][run];
+  }
+  bench_summary b0 = bench_summarize(us[0], o->runs), b1 = bench_summarize(us[1], o->runs),
+                br = bench_summarize(ratio, o->runs);
+  printf("buffer: %llu x (put + commit + snapshot open + get + close) per run on %s, %llu runs\n",
+         (unsigned long long)n, bench_fs_name(o->parent), (unsigned long long)o->runs);
+  printf("| documents buffered | µs per round (median) | min | max |\n|---|---|---|---|\n");
+  printf("| 100 | %.2f | %.2f | %.2f |\n", b0.median, b0.min, b0.max);
+  printf("| 100,000 | %.2f | %.2f | %.2f |\n", b1.median, b1.min, b1.max);
+  printf("| ratio 100,000 / 100 | %.2fx | %.2fx | %.2fx |\n\n", br.median, br.min, br.max);
+  free(us[0]);
+  free(us[1]);
+  free(ratio);
+  return 0;
+}
+
+/* ns per tern_delete of n present keys (from a random start), then aborted. */
+static double time_deletes(tern_index *idx, uint64_t space, uint64_t n, uint64_t seed) {
+  tern_txn *t;
+  if (check(tern_txn_begin(&t, idx, 0), "begin")) return -1;
+  uint8_t key[KEY_LEN];
+  double t0 = bench_now();
+  for (uint64_t i = 0; i < n; i++) {
+    make_key((seed + i * 7919) % space, key);
+    if (check(tern_delete(t, key, KEY_LEN), "delete")) {
+      tern_abort(t);
+      return -1;
+    }
+  }
+  double ns = (bench_now() - t0) * 1e9 / (double)n;
+  tern_abort(t);
+  return ns;
+}
+
+/* ns per tern_get of the same keys time_deletes deletes. */
+static double time_same_gets(tern_index *idx, uint64_t space, uint64_t n, uint64_t seed) {
+  tern_snapshot *s;
+  if (check(tern_snapshot_open(&s, idx), "snapshot")) return -1;
+  uint8_t key[KEY_LEN], out[16];
+  size_t vlen;
+  double t0 = bench_now();
+  for (uint64_t i = 0; i < n; i++) {
+    make_key((seed + i * 7919) % space, key);
+    if (check(tern_get(s, key, KEY_LEN, out, sizeof out, &vlen), "get")) {
+      tern_snapshot_close(s);
+      return -1;
+    }
+  }
+  double ns = (bench_now() - t0) * 1e9 / (double)n;
+  tern_snapshot_close(s);
+  return ns;
+}
+
+static int phase_delete(const eopts *o) {
+  char *dir = bench_mkdtemp(o->parent, "engine-delete");
+  tern_index *idx = dir ? fresh_index(dir) : NULL;
+  if (!idx || load(idx, 0, o->docs)) return 1;
+  double *del = calloc(o->runs, sizeof *del), *get = calloc(o->runs, sizeof *get);
+  double *ratio = calloc(o->runs, sizeof *ratio);
+  uint64_t n = o->lookups < o->docs / 8 ? o->lookups : o->docs / 8; /* distinct keys */
+  time_same_gets(idx, o->docs, n, 1); /* warm the cache */
+  for (uint64_t run = 0; run < o->runs; run++) {
+    get[run] = time_same_gets(idx, o->docs, n, run * 104729);
+    del[run] = time_deletes(idx, o->docs, n, run * 104729);
+    if (get[run] <= 0 || del[run] <= 0) return 1;
+    ratio[run] = del[run] / get[run];
+  }
+  tern_close(idx);
+  bench_rmtree(dir);
+  free(dir);
+  bench_summary bd = bench_summarize(del, o->runs), bg = bench_summarize(get, o->runs),
+                br = bench_summarize(ratio, o->runs);
+  printf("delete: %llu keys per run of a one-segment index of %llu docs (warm), %llu runs\n",
+         (unsigned long long)n, (unsigned long long)o->docs, (unsigned long long)o->runs);
+  printf("| operation | ns (median) | min | max |\n|---|---|---|---|\n");
+  printf("| tern_get (snapshot) | %.0f | %.0f | %.0f |\n", bg.median, bg.min, bg.max);
+  printf("| tern_delete (transaction) | %.0f | %.0f | %.0f |\n", bd.median, bd.min, bd.max);
+  printf("| ratio delete / get | %.2fx | %.2fx | %.2fx |\n\n", br.median, br.min, br.max);
+  free(del);
+  free(get);
+  free(ratio);
+  return 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Sorted µs of each of n one-document commits: LMDB bare, or tern. */
+static double *commit_latencies(const char *dir, uint64_t n, int bare) {
+  double *us = malloc(n * sizeof *us);
+  MDB_env *env = NULL;
+  MDB_dbi dbi = 0;
+  tern_index *idx = NULL;
+  char path[4096];
+  bench_path(path, sizeof path, dir, "bare.mdb");
+  if (!us || (bare ? mdb_env_create(&env) || mdb_env_set_mapsize(env, 1u << 30) ||
+                         mdb_env_open(env, path, MDB_NOSUBDIR, 0666)
+                   : !(idx = fresh_index(dir)))) {
+    free(us);
+    return NULL;
+  }
+  uint8_t key[KEY_LEN], val[16] = {0};
+  int bad = 0;
+  for (uint64_t i = 0; i < n && !bad; i++) {
+    make_key(i, key);
+    double t0 = bench_now();
+    if (bare) {
+      MDB_txn *t;
+      bad = mdb_txn_begin(env, NULL, 0, &t) != 0;
+      if (!bad && i == 0) mdb_dbi_open(t, NULL, 0, &dbi);
+      MDB_val k = {KEY_LEN, key}, v = {sizeof val, val};
+      bad = bad || mdb_put(t, dbi, &k, &v, 0) || mdb_txn_commit(t);
+    } else {
+      tern_txn *t;
+      bad = check(tern_txn_begin(&t, idx, 0), "begin") ||
+            check(tern_put(t, key, KEY_LEN, val, sizeof val, NULL, 0), "put") ||
+            check(tern_commit(t), "commit");
+    }
+    us[i] = (bench_now() - t0) * 1e6;
+  }
+  if (bare)
+    mdb_env_close(env);
+  else
+    tern_close(idx);
+  if (bad) {
+    free(us);
+    return NULL;
+  }
+  qsort(us, n, sizeof *us, cmp_double);
+  return us;
+}
+
+static int phase_latency(const eopts *o) {
+  uint64_t n = o->commits;
+  double p[2][3]; /* bare, tern x median, p99, max */
+  for (int bare = 1; bare >= 0; bare--) {
+    char *dir = bench_mkdtemp(o->parent, "engine-latency");
+    double *us = dir ? commit_latencies(dir, n, bare) : NULL;
+    if (!us) return 1;
+    p[bare][0] = us[n / 2];
+    p[bare][1] = us[(size_t)((double)(n - 1) * 0.99)];
+    p[bare][2] = us[n - 1];
+    free(us);
+    bench_rmtree(dir);
+    free(dir);
+  }
+  printf("latency: %llu one-document commits on %s, each timed alone\n", (unsigned long long)n,
+         bench_fs_name(o->parent));
+  printf("| path | median µs | p99 µs | max µs |\n|---|---|---|---|\n");
+  printf("| bare LMDB put + commit | %.1f | %.1f | %.1f |\n", p[1][0], p[1][1], p[1][2]);
+  printf("| tern put + commit | %.1f | %.1f | %.1f |\n", p[0][0], p[0][1], p[0][2]);
+  printf("| ratio tern / LMDB | %.2fx | %.2fx | %.2fx |\n\n", p[0][0] / p[1][0], p[0][1] / p[1][1],
+         p[0][2] / p[1][2]);
+  return 0;
+}
+
 void tern_bench_engine_usage(FILE *out) {
   fprintf(out,
           "tern-bench engine [options]\n"
-          "  --phases LIST   get,absent,commit,import,batch (default all)\n"
+          "  --phases LIST   get,absent,commit,import,batch,buffer,delete,latency\n"
+          "                  (default get,absent,commit,import)\n"
           "  --docs N        docs of the get/absent indexes (default 1M)\n"
           "  --lookups N     lookups per run (default 200k)\n"
           "  --commits N     one-document commits per run (default 300)\n"
@@ -515,5 +741,8 @@ int tern_bench_engine(int argc, char **argv) {
   if (!rc && strstr(o.phases, "commit")) rc = phase_commit(&o);
   if (!rc && strstr(o.phases, "import")) rc = phase_import(&o);
   if (!rc && strstr(o.phases, "batch")) rc = phase_batch(&o);
+  if (!rc && strstr(o.phases, "buffer")) rc = phase_buffer(&o);
+  if (!rc && strstr(o.phases, "delete")) rc = phase_delete(&o);
+  if (!rc && strstr(o.phases, "latency")) rc = phase_latency(&o);
   return rc;
 }

@@ -1,0 +1,6 @@
+/*
+ * counters.c — the engine's operation counts (counters.h).
+ */
+#include "engine/counters.h"
+
+tern_engine_counts tern_engine_count;

@@ -1,0 +1,170 @@
+/*
+ * test_memseg_runs.c — the layered buffer view (engine/memseg_runs.c)
+ * against a reference array (id -> version, 0 absent), over random commits
+ * of one to hundreds of puts and removals: every view, and older views
+ * kept while newer ones are built on them, answers find, value and its
+ * flat rank order exactly as the reference of its own commit.
+ */
+#include "tests/engine/enginetest.h"
+
+#include "codec/record.h"
+#include "engine/memseg.h"
+
+enum { NKEYS = 700, KEEP = 6 };
+
+typedef struct view {
+  tern_memseg *m;
+  uint32_t ver[NKEYS];
+} view;
+
+static uint8_t keys[NKEYS][ET_KEY_MAX];
+static size_t klens[NKEYS];
+static uint32_t *order; /* ids in key order */
+
+static int cmp_ids(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return tern_key_cmp(keys[x], klens[x], keys[y], klens[y]);
+}
+
+static void make_keys(uint64_t salt) {
+  order = malloc(NKEYS * sizeof *order);
+  for (uint32_t i = 0; i < NKEYS; i++) {
+    klens[i] = et_key(i, salt, keys[i]);
+    order[i] = i;
+  }
+  qsort(order, NKEYS, sizeof *order, cmp_ids);
+}
+
+static void check_value(const tern_memseg *m, size_t h, uint32_t id, uint32_t ver) {
+  tern_slice v;
+  assert_int_equal(tern_memseg_value(m, h, &v), TERN_OK);
+  uint8_t want[8];
+  memcpy(want, &id, 4);
+  memcpy(want + 4, &ver, 4);
+  assert_int_equal(v.len, 8);
+  assert_memory_equal(v.data, want, 8);
+}
+
+static void check_view(const view *w) {
+  size_t live = 0;
+  for (uint32_t i = 0; i < NKEYS; i++) {
+    ptrdiff_t h = tern_memseg_find(w->m, keys[i], klens[i]);
+    if (!w->ver[i]) {
+      assert_true(h < 0);
+      continue;
+    }
+    live++;
+    assert_true(h >= 0);
+    check_value(w->m, (size_t)h, i, w->ver[i]);
+  }
+  assert_int_equal(w->m->n, live);
+  assert_int_equal(tern_memseg_flat(w->m), TERN_OK);
+  size_t r = 0;
+  for (size_t j = 0; j < NKEYS; j++) {
+    uint32_t id = order[j];
+    if (!w->ver[id]) continue;
+    assert_int_equal(w->m->docs[r].key.len, klens[id]);
+    assert_memory_equal(w->m->docs[r].key.p, keys[id], klens[id]);
+    check_value(w->m, r, id, w->ver[id]);
+    r++;
+  }
+}
+
+/* One commit: distinct ids, puts and removals of present ids, as a run. */
+static tern_memseg *commit(tu_rng *r, const view *prev, view *next, uint32_t *clock) {
+  memcpy(next->ver, prev->ver, sizeof next->ver);
+  size_t want = tu_below(r, 10) ? 1 + tu_below(r, 4) : 1 + tu_below(r, 300);
+  uint8_t *picked = calloc(NKEYS, 1);
+  tern_mdoc *ops = malloc(want * sizeof *ops);
+  uint8_t (*docs)[16] = malloc(want * sizeof *docs);
+  size_t n = 0;
+  for (size_t k = 0; k < want; k++) {
+    uint32_t id = (uint32_t)tu_below(r, NKEYS);
+    if (picked[id]) continue;
+    picked[id] = 1;
+    if (prev->ver[id] && tu_below(r, 3) == 0) { /* taken out of the buffer */
+      next->ver[id] = 0;
+      ops[n++] = (tern_mdoc){{keys[id], (uint32_t)klens[id], 0}, NULL};
+      continue;
+    }
+    uint32_t ver = ++*clock;
+    uint8_t val[8];
+    memcpy(val, &id, 4);
+    memcpy(val + 4, &ver, 4);
+    size_t dlen = tern_rec_doc_encode(docs[n], val, 8, NULL, 0);
+    assert_true(dlen <= sizeof docs[n]);
+    next->ver[id] = ver;
+    ops[n] = (tern_mdoc){{keys[id], (uint32_t)klens[id], (uint32_t)dlen}, docs[n]};
+    n++;
+  }
+  uint32_t *perm = malloc((n ? n : 1) * sizeof *perm);
+  tern_mdoc *sorted = malloc((n ? n : 1) * sizeof *sorted);
+  assert_int_equal(tern_sort_by_key(perm, ops, sizeof *ops, n, NULL), TERN_OK);
+  for (size_t i = 0; i < n; i++)
+    sorted[i] = ops[perm[i]];
+  tern_mrun *run;
+  assert_int_equal(tern_mrun_copy(sorted, n, &run), TERN_OK);
+  size_t live = 0;
+  for (uint32_t i = 0; i < NKEYS; i++)
+    live += next->ver[i] != 0;
+  tern_memseg *m;
+  assert_int_equal(tern_memseg_layer(prev->m, run, live, 0, &m), TERN_OK);
+  free(picked);
+  free(ops);
+  free(docs);
+  free(perm);
+  free(sorted);
+  return m;
+}
+
+static void test_runs_against_reference(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, 0x72756e73);
+  make_keys(tu_next(&r));
+  view *ring = calloc(KEEP, sizeof *ring);
+  tern_memseg *empty;
+  assert_int_equal(tern_memseg_new(&empty), TERN_OK);
+  assert_int_equal(tern_memseg_layered(empty, &ring[0].m), TERN_OK);
+  check_view(&ring[0]);
+  uint32_t clock = 0;
+  size_t commits = 1500 * tu_scale();
+  for (size_t c = 1; c <= commits; c++) {
+    view *prev = &ring[(c - 1) % KEEP], *next = &ring[c % KEEP];
+    tern_memseg *m = commit(&r, prev, next, &clock);
+    tern_memseg_free(next->m); /* the oldest view goes; its runs live on in newer ones */
+    next->m = m;
+    assert_true(m->nruns <= 2 * 10 + 2); /* O(log n) runs */
+    if (c % 7 == 0 || c == commits) /* this view and every older one kept */
+      for (size_t k = 0; k < KEEP && k <= c; k++)
+        check_view(&ring[(c - k) % KEEP]);
+  }
+  for (size_t k = 0; k < KEEP; k++)
+    tern_memseg_free(ring[k].m);
+  free(ring);
+  free(order);
+}
+
+/* A view whose stated total disagrees with its runs is refused. */
+static void test_layer_checks_total(void **state) {
+  (void)state;
+  tern_memseg *empty, *base, *m = NULL;
+  assert_int_equal(tern_memseg_new(&empty), TERN_OK);
+  assert_int_equal(tern_memseg_layered(empty, &base), TERN_OK);
+  uint8_t doc[16];
+  size_t dlen = tern_rec_doc_encode(doc, "v", 1, NULL, 0);
+  tern_mdoc d = {{(const uint8_t *)"k", 1, (uint32_t)dlen}, doc};
+  tern_mrun *run;
+  assert_int_equal(tern_mrun_copy(&d, 1, &run), TERN_OK);
+  assert_int_equal(tern_memseg_layer(base, run, 2, 0, &m), TERN_ECORRUPT);
+  assert_null(m);
+  tern_memseg_free(base);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_runs_against_reference),
+      cmocka_unit_test(test_layer_checks_total),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
