@@ -12,13 +12,18 @@
  *     segment id and the page number);
  *   - a warm read of a checked page is not checked again (the bitmap), and
  *     tern_seg_evict forgets what was checked;
- *   - a truncated .doc or .val is refused at open.
+ *   - a truncated .doc or .val is refused at open;
+ *   - a FIFO or a directory where a segment file should be is TERN_ECORRUPT
+ *     naming the file, never a hang; a FIFO in a writer's way an error.
  */
 #include "tests/codec/segment_fixture.h"
 
 #include "codec/frame.h"
 #include "codec/io.h"
 #include "codec/status.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *const exts[] = {".tim", ".tix", ".doc", ".flt", ".val"};
 
@@ -296,6 +301,44 @@ static void test_truncated_at_open(void **state) {
   free(dir);
 }
 
+static void test_not_regular(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, 0xc9);
+  char *dir = tu_tmpdir("seg-fifo");
+  fx_seg x;
+  build(&r, dir, "s", &x);
+  for (int f = 0; f < 5; f++) {
+    char *p = file_path(dir, "s", exts[f]);
+    size_t len;
+    uint8_t *orig = tu_read_file(p, &len);
+    assert_int_equal(unlink(p), 0);
+    for (int kind = 0; kind < 2; kind++) {
+      assert_int_equal(kind ? mkdir(p, 0755) : mkfifo(p, 0644), 0);
+      for (int mode = 0; mode < 2; mode++) {
+        tern_seg *s;
+        assert_int_equal(tern_seg_open(&s, dir, "s", mode ? TERN_IO_PREAD : TERN_IO_MMAP),
+                         TERN_ECORRUPT);
+        assert_non_null(strstr(tern_errmsg(), exts[f]));
+        assert_non_null(strstr(tern_errmsg(), "not a regular file"));
+      }
+      assert_int_equal(kind ? rmdir(p) : unlink(p), 0);
+    }
+    tu_write_file(p, orig, len);
+    free(orig);
+    free(p);
+  }
+  /* a FIFO where a writer puts its temporary file */
+  char *t = file_path(dir, "w", ".tim.tmp");
+  assert_int_equal(mkfifo(t, 0644), 0);
+  tern_segw *w;
+  assert_true(tern_segw_open(&w, dir, "w", &x.o) < 0);
+  free(t);
+  fx_free(&x);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 int main(void) {
   tu_seed();
   const struct CMUnitTest tests[] = {
@@ -303,6 +346,7 @@ int main(void) {
       cmocka_unit_test(test_misplaced_blocks),
       cmocka_unit_test(test_checked_once),
       cmocka_unit_test(test_truncated_at_open),
+      cmocka_unit_test(test_not_regular),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
