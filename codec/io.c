@@ -77,6 +77,7 @@ struct tern_rfile {
   const uint8_t *sums; /* npages u32 LE, owned by the caller */
   uint64_t seed;
   _Atomic uint64_t *checked; /* bit p: page p verified by this process */
+  int borrowed;              /* tern_rfile_open_memory: map is the caller's */
   char path[];
 };
 
@@ -121,8 +122,27 @@ fail:;
   return rc;
 }
 
+int tern_rfile_open_memory(tern_rfile **out, const uint8_t *buf, size_t len, const char *name) {
+  size_t plen = strlen(name) + 1;
+  tern_rfile *f = calloc(1, sizeof *f + plen);
+  if (!f) return tern_fail(TERN_ENOMEM, "%s: out of memory", name);
+  memcpy(f->path, name, plen);
+  f->fd = -1;
+  f->mode = TERN_IO_MMAP;
+  f->size = len;
+  f->map = (uint8_t *)(uintptr_t)buf; /* never written through */
+  f->borrowed = 1;
+  *out = f;
+  return TERN_OK;
+}
+
 void tern_rfile_close(tern_rfile *f) {
   if (!f) return;
+  if (f->borrowed) {
+    free(f->checked);
+    free(f);
+    return;
+  }
   if (f->map) V()->munmap(f->map, (size_t)f->size);
   V()->close(f->fd);
   free(f->checked);
@@ -281,6 +301,7 @@ void tern_io_reset_global_stats(void) {
 }
 
 int tern_rfile_evict(tern_rfile *f) {
+  if (f->borrowed) return TERN_OK;
   /* Our own mapping keeps pages referenced; drop it from view first so
    * DONTNEED can free them, then map again (same address not required). */
   if (f->map) {

@@ -83,6 +83,9 @@ typedef struct tern_rfile tern_rfile;
 /* Opens `path` for reading.  Errors: -errno (message names the path);
  * TERN_ECORRUPT when it is not a regular file (a FIFO never blocks). */
 int tern_rfile_open(tern_rfile **out, const char *path, tern_io_mode mode);
+/* A reader over `len` bytes at `buf` (mmap mode; the caller keeps them
+ * alive and unchanged until close): for fuzzing and tests. */
+int tern_rfile_open_memory(tern_rfile **out, const uint8_t *buf, size_t len, const char *name);
 void tern_rfile_close(tern_rfile *f);
 uint64_t tern_rfile_size(const tern_rfile *f);
 const char *tern_rfile_path(const tern_rfile *f);

@@ -64,6 +64,10 @@ struct tern_seg {
  * kind, so a page moved to another place, file or segment fails. */
 uint64_t tern_seg_page_seed(const uint8_t *segid, int file);
 
+/* Decodes and checks a .tix body into s (calloc'd; tern_seg_close frees
+ * what it filled, whatever the result).  The body stays referenced. */
+int tern_seg_parse_index(tern_seg *s, const uint8_t *body, size_t len, const char *what);
+
 /* A fresh value for tern_seg.uid. */
 uint64_t tern_seg_next_uid(void);
 

@@ -172,7 +172,7 @@ static int parse_sums(tern_seg *s, tix_reader *r) {
   return TERN_OK;
 }
 
-static int parse_tix(tern_seg *s, const uint8_t *body, size_t len, const char *what) {
+int tern_seg_parse_index(tern_seg *s, const uint8_t *body, size_t len, const char *what) {
   tix_reader r = {body, body + len, what};
   uint64_t v, nfields;
   TERN_TRY(tix_u64(&r, &v, UINT32_MAX, "max_doc"));
@@ -234,7 +234,7 @@ static int open_files(tern_seg *s, const char *dir, const char *name, tern_io_mo
   size_t len;
   TERN_TRY(read_framed(s->tix_path, TERN_KIND_INDEX, NULL, &s->arena, &body, &len, &s->tix_size));
   memcpy(s->segid, s->arena + 16, TERN_SEGID_SIZE);
-  TERN_TRY(parse_tix(s, body, len, s->tix_path));
+  TERN_TRY(tern_seg_parse_index(s, body, len, s->tix_path));
   TERN_TRY(open_data_file(s, dir, name, SEG_TIM, mode, tim_size(s), &s->tim));
   TERN_TRY(open_data_file(s, dir, name, SEG_DOC, mode, s->doc_size, &s->doc));
   TERN_TRY(open_data_file(s, dir, name, SEG_VAL, mode, s->val_size, &s->val));
