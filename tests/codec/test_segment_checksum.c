@@ -19,19 +19,14 @@
 #include "tests/codec/segment_fixture.h"
 
 #include "codec/frame.h"
+#include "codec/segment_internal.h"
 #include "codec/io.h"
 #include "codec/status.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *const exts[] = {".tim", ".tix", ".doc", ".flt", ".val"};
-
-static char *file_path(const char *dir, const char *name, const char *ext) {
-  char fn[64];
-  snprintf(fn, sizeof fn, "%s%s", name, ext);
-  return tu_path(dir, fn);
-}
+#define exts tern_seg_ext
 
 static void build(tu_rng *r, const char *dir, const char *name, fx_seg *x) {
   memset(x, 0, sizeof *x);
@@ -42,6 +37,21 @@ static void build(tu_rng *r, const char *dir, const char *name, fx_seg *x) {
   x->nfields = 2;
   x->max_doc = 3000;
   assert_int_equal(fx_write(x, dir, name), TERN_OK);
+}
+
+/* A scratch directory holding segment "s" of fixture x (seeded by salt). */
+static char *setup(uint64_t salt, const char *tag, fx_seg *x) {
+  tu_rng r;
+  tu_rng_init(&r, salt);
+  char *dir = tu_tmpdir(tag);
+  build(&r, dir, "s", x);
+  return dir;
+}
+
+static void teardown(char *dir, fx_seg *x) {
+  fx_free(x);
+  tu_rmtree(dir);
+  free(dir);
 }
 
 typedef struct tally {
@@ -135,7 +145,7 @@ static uint64_t check_all(const char *dir, const fx_seg *x, const char *ext, tal
 }
 
 static void flip_rounds(tu_rng *r, const char *dir, const fx_seg *x, int file, tally *t) {
-  char *p = file_path(dir, "s", exts[file]);
+  char *p = fx_file(dir, "s", exts[file]);
   size_t len;
   uint8_t *orig = tu_read_file(p, &len);
   uint8_t *bad = malloc(len);
@@ -193,7 +203,7 @@ static void test_misplaced_blocks(void **state) {
   fx_seg x, y;
   build(&r, dir, "s", &x);
   build(&r, dir, "o", &y);
-  char *p = file_path(dir, "s", ".tim"), *q = file_path(dir, "o", ".tim");
+  char *p = fx_file(dir, "s", ".tim"), *q = fx_file(dir, "o", ".tim");
   size_t len, olen;
   uint8_t *orig = tu_read_file(p, &len), *other = tu_read_file(q, &olen);
   assert_true(len >= 4 * 4096 && olen >= 3 * 4096);
@@ -222,11 +232,8 @@ static void test_misplaced_blocks(void **state) {
  * warm read (mmap: the damaged bytes are in the mapping), until evict. */
 static void test_checked_once(void **state) {
   (void)state;
-  tu_rng r;
-  tu_rng_init(&r, 0xc7);
-  char *dir = tu_tmpdir("seg-once");
   fx_seg x;
-  build(&r, dir, "s", &x);
+  char *dir = setup(0xc7, "seg-once", &x);
   tern_seg *s;
   assert_int_equal(tern_seg_open(&s, dir, "s", TERN_IO_MMAP), TERN_OK);
   tern_seg_cursor *c = malloc(sizeof *c);
@@ -234,7 +241,7 @@ static void test_checked_once(void **state) {
   const fx_term *k0 = &x.fields[0].terms[0];
   assert_int_equal(tern_seg_pk_get(s, k0->t, k0->len, c, NULL, NULL), TERN_OK);
   /* damage the first block's last byte in the file (seen through MAP_SHARED) */
-  char *p = file_path(dir, "s", ".tim");
+  char *p = fx_file(dir, "s", ".tim");
   size_t len;
   uint8_t *buf = tu_read_file(p, &len);
   buf[2 * 4096 - 1] ^= 0x55;
@@ -261,21 +268,16 @@ static void test_checked_once(void **state) {
   tern_seg_close(s);
   free(buf);
   free(p);
-  fx_free(&x);
-  tu_rmtree(dir);
-  free(dir);
+  teardown(dir, &x);
 }
 
 static void test_truncated_at_open(void **state) {
   (void)state;
-  tu_rng r;
-  tu_rng_init(&r, 0xc8);
-  char *dir = tu_tmpdir("seg-short");
   fx_seg x;
-  build(&r, dir, "s", &x);
+  char *dir = setup(0xc8, "seg-short", &x);
   static const int files[] = {0, 2, 4};
   for (int i = 0; i < 3; i++) {
-    char *p = file_path(dir, "s", exts[files[i]]);
+    char *p = fx_file(dir, "s", exts[files[i]]);
     size_t len;
     uint8_t *orig = tu_read_file(p, &len);
     size_t cuts[] = {len - 1, len - 16, len / 2, 48};
@@ -296,20 +298,15 @@ static void test_truncated_at_open(void **state) {
     free(orig);
     free(p);
   }
-  fx_free(&x);
-  tu_rmtree(dir);
-  free(dir);
+  teardown(dir, &x);
 }
 
 static void test_not_regular(void **state) {
   (void)state;
-  tu_rng r;
-  tu_rng_init(&r, 0xc9);
-  char *dir = tu_tmpdir("seg-fifo");
   fx_seg x;
-  build(&r, dir, "s", &x);
+  char *dir = setup(0xc9, "seg-fifo", &x);
   for (int f = 0; f < 5; f++) {
-    char *p = file_path(dir, "s", exts[f]);
+    char *p = fx_file(dir, "s", exts[f]);
     size_t len;
     uint8_t *orig = tu_read_file(p, &len);
     assert_int_equal(unlink(p), 0);
@@ -329,14 +326,12 @@ static void test_not_regular(void **state) {
     free(p);
   }
   /* a FIFO where a writer puts its temporary file */
-  char *t = file_path(dir, "w", ".tim.tmp");
+  char *t = fx_file(dir, "w", ".tim.tmp");
   assert_int_equal(mkfifo(t, 0644), 0);
   tern_segw *w;
   assert_true(tern_segw_open(&w, dir, "w", &x.o) < 0);
   free(t);
-  fx_free(&x);
-  tu_rmtree(dir);
-  free(dir);
+  teardown(dir, &x);
 }
 
 int main(void) {
