@@ -1,7 +1,8 @@
 /*
  * fuzz_postings.c — one term's postings in .doc (codec/postings_reader.c).
  * Input: [0..3] df (LE), [4..7] max_doc (LE), then the term's bytes, which
- * the target places in a framed .doc buffer.  The read-path page checksums
+ * the target places in a framed .doc buffer.  df with bit 31 set: a pulsed
+ * term, whose doc ids (u32 LE) are the bytes, through the inline iterator.  The read-path page checksums
  * are not attached (as if re-stamped), so every byte reaches the decoder.
  * What tern_postings_check accepts, the iterator must read whole: df
  * strictly ascending docs below max_doc, the same through advance().
@@ -49,9 +50,36 @@ static int skim(tern_rfile *f, const tern_term_meta *m, uint32_t stride) {
   return rc;
 }
 
+/* A pulsed term: the check and the inline iterator must agree. */
+static int pulsed(uint32_t df, uint32_t max_doc, const uint8_t *p, size_t n) {
+  uint32_t docs[TERN_PULSE_MAX];
+  if (df > TERN_PULSE_MAX || n != 4 * (size_t)df) return TERN_EINVAL;
+  for (uint32_t i = 0; i < df; i++) docs[i] = tern_load32(p + 4 * i);
+  tern_term_meta m = {.df = df, .pulsed = 1, .docs = docs};
+  int rc = tern_postings_check(NULL, &m, max_doc);
+  tern_postings_iter it;
+  int irc = tern_postings_iter_inline(&it, docs, df);
+  if (rc == TERN_OK) FUZZ_ASSERT(irc == TERN_OK);
+  if (irc != TERN_OK) return rc;
+  uint32_t doc, n_seen = 0;
+  while ((irc = tern_postings_iter_next(&it, &doc)) == TERN_OK && doc != TERN_DOC_END) {
+    FUZZ_ASSERT(n_seen < df && doc == docs[n_seen]);
+    n_seen++;
+  }
+  FUZZ_ASSERT(irc == TERN_OK && n_seen == df);
+  tern_postings_iter_release(&it);
+  FUZZ_ASSERT(tern_postings_iter_inline(&it, docs, df) == TERN_OK);
+  uint32_t target = df ? docs[df / 2] : 0;
+  FUZZ_ASSERT(tern_postings_iter_advance(&it, target, &doc) == TERN_OK);
+  FUZZ_ASSERT(doc >= target);
+  tern_postings_iter_release(&it);
+  return rc;
+}
+
 int fuzz_postings(const uint8_t *data, size_t size) {
   if (size < 8) return TERN_EINVAL;
   uint32_t df = tern_load32(data), max_doc = tern_load32(data + 4);
+  if (df >> 31) return pulsed(df & 0x7fffffffu, max_doc, data + 8, size - 8);
   size_t tlen = size - 8;
   uint8_t *buf = calloc(1, TERN_FRAME_HEADER_SIZE + tlen + TERN_FRAME_FOOTER_SIZE);
   if (!buf) return TERN_ENOMEM;

@@ -72,9 +72,9 @@ static void seed(const char *target, target_fn fn, const char *name, const uint8
     const char *what;
     size_t len;
   } cuts[] = {{"short1", n - 1}, {"half", n / 2}, {"long1", n + 1}};
-  int big = n > 4096; /* a big seed: two damaged copies are enough */
+  int big = n > 4096; /* a big seed: one flipped copy is enough */
   for (size_t c = 0; c < 3; c++) {
-    if (n == 0 || (c == 1 && n < 4) || (big && c > 0)) continue;
+    if (n == 0 || (c == 1 && n < 4) || big) continue;
     memcpy(m, b, n);
     m[n] = 0;
     if (fn(m, cuts[c].len) == TERN_OK) continue;
@@ -176,6 +176,25 @@ static void write_segment(const char *dir, const char *name, int shape) {
   free(keys);
 }
 
+/* Segment C: one secondary field whose terms' postings are bigger than
+ * the reader's first 4 KiB read (body windows, skips across them). */
+static void write_big_postings(const char *dir, const char *name) {
+  tern_segw *w;
+  if (tern_segw_open(&w, dir, name, NULL)) die("segw_open");
+  if (tern_segw_field(w, "t", 1, 0, 2)) die("field");
+  uint32_t *docs = malloc(20000 * sizeof *docs), max_doc = 0;
+  static const uint32_t dfs[2] = {6000, 20000}, gaps[2] = {300, 40};
+  for (uint32_t j = 0; j < 2; j++) {
+    uint32_t d = 0;
+    for (uint32_t i = 0; i < dfs[j]; i++) docs[i] = d += 1 + rnd(gaps[j]);
+    if (d >= max_doc) max_doc = d + 1;
+    char t[4] = {'b', (char)('0' + j), 0, 0};
+    if (tern_segw_term(w, t, 2, docs, dfs[j], NULL, 0)) die("term");
+  }
+  if (tern_segw_finish(w, max_doc)) die("finish");
+  free(docs);
+}
+
 static void body_of(const char *dir, const char *name, const char *ext, uint8_t **buf,
                     const uint8_t **body, size_t *len) {
   char path[4096];
@@ -222,7 +241,7 @@ static void postings_seeds(tern_seg *s, const char *tag, const uint8_t *doc) {
     for (; rc == TERN_OK && k < 8; rc = tern_seg_next_term(s, c, &e)) {
       if (e.meta.pulsed) continue;
       uint32_t nb = e.meta.df / 128 > 5 ? 5 : e.meta.df / 128;
-      if (seen_blocks[nb]++ >= (nb ? 1 : 2)) continue;
+      if (seen_blocks[nb]++ >= (nb ? 1 : 2) && e.meta.length <= 4096) continue;
       size_t len = (size_t)e.meta.length;
       uint8_t *in = malloc(8 + len);
       tern_store32(in, e.meta.df);
@@ -237,6 +256,19 @@ static void postings_seeds(tern_seg *s, const char *tag, const uint8_t *doc) {
   }
   tern_seg_cursor_release(c);
   free(c);
+}
+
+static void pulsed_seeds(void) {
+  uint8_t in[8 + 4 * 64];
+  uint32_t dfs[3] = {1, 7, 64};
+  for (int k = 0; k < 3; k++) {
+    tern_store32(in, dfs[k] | 0x80000000u);
+    tern_store32(in + 4, 100000);
+    for (uint32_t i = 0; i < dfs[k]; i++) tern_store32(in + 8 + 4 * i, 3 + i * 977);
+    char name[32];
+    snprintf(name, sizeof name, "pulsed-df%u", dfs[k]);
+    seed("postings", fuzz_postings, name, in, 8 + 4 * dfs[k]);
+  }
 }
 
 static void segment_seeds(const char *dir, const char *name, const char *tag) {
@@ -299,6 +331,13 @@ static void liv_seeds(void) {
   liv_seed("dense", 70000, d, n);
   for (n = 0; n < 200; n++) d[n] = (uint32_t)n * 600 + (uint32_t)n % 7;
   liv_seed("runs-wide", 130000, d, n);
+  /* a chunk directory: chunk 0 a bitmap, chunk 1 runs, chunk 2 an array */
+  n = 0;
+  for (uint32_t k = 0; k < 65536; k += 1 + rnd(3)) d[n++] = k;
+  for (uint32_t r = 0; r < 400; r++)
+    for (uint32_t k = 0; k < 20; k++) d[n++] = 65536 + r * 160 + k;
+  for (uint32_t k = 0; k < 300; k++) d[n++] = 131072 + k * 211;
+  liv_seed("directory", 200000, d, n);
   free(d);
 }
 
@@ -371,10 +410,14 @@ int main(int argc, char **argv) {
   write_segment(dir, "b", 1);
   segment_seeds(dir, "a", "a");
   segment_seeds(dir, "b", "b");
+  write_big_postings(dir, "c");
+  segment_seeds(dir, "c", "c");
+  pulsed_seeds();
   liv_seeds();
   record_seeds();
   tern_seg_remove(dir, "a");
   tern_seg_remove(dir, "b");
+  tern_seg_remove(dir, "c");
   rmdir(dir);
   printf("%u seeds, %u must-reject files in %s\n", nseeds, nrejects, out_dir);
   return 0;
