@@ -28,7 +28,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#define NK 420
+#define NK 512 /* ids: 9 x seg_docs (<= 40) + 110 */
 #define SALT 0xfa17
 
 typedef struct kstate {
@@ -57,6 +57,7 @@ static size_t value_of(const plan *p, uint32_t id, uint8_t ver, uint8_t *out) {
 
 static int put(tern_txn *t, const plan *p, kstate *m, uint32_t id, uint8_t ver) {
   uint8_t key[ET_KEY_MAX], val[512];
+  assert_true(id < NK);
   size_t kl = et_key(id, SALT, key), vl = value_of(p, id, ver, val);
   uint8_t g = (uint8_t)('a' + id % 3);
   tern_term term = {"a", &g, 1};
@@ -66,6 +67,7 @@ static int put(tern_txn *t, const plan *p, kstate *m, uint32_t id, uint8_t ver) 
 
 static int del(tern_txn *t, kstate *m, uint32_t id) {
   uint8_t key[ET_KEY_MAX];
+  assert_true(id < NK);
   size_t kl = et_key(id, SALT, key);
   if (m) m->ver[id] = 0;
   return t ? tern_delete(t, key, kl) : TERN_OK;
