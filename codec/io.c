@@ -11,6 +11,8 @@
  */
 #include "codec/io.h"
 
+#include "codec/bytebuf.h"
+#include "codec/coding.h"
 #include "codec/status.h"
 
 #include <fcntl.h>
@@ -23,12 +25,59 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+/* ------------------------------------------------------------- the VFS */
+
+static int sys_open(const char *path, int flags, unsigned mode) { return open(path, flags, (mode_t)mode); }
+static void *sys_mmap(size_t len, int fd) { return mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0); }
+static int sys_fsync(int fd, int data) { return data ? fdatasync(fd) : fsync(fd); }
+
+static const tern_io_vfs system_vfs = {
+    .open = sys_open,
+    .close = close,
+    .fstat = fstat,
+    .pread = pread,
+    .write = write,
+    .fsync = sys_fsync,
+    .rename = rename,
+    .unlink = unlink,
+    .mmap = sys_mmap,
+    .munmap = munmap,
+    .ftruncate = ftruncate,
+};
+
+static const tern_io_vfs *_Atomic vfs = &system_vfs;
+
+const tern_io_vfs *tern_io_system_vfs(void) { return &system_vfs; }
+void tern_io_set_vfs(const tern_io_vfs *v) { atomic_store(&vfs, v ? v : &system_vfs); }
+static const tern_io_vfs *V(void) { return atomic_load_explicit(&vfs, memory_order_relaxed); }
+
+int tern_io_unlink(const char *path) {
+  if (V()->unlink(path) == 0 || errno == ENOENT) return TERN_OK;
+  return tern_fail_errno(path);
+}
+
+/* ------------------------------------------------------- page checksums */
+
+static _Atomic int read_checks = 1;
+void tern_io_set_read_checks(int on) { atomic_store(&read_checks, on != 0); }
+
+uint32_t tern_io_page_sum(const uint8_t *page, size_t len, uint64_t seed, uint64_t pageno) {
+  return (uint32_t)XXH3_64bits_withSeed(page, len, seed + pageno);
+}
+
+uint64_t tern_io_npages(uint64_t size) { return (size + TERN_IO_PAGE - 1) / TERN_IO_PAGE; }
+
 struct tern_rfile {
   int fd;
   tern_io_mode mode;
   uint64_t size;
   uint8_t *map; /* mmap mode, NULL for an empty file */
   _Atomic uint64_t reads, bytes;
+  /* page checksums (tern_rfile_set_page_sums), NULL: none */
+  const uint8_t *sums; /* npages u32 LE, owned by the caller */
+  uint64_t seed;
+  _Atomic uint64_t *checked; /* bit p: page p verified by this process */
+  int borrowed;              /* tern_rfile_open_memory: map is the caller's */
   char path[];
 };
 
@@ -42,18 +91,24 @@ int tern_rfile_open(tern_rfile **out, const char *path, tern_io_mode mode) {
   if (!f) return tern_fail(TERN_ENOMEM, "%s: out of memory", path);
   memcpy(f->path, path, plen);
   f->mode = mode;
-  f->fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO in a file's place must not hang the open. */
+  f->fd = V()->open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
   if (f->fd < 0) {
     int rc = tern_fail_errno(path);
     free(f);
     return rc;
   }
   struct stat st;
-  if (fstat(f->fd, &st) != 0) goto fail;
+  if (V()->fstat(f->fd, &st) != 0) goto fail;
+  if (!S_ISREG(st.st_mode)) {
+    V()->close(f->fd);
+    free(f);
+    return tern_fail(TERN_ECORRUPT, "%s: not a regular file", path);
+  }
   f->size = (uint64_t)st.st_size;
   (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_RANDOM);
   if (mode == TERN_IO_MMAP && f->size > 0) {
-    void *m = mmap(NULL, (size_t)f->size, PROT_READ, MAP_SHARED, f->fd, 0);
+    void *m = V()->mmap((size_t)f->size, f->fd);
     if (m == MAP_FAILED) goto fail;
     (void)madvise(m, (size_t)f->size, MADV_RANDOM);
     f->map = m;
@@ -62,16 +117,85 @@ int tern_rfile_open(tern_rfile **out, const char *path, tern_io_mode mode) {
   return TERN_OK;
 fail:;
   int rc = tern_fail_errno(path);
-  close(f->fd);
+  V()->close(f->fd);
   free(f);
   return rc;
 }
 
+int tern_rfile_open_memory(tern_rfile **out, const uint8_t *buf, size_t len, const char *name) {
+  size_t plen = strlen(name) + 1;
+  tern_rfile *f = calloc(1, sizeof *f + plen);
+  if (!f) return tern_fail(TERN_ENOMEM, "%s: out of memory", name);
+  memcpy(f->path, name, plen);
+  f->fd = -1;
+  f->mode = TERN_IO_MMAP;
+  f->size = len;
+  f->map = (uint8_t *)(uintptr_t)buf; /* never written through */
+  f->borrowed = 1;
+  *out = f;
+  return TERN_OK;
+}
+
 void tern_rfile_close(tern_rfile *f) {
   if (!f) return;
-  if (f->map) munmap(f->map, (size_t)f->size);
-  close(f->fd);
+  if (f->borrowed) {
+    free(f->checked);
+    free(f);
+    return;
+  }
+  if (f->map) V()->munmap(f->map, (size_t)f->size);
+  V()->close(f->fd);
+  free(f->checked);
   free(f);
+}
+
+int tern_rfile_set_page_sums(tern_rfile *f, const uint8_t *sums, uint64_t seed) {
+  uint64_t words = (tern_io_npages(f->size) + 63) / 64;
+  _Atomic uint64_t *bits = calloc(words ? words : 1, sizeof *bits);
+  if (!bits) return tern_fail(TERN_ENOMEM, "%s: out of memory", f->path);
+  free(f->checked);
+  f->checked = bits;
+  f->sums = sums;
+  f->seed = seed;
+  return TERN_OK;
+}
+
+static int page_checked(const tern_rfile *f, uint64_t p) {
+  return (atomic_load_explicit(&f->checked[p / 64], memory_order_acquire) >> (p % 64)) & 1;
+}
+
+static size_t page_len(const tern_rfile *f, uint64_t p) {
+  uint64_t start = p * TERN_IO_PAGE;
+  return (size_t)(f->size - start < TERN_IO_PAGE ? f->size - start : TERN_IO_PAGE);
+}
+
+/* Checks page p, whose bytes are at `bytes`, and remembers it when sound. */
+static int check_page(tern_rfile *f, uint64_t p, const uint8_t *bytes) {
+  uint32_t want = tern_load32(f->sums + 4 * p);
+  uint32_t got = tern_io_page_sum(bytes, page_len(f, p), f->seed, p);
+  if (got != want)
+    return tern_fail(TERN_ECORRUPT,
+                     "%s: checksum mismatch in the page at offset %llu (stored %08x, computed %08x)",
+                     f->path, (unsigned long long)(p * TERN_IO_PAGE), want, got);
+  atomic_fetch_or_explicit(&f->checked[p / 64], 1ull << (p % 64), memory_order_release);
+  return TERN_OK;
+}
+
+/* Pages [first, last] of a read; 0 when nothing is to be checked. */
+static int read_pages(const tern_rfile *f, uint64_t off, size_t len, uint64_t *first,
+                      uint64_t *last) {
+  if (!f->sums || len == 0 || !atomic_load_explicit(&read_checks, memory_order_relaxed)) return 0;
+  *first = off / TERN_IO_PAGE;
+  *last = (off + len - 1) / TERN_IO_PAGE;
+  for (uint64_t p = *first; p <= *last; p++)
+    if (!page_checked(f, p)) return 1;
+  return 0;
+}
+
+static int check_mapped(tern_rfile *f, uint64_t first, uint64_t last) {
+  for (uint64_t p = first; p <= last; p++)
+    if (!page_checked(f, p)) TERN_TRY(check_page(f, p, f->map + p * TERN_IO_PAGE));
+  return TERN_OK;
 }
 
 uint64_t tern_rfile_size(const tern_rfile *f) { return f->size; }
@@ -85,19 +209,10 @@ static void count_read(tern_rfile *f, size_t len) {
   atomic_fetch_add_explicit(&global_bytes, len, memory_order_relaxed);
 }
 
-int tern_rfile_read(tern_rfile *f, uint64_t off, size_t len, void *scratch, const uint8_t **out) {
-  if (off > f->size || len > f->size - off)
-    return tern_fail(TERN_ECORRUPT, "%s: read of %zu bytes at %llu past the end (%llu bytes): truncated?",
-                     f->path, len, (unsigned long long)off, (unsigned long long)f->size);
-  count_read(f, len);
-  if (f->mode == TERN_IO_MMAP) {
-    *out = len ? f->map + off : (const uint8_t *)scratch;
-    return TERN_OK;
-  }
-  uint8_t *dst = scratch;
+static int pread_all(tern_rfile *f, uint8_t *dst, size_t len, uint64_t off) {
   size_t done = 0;
   while (done < len) {
-    ssize_t n = pread(f->fd, dst + done, len - done, (off_t)(off + done));
+    ssize_t n = V()->pread(f->fd, dst + done, len - done, (off_t)(off + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       return tern_fail_errno(f->path);
@@ -107,8 +222,62 @@ int tern_rfile_read(tern_rfile *f, uint64_t off, size_t len, void *scratch, cons
                        (unsigned long long)(off + done));
     done += (size_t)n;
   }
-  *out = dst;
   return TERN_OK;
+}
+
+/* pread mode, a read touching pages not yet checked: one pread of the whole
+ * pages, checked, then the asked bytes copied out. */
+static int pread_checked(tern_rfile *f, uint64_t off, size_t len, uint8_t *dst, uint64_t first,
+                         uint64_t last) {
+  uint64_t start = first * TERN_IO_PAGE, end = last * TERN_IO_PAGE + page_len(f, last);
+  uint8_t *buf = malloc((size_t)(end - start));
+  if (!buf) return tern_fail(TERN_ENOMEM, "%s: out of memory", f->path);
+  int rc = pread_all(f, buf, (size_t)(end - start), start);
+  for (uint64_t p = first; rc == TERN_OK && p <= last; p++)
+    if (!page_checked(f, p)) rc = check_page(f, p, buf + (p - first) * TERN_IO_PAGE);
+  if (rc == TERN_OK) memcpy(dst, buf + (off - start), len);
+  free(buf);
+  return rc;
+}
+
+int tern_rfile_read(tern_rfile *f, uint64_t off, size_t len, void *scratch, const uint8_t **out) {
+  if (off > f->size || len > f->size - off)
+    return tern_fail(TERN_ECORRUPT, "%s: read of %zu bytes at %llu past the end (%llu bytes): truncated?",
+                     f->path, len, (unsigned long long)off, (unsigned long long)f->size);
+  count_read(f, len);
+  uint64_t first, last;
+  int check = read_pages(f, off, len, &first, &last);
+  if (f->mode == TERN_IO_MMAP) {
+    if (TERN_UNLIKELY(check)) TERN_TRY(check_mapped(f, first, last));
+    *out = len ? f->map + off : (const uint8_t *)scratch;
+    return TERN_OK;
+  }
+  if (TERN_UNLIKELY(check)) TERN_TRY(pread_checked(f, off, len, scratch, first, last));
+  else TERN_TRY(pread_all(f, scratch, len, off));
+  *out = scratch;
+  return TERN_OK;
+}
+
+int tern_rfile_check_pages(tern_rfile *f) {
+  if (!f->sums) return TERN_OK;
+  enum { CHUNK = 64 };
+  uint8_t *buf = malloc(CHUNK * TERN_IO_PAGE);
+  if (!buf) return tern_fail(TERN_ENOMEM, "%s: out of memory", f->path);
+  int rc = TERN_OK;
+  uint64_t n = tern_io_npages(f->size);
+  for (uint64_t p = 0; rc == TERN_OK && p < n; p += CHUNK) {
+    uint64_t k = n - p < CHUNK ? n - p : CHUNK;
+    uint64_t start = p * TERN_IO_PAGE;
+    size_t len = (size_t)((p + k - 1) * TERN_IO_PAGE + page_len(f, p + k - 1) - start);
+    if (f->mode == TERN_IO_MMAP) {
+      memcpy(buf, f->map + start, len);
+    } else {
+      rc = pread_all(f, buf, len, start);
+    }
+    for (uint64_t i = 0; rc == TERN_OK && i < k; i++) rc = check_page(f, p + i, buf + i * TERN_IO_PAGE);
+  }
+  free(buf);
+  return rc;
 }
 
 void tern_rfile_stats(const tern_rfile *f, tern_io_stats *out) {
@@ -132,6 +301,7 @@ void tern_io_reset_global_stats(void) {
 }
 
 int tern_rfile_evict(tern_rfile *f) {
+  if (f->borrowed) return TERN_OK;
   /* Our own mapping keeps pages referenced: MADV_DONTNEED drops them from
    * it first (the mapping stays; later reads fault the pages in again),
    * then POSIX_FADV_DONTNEED can free them from the page cache. */
@@ -144,20 +314,25 @@ int tern_rfile_evict(tern_rfile *f) {
     return tern_fail_errno(f->path);
   }
   (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_RANDOM);
+  /* A cold process has verified nothing yet: neither have we, now. */
+  if (f->checked) {
+    uint64_t words = (tern_io_npages(f->size) + 63) / 64;
+    for (uint64_t i = 0; i < words; i++) atomic_store(&f->checked[i], 0);
+  }
   return TERN_OK;
 }
 
 int tern_io_evict_path(const char *path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = V()->open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
   if (fd < 0) return tern_fail_errno(path);
   int rc = TERN_OK;
-  if (fdatasync(fd) != 0 && errno != EINVAL && errno != EROFS) rc = tern_fail_errno(path);
+  if (V()->fsync(fd, 1) != 0 && errno != EINVAL && errno != EROFS) rc = tern_fail_errno(path);
   int e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   if (rc == TERN_OK && e != 0) {
     errno = e;
     rc = tern_fail_errno(path);
   }
-  close(fd);
+  V()->close(fd);
   return rc;
 }
 
@@ -172,6 +347,11 @@ struct tern_wfile {
   XXH3_state_t *hash;
   uint8_t *buf;
   char *path, *tmp;
+  /* page checksums (tern_wfile_track_pages): */
+  uint8_t *page; /* the page being filled, NULL: not tracked */
+  size_t page_used;
+  uint64_t page_seed;
+  tern_bytebuf sums; /* u32 LE per full page */
 };
 
 int tern_wfile_create(tern_wfile **out, const char *path) {
@@ -191,9 +371,15 @@ int tern_wfile_create(tern_wfile **out, const char *path) {
   memcpy(w->tmp, path, plen);
   memcpy(w->tmp + plen, ".tmp", 5);
   XXH3_64bits_reset(w->hash);
-  w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (w->fd < 0) {
-    int rc = tern_fail_errno(w->tmp);
+  /* O_NONBLOCK: a FIFO in the way fails (ENXIO) instead of waiting for a reader. */
+  w->fd = V()->open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644);
+  struct stat st;
+  int rc = TERN_OK;
+  if (w->fd < 0 || V()->fstat(w->fd, &st) != 0)
+    rc = tern_fail_errno(w->tmp);
+  else if (!S_ISREG(st.st_mode))
+    rc = tern_fail(TERN_ECORRUPT, "%s: not a regular file", w->tmp);
+  if (rc != TERN_OK) {
     tern_wfile_abort(w);
     return rc;
   }
@@ -201,9 +387,46 @@ int tern_wfile_create(tern_wfile **out, const char *path) {
   return TERN_OK;
 }
 
+int tern_wfile_track_pages(tern_wfile *w, uint64_t seed) {
+  if (w->offset != 0) return tern_fail(TERN_EINVAL, "%s: page checksums must start at 0", w->tmp);
+  if (!w->page && !(w->page = malloc(TERN_IO_PAGE)))
+    return tern_fail(TERN_ENOMEM, "%s: out of memory", w->tmp);
+  w->page_seed = seed;
+  return TERN_OK;
+}
+
+static int sum_page(tern_wfile *w) {
+  uint8_t le[4];
+  uint64_t pageno = w->sums.len / 4;
+  tern_store32(le, tern_io_page_sum(w->page, w->page_used, w->page_seed, pageno));
+  w->page_used = 0;
+  return tern_bytebuf_put(&w->sums, le, sizeof le);
+}
+
+static int track(tern_wfile *w, const uint8_t *p, size_t len) {
+  while (len > 0) {
+    size_t n = TERN_IO_PAGE - w->page_used;
+    if (n > len) n = len;
+    memcpy(w->page + w->page_used, p, n);
+    w->page_used += n;
+    p += n;
+    len -= n;
+    if (w->page_used == TERN_IO_PAGE) TERN_TRY(sum_page(w));
+  }
+  return TERN_OK;
+}
+
+int tern_wfile_page_sums(tern_wfile *w, const uint8_t **sums, size_t *len) {
+  if (!w->page) return tern_fail(TERN_EINVAL, "%s: pages not tracked", w->tmp);
+  if (w->page_used) TERN_TRY(sum_page(w));
+  *sums = w->sums.p;
+  *len = w->sums.len;
+  return TERN_OK;
+}
+
 static int write_all(int fd, const uint8_t *p, size_t len, const char *path) {
   while (len > 0) {
-    ssize_t n = write(fd, p, len);
+    ssize_t n = V()->write(fd, p, len);
     if (n < 0) {
       if (errno == EINTR) continue;
       return tern_fail_errno(path);
@@ -224,6 +447,7 @@ int tern_wfile_append(tern_wfile *w, const void *buf, size_t len) {
   const uint8_t *p = buf;
   if (len == 0) return TERN_OK;
   XXH3_64bits_update(w->hash, p, len);
+  if (w->page) TERN_TRY(track(w, p, len));
   w->offset += len;
   if (w->used + len > WBUF_SIZE) {
     TERN_TRY(wfile_flush(w));
@@ -252,6 +476,8 @@ uint64_t tern_wfile_digest(const tern_wfile *w) { return XXH3_64bits_digest(w->h
 static void wfile_free(tern_wfile *w) {
   if (w->hash) XXH3_freeState(w->hash);
   free(w->buf);
+  free(w->page);
+  tern_bytebuf_free(&w->sums);
   free(w->path);
   free(w->tmp);
   free(w);
@@ -259,11 +485,11 @@ static void wfile_free(tern_wfile *w) {
 
 int tern_wfile_commit(tern_wfile *w) {
   int rc = wfile_flush(w);
-  if (rc == TERN_OK && fsync(w->fd) != 0) rc = tern_fail_errno(w->tmp);
-  if (close(w->fd) != 0 && rc == TERN_OK) rc = tern_fail_errno(w->tmp);
+  if (rc == TERN_OK && V()->fsync(w->fd, 0) != 0) rc = tern_fail_errno(w->tmp);
+  if (V()->close(w->fd) != 0 && rc == TERN_OK) rc = tern_fail_errno(w->tmp);
   w->fd = -1;
-  if (rc == TERN_OK && rename(w->tmp, w->path) != 0) rc = tern_fail_errno(w->path);
-  if (rc != TERN_OK) unlink(w->tmp);
+  if (rc == TERN_OK && V()->rename(w->tmp, w->path) != 0) rc = tern_fail_errno(w->path);
+  if (rc != TERN_OK) V()->unlink(w->tmp);
   wfile_free(w);
   return rc;
 }
@@ -271,17 +497,17 @@ int tern_wfile_commit(tern_wfile *w) {
 void tern_wfile_abort(tern_wfile *w) {
   if (!w) return;
   if (w->fd >= 0) {
-    close(w->fd);
-    unlink(w->tmp);
+    V()->close(w->fd);
+    V()->unlink(w->tmp);
   }
   wfile_free(w);
 }
 
 int tern_fsync_dir(const char *dir) {
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd = V()->open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
   if (fd < 0) return tern_fail_errno(dir);
-  int rc = fsync(fd) == 0 ? TERN_OK : tern_fail_errno(dir);
-  close(fd);
+  int rc = V()->fsync(fd, 0) == 0 ? TERN_OK : tern_fail_errno(dir);
+  V()->close(fd);
   return rc;
 }
 

@@ -16,12 +16,58 @@
  * commit flush, fsync and rename the file to its final name.  The caller
  * fsyncs the directory once after renaming a set of files
  * (tern_fsync_dir).
+ *
+ * Page checksums.  A writer can keep a 32-bit checksum of every 4096-byte
+ * page it appends (tern_wfile_track_pages); a reader given that array
+ * (tern_rfile_set_page_sums) checks each page the first time this process
+ * reads any byte of it and remembers it in a bitmap, so a warm read pays one
+ * bit test.  A mismatch is TERN_ECORRUPT naming the file and the offset.
+ *
+ * Every system call goes through a table of functions (tern_io_vfs, as
+ * SQLite's VFS), so tests can fail the Nth call or simulate power loss.
  */
 #ifndef TERN_IO_H
 #define TERN_IO_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* The system calls of the file layer.  Each returns what the call it
+ * stands for returns and sets errno the same way.  fsync(fd, 1) is
+ * fdatasync; mmap maps len bytes of fd read-only and shared. */
+typedef struct tern_io_vfs {
+  int (*open)(const char *path, int flags, unsigned mode);
+  int (*close)(int fd);
+  int (*fstat)(int fd, struct stat *st);
+  ssize_t (*pread)(int fd, void *buf, size_t len, off_t off);
+  ssize_t (*write)(int fd, const void *buf, size_t len);
+  int (*fsync)(int fd, int data_only);
+  int (*rename)(const char *from, const char *to);
+  int (*unlink)(const char *path);
+  void *(*mmap)(size_t len, int fd);
+  int (*munmap)(void *addr, size_t len);
+  int (*ftruncate)(int fd, off_t len);
+} tern_io_vfs;
+
+/* Installs `vfs` for every later call (NULL: the system's).  For tests:
+ * not to be switched while files are open through another table. */
+void tern_io_set_vfs(const tern_io_vfs *vfs);
+const tern_io_vfs *tern_io_system_vfs(void);
+/* unlink(2) through the table; a missing file is not an error. */
+int tern_io_unlink(const char *path);
+
+#define TERN_IO_PAGE 4096u
+/* Low 32 bits of XXH3-64 of a page (len <= 4096 bytes: the last page of a
+ * file may be short) seeded with seed + pageno. */
+uint32_t tern_io_page_sum(const uint8_t *page, size_t len, uint64_t seed, uint64_t pageno);
+/* Pages of a file of `size` bytes: ceil(size / 4096). */
+uint64_t tern_io_npages(uint64_t size);
+/* Turns the read-path page checks off (0) or on (1, the default),
+ * process-wide: for benchmarks that measure what the checks cost. */
+void tern_io_set_read_checks(int on);
 
 typedef enum tern_io_mode {
   TERN_IO_MMAP = 0, /* reads return pointers into a MADV_RANDOM mapping */
@@ -35,8 +81,12 @@ typedef struct tern_io_stats {
 
 typedef struct tern_rfile tern_rfile;
 
-/* Opens `path` for reading.  Errors: -errno (message names the path). */
+/* Opens `path` for reading.  Errors: -errno (message names the path);
+ * TERN_ECORRUPT when it is not a regular file (a FIFO never blocks). */
 int tern_rfile_open(tern_rfile **out, const char *path, tern_io_mode mode);
+/* A reader over `len` bytes at `buf` (mmap mode; the caller keeps them
+ * alive and unchanged until close): for fuzzing and tests. */
+int tern_rfile_open_memory(tern_rfile **out, const uint8_t *buf, size_t len, const char *name);
 void tern_rfile_close(tern_rfile *f);
 uint64_t tern_rfile_size(const tern_rfile *f);
 const char *tern_rfile_path(const tern_rfile *f);
@@ -48,6 +98,13 @@ tern_io_mode tern_rfile_mode(const tern_rfile *f);
  * scratch is (pread).  A range past the end of the file is TERN_ECORRUPT
  * (the file was truncated); a short pread is too.  Counts one read. */
 int tern_rfile_read(tern_rfile *f, uint64_t off, size_t len, void *scratch, const uint8_t **out);
+
+/* From now on every read checks the pages it touches that this process has
+ * not checked yet against `sums`: tern_io_npages(size) u32 LE checksums
+ * (tern_io_page_sum with `seed`), which the caller keeps alive until close. */
+int tern_rfile_set_page_sums(tern_rfile *f, const uint8_t *sums, uint64_t seed);
+/* Checks every page against its sum, whether checked before or not (verify). */
+int tern_rfile_check_pages(tern_rfile *f);
 
 /* This file's counters, and the process-wide totals of all files. */
 void tern_rfile_stats(const tern_rfile *f, tern_io_stats *out);
@@ -66,6 +123,12 @@ typedef struct tern_wfile tern_wfile;
 
 /* Creates "<path>.tmp" (truncating a leftover one) for appending. */
 int tern_wfile_create(tern_wfile **out, const char *path);
+/* Keeps the page checksums of every byte appended from now on (before the
+ * first append only). */
+int tern_wfile_track_pages(tern_wfile *w, uint64_t seed);
+/* The checksums of the pages appended so far, the last one possibly short:
+ * call after the last append; valid until commit or abort. */
+int tern_wfile_page_sums(tern_wfile *w, const uint8_t **sums, size_t *len);
 int tern_wfile_append(tern_wfile *w, const void *buf, size_t len);
 /* Appends zero bytes until the offset is a multiple of `align`. */
 int tern_wfile_pad(tern_wfile *w, uint64_t align);

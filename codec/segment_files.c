@@ -4,6 +4,7 @@
  */
 #include "codec/segment_internal.h"
 
+#include "codec/coding.h"
 #include "codec/status.h"
 
 #include <stdatomic.h>
@@ -24,6 +25,10 @@ char *tern_seg_path(const char *dir, const char *name, int file, int tmp) {
   return p;
 }
 
+uint64_t tern_seg_page_seed(const uint8_t *segid, int file) {
+  return tern_load64(segid) ^ tern_load64(segid + 8) ^ tern_seg_kind[file];
+}
+
 uint64_t tern_seg_next_uid(void) {
   static _Atomic uint64_t next = 1;
   return atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
@@ -35,7 +40,8 @@ int tern_seg_remove(const char *dir, const char *name) {
     for (int tmp = 0; tmp < 2; tmp++) {
       char *p = tern_seg_path(dir, name, f, tmp);
       if (!p) return tern_fail(TERN_ENOMEM, "out of memory");
-      if (unlink(p) != 0 && errno != ENOENT && rc == TERN_OK) rc = tern_fail_errno(p);
+      int e = tern_io_unlink(p);
+      if (e != TERN_OK && rc == TERN_OK) rc = e;
       free(p);
     }
   }

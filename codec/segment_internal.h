@@ -12,7 +12,9 @@
 #include "codec/terms_block.h"
 #include "codec/terms_index.h"
 
-#define TERN_SEG_VERSION 1u /* of every segment file (.tim .tix .doc .flt .val) */
+/* Of every segment file (.tim .tix .doc .flt .val).  2: page checksums of
+ * .tim, .doc and .val in .tix, and their sizes.  Older ones: TERN_EVERSION. */
+#define TERN_SEG_VERSION 2u
 #define TERN_SEG_NFILES 5
 
 /* Field flags on disk: TERN_FIELD_UNIQUE and */
@@ -50,11 +52,21 @@ struct tern_seg {
   tern_rfile *tim, *doc, *val;
   const uint8_t *tim_map; /* mmap mode: the terms file's mapping, for prefetching */
   uint64_t tix_size, flt_size;
+  uint64_t doc_size, val_size; /* as NAME.tix records them */
+  const uint8_t *sums[3];      /* page checksums of .tim, .doc, .val (in arena) */
   tern_filter *filter; /* NULL: none */
   uint8_t *flt_buf;    /* the filter's bytes, kept while it is loaded */
   uint8_t *arena;      /* field names, min and max terms */
   char *tix_path, *flt_path;
 };
+
+/* The seed of a data file's page checksums: the segment id and the file
+ * kind, so a page moved to another place, file or segment fails. */
+uint64_t tern_seg_page_seed(const uint8_t *segid, int file);
+
+/* Decodes and checks a .tix body into s (calloc'd; tern_seg_close frees
+ * what it filled, whatever the result).  The body stays referenced. */
+int tern_seg_parse_index(tern_seg *s, const uint8_t *body, size_t len, const char *what);
 
 /* A fresh value for tern_seg.uid. */
 uint64_t tern_seg_next_uid(void);

@@ -12,13 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TIX_MAX_SIZE (1ull << 32) /* a larger index file is not one we wrote */
+#define TIX_MAX_SIZE (1ull << 32)  /* a larger index file is not one we wrote */
+#define TERN_FILE_MAX (1ull << 56) /* nor a larger data file */
 
 static int term_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
   size_t n = alen < blen ? alen : blen;
   int c = n ? memcmp(a, b, n) : 0;
   if (c) return c;
   return alen < blen ? -1 : alen > blen;
+}
+
+/* Versions before this one are not read (no index of them was deployed). */
+static int check_version(const char *path, uint32_t version) {
+  if (version == TERN_SEG_VERSION) return TERN_OK;
+  return tern_fail(TERN_EVERSION, "%s: segment format version %u, this tern reads only %u", path,
+                   version, TERN_SEG_VERSION);
 }
 
 /* Reads a small framed file whole into a malloc'd buffer and checks it. */
@@ -38,6 +46,10 @@ static int read_framed(const char *path, uint32_t kind, const uint8_t *segid, ui
   if (rc == TERN_OK) rc = tern_rfile_read(f, 0, (size_t)n, *buf, &p);
   tern_rfile_close(f);
   uint32_t version;
+  /* The version first: an older file is TERN_EVERSION, not a bad checksum. */
+  if (rc == TERN_OK)
+    rc = tern_frame_check_header(*buf, (size_t)n, kind, TERN_SEG_VERSION, segid, path, &version);
+  if (rc == TERN_OK) rc = check_version(path, version);
   if (rc == TERN_OK)
     rc = tern_frame_open_buffer(*buf, (size_t)n, kind, TERN_SEG_VERSION, segid, path, &version,
                                 body, body_len);
@@ -50,9 +62,10 @@ static int read_framed(const char *path, uint32_t kind, const uint8_t *segid, ui
   return TERN_OK;
 }
 
-/* Opens one of the large files and checks its header against the segment. */
+/* Opens one of the large files and checks its header and size against the
+ * segment's index. */
 static int open_data_file(tern_seg *s, const char *dir, const char *name, int file,
-                          tern_io_mode mode, tern_rfile **out) {
+                          tern_io_mode mode, uint64_t want, tern_rfile **out) {
   char *path = tern_seg_path(dir, name, file, 0);
   if (!path) return tern_fail(TERN_ENOMEM, "out of memory");
   int rc = tern_rfile_open(out, path, mode);
@@ -60,14 +73,24 @@ static int open_data_file(tern_seg *s, const char *dir, const char *name, int fi
   if (rc != TERN_OK) return rc;
   tern_rfile *f = *out;
   uint64_t size = tern_rfile_size(f);
-  if (size < TERN_FRAME_HEADER_SIZE + TERN_FRAME_FOOTER_SIZE)
-    return tern_fail(TERN_ECORRUPT, "%s: %llu bytes: truncated", tern_rfile_path(f),
-                     (unsigned long long)size);
+  if (size != want)
+    return tern_fail(TERN_ECORRUPT, "%s: %llu bytes, %llu expected%s", tern_rfile_path(f),
+                     (unsigned long long)size, (unsigned long long)want,
+                     size < want ? ": truncated" : "");
   uint8_t hdr[TERN_FRAME_HEADER_SIZE];
   const uint8_t *p;
+  uint32_t version;
   TERN_TRY(tern_rfile_read(f, 0, sizeof hdr, hdr, &p));
-  return tern_frame_check_header(p, (size_t)size, tern_seg_kind[file], TERN_SEG_VERSION, s->segid,
-                                 tern_rfile_path(f), NULL);
+  TERN_TRY(tern_frame_check_header(p, (size_t)size, tern_seg_kind[file], TERN_SEG_VERSION,
+                                   s->segid, tern_rfile_path(f), &version));
+  TERN_TRY(check_version(tern_rfile_path(f), version));
+  if (mode == TERN_IO_MMAP && file == SEG_TIM) {
+    uint8_t scratch[1];
+    TERN_TRY(tern_rfile_read(f, 0, 1, scratch, &p));
+    s->tim_map = p;
+  }
+  int k = file == SEG_TIM ? 0 : file == SEG_DOC ? 1 : 2;
+  return tern_rfile_set_page_sums(f, s->sums[k], tern_seg_page_seed(s->segid, file));
 }
 
 /* ------------------------------------------------------- the field table */
@@ -132,7 +155,24 @@ static int parse_field(tern_seg *s, tix_reader *r, tern_seg_field *f, uint64_t *
   return TERN_OK;
 }
 
-static int parse_tix(tern_seg *s, const uint8_t *body, size_t len, const char *what) {
+static uint64_t tim_size(const tern_seg *s) {
+  return TERN_BLOCK_SIZE * (s->nblocks + 1) + TERN_FRAME_FOOTER_SIZE;
+}
+
+/* The page checksums of .tim, .doc and .val: the rest of the body, exactly. */
+static int parse_sums(tern_seg *s, tix_reader *r) {
+  const uint64_t sizes[3] = {tim_size(s), s->doc_size, s->val_size};
+  for (int k = 0; k < 3; k++) {
+    uint64_t n = 4 * tern_io_npages(sizes[k]);
+    if (n > (uint64_t)(r->end - r->p)) return tix_bad(r, "page checksums truncated");
+    s->sums[k] = r->p;
+    r->p += n;
+  }
+  if (r->p != r->end) return tix_bad(r, "trailing bytes");
+  return TERN_OK;
+}
+
+int tern_seg_parse_index(tern_seg *s, const uint8_t *body, size_t len, const char *what) {
   tix_reader r = {body, body + len, what};
   uint64_t v, nfields;
   TERN_TRY(tix_u64(&r, &v, UINT32_MAX, "max_doc"));
@@ -142,7 +182,12 @@ static int parse_tix(tern_seg *s, const uint8_t *body, size_t len, const char *w
   TERN_TRY(tix_u64(&r, &v, 64, "filter bits per key"));
   s->bloom_bits = (uint32_t)v;
   TERN_TRY(tix_u64(&r, &nfields, len, "field count"));
-  TERN_TRY(tix_u64(&r, &s->nblocks, UINT64_MAX / TERN_BLOCK_SIZE - 2, "block count"));
+  TERN_TRY(tix_u64(&r, &s->nblocks, TERN_FILE_MAX / TERN_BLOCK_SIZE - 2, "block count"));
+  TERN_TRY(tix_u64(&r, &s->doc_size, TERN_FILE_MAX, "postings file size"));
+  TERN_TRY(tix_u64(&r, &s->val_size, TERN_FILE_MAX, "values file size"));
+  if (s->doc_size < TERN_FRAME_HEADER_SIZE + TERN_FRAME_FOOTER_SIZE ||
+      s->val_size < TERN_FRAME_HEADER_SIZE + TERN_FRAME_FOOTER_SIZE)
+    return tix_bad(&r, "data file smaller than its frame");
   s->fields = calloc(nfields ? nfields : 1, sizeof *s->fields);
   if (!s->fields) return tern_fail(TERN_ENOMEM, "%s: out of memory", what);
   uint64_t next_block = 0;
@@ -159,8 +204,7 @@ static int parse_tix(tern_seg *s, const uint8_t *body, size_t len, const char *w
     }
   }
   if (next_block != s->nblocks) return tix_bad(&r, "block counts do not add up");
-  if (r.p != r.end) return tix_bad(&r, "trailing bytes");
-  return TERN_OK;
+  return parse_sums(s, &r);
 }
 
 /* ----------------------------------------------------------------- open */
@@ -190,21 +234,10 @@ static int open_files(tern_seg *s, const char *dir, const char *name, tern_io_mo
   size_t len;
   TERN_TRY(read_framed(s->tix_path, TERN_KIND_INDEX, NULL, &s->arena, &body, &len, &s->tix_size));
   memcpy(s->segid, s->arena + 16, TERN_SEGID_SIZE);
-  TERN_TRY(parse_tix(s, body, len, s->tix_path));
-  TERN_TRY(open_data_file(s, dir, name, SEG_TIM, mode, &s->tim));
-  if (mode == TERN_IO_MMAP) {
-    const uint8_t *p;
-    uint8_t scratch[1];
-    TERN_TRY(tern_rfile_read(s->tim, 0, 1, scratch, &p));
-    s->tim_map = p;
-  }
-  uint64_t want = TERN_BLOCK_SIZE * (s->nblocks + 1) + TERN_FRAME_FOOTER_SIZE;
-  if (tern_rfile_size(s->tim) != want)
-    return tern_fail(TERN_ECORRUPT, "%s: %llu bytes, %llu expected for %llu blocks",
-                     tern_rfile_path(s->tim), (unsigned long long)tern_rfile_size(s->tim),
-                     (unsigned long long)want, (unsigned long long)s->nblocks);
-  TERN_TRY(open_data_file(s, dir, name, SEG_DOC, mode, &s->doc));
-  TERN_TRY(open_data_file(s, dir, name, SEG_VAL, mode, &s->val));
+  TERN_TRY(tern_seg_parse_index(s, body, len, s->tix_path));
+  TERN_TRY(open_data_file(s, dir, name, SEG_TIM, mode, tim_size(s), &s->tim));
+  TERN_TRY(open_data_file(s, dir, name, SEG_DOC, mode, s->doc_size, &s->doc));
+  TERN_TRY(open_data_file(s, dir, name, SEG_VAL, mode, s->val_size, &s->val));
   return open_filter(s, dir, name);
 }
 

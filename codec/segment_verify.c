@@ -31,6 +31,10 @@ static int verify_checksums(const tern_seg *s) {
   TERN_TRY(tern_frame_verify_file(s->tim, TERN_KIND_TERMS, TERN_SEG_VERSION, s->segid, NULL));
   TERN_TRY(tern_frame_verify_file(s->doc, TERN_KIND_POSTINGS, TERN_SEG_VERSION, s->segid, NULL));
   TERN_TRY(tern_frame_verify_file(s->val, TERN_KIND_VALUES, TERN_SEG_VERSION, s->segid, NULL));
+  /* Every page against its read-path checksum, checked before or not. */
+  TERN_TRY(tern_rfile_check_pages(s->tim));
+  TERN_TRY(tern_rfile_check_pages(s->doc));
+  TERN_TRY(tern_rfile_check_pages(s->val));
   TERN_TRY(verify_path(s->tix_path, TERN_KIND_INDEX, s->segid));
   return verify_path(s->flt_path, TERN_KIND_FILTER, s->segid);
 }

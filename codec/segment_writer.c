@@ -29,6 +29,8 @@ struct tern_segw {
   tern_wfile *tim, *doc, *val;
   int failed;
   tern_bytebuf fields; /* field records written so far (.tix body after its head) */
+  tern_bytebuf sums;   /* page checksums of .tim, .doc, .val, in that order */
+  uint64_t doc_size, val_size;
   uint64_t nfields, nblocks;
   int unique_seen;
   uint32_t max_doc_seen;
@@ -78,6 +80,7 @@ static void writer_free(tern_segw *w) {
   tern_wfile_abort(w->val);
   tern_tb_builder_free(w->tb);
   tern_bytebuf_free(&w->fields);
+  tern_bytebuf_free(&w->sums);
   tern_bytebuf_free(&w->index);
   free(w->hashes);
   free(w->dir);
@@ -90,6 +93,8 @@ static int create_file(tern_segw *w, int file, tern_wfile **out) {
   if (!path) return tern_fail(TERN_ENOMEM, "out of memory");
   int rc = tern_wfile_create(out, path);
   free(path);
+  if (rc == TERN_OK && file != SEG_TIX && file != SEG_FLT)
+    rc = tern_wfile_track_pages(*out, tern_seg_page_seed(w->segid, file));
   if (rc == TERN_OK) rc = tern_frame_write_header(*out, tern_seg_kind[file], TERN_SEG_VERSION, w->segid);
   return rc;
 }
@@ -338,7 +343,10 @@ static int write_index(tern_segw *w, uint32_t max_doc) {
   if (rc == TERN_OK) rc = tern_bytebuf_varint(&b, w->o.bloom_bits_per_key);
   if (rc == TERN_OK) rc = tern_bytebuf_varint(&b, w->nfields);
   if (rc == TERN_OK) rc = tern_bytebuf_varint(&b, w->nblocks);
+  if (rc == TERN_OK) rc = tern_bytebuf_varint(&b, w->doc_size);
+  if (rc == TERN_OK) rc = tern_bytebuf_varint(&b, w->val_size);
   if (rc == TERN_OK) rc = tern_bytebuf_put(&b, w->fields.p, w->fields.len);
+  if (rc == TERN_OK) rc = tern_bytebuf_put(&b, w->sums.p, w->sums.len);
   if (rc == TERN_OK) rc = write_framed(w, SEG_TIX, b.p, b.len);
   tern_bytebuf_free(&b);
   return rc;
@@ -357,9 +365,16 @@ static int write_filter(tern_segw *w) {
   return rc;
 }
 
-static int commit(tern_wfile **f) {
+/* Frames and commits a data file, keeping its size and page checksums for
+ * the index. */
+static int commit(tern_segw *w, tern_wfile **f, uint64_t *size) {
   int rc = tern_frame_write_footer(*f);
   if (rc != TERN_OK) return rc;
+  const uint8_t *sums;
+  size_t len;
+  TERN_TRY(tern_wfile_page_sums(*f, &sums, &len));
+  TERN_TRY(tern_bytebuf_put(&w->sums, sums, len));
+  if (size) *size = tern_wfile_offset(*f);
   rc = tern_wfile_commit(*f);
   *f = NULL; /* commit frees it, whatever happens */
   return rc;
@@ -370,9 +385,9 @@ static int finish_files(tern_segw *w, uint32_t max_doc) {
   if (w->any_doc && w->max_doc_seen >= max_doc)
     return tern_fail(TERN_EINVAL, "segment writer: doc %u not below max_doc %u", w->max_doc_seen,
                      max_doc);
-  TERN_TRY(commit(&w->tim));
-  TERN_TRY(commit(&w->doc));
-  TERN_TRY(commit(&w->val));
+  TERN_TRY(commit(w, &w->tim, NULL));
+  TERN_TRY(commit(w, &w->doc, &w->doc_size));
+  TERN_TRY(commit(w, &w->val, &w->val_size));
   TERN_TRY(write_filter(w));
   /* The index last: a segment whose .tix exists has all its files. */
   TERN_TRY(write_index(w, max_doc));

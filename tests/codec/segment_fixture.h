@@ -194,6 +194,13 @@ static inline void fx_free(fx_seg *x) {
   x->nfields = 0;
 }
 
+/* "dir/name.ext" of a segment file (ext: tern_seg_ext[f], ".tim" ...), malloc'd. */
+static inline char *fx_file(const char *dir, const char *name, const char *ext) {
+  char fn[64];
+  snprintf(fn, sizeof fn, "%s%s", name, ext);
+  return tu_path(dir, fn);
+}
+
 static inline int fx_write(const fx_seg *x, const char *dir, const char *name) {
   tern_segw *w;
   int rc = tern_segw_open(&w, dir, name, &x->o);

@@ -47,6 +47,7 @@ typedef struct codec_opts {
   size_t nthresholds;
   const char *parent, *out;
   int keep, io_modes; /* bit 0: mmap, bit 1: pread */
+  int checks_ab;      /* also warm present lookups without read-path checksums */
 } codec_opts;
 
 void tern_bench_codec_usage(FILE *out) {
@@ -56,6 +57,8 @@ void tern_bench_codec_usage(FILE *out) {
                "  --warm N              warm lookups per run, present and absent each (1000000)\n"
                "  --cold N              cold lookups per run after eviction (1000)\n"
                "  --io MODE             mmap | pread | both (both)\n"
+               "  --read-checks-ab      warm present lookups also without the read-path page\n"
+               "                        checksums (io \"mmap-nocheck\"), alternating in each run\n"
                "  --zipf-docs N         docs of the Zipf field (= --docs; 0 skips part 2)\n"
                "  --zipf-terms T        ranks of the Zipf distribution (1000000)\n"
                "  --zipf-s LIST         Zipf exponents (1.0,1.2)\n"
@@ -82,6 +85,7 @@ static int codec_parse(codec_opts *o, int argc, char **argv) {
                                            {"out", required_argument, 0, 'o'},
                                            {"seed", required_argument, 0, 'S'},
                                            {"keep", no_argument, 0, 'K'},
+                                           {"read-checks-ab", no_argument, 0, 'A'},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
@@ -129,6 +133,7 @@ static int codec_parse(codec_opts *o, int argc, char **argv) {
     case 'o': o->out = optarg; break;
     case 'S': bad = bench_parse_u64(optarg, &o->seed); break;
     case 'K': o->keep = 1; break;
+    case 'A': o->checks_ab = 1; break;
     case 'h': tern_bench_codec_usage(stdout); return 1;
     default: tern_bench_codec_usage(stderr); return -1;
     }
@@ -167,6 +172,9 @@ static int codec_parse(codec_opts *o, int argc, char **argv) {
 }
 
 static const char *io_name(tern_io_mode m) { return m == TERN_IO_MMAP ? "mmap" : "pread"; }
+static const char *io_name_nocheck(tern_io_mode m) {
+  return m == TERN_IO_MMAP ? "mmap-nocheck" : "pread-nocheck";
+}
 
 static void log_tern(const char *what, int rc) {
   bench_log("tern-bench codec: %s: %s (%s)", what, tern_strerror(rc), tern_errmsg());
@@ -377,13 +385,22 @@ static int measure_tern_pk(const pk_build *b, tern_io_mode mode, const codec_opt
     pk_result scratch;
     seg_batch(s, &c, present, sm->wp, o->warm, 1, &scratch); /* maps every page */
     for (int ph = 0; ph <= 1; ph++) {
-      pk_result *r = results_add(res);
-      if (!r) {
-        err = 1;
-        break;
+      /* --read-checks-ab: present keys with and without the page checks, in
+       * an order that alternates by run */
+      for (int ab = 0; ab < (ph == 0 && o->checks_ab ? 2 : 1); ab++) {
+        int off = o->checks_ab && ph == 0 && (ab ^ (int)(run & 1));
+        pk_result *r = results_add(res);
+        if (!r) {
+          err = 1;
+          break;
+        }
+        *r = (pk_result){.store = b->store, .io = off ? io_name_nocheck(mode) : io_name(mode),
+                         .phase = ph, .run = (int)run};
+        tern_io_set_read_checks(!off);
+        seg_batch(s, &c, ph == 0 ? present : absent, ph == 0 ? sm->wp : sm->wa, o->warm, ph == 0,
+                  r);
+        tern_io_set_read_checks(1);
       }
-      *r = (pk_result){.store = b->store, .io = io_name(mode), .phase = ph, .run = (int)run};
-      seg_batch(s, &c, ph == 0 ? present : absent, ph == 0 ? sm->wp : sm->wa, o->warm, ph == 0, r);
     }
   }
   tern_seg_cursor_release(&c);
@@ -693,12 +710,17 @@ static void md_pk(FILE *f, const codec_opts *o, pk_build *b, size_t nb, double l
   bench_summary lp = med(res, "lmdb-nordahead", "mmap", 0, m_ns);
   bench_summary la = med(res, "lmdb-nordahead", "mmap", 1, m_ns);
   const char *stores[] = {"tern-pulse1", "tern-pulse0", "lmdb-nordahead"};
-  const char *ios[] = {"mmap", "pread"};
+  const char *ios[] = {"mmap", "mmap-nocheck", "pread", "pread-nocheck"};
   for (size_t si = 0; si < 3; si++) {
-    for (size_t ii = 0; ii < 2; ii++) {
+    for (size_t ii = 0; ii < 4; ii++) {
       bench_summary p = med(res, stores[si], ios[ii], 0, m_ns);
       bench_summary a = med(res, stores[si], ios[ii], 1, m_ns);
       if (p.n == 0) continue;
+      if (a.n == 0) { /* the -nocheck rows: present keys only */
+        fprintf(f, "| %s | %s | %.0f (%.0f–%.0f) | %.2f× | – | – |\n", stores[si], ios[ii], p.median,
+                p.min, p.max, lp.median / p.median);
+        continue;
+      }
       fprintf(f, "| %s | %s | %.0f (%.0f–%.0f) | %.2f× | %.0f (%.0f–%.0f) | %.2f× |\n", stores[si],
               ios[ii], p.median, p.min, p.max, lp.median / p.median, a.median, a.min, a.max,
               la.median / a.median);
@@ -708,7 +730,7 @@ static void md_pk(FILE *f, const codec_opts *o, pk_build *b, size_t nb, double l
   fprintf(f, "| store | io | present µs | reads | 4 KiB pages | majflt | absent µs | reads | 4 KiB "
              "pages |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (size_t si = 0; si < 3; si++) {
-    for (size_t ii = 0; ii < 2; ii++) {
+    for (size_t ii = 0; ii < 4; ii++) {
       bench_summary p = med(res, stores[si], ios[ii], 2, m_ns);
       if (p.n == 0) continue;
       bench_summary a = med(res, stores[si], ios[ii], 3, m_ns);

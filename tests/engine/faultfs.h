@@ -1,0 +1,66 @@
+/*
+ * faultfs.h — fault injection under tern, for the fault loops
+ * (tests/engine/test_faults.c).
+ *
+ * Two layers feed one controller:
+ *   - the codec's file layer, through a tern_io_vfs table (codec/io.h):
+ *     every segment file's open, pread, write, fsync, rename, unlink, mmap
+ *     and ftruncate;
+ *   - LMDB's own writes to catalog.mdb: faultfs.c defines pwrite, writev,
+ *     write, fsync and fdatasync in the test executable (test_faults.c
+ *     includes faultfs.c, so no other test gets them), which interpose
+ *     on libc's for liblmdb.so (and forward with syscall(2) to the kernel;
+ *     files other than catalog.mdb pass straight through).  A test that
+ *     links faultfs gets the interposers; they do nothing until
+ *     ff_install().
+ *
+ * Faults:
+ *   - ff_fail_nth(kind, n, err): the n-th call of `kind` (1-based, counted
+ *     from ff_install/ff_reset) fails with errno `err`, once;
+ *   - ff_crash_at_sync(n, torn): the n-th sync point (a codec fsync, an
+ *     fdatasync/fsync of catalog.mdb, or a write to LMDB's O_DSYNC meta
+ *     descriptor) is a power cut: it fails with EIO and so does every call
+ *     after it, until ff_power_loss(), called after the index is closed,
+ *     makes the files what a machine would find after rebooting: every
+ *     write not synced is discarded (torn: a random subset of the unsynced
+ *     writes survives, the others are lost), and every creation, rename
+ *     and unlink not made durable by an fsync of the directory is undone.
+ */
+#ifndef TERN_FAULTFS_H
+#define TERN_FAULTFS_H
+
+#include <stdint.h>
+
+typedef enum ff_kind {
+  FF_OPEN,
+  FF_PREAD,
+  FF_WRITE,
+  FF_SYNC,
+  FF_RENAME,
+  FF_UNLINK,
+  FF_MMAP,
+  FF_FTRUNCATE,
+  FF_CAT_WRITE, /* LMDB's writes to catalog.mdb */
+  FF_CAT_SYNC,  /* LMDB's syncs of catalog.mdb (O_DSYNC meta writes included) */
+  FF_NKINDS
+} ff_kind;
+
+extern const char *const ff_kind_name[FF_NKINDS];
+
+/* Installs the fault layer (codec VFS and catalog interposers) with no
+ * fault armed and every counter at zero. */
+void ff_install(void);
+void ff_uninstall(void);
+/* Disarms, zeroes the counters, forgets what power loss would undo. */
+void ff_reset(void);
+void ff_fail_nth(ff_kind kind, uint64_t n, int err);
+void ff_crash_at_sync(uint64_t n, int torn, uint64_t seed);
+/* Calls of `kind` so far; sync points so far (all layers). */
+uint64_t ff_count(ff_kind kind);
+uint64_t ff_syncs(void);
+/* Whether the armed fault has happened. */
+int ff_fired(void);
+/* After a crash, with the index closed: the files after a reboot. */
+void ff_power_loss(void);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * fuzz_terms_block.c — one terms block (codec/terms_block.c), as a lookup
+ * and a scan see it.  Input: 10 bytes of context, then the page:
+ *   [0] threshold (mod 65)  [1..2] inline_max (LE, mod 1025)  [3] bit 0: has values
+ *   [4..7] max_doc (LE)     [8..9] entries the terms index records (0: unknown)
+ * The page checksum lives outside the block (in .tix), so the bytes reach
+ * the decoder as they are.
+ */
+#include "codec/coding.h"
+#include "codec/terms_block.h"
+#include "tern.h"
+#include "tests/fuzz/fuzz.h"
+
+#include <string.h>
+
+enum { CTX = 10 };
+
+static int scan(tern_tb_block *b, uint8_t *first, uint32_t *first_len) {
+  uint8_t term[TERN_TB_TERM_MAX], val[1024];
+  uint32_t docs[TERN_TB_DOCS_MAX];
+  tern_tb_tail t = {.docs = docs};
+  tern_tb_iter it;
+  tern_tb_tables(b);
+  int rc = tern_tb_iter_restart(b, &it, 0, term);
+  for (uint32_t i = 0; rc == TERN_OK && i < b->n; i++) {
+    rc = tern_tb_iter_next(b, &it, term, &t);
+    if (rc != TERN_OK) break;
+    FUZZ_ASSERT(it.len <= TERN_TB_TERM_MAX);
+    if (t.vinline && t.vlen) {
+      FUZZ_ASSERT(t.vlen <= sizeof val);
+      tern_tb_copy_value(b, &t, val);
+    }
+    if (i == 0) {
+      memcpy(first, term, it.len);
+      *first_len = it.len;
+    }
+  }
+  return rc;
+}
+
+int fuzz_terms_block(const uint8_t *data, size_t size) {
+  if (size < CTX) return TERN_EINVAL;
+  tern_tb_field f = {.threshold = data[0] % 65,
+                     .inline_max = tern_load16(data + 1) % 1025,
+                     .has_values = data[3] & 1,
+                     .max_doc = tern_load32(data + 4)};
+  uint32_t expect_n = tern_load16(data + 8);
+  static uint8_t page[4096];
+  memset(page, 0, sizeof page);
+  memcpy(page, data + CTX, size - CTX < sizeof page ? size - CTX : sizeof page);
+  tern_tb_block b;
+  int rc = tern_tb_open(&b, page, &f, expect_n, "fuzz.tim", 0);
+  if (rc != TERN_OK) return rc;
+  uint8_t first[TERN_TB_TERM_MAX];
+  uint32_t first_len = 0;
+  int src = scan(&b, first, &first_len);
+  /* lookups: the first term, and keys made of the input's tail */
+  tern_tb_block lb;
+  FUZZ_ASSERT(tern_tb_open_lookup(&lb, page, &f, expect_n, "fuzz.tim", 0) == TERN_OK);
+  uint32_t docs[TERN_TB_DOCS_MAX], index;
+  tern_tb_tail t = {.docs = docs};
+  tern_tb_iter it;
+  if (first_len) {
+    int r = tern_tb_lower_bound(&lb, first, first_len, &index, &it, &t);
+    FUZZ_ASSERT(r < 0 || (r == 1 && index == 0) || src != TERN_OK);
+  }
+  size_t klen = size - CTX > 24 ? 24 : size - CTX;
+  for (size_t k = 1; k <= klen; k += 7) {
+    int r = tern_tb_lower_bound(&lb, data + size - k, (uint32_t)k, &index, &it, &t);
+    FUZZ_ASSERT(r < 0 || index <= b.n);
+  }
+  return src;
+}
+
+FUZZ_DEFINE_ENTRY(fuzz_terms_block)
