@@ -78,5 +78,11 @@ int tern_seg_load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b,
                         tern_seg_cursor *c);
 void tern_seg_fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,
                          tern_term_entry *e);
+/* The block the terms index names for `term`, searched: 1 with the exact
+ * entry the cursor's result in *e, 0 with *index the first entry above
+ * `term` (== the block's count when none), < 0 on error. */
+int tern_seg_block_lower_bound(const tern_seg *s, const tern_seg_field *f, const void *term,
+                               size_t len, tern_seg_cursor *c, tern_term_entry *e,
+                               uint32_t *index);
 
 #endif

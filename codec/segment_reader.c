@@ -230,17 +230,9 @@ int tern_seg_seek_ceil(const tern_seg *s, const tern_seg_field *f, const void *t
   TERN_TRY(check_key(term, len));
   if (f->nterms == 0 || term_cmp(term, len, f->max, f->max_len) > 0) return TERN_NOTFOUND;
   if (term_cmp(term, len, f->min, f->min_len) <= 0) return tern_seg_first_term(s, f, c, e);
-  uint64_t b = tern_terms_index_find(&f->index, term, len);
-  TERN_TRY(load_block(s, f, b, c));
   uint32_t index;
-  tern_tb_tail t = {.docs = e->docs};
-  int rc = tern_tb_lower_bound(&c->blk, term, (uint32_t)len, &index, &c->it, &t);
-  if (rc < 0) return rc;
-  if (rc == 1) {
-    memcpy(c->term, term, len);
-    fill_entry(c, index, &t, e);
-    return TERN_OK;
-  }
+  int rc = tern_seg_block_lower_bound(s, f, term, len, c, e, &index);
+  if (rc != 0) return rc < 0 ? rc : TERN_OK;
   return entry_at(s, c, index, e);
 }
 
@@ -364,6 +356,19 @@ int tern_seg_doc(const tern_seg *s, uint32_t doc, tern_seg_cursor *c, tern_slice
   }
   if (value) TERN_TRY(tern_seg_value(s, &e, c, value));
   return TERN_OK;
+}
+
+int tern_seg_block_lower_bound(const tern_seg *s, const tern_seg_field *f, const void *term,
+                               size_t len, tern_seg_cursor *c, tern_term_entry *e,
+                               uint32_t *index) {
+  TERN_TRY(load_block(s, f, tern_terms_index_find(&f->index, term, len), c));
+  tern_tb_tail t = {.docs = e->docs};
+  int rc = tern_tb_lower_bound(&c->blk, term, (uint32_t)len, index, &c->it, &t);
+  if (rc == 1) {
+    memcpy(c->term, term, len);
+    fill_entry(c, *index, &t, e);
+  }
+  return rc;
 }
 
 /* For segment_scan.c: reverse stepping decodes runs of the cursor's block. */

@@ -127,17 +127,9 @@ int tern_seg_seek_floor(const tern_seg *s, const tern_seg_field *f, const void *
   if (!term || len < 1 || len > TERN_KEY_MAX)
     return tern_fail(TERN_EINVAL, "seek_floor: term of %zu bytes (1 to %u)", len, TERN_KEY_MAX);
   if (f->nterms == 0) return TERN_NOTFOUND;
-  uint64_t b = tern_terms_index_find(&f->index, term, len);
-  TERN_TRY(tern_seg_load_block(s, f, b, c));
   uint32_t index;
-  tern_tb_tail t = {.docs = e->docs};
-  int rc = tern_tb_lower_bound(&c->blk, term, (uint32_t)len, &index, &c->it, &t);
-  if (rc < 0) return rc;
-  if (rc == 1) {
-    memcpy(c->term, term, len);
-    tern_seg_fill_entry(c, index, &t, e);
-    return TERN_OK;
-  }
+  int rc = tern_seg_block_lower_bound(s, f, term, len, c, e, &index);
+  if (rc != 0) return rc < 0 ? rc : TERN_OK;
   if (index > 0) return entry_back(c, r, index - 1, e);
   c->entry = 0; /* the term sorts before the block: the previous block's last */
   return tern_seg_prev_term(s, c, r, e);

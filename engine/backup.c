@@ -26,13 +26,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char *join(const char *dir, const char *name) {
-  size_t n = strlen(dir) + strlen(name) + 2;
-  char *p = malloc(n);
-  if (p) snprintf(p, n, "%s/%s", dir, name);
-  return p;
-}
-
 /* TERN_OK when dest is absent or an empty directory (*exists says which). */
 static int check_dest(const char *dest, int *exists) {
   struct stat st;
@@ -59,7 +52,7 @@ static int remove_tmp(const char *tmp) {
   int rc = TERN_OK;
   while (rc == TERN_OK && (e = readdir(d)) != NULL) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    char *p = join(tmp, e->d_name);
+    char *p = tern_path_join(tmp, e->d_name);
     if (!p) rc = tern_fail(TERN_ENOMEM, "backup: out of memory");
     else if (unlink(p) < 0) rc = tern_fail_errno(p);
     free(p);
@@ -189,7 +182,7 @@ static int copy_segments(const tern_snapshot *snap, const char *tmp) {
     if (!tern_seg_file_segment(e->d_name, name, sizeof name) || !slot_named(snap->st, name) ||
         (nl > 4 && !strcmp(e->d_name + nl - 4, ".tmp")))
       continue;
-    char *from = join(src, e->d_name), *to = join(tmp, e->d_name);
+    char *from = tern_path_join(src, e->d_name), *to = tern_path_join(tmp, e->d_name);
     rc = from && to ? link_or_copy(from, to, &linked) : tern_fail(TERN_ENOMEM, "out of memory");
     free(from);
     free(to);

@@ -110,7 +110,7 @@ static void options_release(tern_options *o) {
   o->nfields = 0;
 }
 
-static char *path_join(const char *dir, const char *name) {
+char *tern_path_join(const char *dir, const char *name) {
   size_t n = strlen(dir) + strlen(name) + 2;
   char *p = malloc(n);
   if (p) snprintf(p, n, "%s/%s", dir, name);
@@ -179,7 +179,7 @@ static int prepare_dir(const char *dir, unsigned flags, int *create) {
     return TERN_OK;
   }
   if (!S_ISDIR(st.st_mode)) return tern_fail(TERN_ENOTINDEX, "%s: not a directory", dir);
-  char *cat = path_join(dir, TERN_CATALOG_FILE), *lock = path_join(dir, TERN_CATALOG_FILE "-lock");
+  char *cat = tern_path_join(dir, TERN_CATALOG_FILE), *lock = tern_path_join(dir, TERN_CATALOG_FILE "-lock");
   int rc = cat && lock ? TERN_OK : tern_fail(TERN_ENOMEM, "out of memory");
   if (rc == TERN_OK && lstat(lock, &st) == 0 && !S_ISREG(st.st_mode))
     rc = tern_fail(TERN_ECORRUPT, "%s: not a regular file", lock);
@@ -202,7 +202,7 @@ static int prepare_dir(const char *dir, unsigned flags, int *create) {
  * a read-only directory) reads without it: MDB_NOLOCK, and snapshots
  * check that no writer recycled the pages they read (state.c). */
 static int lock_file_unwritable(const char *dir) {
-  char *lock = path_join(dir, TERN_CATALOG_FILE "-lock");
+  char *lock = tern_path_join(dir, TERN_CATALOG_FILE "-lock");
   if (!lock) return 0;
   int no = access(lock, W_OK) != 0 && (errno == EACCES || errno == EROFS || errno == EPERM ||
                                        (errno == ENOENT && access(dir, W_OK) != 0));
@@ -211,7 +211,7 @@ static int lock_file_unwritable(const char *dir) {
 }
 
 static int open_env(tern_index *idx, uint64_t map_size) {
-  char *cat = path_join(idx->dir, TERN_CATALOG_FILE);
+  char *cat = tern_path_join(idx->dir, TERN_CATALOG_FILE);
   if (!cat) return tern_fail(TERN_ENOMEM, "out of memory");
   int rdonly = (idx->flags & TERN_RDONLY) != 0;
   idx->nolock = rdonly && lock_file_unwritable(idx->dir);
@@ -296,7 +296,7 @@ static int create_catalog(tern_index *idx, const tern_options *o) {
 
 /* The page walk, in a read transaction that pins the pages it reads. */
 static int walk_catalog(tern_index *idx, tern_catalog_walk_info *info) {
-  char *cat = path_join(idx->dir, TERN_CATALOG_FILE);
+  char *cat = tern_path_join(idx->dir, TERN_CATALOG_FILE);
   if (!cat) return tern_fail(TERN_ENOMEM, "out of memory");
   int rc = TERN_EBUSY;
   for (int attempt = 0; rc == TERN_EBUSY && attempt < 8; attempt++) {
@@ -482,7 +482,7 @@ static int cleanup_leftovers(tern_index *idx) {
 
 /* DIR/write.lock, refusing anything but a regular file (a FIFO would hang). */
 static int open_lock_file(tern_index *idx) {
-  char *lp = path_join(idx->dir, TERN_LOCK_FILE);
+  char *lp = tern_path_join(idx->dir, TERN_LOCK_FILE);
   if (!lp) return tern_fail(TERN_ENOMEM, "out of memory");
   int rc = TERN_OK;
   struct stat st;

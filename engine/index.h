@@ -109,6 +109,9 @@ struct tern_snapshot {
   atomic_uint iters;  /* open postings iterators: close refuses while any */
 };
 
+/* "dir/name" in a malloc'd string, NULL when out of memory (index.c). */
+char *tern_path_join(const char *dir, const char *name);
+
 /* ---- catalog.c: LMDB records (every value sealed, checked on read) */
 int tern_mdb_status(int rc, const char *what);
 /* The same, telling a full disk from EIO (LMDB reports a short write as EIO). */

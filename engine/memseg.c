@@ -41,12 +41,11 @@ void tern_memseg_free(tern_memseg *m) {
   free(m);
 }
 
-ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen) {
-  if (m->nruns) return tern_memseg_runs_find(m, key, klen);
-  size_t lo = 0, hi = m->n;
+ptrdiff_t tern_mdocs_find(const tern_mdoc *docs, size_t n, const void *key, size_t klen) {
+  size_t lo = 0, hi = n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    const tern_keyref *k = &m->docs[mid].key;
+    const tern_keyref *k = &docs[mid].key;
     int c = tern_key_cmp(k->p, k->len, key, klen);
     if (c == 0) return (ptrdiff_t)mid;
     if (c < 0)
@@ -55,6 +54,11 @@ ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen) {
       hi = mid;
   }
   return -1;
+}
+
+ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen) {
+  if (m->nruns) return tern_memseg_runs_find(m, key, klen);
+  return tern_mdocs_find(m->docs, m->n, key, klen);
 }
 
 int tern_memseg_value(const tern_memseg *m, size_t i, tern_slice *val) {

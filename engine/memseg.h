@@ -83,6 +83,8 @@ void tern_memseg_free(tern_memseg *m);
  * memseg; in a layered one a position in a run (TERN_MEMSEG_HANDLE set),
  * found without building the flat array. */
 ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen);
+/* Binary search of docs[0..n), ascending unique keys: the index, or -1. */
+ptrdiff_t tern_mdocs_find(const tern_mdoc *docs, size_t n, const void *key, size_t klen);
 #define TERN_MEMSEG_HANDLE ((size_t)1 << 62)
 /* The value of doc i (a rank) or of a handle from tern_memseg_find. */
 int tern_memseg_value(const tern_memseg *m, size_t i, tern_slice *val);

@@ -175,17 +175,7 @@ int tern_memseg_layered(tern_memseg *flat, tern_memseg **out) {
 }
 
 static ptrdiff_t run_find(const tern_mrun *r, const void *key, size_t klen) {
-  size_t lo = 0, hi = r->n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = tern_key_cmp(r->docs[mid].key.p, r->docs[mid].key.len, key, klen);
-    if (c == 0) return (ptrdiff_t)mid;
-    if (c < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return -1;
+  return tern_mdocs_find(r->docs, r->n, key, klen);
 }
 
 ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t klen) {
