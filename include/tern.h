@@ -90,12 +90,14 @@
  * buffered writes into a segment.  LMDB reuses the catalog's free pages but
  * never shrinks its file; tern_compact does (see there).
  *
- * BACKUP.  There is no tern_backup() in this version.  A consistent copy is
- * a copy of every file of DIR except catalog.mdb-lock taken while no writer
- * runs: hold the write lock yourself (tern_txn_begin in a process of yours,
- * which keeps other writers out with TERN_EBUSY, and tern_abort after the
- * copy), copy the files, then check the copy with tern_verify.  Readers may
- * keep reading meanwhile.
+ * BACKUP.  tern_backup(snap, dest) writes a consistent, verified, openable
+ * copy of exactly one snapshot's commit while writers go on: segment files
+ * are hard-linked (copied across file systems), a fresh catalog holds that
+ * commit alone, and the copy is verified before it is renamed into place.
+ * The snapshot pins its segment files against merges of this process only:
+ * when another process merges meanwhile, a file may be gone before it is
+ * linked, and the backup fails with -ENOENT (nothing half-made is left;
+ * take it again).  The CLI's `tern backup DIR DEST` is the same call.
  */
 #ifndef TERN_H
 #define TERN_H
