@@ -83,6 +83,8 @@ static int unseal(tern_index *idx, const MDB_val *k, const MDB_val *v, size_t *p
 
 static int get_sealed(tern_index *idx, MDB_txn *t, MDB_dbi dbi, const MDB_val *k,
                       const uint8_t **p, size_t *n, const char *what) {
+  *p = NULL; /* defined on every path: callers test the status, compilers cannot tell */
+  *n = 0;
   MDB_val v;
   int rc = mdb_get(t, dbi, (MDB_val *)k, &v);
   if (rc == MDB_NOTFOUND) return TERN_NOTFOUND;

@@ -72,6 +72,7 @@ static int read_at(int fd, void *buf, size_t n, uint64_t off, const char *path) 
 }
 
 static int open_regular(const char *path, int *fd, uint64_t *size) {
+  *size = 0;
   /* O_NONBLOCK: a FIFO named like the catalog must not hang the open. */
   *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (*fd < 0) return tern_fail_errno(path);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 static int run_alloc(size_t n, tern_mrun **out) {
+  *out = NULL; /* defined on failure too */
   tern_mrun *r = calloc(1, sizeof *r);
   if (r) r->docs = malloc((n ? n : 1) * sizeof *r->docs);
   if (!r || !r->docs) {
