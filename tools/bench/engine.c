@@ -16,6 +16,8 @@
  *   latency each of --commits one-document put + commits timed alone: median,
  *           p99 and maximum vs a bare LMDB put + commit (flushes and merges
  *           run inside tern_commit)
+ *   memory  peak memory (RSS of a child process) of one transaction of
+ *           --import puts, plain vs TERN_TXN_BULK
  *
  * Every figure is the median of --runs runs, with the baseline measured in
  * the same run.
@@ -30,6 +32,9 @@
 #include <lmdb.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 typedef struct eopts {
   uint64_t docs, lookups, commits, import, runs;
@@ -366,6 +371,53 @@ static int phase_import(const eopts *o) {
   return 0;
 }
 
+/* One transaction of o->import fresh puts in a child process: its peak
+ * RSS in KiB (the parent's memory is not counted), 0 on failure. */
+static long txn_peak_kib(const eopts *o, unsigned flags) {
+  pid_t pid = fork();
+  if (pid < 0) return 0;
+  if (pid == 0) {
+    char *dir = bench_mkdtemp(o->parent, "engine-memory");
+    tern_index *idx = dir ? fresh_index(dir) : NULL;
+    tern_txn *t;
+    if (!idx || check(tern_txn_begin(&t, idx, flags), "begin")) _exit(1);
+    uint8_t key[KEY_LEN], val[16];
+    for (uint64_t i = 0; i < o->import; i++) {
+      make_key(i, key);
+      memcpy(val, key, 16);
+      if (check(tern_put(t, key, KEY_LEN, val, sizeof val, NULL, 0), "put")) _exit(1);
+    }
+    int rc = check(tern_commit(t), "commit");
+    tern_close(idx);
+    bench_rmtree(dir);
+    _exit(rc ? 1 : 0);
+  }
+  int status;
+  struct rusage ru;
+  if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return 0;
+  return ru.ru_maxrss;
+}
+
+static int phase_memory(const eopts *o) {
+  double *plain = calloc(o->runs, sizeof *plain), *bulk = calloc(o->runs, sizeof *bulk);
+  for (uint64_t run = 0; run < o->runs; run++) {
+    long p = txn_peak_kib(o, 0), b = txn_peak_kib(o, TERN_TXN_BULK);
+    if (!p || !b) return 1;
+    plain[run] = (double)p / 1024.0;
+    bulk[run] = (double)b / 1024.0;
+  }
+  bench_summary bp = bench_summarize(plain, o->runs), bb = bench_summarize(bulk, o->runs);
+  printf("memory: peak RSS of one transaction of %llu puts (16-byte keys and values), "
+         "child processes\n",
+         (unsigned long long)o->import);
+  printf("| plain MiB | TERN_TXN_BULK MiB | ratio |\n|---|---|---|\n");
+  printf("| %.1f | %.1f | %.2fx |\n\n", bp.median, bb.median, bp.median / bb.median);
+  free(plain);
+  free(bulk);
+  return 0;
+}
+
 static int count_found(void *payload, size_t i, int status, const void *val, size_t vlen) {
   (void)i;
   (void)val;
@@ -687,12 +739,12 @@ static int phase_latency(const eopts *o) {
 void tern_bench_engine_usage(FILE *out) {
   fprintf(out,
           "tern-bench engine [options]\n"
-          "  --phases LIST   get,absent,commit,import,batch,buffer,delete,latency\n"
+          "  --phases LIST   get,absent,commit,import,batch,buffer,delete,latency,memory\n"
           "                  (default get,absent,commit,import)\n"
           "  --docs N        docs of the get/absent indexes (default 1M)\n"
           "  --lookups N     lookups per run (default 200k)\n"
           "  --commits N     one-document commits per run (default 300)\n"
-          "  --import N      keys of the bulk import (default 2M)\n"
+          "  --import N      keys of the bulk import and of the memory phase (default 2M)\n"
           "  --runs N        runs; figures are medians (default 5)\n"
           "  --dir PATH      where scratch indexes go (default /tmp; fsync cost depends on it)\n");
 }
@@ -744,5 +796,6 @@ int tern_bench_engine(int argc, char **argv) {
   if (!rc && strstr(o.phases, "buffer")) rc = phase_buffer(&o);
   if (!rc && strstr(o.phases, "delete")) rc = phase_delete(&o);
   if (!rc && strstr(o.phases, "latency")) rc = phase_latency(&o);
+  if (!rc && strstr(o.phases, "memory")) rc = phase_memory(&o);
   return rc;
 }
