@@ -313,7 +313,8 @@ static void liv_seed(const char *name, uint32_t max_doc, const uint32_t *docs, s
 }
 
 static void liv_seeds(void) {
-  uint32_t *d = malloc(140000 * sizeof *d);
+  uint32_t *d = calloc(140000, sizeof *d);
+  if (!d) die("out of memory");
   size_t n = 0;
   liv_seed("empty", 1000, d, 0);
   d[0] = 5;
