@@ -67,6 +67,10 @@ void tern_rec_seal(const void *key, size_t klen, uint8_t *payload, size_t plen) 
   tern_store64(payload + plen, tern_rec_seal_of(key, klen, payload, plen));
 }
 
+uint64_t tern_rec_stored_seal(const uint8_t *val, size_t vlen) {
+  return vlen >= TERN_REC_SEAL_SIZE ? tern_load64(val + vlen - TERN_REC_SEAL_SIZE) : 0;
+}
+
 int tern_rec_unseal(const void *key, size_t klen, const uint8_t *val, size_t vlen, size_t *plen,
                     const char *what) {
   if (vlen < TERN_REC_SEAL_SIZE)

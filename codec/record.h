@@ -34,6 +34,8 @@
 uint64_t tern_rec_seal_of(const void *key, size_t klen, const uint8_t *payload, size_t plen);
 /* Writes the seal of payload[0..plen) at payload + plen. */
 void tern_rec_seal(const void *key, size_t klen, uint8_t *payload, size_t plen);
+/* The seal a stored value ends with, unchecked (0 when too short for one). */
+uint64_t tern_rec_stored_seal(const uint8_t *val, size_t vlen);
 /* Checks the seal of a stored value; *plen = its payload's length.
  * TERN_ECORRUPT ("what record: checksum mismatch") when it fails. */
 int tern_rec_unseal(const void *key, size_t klen, const uint8_t *val, size_t vlen, size_t *plen,

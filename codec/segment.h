@@ -181,8 +181,9 @@ void tern_seg_summarize(const tern_seg *s, tern_seg_summary *out);
 /* Bytes the open segment keeps in memory: field table, terms indexes, filter. */
 size_t tern_seg_memory(const tern_seg *s);
 /* 1 when the segment is mapped and its terms file is (almost) all in the
- * page cache: lookups in any order then cost no read (segment_resident.c). */
-int tern_seg_terms_resident(const tern_seg *s);
+ * page cache: lookups in any order then cost no read (segment_resident.c).
+ * 0 without asking when the file has more than max_pages pages. */
+int tern_seg_terms_resident(const tern_seg *s, uint64_t max_pages);
 
 /* Counted reads, per file kind of this segment (terms/postings/values). */
 typedef struct tern_seg_io {

@@ -18,12 +18,13 @@
 #define RESIDENT_NUM 15u /* resident: at least 15/16 of the pages */
 #define RESIDENT_DEN 16u
 
-int tern_seg_terms_resident(const tern_seg *s) {
+int tern_seg_terms_resident(const tern_seg *s, uint64_t max_pages) {
   if (!s->tim_map) return 0; /* pread mode: sorting saves reads even when cached */
   long psz = sysconf(_SC_PAGESIZE);
   if (psz <= 0) return 0;
   uint64_t size = tern_rfile_size(s->tim);
   size_t pages = (size_t)((size + (uint64_t)psz - 1) / (uint64_t)psz);
+  if (pages > max_pages) return 0; /* the check would cost more than the sort it may save */
   unsigned char *vec = malloc(pages ? pages : 1);
   if (!vec) return 0;
   int res = 0;

@@ -18,7 +18,6 @@
 #include "engine/errwrap.h"
 #include "engine/index.h"
 
-#include "codec/coding.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -209,9 +208,7 @@ int tern_catalog_decode_doc(tern_index *idx, const MDB_val *k, const MDB_val *v,
 /* XOR of the seals of the segment records: with their count in the state
  * record, it shows a record lost, added or left from another commit. */
 static uint64_t seal_of_value(const MDB_val *v) {
-  return v->mv_size >= TERN_REC_SEAL_SIZE
-             ? tern_load64((const uint8_t *)v->mv_data + v->mv_size - TERN_REC_SEAL_SIZE)
-             : 0;
+  return tern_rec_stored_seal(v->mv_data, v->mv_size);
 }
 
 int tern_catalog_each_segment(tern_index *idx, MDB_txn *t, const tern_rec_state *expect,

@@ -159,8 +159,11 @@ static int batch_in_order_pays(const tern_snapshot *s, const tern_slice *keys, s
     sorted = c < 0 || (c == 0 && a < b);
   }
   if (sorted) return 1;
+  /* mincore costs a byte per page of the terms file: asked only when the
+   * batch is large enough to pay for it (a small batch sorts cheaply). */
+  uint64_t max_pages = (uint64_t)n * 16u;
   for (size_t si = 0; si < s->st->nslots; si++)
-    if (!tern_seg_terms_resident(s->st->slots[si].ref->seg)) return 0;
+    if (!tern_seg_terms_resident(s->st->slots[si].ref->seg, max_pages)) return 0;
   return 1;
 }
 
