@@ -13,6 +13,7 @@
  * timeout.  The tally is printed; TERN_TEST_SCALE runs more trials.
  */
 #include "tests/engine/enginetest.h"
+#include "tests/engine/rawcatalog.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -176,30 +177,11 @@ static const char *const k_damage[D_KINDS] = {"byte flips", "truncation", "zeroe
                                               "swapped pages", "dropped table", "emptied table",
                                               "foreign LMDB", "FIFO", "directory"};
 
-static void raw_drop(const char *cat, const char *table, int del) {
-  MDB_env *env;
-  MDB_txn *t;
-  MDB_dbi dbi;
-  assert_int_equal(mdb_env_create(&env), 0);
-  assert_int_equal(mdb_env_set_maxdbs(env, 8), 0);
-  assert_int_equal(mdb_env_set_mapsize(env, (size_t)64 << 30), 0);
-  assert_int_equal(mdb_env_open(env, cat, MDB_NOSUBDIR, 0666), 0);
-  assert_int_equal(mdb_txn_begin(env, NULL, 0, &t), 0);
-  assert_int_equal(mdb_dbi_open(t, table, 0, &dbi), 0);
-  assert_int_equal(mdb_drop(t, dbi, del), 0);
-  assert_int_equal(mdb_txn_commit(t), 0);
-  mdb_env_close(env);
-}
-
 static void raw_foreign(const char *cat, tu_rng *r) {
   unlink(cat);
   MDB_env *env;
-  MDB_txn *t;
+  MDB_txn *t = rc_begin(cat, &env);
   MDB_dbi dbi;
-  assert_int_equal(mdb_env_create(&env), 0);
-  assert_int_equal(mdb_env_set_maxdbs(env, 8), 0);
-  assert_int_equal(mdb_env_open(env, cat, MDB_NOSUBDIR, 0666), 0);
-  assert_int_equal(mdb_txn_begin(env, NULL, 0, &t), 0);
   /* Half the time a named table tern also has, to look like tern's. */
   const char *name = tu_below(r, 2) ? "meta" : NULL;
   assert_int_equal(mdb_dbi_open(t, name, name ? MDB_CREATE : 0, &dbi), 0);
@@ -214,8 +196,7 @@ static void raw_foreign(const char *cat, tu_rng *r) {
     MDB_dbi other;
     assert_int_equal(mdb_dbi_open(t, "users", MDB_CREATE, &other), 0);
   }
-  assert_int_equal(mdb_txn_commit(t), 0);
-  mdb_env_close(env);
+  rc_commit(env, t);
 }
 
 static const size_t k_page = 4096;
@@ -267,7 +248,7 @@ static void damage(const char *dir, int kind, tu_rng *r, char *what, size_t cap)
   case D_DROP_TABLE:
   case D_EMPTY_TABLE: {
     const char *t = tables[tu_below(r, 4)];
-    raw_drop(cat, t, kind == D_DROP_TABLE);
+    rc_drop(cat, t, kind == D_DROP_TABLE);
     snprintf(what, cap, "table %s %s", t, kind == D_DROP_TABLE ? "dropped" : "emptied");
     break;
   }

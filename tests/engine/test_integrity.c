@@ -9,6 +9,7 @@
  * opens by a user who cannot write the directory, and tern_fail_wrap.
  */
 #include "tests/engine/enginetest.h"
+#include "tests/engine/rawcatalog.h"
 
 #include "engine/errwrap.h"
 
@@ -90,18 +91,7 @@ static int run_cli(const char *const *args) {
 
 static void raw_drop(const char *dir, const char *table, int del) {
   char *cat = tu_path(dir, "catalog.mdb");
-  MDB_env *env;
-  MDB_txn *t;
-  MDB_dbi dbi;
-  assert_int_equal(mdb_env_create(&env), 0);
-  assert_int_equal(mdb_env_set_maxdbs(env, 8), 0);
-  assert_int_equal(mdb_env_set_mapsize(env, (size_t)64 << 30), 0);
-  assert_int_equal(mdb_env_open(env, cat, MDB_NOSUBDIR, 0666), 0);
-  assert_int_equal(mdb_txn_begin(env, NULL, 0, &t), 0);
-  assert_int_equal(mdb_dbi_open(t, table, 0, &dbi), 0);
-  assert_int_equal(mdb_drop(t, dbi, del), 0);
-  assert_int_equal(mdb_txn_commit(t), 0);
-  mdb_env_close(env);
+  rc_drop(cat, table, del);
   free(cat);
 }
 

@@ -5,6 +5,7 @@
  * binary keys, a full catalog map, and removal of leftover files.
  */
 #include "tests/engine/enginetest.h"
+#include "tests/engine/rawcatalog.h"
 
 #include "codec/record.h"
 #include "codec/segment.h"
@@ -157,20 +158,15 @@ static void test_newer_version(void **state) {
   /* Rewrite the format record as a future library would. */
   char *cat = tu_path(dir, "catalog.mdb");
   MDB_env *env;
-  MDB_txn *t;
+  MDB_txn *t = rc_begin(cat, &env);
   MDB_dbi dbi;
-  assert_int_equal(mdb_env_create(&env), 0);
-  assert_int_equal(mdb_env_set_maxdbs(env, 8), 0);
-  assert_int_equal(mdb_env_open(env, cat, MDB_NOSUBDIR, 0666), 0);
-  assert_int_equal(mdb_txn_begin(env, NULL, 0, &t), 0);
   assert_int_equal(mdb_dbi_open(t, "meta", 0, &dbi), 0);
   uint8_t fmt[TERN_REC_FORMAT_SIZE];
   tern_rec_format_encode(fmt);
   fmt[4] = (uint8_t)(TERN_CATALOG_VERSION + 1);
   MDB_val k = {6, "format"}, v = {sizeof fmt, fmt};
   assert_int_equal(mdb_put(t, dbi, &k, &v, 0), 0);
-  assert_int_equal(mdb_txn_commit(t), 0);
-  mdb_env_close(env);
+  rc_commit(env, t);
   idx = NULL;
   assert_int_equal(tern_open(&idx, dir, 0, NULL), TERN_EVERSION);
   assert_null(idx);
@@ -547,14 +543,10 @@ static void test_verify_detects_corruption(void **state) {
   free(index_with_deletions(dir));
   char *cat = tu_path(dir, "catalog.mdb");
   MDB_env *env;
-  MDB_txn *t;
+  MDB_txn *t = rc_begin(cat, &env);
   MDB_dbi dbi;
   MDB_cursor *c;
   MDB_val k, v;
-  assert_int_equal(mdb_env_create(&env), 0);
-  assert_int_equal(mdb_env_set_maxdbs(env, 8), 0);
-  assert_int_equal(mdb_env_open(env, cat, MDB_NOSUBDIR, 0666), 0);
-  assert_int_equal(mdb_txn_begin(env, NULL, 0, &t), 0);
   assert_int_equal(mdb_dbi_open(t, "livedocs", 0, &dbi), 0);
   assert_int_equal(mdb_cursor_open(t, dbi, &c), 0);
   assert_int_equal(mdb_cursor_get(c, &k, &v, MDB_FIRST), 0);
@@ -564,8 +556,7 @@ static void test_verify_detects_corruption(void **state) {
   MDB_val nv = {v.mv_size, copy};
   mdb_cursor_close(c);
   assert_int_equal(mdb_put(t, dbi, &k, &nv, 0), 0);
-  assert_int_equal(mdb_txn_commit(t), 0);
-  mdb_env_close(env);
+  rc_commit(env, t);
   free(copy);
   expect_corrupt(dir, "catalog.mdb");
   free(cat);
