@@ -10,7 +10,9 @@
  * one cache line, which compilers vectorise, and costs little: ~1.05% false
  * positives at 10 bits per key against a classic Bloom filter's ~0.82%.
  *
- * Words are little-endian on disk and native in memory (load converts).
+ * Words are little-endian on disk and in memory (a probe loads them with
+ * tern_load64, a plain load on little-endian machines), so a filter can be
+ * probed where it lies in a mapping.
  */
 #include "codec/filter.h"
 
@@ -29,9 +31,9 @@ static const uint32_t SALT[WORDS] = {0x47b6137bu, 0x44974d91u, 0x8824ad5bu, 0xa2
                                      0x705495c7u, 0x2df1424bu, 0x9efc4947u, 0x5c6bfb31u};
 
 struct tern_filter {
-  uint64_t *words; /* nblocks * WORDS, 64-byte aligned */
+  const uint8_t *blocks; /* nblocks * 64 bytes, little-endian words */
+  uint8_t *owned;        /* tern_filter_load's aligned copy, else NULL */
   uint32_t nblocks;
-  uint32_t bits_per_key;
 };
 
 uint64_t tern_filter_hash(const void *key, size_t len) { return XXH3_64bits(key, len); }
@@ -69,7 +71,7 @@ int tern_filter_build(uint8_t *body, size_t body_len, const uint64_t *hashes, si
   memset(body, 0, body_len);
   tern_store32(body, FILTER_ALGORITHM);
   tern_store32(body + 4, nblocks);
-  tern_store32(body + 8, bits_per_key);
+  tern_store32(body + 8, bits_per_key); /* bytes 12..31: zero */
   uint8_t *blocks = body + TERN_FILTER_HEADER_SIZE;
   for (size_t k = 0; k < n; k++) {
     uint8_t *b = blocks + block_of(hashes[k], nblocks) * TERN_FILTER_BLOCK_SIZE;
@@ -79,56 +81,91 @@ int tern_filter_build(uint8_t *body, size_t body_len, const uint64_t *hashes, si
   return TERN_OK;
 }
 
-int tern_filter_load(tern_filter **out, const uint8_t *body, size_t len, const char *what) {
-  *out = NULL;
+/* The header's block count, or TERN_ECORRUPT naming `what`. */
+static int check_header(const uint8_t *body, size_t len, const char *what, uint32_t *nblocks) {
   if (len < TERN_FILTER_HEADER_SIZE)
     return tern_fail(TERN_ECORRUPT, "%s: filter of %zu bytes has no header", what, len);
-  const uint32_t algorithm = tern_load32(body), nblocks = tern_load32(body + 4);
-  const uint32_t bits_per_key = tern_load32(body + 8), reserved = tern_load32(body + 12);
+  const uint32_t algorithm = tern_load32(body), n = tern_load32(body + 4);
+  const uint32_t bits_per_key = tern_load32(body + 8);
+  uint8_t reserved = 0;
+  for (size_t i = 12; i < TERN_FILTER_HEADER_SIZE; i++) reserved |= body[i];
   if (algorithm != FILTER_ALGORITHM || reserved != 0)
-    return tern_fail(TERN_ECORRUPT, "%s: unknown filter algorithm %u/%u", what, algorithm,
-                     reserved);
-  if (nblocks == 0 || bits_per_key == 0 || bits_per_key > TERN_FILTER_MAX_BITS_PER_KEY ||
-      (len - TERN_FILTER_HEADER_SIZE) % TERN_FILTER_BLOCK_SIZE != 0 ||
-      (len - TERN_FILTER_HEADER_SIZE) / TERN_FILTER_BLOCK_SIZE != nblocks)
+    return tern_fail(TERN_ECORRUPT, "%s: unknown filter algorithm %u (reserved bytes %s)", what,
+                     algorithm, reserved ? "set" : "zero");
+  if (n == 0 || bits_per_key == 0 || bits_per_key > TERN_FILTER_MAX_BITS_PER_KEY ||
+      tern_filter_nblocks_of(len) != n)
     return tern_fail(TERN_ECORRUPT, "%s: filter of %zu bytes, header says %u blocks (%u bits/key)",
-                     what, len, nblocks, bits_per_key);
-  tern_filter *f = malloc(sizeof *f);
-  const size_t nwords = (size_t)nblocks * WORDS;
-  uint64_t *words = f ? aligned_alloc(TERN_FILTER_BLOCK_SIZE, nwords * sizeof *words) : NULL;
-  if (!words) {
-    free(f);
+                     what, len, n, bits_per_key);
+  *nblocks = n;
+  return TERN_OK;
+}
+
+uint32_t tern_filter_nblocks_of(size_t len) {
+  if (len < TERN_FILTER_HEADER_SIZE || (len - TERN_FILTER_HEADER_SIZE) % TERN_FILTER_BLOCK_SIZE)
+    return 0;
+  size_t n = (len - TERN_FILTER_HEADER_SIZE) / TERN_FILTER_BLOCK_SIZE;
+  return n > UINT32_MAX ? 0 : (uint32_t)n;
+}
+
+tern_filter *tern_filter_at(const uint8_t *blocks, uint32_t nblocks) {
+  tern_filter *f = calloc(1, sizeof *f);
+  if (f) {
+    f->blocks = blocks;
+    f->nblocks = nblocks;
+  }
+  return f;
+}
+
+int tern_filter_open(tern_filter **out, const uint8_t *body, size_t len, const char *what) {
+  *out = NULL;
+  uint32_t nblocks;
+  TERN_TRY(check_header(body, len, what, &nblocks));
+  if (!(*out = tern_filter_at(body + TERN_FILTER_HEADER_SIZE, nblocks)))
+    return tern_fail(TERN_ENOMEM, "%s: out of memory", what);
+  return TERN_OK;
+}
+
+int tern_filter_load(tern_filter **out, const uint8_t *body, size_t len, const char *what) {
+  *out = NULL;
+  uint32_t nblocks;
+  TERN_TRY(check_header(body, len, what, &nblocks));
+  const size_t bytes = (size_t)nblocks * TERN_FILTER_BLOCK_SIZE;
+  uint8_t *copy = aligned_alloc(TERN_FILTER_BLOCK_SIZE, bytes);
+  tern_filter *f = copy ? tern_filter_at(copy, nblocks) : NULL;
+  if (!f) {
+    free(copy);
     return tern_fail(TERN_ENOMEM, "%s: filter of %u blocks", what, nblocks);
   }
-  const uint8_t *p = body + TERN_FILTER_HEADER_SIZE;
-  for (size_t i = 0; i < nwords; i++)
-    words[i] = tern_load64(p + 8 * i);
-  f->words = words;
-  f->nblocks = nblocks;
-  f->bits_per_key = bits_per_key;
+  memcpy(copy, body + TERN_FILTER_HEADER_SIZE, bytes);
+  f->owned = copy;
   *out = f;
   return TERN_OK;
 }
 
+size_t tern_filter_block_offset(const tern_filter *f, uint64_t hash) {
+  return TERN_FILTER_HEADER_SIZE + block_of(hash, f->nblocks) * TERN_FILTER_BLOCK_SIZE;
+}
+
 void tern_filter_prefetch(const tern_filter *f, uint64_t hash) {
-  __builtin_prefetch(f->words + block_of(hash, f->nblocks) * WORDS);
+  __builtin_prefetch(f->blocks + block_of(hash, f->nblocks) * TERN_FILTER_BLOCK_SIZE);
 }
 
 int tern_filter_may_contain(const tern_filter *f, uint64_t hash) {
-  const uint64_t *b = f->words + block_of(hash, f->nblocks) * WORDS;
+  const uint8_t *b = f->blocks + block_of(hash, f->nblocks) * TERN_FILTER_BLOCK_SIZE;
   const uint32_t x = (uint32_t)hash;
   uint64_t missing = 0;
   for (unsigned i = 0; i < WORDS; i++)
-    missing |= bit_in_word(x, i) & ~b[i];
+    missing |= bit_in_word(x, i) & ~tern_load64(b + 8 * i);
   return missing == 0;
 }
 
 size_t tern_filter_memory(const tern_filter *f) {
-  return f ? sizeof *f + (size_t)f->nblocks * TERN_FILTER_BLOCK_SIZE : 0;
+  if (!f) return 0;
+  return sizeof *f + (f->owned ? (size_t)f->nblocks * TERN_FILTER_BLOCK_SIZE : 0);
 }
 
 void tern_filter_free(tern_filter *f) {
   if (!f) return;
-  free(f->words);
+  free(f->owned);
   free(f);
 }

@@ -8,10 +8,13 @@
  * (docs/FORMAT.md).
  *
  * The writer hashes each key with tern_filter_hash, sizes a body with
- * tern_filter_body_size and builds it; the body is self-describing (a 16-byte
- * header: algorithm, block count, bits per key) and the segment writer
- * frames it as NAME.flt.  A reader validates and copies the body into
- * cache-line-aligned memory with tern_filter_load.
+ * tern_filter_body_size and builds it; the body is self-describing (a 32-byte
+ * header: algorithm, block count, bits per key, zeros) and the segment
+ * writer frames it as NAME.flt, where the 32-byte frame header puts block j
+ * at file offset 64 + 64 j: every block inside one 4 KiB page.  A reader
+ * probes the body where it lies (tern_filter_open: the segment's mapping,
+ * whose pages are checked on first use) or a validated copy
+ * (tern_filter_load).  Words are little-endian in both.
  */
 #ifndef TERN_FILTER_H
 #define TERN_FILTER_H
@@ -21,7 +24,7 @@
 
 #define TERN_FILTER_BITS_PER_KEY 10u /* default: about 1% false positives */
 #define TERN_FILTER_MAX_BITS_PER_KEY 64u
-#define TERN_FILTER_HEADER_SIZE 16u
+#define TERN_FILTER_HEADER_SIZE 32u /* format 3; 2 had 16 (blocks across pages) */
 #define TERN_FILTER_BLOCK_SIZE 64u /* bytes of one block: a cache line */
 
 /* XXH3-64 of the key: what the filter is built from and probed with. */
@@ -41,12 +44,23 @@ typedef struct tern_filter tern_filter;
 /* Validates a body (TERN_ECORRUPT naming `what` when its header or size is
  * wrong) and copies it into aligned memory. */
 int tern_filter_load(tern_filter **out, const uint8_t *body, size_t len, const char *what);
+/* Validates a body and probes it in place: the caller keeps body[len]
+ * alive and unchanged until tern_filter_free. */
+int tern_filter_open(tern_filter **out, const uint8_t *body, size_t len, const char *what);
+/* A filter of `nblocks` blocks at `blocks` (the body past its header), not
+ * validated: for a reader whose blocks are checked page by page when first
+ * probed (the header then by tern_filter_open in verify).  NULL: no memory. */
+tern_filter *tern_filter_at(const uint8_t *blocks, uint32_t nblocks);
+/* Blocks of a body of `len` bytes, from its size alone (0: not a body size). */
+uint32_t tern_filter_nblocks_of(size_t len);
+/* Offset in the body of the block a probe of `hash` reads (64 bytes). */
+size_t tern_filter_block_offset(const tern_filter *f, uint64_t hash);
 /* Starts fetching the line a probe of `hash` reads (a hint, no effect
  * on results): callers overlap it with other work. */
 void tern_filter_prefetch(const tern_filter *f, uint64_t hash);
 /* 1: the key may be present; 0: it is certainly absent. */
 int tern_filter_may_contain(const tern_filter *f, uint64_t hash);
-/* Bytes the loaded filter holds. */
+/* Bytes the filter holds in memory (a copy: its body; in place: none). */
 size_t tern_filter_memory(const tern_filter *f);
 void tern_filter_free(tern_filter *f);
 

@@ -61,6 +61,11 @@ int tern_io_unlink(const char *path) {
 static _Atomic int read_checks = 1;
 void tern_io_set_read_checks(int on) { atomic_store(&read_checks, on != 0); }
 
+/* Mapped files: the first read of a page (its check) by pread (1), or by
+ * faulting it in through the mapping (0); see tern_rfile_read. */
+static _Atomic int first_touch_pread = 1;
+void tern_io_set_first_touch_pread(int on) { atomic_store(&first_touch_pread, on != 0); }
+
 uint32_t tern_io_page_sum(const uint8_t *page, size_t len, uint64_t seed, uint64_t pageno) {
   return (uint32_t)XXH3_64bits_withSeed(page, len, seed + pageno);
 }
@@ -199,6 +204,32 @@ static int check_mapped(tern_rfile *f, uint64_t first, uint64_t last) {
 }
 
 uint64_t tern_rfile_size(const tern_rfile *f) { return f->size; }
+const uint8_t *tern_rfile_map(const tern_rfile *f) { return f->map; }
+
+int tern_rfile_page_checked(const tern_rfile *f, uint64_t off) {
+  return f->checked && off < f->size && page_checked(f, off / TERN_IO_PAGE);
+}
+
+static int resident(const tern_rfile *f, uint64_t p) {
+  unsigned char v = 0;
+  if (mincore(f->map + p * TERN_IO_PAGE, 1, &v) != 0) return 0; /* unknown: as if not */
+  return v & 1;
+}
+
+int tern_rfile_check_cached(tern_rfile *f, uint64_t off) {
+  if (!f->map || !f->sums || off >= f->size) return 0;
+  uint64_t p = off / TERN_IO_PAGE;
+  if (page_checked(f, p)) return 1;
+  if (!resident(f, p)) return 0;
+  TERN_TRY(check_page(f, p, f->map + p * TERN_IO_PAGE));
+  return 1;
+}
+
+void tern_rfile_will_need(const tern_rfile *f, uint64_t off) {
+  if (!f->map || off >= f->size) return;
+  uint64_t start = off / TERN_IO_PAGE * TERN_IO_PAGE;
+  (void)madvise(f->map + start, page_len(f, start / TERN_IO_PAGE), MADV_WILLNEED);
+}
 const char *tern_rfile_path(const tern_rfile *f) { return f->path; }
 tern_io_mode tern_rfile_mode(const tern_rfile *f) { return f->mode; }
 
@@ -230,13 +261,17 @@ static int pread_all(tern_rfile *f, uint8_t *dst, size_t len, uint64_t off) {
 static int pread_checked(tern_rfile *f, uint64_t off, size_t len, uint8_t *dst, uint64_t first,
                          uint64_t last) {
   uint64_t start = first * TERN_IO_PAGE, end = last * TERN_IO_PAGE + page_len(f, last);
-  uint8_t *buf = malloc((size_t)(end - start));
+  /* Whole pages asked (a terms block): read them in place. */
+  int exact = off == start && len == end - start;
+  uint8_t *buf = exact ? dst : malloc((size_t)(end - start));
   if (!buf) return tern_fail(TERN_ENOMEM, "%s: out of memory", f->path);
   int rc = pread_all(f, buf, (size_t)(end - start), start);
   for (uint64_t p = first; rc == TERN_OK && p <= last; p++)
     if (!page_checked(f, p)) rc = check_page(f, p, buf + (p - first) * TERN_IO_PAGE);
-  if (rc == TERN_OK) memcpy(dst, buf + (off - start), len);
-  free(buf);
+  if (!exact) {
+    if (rc == TERN_OK) memcpy(dst, buf + (off - start), len);
+    free(buf);
+  }
   return rc;
 }
 
@@ -248,7 +283,18 @@ int tern_rfile_read(tern_rfile *f, uint64_t off, size_t len, void *scratch, cons
   uint64_t first, last;
   int check = read_pages(f, off, len, &first, &last);
   if (f->mode == TERN_IO_MMAP) {
-    if (TERN_UNLIKELY(check)) TERN_TRY(check_mapped(f, first, last));
+    if (TERN_UNLIKELY(check)) {
+      /* First touch: a pread costs less than the page fault that would
+       * bring the page in (docs/ARCHITECTURE.md, "The open mode"); the
+       * page is in the page cache afterwards, so the next read through
+       * the mapping costs a minor fault once, then nothing. */
+      if (scratch && atomic_load_explicit(&first_touch_pread, memory_order_relaxed)) {
+        TERN_TRY(pread_checked(f, off, len, scratch, first, last));
+        *out = scratch;
+        return TERN_OK;
+      }
+      TERN_TRY(check_mapped(f, first, last));
+    }
     *out = len ? f->map + off : (const uint8_t *)scratch;
     return TERN_OK;
   }

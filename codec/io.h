@@ -68,6 +68,10 @@ uint64_t tern_io_npages(uint64_t size);
 /* Turns the read-path page checks off (0) or on (1, the default),
  * process-wide: for benchmarks that measure what the checks cost. */
 void tern_io_set_read_checks(int on);
+/* Mapped files read a page they have not checked yet with pread (1, the
+ * default) or fault it in through the mapping (0), process-wide: for
+ * benchmarks that measure the difference. */
+void tern_io_set_first_touch_pread(int on);
 
 typedef enum tern_io_mode {
   TERN_IO_MMAP = 0, /* reads return pointers into a MADV_RANDOM mapping */
@@ -95,14 +99,32 @@ tern_io_mode tern_rfile_mode(const tern_rfile *f);
 /* Reads `len` bytes at `off` and sets *out to them: into the mapping (mmap
  * mode; `scratch` unused) or into `scratch`, which must hold `len` bytes
  * (pread mode).  *out stays valid while the file is open (mmap) or while
- * scratch is (pread).  A range past the end of the file is TERN_ECORRUPT
- * (the file was truncated); a short pread is too.  Counts one read. */
+ * scratch is (pread).  In mmap mode with page checksums and a scratch
+ * buffer, the first read of a page not checked yet is a pread into scratch
+ * (cheaper than the page fault, and the page is cached for the mapping
+ * afterwards): *out is then scratch, so callers in mmap mode that pass
+ * scratch keep it as long as *out.  A range past the end of the file is
+ * TERN_ECORRUPT (the file was truncated); a short pread is too.  Counts
+ * one read. */
 int tern_rfile_read(tern_rfile *f, uint64_t off, size_t len, void *scratch, const uint8_t **out);
 
 /* From now on every read checks the pages it touches that this process has
  * not checked yet against `sums`: tern_io_npages(size) u32 LE checksums
  * (tern_io_page_sum with `seed`), which the caller keeps alive until close. */
 int tern_rfile_set_page_sums(tern_rfile *f, const uint8_t *sums, uint64_t seed);
+/* The mapping (mmap mode; NULL in pread mode or for an empty file): for
+ * prefetch hints only, every read still goes through tern_rfile_read. */
+const uint8_t *tern_rfile_map(const tern_rfile *f);
+/* 1 when the page holding `off` has been checked by this process. */
+int tern_rfile_page_checked(const tern_rfile *f, uint64_t off);
+/* The page holding `off`, when this process has not checked it yet and it
+ * is in the page cache (mincore(2) of the mapping: no I/O), checked now.
+ * 1: checked (now or before), 0: not checked and not cached (mmap mode with
+ * page checksums only, else 0), TERN_ECORRUPT: damaged.  Counts no read. */
+int tern_rfile_check_cached(tern_rfile *f, uint64_t off);
+/* Asks the kernel to read the page holding `off` in the background
+ * (MADV_WILLNEED; mmap mode only, a hint). */
+void tern_rfile_will_need(const tern_rfile *f, uint64_t off);
 /* Checks every page against its sum, whether checked before or not (verify). */
 int tern_rfile_check_pages(tern_rfile *f);
 

@@ -188,6 +188,9 @@ int tern_seg_terms_resident(const tern_seg *s, uint64_t max_pages);
 /* Counted reads, per file kind of this segment (terms/postings/values). */
 typedef struct tern_seg_io {
   tern_io_stats terms, postings, values;
+  /* filter pages checked by probes: never read from storage (a probe whose
+   * page is not cached is skipped), so not in the global read counts */
+  tern_io_stats filter;
 } tern_seg_io;
 void tern_seg_io_stats(const tern_seg *s, tern_seg_io *out);
 void tern_seg_reset_io_stats(tern_seg *s);

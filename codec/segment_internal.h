@@ -12,9 +12,13 @@
 #include "codec/terms_block.h"
 #include "codec/terms_index.h"
 
+#include <stdatomic.h>
+
 /* Of every segment file (.tim .tix .doc .flt .val).  2: page checksums of
- * .tim, .doc and .val in .tix, and their sizes.  Older ones: TERN_EVERSION. */
-#define TERN_SEG_VERSION 2u
+ * .tim, .doc and .val in .tix, and their sizes.  3: the filter probed in
+ * place, its pages checksummed in .tix like the others, its size there, its
+ * blocks page-aligned.  Older ones: TERN_EVERSION. */
+#define TERN_SEG_VERSION 3u
 #define TERN_SEG_NFILES 5
 
 /* Field flags on disk: TERN_FIELD_UNIQUE and */
@@ -50,13 +54,14 @@ struct tern_seg {
   const tern_seg_field *unique;
   uint64_t nblocks;
   tern_rfile *tim, *doc, *val;
+  tern_rfile *flt;        /* always mapped: probed in place (segment_filter.c) */
   const uint8_t *tim_map; /* mmap mode: the terms file's mapping, for prefetching */
-  uint64_t tix_size, flt_size;
-  uint64_t doc_size, val_size; /* as NAME.tix records them */
-  const uint8_t *sums[3];      /* page checksums of .tim, .doc, .val (in arena) */
-  tern_filter *filter; /* NULL: none */
-  uint8_t *flt_buf;    /* the filter's bytes, kept while it is loaded */
-  uint8_t *arena;      /* field names, min and max terms */
+  uint64_t tix_size;
+  uint64_t doc_size, val_size, flt_size; /* as NAME.tix records them */
+  const uint8_t *sums[4]; /* page checksums of .tim, .doc, .val, .flt (in arena) */
+  tern_filter *filter;    /* over the .flt mapping; NULL: none */
+  _Atomic uint64_t flt_checked; /* filter pages checked by probes (cached: no I/O) */
+  uint8_t *arena;         /* field names, min and max terms */
   char *tix_path, *flt_path;
 };
 
@@ -67,6 +72,20 @@ uint64_t tern_seg_page_seed(const uint8_t *segid, int file);
 /* Decodes and checks a .tix body into s (calloc'd; tern_seg_close frees
  * what it filled, whatever the result).  The body stays referenced. */
 int tern_seg_parse_index(tern_seg *s, const uint8_t *body, size_t len, const char *what);
+
+/* segment_filter.c.  Opens NAME.flt (size against .tix, page checksums;
+ * nothing read) and the filter over its mapping. */
+int tern_seg_filter_open(tern_seg *s, const char *dir, const char *name);
+/* The filter's answer for `hash`: TERN_SEG_FILTER_NO (certainly absent),
+ * _MAYBE, or _SKIPPED when the page the probe needs is neither checked by
+ * this process nor in the page cache (reading it would cost the I/O the
+ * terms block costs anyway: the block decides); < 0: the page is damaged. */
+enum { TERN_SEG_FILTER_NO = 0, TERN_SEG_FILTER_MAYBE = 1, TERN_SEG_FILTER_SKIPPED = 2 };
+int tern_seg_filter_probe(const tern_seg *s, uint64_t hash);
+/* A key found absent by a block read after the probe was skipped: the
+ * filter's page would have saved that read, so it is fetched in the
+ * background for the next key that needs it. */
+void tern_seg_filter_missed(const tern_seg *s, uint64_t hash);
 
 /* A fresh value for tern_seg.uid. */
 uint64_t tern_seg_next_uid(void);

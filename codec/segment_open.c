@@ -1,14 +1,18 @@
 /*
- * segment_open.c — opening a segment: NAME.tix is read whole, its checksum
- * verified and its field table and terms indexes decoded into memory;
- * NAME.flt likewise into the filter; the other files are opened and their
- * headers (kind, version, segment id) and sizes checked.  Their contents
- * are checked lazily by every decoder and whole by tern_seg_verify.
+ * segment_open.c — opening a segment: NAME.tix is read whole (one read),
+ * its checksum verified and its field table and terms indexes decoded into
+ * memory; the other files are opened and their sizes checked against it,
+ * and nothing more is read.  Their headers and contents are covered by the
+ * page checksums the .tix holds (salted with the segment id, the file kind
+ * and the page number, so another segment's file or a moved page fails
+ * like damage), checked page by page when first read, and whole by
+ * tern_seg_verify.  The filter is probed in place (segment_filter.c).
  */
 #include "codec/frame.h"
 #include "codec/segment_internal.h"
 #include "codec/status.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,8 +66,8 @@ static int read_framed(const char *path, uint32_t kind, const uint8_t *segid, ui
   return TERN_OK;
 }
 
-/* Opens one of the large files and checks its header and size against the
- * segment's index. */
+/* Opens one of the large files and checks its size against the segment's
+ * index: no read (its header is in page 0, checked with the page). */
 static int open_data_file(tern_seg *s, const char *dir, const char *name, int file,
                           tern_io_mode mode, uint64_t want, tern_rfile **out) {
   char *path = tern_seg_path(dir, name, file, 0);
@@ -77,18 +81,7 @@ static int open_data_file(tern_seg *s, const char *dir, const char *name, int fi
     return tern_fail(TERN_ECORRUPT, "%s: %llu bytes, %llu expected%s", tern_rfile_path(f),
                      (unsigned long long)size, (unsigned long long)want,
                      size < want ? ": truncated" : "");
-  uint8_t hdr[TERN_FRAME_HEADER_SIZE];
-  const uint8_t *p;
-  uint32_t version;
-  TERN_TRY(tern_rfile_read(f, 0, sizeof hdr, hdr, &p));
-  TERN_TRY(tern_frame_check_header(p, (size_t)size, tern_seg_kind[file], TERN_SEG_VERSION,
-                                   s->segid, tern_rfile_path(f), &version));
-  TERN_TRY(check_version(tern_rfile_path(f), version));
-  if (mode == TERN_IO_MMAP && file == SEG_TIM) {
-    uint8_t scratch[1];
-    TERN_TRY(tern_rfile_read(f, 0, 1, scratch, &p));
-    s->tim_map = p;
-  }
+  if (file == SEG_TIM) s->tim_map = tern_rfile_map(f);
   int k = file == SEG_TIM ? 0 : file == SEG_DOC ? 1 : 2;
   return tern_rfile_set_page_sums(f, s->sums[k], tern_seg_page_seed(s->segid, file));
 }
@@ -159,10 +152,11 @@ static uint64_t tim_size(const tern_seg *s) {
   return TERN_BLOCK_SIZE * (s->nblocks + 1) + TERN_FRAME_FOOTER_SIZE;
 }
 
-/* The page checksums of .tim, .doc and .val: the rest of the body, exactly. */
+/* The page checksums of .tim, .doc, .val and .flt: the rest of the body,
+ * exactly. */
 static int parse_sums(tern_seg *s, tix_reader *r) {
-  const uint64_t sizes[3] = {tim_size(s), s->doc_size, s->val_size};
-  for (int k = 0; k < 3; k++) {
+  const uint64_t sizes[4] = {tim_size(s), s->doc_size, s->val_size, s->flt_size};
+  for (int k = 0; k < 4; k++) {
     uint64_t n = 4 * tern_io_npages(sizes[k]);
     if (n > (uint64_t)(r->end - r->p)) return tix_bad(r, "page checksums truncated");
     s->sums[k] = r->p;
@@ -185,8 +179,10 @@ int tern_seg_parse_index(tern_seg *s, const uint8_t *body, size_t len, const cha
   TERN_TRY(tix_u64(&r, &s->nblocks, TERN_FILE_MAX / TERN_BLOCK_SIZE - 2, "block count"));
   TERN_TRY(tix_u64(&r, &s->doc_size, TERN_FILE_MAX, "postings file size"));
   TERN_TRY(tix_u64(&r, &s->val_size, TERN_FILE_MAX, "values file size"));
+  TERN_TRY(tix_u64(&r, &s->flt_size, TERN_FILE_MAX, "filter file size"));
   if (s->doc_size < TERN_FRAME_HEADER_SIZE + TERN_FRAME_FOOTER_SIZE ||
-      s->val_size < TERN_FRAME_HEADER_SIZE + TERN_FRAME_FOOTER_SIZE)
+      s->val_size < TERN_FRAME_HEADER_SIZE + TERN_FRAME_FOOTER_SIZE ||
+      s->flt_size < TERN_FRAME_HEADER_SIZE + TERN_FRAME_FOOTER_SIZE)
     return tix_bad(&r, "data file smaller than its frame");
   s->fields = calloc(nfields ? nfields : 1, sizeof *s->fields);
   if (!s->fields) return tern_fail(TERN_ENOMEM, "%s: out of memory", what);
@@ -209,24 +205,6 @@ int tern_seg_parse_index(tern_seg *s, const uint8_t *body, size_t len, const cha
 
 /* ----------------------------------------------------------------- open */
 
-static int open_filter(tern_seg *s, const char *dir, const char *name) {
-  s->flt_path = tern_seg_path(dir, name, SEG_FLT, 0);
-  if (!s->flt_path) return tern_fail(TERN_ENOMEM, "out of memory");
-  const uint8_t *body;
-  size_t len;
-  TERN_TRY(read_framed(s->flt_path, TERN_KIND_FILTER, s->segid, &s->flt_buf, &body, &len,
-                       &s->flt_size));
-  int want = s->unique && s->unique->nterms && s->bloom_bits;
-  if (!want && len == 0) return TERN_OK;
-  if (!want || len == 0)
-    return tern_fail(TERN_ECORRUPT, "%s: filter %s", s->flt_path,
-                     want ? "missing" : "present where none was written");
-  int rc = tern_filter_load(&s->filter, body, len, s->flt_path);
-  free(s->flt_buf); /* the filter holds its own copy */
-  s->flt_buf = NULL;
-  return rc;
-}
-
 static int open_files(tern_seg *s, const char *dir, const char *name, tern_io_mode mode) {
   s->tix_path = tern_seg_path(dir, name, SEG_TIX, 0);
   if (!s->tix_path) return tern_fail(TERN_ENOMEM, "out of memory");
@@ -238,7 +216,7 @@ static int open_files(tern_seg *s, const char *dir, const char *name, tern_io_mo
   TERN_TRY(open_data_file(s, dir, name, SEG_TIM, mode, tim_size(s), &s->tim));
   TERN_TRY(open_data_file(s, dir, name, SEG_DOC, mode, s->doc_size, &s->doc));
   TERN_TRY(open_data_file(s, dir, name, SEG_VAL, mode, s->val_size, &s->val));
-  return open_filter(s, dir, name);
+  return tern_seg_filter_open(s, dir, name);
 }
 
 int tern_seg_open(tern_seg **out, const char *dir, const char *name, tern_io_mode mode) {
@@ -263,11 +241,10 @@ void tern_seg_close(tern_seg *s) {
   tern_rfile_close(s->tim);
   tern_rfile_close(s->doc);
   tern_rfile_close(s->val);
-  if (s->filter) tern_filter_free(s->filter);
-  free(s->flt_buf);
+  tern_filter_free(s->filter);
+  tern_rfile_close(s->flt);
   free(s->arena);
   free(s->tix_path);
-  free(s->flt_path);
   free(s);
 }
 
@@ -328,18 +305,22 @@ void tern_seg_io_stats(const tern_seg *s, tern_seg_io *out) {
   tern_rfile_stats(s->tim, &out->terms);
   tern_rfile_stats(s->doc, &out->postings);
   tern_rfile_stats(s->val, &out->values);
+  out->filter.reads = atomic_load_explicit(&s->flt_checked, memory_order_relaxed);
+  out->filter.bytes = out->filter.reads * TERN_IO_PAGE;
 }
 
 void tern_seg_reset_io_stats(tern_seg *s) {
   tern_rfile_reset_stats(s->tim);
   tern_rfile_reset_stats(s->doc);
   tern_rfile_reset_stats(s->val);
+  atomic_store_explicit(&((tern_seg *)s)->flt_checked, 0, memory_order_relaxed);
 }
 
 int tern_seg_evict(tern_seg *s) {
   TERN_TRY(tern_rfile_evict(s->tim));
   TERN_TRY(tern_rfile_evict(s->doc));
   TERN_TRY(tern_rfile_evict(s->val));
+  TERN_TRY(tern_rfile_evict(s->flt));
   s->uid = tern_seg_next_uid(); /* cursors must read their blocks again */
   return TERN_OK;
 }
@@ -347,6 +328,6 @@ int tern_seg_evict(tern_seg *s) {
 size_t tern_seg_memory(const tern_seg *s) {
   size_t n = sizeof *s + s->nfields * sizeof *s->fields + (size_t)s->tix_size;
   for (size_t i = 0; i < s->nfields; i++) n += tern_terms_index_memory(&s->fields[i].index);
-  if (s->filter) n += tern_filter_memory(s->filter);
+  n += tern_filter_memory(s->filter); /* the mapped pages are the page cache's */
   return n;
 }

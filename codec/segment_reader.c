@@ -112,8 +112,8 @@ static inline int in_range(const tern_seg_field *f, const uint8_t *term, size_t 
 int tern_seg_may_contain(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len) {
   if (!term || len < 1 || len > TERN_KEY_MAX || !in_range(f, term, len, head_of(term, len)))
     return 0;
-  if (f == s->unique && s->filter)
-    return tern_filter_may_contain(s->filter, tern_filter_hash(term, len));
+  if (f == s->unique && s->filter) /* a skipped or damaged page: the lookup decides */
+    return tern_seg_filter_probe(s, tern_filter_hash(term, len)) != TERN_SEG_FILTER_NO;
   return 1;
 }
 
@@ -318,9 +318,12 @@ int tern_seg_unique_find(const tern_seg *s, const void *key, size_t len, tern_se
   uint64_t b = tern_terms_index_find_head(&f->index, kh, key, len);
   const uint8_t *blk = mapped_block(s, f, b, c);
   prefetch_block_header(blk);
-  if (s->filter && !tern_filter_may_contain(s->filter, hash)) return TERN_NOTFOUND;
+  int probe = tern_seg_filter_probe(s, hash);
+  if (probe <= TERN_SEG_FILTER_NO) return probe < 0 ? probe : TERN_NOTFOUND;
   prefetch_block_run(f, b, blk, kh);
-  return seek_exact_in(s, f, b, key, len, c, e);
+  int rc = seek_exact_in(s, f, b, key, len, c, e);
+  if (rc == TERN_NOTFOUND && probe == TERN_SEG_FILTER_SKIPPED) tern_seg_filter_missed(s, hash);
+  return rc;
 }
 
 int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,

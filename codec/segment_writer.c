@@ -30,7 +30,7 @@ struct tern_segw {
   int failed;
   tern_bytebuf fields; /* field records written so far (.tix body after its head) */
   tern_bytebuf sums;   /* page checksums of .tim, .doc, .val, in that order */
-  uint64_t doc_size, val_size;
+  uint64_t doc_size, val_size, flt_size;
   uint64_t nfields, nblocks;
   int unique_seen;
   uint32_t max_doc_seen;
@@ -93,7 +93,7 @@ static int create_file(tern_segw *w, int file, tern_wfile **out) {
   if (!path) return tern_fail(TERN_ENOMEM, "out of memory");
   int rc = tern_wfile_create(out, path);
   free(path);
-  if (rc == TERN_OK && file != SEG_TIX && file != SEG_FLT)
+  if (rc == TERN_OK && file != SEG_TIX)
     rc = tern_wfile_track_pages(*out, tern_seg_page_seed(w->segid, file));
   if (rc == TERN_OK) rc = tern_frame_write_header(*out, tern_seg_kind[file], TERN_SEG_VERSION, w->segid);
   return rc;
@@ -345,23 +345,11 @@ static int write_index(tern_segw *w, uint32_t max_doc) {
   if (rc == TERN_OK) rc = tern_bytebuf_varint(&b, w->nblocks);
   if (rc == TERN_OK) rc = tern_bytebuf_varint(&b, w->doc_size);
   if (rc == TERN_OK) rc = tern_bytebuf_varint(&b, w->val_size);
+  if (rc == TERN_OK) rc = tern_bytebuf_varint(&b, w->flt_size);
   if (rc == TERN_OK) rc = tern_bytebuf_put(&b, w->fields.p, w->fields.len);
   if (rc == TERN_OK) rc = tern_bytebuf_put(&b, w->sums.p, w->sums.len);
   if (rc == TERN_OK) rc = write_framed(w, SEG_TIX, b.p, b.len);
   tern_bytebuf_free(&b);
-  return rc;
-}
-
-static int write_filter(tern_segw *w) {
-  if (!w->unique_seen || w->o.bloom_bits_per_key == 0 || w->nhashes == 0)
-    return write_framed(w, SEG_FLT, NULL, 0);
-  size_t len = tern_filter_body_size(w->nhashes, w->o.bloom_bits_per_key);
-  if (len == 0) return tern_fail(TERN_EINVAL, "segment writer: filter too large");
-  uint8_t *body = calloc(1, len ? len : 1);
-  if (!body) return tern_fail(TERN_ENOMEM, "segment writer: out of memory for the filter");
-  int rc = tern_filter_build(body, len, w->hashes, w->nhashes, w->o.bloom_bits_per_key);
-  if (rc == TERN_OK) rc = write_framed(w, SEG_FLT, body, len);
-  free(body);
   return rc;
 }
 
@@ -377,6 +365,28 @@ static int commit(tern_segw *w, tern_wfile **f, uint64_t *size) {
   if (size) *size = tern_wfile_offset(*f);
   rc = tern_wfile_commit(*f);
   *f = NULL; /* commit frees it, whatever happens */
+  return rc;
+}
+
+/* NAME.flt, with page checksums like the data files (its pages are
+ * checked when first probed): committed after them, its sums last. */
+static int write_filter(tern_segw *w) {
+  uint8_t *body = NULL;
+  size_t len = 0;
+  if (w->unique_seen && w->o.bloom_bits_per_key && w->nhashes) {
+    len = tern_filter_body_size(w->nhashes, w->o.bloom_bits_per_key);
+    if (len == 0) return tern_fail(TERN_EINVAL, "segment writer: filter too large");
+    if (!(body = calloc(1, len)))
+      return tern_fail(TERN_ENOMEM, "segment writer: out of memory for the filter");
+  }
+  int rc = body ? tern_filter_build(body, len, w->hashes, w->nhashes, w->o.bloom_bits_per_key)
+                : TERN_OK;
+  tern_wfile *f = NULL;
+  if (rc == TERN_OK) rc = create_file(w, SEG_FLT, &f);
+  if (rc == TERN_OK && len) rc = tern_wfile_append(f, body, len);
+  free(body);
+  if (rc == TERN_OK) rc = commit(w, &f, &w->flt_size); /* NULLs f once it committed */
+  tern_wfile_abort(f);
   return rc;
 }
 

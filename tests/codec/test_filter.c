@@ -31,7 +31,7 @@ static int ref_bit_set(const uint8_t *body, uint64_t h, unsigned i) {
                      (uint32_t)body[7] << 24;
   uint64_t block = ((h >> 32) * nblocks) >> 32;
   unsigned bit = (uint32_t)((uint32_t)h * salt[i]) >> 26;
-  const uint8_t *word = body + 16 + block * 64 + 8 * i;
+  const uint8_t *word = body + TERN_FILTER_HEADER_SIZE + block * 64 + 8 * i;
   return word[bit / 8] >> (bit % 8) & 1;
 }
 
@@ -51,10 +51,24 @@ static void check_no_false_negatives(tu_rng *r, size_t n, uint32_t bpk) {
     h[i] = tern_filter_hash(key, make_key(r, key, 'P', (uint32_t)i));
   size_t len;
   uint8_t *body = build(h, n, bpk, &len);
-  assert_int_equal(len, 16 + 64 * (n * bpk > 0 ? (n * bpk + 511) / 512 : 1));
-  tern_filter *f;
+  assert_int_equal(len, TERN_FILTER_HEADER_SIZE + 64 * (n * bpk > 0 ? (n * bpk + 511) / 512 : 1));
+  tern_filter *f, *in_place;
   assert_int_equal(tern_filter_load(&f, body, len, "test"), 0);
-  assert_true(tern_filter_memory(f) >= len - 16);
+  assert_true(tern_filter_memory(f) >= len - TERN_FILTER_HEADER_SIZE);
+  /* probed where it lies: the same answers, no copy */
+  assert_int_equal(tern_filter_open(&in_place, body, len, "test"), 0);
+  assert_true(tern_filter_memory(in_place) < 64);
+  for (size_t i = 0; i < 2000; i++) {
+    uint64_t x = tu_next(r);
+    assert_int_equal(tern_filter_may_contain(in_place, x), tern_filter_may_contain(f, x));
+    /* a probe reads one 64-byte block, 64-aligned past the 32-byte frame
+     * header: inside one 4 KiB page of the file */
+    size_t off = tern_filter_block_offset(f, x);
+    assert_true(off >= TERN_FILTER_HEADER_SIZE && off + 64 <= len);
+    assert_int_equal((32 + off) % 64, 0);
+  }
+  assert_int_equal(tern_filter_nblocks_of(len), (len - TERN_FILTER_HEADER_SIZE) / 64);
+  tern_filter_free(in_place);
   for (size_t i = 0; i < n; i++) {
     assert_int_equal(tern_filter_may_contain(f, h[i]), 1);
     for (unsigned w = 0; w < 8; w++)
@@ -85,7 +99,7 @@ static void test_empty_and_one(void **state) {
   (void)state;
   size_t len;
   uint8_t *body = build(NULL, 0, 10, &len);
-  assert_int_equal(len, 16 + 64);
+  assert_int_equal(len, TERN_FILTER_HEADER_SIZE + 64);
   tern_filter *f;
   assert_int_equal(tern_filter_load(&f, body, len, "empty"), 0);
   tu_rng r;
@@ -165,10 +179,11 @@ static void test_corrupt_bodies(void **state) {
   expect_corrupt(buf, 0);
   expect_corrupt(buf, 15);
   expect_corrupt(buf, 16);
+  expect_corrupt(buf, TERN_FILTER_HEADER_SIZE);
   expect_corrupt(buf, len - 1);
   expect_corrupt(buf, len + 1);
   expect_corrupt(buf, len + 64);
-  for (size_t at = 0; at < 16; at++) { /* every header byte matters (or must stay in range) */
+  for (size_t at = 0; at < TERN_FILTER_HEADER_SIZE; at++) { /* every header byte matters (or must stay in range) */
     memcpy(buf, body, len);
     buf[at] ^= 0x40;
     tern_filter *f;
@@ -188,13 +203,15 @@ static void test_corrupt_bodies(void **state) {
   free(body);
 
   /* the writer's own errors */
-  uint8_t small[80];
+  uint8_t small[96];
   assert_int_equal(tern_filter_body_size(10, 0), 0);
   assert_int_equal(tern_filter_body_size(10, 65), 0);
   assert_int_equal(tern_filter_body_size(SIZE_MAX / 2, 64), 0);
-  assert_int_equal(tern_filter_build(small, 80, h, 3, 0), TERN_EINVAL);
-  assert_int_equal(tern_filter_build(small, 79, h, 3, 10), TERN_EINVAL);
-  assert_int_equal(tern_filter_build(small, 80, h, 3, 10), 0);
+  assert_int_equal(tern_filter_build(small, 96, h, 3, 0), TERN_EINVAL);
+  assert_int_equal(tern_filter_build(small, 95, h, 3, 10), TERN_EINVAL);
+  assert_int_equal(tern_filter_build(small, 96, h, 3, 10), 0);
+  assert_int_equal(tern_filter_nblocks_of(95), 0);
+  assert_int_equal(tern_filter_nblocks_of(TERN_FILTER_HEADER_SIZE - 1), 0);
 }
 
 int main(void) {

@@ -7,9 +7,20 @@
  *   - an external value: one read of NAME.val;
  *   - an absent key: no read at all in >= 98% of tries (range + filter);
  *   - a second lookup in the block the cursor holds: no read;
- *   - after tern_seg_evict: the block is read again.
+ *   - after tern_seg_evict: the block is read again;
+ *   - a cold open (every file evicted) reads NAME.tix only, in one read;
+ *     then, with the filter not cached, a present key is exactly 1 read of
+ *     its block (the probe is skipped, no filter page is read), an absent
+ *     key at most 1; once the filter's pages are cached, absent keys read
+ *     nothing again (>= 98%), each filter page checked once.
  */
 #include "tests/codec/segment_fixture.h"
+
+#include "codec/segment_internal.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static void stats(tern_seg *s, tern_seg_io *io) { tern_seg_io_stats(s, io); }
 
@@ -131,6 +142,114 @@ static void secondary(tern_seg *s, const fx_seg *x, uint32_t threshold) {
   free(c);
 }
 
+/* Pages of `path` in the page cache. */
+static size_t cached_pages(const char *path) {
+  int fd = open(path, O_RDONLY);
+  assert_true(fd >= 0);
+  off_t len = lseek(fd, 0, SEEK_END);
+  size_t pages = ((size_t)len + 4095) / 4096, n = 0;
+  void *m = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0);
+  assert_true(m != MAP_FAILED);
+  unsigned char *vec = calloc(pages, 1);
+  assert_int_equal(mincore(m, (size_t)len, vec), 0);
+  for (size_t i = 0; i < pages; i++) n += vec[i] & 1;
+  free(vec);
+  munmap(m, (size_t)len);
+  close(fd);
+  return n;
+}
+
+/* Evicts every file of segment "s"; 0 when the file system keeps them
+ * (a memory file system): the cold checks are then skipped. */
+static int evict_all(const char *dir) {
+  size_t left = 0;
+  for (int f = 0; f < TERN_SEG_NFILES; f++) {
+    char *p = tern_seg_path(dir, "s", f, 0);
+    assert_int_equal(tern_io_evict_path(p), TERN_OK);
+    left += cached_pages(p);
+    free(p);
+  }
+  return left == 0;
+}
+
+static void cold_open(const char *dir, const fx_seg *x, tu_rng *r, tern_io_mode mode) {
+  if (!evict_all(dir)) {
+    print_message("eviction does not work here (memory file system?): cold open skipped\n");
+    return;
+  }
+  char *tix = tern_seg_path(dir, "s", SEG_TIX, 0), *flt = tern_seg_path(dir, "s", SEG_FLT, 0);
+  size_t tix_len;
+  free(tu_read_file(tix, &tix_len)); /* (reading it caches it: evict again) */
+  assert_int_equal(tern_io_evict_path(tix), TERN_OK);
+  tern_io_stats g;
+  tern_io_reset_global_stats();
+  tern_seg *s;
+  assert_int_equal(tern_seg_open(&s, dir, "s", mode), TERN_OK);
+  tern_io_global_stats(&g);
+  assert_int_equal(g.reads, 1); /* the .tix, whole */
+  assert_int_equal(g.bytes, tix_len);
+  assert_int_equal(cached_pages(flt), 0); /* the filter: nothing read */
+  const fx_field *F = &x->fields[0];
+  tern_seg_cursor *c = malloc(sizeof *c);
+  for (uint32_t k = 0; k < 100; k++) {
+    const fx_term *t = &F->terms[tu_below(r, F->n)];
+    tern_seg_cursor_init(c);
+    tern_io_reset_global_stats();
+    uint32_t doc;
+    assert_int_equal(tern_seg_pk_get(s, t->t, t->len, c, &doc, NULL), TERN_OK);
+    assert_int_equal(doc, t->docs[0]);
+    tern_io_global_stats(&g);
+    assert_int_equal(g.reads, 1 + (x->fields[0].threshold == 0)); /* the block (+ postings) */
+    tern_seg_cursor_release(c);
+  }
+  tern_seg_io io;
+  tern_seg_io_stats(s, &io);
+  assert_int_equal(io.filter.reads, 0);
+  assert_int_equal(cached_pages(flt), 0); /* present keys never need the filter */
+  uint32_t absent = 0;
+  while (absent < 200) {
+    uint8_t key[16];
+    uint32_t len;
+    fx_make_term(r, FX_BASE36, key, &len);
+    uint32_t lb = fx_lower_bound(F, key, len);
+    if (lb < F->n && fx_cmp(F->terms[lb].t, F->terms[lb].len, key, len) == 0) continue;
+    absent++;
+    tern_seg_cursor_init(c);
+    tern_io_reset_global_stats();
+    assert_int_equal(tern_seg_pk_get(s, key, len, c, NULL, NULL), TERN_NOTFOUND);
+    tern_io_global_stats(&g);
+    assert_true(g.reads <= 1);
+    tern_seg_cursor_release(c);
+  }
+  /* the filter cached (by the absent keys' background fetches, or here):
+   * absent keys read nothing again, each page checked once */
+  size_t flt_len;
+  free(tu_read_file(flt, &flt_len));
+  uint32_t no_read = 0;
+  for (uint32_t k = 0; k < 2000; k++) {
+    uint8_t key[16];
+    uint32_t len;
+    fx_make_term(r, FX_BASE36, key, &len);
+    tern_seg_cursor_init(c);
+    tern_io_reset_global_stats();
+    int rc = tern_seg_pk_get(s, key, len, c, NULL, NULL);
+    assert_true(rc == TERN_OK || rc == TERN_NOTFOUND);
+    tern_io_global_stats(&g);
+    no_read += rc == TERN_NOTFOUND && g.reads == 0;
+    tern_seg_cursor_release(c);
+  }
+  tern_seg_io_stats(s, &io);
+  print_message("cold open: .tix %zu bytes in 1 read; then %u of 2000 absent keys without a read, "
+                "%llu filter pages checked\n",
+                tix_len, no_read, (unsigned long long)io.filter.reads);
+  assert_true(no_read * 100 >= 2000 * 97);
+  assert_true(io.filter.reads >= 1 && io.filter.reads <= (flt_len + 4095) / 4096);
+  free(c);
+  tern_seg_close(s);
+  free(tix);
+  free(flt);
+}
+
 static void run(uint32_t threshold) {
   tu_rng r;
   tu_rng_init(&r, 0x10c0 + threshold);
@@ -145,6 +264,7 @@ static void run(uint32_t threshold) {
     secondary(s, &x, threshold);
     evicted(s, &x);
     tern_seg_close(s);
+    cold_open(dir, &x, &r, mode ? TERN_IO_PREAD : TERN_IO_MMAP);
   }
   fx_free(&x);
   free(dir);
