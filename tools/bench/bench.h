@@ -48,6 +48,11 @@ void tern_bench_lmdb_get_usage(FILE *out) __attribute__((weak));
 int tern_bench_seek(int argc, char **argv) __attribute__((weak));
 void tern_bench_seek_usage(FILE *out) __attribute__((weak));
 
+/* Cold opens in fresh processes, cold and warm lookups by read mode
+ * (tools/bench/open.c, optional). */
+int tern_bench_open(int argc, char **argv) __attribute__((weak));
+void tern_bench_open_usage(FILE *out) __attribute__((weak));
+
 /* Key cursors, range scans and hit resolution vs LMDB cursors
  * (tools/bench/scan.c, optional). */
 int tern_bench_scan(int argc, char **argv) __attribute__((weak));

@@ -39,6 +39,8 @@ static size_t subcommands(subcommand *out) {
       {"scan", "key cursors, range scans, hits in key order vs LMDB cursors", tern_bench_scan, tern_bench_scan_usage},
       {"whole", "warm whole-process lookups: `tern get DIR -` vs an LMDB reader", tern_bench_whole,
        tern_bench_whole_usage},
+      {"open", "cold open + get in fresh processes; cold and warm lookups by read mode",
+       tern_bench_open, tern_bench_open_usage},
       {"lmdb-get", "the LMDB reader of `whole` (keys on stdin)", tern_bench_lmdb_get,
        tern_bench_lmdb_get_usage},
   };
