@@ -7,13 +7,14 @@
  * that is not in the page cache costs one random read, exactly what the
  * terms block costs.  Reading it first would make a cold present key two
  * reads and save nothing on a cold absent key (one read either way), so a
- * probe whose page this process has not checked asks mincore(2) whether
- * the page is cached: if so the page is checked (a 4 KiB hash, no I/O) and
- * probed; if not the probe is skipped and the block answers.  When the
- * block then finds the key absent, the filter would have saved that read,
- * so its page is fetched in the background (MADV_WILLNEED) for later keys.
- * A process holds in memory the filter pages its absent keys need, and a
- * present-key workload never reads the filter at all.
+ * probe uses only pages this process has checked, and skips the others:
+ * the block answers.  When the block then finds the key absent, the filter
+ * would have saved that read, so the page is asked for in the background
+ * (MADV_WILLNEED) and marked; a later probe of a marked page asks
+ * mincore(2) whether it has arrived, and if so checks it (a 4 KiB hash, no
+ * I/O) and uses it from then on.  A present key never makes a system call
+ * for the filter; a process holds the filter pages its absent keys need,
+ * and a present-key workload never reads the filter at all.
  */
 #include "codec/frame.h"
 #include "codec/segment_internal.h"
@@ -21,6 +22,10 @@
 
 #include <stdatomic.h>
 #include <stdlib.h>
+
+static int asked(const tern_seg *s, uint64_t page) {
+  return (atomic_load_explicit(&s->flt_asked[page / 64], memory_order_relaxed) >> (page % 64)) & 1;
+}
 
 /* The file offset of the block a probe of `hash` reads. */
 static uint64_t probe_offset(const tern_seg *s, uint64_t hash) {
@@ -31,6 +36,7 @@ int tern_seg_filter_probe(const tern_seg *s, uint64_t hash) {
   if (!s->filter) return TERN_SEG_FILTER_MAYBE;
   uint64_t off = probe_offset(s, hash);
   if (TERN_UNLIKELY(!tern_rfile_page_checked(s->flt, off))) {
+    if (!asked(s, off / TERN_IO_PAGE)) return TERN_SEG_FILTER_SKIPPED;
     int rc = tern_rfile_check_cached(s->flt, off);
     if (rc <= 0) return rc < 0 ? rc : TERN_SEG_FILTER_SKIPPED;
     atomic_fetch_add_explicit(&((tern_seg *)s)->flt_checked, 1, memory_order_relaxed);
@@ -39,7 +45,11 @@ int tern_seg_filter_probe(const tern_seg *s, uint64_t hash) {
 }
 
 void tern_seg_filter_missed(const tern_seg *s, uint64_t hash) {
-  if (s->filter) tern_rfile_will_need(s->flt, probe_offset(s, hash));
+  if (!s->filter) return;
+  uint64_t off = probe_offset(s, hash), page = off / TERN_IO_PAGE;
+  if (asked(s, page)) return;
+  atomic_fetch_or_explicit(&s->flt_asked[page / 64], 1ull << (page % 64), memory_order_relaxed);
+  tern_rfile_will_need(s->flt, off);
 }
 
 /* The body's size as .tix records it, against what the field table says. */
@@ -73,6 +83,8 @@ int tern_seg_filter_open(tern_seg *s, const char *dir, const char *name) {
   uint32_t nblocks;
   TERN_TRY(check_body_size(s, size - TERN_FRAME_HEADER_SIZE - TERN_FRAME_FOOTER_SIZE, &nblocks));
   if (nblocks == 0) return TERN_OK;
+  if (!(s->flt_asked = calloc((tern_io_npages(size) + 63) / 64, sizeof *s->flt_asked)))
+    return tern_fail(TERN_ENOMEM, "%s: out of memory", tern_rfile_path(s->flt));
   const uint8_t *body = tern_rfile_map(s->flt) + TERN_FRAME_HEADER_SIZE;
   if (!(s->filter = tern_filter_at(body + TERN_FILTER_HEADER_SIZE, nblocks)))
     return tern_fail(TERN_ENOMEM, "%s: out of memory", tern_rfile_path(s->flt));

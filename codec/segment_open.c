@@ -243,6 +243,7 @@ void tern_seg_close(tern_seg *s) {
   tern_rfile_close(s->val);
   tern_filter_free(s->filter);
   tern_rfile_close(s->flt);
+  free((void *)s->flt_asked);
   free(s->arena);
   free(s->tix_path);
   free(s);
