@@ -266,7 +266,9 @@ int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor 
       e->value_len > size - TERN_FRAME_FOOTER_SIZE - e->value_off)
     return tern_fail(TERN_ECORRUPT, "%s: value of %u bytes at %llu outside the file",
                      tern_rfile_path(s->val), e->value_len, (unsigned long long)e->value_off);
-  if (tern_rfile_mode(s->val) == TERN_IO_PREAD && c->value_cap < e->value_len) {
+  /* A buffer in both modes: a mapped file reads a page's first touch into
+   * it (io.h), so a value costs one read, whatever pages it spans. */
+  if (c->value_cap < e->value_len) {
     uint8_t *p = realloc(c->value, e->value_len);
     if (!p) return tern_fail(TERN_ENOMEM, "value of %u bytes: out of memory", e->value_len);
     c->value = p;

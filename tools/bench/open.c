@@ -418,7 +418,7 @@ static double lookups(open_env *e, int mode, lookup_store *s, const uint32_t *id
 
 /* One cold round: µs per lookup and counted reads per lookup. */
 static int cold_round(open_env *e, int mode, const uint32_t *idx, size_t n, double *us,
-                      double *reads, size_t *errors) {
+                      double *reads, double *kib, size_t *errors) {
   if (mode == MODE_FLOOR) {
     char path[4096];
     double s;
@@ -428,16 +428,20 @@ static int cold_round(open_env *e, int mode, const uint32_t *idx, size_t n, doub
       return -1;
     *us = s * 1e6 / (double)n;
     *reads = 1;
+    *kib = (double)rb / 1024.0 / (double)n;
     return 0;
   }
   lookup_store s;
   if (store_open(e, mode, &s) != 0) return -1;
   int rc = evict_both(e);
-  tern_io_stats a, b;
-  tern_io_global_stats(&a);
+  bench_io a, b;
+  bench_io_take(&a);
   if (rc == 0) *us = lookups(e, mode, &s, idx, n, errors) * 1e6 / (double)n;
-  tern_io_global_stats(&b);
-  *reads = (double)(b.reads - a.reads) / (double)n;
+  bench_io_take(&b);
+  bench_io_diff(&a, &b, &a);
+  *reads = (double)a.tern_reads / (double)n;
+  if (mode == MODE_LMDB) *reads = (double)a.majflt / (double)n; /* its reads: page faults */
+  *kib = (double)a.read_bytes / 1024.0 / (double)n;
   store_close(mode, &s);
   return rc;
 }
@@ -456,7 +460,7 @@ static int phase_cold(open_env *e, bench_rng *r) {
   enum { RMAX = 64 };
   uint64_t runs = e->o->runs < RMAX ? e->o->runs : RMAX;
   printf("\n### cold lookups in one process after eviction (µs per lookup, median of %llu runs; "
-         "counted reads per lookup)\n\n| N | ",
+         "counted reads per lookup (LMDB: major faults), KiB from storage per lookup)\n\n| N | ",
          (unsigned long long)runs);
   for (int m = 0; m < NMODES; m++) printf("%s | ", mode_name[m]);
   printf("default / floor | default / lmdb |\n|---:|");
@@ -466,12 +470,12 @@ static int phase_cold(open_env *e, bench_rng *r) {
   for (size_t c = 0; c < e->o->ncold; c++) {
     size_t n = (size_t)e->o->cold[c];
     uint32_t *idx = malloc(n * sizeof *idx);
-    double us[NMODES][RMAX], rd[NMODES][RMAX];
+    double us[NMODES][RMAX], rd[NMODES][RMAX], kb[NMODES][RMAX];
     if (!idx) return -1;
     for (uint64_t run = 0; run < runs; run++) {
       if (bench_sample(r, e->present.n, n, idx) != 0) break;
       for (int m = 0; m < NMODES; m++)
-        if (cold_round(e, m, idx, n, &us[m][run], &rd[m][run], &errors) != 0) {
+        if (cold_round(e, m, idx, n, &us[m][run], &rd[m][run], &kb[m][run], &errors) != 0) {
           free(idx);
           bench_log("cold: %s failed: %s", mode_name[m], tern_errmsg());
           return -1;
@@ -482,7 +486,7 @@ static int phase_cold(open_env *e, bench_rng *r) {
     double medians[NMODES];
     for (int m = 0; m < NMODES; m++) {
       medians[m] = med(us[m], runs);
-      printf(" %.1f (%.3f) |", medians[m], med(rd[m], runs));
+      printf(" %.1f (%.3f, %.1f KiB) |", medians[m], med(rd[m], runs), med(kb[m], runs));
     }
     printf(" %.2f× | %.2f× |\n", medians[MODE_MAP] / medians[MODE_FLOOR],
            medians[MODE_MAP] / medians[MODE_LMDB]);
