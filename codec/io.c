@@ -3,11 +3,13 @@
  *
  * Why both mmap and pread: a warm lookup must not pay a system call (a
  * pread of 4 KiB costs about as much as the whole in-memory lookup), so
- * reads default to a mapping; pread remains for callers that want copies
- * and as the reference the I/O-count tests compare with.  Both count the
- * same logical reads.  The mapping is advised MADV_RANDOM and the file
- * POSIX_FADV_RANDOM, so a cold read faults in one page instead of the
- * device's readahead window.
+ * reads default to a mapping; but a page fault costs more than a pread of
+ * the same cold page, so a mapped file reads a page's first touch (the read
+ * that checks its checksum) with pread, and later reads through the
+ * mapping (docs/ARCHITECTURE.md, "The open mode").  Plain pread remains
+ * for callers that want copies.  Both count the same logical reads.  The
+ * mapping is advised MADV_RANDOM and the file POSIX_FADV_RANDOM, so a cold
+ * read fetches one page instead of the device's readahead window.
  */
 #include "codec/io.h"
 

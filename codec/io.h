@@ -1,7 +1,7 @@
 /*
  * io.h — the file layer.  Every byte the codec reads or writes goes through
  * here, and every read is counted, so that tests and benchmarks can assert
- * how many reads a lookup costs (docs/ARCHITECTURE.md, "Why mmap, measured",
+ * how many reads a lookup costs (docs/ARCHITECTURE.md, "The open mode",
  * and tests/engine/test_io.c).
  *
  * Readers (tern_rfile) serve reads either from a private read-only mapping

@@ -47,8 +47,10 @@ int tern_seg_filter_probe(const tern_seg *s, uint64_t hash) {
 void tern_seg_filter_missed(const tern_seg *s, uint64_t hash) {
   if (!s->filter) return;
   uint64_t off = probe_offset(s, hash), page = off / TERN_IO_PAGE;
-  if (asked(s, page)) return;
-  atomic_fetch_or_explicit(&s->flt_asked[page / 64], 1ull << (page % 64), memory_order_relaxed);
+  /* Asked again when asked before: the page may have been dropped from the
+   * cache (eviction, memory pressure) before a probe checked it. */
+  if (!asked(s, page))
+    atomic_fetch_or_explicit(&s->flt_asked[page / 64], 1ull << (page % 64), memory_order_relaxed);
   tern_rfile_will_need(s->flt, off);
 }
 

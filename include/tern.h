@@ -70,8 +70,10 @@
  *
  * COSTS.  tern_get of a key: in the buffer, a binary search in memory; then
  * per segment, newest first, a range check and a filter probe in memory
- * (absent keys stop here ~99% of the time), one 4 KiB block read for the
- * dictionary (a page fault, or a pread with TERN_PREAD), one more read of the
+ * (absent keys stop here ~99% of the time once the filter's pages are in
+ * memory; before, the block answers: a cold absent key is one read, and
+ * opening reads no filter), one 4 KiB block read for the dictionary (the
+ * first touch of a page by pread, later ones mapped), one more read of the
  * postings when the key is not pulsed (threshold 0) and one of .val when
  * its value exceeds inline_value_max.  A present key on a cold cache costs
  * one read with the defaults.  tern_get_batch costs the same reads at most,
@@ -229,10 +231,10 @@ int tern_options_init(tern_options *opts);
  *  @{ */
 #define TERN_CREATE 0x1u   /**< create the index when the directory holds none */
 #define TERN_RDONLY 0x2u   /**< open for reading only: no writes, no merges, no cleanup */
-#define TERN_PREAD 0x4u    /**< read segments with pread(2) instead of a mapping: a cold
-                                lookup costs a system call instead of a page fault (cheaper
-                                on some virtual machines), a warm one costs a system call
-                                too (much dearer); see docs/ARCHITECTURE.md */
+#define TERN_PREAD 0x4u    /**< read segments with pread(2) only: the default already
+                                reads a page's first touch by pread and later ones through
+                                a mapping; this makes warm reads system calls too (much
+                                dearer); see docs/ARCHITECTURE.md */
 
 /** Opens the index in `dir` (copied; the caller's string may go).  With
  *  TERN_CREATE, creates `dir` and the index when `dir` is absent or empty,

@@ -175,8 +175,74 @@ static void test_verify_file_detects_truncation_and_flips(void **state) {
   free(dir);
 }
 
+/* A mapped file with page checksums: the first read of a page is a pread
+ * into the caller's buffer (checked), later ones point into the mapping; a
+ * read without a buffer faults the page in; with the first touch by pread
+ * turned off, every read is mapped.  The same bytes and counts each way, and
+ * a damaged page fails each way. */
+static void test_first_touch_by_pread(void **state) {
+  (void)state;
+  char *dir = tu_tmpdir("io");
+  tu_rng r;
+  tu_rng_init(&r, 7);
+  enum { PAGES = 6 };
+  size_t n = PAGES * 4096 - 1000; /* the last page short */
+  uint8_t *bytes = malloc(n), *sums = malloc(4 * PAGES);
+  tu_fill(&r, bytes, n);
+  for (size_t p = 0; p < PAGES; p++) {
+    size_t len = p + 1 < PAGES ? 4096 : n - p * 4096;
+    tern_store32(sums + 4 * p, tern_io_page_sum(bytes + 4096 * p, len, 99, p));
+  }
+  char *path = tu_path(dir, "pages.bin");
+  tu_write_file(path, bytes, n);
+  for (int on = 1; on >= 0; on--) {
+    tern_io_set_first_touch_pread(on);
+    tern_rfile *f;
+    assert_int_equal(tern_rfile_open(&f, path, TERN_IO_MMAP), TERN_OK);
+    assert_int_equal(tern_rfile_set_page_sums(f, sums, 99), TERN_OK);
+    const uint8_t *map = tern_rfile_map(f);
+    assert_non_null(map);
+    uint8_t scratch[8192];
+    const uint8_t *p;
+    /* a block-like read of page 1, then a range across pages 2 and 3 */
+    assert_int_equal(tern_rfile_read(f, 4096, 4096, scratch, &p), TERN_OK);
+    assert_true(on ? p == scratch : p == map + 4096);
+    assert_memory_equal(p, bytes + 4096, 4096);
+    assert_int_equal(tern_rfile_page_checked(f, 4096), 1);
+    assert_int_equal(tern_rfile_read(f, 4096, 4096, scratch, &p), TERN_OK);
+    assert_true(p == map + 4096); /* checked: mapped */
+    assert_int_equal(tern_rfile_read(f, 3 * 4096 - 300, 700, scratch, &p), TERN_OK);
+    assert_true(on ? p == scratch : p == map + 3 * 4096 - 300);
+    assert_memory_equal(p, bytes + 3 * 4096 - 300, 700);
+    assert_int_equal(tern_rfile_page_checked(f, 2 * 4096) & tern_rfile_page_checked(f, 3 * 4096), 1);
+    /* no buffer: through the mapping (the last, short page) */
+    assert_int_equal(tern_rfile_read(f, 5 * 4096, n - 5 * 4096, NULL, &p), TERN_OK);
+    assert_true(p == map + 5 * 4096);
+    tern_io_stats st;
+    tern_rfile_stats(f, &st);
+    assert_int_equal(st.reads, 4);
+    /* page 0 damaged behind the checksums' back: refused either way */
+    assert_int_equal(tern_rfile_page_checked(f, 0), 0);
+    tern_store32(sums, tern_load32(sums) ^ 1);
+    assert_int_equal(tern_rfile_read(f, 10, 20, scratch, &p), TERN_ECORRUPT);
+    assert_non_null(strstr(tern_errmsg(), "pages.bin"));
+    assert_int_equal(tern_rfile_page_checked(f, 0), 0);
+    assert_int_equal(tern_rfile_check_cached(f, 0), TERN_ECORRUPT); /* cached: just written */
+    tern_store32(sums, tern_load32(sums) ^ 1);
+    assert_int_equal(tern_rfile_check_cached(f, 0), 1);
+    assert_int_equal(tern_rfile_page_checked(f, 0), 1);
+    tern_rfile_close(f);
+  }
+  tern_io_set_first_touch_pread(1);
+  free(bytes);
+  free(sums);
+  free(path);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_first_touch_by_pread),
       cmocka_unit_test(test_reads_are_counted_in_both_modes),
       cmocka_unit_test(test_open_missing_reports_errno),
       cmocka_unit_test(test_abort_leaves_nothing),
