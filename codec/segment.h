@@ -17,6 +17,11 @@
 #ifndef TERN_SEGMENT_H
 #define TERN_SEGMENT_H
 
+/* The default inline value limit, chosen by measurement (docs/BENCHMARKS.md,
+ * "Inline limit"): a value up to 128 bytes read cold costs one read, not
+ * two, and no more bytes on disk than in .val. */
+#define TERN_SEG_INLINE_DEFAULT 128u
+
 #include "codec/io.h"
 #include "codec/postings.h"
 #include "codec/terms_block.h"
@@ -31,7 +36,7 @@
 /* ---------------------------------------------------------------- writing */
 
 typedef struct tern_segw_options {
-  uint32_t inline_value_max;   /* values up to this many bytes sit in the entry (64) */
+  uint32_t inline_value_max;   /* values up to this many bytes sit in the entry (128) */
   uint32_t bloom_bits_per_key; /* filter bits per unique key (10; 0 = no filter) */
   uint32_t restart_interval;   /* terms block restart interval, 1 to 255 (32) */
 } tern_segw_options;

@@ -56,7 +56,7 @@ struct tern_segw {
 };
 
 void tern_segw_options_init(tern_segw_options *o) {
-  o->inline_value_max = 64;
+  o->inline_value_max = TERN_SEG_INLINE_DEFAULT;
   o->bloom_bits_per_key = 10;
   o->restart_interval = TERN_TB_RESTART;
 }

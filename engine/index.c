@@ -31,7 +31,7 @@ int tern_options_init(tern_options *opts) {
   memset(opts, 0, sizeof *opts);
   opts->version = TERN_OPTIONS_VERSION;
   opts->pulsing_threshold = 1;
-  opts->inline_value_max = 64;
+  opts->inline_value_max = 128; /* docs/BENCHMARKS.md, "Inline limit" */
   opts->bloom_bits_per_key = 10;
   opts->write_buffer_bytes = 8u << 20;
   opts->map_size = (uint64_t)64 << 30;

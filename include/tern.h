@@ -213,7 +213,7 @@ typedef struct tern_field_option {
 typedef struct tern_options {
   int version;                  /**< TERN_OPTIONS_VERSION */
   uint32_t pulsing_threshold;   /**< default threshold of every field (1; 0 = never inline) */
-  uint32_t inline_value_max;    /**< values up to this size sit in the key's entry (64) */
+  uint32_t inline_value_max;    /**< values up to this size sit in the key's entry (128) */
   uint32_t bloom_bits_per_key;  /**< membership filter size per key (10; 0 = no filter) */
   uint64_t write_buffer_bytes;  /**< buffered writes past this become a segment (8 MiB) */
   uint64_t map_size;            /**< LMDB map size, the catalog's ceiling (64 GiB; at least

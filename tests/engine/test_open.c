@@ -50,7 +50,7 @@ static void test_options_persist(void **state) {
   tern_options o;
   ET_OK(tern_options_init(&o));
   assert_int_equal(o.pulsing_threshold, 1);
-  assert_int_equal(o.inline_value_max, 64);
+  assert_int_equal(o.inline_value_max, 128);
   assert_int_equal(o.bloom_bits_per_key, 10);
   assert_true(o.write_buffer_bytes == 8u << 20);
   assert_true(o.map_size == (uint64_t)64 << 30);
