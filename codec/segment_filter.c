@@ -54,6 +54,12 @@ void tern_seg_filter_missed(const tern_seg *s, uint64_t hash) {
   tern_rfile_will_need(s->flt, off);
 }
 
+void tern_seg_filter_forget(tern_seg *s) {
+  if (!s->flt_asked) return;
+  uint64_t words = (tern_io_npages(tern_rfile_size(s->flt)) + 63) / 64;
+  for (uint64_t i = 0; i < words; i++) atomic_store(&s->flt_asked[i], 0);
+}
+
 /* The body's size as .tix records it, against what the field table says. */
 static int check_body_size(const tern_seg *s, uint64_t body, uint32_t *nblocks) {
   const char *path = tern_rfile_path(s->flt);

@@ -89,6 +89,9 @@ int tern_seg_filter_probe(const tern_seg *s, uint64_t hash);
  * background, and later probes use it once it is cached. */
 void tern_seg_filter_missed(const tern_seg *s, uint64_t hash);
 
+/* Forgets which filter pages were asked for (tern_seg_evict). */
+void tern_seg_filter_forget(tern_seg *s);
+
 /* A fresh value for tern_seg.uid. */
 uint64_t tern_seg_next_uid(void);
 

@@ -322,6 +322,7 @@ int tern_seg_evict(tern_seg *s) {
   TERN_TRY(tern_rfile_evict(s->doc));
   TERN_TRY(tern_rfile_evict(s->val));
   TERN_TRY(tern_rfile_evict(s->flt));
+  tern_seg_filter_forget(s); /* a cold process has asked for no filter page */
   s->uid = tern_seg_next_uid(); /* cursors must read their blocks again */
   return TERN_OK;
 }
