@@ -111,16 +111,23 @@ int tern_filter_load(tern_filter **out, const uint8_t *body, size_t len, const c
 }
 
 void tern_filter_prefetch(const tern_filter *f, uint64_t hash) {
-  __builtin_prefetch(f->words + block_of(hash, f->nblocks) * WORDS);
+  tern_filter_view_prefetch(tern_filter_view_of(f), hash);
 }
 
 int tern_filter_may_contain(const tern_filter *f, uint64_t hash) {
-  const uint64_t *b = f->words + block_of(hash, f->nblocks) * WORDS;
-  const uint32_t x = (uint32_t)hash;
-  uint64_t missing = 0;
+  tern_filter_key k;
+  tern_filter_key_init(&k, hash);
+  return tern_filter_view_may_contain(tern_filter_view_of(f), &k);
+}
+
+void tern_filter_key_init(tern_filter_key *k, uint64_t hash) {
+  k->hash = hash;
   for (unsigned i = 0; i < WORDS; i++)
-    missing |= bit_in_word(x, i) & ~b[i];
-  return missing == 0;
+    k->mask[i] = bit_in_word((uint32_t)hash, i);
+}
+
+tern_filter_view tern_filter_view_of(const tern_filter *f) {
+  return f ? (tern_filter_view){f->words, f->nblocks} : (tern_filter_view){NULL, 0};
 }
 
 size_t tern_filter_memory(const tern_filter *f) {

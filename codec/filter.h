@@ -46,6 +46,41 @@ int tern_filter_load(tern_filter **out, const uint8_t *body, size_t len, const c
 void tern_filter_prefetch(const tern_filter *f, uint64_t hash);
 /* 1: the key may be present; 0: it is certainly absent. */
 int tern_filter_may_contain(const tern_filter *f, uint64_t hash);
+/* One hash's probe, computed once to test many filters (a get over many
+ * segments): the bit each word must have depends on the hash alone. */
+typedef struct tern_filter_key {
+  uint64_t hash;
+  uint64_t mask[8];
+} tern_filter_key;
+void tern_filter_key_init(tern_filter_key *k, uint64_t hash);
+
+/* A loaded filter's blocks, for a caller testing many filters in one tight
+ * loop (a get over many segments, codec/segment.h's tern_seg_gate): the
+ * test is inline, from a copy of this view kept beside the caller's other
+ * per-segment data.  Valid while the filter is loaded; words NULL: no
+ * filter (everything may be present). */
+typedef struct tern_filter_view {
+  const uint64_t *words;
+  uint64_t nblocks;
+} tern_filter_view;
+tern_filter_view tern_filter_view_of(const tern_filter *f);
+
+/* The block (8 words) a hash picks: ((hash >> 32) * nblocks) >> 32, a
+ * multiply instead of a modulo (docs/FORMAT.md). */
+static inline const uint64_t *tern_filter_view_block(tern_filter_view v, uint64_t hash) {
+  return v.words + (size_t)(((hash >> 32) * v.nblocks) >> 32) * 8u;
+}
+static inline int tern_filter_view_may_contain(tern_filter_view v, const tern_filter_key *k) {
+  if (!v.words) return 1;
+  const uint64_t *b = tern_filter_view_block(v, k->hash);
+  uint64_t missing = 0;
+  for (unsigned i = 0; i < 8u; i++)
+    missing |= k->mask[i] & ~b[i];
+  return missing == 0;
+}
+static inline void tern_filter_view_prefetch(tern_filter_view v, uint64_t hash) {
+  if (v.words) __builtin_prefetch(tern_filter_view_block(v, hash));
+}
 /* Bytes the loaded filter holds. */
 size_t tern_filter_memory(const tern_filter *f);
 void tern_filter_free(tern_filter *f);

@@ -57,6 +57,7 @@ ptrdiff_t tern_mdocs_find(const tern_mdoc *docs, size_t n, const void *key, size
 }
 
 ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen) {
+  if (!m->n) return -1; /* an empty buffer costs a get one load */
   if (m->nruns) return tern_memseg_runs_find(m, key, klen);
   return tern_mdocs_find(m->docs, m->n, key, klen);
 }

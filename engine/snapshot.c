@@ -10,6 +10,7 @@
  * read).  At most one live document per key exists across all sources, so
  * the first live hit is the answer.
  */
+#include "engine/counters.h"
 #include "engine/index.h"
 
 #include "codec/status.h"
@@ -59,19 +60,17 @@ static int copy_out(const tern_slice *v, void *buf, size_t cap, size_t *vlen) {
   return TERN_OK;
 }
 
-/* Finds the live value of `key` in the segments, newest first. */
+/* Finds the live value of `key` in the segments, newest first: the key
+ * hashed once for all of them. */
 static int segments_get(const tern_state *st, const void *key, size_t klen, tern_seg_cursor *c,
                         tern_slice *val) {
-  for (size_t i = st->nslots; i-- > 0;) {
-    const tern_slot *sl = &st->slots[i];
-    tern_term_entry e;
-    uint32_t doc;
-    int rc = tern_slot_find(sl, key, klen, c, &e, &doc);
-    if (rc == TERN_NOTFOUND) continue;
-    TERN_TRY(rc);
-    return tern_seg_value(sl->ref->seg, &e, c, val);
-  }
-  return TERN_NOTFOUND;
+  tern_seg_probe p;
+  TERN_TRY(tern_seg_probe_init(&p, key, klen));
+  TERN_COUNT_GET(key_hashes, 1);
+  tern_term_entry e;
+  const tern_slot *sl;
+  TERN_TRY(tern_state_find(st, &p, c, &e, &sl));
+  return tern_seg_value(sl->ref->seg, &e, c, val);
 }
 
 int tern_get(tern_snapshot *s, const void *key, size_t klen, void *buf, size_t cap, size_t *vlen) {
