@@ -18,6 +18,9 @@
  *           run inside tern_commit)
  *   memory  peak memory (RSS of a child process) of one transaction of
  *           --import puts, plain vs TERN_TXN_BULK
+ *   incremental  warm present and absent gets on an index of --docs put in
+ *           transactions of 1,000 (buffered commits, the merge policy's
+ *           segments and the buffer left over) vs the same index compacted
  *
  * Every figure is the median of --runs runs, with the baseline measured in
  * the same run.
@@ -262,6 +265,113 @@ static int phase_absent(const eopts *o) {
   free(one);
   free(pm);
   free(po);
+  return 0;
+}
+
+/* Puts keys [0, docs) in transactions of `per` documents, as an application
+ * writing as it goes would (buffered commits; flushes and merges as the
+ * policy decides). */
+static int load_incremental(tern_index *idx, uint64_t docs, uint64_t per) {
+  uint8_t key[KEY_LEN], val[16];
+  for (uint64_t at = 0; at < docs; at += per) {
+    tern_txn *t;
+    if (check(tern_txn_begin(&t, idx, 0), "begin")) return -1;
+    for (uint64_t i = at; i < at + per && i < docs; i++) {
+      make_key(i, key);
+      memcpy(val, key, 16);
+      if (check(tern_put(t, key, KEY_LEN, val, sizeof val, NULL, 0), "put")) {
+        tern_abort(t);
+        return -1;
+      }
+    }
+    int rc = tern_commit(t);
+    if (rc != TERN_OK && rc != TERN_EPARTIAL) return check(rc, "commit");
+  }
+  return 0;
+}
+
+/* Segments and buffered documents of an index, as tern_stats sees them. */
+static int index_shape(tern_index *idx, size_t *nseg, uint64_t *buffered) {
+  tern_stats *st;
+  if (check(tern_stats_get(&st, idx), "stats")) return -1;
+  *nseg = st->nsegments;
+  *buffered = st->buffered;
+  tern_stats_free(st);
+  return 0;
+}
+
+/* An index of --docs put in transactions of `per` (compacted afterwards
+ * when asked), with its snapshot; NULL on failure. */
+static tern_index *incremental_index(const eopts *o, uint64_t per, int compact, char **dir,
+                                     tern_snapshot **s, size_t *nseg, uint64_t *buffered) {
+  *dir = bench_mkdtemp(o->parent, "engine-incremental");
+  tern_index *idx = *dir ? fresh_index(*dir) : NULL;
+  if (!idx || load_incremental(idx, o->docs, per) ||
+      (compact && check(tern_compact(idx), "compact")) || index_shape(idx, nseg, buffered) ||
+      check(tern_snapshot_open(s, idx), "snapshot"))
+    return NULL;
+  bench_warm_dir(*dir);
+  return idx;
+}
+
+static int phase_incremental(const eopts *o) {
+  const uint64_t per = 1000;
+  char *dir[2];
+  tern_snapshot *s[2];
+  tern_index *idx[2];
+  size_t nseg[2];
+  uint64_t buffered[2];
+  double t0 = bench_now();
+  for (int k = 0; k < 2; k++)
+    if (!(idx[k] = incremental_index(o, per, k, &dir[k], &s[k], &nseg[k], &buffered[k])))
+      return 1;
+  double build_s = bench_now() - t0;
+  /* Runs alternate between the two indexes, so that both see the same
+   * machine; ratios are taken per run. */
+  double *ns[2][2], *ratio[2];
+  for (int w = 0; w < 2; w++) {
+    ratio[w] = calloc(o->runs, sizeof *ratio[w]);
+    for (int k = 0; k < 2; k++)
+      ns[w][k] = calloc(o->runs, sizeof *ns[w][k]);
+  }
+  for (uint64_t run = 0; run < o->runs; run++)
+    for (int w = 0; w < 2; w++) { /* w 0: present keys, 1: absent */
+      for (int k = 0; k < 2; k++) {
+        uint64_t found;
+        ns[w][k][run] = time_gets(s[k], o->docs, o->lookups, w ? o->docs : 0, run + 11, &found);
+        if (found != (w ? 0 : o->lookups)) {
+          bench_log("engine bench: incremental: %llu of %llu found\n",
+                    (unsigned long long)found, (unsigned long long)o->lookups);
+          return 1;
+        }
+      }
+      ratio[w][run] = ns[w][0][run] / ns[w][1][run];
+    }
+  printf("incremental: %llu docs put in transactions of %llu, twice, the second index then "
+         "compacted (%.1f s); %llu lookups per run, %llu runs alternating (warm)\n",
+         (unsigned long long)o->docs, (unsigned long long)per, build_s,
+         (unsigned long long)o->lookups, (unsigned long long)o->runs);
+  printf("| keys | incremental: %zu segments + %llu buffered, ns/lookup | compacted: %zu segment, "
+         "ns/lookup | ratio (median of runs) | min | max |\n|---|---|---|---|---|---|\n",
+         nseg[0], (unsigned long long)buffered[0], nseg[1]);
+  for (int w = 0; w < 2; w++) {
+    bench_summary r = bench_summarize(ratio[w], o->runs);
+    printf("| %s | %.0f | %.0f | %.2fx | %.2fx | %.2fx |\n", w ? "absent" : "present",
+           bench_summarize(ns[w][0], o->runs).median, bench_summarize(ns[w][1], o->runs).median,
+           r.median, r.min, r.max);
+  }
+  printf("\n");
+  for (int k = 0; k < 2; k++) {
+    tern_snapshot_close(s[k]);
+    tern_close(idx[k]);
+    bench_rmtree(dir[k]);
+    free(dir[k]);
+  }
+  for (int w = 0; w < 2; w++) {
+    free(ratio[w]);
+    for (int k = 0; k < 2; k++)
+      free(ns[w][k]);
+  }
   return 0;
 }
 
@@ -739,7 +849,8 @@ static int phase_latency(const eopts *o) {
 void tern_bench_engine_usage(FILE *out) {
   fprintf(out,
           "tern-bench engine [options]\n"
-          "  --phases LIST   get,absent,commit,import,batch,buffer,delete,latency,memory\n"
+          "  --phases LIST   get,absent,commit,import,batch,buffer,delete,latency,memory,\n"
+          "                  incremental\n"
           "                  (default get,absent,commit,import)\n"
           "  --docs N        docs of the get/absent indexes (default 1M)\n"
           "  --lookups N     lookups per run (default 200k)\n"
@@ -797,5 +908,6 @@ int tern_bench_engine(int argc, char **argv) {
   if (!rc && strstr(o.phases, "delete")) rc = phase_delete(&o);
   if (!rc && strstr(o.phases, "latency")) rc = phase_latency(&o);
   if (!rc && strstr(o.phases, "memory")) rc = phase_memory(&o);
+  if (!rc && strstr(o.phases, "incremental")) rc = phase_incremental(&o);
   return rc;
 }
