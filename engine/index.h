@@ -23,7 +23,7 @@
 #define TERN_ENGINE_INDEX_H
 
 #include "codec/livedocs.h"
-#include "codec/record.h"
+#include "engine/catalog_schema.h"
 #include "codec/segment.h"
 #include "engine/memseg.h"
 #include "tern.h"

@@ -5,7 +5,7 @@
 
 #include "codec/filter.h"
 
-#include "codec/record.h"
+#include "engine/catalog_schema.h"
 #include "codec/segment.h"
 #include "codec/status.h"
 

@@ -7,7 +7,7 @@
  */
 #include "tests/engine/enginetest.h"
 
-#include "codec/record.h"
+#include "engine/catalog_schema.h"
 #include "engine/memseg.h"
 
 enum { NKEYS = 700, KEEP = 6 };
