@@ -34,14 +34,18 @@ static counts now(void) {
                   atomic_load(&tern_engine_count.buffer_loads)};
 }
 
-static tern_index *open_fresh(void) {
+/* A new index in a fresh directory; *dirp (may be NULL) its path, the caller's. */
+static tern_index *open_fresh(char **dirp) {
   et_prefer_tmpfs();
   char *dir = tu_tmpdir("counts");
   tern_options o;
   tern_options_init(&o);
   tern_index *idx;
   assert_int_equal(tern_open(&idx, dir, TERN_CREATE, &o), TERN_OK);
-  free(dir);
+  if (dirp)
+    *dirp = dir;
+  else
+    free(dir);
   return idx;
 }
 
@@ -84,7 +88,7 @@ static void test_commit_counts(void **state) {
   uint64_t salt = tu_next(&r);
   uint32_t ver[NIDS] = {0}, clock = 1;
   int merges = 0;
-  tern_index *idx = open_fresh();
+  tern_index *idx = open_fresh(NULL);
 
   /* A bulk commit and a flush each open their new segment once: at the
    * next state, not to read back its id. */
@@ -239,12 +243,8 @@ static void test_get_probes(void **state) {
   for (int disjoint = 0; disjoint < 2; disjoint++) {
     tu_rng r;
     tu_rng_init(&r, 0x70726f62u + (uint64_t)disjoint);
-    et_prefer_tmpfs();
-    char *dir = tu_tmpdir("probes");
-    tern_options o;
-    tern_options_init(&o);
-    tern_index *idx;
-    assert_int_equal(tern_open(&idx, dir, TERN_CREATE, &o), TERN_OK);
+    char *dir;
+    tern_index *idx = open_fresh(&dir);
     seg_ref *segs = calloc(NSEGS, sizeof *segs);
     assert_non_null(segs);
     for (size_t i = 0; i < NSEGS; i++) {
