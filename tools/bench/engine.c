@@ -223,48 +223,114 @@ static int load_twenty(tern_index *idx, uint64_t docs) {
   return 0;
 }
 
-static int phase_absent(const eopts *o) {
-  char *dir = bench_mkdtemp(o->parent, "engine-absent");
-  tern_index *idx = dir ? fresh_index(dir) : NULL;
-  if (!idx || load_twenty(idx, o->docs)) return 1;
+/* ns of present and absent gets on two indexes, runs alternating between
+ * them so that both see the same machine; ratios (index 0 / index 1) per
+ * run.  t[w][k]: w 0 present, 1 absent; k the index. */
+static int time_pairs(tern_snapshot *s[2], const eopts *o, uint64_t seed, double *t[2][2],
+                      double *ratio[2]) {
+  for (uint64_t run = 0; run < o->runs; run++)
+    for (int w = 0; w < 2; w++) {
+      for (int k = 0; k < 2; k++) {
+        uint64_t found;
+        t[w][k][run] = time_gets(s[k], o->docs, o->lookups, w ? o->docs : 0, run + seed, &found);
+        if (found != (w ? 0 : o->lookups)) {
+          bench_log("engine bench: %llu of %llu %s keys found\n", (unsigned long long)found,
+                    (unsigned long long)o->lookups, w ? "absent" : "present");
+          return -1;
+        }
+      }
+      ratio[w][run] = t[w][0][run] / t[w][1][run];
+    }
+  return 0;
+}
+
+static void print_pairs(const eopts *o, double *t[2][2], double *ratio[2]) {
+  for (int w = 0; w < 2; w++) {
+    bench_summary r = bench_summarize(ratio[w], o->runs);
+    printf("| %s | %.0f | %.0f | %.2fx | %.2fx | %.2fx |\n", w ? "absent" : "present",
+           bench_summarize(t[w][0], o->runs).median, bench_summarize(t[w][1], o->runs).median,
+           r.median, r.min, r.max);
+  }
+  printf("\n");
+}
+
+typedef struct pair_bufs {
+  double *t[2][2], *ratio[2];
+} pair_bufs;
+
+static void pair_bufs_init(pair_bufs *b, uint64_t runs) {
+  for (int w = 0; w < 2; w++) {
+    b->ratio[w] = calloc(runs, sizeof *b->ratio[w]);
+    for (int k = 0; k < 2; k++)
+      b->t[w][k] = calloc(runs, sizeof *b->t[w][k]);
+  }
+}
+
+static void pair_bufs_free(pair_bufs *b) {
+  for (int w = 0; w < 2; w++) {
+    free(b->ratio[w]);
+    for (int k = 0; k < 2; k++)
+      free(b->t[w][k]);
+  }
+}
+
+typedef struct bench_ix {
+  char *dir;
+  tern_index *idx;
+  tern_snapshot *snap;
+  size_t nseg;
+  uint64_t buffered;
+} bench_ix;
+
+static void bench_ix_close(bench_ix *x) {
+  if (x->snap) tern_snapshot_close(x->snap);
+  if (x->idx) tern_close(x->idx);
+  if (x->dir) bench_rmtree(x->dir);
+  free(x->dir);
+}
+
+/* Segments and buffered documents of an index, as tern_stats sees them. */
+static int index_shape(tern_index *idx, size_t *nseg, uint64_t *buffered) {
   tern_stats *st;
-  if (check(tern_stats_get(&st, idx), "stats")) return 1;
-  size_t nseg = st->nsegments;
+  if (check(tern_stats_get(&st, idx), "stats")) return -1;
+  *nseg = st->nsegments;
+  *buffered = st->buffered;
   tern_stats_free(st);
-  double *many = calloc(o->runs, sizeof *many), *one = calloc(o->runs, sizeof *one);
-  double *pm = calloc(o->runs, sizeof *pm), *po = calloc(o->runs, sizeof *po);
-  uint64_t found = 0;
-  tern_snapshot *s;
-  bench_warm_dir(dir);
-  if (check(tern_snapshot_open(&s, idx), "snapshot")) return 1;
-  for (uint64_t run = 0; run < o->runs; run++) {
-    many[run] = time_gets(s, o->docs, o->lookups, o->docs, run + 7, &found);
-    pm[run] = time_gets(s, o->docs, o->lookups, 0, run + 7, &found);
+  return 0;
+}
+
+/* Opens the snapshot of a loaded index (compacted first when asked). */
+static int bench_ix_ready(bench_ix *x, int compact) {
+  if ((compact && check(tern_compact(x->idx), "compact")) ||
+      index_shape(x->idx, &x->nseg, &x->buffered) ||
+      check(tern_snapshot_open(&x->snap, x->idx), "snapshot"))
+    return -1;
+  bench_warm_dir(x->dir);
+  return 0;
+}
+
+static int phase_absent(const eopts *o) {
+  bench_ix x[2] = {{0}, {0}};
+  for (int k = 0; k < 2; k++) {
+    x[k].dir = bench_mkdtemp(o->parent, "engine-absent");
+    x[k].idx = x[k].dir ? fresh_index(x[k].dir) : NULL;
+    if (!x[k].idx || load_twenty(x[k].idx, o->docs) || bench_ix_ready(&x[k], k)) return 1;
   }
-  tern_snapshot_close(s);
-  if (check(tern_compact(idx), "compact") || check(tern_snapshot_open(&s, idx), "snapshot"))
-    return 1;
-  bench_warm_dir(dir);
-  for (uint64_t run = 0; run < o->runs; run++) {
-    one[run] = time_gets(s, o->docs, o->lookups, o->docs, run + 7, &found);
-    po[run] = time_gets(s, o->docs, o->lookups, 0, run + 7, &found);
-  }
-  tern_snapshot_close(s);
-  bench_summary bm = bench_summarize(many, o->runs), bo = bench_summarize(one, o->runs);
-  bench_summary bpm = bench_summarize(pm, o->runs), bpo = bench_summarize(po, o->runs);
-  printf("absent: %llu docs in %zu segments vs compacted into 1, %llu lookups per run (warm)\n",
-         (unsigned long long)o->docs, nseg, (unsigned long long)o->lookups);
-  printf("| keys | %zu segments ns/lookup | 1 segment ns/lookup | ratio |\n|---|---|---|---|\n",
-         nseg);
-  printf("| absent | %.0f | %.0f | %.2fx |\n", bm.median, bo.median, bm.median / bo.median);
-  printf("| present | %.0f | %.0f | %.2fx |\n\n", bpm.median, bpo.median, bpm.median / bpo.median);
-  tern_close(idx);
-  bench_rmtree(dir);
-  free(dir);
-  free(many);
-  free(one);
-  free(pm);
-  free(po);
+  pair_bufs b;
+  pair_bufs_init(&b, o->runs);
+  tern_snapshot *s[2] = {x[0].snap, x[1].snap};
+  if (time_pairs(s, o, 7, b.t, b.ratio)) return 1;
+  printf("absent: %llu docs in %zu segments vs the same compacted into %zu, %llu lookups per "
+         "run, %llu runs alternating (warm)\n",
+         (unsigned long long)o->docs, x[0].nseg, x[1].nseg, (unsigned long long)o->lookups,
+         (unsigned long long)o->runs);
+  printf("| keys | %zu segments ns/lookup | 1 segment ns/lookup | ratio (median of runs) | min | "
+         "max |\n|---|---|---|---|---|---|\n",
+         x[0].nseg);
+  print_pairs(o, b.t, b.ratio);
+  pair_bufs_free(&b);
+  for (int k = 0; k < 2; k++)
+    bench_ix_close(&x[k]);
   return 0;
 }
 
@@ -290,88 +356,32 @@ static int load_incremental(tern_index *idx, uint64_t docs, uint64_t per) {
   return 0;
 }
 
-/* Segments and buffered documents of an index, as tern_stats sees them. */
-static int index_shape(tern_index *idx, size_t *nseg, uint64_t *buffered) {
-  tern_stats *st;
-  if (check(tern_stats_get(&st, idx), "stats")) return -1;
-  *nseg = st->nsegments;
-  *buffered = st->buffered;
-  tern_stats_free(st);
-  return 0;
-}
-
-/* An index of --docs put in transactions of `per` (compacted afterwards
- * when asked), with its snapshot; NULL on failure. */
-static tern_index *incremental_index(const eopts *o, uint64_t per, int compact, char **dir,
-                                     tern_snapshot **s, size_t *nseg, uint64_t *buffered) {
-  *dir = bench_mkdtemp(o->parent, "engine-incremental");
-  tern_index *idx = *dir ? fresh_index(*dir) : NULL;
-  if (!idx || load_incremental(idx, o->docs, per) ||
-      (compact && check(tern_compact(idx), "compact")) || index_shape(idx, nseg, buffered) ||
-      check(tern_snapshot_open(s, idx), "snapshot"))
-    return NULL;
-  bench_warm_dir(*dir);
-  return idx;
-}
-
 static int phase_incremental(const eopts *o) {
   const uint64_t per = 1000;
-  char *dir[2];
-  tern_snapshot *s[2];
-  tern_index *idx[2];
-  size_t nseg[2];
-  uint64_t buffered[2];
+  bench_ix x[2] = {{0}, {0}};
   double t0 = bench_now();
-  for (int k = 0; k < 2; k++)
-    if (!(idx[k] = incremental_index(o, per, k, &dir[k], &s[k], &nseg[k], &buffered[k])))
+  for (int k = 0; k < 2; k++) {
+    x[k].dir = bench_mkdtemp(o->parent, "engine-incremental");
+    x[k].idx = x[k].dir ? fresh_index(x[k].dir) : NULL;
+    if (!x[k].idx || load_incremental(x[k].idx, o->docs, per) || bench_ix_ready(&x[k], k))
       return 1;
-  double build_s = bench_now() - t0;
-  /* Runs alternate between the two indexes, so that both see the same
-   * machine; ratios are taken per run. */
-  double *ns[2][2], *ratio[2];
-  for (int w = 0; w < 2; w++) {
-    ratio[w] = calloc(o->runs, sizeof *ratio[w]);
-    for (int k = 0; k < 2; k++)
-      ns[w][k] = calloc(o->runs, sizeof *ns[w][k]);
   }
-  for (uint64_t run = 0; run < o->runs; run++)
-    for (int w = 0; w < 2; w++) { /* w 0: present keys, 1: absent */
-      for (int k = 0; k < 2; k++) {
-        uint64_t found;
-        ns[w][k][run] = time_gets(s[k], o->docs, o->lookups, w ? o->docs : 0, run + 11, &found);
-        if (found != (w ? 0 : o->lookups)) {
-          bench_log("engine bench: incremental: %llu of %llu found\n",
-                    (unsigned long long)found, (unsigned long long)o->lookups);
-          return 1;
-        }
-      }
-      ratio[w][run] = ns[w][0][run] / ns[w][1][run];
-    }
+  double build_s = bench_now() - t0;
+  pair_bufs b;
+  pair_bufs_init(&b, o->runs);
+  tern_snapshot *s[2] = {x[0].snap, x[1].snap};
+  if (time_pairs(s, o, 11, b.t, b.ratio)) return 1;
   printf("incremental: %llu docs put in transactions of %llu, twice, the second index then "
          "compacted (%.1f s); %llu lookups per run, %llu runs alternating (warm)\n",
          (unsigned long long)o->docs, (unsigned long long)per, build_s,
          (unsigned long long)o->lookups, (unsigned long long)o->runs);
   printf("| keys | incremental: %zu segments + %llu buffered, ns/lookup | compacted: %zu segment, "
          "ns/lookup | ratio (median of runs) | min | max |\n|---|---|---|---|---|---|\n",
-         nseg[0], (unsigned long long)buffered[0], nseg[1]);
-  for (int w = 0; w < 2; w++) {
-    bench_summary r = bench_summarize(ratio[w], o->runs);
-    printf("| %s | %.0f | %.0f | %.2fx | %.2fx | %.2fx |\n", w ? "absent" : "present",
-           bench_summarize(ns[w][0], o->runs).median, bench_summarize(ns[w][1], o->runs).median,
-           r.median, r.min, r.max);
-  }
-  printf("\n");
-  for (int k = 0; k < 2; k++) {
-    tern_snapshot_close(s[k]);
-    tern_close(idx[k]);
-    bench_rmtree(dir[k]);
-    free(dir[k]);
-  }
-  for (int w = 0; w < 2; w++) {
-    free(ratio[w]);
-    for (int k = 0; k < 2; k++)
-      free(ns[w][k]);
-  }
+         x[0].nseg, (unsigned long long)x[0].buffered, x[1].nseg);
+  print_pairs(o, b.t, b.ratio);
+  pair_bufs_free(&b);
+  for (int k = 0; k < 2; k++)
+    bench_ix_close(&x[k]);
   return 0;
 }
 
