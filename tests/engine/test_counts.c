@@ -16,6 +16,7 @@
  */
 #include "tests/engine/enginetest.h"
 
+#include "codec/filter.h"
 #include "codec/segment.h"
 #include "engine/counters.h"
 
@@ -34,12 +35,14 @@ static counts now(void) {
                   atomic_load(&tern_engine_count.buffer_loads)};
 }
 
-/* A new index in a fresh directory; *dirp (may be NULL) its path, the caller's. */
-static tern_index *open_fresh(char **dirp) {
+/* A new index in a fresh directory (bloom_bits: filter bits per key, 0
+ * none); *dirp (may be NULL) its path, the caller's. */
+static tern_index *open_fresh(char **dirp, uint32_t bloom_bits) {
   et_prefer_tmpfs();
   char *dir = tu_tmpdir("counts");
   tern_options o;
   tern_options_init(&o);
+  o.bloom_bits_per_key = bloom_bits;
   tern_index *idx;
   assert_int_equal(tern_open(&idx, dir, TERN_CREATE, &o), TERN_OK);
   if (dirp)
@@ -88,7 +91,7 @@ static void test_commit_counts(void **state) {
   uint64_t salt = tu_next(&r);
   uint32_t ver[NIDS] = {0}, clock = 1;
   int merges = 0;
-  tern_index *idx = open_fresh(NULL);
+  tern_index *idx = open_fresh(NULL, TERN_FILTER_BITS_PER_KEY);
 
   /* A bulk commit and a flush each open their new segment once: at the
    * next state, not to read back its id. */
@@ -237,14 +240,16 @@ static void check_get(tern_snapshot *s, const seg_ref *segs, const uint8_t *key,
 /* NSEGS bulk segments (too few for the merge policy to merge); keys of 12
  * random bytes, either all spread over the same range (every segment's
  * range admits every key) or with segment i's keys all starting with byte
- * i (ranges disjoint: one filter at most per get). */
+ * i (ranges disjoint: one filter at most per get); and overlapping ranges
+ * without filters (every segment in range is searched). */
 static void test_get_probes(void **state) {
   (void)state;
-  for (int disjoint = 0; disjoint < 2; disjoint++) {
+  for (int mode = 0; mode < 3; mode++) {
+    int disjoint = mode == 1, filtered = mode != 2; /* mode 2: segments without filters */
     tu_rng r;
-    tu_rng_init(&r, 0x70726f62u + (uint64_t)disjoint);
+    tu_rng_init(&r, 0x70726f62u + (uint64_t)mode);
     char *dir;
-    tern_index *idx = open_fresh(&dir);
+    tern_index *idx = open_fresh(&dir, filtered ? TERN_FILTER_BITS_PER_KEY : 0);
     seg_ref *segs = calloc(NSEGS, sizeof *segs);
     assert_non_null(segs);
     for (size_t i = 0; i < NSEGS; i++) {
@@ -291,9 +296,13 @@ static void test_get_probes(void **state) {
     }
     /* Absent keys reach a block only through a false positive (about 1%
      * at the default 10 bits per key). */
-    printf("probes (%s ranges): absent keys: %lu filter checks, %lu block probes\n",
-           disjoint ? "disjoint" : "overlapping", absent.filter_checks, absent.block_probes);
-    assert_true(absent.block_probes * 20 <= absent.filter_checks);
+    printf("probes (%s ranges%s): absent keys: %lu filter checks, %lu block probes\n",
+           disjoint ? "disjoint" : "overlapping", filtered ? "" : ", no filters",
+           absent.filter_checks, absent.block_probes);
+    if (filtered)
+      assert_true(absent.block_probes * 20 <= absent.filter_checks);
+    else
+      assert_int_equal(absent.block_probes, absent.filter_checks);
     if (!disjoint) assert_true(absent.filter_checks >= 1000 * (NSEGS - 1));
     assert_int_equal(tern_snapshot_close(s), TERN_OK);
     for (size_t i = 0; i < NSEGS; i++)
