@@ -309,17 +309,34 @@ static int bench_ix_ready(bench_ix *x, int compact) {
   return 0;
 }
 
+typedef int (*bench_load_fn)(tern_index *idx, const eopts *o);
+
+/* Two indexes loaded alike (the second then compacted), with their
+ * snapshots, timed in runs alternating between them. */
+static int pair_measure(const eopts *o, const char *name, bench_load_fn loader, uint64_t seed,
+                        bench_ix x[2], pair_bufs *b) {
+  for (int k = 0; k < 2; k++) {
+    x[k].dir = bench_mkdtemp(o->parent, name);
+    x[k].idx = x[k].dir ? fresh_index(x[k].dir) : NULL;
+    if (!x[k].idx || loader(x[k].idx, o) || bench_ix_ready(&x[k], k)) return -1;
+  }
+  pair_bufs_init(b, o->runs);
+  tern_snapshot *s[2] = {x[0].snap, x[1].snap};
+  return time_pairs(s, o, seed, b->t, b->ratio);
+}
+
+static void pair_close(bench_ix x[2], pair_bufs *b) {
+  pair_bufs_free(b);
+  for (int k = 0; k < 2; k++)
+    bench_ix_close(&x[k]);
+}
+
+static int load_twenty_docs(tern_index *idx, const eopts *o) { return load_twenty(idx, o->docs); }
+
 static int phase_absent(const eopts *o) {
   bench_ix x[2] = {{0}, {0}};
-  for (int k = 0; k < 2; k++) {
-    x[k].dir = bench_mkdtemp(o->parent, "engine-absent");
-    x[k].idx = x[k].dir ? fresh_index(x[k].dir) : NULL;
-    if (!x[k].idx || load_twenty(x[k].idx, o->docs) || bench_ix_ready(&x[k], k)) return 1;
-  }
   pair_bufs b;
-  pair_bufs_init(&b, o->runs);
-  tern_snapshot *s[2] = {x[0].snap, x[1].snap};
-  if (time_pairs(s, o, 7, b.t, b.ratio)) return 1;
+  if (pair_measure(o, "engine-absent", load_twenty_docs, 7, x, &b)) return 1;
   printf("absent: %llu docs in %zu segments vs the same compacted into %zu, %llu lookups per "
          "run, %llu runs alternating (warm)\n",
          (unsigned long long)o->docs, x[0].nseg, x[1].nseg, (unsigned long long)o->lookups,
@@ -328,9 +345,7 @@ static int phase_absent(const eopts *o) {
          "max |\n|---|---|---|---|---|---|\n",
          x[0].nseg);
   print_pairs(o, b.t, b.ratio);
-  pair_bufs_free(&b);
-  for (int k = 0; k < 2; k++)
-    bench_ix_close(&x[k]);
+  pair_close(x, &b);
   return 0;
 }
 
@@ -356,32 +371,26 @@ static int load_incremental(tern_index *idx, uint64_t docs, uint64_t per) {
   return 0;
 }
 
+#define INCREMENTAL_TXN 1000u /* documents per transaction */
+
+static int load_incremental_docs(tern_index *idx, const eopts *o) {
+  return load_incremental(idx, o->docs, INCREMENTAL_TXN);
+}
+
 static int phase_incremental(const eopts *o) {
-  const uint64_t per = 1000;
   bench_ix x[2] = {{0}, {0}};
-  double t0 = bench_now();
-  for (int k = 0; k < 2; k++) {
-    x[k].dir = bench_mkdtemp(o->parent, "engine-incremental");
-    x[k].idx = x[k].dir ? fresh_index(x[k].dir) : NULL;
-    if (!x[k].idx || load_incremental(x[k].idx, o->docs, per) || bench_ix_ready(&x[k], k))
-      return 1;
-  }
-  double build_s = bench_now() - t0;
   pair_bufs b;
-  pair_bufs_init(&b, o->runs);
-  tern_snapshot *s[2] = {x[0].snap, x[1].snap};
-  if (time_pairs(s, o, 11, b.t, b.ratio)) return 1;
-  printf("incremental: %llu docs put in transactions of %llu, twice, the second index then "
-         "compacted (%.1f s); %llu lookups per run, %llu runs alternating (warm)\n",
-         (unsigned long long)o->docs, (unsigned long long)per, build_s,
-         (unsigned long long)o->lookups, (unsigned long long)o->runs);
+  double t0 = bench_now();
+  if (pair_measure(o, "engine-incremental", load_incremental_docs, 11, x, &b)) return 1;
+  printf("incremental: %llu docs put in transactions of %u, twice, the second index then "
+         "compacted; %llu lookups per run, %llu runs alternating (warm; %.1f s in all)\n",
+         (unsigned long long)o->docs, INCREMENTAL_TXN, (unsigned long long)o->lookups,
+         (unsigned long long)o->runs, bench_now() - t0);
   printf("| keys | incremental: %zu segments + %llu buffered, ns/lookup | compacted: %zu segment, "
          "ns/lookup | ratio (median of runs) | min | max |\n|---|---|---|---|---|---|\n",
          x[0].nseg, (unsigned long long)x[0].buffered, x[1].nseg);
   print_pairs(o, b.t, b.ratio);
-  pair_bufs_free(&b);
-  for (int k = 0; k < 2; k++)
-    bench_ix_close(&x[k]);
+  pair_close(x, &b);
   return 0;
 }
 
