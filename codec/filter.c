@@ -24,6 +24,8 @@
 #define FILTER_ALGORITHM 1u /* split block, 8 x 64-bit words, XXH3-64, these salts */
 #define WORDS 8u
 #define BLOCK_BITS (TERN_FILTER_BLOCK_SIZE * 8u)
+_Static_assert(WORDS == sizeof ((tern_filter_key *)0)->mask / sizeof(uint64_t),
+               "filter.h's inline probe tests one mask per word");
 
 static const uint32_t SALT[WORDS] = {0x47b6137bu, 0x44974d91u, 0x8824ad5bu, 0xa2b7289du,
                                      0x705495c7u, 0x2df1424bu, 0x9efc4947u, 0x5c6bfb31u};
