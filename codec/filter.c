@@ -26,6 +26,8 @@
 #define FILTER_ALGORITHM 1u /* split block, 8 x 64-bit words, XXH3-64, these salts */
 #define WORDS 8u
 #define BLOCK_BITS (TERN_FILTER_BLOCK_SIZE * 8u)
+_Static_assert(WORDS == sizeof ((tern_filter_key *)0)->mask / sizeof(uint64_t),
+               "filter.h's inline probe tests one mask per word");
 
 static const uint32_t SALT[WORDS] = {0x47b6137bu, 0x44974d91u, 0x8824ad5bu, 0xa2b7289du,
                                      0x705495c7u, 0x2df1424bu, 0x9efc4947u, 0x5c6bfb31u};
@@ -147,16 +149,23 @@ size_t tern_filter_block_offset(const tern_filter *f, uint64_t hash) {
 }
 
 void tern_filter_prefetch(const tern_filter *f, uint64_t hash) {
-  __builtin_prefetch(f->blocks + block_of(hash, f->nblocks) * TERN_FILTER_BLOCK_SIZE);
+  tern_filter_view_prefetch(tern_filter_view_of(f), hash);
 }
 
 int tern_filter_may_contain(const tern_filter *f, uint64_t hash) {
-  const uint8_t *b = f->blocks + block_of(hash, f->nblocks) * TERN_FILTER_BLOCK_SIZE;
-  const uint32_t x = (uint32_t)hash;
-  uint64_t missing = 0;
+  tern_filter_key k;
+  tern_filter_key_init(&k, hash);
+  return tern_filter_view_may_contain(tern_filter_view_of(f), &k);
+}
+
+void tern_filter_key_init(tern_filter_key *k, uint64_t hash) {
+  k->hash = hash;
   for (unsigned i = 0; i < WORDS; i++)
-    missing |= bit_in_word(x, i) & ~tern_load64(b + 8 * i);
-  return missing == 0;
+    k->mask[i] = bit_in_word((uint32_t)hash, i);
+}
+
+tern_filter_view tern_filter_view_of(const tern_filter *f) {
+  return f ? (tern_filter_view){f->blocks, f->nblocks} : (tern_filter_view){NULL, 0};
 }
 
 size_t tern_filter_memory(const tern_filter *f) {

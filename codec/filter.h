@@ -19,6 +19,8 @@
 #ifndef TERN_FILTER_H
 #define TERN_FILTER_H
 
+#include "codec/coding.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,6 +62,42 @@ size_t tern_filter_block_offset(const tern_filter *f, uint64_t hash);
 void tern_filter_prefetch(const tern_filter *f, uint64_t hash);
 /* 1: the key may be present; 0: it is certainly absent. */
 int tern_filter_may_contain(const tern_filter *f, uint64_t hash);
+/* One hash's probe, computed once to test many filters (a get over many
+ * segments): the bit each word must have depends on the hash alone. */
+typedef struct tern_filter_key {
+  uint64_t hash;
+  uint64_t mask[8];
+} tern_filter_key;
+void tern_filter_key_init(tern_filter_key *k, uint64_t hash);
+
+/* A loaded filter's blocks, for a caller testing many filters in one tight
+ * loop (a get over many segments, codec/segment.h's tern_seg_gate): the
+ * test is inline, from a copy of this view kept beside the caller's other
+ * per-segment data.  Valid while the filter is; blocks NULL: no filter
+ * (everything may be present).  A filter probed in place (tern_filter_at)
+ * may only be tested where its caller has checked the page (segment_filter.c). */
+typedef struct tern_filter_view {
+  const uint8_t *blocks; /* NULL: no filter */
+  uint32_t nblocks;
+} tern_filter_view;
+tern_filter_view tern_filter_view_of(const tern_filter *f);
+
+/* The block (8 words) a hash picks: ((hash >> 32) * nblocks) >> 32, a
+ * multiply instead of a modulo (docs/FORMAT.md). */
+static inline const uint8_t *tern_filter_view_block(tern_filter_view v, uint64_t hash) {
+  return v.blocks + (size_t)(((hash >> 32) * v.nblocks) >> 32) * TERN_FILTER_BLOCK_SIZE;
+}
+static inline int tern_filter_view_may_contain(tern_filter_view v, const tern_filter_key *k) {
+  if (!v.blocks) return 1;
+  const uint8_t *b = tern_filter_view_block(v, k->hash);
+  uint64_t missing = 0;
+  for (unsigned i = 0; i < 8u; i++)
+    missing |= k->mask[i] & ~tern_load64(b + 8 * i);
+  return missing == 0;
+}
+static inline void tern_filter_view_prefetch(tern_filter_view v, uint64_t hash) {
+  if (v.blocks) __builtin_prefetch(tern_filter_view_block(v, hash));
+}
 /* Bytes the filter holds in memory (a copy: its body; in place: none). */
 size_t tern_filter_memory(const tern_filter *f);
 void tern_filter_free(tern_filter *f);

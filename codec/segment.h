@@ -22,6 +22,7 @@
  * two, and no more bytes on disk than in .val. */
 #define TERN_SEG_INLINE_DEFAULT 128u
 
+#include "codec/filter.h"
 #include "codec/io.h"
 #include "codec/postings.h"
 #include "codec/terms_block.h"
@@ -29,6 +30,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define TERN_FIELD_UNIQUE 0x1u  /* the primary-key field: one doc per term, a value per term */
 #define TERN_BLOCK_SIZE 4096u   /* a terms block: one page */
@@ -165,6 +167,58 @@ int tern_seg_postings(const tern_seg *s, const tern_term_entry *e, tern_postings
  * when absent. */
 int tern_seg_unique_find(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,
                          tern_term_entry *e);
+/* A primary key prepared once for looking it up in many segments: its
+ * 8-byte head and its filter probe (hash and bit masks), computed once per
+ * get.  Fields are read-only to callers. */
+typedef struct tern_seg_probe {
+  const uint8_t *key;
+  size_t len;
+  uint64_t head;
+  tern_filter_key fk; /* fk.hash: tern_filter_hash(key, len) */
+} tern_seg_probe;
+/* TERN_EINVAL unless key is 1 to TERN_KEY_MAX bytes. */
+int tern_seg_probe_init(tern_seg_probe *p, const void *key, size_t len);
+
+/* What a get tests of a segment before searching it, all resident: the
+ * heads of its unique field's first and last keys and its filter.  A
+ * caller probing many segments keeps one gate per segment in one array and
+ * tests them inline: every segment's range first, starting the fetch of
+ * its filter line (the lines' cache misses then overlap), then the
+ * filters and tern_seg_probe_find newest first.  Valid while s is open. */
+typedef struct tern_seg_gate {
+  uint64_t lo, hi; /* heads of min and max; lo > hi: no unique key at all */
+  const uint8_t *min, *max;
+  uint32_t min_len, max_len;
+  tern_filter_view filter;
+  const tern_seg *seg;
+} tern_seg_gate;
+void tern_seg_gate_of(const tern_seg *s, tern_seg_gate *g);
+/* Byte order of terms (a shorter term first on a common prefix). */
+static inline int tern_seg_term_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
+  size_t n = alen < blen ? alen : blen;
+  int c = n ? memcmp(a, b, n) : 0;
+  return c ? c : (alen > blen) - (alen < blen);
+}
+/* 0 when the key is outside the segment's [min, max] (the heads decide but
+ * for ties); else 1, with the filter line's fetch started.  No I/O. */
+static inline int tern_seg_gate_start(const tern_seg_gate *g, const tern_seg_probe *p) {
+  if (p->head < g->lo || p->head > g->hi) return 0;
+  if (p->head == g->lo && tern_seg_term_cmp(p->key, p->len, g->min, g->min_len) < 0) return 0;
+  if (p->head == g->hi && tern_seg_term_cmp(p->key, p->len, g->max, g->max_len) > 0) return 0;
+  tern_filter_view_prefetch(g->filter, p->fk.hash);
+  return 1;
+}
+/* The filter's answer: 0 when the key is certainly not in the segment;
+ * > 0 when the block must decide (pass it on to tern_seg_probe_find); < 0
+ * a damaged filter page (TERN_ECORRUPT naming NAME.flt).  A filter page
+ * this process has not checked yet is not used (segment_filter.c): no I/O,
+ * and an unchecked page is never trusted. */
+int tern_seg_gate_filter(const tern_seg_gate *g, const tern_seg_probe *p);
+/* The unique field's entry of the probe's key, once the gate let it
+ * through with `filter` (tern_seg_gate_filter's answer): the terms index
+ * and one block.  TERN_NOTFOUND when absent. */
+int tern_seg_probe_find(const tern_seg *s, const tern_seg_probe *p, int filter, tern_seg_cursor *c,
+                        tern_term_entry *e);
 /* Primary-key lookup: range and filter, seek_exact in the unique field, the
  * doc id (postings) and the value.  TERN_NOTFOUND when absent. */
 int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,

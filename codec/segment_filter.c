@@ -32,16 +32,36 @@ static uint64_t probe_offset(const tern_seg *s, uint64_t hash) {
   return TERN_FRAME_HEADER_SIZE + tern_filter_block_offset(s->filter, hash);
 }
 
+/* The filter page at `off`, not checked yet by this process: checked now
+ * when it was asked for and has arrived (1), else TERN_SEG_FILTER_SKIPPED,
+ * or the damage. */
+static int check_unchecked(const tern_seg *s, uint64_t off) {
+  if (!asked(s, off / TERN_IO_PAGE)) return TERN_SEG_FILTER_SKIPPED;
+  int rc = tern_rfile_check_cached(s->flt, off);
+  if (rc <= 0) return rc < 0 ? rc : TERN_SEG_FILTER_SKIPPED;
+  atomic_fetch_add_explicit(&((tern_seg *)s)->flt_checked, 1, memory_order_relaxed);
+  return 1;
+}
+
 int tern_seg_filter_probe(const tern_seg *s, uint64_t hash) {
   if (!s->filter) return TERN_SEG_FILTER_MAYBE;
   uint64_t off = probe_offset(s, hash);
   if (TERN_UNLIKELY(!tern_rfile_page_checked(s->flt, off))) {
-    if (!asked(s, off / TERN_IO_PAGE)) return TERN_SEG_FILTER_SKIPPED;
-    int rc = tern_rfile_check_cached(s->flt, off);
-    if (rc <= 0) return rc < 0 ? rc : TERN_SEG_FILTER_SKIPPED;
-    atomic_fetch_add_explicit(&((tern_seg *)s)->flt_checked, 1, memory_order_relaxed);
+    int rc = check_unchecked(s, off);
+    if (rc != 1) return rc;
   }
   return tern_filter_may_contain(s->filter, hash);
+}
+
+int tern_seg_gate_filter(const tern_seg_gate *g, const tern_seg_probe *p) {
+  const tern_seg *s = g->seg;
+  if (!s->filter) return TERN_SEG_FILTER_MAYBE;
+  uint64_t off = probe_offset(s, p->fk.hash);
+  if (TERN_UNLIKELY(!tern_rfile_page_checked(s->flt, off))) {
+    int rc = check_unchecked(s, off);
+    if (rc != 1) return rc;
+  }
+  return tern_filter_view_may_contain(g->filter, &p->fk);
 }
 
 void tern_seg_filter_missed(const tern_seg *s, uint64_t hash) {

@@ -328,6 +328,42 @@ int tern_seg_unique_find(const tern_seg *s, const void *key, size_t len, tern_se
   return rc;
 }
 
+int tern_seg_probe_init(tern_seg_probe *p, const void *key, size_t len) {
+  TERN_TRY(check_key(key, len));
+  p->key = key;
+  p->len = len;
+  p->head = head_of(key, len);
+  tern_filter_key_init(&p->fk, tern_filter_hash(key, len));
+  return TERN_OK;
+}
+
+void tern_seg_gate_of(const tern_seg *s, tern_seg_gate *g) {
+  const tern_seg_field *f = s->unique;
+  g->filter = tern_filter_view_of(s->filter);
+  g->seg = s;
+  if (!f || !f->nterms) {
+    *g = (tern_seg_gate){.lo = UINT64_MAX, .filter = g->filter, .seg = s};
+    return;
+  }
+  g->lo = head_of(f->min, f->min_len);
+  g->hi = head_of(f->max, f->max_len);
+  g->min = f->min;
+  g->max = f->max;
+  g->min_len = (uint32_t)f->min_len;
+  g->max_len = (uint32_t)f->max_len;
+}
+
+int tern_seg_probe_find(const tern_seg *s, const tern_seg_probe *p, int filter, tern_seg_cursor *c,
+                        tern_term_entry *e) {
+  const tern_seg_field *f = s->unique;
+  if (!f) return TERN_NOTFOUND;
+  uint64_t b = tern_terms_index_find_head(&f->index, p->head, p->key, p->len);
+  prefetch_block(f, b, mapped_block(s, f, b, c), p->head);
+  int rc = seek_exact_in(s, f, b, p->key, p->len, c, e);
+  if (rc == TERN_NOTFOUND && filter == TERN_SEG_FILTER_SKIPPED) tern_seg_filter_missed(s, p->fk.hash);
+  return rc;
+}
+
 int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,
                     uint32_t *doc, tern_slice *value) {
   tern_term_entry e;

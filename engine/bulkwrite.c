@@ -4,7 +4,7 @@
  */
 #include "engine/bulkwrite.h"
 
-#include "codec/record.h"
+#include "engine/catalog_schema.h"
 #include "codec/segment.h"
 #include "codec/status.h"
 

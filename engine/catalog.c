@@ -76,7 +76,9 @@ static MDB_val val_of(const void *p, size_t n) {
 /* The payload of a sealed value; checks the seal. */
 static int unseal(tern_index *idx, const MDB_val *k, const MDB_val *v, size_t *plen,
                   const char *what) {
-  int rc = tern_rec_unseal(k->mv_data, k->mv_size, v->mv_data, v->mv_size, plen, what);
+  char name[80];
+  snprintf(name, sizeof name, "catalog %s", what);
+  int rc = tern_rec_unseal(k->mv_data, k->mv_size, v->mv_data, v->mv_size, plen, name);
   return rc == TERN_OK ? rc : tern_catalog_damaged(idx, rc);
 }
 

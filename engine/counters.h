@@ -1,8 +1,9 @@
 /*
  * counters.h — what the engine does per operation, counted (like the file
  * layer's read counts) so that tests can assert it: segment opens, reads
- * of the catalog, whole states and buffers loaded from it.  Process-wide,
- * relaxed atomics; internal (not part of tern.h).
+ * of the catalog, whole states and buffers loaded from it (process-wide,
+ * relaxed atomics), and the probes of lookups (per thread).  Internal (not
+ * part of tern.h).
  */
 #ifndef TERN_ENGINE_COUNTERS_H
 #define TERN_ENGINE_COUNTERS_H
@@ -17,6 +18,17 @@ typedef struct tern_engine_counts {
 } tern_engine_counts;
 
 extern tern_engine_counts tern_engine_count;
+
+/* The work of lookups, counted per thread (a shared atomic would bounce a
+ * cache line between reading threads on every get): keys hashed, segments
+ * whose key range was checked, filters tested, terms blocks searched. */
+typedef struct tern_get_counts {
+  unsigned long key_hashes, range_checks, filter_checks, block_probes;
+} tern_get_counts;
+
+extern _Thread_local tern_get_counts tern_get_count;
+
+#define TERN_COUNT_GET(field, n) (tern_get_count.field += (n))
 
 #define TERN_COUNT(field) atomic_fetch_add_explicit(&tern_engine_count.field, 1, memory_order_relaxed)
 

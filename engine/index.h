@@ -23,7 +23,7 @@
 #define TERN_ENGINE_INDEX_H
 
 #include "codec/livedocs.h"
-#include "codec/record.h"
+#include "engine/catalog_schema.h"
 #include "codec/segment.h"
 #include "engine/memseg.h"
 #include "tern.h"
@@ -46,6 +46,7 @@ typedef struct tern_segref {
   tern_seg *seg;
   const tern_seg_field *unique;
   uint32_t max_doc;
+  tern_seg_gate gate; /* range and filter, tested before any search */
   struct tern_segref *next;
 } tern_segref;
 
@@ -56,6 +57,7 @@ typedef struct tern_ldref {
 
 /* One segment as one commit sees it. */
 typedef struct tern_slot {
+  tern_seg_gate gate; /* ref->gate, here so that a get tests every slot from one array */
   tern_segref *ref;
   tern_ldref *live; /* NULL: nothing deleted */
   uint64_t deleted, gen;
@@ -182,6 +184,12 @@ void tern_states_close(tern_index *idx);
  * and the entry in c/e; TERN_NOTFOUND otherwise. */
 int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,
                    tern_term_entry *e, uint32_t *doc);
+/* The live entry of the probe's key in the state's segments, newest
+ * first (range checks and filter-line fetches of all segments first, then
+ * filters and blocks): TERN_OK with the entry in c/e and its slot in
+ * *found; TERN_NOTFOUND otherwise. */
+int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
+                    tern_term_entry *e, const tern_slot **found);
 static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
   return !s->live || tern_livedocs_is_live(s->live->ld, doc);
 }

@@ -1,15 +1,16 @@
 /*
- * keymap.c — linear probing, XXH3 hashes, grows at half load.  Each slot
+ * keymap.c — linear probing, XXH3 hashes (the filters'), grows at half load.  Each slot
  * keeps 32 bits of its key's hash beside the op index, so a probe compares
  * key bytes only on a hash match and growing rehashes no key.
  */
 #include "engine/keymap.h"
+#include "engine/memseg.h"
 
+#include "codec/filter.h"
 #include "codec/status.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 /* A slot: op index + 1 in the low 32 bits (0: empty), the hash above. */
 #define SLOT_OP(s) ((uint32_t)(s))
@@ -37,7 +38,9 @@ static size_t find(const tern_keymap *m, const tern_mdoc *ops, const void *key, 
   }
 }
 
-static uint32_t hash_of(const void *key, size_t klen) { return (uint32_t)XXH3_64bits(key, klen); }
+static uint32_t hash_of(const void *key, size_t klen) {
+  return (uint32_t)tern_filter_hash(key, klen);
+}
 
 int64_t tern_keymap_get(const tern_keymap *m, const tern_mdoc *ops, const void *key, size_t klen,
                         tern_keypos *pos) {
@@ -50,8 +53,14 @@ int64_t tern_keymap_get(const tern_keymap *m, const tern_mdoc *ops, const void *
   return op ? (int64_t)op - 1 : -1;
 }
 
-static int grow(tern_keymap *m) {
-  size_t cap = m->cap ? 2 * m->cap : 1024;
+int64_t tern_keymap_find(const tern_keymap *m, const tern_mdoc *docs, const void *key, size_t klen,
+                         uint64_t hash) {
+  if (!m->cap) return -1;
+  uint32_t op = SLOT_OP(m->slot[find(m, docs, key, klen, (uint32_t)hash)]);
+  return op ? (int64_t)op - 1 : -1;
+}
+
+static int grow_to(tern_keymap *m, size_t cap) {
   uint64_t *slot = calloc(cap, sizeof *slot);
   if (!slot) return tern_fail(TERN_ENOMEM, "transaction key map: out of memory");
   for (size_t i = 0; i < m->cap; i++) {
@@ -65,6 +74,26 @@ static int grow(tern_keymap *m) {
   free(m->slot);
   m->slot = slot;
   m->cap = cap;
+  return TERN_OK;
+}
+
+static int grow(tern_keymap *m) { return grow_to(m, m->cap ? 2 * m->cap : 1024); }
+
+int tern_keymap_build(tern_keymap *m, const tern_mdoc *docs, size_t n) {
+  tern_keymap_init(m);
+  if (n >= UINT32_MAX / 2) return tern_fail(TERN_EINVAL, "key map: %zu keys", n);
+  size_t cap = 16;
+  while (cap < 2 * n)
+    cap *= 2;
+  TERN_TRY(grow_to(m, cap));
+  for (size_t i = 0; i < n; i++) {
+    uint32_t h = hash_of(docs[i].key.p, docs[i].key.len);
+    size_t at = h & (cap - 1);
+    while (m->slot[at]) /* keys are unique: no compare */
+      at = (at + 1) & (cap - 1);
+    m->slot[at] = (uint64_t)h << 32 | (i + 1);
+  }
+  m->n = n;
   return TERN_OK;
 }
 

@@ -1,16 +1,20 @@
 /*
  * keymap.h — a hash map from key bytes to the index of the latest
  * operation of a write transaction on that key, so that tern_delete can
- * tell whether the transaction itself has put or deleted the key.
- * Open addressing over the operations array; the keys live there.
+ * tell whether the transaction itself has put or deleted the key, and
+ * the point-lookup index of a large buffer run (memseg_runs.c).  Open
+ * addressing over the operations (or documents) array; the keys live
+ * there.  A key is filed under the low 32 bits of its filter hash
+ * (codec/filter.h), so a get hashes its key once for the buffer and every
+ * segment.
  */
 #ifndef TERN_ENGINE_KEYMAP_H
 #define TERN_ENGINE_KEYMAP_H
 
-#include "engine/memseg.h"
-
 #include <stddef.h>
 #include <stdint.h>
+
+typedef struct tern_mdoc tern_mdoc; /* memseg.h */
 
 typedef struct tern_keymap {
   uint64_t *slot; /* op index + 1, hash << 32; 0 empty */
@@ -30,6 +34,15 @@ typedef struct tern_keypos {
 /* The latest op index of the key, or -1; *pos where it is. */
 int64_t tern_keymap_get(const tern_keymap *m, const tern_mdoc *ops, const void *key, size_t klen,
                         tern_keypos *pos);
+/* A map of docs[0..n) (unique keys), sized for n once: it never grows. */
+int tern_keymap_build(tern_keymap *m, const tern_mdoc *docs, size_t n);
+/* The index in docs of the key whose tern_filter_hash is hash, or -1. */
+int64_t tern_keymap_find(const tern_keymap *m, const tern_mdoc *docs, const void *key, size_t klen,
+                         uint64_t hash);
+/* Starts fetching the slot a find of hash reads first (a hint). */
+static inline void tern_keymap_prefetch(const tern_keymap *m, uint64_t hash) {
+  if (m->cap) __builtin_prefetch(&m->slot[(uint32_t)hash & (m->cap - 1)]);
+}
 /* Records ops[i] as the latest op of its key; pos from tern_keymap_get of
  * that key with no change to the map since, or TERN_KEYPOS_NONE. */
 int tern_keymap_set(tern_keymap *m, const tern_mdoc *ops, uint32_t i, tern_keypos pos);

@@ -3,7 +3,9 @@
  */
 #include "engine/memseg.h"
 
-#include "codec/record.h"
+#include "codec/filter.h"
+
+#include "engine/catalog_schema.h"
 #include "codec/segment.h"
 #include "codec/status.h"
 
@@ -56,9 +58,16 @@ ptrdiff_t tern_mdocs_find(const tern_mdoc *docs, size_t n, const void *key, size
   return -1;
 }
 
-ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen) {
-  if (m->nruns) return tern_memseg_runs_find(m, key, klen);
+ptrdiff_t tern_memseg_find_hashed(const tern_memseg *m, const void *key, size_t klen,
+                                  uint64_t hash) {
+  if (!m->n) return -1; /* an empty buffer costs a get one load */
+  if (m->nruns) return tern_memseg_runs_find(m, key, klen, hash);
   return tern_mdocs_find(m->docs, m->n, key, klen);
+}
+
+ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen) {
+  if (!m->n) return -1;
+  return tern_memseg_find_hashed(m, key, klen, m->nruns ? tern_filter_hash(key, klen) : 0);
 }
 
 int tern_memseg_value(const tern_memseg *m, size_t i, tern_slice *val) {

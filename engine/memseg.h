@@ -3,7 +3,7 @@
  * segment: the view of the write buffer a snapshot reads, and the
  * documents of a bulk transaction before they become a segment.
  *
- * Each document is its key and its record bytes (codec/record.h); doc id =
+ * Each document is its key and its record bytes (engine/catalog_schema.h); doc id =
  * rank of the key, as in the segments tern writes.  The inverted index of
  * the secondary terms (field -> term -> doc ids) is built on first need,
  * once, under a lock, and is immutable afterwards, so a memseg shared by
@@ -19,6 +19,7 @@
 #define TERN_ENGINE_MEMSEG_H
 
 #include "engine/arena.h"
+#include "engine/keymap.h"
 #include "engine/sort.h"
 #include "tern.h"
 
@@ -60,7 +61,12 @@ typedef struct tern_mrun {
   size_t n;
   tern_mdoc *docs; /* ascending, unique keys */
   tern_arena arena; /* the bytes they point to */
+  tern_keymap index; /* key -> position, in runs of TERN_MRUN_INDEXED docs or more */
 } tern_mrun;
+/* Runs this large get a hash index: a get then costs one probe per run,
+ * present or absent, instead of a binary search whose every step misses
+ * the cache (smaller runs are searched in cache anyway). */
+#define TERN_MRUN_INDEXED 64u
 
 typedef struct tern_memseg {
   size_t n;              /* documents (layered: live keys over all runs) */
@@ -83,6 +89,9 @@ void tern_memseg_free(tern_memseg *m);
  * memseg; in a layered one a position in a run (TERN_MEMSEG_HANDLE set),
  * found without building the flat array. */
 ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen);
+/* The same, given the key's tern_filter_hash (a get hashes a key once). */
+ptrdiff_t tern_memseg_find_hashed(const tern_memseg *m, const void *key, size_t klen,
+                                  uint64_t hash);
 /* Binary search of docs[0..n), ascending unique keys: the index, or -1. */
 ptrdiff_t tern_mdocs_find(const tern_mdoc *docs, size_t n, const void *key, size_t klen);
 #define TERN_MEMSEG_HANDLE ((size_t)1 << 62)
@@ -108,7 +117,7 @@ int tern_memseg_layer(const tern_memseg *prev, tern_mrun *run, size_t n, uint64_
 int tern_memseg_layered(tern_memseg *flat, tern_memseg **out);
 /* Makes docs valid (ranks) in a layered memseg; thread-safe, once. */
 int tern_memseg_flat(const tern_memseg *m);
-ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t klen);
+ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t klen, uint64_t hash);
 /* The inverted index, built on first call. */
 int tern_memseg_inv(tern_memseg *m, const tern_minv **out);
 const tern_mfield *tern_minv_field(const tern_minv *inv, const void *name, size_t len);

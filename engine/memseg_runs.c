@@ -26,6 +26,7 @@ static int run_alloc(size_t n, tern_mrun **out) {
   }
   atomic_init(&r->refs, 1);
   tern_arena_init(&r->arena);
+  tern_keymap_init(&r->index);
   *out = r;
   return TERN_OK;
 }
@@ -33,6 +34,7 @@ static int run_alloc(size_t n, tern_mrun **out) {
 void tern_mrun_put(tern_mrun *r) {
   if (!r || atomic_fetch_sub(&r->refs, 1) != 1) return;
   tern_arena_free(&r->arena);
+  tern_keymap_free(&r->index);
   free(r->docs);
   free(r);
 }
@@ -64,6 +66,14 @@ int tern_mrun_copy(const tern_mdoc *docs, size_t n, tern_mrun **out) {
   }
   *out = r;
   return TERN_OK;
+}
+
+/* Gives a complete run of TERN_MRUN_INDEXED docs or more its hash index
+ * (runs are immutable once complete).  Without memory for it the run is
+ * binary-searched instead. */
+static void run_index(tern_mrun *r) {
+  if (r->n < TERN_MRUN_INDEXED || r->index.cap) return;
+  if (tern_keymap_build(&r->index, r->docs, r->n) != TERN_OK) tern_keymap_init(&r->index);
 }
 
 static int doc_cmp(const tern_mdoc *a, const tern_mdoc *b) {
@@ -149,6 +159,9 @@ int tern_memseg_layer(const tern_memseg *prev, tern_mrun *run, size_t n, uint64_
   size_t nruns = np;
   if (run) runs[nruns++] = run;
   int rc = runs_balance(runs, &nruns);
+  /* The one run not shared with prev's view yet: the new run, or what
+   * balancing merged it into. */
+  if (rc == TERN_OK && run) run_index(runs[nruns - 1]);
   if (rc == TERN_OK && nruns == 1 && runs[0]->n != n)
     rc = tern_fail(TERN_ECORRUPT, "buffer view: %zu documents, %zu expected", runs[0]->n, n);
   if (rc != TERN_OK) {
@@ -175,13 +188,17 @@ int tern_memseg_layered(tern_memseg *flat, tern_memseg **out) {
   return tern_memseg_layer(NULL, r, r->n, stored, out);
 }
 
-static ptrdiff_t run_find(const tern_mrun *r, const void *key, size_t klen) {
+static ptrdiff_t run_find(const tern_mrun *r, const void *key, size_t klen, uint64_t hash) {
+  if (r->index.cap) return (ptrdiff_t)tern_keymap_find(&r->index, r->docs, key, klen, hash);
   return tern_mdocs_find(r->docs, r->n, key, klen);
 }
 
-ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t klen) {
+ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t klen, uint64_t hash) {
+  /* Each indexed run's slot is a cache miss: fetched together first. */
+  for (size_t r = m->nruns; r-- > 0;)
+    tern_keymap_prefetch(&m->runs[r]->index, hash);
   for (size_t r = m->nruns; r-- > 0;) {
-    ptrdiff_t i = run_find(m->runs[r], key, klen);
+    ptrdiff_t i = run_find(m->runs[r], key, klen, hash);
     if (i < 0) continue;
     if (!m->runs[r]->docs[i].doc) return -1;
     return (ptrdiff_t)(TERN_MEMSEG_HANDLE | ((size_t)r << 32) | (size_t)i);

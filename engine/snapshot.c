@@ -10,6 +10,7 @@
  * read).  At most one live document per key exists across all sources, so
  * the first live hit is the answer.
  */
+#include "engine/counters.h"
 #include "engine/index.h"
 
 #include "codec/status.h"
@@ -59,34 +60,29 @@ static int copy_out(const tern_slice *v, void *buf, size_t cap, size_t *vlen) {
   return TERN_OK;
 }
 
-/* Finds the live value of `key` in the segments, newest first. */
-static int segments_get(const tern_state *st, const void *key, size_t klen, tern_seg_cursor *c,
-                        tern_slice *val) {
-  for (size_t i = st->nslots; i-- > 0;) {
-    const tern_slot *sl = &st->slots[i];
-    tern_term_entry e;
-    uint32_t doc;
-    int rc = tern_slot_find(sl, key, klen, c, &e, &doc);
-    if (rc == TERN_NOTFOUND) continue;
-    TERN_TRY(rc);
-    return tern_seg_value(sl->ref->seg, &e, c, val);
-  }
-  return TERN_NOTFOUND;
+/* Finds the live value of `key`: the buffer view, then the segments newest
+ * first, the key hashed once for all of them. */
+static int view_get(tern_snapshot *s, const void *key, size_t klen, tern_seg_cursor *c,
+                    tern_slice *val) {
+  tern_seg_probe p;
+  TERN_TRY(tern_seg_probe_init(&p, key, klen));
+  TERN_COUNT_GET(key_hashes, 1);
+  ptrdiff_t i = tern_memseg_find_hashed(s->buf, key, klen, p.fk.hash);
+  if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);
+  tern_term_entry e;
+  const tern_slot *sl;
+  TERN_TRY(tern_state_find(s->st, &p, c, &e, &sl));
+  return tern_seg_value(sl->ref->seg, &e, c, val);
 }
 
 int tern_get(tern_snapshot *s, const void *key, size_t klen, void *buf, size_t cap, size_t *vlen) {
   tern_clear_error();
   if (!s || !key || klen == 0 || klen > TERN_KEY_MAX || !vlen || (cap && !buf))
     return tern_fail(TERN_EINVAL, "tern_get: bad arguments");
-  tern_slice v;
-  ptrdiff_t i = tern_memseg_find(s->buf, key, klen);
-  if (i >= 0) {
-    TERN_TRY(tern_memseg_value(s->buf, (size_t)i, &v));
-    return copy_out(&v, buf, cap, vlen);
-  }
   tern_seg_cursor c;
   tern_seg_cursor_init(&c);
-  int rc = segments_get(s->st, key, klen, &c, &v);
+  tern_slice v;
+  int rc = view_get(s, key, klen, &c, &v);
   if (rc == TERN_OK) rc = copy_out(&v, buf, cap, vlen);
   tern_seg_cursor_release(&c);
   return rc;
@@ -175,9 +171,7 @@ static int batch_in_order(tern_snapshot *s, const tern_slice *keys, size_t n, te
   int rc = TERN_OK;
   for (size_t i = 0; rc == TERN_OK && i < n; i++) {
     tern_slice v;
-    ptrdiff_t b = tern_memseg_find(s->buf, keys[i].data, keys[i].len);
-    int st = b >= 0 ? tern_memseg_value(s->buf, (size_t)b, &v)
-                    : segments_get(s->st, keys[i].data, keys[i].len, c, &v);
+    int st = view_get(s, keys[i].data, keys[i].len, c, &v);
     if (st == TERN_OK) rc = fn(payload, i, TERN_OK, v.len ? v.data : "", v.len);
     else if (st == TERN_NOTFOUND) rc = fn(payload, i, TERN_NOTFOUND, NULL, 0);
     else rc = st;

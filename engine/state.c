@@ -30,6 +30,7 @@ static int segref_get(tern_index *idx, uint64_t number, const tern_rec_segment *
   if (rc == TERN_OK) {
     s->unique = tern_seg_unique_field(s->seg);
     s->max_doc = tern_seg_max_doc(s->seg);
+    tern_seg_gate_of(s->seg, &s->gate);
     if (!s->unique || s->max_doc != r->max_doc ||
         memcmp(tern_seg_id(s->seg), r->segid, TERN_SEGID_SIZE) != 0)
       rc = tern_fail(TERN_ECORRUPT,
@@ -168,6 +169,7 @@ static int add_slot(void *ctx, uint64_t number, const tern_rec_segment *r) {
   sl->gen = r->livedocs_gen;
   memcpy(sl->segid, r->segid, TERN_SEGID_SIZE);
   TERN_TRY(segref_get(b->idx, number, r, &sl->ref));
+  sl->gate = sl->ref->gate;
   int rc = r->livedocs_gen ? slot_livedocs(b, number, r, sl) : TERN_OK;
   if (rc != TERN_OK) {
     segref_put(b->idx, sl->ref);
@@ -426,18 +428,16 @@ void tern_state_handoff(tern_index *idx, tern_state *prev, const tern_rec_state 
 
 /* ------------------------------------------------------------ lookups */
 
-int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,
-                   tern_term_entry *e, uint32_t *doc) {
+/* The doc of a slot's entry, when it is live there. */
+static int slot_entry_doc(const tern_slot *s, const tern_term_entry *e, uint32_t *doc) {
   const tern_segref *r = s->ref;
-  int rc = tern_seg_unique_find(r->seg, key, klen, c, e); /* r->unique's entry */
-  if (rc != TERN_OK) return rc;
   uint32_t d;
   if (e->meta.pulsed) {
     d = e->meta.docs[0];
   } else {
     tern_postings_iter it;
     TERN_TRY(tern_seg_postings(r->seg, e, &it));
-    rc = tern_postings_iter_next(&it, &d);
+    int rc = tern_postings_iter_next(&it, &d);
     tern_postings_iter_release(&it);
     TERN_TRY(rc);
   }
@@ -446,4 +446,47 @@ int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cu
   if (!tern_slot_is_live(s, d)) return TERN_NOTFOUND;
   *doc = d;
   return TERN_OK;
+}
+
+int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,
+                   tern_term_entry *e, uint32_t *doc) {
+  int rc = tern_seg_unique_find(s->ref->seg, key, klen, c, e); /* s->ref->unique's entry */
+  return rc == TERN_OK ? slot_entry_doc(s, e, doc) : rc;
+}
+
+/* Segments probed per wave: their filter lines are fetched together. */
+#define PROBE_WAVE 32u
+
+int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
+                    tern_term_entry *e, const tern_slot **found) {
+  uint32_t cand[PROBE_WAVE];
+  for (size_t hi = st->nslots; hi > 0;) {
+    size_t lo = hi > PROBE_WAVE ? hi - PROBE_WAVE : 0, n = 0;
+    /* First every segment's range, starting its filter line's fetch, so
+     * that the filters' cache misses overlap instead of following one
+     * another; then the filters and the blocks, newest first. */
+    for (size_t i = hi; i-- > lo;) {
+      cand[n] = (uint32_t)i;
+      n += (size_t)tern_seg_gate_start(&st->slots[i].gate, p);
+    }
+    TERN_COUNT_GET(range_checks, hi - lo);
+    for (size_t k = 0; k < n; k++) {
+      const tern_slot *sl = &st->slots[cand[k]];
+      TERN_COUNT_GET(filter_checks, 1);
+      int filter = tern_seg_gate_filter(&sl->gate, p);
+      if (filter <= 0) {
+        if (filter < 0) return filter;
+        continue;
+      }
+      TERN_COUNT_GET(block_probes, 1);
+      uint32_t doc;
+      int rc = tern_seg_probe_find(sl->ref->seg, p, filter, c, e);
+      if (rc == TERN_OK) rc = slot_entry_doc(sl, e, &doc);
+      if (rc == TERN_NOTFOUND) continue;
+      if (rc == TERN_OK) *found = sl;
+      return rc;
+    }
+    hi = lo;
+  }
+  return TERN_NOTFOUND;
 }

@@ -6,10 +6,21 @@
  * new segment exactly once.  Values are checked against a reference map on
  * random puts and deletes (seeded), so the handed-forward states are
  * right as well as cheap.
+ *
+ * A get over many segments hashes its key once, checks every segment's
+ * range, tests the filter of each segment whose range admits the key
+ * (newest first, down to the one holding it) and searches a block only
+ * where the filter lets the key through: counted per get and checked
+ * against a reference of the segments' key ranges and their filters'
+ * answers asked through the codec (tern_seg_may_contain).
  */
 #include "tests/engine/enginetest.h"
 
+#include "codec/filter.h"
+#include "codec/segment.h"
 #include "engine/counters.h"
+
+#include <dirent.h>
 
 enum { NIDS = 400 };
 
@@ -24,14 +35,20 @@ static counts now(void) {
                   atomic_load(&tern_engine_count.buffer_loads)};
 }
 
-static tern_index *open_fresh(void) {
+/* A new index in a fresh directory (bloom_bits: filter bits per key, 0
+ * none); *dirp (may be NULL) its path, the caller's. */
+static tern_index *open_fresh(char **dirp, uint32_t bloom_bits) {
   et_prefer_tmpfs();
   char *dir = tu_tmpdir("counts");
   tern_options o;
   tern_options_init(&o);
+  o.bloom_bits_per_key = bloom_bits;
   tern_index *idx;
   assert_int_equal(tern_open(&idx, dir, TERN_CREATE, &o), TERN_OK);
-  free(dir);
+  if (dirp)
+    *dirp = dir;
+  else
+    free(dir);
   return idx;
 }
 
@@ -74,7 +91,7 @@ static void test_commit_counts(void **state) {
   uint64_t salt = tu_next(&r);
   uint32_t ver[NIDS] = {0}, clock = 1;
   int merges = 0;
-  tern_index *idx = open_fresh();
+  tern_index *idx = open_fresh(NULL, TERN_FILTER_BITS_PER_KEY);
 
   /* A bulk commit and a flush each open their new segment once: at the
    * next state, not to read back its id. */
@@ -137,9 +154,173 @@ static void test_commit_counts(void **state) {
   assert_int_equal(tern_close(idx), TERN_OK);
 }
 
+/* ---------------------------------------------------------------- gets */
+
+enum { NSEGS = 6, PERSEG = 300, KLEN = 12 };
+
+typedef struct seg_ref {
+  uint8_t keys[PERSEG][KLEN]; /* sorted */
+  tern_seg *seg;              /* opened through the codec: the filter's own answers */
+} seg_ref;
+
+static int key_cmp(const void *a, const void *b) { return memcmp(a, b, KLEN); }
+
+static int name_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Opens the index's segments with the codec, oldest (lowest name) first. */
+static void open_segments(const char *dir, seg_ref *segs) {
+  char *names[NSEGS + 1];
+  size_t n = 0;
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    char name[64];
+    if (!strstr(e->d_name, ".tix") || !tern_seg_file_segment(e->d_name, name, sizeof name))
+      continue;
+    assert_true(n < NSEGS);
+    names[n++] = strdup(name);
+  }
+  closedir(d);
+  assert_int_equal(n, NSEGS);
+  qsort(names, n, sizeof *names, name_cmp);
+  for (size_t i = 0; i < n; i++) {
+    assert_int_equal(tern_seg_open(&segs[i].seg, dir, names[i], TERN_IO_MMAP), TERN_OK);
+    /* Verified: every filter page checked, so its answers are the filter's
+     * own, not "skipped" (codec/segment_filter.c). */
+    assert_int_equal(tern_seg_verify(segs[i].seg), TERN_OK);
+    free(names[i]);
+  }
+}
+
+static int holds(const seg_ref *s, const uint8_t *key) {
+  return bsearch(key, s->keys, PERSEG, KLEN, key_cmp) != NULL;
+}
+
+static int in_range(const seg_ref *s, const uint8_t *key) {
+  return memcmp(key, s->keys[0], KLEN) >= 0 && memcmp(key, s->keys[PERSEG - 1], KLEN) <= 0;
+}
+
+/* The counts a get of key must make: segments newest first down to the
+ * one holding it; a filter tested where the range admits the key, a block
+ * searched where the filter also does. */
+static tern_get_counts expected(const seg_ref *segs, const uint8_t *key, int *found) {
+  tern_get_counts want = {1, NSEGS, 0, 0};
+  *found = 0;
+  for (size_t i = NSEGS; i-- > 0 && !*found;) {
+    if (!in_range(&segs[i], key)) continue;
+    want.filter_checks++;
+    const tern_seg_field *f = tern_seg_unique_field(segs[i].seg);
+    if (!tern_seg_may_contain(segs[i].seg, f, key, KLEN)) {
+      assert_false(holds(&segs[i], key)); /* a filter never denies a key it holds */
+      continue;
+    }
+    want.block_probes++;
+    *found = holds(&segs[i], key);
+  }
+  return want;
+}
+
+static void check_get(tern_snapshot *s, const seg_ref *segs, const uint8_t *key,
+                      tern_get_counts *sum) {
+  int found;
+  tern_get_counts want = expected(segs, key, &found);
+  tern_get_counts before = tern_get_count;
+  uint8_t val[KLEN];
+  size_t vlen;
+  int rc = tern_get(s, key, KLEN, val, sizeof val, &vlen);
+  assert_int_equal(rc, found ? TERN_OK : TERN_NOTFOUND);
+  if (found) assert_memory_equal(val, key, KLEN);
+  assert_int_equal(tern_get_count.key_hashes - before.key_hashes, want.key_hashes);
+  assert_int_equal(tern_get_count.range_checks - before.range_checks, want.range_checks);
+  assert_int_equal(tern_get_count.filter_checks - before.filter_checks, want.filter_checks);
+  assert_int_equal(tern_get_count.block_probes - before.block_probes, want.block_probes);
+  sum->filter_checks += want.filter_checks;
+  sum->block_probes += want.block_probes;
+}
+
+/* NSEGS bulk segments (too few for the merge policy to merge); keys of 12
+ * random bytes, either all spread over the same range (every segment's
+ * range admits every key) or with segment i's keys all starting with byte
+ * i (ranges disjoint: one filter at most per get); and overlapping ranges
+ * without filters (every segment in range is searched). */
+static void test_get_probes(void **state) {
+  (void)state;
+  for (int mode = 0; mode < 3; mode++) {
+    int disjoint = mode == 1, filtered = mode != 2; /* mode 2: segments without filters */
+    tu_rng r;
+    tu_rng_init(&r, 0x70726f62u + (uint64_t)mode);
+    char *dir;
+    tern_index *idx = open_fresh(&dir, filtered ? TERN_FILTER_BITS_PER_KEY : 0);
+    seg_ref *segs = calloc(NSEGS, sizeof *segs);
+    assert_non_null(segs);
+    for (size_t i = 0; i < NSEGS; i++) {
+      tern_txn *t;
+      assert_int_equal(tern_txn_begin(&t, idx, TERN_TXN_BULK), TERN_OK);
+      for (size_t k = 0; k < PERSEG; k++) {
+        tu_fill(&r, segs[i].keys[k], KLEN);
+        if (disjoint) segs[i].keys[k][0] = (uint8_t)(0x10 * (i + 1));
+        assert_int_equal(tern_put(t, segs[i].keys[k], KLEN, segs[i].keys[k], KLEN, NULL, 0),
+                         TERN_OK);
+      }
+      assert_int_equal(tern_commit(t), TERN_OK);
+      qsort(segs[i].keys, PERSEG, KLEN, key_cmp);
+    }
+    tern_stats *st;
+    assert_int_equal(tern_stats_get(&st, idx), TERN_OK);
+    assert_int_equal(st->nsegments, NSEGS);
+    tern_stats_free(st);
+    open_segments(dir, segs);
+    assert_int_equal(tern_verify(idx), TERN_OK); /* the index's filter pages checked too */
+    tern_snapshot *s;
+    assert_int_equal(tern_snapshot_open(&s, idx), TERN_OK);
+    tern_get_counts absent = {0}, present = {0};
+    for (int round = 0; round < 2000; round++) {
+      uint8_t key[KLEN];
+      if (round % 2) { /* present, in a random segment */
+        const seg_ref *sg = &segs[tu_below(&r, NSEGS)];
+        memcpy(key, sg->keys[tu_below(&r, PERSEG)], KLEN);
+        check_get(s, segs, key, &present);
+      } else { /* random: absent but for a 2^-96 chance */
+        tu_fill(&r, key, KLEN);
+        if (disjoint && round % 4 == 0) key[0] = (uint8_t)(0x10 * (1 + tu_below(&r, NSEGS)));
+        check_get(s, segs, key, &absent);
+      }
+    }
+    /* Edge keys: every segment's first and last key, and keys just off them. */
+    for (size_t i = 0; i < NSEGS; i++) {
+      uint8_t key[KLEN];
+      for (int end = 0; end < 2; end++) {
+        memcpy(key, segs[i].keys[end ? PERSEG - 1 : 0], KLEN);
+        check_get(s, segs, key, &present);
+        key[KLEN - 1] = (uint8_t)(key[KLEN - 1] + (end ? 1 : -1));
+        check_get(s, segs, key, &absent);
+      }
+    }
+    /* Absent keys reach a block only through a false positive (about 1%
+     * at the default 10 bits per key). */
+    printf("probes (%s ranges%s): absent keys: %lu filter checks, %lu block probes\n",
+           disjoint ? "disjoint" : "overlapping", filtered ? "" : ", no filters",
+           absent.filter_checks, absent.block_probes);
+    if (filtered)
+      assert_true(absent.block_probes * 20 <= absent.filter_checks);
+    else
+      assert_int_equal(absent.block_probes, absent.filter_checks);
+    if (!disjoint) assert_true(absent.filter_checks >= 1000 * (NSEGS - 1));
+    assert_int_equal(tern_snapshot_close(s), TERN_OK);
+    for (size_t i = 0; i < NSEGS; i++)
+      tern_seg_close(segs[i].seg);
+    free(segs);
+    assert_int_equal(tern_close(idx), TERN_OK);
+    free(dir);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_commit_counts),
+      cmocka_unit_test(test_get_probes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

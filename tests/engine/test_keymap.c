@@ -7,6 +7,7 @@
 #include "tests/engine/enginetest.h"
 
 #include "engine/keymap.h"
+#include "engine/memseg.h"
 
 enum { NDISTINCT = 3000, NOPS = 20000 };
 

@@ -7,7 +7,7 @@
  */
 #include "tests/engine/enginetest.h"
 
-#include "codec/record.h"
+#include "engine/catalog_schema.h"
 #include "engine/memseg.h"
 
 enum { NKEYS = 700, KEEP = 6 };
@@ -128,17 +128,22 @@ static void test_runs_against_reference(void **state) {
   assert_int_equal(tern_memseg_layered(empty, &ring[0].m), TERN_OK);
   check_view(&ring[0]);
   uint32_t clock = 0;
-  size_t commits = 1500 * tu_scale();
+  size_t commits = 1500 * tu_scale(), indexed = 0;
   for (size_t c = 1; c <= commits; c++) {
     view *prev = &ring[(c - 1) % KEEP], *next = &ring[c % KEEP];
     tern_memseg *m = commit(&r, prev, next, &clock);
     tern_memseg_free(next->m); /* the oldest view goes; its runs live on in newer ones */
     next->m = m;
     assert_true(m->nruns <= 2 * 10 + 2); /* O(log n) runs */
+    for (size_t i = 0; i < m->nruns; i++) { /* large runs are found by their hash index */
+      assert_true((m->runs[i]->index.cap != 0) == (m->runs[i]->n >= TERN_MRUN_INDEXED));
+      indexed += m->runs[i]->index.cap != 0;
+    }
     if (c % 7 == 0 || c == commits) /* this view and every older one kept */
       for (size_t k = 0; k < KEEP && k <= c; k++)
         check_view(&ring[(c - k) % KEEP]);
   }
+  assert_true(indexed > 0); /* both lookups, by index and by binary search, were checked */
   for (size_t k = 0; k < KEEP; k++)
     tern_memseg_free(ring[k].m);
   free(ring);

@@ -7,7 +7,7 @@
 #include "tests/engine/enginetest.h"
 #include "tests/engine/rawcatalog.h"
 
-#include "codec/record.h"
+#include "engine/catalog_schema.h"
 #include "codec/segment.h"
 
 #include <dirent.h>

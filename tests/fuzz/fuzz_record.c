@@ -1,12 +1,13 @@
 /*
- * fuzz_record.c — the catalog records (codec/record.c).  Input: a selector
+ * fuzz_record.c — the catalog records (engine/catalog_schema.c over the
+ * generic coder codec/record.c).  Input: a selector
  * byte, then the record: 0 format, 1 options, 2 state, 3 segment key,
  * 4 segment, 5 document (terms walked), 6 buffer value (then [u16 LE key
  * length][LMDB key][value]).  What decodes and has an encoder must decode
  * again, encoded, to the same fields.
  */
 #include "codec/coding.h"
-#include "codec/record.h"
+#include "engine/catalog_schema.h"
 #include "tern.h"
 #include "tests/fuzz/fuzz.h"
 

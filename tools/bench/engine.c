@@ -18,6 +18,9 @@
  *           run inside tern_commit)
  *   memory  peak memory (RSS of a child process) of one transaction of
  *           --import puts, plain vs TERN_TXN_BULK
+ *   incremental  warm present and absent gets on an index of --docs put in
+ *           transactions of 1,000 (buffered commits, the merge policy's
+ *           segments and the buffer left over) vs the same index compacted
  *
  * Every figure is the median of --runs runs, with the baseline measured in
  * the same run.
@@ -220,48 +223,174 @@ static int load_twenty(tern_index *idx, uint64_t docs) {
   return 0;
 }
 
-static int phase_absent(const eopts *o) {
-  char *dir = bench_mkdtemp(o->parent, "engine-absent");
-  tern_index *idx = dir ? fresh_index(dir) : NULL;
-  if (!idx || load_twenty(idx, o->docs)) return 1;
+/* ns of present and absent gets on two indexes, runs alternating between
+ * them so that both see the same machine; ratios (index 0 / index 1) per
+ * run.  t[w][k]: w 0 present, 1 absent; k the index. */
+static int time_pairs(tern_snapshot *s[2], const eopts *o, uint64_t seed, double *t[2][2],
+                      double *ratio[2]) {
+  for (uint64_t run = 0; run < o->runs; run++)
+    for (int w = 0; w < 2; w++) {
+      for (int k = 0; k < 2; k++) {
+        uint64_t found;
+        t[w][k][run] = time_gets(s[k], o->docs, o->lookups, w ? o->docs : 0, run + seed, &found);
+        if (found != (w ? 0 : o->lookups)) {
+          bench_log("engine bench: %llu of %llu %s keys found\n", (unsigned long long)found,
+                    (unsigned long long)o->lookups, w ? "absent" : "present");
+          return -1;
+        }
+      }
+      ratio[w][run] = t[w][0][run] / t[w][1][run];
+    }
+  return 0;
+}
+
+static void print_pairs(const eopts *o, double *t[2][2], double *ratio[2]) {
+  for (int w = 0; w < 2; w++) {
+    bench_summary r = bench_summarize(ratio[w], o->runs);
+    printf("| %s | %.0f | %.0f | %.2fx | %.2fx | %.2fx |\n", w ? "absent" : "present",
+           bench_summarize(t[w][0], o->runs).median, bench_summarize(t[w][1], o->runs).median,
+           r.median, r.min, r.max);
+  }
+  printf("\n");
+}
+
+typedef struct pair_bufs {
+  double *t[2][2], *ratio[2];
+} pair_bufs;
+
+static void pair_bufs_init(pair_bufs *b, uint64_t runs) {
+  for (int w = 0; w < 2; w++) {
+    b->ratio[w] = calloc(runs, sizeof *b->ratio[w]);
+    for (int k = 0; k < 2; k++)
+      b->t[w][k] = calloc(runs, sizeof *b->t[w][k]);
+  }
+}
+
+static void pair_bufs_free(pair_bufs *b) {
+  for (int w = 0; w < 2; w++) {
+    free(b->ratio[w]);
+    for (int k = 0; k < 2; k++)
+      free(b->t[w][k]);
+  }
+}
+
+typedef struct bench_ix {
+  char *dir;
+  tern_index *idx;
+  tern_snapshot *snap;
+  size_t nseg;
+  uint64_t buffered;
+} bench_ix;
+
+static void bench_ix_close(bench_ix *x) {
+  if (x->snap) tern_snapshot_close(x->snap);
+  if (x->idx) tern_close(x->idx);
+  if (x->dir) bench_rmtree(x->dir);
+  free(x->dir);
+}
+
+/* Segments and buffered documents of an index, as tern_stats sees them. */
+static int index_shape(tern_index *idx, size_t *nseg, uint64_t *buffered) {
   tern_stats *st;
-  if (check(tern_stats_get(&st, idx), "stats")) return 1;
-  size_t nseg = st->nsegments;
+  if (check(tern_stats_get(&st, idx), "stats")) return -1;
+  *nseg = st->nsegments;
+  *buffered = st->buffered;
   tern_stats_free(st);
-  double *many = calloc(o->runs, sizeof *many), *one = calloc(o->runs, sizeof *one);
-  double *pm = calloc(o->runs, sizeof *pm), *po = calloc(o->runs, sizeof *po);
-  uint64_t found = 0;
-  tern_snapshot *s;
-  bench_warm_dir(dir);
-  if (check(tern_snapshot_open(&s, idx), "snapshot")) return 1;
-  for (uint64_t run = 0; run < o->runs; run++) {
-    many[run] = time_gets(s, o->docs, o->lookups, o->docs, run + 7, &found);
-    pm[run] = time_gets(s, o->docs, o->lookups, 0, run + 7, &found);
+  return 0;
+}
+
+/* Opens the snapshot of a loaded index (compacted first when asked). */
+static int bench_ix_ready(bench_ix *x, int compact) {
+  if ((compact && check(tern_compact(x->idx), "compact")) ||
+      index_shape(x->idx, &x->nseg, &x->buffered) ||
+      check(tern_snapshot_open(&x->snap, x->idx), "snapshot"))
+    return -1;
+  bench_warm_dir(x->dir);
+  return 0;
+}
+
+typedef int (*bench_load_fn)(tern_index *idx, const eopts *o);
+
+/* Two indexes loaded alike (the second then compacted), with their
+ * snapshots, timed in runs alternating between them. */
+static int pair_measure(const eopts *o, const char *name, bench_load_fn loader, uint64_t seed,
+                        bench_ix x[2], pair_bufs *b) {
+  for (int k = 0; k < 2; k++) {
+    x[k].dir = bench_mkdtemp(o->parent, name);
+    x[k].idx = x[k].dir ? fresh_index(x[k].dir) : NULL;
+    if (!x[k].idx || loader(x[k].idx, o) || bench_ix_ready(&x[k], k)) return -1;
   }
-  tern_snapshot_close(s);
-  if (check(tern_compact(idx), "compact") || check(tern_snapshot_open(&s, idx), "snapshot"))
-    return 1;
-  bench_warm_dir(dir);
-  for (uint64_t run = 0; run < o->runs; run++) {
-    one[run] = time_gets(s, o->docs, o->lookups, o->docs, run + 7, &found);
-    po[run] = time_gets(s, o->docs, o->lookups, 0, run + 7, &found);
+  pair_bufs_init(b, o->runs);
+  tern_snapshot *s[2] = {x[0].snap, x[1].snap};
+  return time_pairs(s, o, seed, b->t, b->ratio);
+}
+
+static void pair_close(bench_ix x[2], pair_bufs *b) {
+  pair_bufs_free(b);
+  for (int k = 0; k < 2; k++)
+    bench_ix_close(&x[k]);
+}
+
+static int load_twenty_docs(tern_index *idx, const eopts *o) { return load_twenty(idx, o->docs); }
+
+static int phase_absent(const eopts *o) {
+  bench_ix x[2] = {{0}, {0}};
+  pair_bufs b;
+  if (pair_measure(o, "engine-absent", load_twenty_docs, 7, x, &b)) return 1;
+  printf("absent: %llu docs in %zu segments vs the same compacted into %zu, %llu lookups per "
+         "run, %llu runs alternating (warm)\n",
+         (unsigned long long)o->docs, x[0].nseg, x[1].nseg, (unsigned long long)o->lookups,
+         (unsigned long long)o->runs);
+  printf("| keys | %zu segments ns/lookup | 1 segment ns/lookup | ratio (median of runs) | min | "
+         "max |\n|---|---|---|---|---|---|\n",
+         x[0].nseg);
+  print_pairs(o, b.t, b.ratio);
+  pair_close(x, &b);
+  return 0;
+}
+
+/* Puts keys [0, docs) in transactions of `per` documents, as an application
+ * writing as it goes would (buffered commits; flushes and merges as the
+ * policy decides). */
+static int load_incremental(tern_index *idx, uint64_t docs, uint64_t per) {
+  uint8_t key[KEY_LEN], val[16];
+  for (uint64_t at = 0; at < docs; at += per) {
+    tern_txn *t;
+    if (check(tern_txn_begin(&t, idx, 0), "begin")) return -1;
+    for (uint64_t i = at; i < at + per && i < docs; i++) {
+      make_key(i, key);
+      memcpy(val, key, 16);
+      if (check(tern_put(t, key, KEY_LEN, val, sizeof val, NULL, 0), "put")) {
+        tern_abort(t);
+        return -1;
+      }
+    }
+    int rc = tern_commit(t);
+    if (rc != TERN_OK && rc != TERN_EPARTIAL) return check(rc, "commit");
   }
-  tern_snapshot_close(s);
-  bench_summary bm = bench_summarize(many, o->runs), bo = bench_summarize(one, o->runs);
-  bench_summary bpm = bench_summarize(pm, o->runs), bpo = bench_summarize(po, o->runs);
-  printf("absent: %llu docs in %zu segments vs compacted into 1, %llu lookups per run (warm)\n",
-         (unsigned long long)o->docs, nseg, (unsigned long long)o->lookups);
-  printf("| keys | %zu segments ns/lookup | 1 segment ns/lookup | ratio |\n|---|---|---|---|\n",
-         nseg);
-  printf("| absent | %.0f | %.0f | %.2fx |\n", bm.median, bo.median, bm.median / bo.median);
-  printf("| present | %.0f | %.0f | %.2fx |\n\n", bpm.median, bpo.median, bpm.median / bpo.median);
-  tern_close(idx);
-  bench_rmtree(dir);
-  free(dir);
-  free(many);
-  free(one);
-  free(pm);
-  free(po);
+  return 0;
+}
+
+#define INCREMENTAL_TXN 1000u /* documents per transaction */
+
+static int load_incremental_docs(tern_index *idx, const eopts *o) {
+  return load_incremental(idx, o->docs, INCREMENTAL_TXN);
+}
+
+static int phase_incremental(const eopts *o) {
+  bench_ix x[2] = {{0}, {0}};
+  pair_bufs b;
+  double t0 = bench_now();
+  if (pair_measure(o, "engine-incremental", load_incremental_docs, 11, x, &b)) return 1;
+  printf("incremental: %llu docs put in transactions of %u, twice, the second index then "
+         "compacted; %llu lookups per run, %llu runs alternating (warm; %.1f s in all)\n",
+         (unsigned long long)o->docs, INCREMENTAL_TXN, (unsigned long long)o->lookups,
+         (unsigned long long)o->runs, bench_now() - t0);
+  printf("| keys | incremental: %zu segments + %llu buffered, ns/lookup | compacted: %zu segment, "
+         "ns/lookup | ratio (median of runs) | min | max |\n|---|---|---|---|---|---|\n",
+         x[0].nseg, (unsigned long long)x[0].buffered, x[1].nseg);
+  print_pairs(o, b.t, b.ratio);
+  pair_close(x, &b);
   return 0;
 }
 
@@ -739,7 +868,8 @@ static int phase_latency(const eopts *o) {
 void tern_bench_engine_usage(FILE *out) {
   fprintf(out,
           "tern-bench engine [options]\n"
-          "  --phases LIST   get,absent,commit,import,batch,buffer,delete,latency,memory\n"
+          "  --phases LIST   get,absent,commit,import,batch,buffer,delete,latency,memory,\n"
+          "                  incremental\n"
           "                  (default get,absent,commit,import)\n"
           "  --docs N        docs of the get/absent indexes (default 1M)\n"
           "  --lookups N     lookups per run (default 200k)\n"
@@ -797,5 +927,6 @@ int tern_bench_engine(int argc, char **argv) {
   if (!rc && strstr(o.phases, "delete")) rc = phase_delete(&o);
   if (!rc && strstr(o.phases, "latency")) rc = phase_latency(&o);
   if (!rc && strstr(o.phases, "memory")) rc = phase_memory(&o);
+  if (!rc && strstr(o.phases, "incremental")) rc = phase_incremental(&o);
   return rc;
 }
