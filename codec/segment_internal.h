@@ -14,7 +14,7 @@
 
 /* Of every segment file (.tim .tix .doc .flt .val).  2: page checksums of
  * .tim, .doc and .val in .tix, and their sizes.  Older ones: TERN_EVERSION. */
-#define TERN_SEG_VERSION 2u
+#define TERN_SEG_VERSION 3u
 #define TERN_SEG_NFILES 5
 
 /* Field flags on disk: TERN_FIELD_UNIQUE and */

@@ -168,13 +168,13 @@ static void test_foreign_and_newer(void **state) {
     assert_int_equal(rc, TERN_ECORRUPT);
     tu_write_file(pa, a, la);
     /* a newer version, and an older one */
-    for (uint8_t v = 1; v <= 3; v += 2) {
+    for (uint8_t v = 2; v <= 4; v += 2) {
       a[8] = v;
       tu_write_file(pa, a, la);
       rc = open_status(dir, "a", 1);
       assert_int_equal(rc, TERN_EVERSION);
     }
-    a[8] = 2;
+    a[8] = 3;
     tu_write_file(pa, a, la);
     free(a);
     free(b);
