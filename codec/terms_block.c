@@ -173,8 +173,7 @@ static int set_digit_coding(tern_tb_block *b) {
   pthread_once(&g_pow_once, init_powers);
   if (g_pow[k][b->group] * k > (1ull << 32))
     return corrupt(b, "character group too large for the alphabet");
-  memcpy(b->gbits, g_bits[k], sizeof b->gbits);
-  for (uint32_t r = b->group + 1; r <= TERN_TB_GROUP_MAX; r++) b->gbits[r] = 0;
+  b->gbits = g_bits[k];
   b->pow = g_pow[k];
   b->rpow = g_rpow[k];
   b->gdiv = (65536 + b->group - 1) / b->group;
@@ -196,16 +195,12 @@ static void set_tail_bits(tern_tb_block *b) {
 
 int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f,
                         uint32_t expect_n, const char *what, uint64_t block_no) {
-  /* The header and the restart keys span the first lines; ask for them
-   * all now rather than one miss at a time. */
-  __builtin_prefetch(page + 64);
-  __builtin_prefetch(page + 128);
-  __builtin_prefetch(page + 192);
   b->page = page;
   b->what = what;
   b->block_no = block_no;
   b->f = *f;
-  if (page[0] & ~(TERN_TB_FIXED_LEN | TERN_TB_RANGES)) return corrupt(b, "unknown flags");
+  if (page[0] & ~(TERN_TB_FIXED_LEN | TERN_TB_RANGES | TERN_TB_UNIFORM))
+    return corrupt(b, "unknown flags");
   b->restart = page[1];
   b->n = tern_load16(page + 2);
   b->keys_start = tern_load16(page + 4);
@@ -251,12 +246,17 @@ int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_fie
   b->len_min = v[5];
   b->vlen_min = (uint32_t)v[6];
   b->voff_min = v[7];
-  size_t rest = (size_t)b->cp + 2 * ((size_t)b->nrestarts + 1) + 4 * ((size_t)b->nrestarts - 1);
+  set_tail_bits(b);
+  int uniform = page[0] & TERN_TB_UNIFORM;
+  if (uniform && b->tail_bits < 0) return corrupt(b, "uniform tails of varying width");
+  if (!uniform) b->tail_bits = -1; /* positions are listed: step from them */
+  size_t lists = uniform ? 1 : 2;
+  size_t rest = (size_t)b->cp + 2 * ((size_t)b->nrestarts + 1) + 2 * lists * ((size_t)b->nrestarts - 1);
   if ((size_t)(end - p) < rest) return corrupt(b, "header overflows the block");
   b->prefix = p;
   b->rkey = p + b->cp;
   b->rkpos = b->rkey + 2 * ((size_t)b->nrestarts + 1);
-  b->rtpos = b->rkpos + 2 * ((size_t)b->nrestarts - 1);
+  b->rtpos = uniform ? NULL : b->rkpos + 2 * ((size_t)b->nrestarts - 1);
   p += rest;
   /* The restart keys run from the end of the position lists to the key
    * stream; each one's own bounds are checked when it is used. */
@@ -265,7 +265,11 @@ int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_fie
       b->keys_start > b->tails_start || b->tails_start > b->used_bits ||
       b->used_bits > 8u * TERN_TB_PAGE)
     return corrupt(b, "bad section bounds");
-  set_tail_bits(b);
+  /* The restart search probes lines across the restart keys: fetch them
+   * all at once rather than one miss per probe (the segment reader asks
+   * for the first 8 lines before the block is opened). */
+  for (uint32_t line = 8; line < b->keys_start / 512 && line < 32; line++)
+    __builtin_prefetch(page + 64 * line);
   return TERN_OK;
 }
 
@@ -470,7 +474,8 @@ static inline int restart_pos(const tern_tb_block *b, uint32_t r, uint32_t *kpos
     return TERN_OK;
   }
   *kpos = tern_load16(b->rkpos + 2 * (r - 1));
-  *tpos = tern_load16(b->rtpos + 2 * (r - 1));
+  *tpos = b->rtpos ? tern_load16(b->rtpos + 2 * (r - 1))
+                   : b->tails_start + r * b->restart * (uint32_t)b->tail_bits;
   if (TERN_UNLIKELY(*kpos < b->keys_start || *kpos > b->tails_start || *tpos < b->tails_start ||
                     *tpos > b->used_bits)) {
     *kpos = b->keys_start;
@@ -508,9 +513,8 @@ static inline int tail_pos(const tern_tb_block *b, uint32_t e, uint32_t r, uint3
                            uint32_t *at) {
   uint32_t pos;
   if (TERN_LIKELY(b->tail_bits >= 0)) {
+    (void)tpos;
     pos = b->tails_start + e * (uint32_t)b->tail_bits;
-    if (TERN_UNLIKELY(pos != tpos + (e - r * b->restart) * (uint32_t)b->tail_bits))
-      return corrupt(b, "restart tail position differs from the stream");
   } else {
     pos = tpos;
     for (uint32_t k = r * b->restart; k < e && pos <= b->used_bits; k++) pos = skip_tail(b, pos);
@@ -718,7 +722,16 @@ static int scan_run(const tern_tb_block *b, uint32_t r, const uint8_t *key, uint
     *index = end;
     return 0;
   }
-  __builtin_prefetch(b->page + (pos >> 3) + 64);
+  /* The run's keys, and the tails the entry found may have, while the
+   * key is coded into digits. */
+  __builtin_prefetch(b->page + (pos >> 3));
+  if ((pos >> 3) + 64 < TERN_TB_PAGE) __builtin_prefetch(b->page + (pos >> 3) + 64);
+  if (b->tail_bits >= 0) {
+    uint32_t tb = b->tails_start + e * (uint32_t)b->tail_bits;
+    if (tb < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (tb >> 3));
+    tb += (end - e) * (uint32_t)b->tail_bits;
+    if (tb < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (tb >> 3));
+  }
   uint16_t kd[TERN_TB_TERM_MAX + 16]; /* the key's bytes from m, as digits */
   key_digits(b, key, m, klen, kd);
   key_char k;

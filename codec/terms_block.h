@@ -46,6 +46,7 @@
 #define TERN_TB_GROUP_MAX 6u        /* most characters coded as one number */
 #define TERN_TB_FIXED_LEN 0x1u      /* header flag: all terms of the block have one length */
 #define TERN_TB_RANGES 0x2u         /* header flag: the alphabet is a list of byte ranges */
+#define TERN_TB_UNIFORM 0x4u        /* header flag: every tail has one width (no tail positions) */
 
 /* What a field's blocks depend on besides their own bytes. */
 typedef struct tern_tb_field {
@@ -108,11 +109,12 @@ typedef struct tern_tb_block {
   uint32_t cp;                       /* prefix length */
   const uint8_t *prefix;             /* in the page */
   const uint8_t *rkey;               /* nrestarts + 1 u16: byte offsets of the restart keys */
-  const uint8_t *rkpos, *rtpos;      /* u16 key / tail stream positions of restarts 1.. */
+  const uint8_t *rkpos, *rtpos;      /* u16 key / tail stream positions of restarts 1..
+                                      * (rtpos: NULL when the tails are uniform) */
   uint32_t fixed_len;                /* 0: lengths are coded */
   uint8_t bw_plen, bw_slen, bw_df, bw_doc, bw_gap, bw_off, bw_len, bw_vlen, bw_voff;
   uint8_t group;                       /* g: characters per code */
-  uint8_t gbits[TERN_TB_GROUP_MAX + 1]; /* bits of a code of r characters */
+  const uint8_t *gbits;                /* bits of a code of r characters, r <= g */
   uint32_t nsym;                       /* K */
   uint32_t gdiv;                       /* ceil(2^16 / g): n / g = n * gdiv >> 16 */
   const uint64_t *pow, *rpow;          /* K^j and floor(2^64 / K^j) + 1, j < g */

@@ -216,6 +216,12 @@ static void widths_of(const tern_tb_builder *b, const tb_stats *s, tb_widths *w)
 /* Ranges when they are shorter than the 32-byte bitmap. */
 static int alphabet_as_ranges(const tb_widths *w) { return 1 + 2 * w->nranges < 32; }
 
+/* Every tail has one width: df, value length (so inline or not) and doc
+ * count constant — the reader then finds entry i's tail by its index. */
+static int uniform_tails(const tb_stats *s) {
+  return s->df_min == s->df_max && s->vlen_min == s->vlen_max;
+}
+
 static size_t header_bytes(const tb_stats *s, const tb_widths *w) {
   size_t n = TERN_TB_HEADER_FIXED + (alphabet_as_ranges(w) ? 1 + 2 * w->nranges : 32);
   if (s->fixed) n += tern_varint_len(s->len0);
@@ -226,7 +232,8 @@ static size_t header_bytes(const tb_stats *s, const tb_widths *w) {
   n += tern_varint_len(s->vlen_min) + tern_varint_len(s->next ? s->voff_min : 0);
   n += s->cp;                                     /* the common prefix */
   n += 2 * ((size_t)s->nrestarts + 1);            /* restart key offsets */
-  n += 4 * ((size_t)s->nrestarts - 1);            /* restart key and tail positions */
+  n += 2 * ((size_t)s->nrestarts - 1);            /* restart key positions */
+  if (!uniform_tails(s)) n += 2 * ((size_t)s->nrestarts - 1); /* restart tail positions */
   n += s->rlen_sum - (uint64_t)s->nrestarts * s->cp; /* restart keys after the prefix */
   return n;
 }
@@ -466,7 +473,7 @@ typedef struct tb_layout {
 static size_t put_header(const tern_tb_builder *b, uint8_t *page, const tb_widths *w,
                          uint32_t keys_start, uint32_t used_bits, const tb_layout *l) {
   const tb_stats *s = &b->st;
-  page[0] = s->fixed ? TERN_TB_FIXED_LEN : 0;
+  page[0] = (uint8_t)((s->fixed ? TERN_TB_FIXED_LEN : 0) | (uniform_tails(s) ? TERN_TB_UNIFORM : 0));
   page[1] = (uint8_t)b->restart;
   tern_store16(page + 2, (uint16_t)s->n);
   tern_store16(page + 4, (uint16_t)keys_start);
@@ -486,7 +493,8 @@ static size_t put_header(const tern_tb_builder *b, uint8_t *page, const tb_width
   n += tern_put_varint(page + n, s->next ? s->voff_min : 0);
   memcpy(page + n, b->first, s->cp);
   n += s->cp;
-  size_t offs = n, keys = n + 2 * ((size_t)s->nrestarts + 1) + 4 * ((size_t)s->nrestarts - 1);
+  size_t lists = uniform_tails(s) ? 1 : 2;
+  size_t offs = n, keys = n + 2 * ((size_t)s->nrestarts + 1) + 2 * lists * ((size_t)s->nrestarts - 1);
   n = keys;
   for (uint32_t r = 0; r < s->nrestarts; r++) {
     const tb_ent *e = &b->ents[r * b->restart];
@@ -497,7 +505,8 @@ static size_t put_header(const tern_tb_builder *b, uint8_t *page, const tb_width
   tern_store16(page + offs + 2 * s->nrestarts, (uint16_t)n);
   offs += 2 * ((size_t)s->nrestarts + 1);
   for (uint32_t r = 1; r < s->nrestarts; r++, offs += 2) tern_store16(page + offs, (uint16_t)l->kpos[r]);
-  for (uint32_t r = 1; r < s->nrestarts; r++, offs += 2) tern_store16(page + offs, (uint16_t)l->tpos[r]);
+  if (lists == 2)
+    for (uint32_t r = 1; r < s->nrestarts; r++, offs += 2) tern_store16(page + offs, (uint16_t)l->tpos[r]);
   return n;
 }
 
