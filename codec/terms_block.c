@@ -262,7 +262,7 @@ int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_fie
    * stream; each one's own bounds are checked when it is used. */
   if (tern_load16(b->rkey) != (uint32_t)(p - page) ||
       8u * tern_load16(b->rkey + 2 * b->nrestarts) != b->keys_start ||
-      b->keys_start > b->tails_start || b->tails_start > b->used_bits ||
+      b->keys_start > b->tails_start || b->tails_start > b->used_bits || (b->tails_start & 7) ||
       b->used_bits > 8u * TERN_TB_PAGE)
     return corrupt(b, "bad section bounds");
   /* The restart search probes lines across the restart keys: fetch them
@@ -559,8 +559,8 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
   }
   TERN_TRY(decode_tail(b, &it->pos, e, t));
   it->entry = e + 1;
-  if (it->entry == b->n && it->kpos != b->tails_start)
-    return corrupt(b, "key stream longer than its entries");
+  if (it->entry == b->n && (it->kpos + 7) / 8 * 8 != b->tails_start)
+    return corrupt(b, "key stream length differs from its entries");
   return TERN_OK;
 }
 
@@ -793,6 +793,12 @@ int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t kle
 
 void tern_tb_copy_value(const tern_tb_block *b, const tern_tb_tail *t, uint8_t *out) {
   uint32_t pos = t->vbit, i = 0;
+  /* Primary keys' tails are just their values: byte-aligned (decode_tail
+   * checked that they end inside the block). */
+  if ((pos & 7) == 0) {
+    memcpy(out, b->page + (pos >> 3), t->vlen);
+    return;
+  }
   for (; i + 7 <= t->vlen; i += 7, pos += 56) {
     uint64_t v = get(b, pos, 56);
     for (int q = 0; q < 7; q++) out[i + q] = (uint8_t)(v >> (8 * q));

@@ -244,6 +244,7 @@ static uint64_t block_bits(const tern_tb_builder *b, const tb_stats *s, const tb
   uint64_t bits = 8 * (uint64_t)header_bytes(s, w);
   bits += (n - nr) * (w->plen + w->slen);
   bits += w->suffix_bits;
+  bits = (bits + 7) & ~(uint64_t)7; /* the tail stream starts on a byte */
   bits += n * w->df + s->npulsed * (uint64_t)w->doc + s->ngaps * w->gap;
   bits += s->nfile * (uint64_t)(w->off + w->len);
   if (b->f.has_values) bits += n * w->vlen + s->inline_bytes * 8 + s->next * (uint64_t)w->voff;
@@ -519,8 +520,8 @@ static void lay_out(const tern_tb_builder *b, const tb_widths *w, uint32_t keys_
     if (i % b->restart == 0) l->kpos[i / b->restart] = (uint32_t)kp;
     else kp += w->plen + w->slen + suffix_bits(e->slen, w);
   }
-  uint64_t tp = kp;
-  l->tails_start = (uint32_t)kp;
+  uint64_t tp = (kp + 7) & ~(uint64_t)7;
+  l->tails_start = (uint32_t)tp;
   for (uint32_t i = 0; i < s->n; i++) {
     if (i % b->restart == 0) l->tpos[i / b->restart] = (uint32_t)tp;
     tp += tail_bits(b, &b->ents[i], w);
@@ -556,7 +557,9 @@ int tern_tb_finish(tern_tb_builder *b, uint8_t *page) {
     tern_bits_put(&bw, e->slen, w.slen);
     put_suffix(&bw, digit, b->chars + e->sfx, e->slen, &w);
   }
-  if (bw.pos != tails_start) return tern_fail(TERN_EINVAL, "terms block: key stream drifted");
+  if ((bw.pos + 7) / 8 * 8 != tails_start)
+    return tern_fail(TERN_EINVAL, "terms block: key stream drifted");
+  bw.pos = tails_start;
   for (uint32_t i = 0; i < s->n; i++) put_tail(b, &bw, &b->ents[i], i, &w);
   if (bw.pos != total) return tern_fail(TERN_EINVAL, "terms block: encoder drifted");
   memcpy(page, b->buf, TERN_TB_PAGE);
