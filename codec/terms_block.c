@@ -524,6 +524,12 @@ static inline int tail_pos(const tern_tb_block *b, uint32_t e, uint32_t r, uint3
   return TERN_OK;
 }
 
+static inline int bytes_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen) {
+  uint32_t n = alen < blen ? alen : blen;
+  int c = n ? memcmp(a, b, n) : 0;
+  return c ? c : (alen > blen) - (alen < blen);
+}
+
 /* ------------------------------------------------------------- iteration */
 
 int tern_tb_iter_restart(const tern_tb_block *b, tern_tb_iter *it, uint32_t r, uint8_t *term) {
@@ -546,6 +552,12 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
     if (kpos != it->kpos || tpos != it->pos)
       return corrupt(b, "restart position differs from the stream");
     TERN_TRY(restart_key(b, r, &key, &klen));
+    if (r > 0) { /* the lookup's binary search relies on their order */
+      const uint8_t *prev;
+      uint32_t plen;
+      TERN_TRY(restart_key(b, r - 1, &prev, &plen));
+      if (bytes_cmp(prev, plen, key, klen) >= 0) return corrupt(b, "restart keys not ascending");
+    }
     memcpy(term, b->prefix, b->cp);
     memcpy(term + b->cp, key, klen);
     it->len = b->cp + klen;
@@ -669,12 +681,6 @@ static int found(const tern_tb_block *b, uint32_t e, uint32_t r, uint32_t kpos, 
   it->len = klen;
   *index = e;
   return 1;
-}
-
-static inline int bytes_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen) {
-  uint32_t n = alen < blen ? alen : blen;
-  int c = n ? memcmp(a, b, n) : 0;
-  return c ? c : (alen > blen) - (alen < blen);
 }
 
 /* The length of the common prefix of a and b (n bytes each, at most). */
