@@ -142,11 +142,13 @@ static void prefetch_block_header(const uint8_t *blk) {
   for (uint32_t line = 0; line < PREFETCH_HDR_LINES; line++) __builtin_prefetch(blk + 64 * line);
 }
 
-/* The key's place in block b in 1/65536ths, from the index heads. */
+/* The key's place in block b in 1/65536ths, from the index heads (kh: the
+ * key's, tern_terms_index_key_head). */
 static uint32_t key_fraction(const tern_seg_field *f, uint64_t b, uint64_t kh) {
   const tern_terms_index *ix = &f->index;
   uint64_t lo = ix->heads[b];
-  uint64_t hi = b + 1 < ix->nblocks ? ix->heads[b + 1] : head_of(f->max, f->max_len);
+  uint64_t hi = b + 1 < ix->nblocks ? ix->heads[b + 1]
+                                    : tern_terms_index_key_head(ix, f->max, f->max_len);
   if (hi <= lo || kh < lo) return 0;
   uint64_t span = hi - lo, off = kh - lo; /* both scaled to 32 bits */
   unsigned sh = span >> 32 ? 32 - (unsigned)__builtin_clzll(span) : 0;
@@ -201,8 +203,9 @@ int tern_seg_seek_exact(const tern_seg *s, const tern_seg_field *f, const void *
   TERN_TRY(check_key(term, len));
   uint64_t kh = head_of(term, len);
   if (!in_range(f, term, len, kh)) return TERN_NOTFOUND;
-  uint64_t b = tern_terms_index_find_head(&f->index, kh, term, len);
-  prefetch_block(f, b, mapped_block(s, f, b, c), kh, c);
+  uint64_t ih = tern_terms_index_key_head(&f->index, term, len);
+  uint64_t b = tern_terms_index_find_head(&f->index, ih, term, len);
+  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
   return seek_exact_in(s, f, b, term, len, c, e);
 }
 
@@ -323,9 +326,10 @@ int tern_seg_unique_find(const tern_seg *s, const void *key, size_t len, tern_se
   }
   uint64_t kh = head_of(key, len);
   if (!in_range(f, key, len, kh)) return TERN_NOTFOUND;
-  uint64_t b = tern_terms_index_find_head(&f->index, kh, key, len);
+  uint64_t ih = tern_terms_index_key_head(&f->index, key, len);
+  uint64_t b = tern_terms_index_find_head(&f->index, ih, key, len);
   if (s->filter && !tern_filter_may_contain(s->filter, hash)) return TERN_NOTFOUND;
-  prefetch_block(f, b, mapped_block(s, f, b, c), kh, c);
+  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
   return seek_exact_in(s, f, b, key, len, c, e);
 }
 
