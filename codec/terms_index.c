@@ -55,8 +55,8 @@ void tern_terms_index_free(tern_terms_index *ix) {
 }
 
 size_t tern_terms_index_memory(const tern_terms_index *ix) {
-  return ix->nblocks * (sizeof *ix->heads + sizeof *ix->heads2 + sizeof *ix->sep_off +
-                        sizeof *ix->first_ord) +
+  return ix->nblocks * (sizeof *ix->heads + TERN_TI_MORE * sizeof *ix->heads2 +
+                        sizeof *ix->sep_off + sizeof *ix->first_ord) +
          (ix->nblocks ? ix->sep_off[ix->nblocks] : 0);
 }
 
@@ -74,7 +74,7 @@ int tern_terms_index_decode(tern_terms_index *ix, const uint8_t **pp, const uint
   if (nblocks > (uint64_t)(end - *pp) / 3) return bad(what, 0, "more blocks than bytes");
   ix->nblocks = nblocks;
   ix->heads = malloc((nblocks + 1) * sizeof *ix->heads);
-  ix->heads2 = malloc((nblocks + 1) * sizeof *ix->heads2);
+  ix->heads2 = malloc((nblocks + 1) * TERN_TI_MORE * sizeof *ix->heads2);
   ix->sep_off = malloc((nblocks + 1) * sizeof *ix->sep_off);
   ix->first_ord = malloc((nblocks + 1) * sizeof *ix->first_ord);
   tern_bytebuf arena = {0};
@@ -146,7 +146,10 @@ int tern_terms_index_decode(tern_terms_index *ix, const uint8_t **pp, const uint
     const uint8_t *sep = tern_terms_index_sep(ix, b, &slen);
     size_t k = b ? ix->skip : slen; /* block 0's separator is empty */
     ix->heads[b] = tern_terms_index_head(sep + k, slen - k);
-    ix->heads2[b] = slen > k + 8 ? tern_terms_index_head(sep + k + 8, slen - k - 8) : 0;
+    for (size_t j = 0; j < TERN_TI_MORE; j++) {
+      size_t at = k + 8 * (j + 1);
+      ix->heads2[TERN_TI_MORE * b + j] = slen > at ? tern_terms_index_head(sep + at, slen - at) : 0;
+    }
   }
   *pp = p;
 out:
@@ -160,26 +163,31 @@ const uint8_t *tern_terms_index_sep(const tern_terms_index *ix, uint64_t b, size
   return ix->arena + ix->sep_off[b];
 }
 
-/* The key's bytes skip+8..skip+15 as a head (computed on the first tie). */
+/* The key's heads past the first (computed on the first tie). */
 typedef struct key_heads {
-  uint64_t h, h2;
-  int have2;
+  uint64_t h, more[TERN_TI_MORE];
+  int have;
 } key_heads;
 
 /* sep(b) <= key (b >= 1; the key starts with the separators' shared
  * prefix), the heads deciding unless equal: the 8 bytes after that
- * prefix, then (keys sharing those too: paths, URLs) the next 8, then
- * memcmp.  Zero-padded heads order like the keys wherever they differ. */
+ * prefix, then (keys sharing those too: paths, URLs) the next 8, 16 and
+ * 24 — one line, as they are interleaved — then memcmp.  Zero-padded
+ * heads order like the keys wherever they differ. */
 static inline int sep_le(const tern_terms_index *ix, uint64_t b, key_heads *kh, const uint8_t *key,
                          size_t len) {
   uint64_t h = ix->heads[b];
   if (h != kh->h) return h < kh->h;
-  if (!kh->have2) {
-    size_t at = ix->skip + 8;
-    kh->h2 = len > at ? tern_terms_index_head(key + at, len - at) : 0;
-    kh->have2 = 1;
+  if (!kh->have) {
+    for (size_t j = 0; j < TERN_TI_MORE; j++) {
+      size_t at = ix->skip + 8 * (j + 1);
+      kh->more[j] = len > at ? tern_terms_index_head(key + at, len - at) : 0;
+    }
+    kh->have = 1;
   }
-  if (ix->heads2[b] != kh->h2) return ix->heads2[b] < kh->h2;
+  const uint64_t *m = ix->heads2 + TERN_TI_MORE * b;
+  for (size_t j = 0; j < TERN_TI_MORE; j++)
+    if (m[j] != kh->more[j]) return m[j] < kh->more[j];
   size_t slen;
   const uint8_t *s = tern_terms_index_sep(ix, b, &slen);
   return key_cmp(s, slen, key, len) <= 0;
@@ -200,7 +208,7 @@ uint64_t tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, con
     if (c < 0 || (c == 0 && len < ix->skip)) return 0;
     if (c > 0) return n - 1;
   }
-  key_heads k = {kh, 0, 0};
+  key_heads k = {.h = kh, .have = 0};
   while (n > 1) {
     uint64_t half = n / 2;
     if (sep_le(ix, lo + half, &k, key, len)) lo += half;

@@ -11,9 +11,9 @@
  *
  * In memory the index is four arrays and an arena: the 8 bytes of each
  * separator after the prefix all separators share (past block 0's empty
- * one; "https://www." for URLs) as a big-endian integer and the next 8 as
- * another (the binary search compares the key with the shared prefix once,
- * then these, and touches the arena only when both tie), separator
+ * one) as a big-endian integer, and the next 24 as three more, side by
+ * side (the binary search compares the key with the shared prefix once,
+ * then these, and touches the arena only when all four tie), separator
  * offsets, and first ordinals.  On disk (inside NAME.tix) each block is
  *   varint shared | varint suffix length | suffix bytes | varint entries
  * with `shared` counted against the previous separator.
@@ -27,10 +27,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#define TERN_TI_MORE 3 /* heads past the first, per block */
+
 typedef struct tern_terms_index {
   uint64_t nblocks;
   uint64_t *heads;     /* nblocks: separator bytes skip..skip+7 (block 0: 0) */
-  uint64_t *heads2;    /* nblocks: separator bytes skip+8..skip+15, as heads */
+  uint64_t *heads2;    /* TERN_TI_MORE per block: separator bytes skip+8.., 8 at a time */
   size_t skip;         /* bytes every separator of blocks 1.. starts with */
   uint32_t *sep_off;   /* nblocks + 1, into arena */
   uint64_t *first_ord; /* nblocks + 1: the last is the field's term count */
