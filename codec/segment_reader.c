@@ -90,13 +90,7 @@ static int check_key(const void *term, size_t len) {
 
 /* tern_terms_index_head, inline for keys of 8 bytes or more. */
 static inline uint64_t head_of(const uint8_t *k, size_t len) {
-  if (TERN_UNLIKELY(len < 8)) return tern_terms_index_head(k, len);
-  uint64_t v;
-  memcpy(&v, k, sizeof v);
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
-  return v;
+  return tern_terms_index_head_at(k, len, 0);
 }
 
 /* term within [min, max], kh its head: the heads decide unless equal. */

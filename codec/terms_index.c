@@ -179,10 +179,8 @@ static inline int sep_le(const tern_terms_index *ix, uint64_t b, key_heads *kh, 
   uint64_t h = ix->heads[b];
   if (h != kh->h) return h < kh->h;
   if (!kh->have) {
-    for (size_t j = 0; j < TERN_TI_MORE; j++) {
-      size_t at = ix->skip + 8 * (j + 1);
-      kh->more[j] = len > at ? tern_terms_index_head(key + at, len - at) : 0;
-    }
+    for (size_t j = 0; j < TERN_TI_MORE; j++)
+      kh->more[j] = tern_terms_index_head_at(key, len, ix->skip + 8 * (j + 1));
     kh->have = 1;
   }
   const uint64_t *m = ix->heads2 + TERN_TI_MORE * b;

@@ -72,17 +72,22 @@ uint64_t tern_terms_index_head(const uint8_t *key, size_t len);
 /* Block b's separator. */
 const uint8_t *tern_terms_index_sep(const tern_terms_index *ix, uint64_t b, size_t *len);
 
-static inline uint64_t tern_terms_index_key_head(const tern_terms_index *ix, const uint8_t *key,
-                                                 size_t len) {
-  if (len >= ix->skip + 8) {
+/* The key's 8 bytes from `at` as a head (zero-padded past its end). */
+static inline uint64_t tern_terms_index_head_at(const uint8_t *key, size_t len, size_t at) {
+  if (len >= at + 8) {
     uint64_t v;
-    memcpy(&v, key + ix->skip, sizeof v);
+    memcpy(&v, key + at, sizeof v);
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     v = __builtin_bswap64(v);
 #endif
     return v;
   }
-  return len > ix->skip ? tern_terms_index_head(key + ix->skip, len - ix->skip) : 0;
+  return len > at ? tern_terms_index_head(key + at, len - at) : 0;
+}
+
+static inline uint64_t tern_terms_index_key_head(const tern_terms_index *ix, const uint8_t *key,
+                                                 size_t len) {
+  return tern_terms_index_head_at(key, len, ix->skip);
 }
 
 #endif
