@@ -47,7 +47,7 @@ typedef struct shape {
   uint32_t threshold, max_df;
   int values;
   uint32_t inline_max;
-  uint32_t tie_len; /* bytes [prefix_len, tie_len) drawn from 2 symbols only: restart heads tie */
+  uint32_t tie_len; /* bytes [prefix_len, tie_len) drawn from 2 symbols only: restart keys share long prefixes */
 } shape;
 
 static void gen_terms(tu_rng *r, const shape *s, uint32_t n, ref_term **out, uint32_t *nout) {
