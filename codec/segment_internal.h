@@ -17,7 +17,8 @@
 /* Of every segment file (.tim .tix .doc .flt .val).  2: page checksums of
  * .tim, .doc and .val in .tix, and their sizes.  3: the filter probed in
  * place, its pages checksummed in .tix like the others, its size there, its
- * blocks page-aligned.  Older ones: TERN_EVERSION. */
+ * blocks page-aligned; terms blocks with whole restart keys and their
+ * tails in a stream of their own.  Older ones: TERN_EVERSION. */
 #define TERN_SEG_VERSION 3u
 #define TERN_SEG_NFILES 5
 

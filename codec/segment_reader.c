@@ -90,13 +90,7 @@ static int check_key(const void *term, size_t len) {
 
 /* tern_terms_index_head, inline for keys of 8 bytes or more. */
 static inline uint64_t head_of(const uint8_t *k, size_t len) {
-  if (TERN_UNLIKELY(len < 8)) return tern_terms_index_head(k, len);
-  uint64_t v;
-  memcpy(&v, k, sizeof v);
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
-  return v;
+  return tern_terms_index_head_at(k, len, 0);
 }
 
 /* term within [min, max], kh its head: the heads decide unless equal. */
@@ -128,47 +122,58 @@ static const uint8_t *mapped_block(const tern_seg *s, const tern_seg_field *f, u
 }
 
 /* In mmap mode, starts fetching the lines of block b that a lookup of key
- * will touch, before the block is read: its header, and the entries
- * before the key's estimated position (the key's place between the
- * block's separator and the next, scaled to the block's entries — exact
- * enough for keys spread like hashes; a bad guess costs only bandwidth).
- * The block's misses then overlap each other and whatever the caller does
- * meanwhile (pk_get: the filter probe).  kh: the key's head. */
-#define PREFETCH_RUN 32u  /* entries before the key: a restart interval */
-#define PREFETCH_LINES 6u /* at most, besides the header's */
-#define PREFETCH_HDR 128u /* bytes of a typical header */
+ * will touch, before the block is read, so that its misses overlap
+ * instead of following one another: the header with the restart keys,
+ * and the lines of the key and tail streams around the key's estimated
+ * place (its fraction between the block's separator and the next, exact
+ * enough for keys spread like hashes).  Where the streams lie is taken
+ * from the block the cursor held before, of the same field: blocks of a
+ * field are laid out alike.  A bad guess costs only bandwidth.
+ * kh: the key's head. */
+#define PREFETCH_HDR_LINES 8u /* header and restart keys, typically */
 static void prefetch_block_header(const uint8_t *blk) {
   if (!blk) return;
-  __builtin_prefetch(blk);
-  __builtin_prefetch(blk + 64);
+  for (uint32_t line = 0; line < PREFETCH_HDR_LINES; line++) __builtin_prefetch(blk + 64 * line);
 }
 
-static void prefetch_block_run(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh) {
-  if (!blk) return;
+/* The key's place in block b in 1/65536ths, from the index heads (kh: the
+ * key's, tern_terms_index_key_head). */
+static uint32_t key_fraction(const tern_seg_field *f, uint64_t b, uint64_t kh) {
   const tern_terms_index *ix = &f->index;
   uint64_t lo = ix->heads[b];
-  uint64_t hi = b + 1 < ix->nblocks ? ix->heads[b + 1] : head_of(f->max, f->max_len);
-  if (hi <= lo || kh < lo) return;
-  /* The key's fraction of [lo, hi) in 1/65536ths: both scaled to 32 bits. */
-  uint64_t span = hi - lo, off = kh - lo;
+  uint64_t hi = b + 1 < ix->nblocks ? ix->heads[b + 1]
+                                    : tern_terms_index_key_head(ix, f->max, f->max_len);
+  if (hi <= lo || kh < lo) return 0;
+  uint64_t span = hi - lo, off = kh - lo; /* both scaled to 32 bits */
   unsigned sh = span >> 32 ? 32 - (unsigned)__builtin_clzll(span) : 0;
   span >>= sh;
   off >>= sh;
   if (off > span) off = span;
-  uint64_t frac = span ? (off << 16) / span : 0;
-  uint32_t n = (uint32_t)(ix->first_ord[b + 1] - ix->first_ord[b]);
-  uint32_t esz = (TERN_BLOCK_SIZE - PREFETCH_HDR) / n; /* bytes an entry takes, about */
-  uint32_t at = PREFETCH_HDR + (uint32_t)((frac * (TERN_BLOCK_SIZE - PREFETCH_HDR)) >> 16);
-  uint32_t from = at > PREFETCH_HDR + PREFETCH_RUN * esz ? at - PREFETCH_RUN * esz : PREFETCH_HDR;
-  uint32_t first = from / 64, last = (at + esz) / 64;
-  if (last > TERN_BLOCK_SIZE / 64 - 1) last = TERN_BLOCK_SIZE / 64 - 1;
-  if (last >= first + PREFETCH_LINES) first = last - PREFETCH_LINES + 1;
-  for (uint32_t line = first; line <= last; line++) __builtin_prefetch(blk + 64 * line);
+  return span ? (uint32_t)((off << 16) / span) : 0;
 }
 
-static void prefetch_block(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh) {
+/* The line holding bit `from + frac * (to - from)`, and the one before. */
+static void prefetch_at(const uint8_t *blk, uint32_t from, uint32_t to, uint32_t frac) {
+  if (to <= from || to > 8 * TERN_BLOCK_SIZE) return;
+  uint32_t byte = (from + (uint32_t)(((uint64_t)(to - from) * frac) >> 16)) >> 3;
+  if (byte >= TERN_BLOCK_SIZE) return;
+  __builtin_prefetch(blk + byte);
+  if (byte >= 64) __builtin_prefetch(blk + byte - 64);
+}
+
+static void prefetch_block_run(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh,
+                               const tern_seg_cursor *c) {
+  if (!blk || c->block_no < 0 || c->field != f) return;
+  const tern_tb_block *like = &c->blk;
+  uint32_t frac = key_fraction(f, b, kh);
+  prefetch_at(blk, like->keys_start, like->tails_start, frac);
+  prefetch_at(blk, like->tails_start, like->used_bits, frac);
+}
+
+static void prefetch_block(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh,
+                           const tern_seg_cursor *c) {
   prefetch_block_header(blk);
-  prefetch_block_run(f, b, blk, kh);
+  prefetch_block_run(f, b, blk, kh, c);
 }
 
 /* seek_exact in block b, the one the index names for term. */
@@ -192,8 +197,9 @@ int tern_seg_seek_exact(const tern_seg *s, const tern_seg_field *f, const void *
   TERN_TRY(check_key(term, len));
   uint64_t kh = head_of(term, len);
   if (!in_range(f, term, len, kh)) return TERN_NOTFOUND;
-  uint64_t b = tern_terms_index_find_head(&f->index, kh, term, len);
-  prefetch_block(f, b, mapped_block(s, f, b, c), kh);
+  uint64_t ih = tern_terms_index_key_head(&f->index, term, len);
+  uint64_t b = tern_terms_index_find_head(&f->index, ih, term, len);
+  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
   return seek_exact_in(s, f, b, term, len, c, e);
 }
 
@@ -305,24 +311,22 @@ int tern_seg_unique_find(const tern_seg *s, const void *key, size_t len, tern_se
   const tern_seg_field *f = s->unique;
   TERN_TRY(check_key(key, len));
   if (!f) return TERN_NOTFOUND;
-  uint64_t kh = head_of(key, len);
-  if (!in_range(f, key, len, kh)) return TERN_NOTFOUND;
-  /* The filter's line and the block are each a cache miss: the filter's
-   * is fetched while the terms index is searched, the block's header
-   * while the filter is probed, and the lines of the block's run only
-   * once the filter lets the key through (absent keys fetch no more).
-   * (Hints only: the read is counted below, when it happens.) */
+  /* The filter's line is fetched while the terms index is searched; the
+   * block's lines only once the filter lets the key through, so an absent
+   * key costs its hash, the index search and one filter line.  (Hints
+   * only: the read is counted below, when it happens.) */
   uint64_t hash = 0;
   if (s->filter) {
     hash = tern_filter_hash(key, len);
     tern_filter_prefetch(s->filter, hash);
   }
-  uint64_t b = tern_terms_index_find_head(&f->index, kh, key, len);
-  const uint8_t *blk = mapped_block(s, f, b, c);
-  prefetch_block_header(blk);
+  uint64_t kh = head_of(key, len);
+  if (!in_range(f, key, len, kh)) return TERN_NOTFOUND;
+  uint64_t ih = tern_terms_index_key_head(&f->index, key, len);
+  uint64_t b = tern_terms_index_find_head(&f->index, ih, key, len);
   int probe = tern_seg_filter_probe(s, hash);
   if (probe <= TERN_SEG_FILTER_NO) return probe < 0 ? probe : TERN_NOTFOUND;
-  prefetch_block_run(f, b, blk, kh);
+  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
   int rc = seek_exact_in(s, f, b, key, len, c, e);
   if (rc == TERN_NOTFOUND && probe == TERN_SEG_FILTER_SKIPPED) tern_seg_filter_missed(s, hash);
   return rc;
@@ -357,8 +361,9 @@ int tern_seg_probe_find(const tern_seg *s, const tern_seg_probe *p, int filter, 
                         tern_term_entry *e) {
   const tern_seg_field *f = s->unique;
   if (!f) return TERN_NOTFOUND;
-  uint64_t b = tern_terms_index_find_head(&f->index, p->head, p->key, p->len);
-  prefetch_block(f, b, mapped_block(s, f, b, c), p->head);
+  uint64_t ih = tern_terms_index_key_head(&f->index, p->key, p->len);
+  uint64_t b = tern_terms_index_find_head(&f->index, ih, p->key, p->len);
+  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
   int rc = seek_exact_in(s, f, b, p->key, p->len, c, e);
   if (rc == TERN_NOTFOUND && filter == TERN_SEG_FILTER_SKIPPED) tern_seg_filter_missed(s, p->fk.hash);
   return rc;

@@ -2,10 +2,11 @@
  * terms_block.c — reads a terms block (terms_block.h, docs/FORMAT.md).
  *
  * The lookup (tern_tb_lower_bound) compares the key with the block prefix,
- * binary-searches the restart heads for the last restart surely below the
- * key, and scans entries from there without reconstructing terms.  It
- * keeps m, the length of the prefix the current term (below the key)
- * shares with the key.  The next term shares p bytes with the current one:
+ * binary-searches the restart keys (plain bytes, memcmp) for the last
+ * restart <= the key, and scans that run's keys without reconstructing
+ * terms.  It keeps m, the length of the prefix the current term (below the
+ * key) shares with the key.  The next term shares p bytes with the current
+ * one:
  *   p > m   it agrees with the current term where that one is below the
  *           key: it is smaller too, m unchanged; its suffix is skipped;
  *   p < m   it differs from the current term at byte p, upward, where the
@@ -13,8 +14,9 @@
  *   p == m  its suffix is compared, usually by its first code alone (the
  *           codes starting with the key's character form one interval),
  *           otherwise character by character as far as it agrees.
- * A restart is compared from the block prefix, the one prefix it surely
- * shares with the key.  Characters are decoded only to be compared.
+ * Characters are decoded only to be compared; tails live in their own
+ * stream, so the scan never steps over one, and only the entry found has
+ * its tail decoded.
  */
 #include "codec/terms_block.h"
 
@@ -171,8 +173,7 @@ static int set_digit_coding(tern_tb_block *b) {
   pthread_once(&g_pow_once, init_powers);
   if (g_pow[k][b->group] * k > (1ull << 32))
     return corrupt(b, "character group too large for the alphabet");
-  memcpy(b->gbits, g_bits[k], sizeof b->gbits);
-  for (uint32_t r = b->group + 1; r <= TERN_TB_GROUP_MAX; r++) b->gbits[r] = 0;
+  b->gbits = g_bits[k];
   b->pow = g_pow[k];
   b->rpow = g_rpow[k];
   b->gdiv = (65536 + b->group - 1) / b->group;
@@ -194,34 +195,30 @@ static void set_tail_bits(tern_tb_block *b) {
 
 int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f,
                         uint32_t expect_n, const char *what, uint64_t block_no) {
-  /* The header spans the first lines; ask for them all now rather than
-   * one miss at a time. */
-  __builtin_prefetch(page + 64);
-  __builtin_prefetch(page + 128);
   b->page = page;
   b->what = what;
   b->block_no = block_no;
   b->f = *f;
-  if (page[0] & ~(TERN_TB_FIXED_LEN | TERN_TB_RANGES)) return corrupt(b, "unknown flags");
+  if (page[0] & ~(TERN_TB_FIXED_LEN | TERN_TB_RANGES | TERN_TB_UNIFORM))
+    return corrupt(b, "unknown flags");
   b->restart = page[1];
   b->n = tern_load16(page + 2);
-  b->entries_start = tern_load16(page + 4);
-  b->used_bits = tern_load16(page + 6);
-  b->group = page[18];
-  b->head = page[19];
+  b->keys_start = tern_load16(page + 4);
+  b->tails_start = tern_load16(page + 6);
+  b->used_bits = tern_load16(page + 8);
+  b->group = page[19];
   if (b->restart == 0) return corrupt(b, "restart interval 0");
   if (b->n == 0 || b->n > TERN_TB_MAX_ENTRIES) return corrupt(b, "bad entry count");
   if (expect_n && b->n != expect_n) return corrupt(b, "entry count differs from the terms index");
   if (b->group < 1 || b->group > TERN_TB_GROUP_MAX) return corrupt(b, "bad character group");
-  if (b->head < 1 || b->head > 4) return corrupt(b, "bad head size");
   b->nrestarts = (b->n + b->restart - 1) / b->restart;
-  uint8_t *ws[10] = {&b->bw_rslen, &b->bw_plen, &b->bw_slen, &b->bw_df,  &b->bw_doc,
-                     &b->bw_gap,   &b->bw_off,  &b->bw_len,  &b->bw_vlen, &b->bw_voff};
-  static const uint8_t wmax[10] = {WMAX_LEN, WMAX_LEN, WMAX_LEN, WMAX_U32, WMAX_DOC,
-                                   WMAX_U32, WMAX_OFF, WMAX_OFF, WMAX_U32, WMAX_OFF};
+  uint8_t *ws[9] = {&b->bw_plen, &b->bw_slen, &b->bw_df,  &b->bw_doc, &b->bw_gap,
+                    &b->bw_off,  &b->bw_len,  &b->bw_vlen, &b->bw_voff};
+  static const uint8_t wmax[9] = {WMAX_LEN, WMAX_LEN, WMAX_U32, WMAX_DOC, WMAX_U32,
+                                  WMAX_OFF, WMAX_OFF, WMAX_U32, WMAX_OFF};
   unsigned over = 0;
-  for (int i = 0; i < 10; i++) {
-    *ws[i] = page[8 + i];
+  for (int i = 0; i < 9; i++) {
+    *ws[i] = page[10 + i];
     over |= *ws[i] > wmax[i];
   }
   if (over) return corrupt(b, "column width out of range");
@@ -233,7 +230,7 @@ int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_fie
   for (int i = fixed ? 0 : 1; i < 8; i++)
     if (get_varint(&p, end, &v[i]) != 0) return corrupt(b, "bad header varint");
   if (fixed && (v[0] < 1 || v[0] > TERN_TB_TERM_MAX)) return corrupt(b, "bad fixed term length");
-  if (fixed && (b->bw_rslen || b->bw_slen)) return corrupt(b, "fixed length with length columns");
+  if (fixed && b->bw_slen) return corrupt(b, "fixed length with a length column");
   if (v[1] > TERN_TB_TERM_MAX || (fixed && v[1] > v[0])) return corrupt(b, "bad prefix length");
   if (v[2] < 1 || v[2] > UINT32_MAX) return corrupt(b, "bad minimum df");
   int64_t base = tern_unzigzag(v[3]);
@@ -249,16 +246,30 @@ int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_fie
   b->len_min = v[5];
   b->vlen_min = (uint32_t)v[6];
   b->voff_min = v[7];
-  size_t rest = (size_t)b->cp + (size_t)b->nrestarts * b->head + 2 * (size_t)(b->nrestarts - 1);
+  set_tail_bits(b);
+  int uniform = page[0] & TERN_TB_UNIFORM;
+  if (uniform && b->tail_bits < 0) return corrupt(b, "uniform tails of varying width");
+  if (!uniform) b->tail_bits = -1; /* positions are listed: step from them */
+  size_t lists = uniform ? 1 : 2;
+  size_t rest = (size_t)b->cp + 2 * ((size_t)b->nrestarts + 1) + 2 * lists * ((size_t)b->nrestarts - 1);
   if ((size_t)(end - p) < rest) return corrupt(b, "header overflows the block");
   b->prefix = p;
-  b->heads = p + b->cp;
-  b->roff = b->heads + (size_t)b->nrestarts * b->head;
+  b->rkey = p + b->cp;
+  b->rkpos = b->rkey + 2 * ((size_t)b->nrestarts + 1);
+  b->rtpos = uniform ? NULL : b->rkpos + 2 * ((size_t)b->nrestarts - 1);
   p += rest;
-  if ((uint32_t)(p - page) * 8 != b->entries_start || b->entries_start > b->used_bits ||
+  /* The restart keys run from the end of the position lists to the key
+   * stream; each one's own bounds are checked when it is used. */
+  if (tern_load16(b->rkey) != (uint32_t)(p - page) ||
+      8u * tern_load16(b->rkey + 2 * b->nrestarts) != b->keys_start ||
+      b->keys_start > b->tails_start || b->tails_start > b->used_bits || (b->tails_start & 7) ||
       b->used_bits > 8u * TERN_TB_PAGE)
     return corrupt(b, "bad section bounds");
-  set_tail_bits(b);
+  /* The restart search probes lines across the restart keys: fetch them
+   * all at once rather than one miss per probe (the segment reader asks
+   * for the first 8 lines before the block is opened). */
+  for (uint32_t line = 8; line < b->keys_start / 512 && line < 32; line++)
+    __builtin_prefetch(page + 64 * line);
   return TERN_OK;
 }
 
@@ -436,25 +447,40 @@ static inline int cmp_at(const tern_tb_block *b, uint32_t sp, uint32_t slen, con
   return cmp_suffix(b, sp, slen, kd, klen, m);
 }
 
-static inline uint32_t restart_off(const tern_tb_block *b, uint32_t r) {
-  return r ? tern_load16(b->roff + 2 * (r - 1)) : b->entries_start;
-}
+/* ------------------------------------------------------------- restarts */
 
-static int check_restart_off(const tern_tb_block *b, uint32_t off) {
-  if (off < b->entries_start || off > b->used_bits)
-    return corrupt(b, "restart entry position out of range");
+/* Restart r's key (its term after the block prefix): *len bytes at the
+ * returned address, inside the restart area. */
+static inline int restart_key(const tern_tb_block *b, uint32_t r, const uint8_t **key,
+                              uint32_t *len) {
+  uint32_t from = tern_load16(b->rkey + 2 * r), to = tern_load16(b->rkey + 2 * r + 2);
+  *key = b->page;
+  *len = 0;
+  if (TERN_UNLIKELY(to < from || 8 * to > b->keys_start || b->cp + (to - from) > TERN_TB_TERM_MAX ||
+                    (b->fixed_len && b->cp + (to - from) != b->fixed_len) ||
+                    (r > 0 && to == from)))
+    return corrupt(b, "bad restart key");
+  *key = b->page + from;
+  *len = to - from;
   return TERN_OK;
 }
 
-/* A restart entry's suffix length (its term is the block prefix and the
- * suffix) at *pos. */
-static inline int read_restart(const tern_tb_block *b, uint32_t *pos, uint32_t *slen) {
-  if (b->fixed_len) {
-    *slen = b->fixed_len - b->cp;
-  } else {
-    *slen = (uint32_t)get(b, *pos, b->bw_rslen);
-    *pos += b->bw_rslen;
-    if (TERN_UNLIKELY(b->cp + *slen > TERN_TB_TERM_MAX)) return corrupt(b, "bad restart length");
+/* Where run r continues in the key stream (its first non-restart entry)
+ * and where its restart's tail is. */
+static inline int restart_pos(const tern_tb_block *b, uint32_t r, uint32_t *kpos, uint32_t *tpos) {
+  if (r == 0) {
+    *kpos = b->keys_start;
+    *tpos = b->tails_start;
+    return TERN_OK;
+  }
+  *kpos = tern_load16(b->rkpos + 2 * (r - 1));
+  *tpos = b->rtpos ? tern_load16(b->rtpos + 2 * (r - 1))
+                   : b->tails_start + r * b->restart * (uint32_t)b->tail_bits;
+  if (TERN_UNLIKELY(*kpos < b->keys_start || *kpos > b->tails_start || *tpos < b->tails_start ||
+                    *tpos > b->used_bits)) {
+    *kpos = b->keys_start;
+    *tpos = b->tails_start;
+    return corrupt(b, "restart position out of range");
   }
   return TERN_OK;
 }
@@ -463,6 +489,7 @@ static inline int read_restart(const tern_tb_block *b, uint32_t *pos, uint32_t *
 static inline int read_prefix(const tern_tb_block *b, uint32_t *pos, uint32_t cur, uint32_t *p,
                               uint32_t *slen) {
   uint32_t at = *pos;
+  *slen = 0;
   *p = b->cp + (uint32_t)get(b, at, b->bw_plen);
   at += b->bw_plen;
   if (TERN_UNLIKELY(*p > cur)) return corrupt(b, "entry shares more than the previous term holds");
@@ -479,19 +506,28 @@ static inline int read_prefix(const tern_tb_block *b, uint32_t *pos, uint32_t cu
   return TERN_OK;
 }
 
-/* The head of a term (its bytes after the block prefix), as stored. */
-static inline uint32_t head_of(const tern_tb_block *b, const uint8_t *t, uint32_t len) {
-  uint32_t h = 0;
-  for (uint32_t k = 0; k < b->head; k++) h = h << 8 | (b->cp + k < len ? t[b->cp + k] : 0u);
-  return h;
+/* The bit position of entry e's tail (r: its run, tpos: that run's
+ * restart tail).  Direct when every tail has one width; else the run's
+ * tails before it are stepped over by their lengths. */
+static inline int tail_pos(const tern_tb_block *b, uint32_t e, uint32_t r, uint32_t tpos,
+                           uint32_t *at) {
+  uint32_t pos;
+  if (TERN_LIKELY(b->tail_bits >= 0)) {
+    (void)tpos;
+    pos = b->tails_start + e * (uint32_t)b->tail_bits;
+  } else {
+    pos = tpos;
+    for (uint32_t k = r * b->restart; k < e && pos <= b->used_bits; k++) pos = skip_tail(b, pos);
+  }
+  if (TERN_UNLIKELY(pos > b->used_bits)) return corrupt(b, "entry past the end of the block");
+  *at = pos;
+  return TERN_OK;
 }
 
-static inline uint32_t stored_head(const tern_tb_block *b, uint32_t r) {
-  const uint8_t *p = b->heads + (size_t)r * b->head;
-  if (TERN_LIKELY(b->head == 4)) return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-  uint32_t h = 0;
-  for (uint32_t k = 0; k < b->head; k++) h = h << 8 | p[k];
-  return h;
+static inline int bytes_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen) {
+  uint32_t n = alen < blen ? alen : blen;
+  int c = n ? memcmp(a, b, n) : 0;
+  return c ? c : (alen > blen) - (alen < blen);
 }
 
 /* ------------------------------------------------------------- iteration */
@@ -501,77 +537,92 @@ int tern_tb_iter_restart(const tern_tb_block *b, tern_tb_iter *it, uint32_t r, u
   memcpy(term, b->prefix, b->cp);
   it->entry = r * b->restart;
   it->len = b->cp;
-  it->pos = restart_off(b, r);
-  return check_restart_off(b, it->pos);
+  return restart_pos(b, r, &it->kpos, &it->pos);
 }
 
 int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, tern_tb_tail *t) {
   if (it->entry >= b->n) return TERN_NOTFOUND;
   if (TERN_UNLIKELY(!b->tables))
     return tern_fail(TERN_EINVAL, "terms block: decoding without tern_tb_tables");
-  uint32_t e = it->entry, p = 0, slen = 0;
+  uint32_t e = it->entry;
   if (e % b->restart == 0) {
-    uint32_t r = e / b->restart;
-    if (restart_off(b, r) != it->pos) return corrupt(b, "restart position differs from the stream");
-    TERN_TRY(read_restart(b, &it->pos, &slen));
-    p = b->cp;
+    uint32_t r = e / b->restart, kpos, tpos, klen;
+    const uint8_t *key;
+    TERN_TRY(restart_pos(b, r, &kpos, &tpos));
+    if (kpos != it->kpos || tpos != it->pos)
+      return corrupt(b, "restart position differs from the stream");
+    TERN_TRY(restart_key(b, r, &key, &klen));
+    if (r > 0) { /* the lookup's binary search relies on their order */
+      const uint8_t *prev;
+      uint32_t plen;
+      TERN_TRY(restart_key(b, r - 1, &prev, &plen));
+      if (bytes_cmp(prev, plen, key, klen) >= 0) return corrupt(b, "restart keys not ascending");
+    }
     memcpy(term, b->prefix, b->cp);
+    memcpy(term + b->cp, key, klen);
+    it->len = b->cp + klen;
   } else {
-    TERN_TRY(read_prefix(b, &it->pos, it->len, &p, &slen));
+    uint32_t p, slen;
+    TERN_TRY(read_prefix(b, &it->kpos, it->len, &p, &slen));
+    TERN_TRY(decode_suffix(b, it->kpos, slen, term + p));
+    it->kpos += suffix_bits(b, slen);
+    it->len = p + slen;
+    if (it->kpos > b->tails_start) return corrupt(b, "key past the end of the key stream");
   }
-  TERN_TRY(decode_suffix(b, it->pos, slen, term + p));
-  it->pos += suffix_bits(b, slen);
-  it->len = p + slen;
-  if (e % b->restart == 0 && head_of(b, term, it->len) != stored_head(b, e / b->restart))
-    return corrupt(b, "restart head differs from its term");
   TERN_TRY(decode_tail(b, &it->pos, e, t));
   it->entry = e + 1;
+  if (it->entry == b->n && (it->kpos + 7) / 8 * 8 != b->tails_start)
+    return corrupt(b, "key stream length differs from its entries");
   return TERN_OK;
 }
 
 /* Skipping to an entry decodes only the characters that survive in the
  * term before it: the entries from the restart are walked by their
- * lengths alone (prefix, suffix length, suffix and tail widths), then the
- * bytes entry `index` shares with the one before it are assembled
- * backwards, each entry supplying those past its own shared prefix that
- * no later entry replaced — typically one suffix's first characters
- * instead of half a restart interval of whole suffixes.  term[] then
- * holds what the next tern_tb_iter_next needs, not the whole previous
- * term. */
+ * lengths alone (prefix, suffix length, suffix widths), then the bytes
+ * entry `index` shares with the one before it are assembled backwards,
+ * each entry supplying those past its own shared prefix that no later
+ * entry replaced — typically one suffix's first characters instead of
+ * half a restart interval of whole suffixes.  term[] then holds what the
+ * next tern_tb_iter_next needs, not the whole previous term. */
 int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, uint8_t *term) {
   if (index >= b->n) return corrupt(b, "entry out of range");
-  TERN_TRY(tern_tb_iter_restart(b, it, index / b->restart, term));
-  uint32_t n = index - it->entry, pos = it->pos, len = b->cp;
+  uint32_t r = index / b->restart;
+  TERN_TRY(tern_tb_iter_restart(b, it, r, term));
+  uint32_t n = index - it->entry;
+  if (n == 0) return TERN_OK;
+  const uint8_t *rk;
+  uint32_t rlen, pos = it->kpos;
+  TERN_TRY(restart_key(b, r, &rk, &rlen));
   uint32_t sp[256], pl[256], sl[256]; /* n < restart interval <= 255 */
-  for (uint32_t k = 0; k < n; k++) {
-    uint32_t p = b->cp, slen = 0;
-    if (k == 0)
-      TERN_TRY(read_restart(b, &pos, &slen));
-    else
-      TERN_TRY(read_prefix(b, &pos, len, &p, &slen));
+  uint32_t len = b->cp + rlen;
+  pl[0] = b->cp;
+  sl[0] = rlen;
+  for (uint32_t k = 1; k < n; k++) {
+    TERN_TRY(read_prefix(b, &pos, len, &pl[k], &sl[k]));
     sp[k] = pos;
-    pl[k] = p;
-    sl[k] = slen;
-    pos = skip_tail(b, pos + suffix_bits(b, slen));
-    len = p + slen;
-    if (TERN_UNLIKELY(pos > 8 * TERN_TB_PAGE)) return corrupt(b, "entry past the page");
+    pos += suffix_bits(b, sl[k]);
+    len = pl[k] + sl[k];
+    if (TERN_UNLIKELY(pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
   }
   /* Entry `index` keeps only the bytes it shares with entry index-1. */
-  uint32_t need = len;
-  if (n > 0) {
-    uint32_t peek = pos, slen;
-    TERN_TRY(read_prefix(b, &peek, len, &need, &slen));
-  }
+  uint32_t need, peek = pos, slen;
+  TERN_TRY(read_prefix(b, &peek, len, &need, &slen));
   uint8_t tmp[TERN_TB_TERM_MAX + TERN_TB_GROUP_MAX];
   for (uint32_t k = n; k-- > 0 && need > b->cp;) {
     if (pl[k] >= need) continue;
-    uint32_t m = need - pl[k], whole = (m + b->group - 1) / b->group * b->group;
-    TERN_TRY(decode_suffix(b, sp[k], whole < sl[k] ? whole : sl[k], tmp));
-    memcpy(term + pl[k], tmp, m);
+    uint32_t m = need - pl[k];
+    if (k == 0) {
+      memcpy(term + b->cp, rk, m);
+    } else {
+      uint32_t whole = (m + b->group - 1) / b->group * b->group;
+      TERN_TRY(decode_suffix(b, sp[k], whole < sl[k] ? whole : sl[k], tmp));
+      memcpy(term + pl[k], tmp, m);
+    }
     need = pl[k];
   }
+  TERN_TRY(tail_pos(b, index, r, it->pos, &it->pos));
   it->entry = index;
-  it->pos = pos;
+  it->kpos = pos;
   it->len = len;
   return TERN_OK;
 }
@@ -616,85 +667,101 @@ static void key_digits(const tern_tb_block *b, const uint8_t *key, uint32_t from
   for (uint32_t i = from; i < klen; i++) kd[i] = (uint16_t)key_digit(b, key[i]);
 }
 
-static int found(const tern_tb_block *b, uint32_t e, uint32_t pos, uint32_t klen, uint32_t *index,
-                 tern_tb_iter *it, tern_tb_tail *t) {
+/* Entry e (of run r) equals the key: its tail, and `it` after it (kpos:
+ * where the key stream continues). */
+static int found(const tern_tb_block *b, uint32_t e, uint32_t r, uint32_t kpos, uint32_t klen,
+                 uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
+  uint32_t kp, tpos, pos;
+  TERN_TRY(restart_pos(b, r, &kp, &tpos));
+  TERN_TRY(tail_pos(b, e, r, tpos, &pos));
   TERN_TRY(decode_tail(b, &pos, e, t));
   it->entry = e + 1;
   it->pos = pos;
+  it->kpos = kpos;
   it->len = klen;
   *index = e;
   return 1;
 }
 
-/* The last restart whose head is below the key's: that restart is below
- * the key, and so is every entry before it.  0 when none is. */
-static inline uint32_t restart_below(const tern_tb_block *b, uint32_t kh) {
-  uint32_t lo = 0, n = b->nrestarts;
-  while (n > 1) {
-    uint32_t half = n / 2;
-    if (stored_head(b, lo + half) < kh) lo += half;
-    n -= half;
+/* The length of the common prefix of a and b (n bytes each, at most). */
+static inline uint32_t common_len(const uint8_t *a, const uint8_t *b, uint32_t n) {
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x = tern_load64(a + i) ^ tern_load64(b + i);
+    if (x) return i + (uint32_t)__builtin_ctzll(x) / 8;
   }
-  return lo;
+  while (i < n && a[i] == b[i]) i++;
+  return i;
 }
 
-/* Compares restart t's whole term with the key (given as digits after the
- * block prefix): <0, 0, >0. */
-static int cmp_restart(const tern_tb_block *b, uint32_t t, const uint16_t *kd, uint32_t klen,
-                       int *c) {
-  uint32_t pos = restart_off(b, t), slen = 0, m = b->cp;
-  TERN_TRY(check_restart_off(b, pos));
-  TERN_TRY(read_restart(b, &pos, &slen));
-  if (slen == 0) {
-    *c = klen == b->cp ? 0 : -1; /* the term is the prefix itself */
-    return TERN_OK;
+/* The number of restarts whose keys are <= key (after the block prefix);
+ * *eq when the last of them equals it. */
+static int restarts_le(const tern_tb_block *b, const uint8_t *key, uint32_t klen, uint32_t *count,
+                       int *eq) {
+  uint32_t lo = 0, hi = b->nrestarts;
+  *eq = 0;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2, rlen;
+    const uint8_t *rk;
+    TERN_TRY(restart_key(b, mid, &rk, &rlen));
+    int c = bytes_cmp(rk, rlen, key, klen);
+    if (c == 0) {
+      *count = mid + 1;
+      *eq = 1;
+      return TERN_OK;
+    }
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
   }
+  *count = lo;
+  return TERN_OK;
+}
+
+/* Scans run r's non-restart entries (restart r is below the key and
+ * shares m bytes with it; cur: its length) for the first entry >= key. */
+static int scan_run(const tern_tb_block *b, uint32_t r, const uint8_t *key, uint32_t klen,
+                    uint32_t m, uint32_t cur, uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
+  uint32_t e = r * b->restart + 1, end = e - 1 + b->restart, pos, tpos;
+  if (end > b->n) end = b->n;
+  TERN_TRY(restart_pos(b, r, &pos, &tpos));
+  if (e >= end) {
+    *index = end;
+    return 0;
+  }
+  /* The run's keys, and the tails the entry found may have, while the
+   * key is coded into digits. */
+  __builtin_prefetch(b->page + (pos >> 3));
+  if ((pos >> 3) + 64 < TERN_TB_PAGE) __builtin_prefetch(b->page + (pos >> 3) + 64);
+  if (b->tail_bits >= 0) {
+    uint32_t tb = b->tails_start + e * (uint32_t)b->tail_bits;
+    if (tb < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (tb >> 3));
+    tb += (end - e) * (uint32_t)b->tail_bits;
+    if (tb < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (tb >> 3));
+  }
+  uint16_t kd[TERN_TB_TERM_MAX + 16]; /* the key's bytes from m, as digits */
+  key_digits(b, key, m, klen, kd);
   key_char k;
   key_char_at(kd, klen, m, &k);
-  *c = cmp_at(b, pos, slen, kd, klen, &m, &k);
-  return TERN_OK;
-}
-
-/* When several restarts have the key's head (keys sharing long prefixes:
- * paths, URLs, scoped names), the heads alone would start the scan at the
- * first of them and walk all their runs.  Their whole terms, coded from
- * the block prefix, are binary-searched instead, so the scan covers one
- * run whatever the keys' shape.  *r: the restart the heads gave (the last
- * one below the key's head, or 0); moved to the last restart whose term
- * is <= the key. */
-static int restart_among_ties(const tern_tb_block *b, uint32_t kh, const uint16_t *kd,
-                              uint32_t klen, uint32_t *r) {
-  uint32_t first = *r + (stored_head(b, *r) < kh); /* the first restart whose head may be kh */
-  if (first >= b->nrestarts || stored_head(b, first) != kh) return TERN_OK;
-  uint32_t a = first + 1, z = b->nrestarts; /* past the last restart whose head is kh */
-  while (a < z) {
-    uint32_t mid = a + (z - a) / 2;
-    if (stored_head(b, mid) == kh) a = mid + 1;
-    else z = mid;
-  }
-  uint32_t best = *r; /* the last restart whose term is <= key, among first .. a-1 */
-  for (z = a, a = first; a < z;) {
-    uint32_t mid = a + (z - a) / 2;
-    int c;
-    TERN_TRY(cmp_restart(b, mid, kd, klen, &c));
-    if (c <= 0) {
-      best = mid;
-      a = mid + 1;
-    } else {
-      z = mid;
+  for (; e < end; e++) {
+    uint32_t p, slen;
+    TERN_TRY(read_prefix(b, &pos, cur, &p, &slen));
+    if (p > m) { /* below the key like the previous term: skip it */
+      pos += suffix_bits(b, slen);
+      cur = p + slen;
+      continue;
     }
+    if (p < m) break;
+    int c = cmp_at(b, pos, slen, kd, klen, &m, &k);
+    if (c > 0) break;
+    pos += suffix_bits(b, slen);
+    cur = p + slen;
+    if (TERN_UNLIKELY(pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
+    if (c == 0) return found(b, e, r, pos, klen, index, it, t);
+    if (m != k.at) key_char_at(kd, klen, m, &k);
   }
-  *r = best;
-  return TERN_OK;
-}
-
-/* Whether a non-restart entry's size depends only on its stored
- * shared-prefix length (fixed-length terms, equal tails): the common case
- * of primary keys, where a skipped entry costs one read of that length.
- * (Computed per skipped entry: a table of every length cost more to fill
- * than the ~16 entries of a scan use.) */
-static inline int sized_by_prefix(const tern_tb_block *b) {
-  return b->fixed_len && b->tail_bits >= 0;
+  if (TERN_UNLIKELY(pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
+  *index = e;
+  return 0;
 }
 
 int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t klen, uint32_t *index,
@@ -710,70 +777,34 @@ int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t kle
     *index = b->n;
     return 0;
   }
-  uint16_t kd[TERN_TB_TERM_MAX + 16]; /* the key's bytes after the prefix, as digits */
-  key_digits(b, key, b->cp, klen, kd);
-  uint32_t kh = head_of(b, key, klen), r = restart_below(b, kh);
-  TERN_TRY(restart_among_ties(b, kh, kd, klen, &r));
-  uint32_t e = r * b->restart, pos = restart_off(b, r);
-  TERN_TRY(check_restart_off(b, pos));
-  __builtin_prefetch(b->page + (pos >> 3) + 64);
-  int fast = sized_by_prefix(b);
-  /* Scan from that restart.  m: the prefix the current term (below the
-   * key) shares with the key; cur: its length. */
-  uint32_t m = b->cp, cur = 0, to_restart = 0;
-  key_char k;
-  key_char_at(kd, klen, m, &k);
-  for (; e < b->n; e++, to_restart--) {
-    if (TERN_UNLIKELY(pos > b->used_bits)) return corrupt(b, "entry past the end of the block");
-    uint32_t p = 0, slen = 0;
-    if (to_restart == 0) {
-      /* Restarts share only the block prefix for sure: compare from there. */
-      to_restart = b->restart;
-      TERN_TRY(read_restart(b, &pos, &slen));
-      p = b->cp;
-      if (m != p) {
-        m = p;
-        key_char_at(kd, klen, m, &k);
-      }
-      c = slen == 0 ? (klen == p ? 0 : -1) /* the term is the prefix itself */
-                    : cmp_at(b, pos, slen, kd, klen, &m, &k);
-    } else if (fast) {
-      uint32_t v = (uint32_t)get(b, pos, b->bw_plen);
-      p = b->cp + v;
-      if (p > m) { /* below the key like the previous term: skip it */
-        if (TERN_UNLIKELY(p >= b->fixed_len)) return corrupt(b, "entry suffix empty");
-        pos += b->bw_plen + suffix_bits(b, b->fixed_len - p) + (uint32_t)b->tail_bits;
-        continue;
-      }
-      if (p < m) {
-        *index = e;
-        return 0;
-      }
-      if (TERN_UNLIKELY(p >= b->fixed_len)) return corrupt(b, "entry suffix empty");
-      pos += b->bw_plen;
-      slen = b->fixed_len - p;
-      c = cmp_at(b, pos, slen, kd, klen, &m, &k);
-    } else {
-      TERN_TRY(read_prefix(b, &pos, cur, &p, &slen));
-      c = p > m ? -1 : p < m ? 1 : cmp_at(b, pos, slen, kd, klen, &m, &k);
-    }
-    if (c > 0) {
-      *index = e;
-      return 0;
-    }
-    pos += suffix_bits(b, slen);
-    cur = p + slen;
-    if (c == 0) return found(b, e, pos, klen, index, it, t);
-    if (m != k.at) key_char_at(kd, klen, m, &k);
-    pos = skip_tail(b, pos);
+  uint32_t nle, rlen;
+  int eq;
+  TERN_TRY(restarts_le(b, key + b->cp, klen - b->cp, &nle, &eq));
+  if (nle == 0) {
+    *index = 0;
+    return 0;
   }
-  if (pos > b->used_bits) return corrupt(b, "entry past the end of the block");
-  *index = b->n;
-  return 0;
+  uint32_t r = nle - 1;
+  const uint8_t *rk;
+  TERN_TRY(restart_key(b, r, &rk, &rlen));
+  if (eq) {
+    uint32_t kpos, tpos;
+    TERN_TRY(restart_pos(b, r, &kpos, &tpos));
+    return found(b, r * b->restart, r, kpos, klen, index, it, t);
+  }
+  uint32_t n = rlen < klen - b->cp ? rlen : klen - b->cp;
+  uint32_t m = b->cp + common_len(rk, key + b->cp, n);
+  return scan_run(b, r, key, klen, m, b->cp + rlen, index, it, t);
 }
 
 void tern_tb_copy_value(const tern_tb_block *b, const tern_tb_tail *t, uint8_t *out) {
   uint32_t pos = t->vbit, i = 0;
+  /* Primary keys' tails are just their values: byte-aligned (decode_tail
+   * checked that they end inside the block). */
+  if ((pos & 7) == 0) {
+    memcpy(out, b->page + (pos >> 3), t->vlen);
+    return;
+  }
   for (; i + 7 <= t->vlen; i += 7, pos += 56) {
     uint64_t v = get(b, pos, 56);
     for (int q = 0; q < 7; q++) out[i + q] = (uint8_t)(v >> (8 * q));

@@ -1,27 +1,28 @@
 /*
  * terms_block.h — one terms block: up to 4096 consecutive terms of a field
  * with their postings metadata (and values, for the unique field), coded
- * into one 4096-byte page (docs/FORMAT.md).
+ * into one 4096-byte page (docs/FORMAT.md, format version 3).
  *
- * The block is a byte-aligned header followed by a bit stream of entries.
- * The header holds, besides the column widths and bases, the prefix that
- * every term of the block shares, and for every R-th entry (a "restart")
- * the 4 bytes that follow that prefix (its "head") and its bit position.
- * A restart's term is coded whole after the block prefix; the others as
- * [bytes shared with the previous term, suffix length, suffix].  A lookup
- * compares the key with the block prefix, binary-searches the heads, and
- * scans one run of at most R entries, whose first line it prefetched:
- * two cache misses per lookup, all in one page.
+ * The block is a byte-aligned header, then two bit streams: the keys of
+ * the entries that are not restarts, then every entry's tail (df, doc ids
+ * or postings range, value).  Every R-th entry (a "restart") has its term
+ * stored whole, as plain bytes after the block prefix, in the header, with
+ * the positions where its run continues in both streams.  A lookup
+ * compares the key with the block prefix, binary-searches the restart keys
+ * with memcmp, and scans the keys of one run (at most R-1 entries) without
+ * touching a tail; only the entry found has its tail decoded, directly at
+ * its index when every tail of the block has one width.  So the work of a
+ * lookup depends on R, not on the key's shape.
  *
  * Every numeric column is frame-of-reference coded: a per-block minimum in
  * the header and a per-block width, the fewest bits holding (value - min)
- * for every entry of the block.  Suffix bytes are coded with the block's
- * alphabet: its K distinct bytes become digits 0..K-1, and each run of g
- * digits (g chosen per block, 1 to 6) is one base-K number in
- * ceil(log2 K^g) bits — for 36 symbols, 5 characters in 26 bits, 5.2 bits
- * a character against log2 36 = 5.17.  So a block of primary keys with doc
- * ids equal to their ordinals stores, per key, little more than the
- * information in its suffix.
+ * for every entry of the block.  Suffix bytes of non-restart entries are
+ * coded with the block's alphabet: its K distinct bytes become digits
+ * 0..K-1, and each run of g digits (g chosen per block, 1 to 6) is one
+ * base-K number in ceil(log2 K^g) bits — for 36 symbols, 5 characters in
+ * 26 bits, 5.2 bits a character against log2 36 = 5.17.  So a block of
+ * primary keys with doc ids equal to their ordinals stores, per key,
+ * little more than the information in its suffix.
  *
  * The builder keeps the running extremes of every column so that deciding
  * whether one more term fits costs O(1); the decoder never reads outside
@@ -37,15 +38,15 @@
 
 #define TERN_TB_PAGE TERN_BITS_PAGE /* bytes of a block */
 #define TERN_TB_MAX_ENTRIES 4096u   /* entries of a block, at most */
-#define TERN_TB_RESTART 32u         /* default restart interval */
+#define TERN_TB_RESTART 16u         /* default restart interval */
 #define TERN_TB_TERM_MAX 1024u      /* longest term (TERN_KEY_MAX) */
 #define TERN_TB_DOCS_MAX 64u        /* most doc ids in an entry (TERN_PULSE_MAX) */
 #define TERN_TB_HEADER_FIXED 20u    /* header bytes before the alphabet */
-#define TERN_TB_HEAD 4u             /* bytes of a restart head */
 #define TERN_TB_NODIGIT 0xffffu     /* tern_tb_block.dig of a byte outside the alphabet */
 #define TERN_TB_GROUP_MAX 6u        /* most characters coded as one number */
 #define TERN_TB_FIXED_LEN 0x1u      /* header flag: all terms of the block have one length */
 #define TERN_TB_RANGES 0x2u         /* header flag: the alphabet is a list of byte ranges */
+#define TERN_TB_UNIFORM 0x4u        /* header flag: every tail has one width (no tail positions) */
 
 /* What a field's blocks depend on besides their own bytes. */
 typedef struct tern_tb_field {
@@ -104,14 +105,16 @@ typedef struct tern_tb_block {
   uint64_t block_no; /* for messages */
   tern_tb_field f;
   uint32_t n, restart, nrestarts;
-  uint32_t entries_start, used_bits; /* bit positions */
-  uint32_t cp, head;                 /* prefix length, bytes per head */
-  const uint8_t *prefix, *heads;     /* in the page */
-  const uint8_t *roff;               /* u16 entry positions of restarts 1.. */
+  uint32_t keys_start, tails_start, used_bits; /* bit positions of the two streams */
+  uint32_t cp;                       /* prefix length */
+  const uint8_t *prefix;             /* in the page */
+  const uint8_t *rkey;               /* nrestarts + 1 u16: byte offsets of the restart keys */
+  const uint8_t *rkpos, *rtpos;      /* u16 key / tail stream positions of restarts 1..
+                                      * (rtpos: NULL when the tails are uniform) */
   uint32_t fixed_len;                /* 0: lengths are coded */
-  uint8_t bw_rslen, bw_plen, bw_slen, bw_df, bw_doc, bw_gap, bw_off, bw_len, bw_vlen, bw_voff;
+  uint8_t bw_plen, bw_slen, bw_df, bw_doc, bw_gap, bw_off, bw_len, bw_vlen, bw_voff;
   uint8_t group;                       /* g: characters per code */
-  uint8_t gbits[TERN_TB_GROUP_MAX + 1]; /* bits of a code of r characters */
+  const uint8_t *gbits;                /* bits of a code of r characters, r <= g */
   uint32_t nsym;                       /* K */
   uint32_t gdiv;                       /* ceil(2^16 / g): n / g = n * gdiv >> 16 */
   const uint64_t *pow, *rpow;          /* K^j and floor(2^64 / K^j) + 1, j < g */
@@ -145,7 +148,8 @@ void tern_tb_tables(tern_tb_block *b);
  * decoded (TERN_TB_TERM_MAX bytes). */
 typedef struct tern_tb_iter {
   uint32_t entry; /* next entry */
-  uint32_t pos;   /* its bit position */
+  uint32_t pos;   /* its tail's bit position (used_bits after the last entry) */
+  uint32_t kpos;  /* the bit position of the next non-restart key */
   uint32_t len;   /* length of the term in the caller's buffer */
 } tern_tb_iter;
 
@@ -160,7 +164,7 @@ int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, 
 /* Finds the first entry >= key: *index (n when none).  Returns 1 when it
  * equals key — then *t is its tail and `it` is positioned after it, its
  * term being key — 0 when not, <0 on corruption.  Decodes only the
- * suffix characters it compares. */
+ * suffix characters it compares, and only the tail of the entry found. */
 int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t klen, uint32_t *index,
                         tern_tb_iter *it, tern_tb_tail *t);
 

@@ -7,9 +7,8 @@
  * running statistics (the extremes of each column, the counts that
  * multiply each width, the alphabet, the suffix lengths by group size):
  * the exact encoded size is a closed formula of them (block_bits), so
- * adding is O(1) — except when the new term shortens the common prefix,
- * which changes every restart's suffix and costs O(restarts), at most once
- * per byte of prefix.
+ * adding is O(1).  Restart keys are plain bytes (outside the alphabet), so
+ * a shorter common prefix only lengthens them by a known amount each.
  */
 #include "codec/terms_block.h"
 
@@ -31,8 +30,9 @@ typedef struct tb_stats {
   int fixed;       /* every term has length len0 */
   uint32_t cp;     /* common prefix of the block's terms */
   uint64_t sym[4]; /* suffix bytes (restart suffixes start at cp) */
-  uint32_t rlen_max, plen_max, slen_max;
-  tb_lens rl, el; /* restart suffixes (depend on cp), other entries' suffixes */
+  uint64_t rlen_sum; /* lengths of the restart terms */
+  uint32_t plen_max, slen_max;
+  tb_lens el; /* non-restart entries' suffixes */
   uint32_t df_min, df_max;
   uint32_t npulsed;
   int64_t doc_min, doc_max; /* doc - index of pulsed entries */
@@ -169,7 +169,7 @@ static uint32_t nranges(const uint64_t sym[4]) {
 }
 
 typedef struct tb_widths {
-  unsigned rslen, plen, slen, df, doc, gap, off, len, vlen, voff;
+  unsigned plen, slen, df, doc, gap, off, len, vlen, voff;
   uint32_t nsym, group, nranges;
   unsigned gbits[TERN_TB_GROUP_MAX + 1];
   uint64_t suffix_bits; /* of every suffix of the block */
@@ -182,8 +182,8 @@ static void choose_group(const tb_stats *s, tb_widths *w) {
   for (uint32_t g = 1; g <= gmax; g++) {
     unsigned bits[TERN_TB_GROUP_MAX + 1];
     for (uint32_t r = 0; r <= g; r++) bits[r] = code_bits(k, r);
-    uint64_t total = (s->rl.groups[g] + s->el.groups[g]) * bits[g];
-    for (uint32_t r = 1; r < g; r++) total += (uint64_t)(s->rl.rem[g][r] + s->el.rem[g][r]) * bits[r];
+    uint64_t total = s->el.groups[g] * bits[g];
+    for (uint32_t r = 1; r < g; r++) total += (uint64_t)s->el.rem[g][r] * bits[r];
     if (total < w->suffix_bits) {
       w->suffix_bits = total;
       w->group = g;
@@ -195,9 +195,8 @@ static void choose_group(const tb_stats *s, tb_widths *w) {
 
 static void widths_of(const tern_tb_builder *b, const tb_stats *s, tb_widths *w) {
   memset(w, 0, sizeof *w);
-  w->rslen = s->fixed ? 0 : tern_bitwidth(s->rlen_max - s->cp);
   w->plen = s->n > s->nrestarts ? tern_bitwidth(s->plen_max - s->cp) : 0;
-  w->slen = s->fixed ? 0 : tern_bitwidth(s->slen_max);
+  w->slen = s->fixed || s->n == s->nrestarts ? 0 : tern_bitwidth(s->slen_max);
   w->df = tern_bitwidth(s->df_max - s->df_min);
   if (s->npulsed) w->doc = tern_bitwidth((uint64_t)(s->doc_max - s->doc_min));
   w->gap = tern_bitwidth(s->gap_max);
@@ -217,6 +216,12 @@ static void widths_of(const tern_tb_builder *b, const tb_stats *s, tb_widths *w)
 /* Ranges when they are shorter than the 32-byte bitmap. */
 static int alphabet_as_ranges(const tb_widths *w) { return 1 + 2 * w->nranges < 32; }
 
+/* Every tail has one width: df, value length (so inline or not) and doc
+ * count constant — the reader then finds entry i's tail by its index. */
+static int uniform_tails(const tb_stats *s) {
+  return s->df_min == s->df_max && s->vlen_min == s->vlen_max;
+}
+
 static size_t header_bytes(const tb_stats *s, const tb_widths *w) {
   size_t n = TERN_TB_HEADER_FIXED + (alphabet_as_ranges(w) ? 1 + 2 * w->nranges : 32);
   if (s->fixed) n += tern_varint_len(s->len0);
@@ -225,9 +230,11 @@ static size_t header_bytes(const tb_stats *s, const tb_widths *w) {
   n += tern_varint_len(s->npulsed ? tern_zigzag(s->doc_min) : 0);
   n += tern_varint_len(s->nfile ? s->off_min : 0) + tern_varint_len(s->nfile ? s->len_min : 0);
   n += tern_varint_len(s->vlen_min) + tern_varint_len(s->next ? s->voff_min : 0);
-  n += s->cp;                                   /* the common prefix */
-  n += (size_t)s->nrestarts * TERN_TB_HEAD;     /* restart heads */
-  n += 2 * (size_t)(s->nrestarts - 1);          /* restart entry positions */
+  n += s->cp;                                     /* the common prefix */
+  n += 2 * ((size_t)s->nrestarts + 1);            /* restart key offsets */
+  n += 2 * ((size_t)s->nrestarts - 1);            /* restart key positions */
+  if (!uniform_tails(s)) n += 2 * ((size_t)s->nrestarts - 1); /* restart tail positions */
+  n += s->rlen_sum - (uint64_t)s->nrestarts * s->cp; /* restart keys after the prefix */
   return n;
 }
 
@@ -235,8 +242,9 @@ static size_t header_bytes(const tb_stats *s, const tb_widths *w) {
 static uint64_t block_bits(const tern_tb_builder *b, const tb_stats *s, const tb_widths *w) {
   uint64_t nr = s->nrestarts, n = s->n;
   uint64_t bits = 8 * (uint64_t)header_bytes(s, w);
-  bits += nr * w->rslen + (n - nr) * (w->plen + w->slen);
+  bits += (n - nr) * (w->plen + w->slen);
   bits += w->suffix_bits;
+  bits = (bits + 7) & ~(uint64_t)7; /* the tail stream starts on a byte */
   bits += n * w->df + s->npulsed * (uint64_t)w->doc + s->ngaps * w->gap;
   bits += s->nfile * (uint64_t)(w->off + w->len);
   if (b->f.has_values) bits += n * w->vlen + s->inline_bytes * 8 + s->next * (uint64_t)w->voff;
@@ -252,15 +260,6 @@ static void add_bytes(uint64_t sym[4], const uint8_t *p, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) sym[p[i] >> 6] |= (uint64_t)1 << (p[i] & 63);
 }
 
-/* The common prefix shrinks to cp: restart suffixes grow by the bytes
- * between, and their lengths are counted again. */
-static void shrink_prefix(const tern_tb_builder *b, tb_stats *s, uint32_t cp) {
-  add_bytes(s->sym, b->first + cp, s->cp - cp);
-  s->cp = cp;
-  memset(&s->rl, 0, sizeof s->rl);
-  for (uint32_t i = 0; i < s->n; i += b->restart) lens_add(&s->rl, b->ents[i].len - cp);
-}
-
 /* The statistics with entry `in` added (p: prefix shared with the previous
  * term, for a non-restart entry). */
 static void stats_add(const tern_tb_builder *b, tb_stats *s, const tern_tb_input *in, uint32_t p) {
@@ -274,12 +273,10 @@ static void stats_add(const tern_tb_builder *b, tb_stats *s, const tern_tb_input
   }
   if (in->len != s->len0) s->fixed = 0;
   uint32_t cp = common_prefix(idx ? b->first : in->term, s->cp, in->term, in->len);
-  if (cp < s->cp) shrink_prefix(b, s, cp);
+  s->cp = cp;
   if (idx % b->restart == 0) {
     s->nrestarts++;
-    if (in->len > s->rlen_max) s->rlen_max = in->len;
-    lens_add(&s->rl, in->len - s->cp);
-    add_bytes(s->sym, in->term + s->cp, in->len - s->cp);
+    s->rlen_sum += in->len;
   } else {
     uint32_t slen = in->len - p;
     if (p > s->plen_max) s->plen_max = p;
@@ -468,19 +465,24 @@ static size_t put_alphabet(const tb_stats *s, const tb_widths *w, uint8_t *page,
   return n;
 }
 
+/* The restart positions in both streams, which the header lists. */
+typedef struct tb_layout {
+  uint32_t *kpos, *tpos; /* nrestarts each */
+  uint32_t tails_start;
+} tb_layout;
+
 static size_t put_header(const tern_tb_builder *b, uint8_t *page, const tb_widths *w,
-                         uint32_t entries_start, uint32_t used_bits, const uint32_t *roff) {
+                         uint32_t keys_start, uint32_t used_bits, const tb_layout *l) {
   const tb_stats *s = &b->st;
-  page[0] = s->fixed ? TERN_TB_FIXED_LEN : 0;
+  page[0] = (uint8_t)((s->fixed ? TERN_TB_FIXED_LEN : 0) | (uniform_tails(s) ? TERN_TB_UNIFORM : 0));
   page[1] = (uint8_t)b->restart;
   tern_store16(page + 2, (uint16_t)s->n);
-  tern_store16(page + 4, (uint16_t)entries_start);
-  tern_store16(page + 6, (uint16_t)used_bits);
-  const unsigned ws[10] = {w->rslen, w->plen, w->slen, w->df,  w->doc,
-                           w->gap,   w->off,  w->len,  w->vlen, w->voff};
-  for (int i = 0; i < 10; i++) page[8 + i] = (uint8_t)ws[i];
-  page[18] = (uint8_t)w->group;
-  page[19] = TERN_TB_HEAD;
+  tern_store16(page + 4, (uint16_t)keys_start);
+  tern_store16(page + 6, (uint16_t)l->tails_start);
+  tern_store16(page + 8, (uint16_t)used_bits);
+  const unsigned ws[9] = {w->plen, w->slen, w->df, w->doc, w->gap, w->off, w->len, w->vlen, w->voff};
+  for (int i = 0; i < 9; i++) page[10 + i] = (uint8_t)ws[i];
+  page[19] = (uint8_t)w->group;
   size_t n = put_alphabet(s, w, page, TERN_TB_HEADER_FIXED);
   if (s->fixed) n += tern_put_varint(page + n, s->len0);
   n += tern_put_varint(page + n, s->cp);
@@ -492,13 +494,38 @@ static size_t put_header(const tern_tb_builder *b, uint8_t *page, const tb_width
   n += tern_put_varint(page + n, s->next ? s->voff_min : 0);
   memcpy(page + n, b->first, s->cp);
   n += s->cp;
-  for (uint32_t i = 0; i < s->n; i += b->restart) {
-    const tb_ent *e = &b->ents[i];
-    for (uint32_t k = 0; k < TERN_TB_HEAD; k++)
-      page[n++] = s->cp + k < e->len ? b->chars[e->term + s->cp + k] : 0;
+  size_t lists = uniform_tails(s) ? 1 : 2;
+  size_t offs = n, keys = n + 2 * ((size_t)s->nrestarts + 1) + 2 * lists * ((size_t)s->nrestarts - 1);
+  n = keys;
+  for (uint32_t r = 0; r < s->nrestarts; r++) {
+    const tb_ent *e = &b->ents[r * b->restart];
+    tern_store16(page + offs + 2 * r, (uint16_t)n);
+    memcpy(page + n, b->chars + e->term + s->cp, e->len - s->cp);
+    n += e->len - s->cp;
   }
-  for (uint32_t r = 1; r < s->nrestarts; r++, n += 2) tern_store16(page + n, (uint16_t)roff[r]);
+  tern_store16(page + offs + 2 * s->nrestarts, (uint16_t)n);
+  offs += 2 * ((size_t)s->nrestarts + 1);
+  for (uint32_t r = 1; r < s->nrestarts; r++, offs += 2) tern_store16(page + offs, (uint16_t)l->kpos[r]);
+  if (lists == 2)
+    for (uint32_t r = 1; r < s->nrestarts; r++, offs += 2) tern_store16(page + offs, (uint16_t)l->tpos[r]);
   return n;
+}
+
+/* Where every run starts in the key and tail streams. */
+static void lay_out(const tern_tb_builder *b, const tb_widths *w, uint32_t keys_start, tb_layout *l) {
+  const tb_stats *s = &b->st;
+  uint64_t kp = keys_start;
+  for (uint32_t i = 0; i < s->n; i++) {
+    const tb_ent *e = &b->ents[i];
+    if (i % b->restart == 0) l->kpos[i / b->restart] = (uint32_t)kp;
+    else kp += w->plen + w->slen + suffix_bits(e->slen, w);
+  }
+  uint64_t tp = (kp + 7) & ~(uint64_t)7;
+  l->tails_start = (uint32_t)tp;
+  for (uint32_t i = 0; i < s->n; i++) {
+    if (i % b->restart == 0) l->tpos[i / b->restart] = (uint32_t)tp;
+    tp += tail_bits(b, &b->ents[i], w);
+  }
 }
 
 int tern_tb_finish(tern_tb_builder *b, uint8_t *page) {
@@ -509,44 +536,31 @@ int tern_tb_finish(tern_tb_builder *b, uint8_t *page) {
   uint8_t digit[256] = {0};
   for (uint32_t c = 0, d = 0; c < 256; c++)
     if (s->sym[c >> 6] >> (c & 63) & 1) digit[c] = (uint8_t)d++;
-  uint32_t hbytes = (uint32_t)header_bytes(s, &w), cp = s->cp;
-  uint32_t *roff = malloc(s->nrestarts * sizeof *roff);
-  if (!roff) return tern_fail(TERN_ENOMEM, "terms block builder: out of memory");
-  /* Entry positions of the restarts, which the header lists. */
-  uint64_t pos = 8 * (uint64_t)hbytes;
-  for (uint32_t i = 0; i < s->n; i++) {
-    const tb_ent *e = &b->ents[i];
-    if (i % b->restart == 0) {
-      roff[i / b->restart] = (uint32_t)pos;
-      pos += w.rslen + suffix_bits(e->len - cp, &w);
-    } else {
-      pos += w.plen + w.slen + suffix_bits(e->slen, &w);
-    }
-    pos += tail_bits(b, e, &w);
-  }
   uint64_t total = block_bits(b, s, &w);
-  if (pos != total || total > 8u * TERN_TB_PAGE) {
-    free(roff);
-    return tern_fail(TERN_EINVAL, "terms block: size mismatch (%llu vs %llu bits)",
-                     (unsigned long long)pos, (unsigned long long)total);
-  }
+  uint32_t hbytes = (uint32_t)header_bytes(s, &w);
+  if (total > 8u * TERN_TB_PAGE) return tern_fail(TERN_EINVAL, "terms block: over the page");
+  tb_layout l;
+  l.kpos = malloc(2 * s->nrestarts * sizeof *l.kpos);
+  if (!l.kpos) return tern_fail(TERN_ENOMEM, "terms block builder: out of memory");
+  l.tpos = l.kpos + s->nrestarts;
+  lay_out(b, &w, 8 * hbytes, &l);
   memset(b->buf, 0, sizeof b->buf);
-  size_t at = put_header(b, b->buf, &w, 8 * hbytes, (uint32_t)total, roff);
-  free(roff);
+  size_t at = put_header(b, b->buf, &w, 8 * hbytes, (uint32_t)total, &l);
+  uint32_t tails_start = l.tails_start;
+  free(l.kpos);
   if (at != hbytes) return tern_fail(TERN_EINVAL, "terms block: header size drifted");
   tern_bitw bw = {b->buf, 8 * hbytes};
   for (uint32_t i = 0; i < s->n; i++) {
     const tb_ent *e = &b->ents[i];
-    if (i % b->restart == 0) {
-      tern_bits_put(&bw, e->len - cp, w.rslen);
-      put_suffix(&bw, digit, b->chars + e->term + cp, e->len - cp, &w);
-    } else {
-      tern_bits_put(&bw, e->plen - cp, w.plen);
-      tern_bits_put(&bw, e->slen, w.slen);
-      put_suffix(&bw, digit, b->chars + e->sfx, e->slen, &w);
-    }
-    put_tail(b, &bw, e, i, &w);
+    if (i % b->restart == 0) continue;
+    tern_bits_put(&bw, e->plen - s->cp, w.plen);
+    tern_bits_put(&bw, e->slen, w.slen);
+    put_suffix(&bw, digit, b->chars + e->sfx, e->slen, &w);
   }
+  if ((bw.pos + 7) / 8 * 8 != tails_start)
+    return tern_fail(TERN_EINVAL, "terms block: key stream drifted");
+  bw.pos = tails_start;
+  for (uint32_t i = 0; i < s->n; i++) put_tail(b, &bw, &b->ents[i], i, &w);
   if (bw.pos != total) return tern_fail(TERN_EINVAL, "terms block: encoder drifted");
   memcpy(page, b->buf, TERN_TB_PAGE);
   builder_empty(b);

@@ -55,8 +55,8 @@ void tern_terms_index_free(tern_terms_index *ix) {
 }
 
 size_t tern_terms_index_memory(const tern_terms_index *ix) {
-  return ix->nblocks * (sizeof *ix->heads + sizeof *ix->heads2 + sizeof *ix->sep_off +
-                        sizeof *ix->first_ord) +
+  return ix->nblocks * (sizeof *ix->heads + TERN_TI_MORE * sizeof *ix->heads2 +
+                        sizeof *ix->sep_off + sizeof *ix->first_ord) +
          (ix->nblocks ? ix->sep_off[ix->nblocks] : 0);
 }
 
@@ -74,7 +74,7 @@ int tern_terms_index_decode(tern_terms_index *ix, const uint8_t **pp, const uint
   if (nblocks > (uint64_t)(end - *pp) / 3) return bad(what, 0, "more blocks than bytes");
   ix->nblocks = nblocks;
   ix->heads = malloc((nblocks + 1) * sizeof *ix->heads);
-  ix->heads2 = malloc((nblocks + 1) * sizeof *ix->heads2);
+  ix->heads2 = malloc((nblocks + 1) * TERN_TI_MORE * sizeof *ix->heads2);
   ix->sep_off = malloc((nblocks + 1) * sizeof *ix->sep_off);
   ix->first_ord = malloc((nblocks + 1) * sizeof *ix->first_ord);
   tern_bytebuf arena = {0};
@@ -135,10 +135,21 @@ int tern_terms_index_decode(tern_terms_index *ix, const uint8_t **pp, const uint
   ix->first_ord[nblocks] = ord;
   ix->arena = arena.p;
   arena.p = NULL;
+  ix->skip = 0;
+  if (nblocks >= 2) { /* separators ascend: the first and last share what all share */
+    size_t l1, ll;
+    const uint8_t *s1 = tern_terms_index_sep(ix, 1, &l1), *sl = tern_terms_index_sep(ix, nblocks - 1, &ll);
+    while (ix->skip < l1 && ix->skip < ll && s1[ix->skip] == sl[ix->skip]) ix->skip++;
+  }
   for (uint64_t b = 0; b < nblocks; b++) {
-    size_t slen = ix->sep_off[b + 1] - ix->sep_off[b];
-    ix->heads[b] = tern_terms_index_head(ix->arena + ix->sep_off[b], slen);
-    ix->heads2[b] = slen > 8 ? tern_terms_index_head(ix->arena + ix->sep_off[b] + 8, slen - 8) : 0;
+    size_t slen;
+    const uint8_t *sep = tern_terms_index_sep(ix, b, &slen);
+    size_t k = b ? ix->skip : slen; /* block 0's separator is empty */
+    ix->heads[b] = tern_terms_index_head(sep + k, slen - k);
+    for (size_t j = 0; j < TERN_TI_MORE; j++) {
+      size_t at = k + 8 * (j + 1);
+      ix->heads2[TERN_TI_MORE * b + j] = slen > at ? tern_terms_index_head(sep + at, slen - at) : 0;
+    }
   }
   *pp = p;
 out:
@@ -152,37 +163,50 @@ const uint8_t *tern_terms_index_sep(const tern_terms_index *ix, uint64_t b, size
   return ix->arena + ix->sep_off[b];
 }
 
-/* The key's bytes 8..15 as a head (computed on the first tie). */
+/* The key's heads past the first (computed on the first tie). */
 typedef struct key_heads {
-  uint64_t h, h2;
-  int have2;
+  uint64_t h, more[TERN_TI_MORE];
+  int have;
 } key_heads;
 
-/* sep(b) <= key, the heads deciding unless equal: bytes 0..7, then (keys
- * sharing their first 8 bytes: paths, URLs) bytes 8..15, then memcmp.
- * Zero-padded heads order like the keys wherever they differ. */
+/* sep(b) <= key (b >= 1; the key starts with the separators' shared
+ * prefix), the heads deciding unless equal: the 8 bytes after that
+ * prefix, then (keys sharing those too: paths, URLs) the next 8, 16 and
+ * 24 — one line, as they are interleaved — then memcmp.  Zero-padded
+ * heads order like the keys wherever they differ. */
 static inline int sep_le(const tern_terms_index *ix, uint64_t b, key_heads *kh, const uint8_t *key,
                          size_t len) {
   uint64_t h = ix->heads[b];
   if (h != kh->h) return h < kh->h;
-  if (!kh->have2) {
-    kh->h2 = len > 8 ? tern_terms_index_head(key + 8, len - 8) : 0;
-    kh->have2 = 1;
+  if (!kh->have) {
+    for (size_t j = 0; j < TERN_TI_MORE; j++)
+      kh->more[j] = tern_terms_index_head_at(key, len, ix->skip + 8 * (j + 1));
+    kh->have = 1;
   }
-  if (ix->heads2[b] != kh->h2) return ix->heads2[b] < kh->h2;
+  const uint64_t *m = ix->heads2 + TERN_TI_MORE * b;
+  for (size_t j = 0; j < TERN_TI_MORE; j++)
+    if (m[j] != kh->more[j]) return m[j] < kh->more[j];
   size_t slen;
   const uint8_t *s = tern_terms_index_sep(ix, b, &slen);
   return key_cmp(s, slen, key, len) <= 0;
 }
 
 uint64_t tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, size_t len) {
-  return tern_terms_index_find_head(ix, tern_terms_index_head(key, len), key, len);
+  return tern_terms_index_find_head(ix, tern_terms_index_key_head(ix, key, len), key, len);
 }
 
 uint64_t tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
                                     size_t len) {
   uint64_t lo = 0, n = ix->nblocks;
-  key_heads k = {kh, 0, 0};
+  if (ix->skip && n > 1) { /* against the prefix every separator past block 0 has */
+    size_t l1;
+    const uint8_t *s1 = tern_terms_index_sep(ix, 1, &l1);
+    size_t m = len < ix->skip ? len : ix->skip;
+    int c = memcmp(key, s1, m);
+    if (c < 0 || (c == 0 && len < ix->skip)) return 0;
+    if (c > 0) return n - 1;
+  }
+  key_heads k = {.h = kh, .have = 0};
   while (n > 1) {
     uint64_t half = n / 2;
     if (sep_le(ix, lo + half, &k, key, len)) lo += half;

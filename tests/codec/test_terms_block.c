@@ -47,7 +47,7 @@ typedef struct shape {
   uint32_t threshold, max_df;
   int values;
   uint32_t inline_max;
-  uint32_t tie_len; /* bytes [prefix_len, tie_len) drawn from 2 symbols only: restart heads tie */
+  uint32_t tie_len; /* bytes [prefix_len, tie_len) drawn from 2 symbols only: restart keys share long prefixes */
 } shape;
 
 static void gen_terms(tu_rng *r, const shape *s, uint32_t n, ref_term **out, uint32_t *nout) {
@@ -382,11 +382,82 @@ static void test_exact_fill(void **state) {
   tern_tb_builder_free(b);
 }
 
+/* Builds one block of v[0..n) (all must fit) and checks it. */
+static void one_block(tu_rng *r, ref_term *v, uint32_t n, uint32_t restart, const tern_tb_field *f) {
+  tern_tb_builder *b;
+  assert_int_equal(tern_tb_builder_new(&b, restart), TERN_OK);
+  tern_tb_builder_start(b, f);
+  for (uint32_t i = 0; i < n; i++) {
+    tern_tb_input in;
+    input_of(&v[i], &in);
+    assert_int_equal(tern_tb_add(b, &in), 0);
+  }
+  uint8_t *page = malloc(TERN_TB_PAGE);
+  assert_int_equal(tern_tb_finish(b, page), TERN_OK);
+  check_block(r, page, f, v, n, NULL);
+  fuzz_block(r, page, f, v, n);
+  free(page);
+  tern_tb_builder_free(b);
+}
+
+/* One entry: terms of 1 to 1024 bytes, with NUL and 0xff bytes, one doc. */
+static void test_one_entry(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, 0x0e1);
+  tern_tb_field f = {.threshold = 1, .inline_max = 64, .has_values = 1, .max_doc = UINT32_MAX};
+  static const uint32_t lens[] = {1, 2, 7, 8, 9, 255, 256, 1023, 1024};
+  for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+    uint8_t t[TERN_TB_TERM_MAX];
+    tu_fill(&r, t, lens[k]);
+    t[0] = k % 2 ? 0 : 0xff;
+    uint32_t doc = (uint32_t)tu_below(&r, 1000);
+    uint8_t val[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    ref_term v = {.t = t, .len = lens[k], .df = 1, .docs = &doc, .vlen = 8, .val = val};
+    for (uint32_t restart = 1; restart <= 255; restart += 254) one_block(&r, &v, 1, restart, &f);
+  }
+}
+
+/* A block of exactly 4096 entries (the most), doc ids equal to ordinals:
+ * four characters of eight symbols, each term one more; the 4097th entry
+ * is refused. */
+static void test_max_entries(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, 0x4096);
+  tern_tb_field f = {.threshold = 1, .inline_max = 64, .has_values = 0, .max_doc = UINT32_MAX};
+  uint32_t n = TERN_TB_MAX_ENTRIES;
+  ref_term *v = calloc(n + 1, sizeof *v);
+  uint8_t *chars = malloc(4 * (n + 1));
+  uint32_t *docs = malloc((n + 1) * sizeof *docs);
+  for (uint32_t i = 0; i <= n; i++) {
+    for (uint32_t k = 0; k < 4; k++) chars[4 * i + k] = (uint8_t)('a' + ((i >> (3 * (3 - k))) & 7));
+    if (i == n) chars[4 * i] = 'z'; /* above every other */
+    docs[i] = i;
+    v[i] = (ref_term){.t = chars + 4 * i, .len = 4, .df = 1, .docs = docs + i};
+  }
+  one_block(&r, v, n, 255, &f);
+  tern_tb_builder *b;
+  assert_int_equal(tern_tb_builder_new(&b, 255), TERN_OK);
+  tern_tb_builder_start(b, &f);
+  for (uint32_t i = 0; i <= n; i++) {
+    tern_tb_input in;
+    input_of(&v[i], &in);
+    assert_int_equal(tern_tb_add(b, &in), i < n ? 0 : 1);
+  }
+  assert_int_equal(tern_tb_count(b), n);
+  tern_tb_builder_free(b);
+  free(v);
+  free(chars);
+  free(docs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_base36_keys), cmocka_unit_test(test_binary_mixed),
       cmocka_unit_test(test_alphabets),   cmocka_unit_test(test_long_terms),
       cmocka_unit_test(test_exact_fill),  cmocka_unit_test(test_tied_heads),
+      cmocka_unit_test(test_one_entry),   cmocka_unit_test(test_max_entries),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

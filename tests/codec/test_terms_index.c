@@ -3,7 +3,8 @@
  * separators written and decoded, then find() of random keys checked
  * against a linear scan of the sorted separators, for key sets whose
  * separators tie on their first 8 and 16 bytes (paths, URLs), with
- * lengths on both sides of 8 and 16 and binary bytes.
+ * lengths on both sides of 8 and 16 and binary bytes, and keys that leave
+ * the prefix all separators share (the index skips it).
  */
 #include "tests/common/testutil.h"
 
@@ -56,6 +57,8 @@ static void check_find(size_t fixed) {
     key k;
     random_key(&r, &k, fixed);
     if (t % 7 == 0) k = sep[tu_below(&r, m)]; /* exactly a separator */
+    /* off the prefix every separator shares: below or above them all */
+    if (t % 11 == 0 && fixed) k.b[tu_below(&r, fixed < k.len ? fixed : k.len)] = (uint8_t)tu_below(&r, 256);
     uint64_t want = 0; /* the last separator <= k */
     for (size_t b = 0; b < m; b++)
       if (key_cmp(&sep[b], &k) <= 0) want = b;
@@ -68,7 +71,7 @@ static void check_find(size_t fixed) {
 
 static void test_find_against_scan(void **state) {
   (void)state;
-  const size_t fixed[] = {0, 5, 8, 12, 16, 20};
+  const size_t fixed[] = {0, 5, 8, 12, 16, 20, 30};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) check_find(fixed[i]);
 }
 

@@ -1,6 +1,7 @@
 /*
- * fuzz_terms_block.c — one terms block (codec/terms_block.c), as a lookup
- * and a scan see it.  Input: 10 bytes of context, then the page:
+ * fuzz_terms_block.c — one terms block (codec/terms_block.c), as a lookup,
+ * a scan and a seek to an entry see it.  Input: 10 bytes of context, then
+ * the page:
  *   [0] threshold (mod 65)  [1..2] inline_max (LE, mod 1025)  [3] bit 0: has values
  *   [4..7] max_doc (LE)     [8..9] entries the terms index records (0: unknown)
  * The page checksum lives outside the block (in .tix), so the bytes reach
@@ -63,6 +64,18 @@ int fuzz_terms_block(const uint8_t *data, size_t size) {
   if (first_len) {
     int r = tern_tb_lower_bound(&lb, first, first_len, &index, &it, &t);
     FUZZ_ASSERT(r < 0 || (r == 1 && index == 0) || src != TERN_OK);
+  }
+  /* seeks to entries, each followed by the decode of that entry: the
+   * first lands on the scan's first term when the block scans whole */
+  uint8_t term[TERN_TB_TERM_MAX];
+  tern_tb_tables(&lb);
+  for (uint32_t i = 0; i < b.n; i += 1 + b.n / 5) {
+    int r = tern_tb_iter_seek(&lb, &it, i, term);
+    if (r == TERN_OK) r = tern_tb_iter_next(&lb, &it, term, &t);
+    FUZZ_ASSERT(r == TERN_OK || r == TERN_ECORRUPT);
+    if (r == TERN_OK) FUZZ_ASSERT(it.len <= TERN_TB_TERM_MAX && it.entry == i + 1);
+    if (r == TERN_OK && i == 0 && src == TERN_OK)
+      FUZZ_ASSERT(it.len == first_len && memcmp(term, first, first_len) == 0);
   }
   size_t klen = size - CTX > 24 ? 24 : size - CTX;
   for (size_t k = 1; k <= klen; k += 7) {
