@@ -191,6 +191,10 @@ int tern_state_reload(tern_index *idx, const tern_state *buffer_of);
 int tern_segref_preopen(tern_index *idx, uint64_t number, const tern_rec_segment *r,
                         tern_segref **out);
 void tern_segref_release(tern_index *idx, tern_segref *s);
+/* Installs as idx->cur a copy of prev (which must be idx->cur:
+ * TERN_NOTFOUND otherwise) with the buffer view `view` (consumed), the
+ * same documents laid out otherwise.  Takes idx->mu itself. */
+int tern_state_swap_buffer(tern_index *idx, tern_state *prev, tern_memseg *view);
 /* Marks segments dropped by a merge (files go when unreferenced). */
 void tern_segments_dropped(tern_index *idx, const uint64_t *numbers, size_t n);
 /* Releases idx->cur and every reader (close). */

@@ -478,6 +478,26 @@ void tern_state_handoff(tern_index *idx, tern_state *prev, const tern_rec_state 
   tern_mrun_put(run);
 }
 
+int tern_state_swap_buffer(tern_index *idx, tern_state *prev, tern_memseg *view) {
+  pthread_mutex_lock(&idx->mu);
+  tern_state *st = idx->cur == prev ? calloc(1, sizeof *st) : NULL;
+  int rc = st ? handoff_slots(st, prev, NULL) : TERN_NOTFOUND;
+  if (rc == TERN_OK) {
+    st->refs = 1;
+    st->rec = prev->rec;
+    st->health = prev->health;
+    st->buffer = view;
+    view = NULL;
+    state_put(idx, idx->cur);
+    idx->cur = st; /* handed_seq unchanged: the same commit */
+  } else if (st) {
+    state_free(idx, st);
+  }
+  pthread_mutex_unlock(&idx->mu);
+  tern_memseg_free(view);
+  return rc;
+}
+
 /* ------------------------------------------------------------ lookups */
 
 int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,

@@ -537,7 +537,10 @@ static int commit_ops(tern_txn *t, int *segments_changed, tern_rec_state *rec) {
   report(t, "commit", 1, 1);
   if (rc != TERN_OK && bulk && c.seg_docs) tern_discard_new_segment(t->idx, name);
   *segments_changed = rc == TERN_OK && (c.touched || c.seg_docs);
-  if (rc == TERN_OK) tern_worker_note(t->idx, c.run, bulk); /* for a flush in flight */
+  /* For a flush in flight; a commit that may have landed unseen (its
+   * mdb_txn_commit failed) is one the flush cannot follow. */
+  if (rc == TERN_OK || t->idx->commit_uncertain)
+    tern_worker_note(t->idx, rc == TERN_OK ? c.run : NULL, bulk || rc != TERN_OK);
   if (rc == TERN_OK && !bulk) { /* the next state, without reading the catalog back */
     tern_state_handoff(t->idx, t->st, rec, c.edits, c.run);
     c.run = NULL;

@@ -48,7 +48,49 @@ static int flush_due(tern_index *idx, int *due) {
   return TERN_OK;
 }
 
-/* Flushes (first) and merges until nothing is due, one at a time. */
+/* Whether the newest buffer view holds more runs than lookups should
+ * search (commits merge only small runs: memseg.h). */
+static int runs_due(tern_index *idx) {
+  pthread_mutex_lock(&idx->mu);
+  int due = idx->cur && idx->cur->buffer && idx->cur->buffer->nruns > TERN_WORKER_RUNS_MAX;
+  pthread_mutex_unlock(&idx->mu);
+  return due;
+}
+
+/* Merges the older runs of the newest buffer view into one, outside any
+ * lock, and installs the view with that run under install_mu if no commit
+ * merged those runs meanwhile (else the next commit asks again). */
+static int merge_runs(tern_index *idx) {
+  tern_state *st;
+  TERN_TRY(tern_state_acquire(idx, 1, &st));
+  const tern_memseg *b = st->buffer;
+  /* The leading runs past half TERN_MRUN_MERGE_MAX, the newest two left
+   * out: no commit merges those, so the install finds them in place. */
+  size_t k = 0;
+  while (k + 2 < b->nruns && b->runs[k]->n > TERN_MRUN_MERGE_MAX / 2)
+    k++;
+  tern_mrun *merged = NULL;
+  int rc = k >= 2 ? tern_mruns_merge(b, k, &merged) : TERN_OK;
+  if (merged) {
+    pthread_mutex_lock(&idx->install_mu);
+    tern_state *cur = NULL;
+    rc = tern_state_acquire(idx, 1, &cur);
+    int same = rc == TERN_OK && cur->buffer->nruns >= k;
+    for (size_t i = 0; same && i < k; i++)
+      same = cur->buffer->runs[i] == b->runs[i];
+    tern_memseg *view = NULL;
+    if (same) rc = tern_memseg_rebottom(cur->buffer, k, merged, &view);
+    else tern_mrun_put(merged);
+    if (view) (void)tern_state_swap_buffer(idx, cur, view); /* cur is idx->cur: install_mu */
+    if (cur) tern_state_release(idx, cur);
+    pthread_mutex_unlock(&idx->install_mu);
+  }
+  tern_state_release(idx, st);
+  return rc;
+}
+
+/* Flushes (first), merges buffer runs and merges segments until nothing
+ * is due, one at a time. */
 static int run_due_work(tern_index *idx) {
   for (int round = 0; round < 256; round++) {
     int due = 0, merged = 0, rc = flush_due(idx, &due);
@@ -57,6 +99,7 @@ static int run_due_work(tern_index *idx) {
       if (rc == TERN_WORKER_RETRY) rc = TERN_OK; /* a commit changed the buffer its way */
       if (rc == TERN_OK) continue;
     }
+    if (rc == TERN_OK && runs_due(idx)) rc = merge_runs(idx);
     if (rc == TERN_OK) rc = tern_merge_once(idx, &merged);
     if (rc != TERN_OK) return rc;
     if (!merged) return TERN_OK;
@@ -132,7 +175,7 @@ static void wait_idle(tern_worker *w) {
 int tern_worker_after_commit(tern_index *idx, const tern_rec_state *rec, int segments_changed) {
   tern_worker *w = idx->worker;
   uint64_t limit = idx->opts.write_buffer_bytes;
-  if (rec->buffered_bytes > limit || segments_changed) kick(idx);
+  if (rec->buffered_bytes > limit || segments_changed || runs_due(idx)) kick(idx);
   pthread_mutex_lock(&w->mu);
   if (rec->buffered_bytes > TERN_WORKER_BUDGET * limit) wait_idle(w);
   int failed = w->unreported;

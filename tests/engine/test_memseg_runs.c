@@ -135,6 +135,17 @@ static void test_runs_against_reference(void **state) {
     tern_memseg_free(next->m); /* the oldest view goes; its runs live on in newer ones */
     next->m = m;
     assert_true(m->nruns <= 2 * 10 + 2); /* O(log n) runs */
+    if (c % 5 == 0 && m->nruns >= 2) { /* the worker's merge of the older runs */
+      size_t k = 1 + (size_t)tu_below(&r, m->nruns);
+      tern_mrun *merged;
+      assert_int_equal(tern_mruns_merge(m, k, &merged), TERN_OK);
+      tern_memseg *nm;
+      assert_int_equal(tern_memseg_rebottom(m, k, merged, &nm), TERN_OK);
+      assert_int_equal(nm->nruns, m->nruns - k + 1);
+      tern_memseg_free(m);
+      next->m = nm;
+      check_view(next);
+    }
     if (c % 7 == 0 || c == commits) /* this view and every older one kept */
       for (size_t k = 0; k < KEEP && k <= c; k++)
         check_view(&ring[(c - k) % KEEP]);

@@ -198,6 +198,72 @@ static void test_commits_during_background_work(void **state) {
   free(dir);
 }
 
+/* Many one-document commits into a large buffer: commits merge only small
+ * runs of the buffer view, the worker merges the older ones into one
+ * (while commits go on); lookups and a held snapshot see the model. */
+#define NBIG 6000
+static void test_buffer_runs_merged_in_background(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, 0x9a95);
+  char *dir = tu_tmpdir("workerruns");
+  tern_index *idx = open_small(dir, 64u << 20);
+  uint32_t *ver = calloc(NBIG, sizeof *ver), *held_ver = calloc(NBIG, sizeof *held_ver);
+  tern_snapshot *held = NULL;
+  unsigned commits = 12000 * tu_scale();
+  uint8_t key[ET_KEY_MAX], val[512], want[512];
+  for (unsigned c = 1; c <= commits; c++) {
+    uint32_t id = (uint32_t)tu_below(&r, NBIG);
+    size_t kl = et_key(id, 0x9a95, key);
+    tern_txn *t;
+    ET_OK(tern_txn_begin(&t, idx, 0));
+    if (ver[id] && tu_below(&r, 5) == 0) {
+      ET_OK(tern_delete(t, key, kl));
+      ver[id] = 0;
+    } else {
+      size_t vl = value_of(id, c, val);
+      ET_OK(tern_put(t, key, kl, val, vl, NULL, 0));
+      ver[id] = c;
+    }
+    ET_OK(tern_commit(t));
+    if (c % 1000 == 0 || c == commits) {
+      tern_snapshot *s;
+      ET_OK(tern_snapshot_open(&s, idx));
+      for (uint32_t i = 0; i < NBIG; i += 1 + (uint32_t)tu_below(&r, 7)) {
+        size_t vl, kl2 = et_key(i, 0x9a95, key);
+        int rc = tern_get(s, key, kl2, val, sizeof val, &vl);
+        assert_int_equal(rc, ver[i] ? TERN_OK : TERN_NOTFOUND);
+        if (ver[i]) {
+          size_t wl = value_of(i, ver[i], want);
+          assert_int_equal(vl, wl);
+          assert_memory_equal(val, want, wl);
+        }
+      }
+      ET_OK(tern_snapshot_close(s));
+      if (held)
+        for (uint32_t i = 0; i < NBIG; i += 1 + (uint32_t)tu_below(&r, 13)) {
+          size_t vl, kl2 = et_key(i, 0x9a95, key);
+          assert_int_equal(tern_get(held, key, kl2, val, sizeof val, &vl),
+                           held_ver[i] ? TERN_OK : TERN_NOTFOUND);
+        }
+      if (held) ET_OK(tern_snapshot_close(held));
+      ET_OK(tern_snapshot_open(&held, idx));
+      memcpy(held_ver, ver, NBIG * sizeof *ver);
+    }
+  }
+  ET_OK(tern_snapshot_close(held));
+  tern_stats *st;
+  ET_OK(tern_stats_get(&st, idx));
+  assert_int_equal(st->nsegments, 0); /* all of it in the buffer */
+  tern_stats_free(st);
+  ET_OK(tern_verify(idx));
+  ET_OK(tern_close(idx));
+  free(ver);
+  free(held_ver);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 /* A plain transaction larger than the write buffer (puts of new keys,
  * replaced buffered and segment keys, deletes of both, keys put then
  * deleted and put again) commits as a segment of its own; the buffered
@@ -343,6 +409,7 @@ int main(void) {
   install_vfs();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_commits_during_background_work),
+      cmocka_unit_test(test_buffer_runs_merged_in_background),
       cmocka_unit_test(test_large_plain_transaction),
       cmocka_unit_test(test_background_failure),
   };
