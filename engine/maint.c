@@ -347,6 +347,7 @@ int tern_verify(tern_index *idx) {
   tern_clear_error();
   if (!idx) return tern_fail(TERN_EINVAL, "tern_verify: NULL index");
   int rc;
+  tern_worker_wait(idx); /* its installs would make the reads below start over */
   /* The catalog is read twice (state, then records): another writer's
    * commit in between means verifying again. */
   pthread_rwlock_rdlock(&idx->env_rw);

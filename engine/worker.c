@@ -184,6 +184,14 @@ int tern_worker_after_commit(tern_index *idx, const tern_rec_state *rec, int seg
   return failed;
 }
 
+void tern_worker_wait(tern_index *idx) {
+  tern_worker *w = idx->worker;
+  if (!w) return;
+  pthread_mutex_lock(&w->mu);
+  wait_idle(w);
+  pthread_mutex_unlock(&w->mu);
+}
+
 void tern_worker_drain(tern_index *idx) {
   tern_worker *w = idx->worker;
   if (!w) return;

@@ -43,6 +43,8 @@ int tern_worker_after_commit(tern_index *idx, const tern_rec_state *rec, int seg
 /* Waits until the worker has nothing to do (tern_flush, tern_compact).
  * Forgets a failure not yet reported: the caller does the work itself. */
 void tern_worker_drain(tern_index *idx);
+/* Waits until the worker has nothing to do, and forgets nothing (verify). */
+void tern_worker_wait(tern_index *idx);
 
 /* ---- the flush in flight, followed by commits (install_mu held) */
 /* A flush froze the buffer: commits from now on note what they change. */

@@ -338,7 +338,8 @@ int tern_abort(tern_txn *txn);
 
 /** Told by tern_commit() how far it is, on the committing thread: `phase` is
  *  "sort", "resolve", "write", "terms", "sync", "commit" and "merge" (the
- *  flush or merges the commit may trigger, often nothing), in this order (a
+ *  flush or merges the commit may trigger, often nothing: handed to the
+ *  background worker, or run then with TERN_FOREGROUND), in this order (a
  *  transaction without TERN_TXN_BULK has no "write", "terms" and "sync",
  *  unless its documents exceed write_buffer_bytes: see COSTS),
  *  and `done` of `total` units: documents for "sort" and "write", else 0 of 1
@@ -550,7 +551,8 @@ int tern_flush(tern_index *idx);
  *  needs room for a second copy of the index). */
 int tern_compact(tern_index *idx);
 /** Checks every checksum and structural invariant of the last commit:
- *  reads every file of it (cost: a full read of the index).  TERN_ECORRUPT
+ *  reads every file of it (cost: a full read of the index), after waiting
+ *  for this handle's background worker to finish its work in flight.  TERN_ECORRUPT
  *  with tern_errmsg() naming the file when unsound; TERN_EBUSY when other
  *  processes kept committing during 8 attempts; -errno. */
 int tern_verify(tern_index *idx);

@@ -16,7 +16,9 @@
  *   latency each of --commits one-document put + commits timed alone: median,
  *           p99 and maximum vs a bare LMDB put + commit, with flushes and
  *           merges in the background worker and with TERN_FOREGROUND
- *           (inside tern_commit); --buffer sets write_buffer_bytes
+ *           (inside tern_commit); --buffer sets write_buffer_bytes.  Wall
+ *           clock and the committing thread's CPU time (which a shared
+ *           machine's other processes do not inflate)
  *   memory  peak memory (RSS of a child process) of one transaction of
  *           --import puts, plain vs TERN_TXN_BULK
  *
@@ -35,6 +37,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct eopts {
@@ -673,11 +676,20 @@ static const char *const lat_name[LAT_NPATHS] = {
     "bare LMDB put + commit", "tern put + commit (background worker)",
     "tern put + commit (TERN_FOREGROUND)"};
 
-/* Sorted µs of each of n one-document commits on one path; *segments: the
+/* The calling thread's CPU time in seconds: what a commit made this thread
+ * do, without the time other processes of a shared machine took from it. */
+static double thread_cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Sorted µs of each of n one-document commits on one path: wall clock in
+ * us[0..n), the committing thread's CPU time in us[n..2n); *segments: the
  * segments tern's index has at the end (flushes and merges happened). */
 static double *commit_latencies(const char *dir, uint64_t n, enum lat_path path,
                                 uint64_t buffer, size_t *segments) {
-  double *us = malloc(n * sizeof *us);
+  double *us = malloc(2 * n * sizeof *us);
   MDB_env *env = NULL;
   MDB_dbi dbi = 0;
   tern_index *idx = NULL;
@@ -698,7 +710,7 @@ static double *commit_latencies(const char *dir, uint64_t n, enum lat_path path,
   int bad = 0;
   for (uint64_t i = 0; i < n && !bad; i++) {
     make_key(i, key);
-    double t0 = bench_now();
+    double t0 = bench_now(), c0 = thread_cpu_now();
     if (bare) {
       MDB_txn *t;
       bad = mdb_txn_begin(env, NULL, 0, &t) != 0;
@@ -712,6 +724,7 @@ static double *commit_latencies(const char *dir, uint64_t n, enum lat_path path,
             check(tern_commit(t), "commit");
     }
     us[i] = (bench_now() - t0) * 1e6;
+    us[n + i] = (thread_cpu_now() - c0) * 1e6;
   }
   *segments = 0;
   if (bare) {
@@ -730,6 +743,7 @@ static double *commit_latencies(const char *dir, uint64_t n, enum lat_path path,
     return NULL;
   }
   qsort(us, n, sizeof *us, cmp_double);
+  qsort(us + n, n, sizeof *us, cmp_double);
   return us;
 }
 
@@ -737,8 +751,9 @@ static double *commit_latencies(const char *dir, uint64_t n, enum lat_path path,
  * every figure is the median over runs, ratios the median of per-run ratios. */
 static int phase_latency(const eopts *o) {
   uint64_t n = o->commits, runs = o->runs;
-  double *fig = calloc(LAT_NPATHS * 3 * runs, sizeof *fig); /* [path][stat][run] */
-  double *ratio = calloc(LAT_NPATHS * 3 * runs, sizeof *ratio);
+  /* [path][stat][run]; stats: wall median, p99, max, then CPU median, p99, max */
+  double *fig = calloc(LAT_NPATHS * 6 * runs, sizeof *fig);
+  double *ratio = calloc(LAT_NPATHS * 6 * runs, sizeof *ratio);
   size_t segments[LAT_NPATHS] = {0};
   if (!fig || !ratio) return 1;
   for (uint64_t run = 0; run < runs; run++)
@@ -746,10 +761,11 @@ static int phase_latency(const eopts *o) {
       char *dir = bench_mkdtemp(o->parent, "engine-latency");
       double *us = dir ? commit_latencies(dir, n, (enum lat_path)p, o->buffer, &segments[p]) : NULL;
       if (!us) return 1;
-      double stat[3] = {us[n / 2], us[(size_t)((double)(n - 1) * 0.99)], us[n - 1]};
-      for (int k = 0; k < 3; k++) {
-        fig[(p * 3 + k) * runs + run] = stat[k];
-        ratio[(p * 3 + k) * runs + run] = stat[k] / fig[k * runs + run];
+      size_t at[3] = {n / 2, (size_t)((double)(n - 1) * 0.99), n - 1};
+      for (int k = 0; k < 6; k++) {
+        double v = us[(k >= 3 ? n : 0) + at[k % 3]];
+        fig[(p * 6 + k) * runs + run] = v;
+        ratio[(p * 6 + k) * runs + run] = v / fig[k * runs + run];
       }
       free(us);
       bench_rmtree(dir);
@@ -759,19 +775,21 @@ static int phase_latency(const eopts *o) {
          "medians of %llu runs\n",
          (unsigned long long)n, bench_fs_name(o->parent),
          (unsigned long long)(o->buffer ? o->buffer : 8u << 20), (unsigned long long)runs);
-  printf("| path | median µs | p99 µs | max µs | segments at the end |\n|---|---|---|---|---|\n");
+  printf("| path | median µs | p99 µs | max µs | CPU median µs | CPU p99 µs | CPU max µs | "
+         "segments at the end |\n|---|---|---|---|---|---|---|---|\n");
   for (int p = 0; p < LAT_NPATHS; p++) {
-    double m[3];
-    for (int k = 0; k < 3; k++)
-      m[k] = bench_summarize(&fig[(p * 3 + k) * runs], runs).median;
-    printf("| %s | %.1f | %.1f | %.1f | %zu |\n", lat_name[p], m[0], m[1], m[2], segments[p]);
+    double m[6];
+    for (int k = 0; k < 6; k++)
+      m[k] = bench_summarize(&fig[(p * 6 + k) * runs], runs).median;
+    printf("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %zu |\n", lat_name[p], m[0], m[1],
+           m[2], m[3], m[4], m[5], segments[p]);
   }
   for (int p = 1; p < LAT_NPATHS; p++) {
-    double m[3];
-    for (int k = 0; k < 3; k++)
-      m[k] = bench_summarize(&ratio[(p * 3 + k) * runs], runs).median;
-    printf("| ratio %s / LMDB | %.2fx | %.2fx | %.2fx | |\n",
-           p == LAT_TERN ? "background" : "foreground", m[0], m[1], m[2]);
+    double m[6];
+    for (int k = 0; k < 6; k++)
+      m[k] = bench_summarize(&ratio[(p * 6 + k) * runs], runs).median;
+    printf("| ratio %s / LMDB | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx | |\n",
+           p == LAT_TERN ? "background" : "foreground", m[0], m[1], m[2], m[3], m[4], m[5]);
   }
   printf("\n");
   free(fig);
