@@ -14,6 +14,7 @@
 #include "engine/catalog_check.h"
 #include "engine/errwrap.h"
 #include "engine/index.h"
+#include "engine/worker.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -501,6 +502,7 @@ static int open_lock_file(tern_index *idx) {
 
 static void index_free(tern_index *idx) {
   if (!idx) return;
+  tern_worker_free(idx);
   tern_states_close(idx);
   if (idx->env) mdb_env_close(idx->env);
   if (idx->lock_fd >= 0) close(idx->lock_fd);
@@ -508,13 +510,14 @@ static void index_free(tern_index *idx) {
   pthread_rwlock_destroy(&idx->env_rw);
   options_release(&idx->opts);
   pthread_mutex_destroy(&idx->mu);
+  pthread_mutex_destroy(&idx->install_mu);
   free(idx->dir);
   free(idx);
 }
 
 int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_options *opts) {
   tern_clear_error();
-  if (!out || !dir || !*dir || (flags & ~(TERN_CREATE | TERN_RDONLY | TERN_PREAD)))
+  if (!out || !dir || !*dir || (flags & ~(TERN_CREATE | TERN_RDONLY | TERN_PREAD | TERN_FOREGROUND)))
     return tern_fail(TERN_EINVAL, "tern_open: bad arguments");
   *out = NULL;
   if ((flags & TERN_CREATE) && (flags & TERN_RDONLY))
@@ -532,6 +535,7 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
   idx->lock_fd = idx->dir_fd = -1;
   idx->flags = flags;
   pthread_mutex_init(&idx->mu, NULL);
+  pthread_mutex_init(&idx->install_mu, NULL);
   pthread_rwlock_init(&idx->env_rw, NULL);
   idx->dir = strdup(dir);
   int rc = idx->dir ? TERN_OK : tern_fail(TERN_ENOMEM, "out of memory");
@@ -555,6 +559,7 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
   if (rc == TERN_OK && !(flags & TERN_RDONLY)) {
     rc = open_lock_file(idx);
     if (rc == TERN_OK) rc = cleanup_leftovers(idx);
+    if (rc == TERN_OK) rc = tern_worker_new(idx);
   }
   if (rc != TERN_OK) {
     index_free(idx);

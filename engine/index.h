@@ -64,6 +64,7 @@ typedef struct tern_slot {
   uint8_t segid[TERN_SEGID_SIZE];
 } tern_slot;
 
+struct tern_worker;
 typedef struct tern_state {
   unsigned refs; /* under idx->mu */
   tern_rec_state rec;
@@ -102,6 +103,12 @@ struct tern_index {
                              process, which still holds the write lock, so it is the newest
                              and acquiring needs no catalog read (0: read it) */
   char last_error_msg[TERN_REC_HEALTH_MSG_MAX + 1];
+  unsigned flock_holds; /* under mu: the user's writer and the worker's job (write.lock held
+                           while > 0) */
+  pthread_mutex_t install_mu; /* the catalog writer's critical section: a commit (resolve to
+                                 handoff) and the worker's installs (worker.h) */
+  struct tern_worker *worker; /* background flushes and merges (worker.h); NULL read-only */
+  int cur_behind; /* under mu: the worker wrote the catalog and could not reload idx->cur */
 };
 
 struct tern_snapshot {
@@ -174,6 +181,22 @@ typedef struct tern_slot_edit {
  * the catalog is read back at the next acquire. */
 void tern_state_handoff(tern_index *idx, tern_state *prev, const tern_rec_state *rec,
                         tern_slot_edit *edits, tern_mrun *run);
+/* Installs as idx->cur the newest state read from the catalog (its
+ * segments' readers shared or opened), the buffer view shared from
+ * buffer_of (work that left the buffer as it was) or, buffer_of NULL,
+ * read from the catalog; this process holds the write lock, so the state
+ * is marked handed forward.  Takes idx->mu itself. */
+int tern_state_reload(tern_index *idx, const tern_state *buffer_of);
+/* Opens the reader of a segment not yet committed (outside idx->mu) and
+ * lists it, so that the state that commits it shares it instead of
+ * opening the files under idx->mu.  The caller owns one reference. */
+int tern_segref_preopen(tern_index *idx, uint64_t number, const tern_rec_segment *r,
+                        tern_segref **out);
+void tern_segref_release(tern_index *idx, tern_segref *s);
+/* Installs as idx->cur a copy of prev (which must be idx->cur:
+ * TERN_NOTFOUND otherwise) with the buffer view `view` (consumed), the
+ * same documents laid out otherwise.  Takes idx->mu itself. */
+int tern_state_swap_buffer(tern_index *idx, tern_state *prev, tern_memseg *view);
 /* Marks segments dropped by a merge (files go when unreferenced). */
 void tern_segments_dropped(tern_index *idx, const uint64_t *numbers, size_t n);
 /* Releases idx->cur and every reader (close). */
@@ -208,6 +231,12 @@ int tern_post_commit_failed(tern_index *idx, int status);
 /* ---- writer.c: the write lock */
 int tern_writer_lock(tern_index *idx);
 void tern_writer_unlock(tern_index *idx);
+/* One more (or one fewer) holder of write.lock's flock in this process,
+ * which must already hold it: the worker keeps it from the commit that
+ * gives it a job to that job's install, so no other process commits
+ * meanwhile. */
+void tern_flock_hold(tern_index *idx);
+void tern_flock_release(tern_index *idx);
 
 /* ---- index.c: reopening the catalog (catalog_compact.c, with env closed) */
 int tern_index_reopen_env(tern_index *idx);
@@ -215,13 +244,25 @@ int tern_index_reopen_env(tern_index *idx);
  * when no one else has the index open (writer lock held); skips otherwise. */
 int tern_catalog_compact(tern_index *idx);
 
-/* ---- maintenance run by the writer (lock held) */
+/* ---- maintenance, run by the worker or by a caller holding the write lock
+ * with the worker drained; each takes install_mu for its installs */
+/* Writes the buffer as of now as a segment and installs it, carrying what
+ * commits did meanwhile (maint.c).  TERN_WORKER_RETRY: start over. */
 int tern_flush_locked(tern_index *idx);
+/* One merge the policy picks, if any (*merged 1). */
+int tern_merge_once(tern_index *idx, int *merged);
 int tern_merge_policy_run(tern_index *idx);
 int tern_merge_everything(tern_index *idx);
 /* The number for a new segment: never one this process handed out before,
  * even when the write it was for failed (write lock held). */
 uint64_t tern_new_segment_number(tern_index *idx, const tern_rec_state *rec);
+/* A commit registers segment `number`: the next number passes it.  Numbers
+ * come from tern_new_segment_number, unique in this process, and a flush
+ * or merge in flight may register a number lower than one a commit
+ * registered meanwhile. */
+static inline void tern_number_used(tern_rec_state *rec, uint64_t number) {
+  if (rec->next_segment <= number) rec->next_segment = number + 1;
+}
 typedef int (*tern_apply_fn)(void *ctx, MDB_txn *t, tern_rec_state *rec);
 /* One LMDB write transaction: apply(), then seq + 1.  *out (may be NULL)
  * receives the state record committed. */

@@ -113,6 +113,16 @@ void tern_mrun_put(tern_mrun *r);
  * keeping O(log n) runs at amortized O(log n) copies per document. */
 int tern_memseg_layer(const tern_memseg *prev, tern_mrun *run, size_t n, uint64_t stored_bytes,
                       tern_memseg **out);
+/* A commit merges runs only while the merge holds at most this many
+ * documents; the background worker merges the older runs of the newest
+ * view into one (the two calls below) when there are many. */
+#define TERN_MRUN_MERGE_MAX 1024
+/* The live docs of m's oldest k runs as one run (newest wins), fit to be
+ * the bottom run of a view. */
+int tern_mruns_merge(const tern_memseg *m, size_t k, tern_mrun **out);
+/* The view m with its oldest k runs replaced by `merged` (consumed), the
+ * same documents. */
+int tern_memseg_rebottom(const tern_memseg *m, size_t k, tern_mrun *merged, tern_memseg **out);
 /* A one-run layered view made of a flat memseg (consumed, also on failure). */
 int tern_memseg_layered(tern_memseg *flat, tern_memseg **out);
 /* Makes docs valid (ranks) in a layered memseg; thread-safe, once. */

@@ -108,9 +108,12 @@ static int run_merge(const tern_mrun *a, const tern_mrun *b, int bottom, tern_mr
   return TERN_OK;
 }
 
-/* Merges the newest runs while one is not more than twice the next newer. */
+/* Merges the newest runs while one is not more than twice the next newer
+ * and the merge stays small (TERN_MRUN_MERGE_MAX): larger merges are the
+ * background worker's (tern_mruns_merge), so that no commit pays O(n). */
 static int runs_balance(tern_mrun **runs, size_t *nruns) {
-  while (*nruns >= 2 && runs[*nruns - 2]->n <= 2 * runs[*nruns - 1]->n) {
+  while (*nruns >= 2 && runs[*nruns - 2]->n <= 2 * runs[*nruns - 1]->n &&
+         runs[*nruns - 2]->n + runs[*nruns - 1]->n <= TERN_MRUN_MERGE_MAX) {
     tern_mrun *m = NULL;
     TERN_TRY(run_merge(runs[*nruns - 2], runs[*nruns - 1], *nruns == 2, &m));
     tern_mrun_put(runs[*nruns - 2]);
@@ -255,4 +258,51 @@ int tern_memseg_flat(const tern_memseg *cm) {
   if (rc == TERN_OK) atomic_store_explicit(&m->flat, 1, memory_order_release);
   pthread_mutex_unlock(&m->mu);
   return rc;
+}
+
+int tern_mruns_merge(const tern_memseg *m, size_t k, tern_mrun **out) {
+  *out = NULL;
+  size_t total = 0;
+  for (size_t r = 0; r < k; r++)
+    total += m->runs[r]->n;
+  size_t *pos = calloc(k ? k : 1, sizeof *pos);
+  tern_mrun *run = NULL;
+  int rc = pos ? run_alloc(total, &run) : tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  while (rc == TERN_OK) {
+    const tern_mdoc *best = NULL;
+    for (size_t r = 0; r < k; r++) { /* newer runs later: <= keeps the newest */
+      const tern_mrun *x = m->runs[r];
+      if (pos[r] < x->n && (!best || doc_cmp(&x->docs[pos[r]], best) <= 0))
+        best = &x->docs[pos[r]];
+    }
+    if (!best) break;
+    for (size_t r = 0; r < k; r++) {
+      const tern_mrun *x = m->runs[r];
+      if (pos[r] < x->n && doc_cmp(&x->docs[pos[r]], best) == 0) pos[r]++;
+    }
+    if (best->doc) rc = run_push(run, best); /* the bottom run: lost keys need no mark */
+  }
+  free(pos);
+  if (rc != TERN_OK) {
+    tern_mrun_put(run);
+    return rc;
+  }
+  run_index(run); /* a large merged run is found by its hash index too */
+  *out = run;
+  return TERN_OK;
+}
+
+int tern_memseg_rebottom(const tern_memseg *m, size_t k, tern_mrun *merged, tern_memseg **out) {
+  size_t n = 1 + m->nruns - k;
+  tern_mrun **runs = malloc(n * sizeof *runs);
+  if (!runs) {
+    tern_mrun_put(merged);
+    return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  }
+  runs[0] = merged;
+  for (size_t i = k; i < m->nruns; i++) {
+    runs[1 + i - k] = m->runs[i];
+    atomic_fetch_add(&m->runs[i]->refs, 1);
+  }
+  return view_of(runs, n, m->n, m->stored_bytes, out);
 }

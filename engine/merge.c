@@ -19,6 +19,7 @@
  */
 #include "engine/errwrap.h"
 #include "engine/index.h"
+#include "engine/worker.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -247,8 +248,10 @@ static int field_names(msrc *src, size_t n, tern_keyref **out, size_t *nout) {
   return TERN_OK;
 }
 
+/* Writes the merge of slots as segment `name`; docmaps[i] receives input
+ * i's old -> new doc map (the caller frees them). */
 static int merge_write(tern_index *idx, const tern_slot *const *slots, size_t n, const char *name,
-                       uint32_t *ndocs, uint8_t *segid) {
+                       uint32_t *ndocs, uint8_t *segid, uint32_t **docmaps) {
   const tern_options *o = &idx->opts;
   msrc *src = calloc(n, sizeof *src);
   size_t *hv = malloc(n * sizeof *hv);
@@ -288,43 +291,111 @@ static int merge_write(tern_index *idx, const tern_slot *const *slots, size_t n,
   for (size_t i = 0; src && i < n; i++) {
     if (src[i].c) tern_seg_cursor_release(src[i].c);
     free(src[i].c);
-    free(src[i].docmap);
+    docmaps[i] = src[i].docmap;
   }
   free(src);
   free(hv);
   return rc;
 }
 
-/* ------------------------------------------------------------ commit */
+/* ------------------------------------------------------------ install */
 
+/*
+ * A merge reads its inputs as one state had them (st), writes the new
+ * segment outside install_mu while commits go on, and installs it in one
+ * LMDB transaction under install_mu.  Commits in between may have deleted
+ * input docs (a delete, or a put replacing the key): each input whose
+ * live-docs generation moved has those docs, found by comparing the two
+ * generations and mapped through the merge's doc map, deleted in the new
+ * segment's first live docs.  Nothing else can change an input: merges
+ * and flushes run one at a time.
+ */
 typedef struct merge_ctx {
-  const tern_state *st;
-  const tern_slot *const *slots;
+  tern_index *idx;
+  const tern_state *cur; /* the newest state at the install */
+  const tern_slot *const *slots; /* as st had them */
   size_t n;
   uint64_t number;
   uint32_t ndocs;
   uint8_t segid[TERN_SEGID_SIZE];
+  uint32_t **docmaps;
+  tern_livedocs *ld; /* deletions carried over, NULL: none */
 } merge_ctx;
 
-typedef struct merge_apply {
-  tern_index *idx;
-  merge_ctx *m;
-} merge_apply;
-
 static int apply_merge_catalog(void *ctx, MDB_txn *t, tern_rec_state *rec) {
-  merge_apply *a = ctx;
-  merge_ctx *m = a->m;
-  if (rec->seq != m->st->rec.seq || m->number < rec->next_segment)
-    return tern_fail(TERN_EBUSY, "%s: catalog changed under the merge", a->idx->dir);
+  merge_ctx *m = ctx;
+  if (rec->seq != m->cur->rec.seq)
+    return tern_fail(TERN_EBUSY, "%s: catalog changed under the merge", m->idx->dir);
   for (size_t i = 0; i < m->n; i++)
-    TERN_TRY(tern_catalog_del_segment(a->idx, t, m->slots[i]->ref->number));
-  rec->next_segment = m->number + 1; /* the number is used even when no segment resulted */
+    TERN_TRY(tern_catalog_del_segment(m->idx, t, m->slots[i]->ref->number));
+  tern_number_used(rec, m->number); /* the number is used even when no segment resulted */
   if (m->ndocs) {
     tern_rec_segment r = {{0}, m->ndocs, 0, 0};
     memcpy(r.segid, m->segid, TERN_SEGID_SIZE);
-    TERN_TRY(tern_catalog_put_segment(a->idx, t, m->number, &r));
+    if (m->ld) {
+      r.deleted = tern_livedocs_deleted(m->ld);
+      r.livedocs_gen = 1;
+      TERN_TRY(tern_catalog_put_livedocs(m->idx, t, m->number, m->ld, m->segid));
+    }
+    TERN_TRY(tern_catalog_put_segment(m->idx, t, m->number, &r));
   }
   return TERN_OK;
+}
+
+static const tern_slot *slot_now(const tern_state *cur, uint64_t number) {
+  for (size_t i = 0; i < cur->nslots; i++)
+    if (cur->slots[i].ref->number == number) return &cur->slots[i];
+  return NULL;
+}
+
+/* The new docs of input docs deleted since the merge read them. */
+static int carried_docs(const merge_ctx *m, size_t i, u32vec *out) {
+  const tern_slot *was = m->slots[i], *now = slot_now(m->cur, was->ref->number);
+  if (!now) return tern_fail(TERN_EBUSY, "%s: merge input %s vanished", m->idx->dir, was->ref->name);
+  if (now->gen == was->gen || !now->live) return TERN_OK;
+  tern_ld_iter it;
+  tern_livedocs_iter_deleted(&it, now->live->ld);
+  for (uint32_t d; (d = tern_ld_iter_next(&it)) != TERN_LD_END;) {
+    if (!tern_slot_is_live(was, d) || d >= was->ref->max_doc) continue;
+    uint32_t nd = m->docmaps[i][d];
+    if (nd != NO_DOC) TERN_TRY(u32_push(out, nd));
+  }
+  return TERN_OK;
+}
+
+static int carried_deletions(merge_ctx *m) {
+  u32vec dels = {0};
+  int rc = TERN_OK;
+  for (size_t i = 0; rc == TERN_OK && m->ndocs && i < m->n; i++)
+    rc = carried_docs(m, i, &dels);
+  tern_livedocs *none = NULL;
+  if (rc == TERN_OK && dels.n) rc = tern_livedocs_new(&none, m->ndocs);
+  if (rc == TERN_OK && dels.n) rc = tern_livedocs_apply(&m->ld, none, dels.v, dels.n);
+  tern_livedocs_free(none);
+  free(dels.v);
+  return rc;
+}
+
+/* Under install_mu: the merged segment in the catalog, its inputs out. */
+static int install_merge(merge_ctx *m) {
+  tern_index *idx = m->idx;
+  tern_state *cur;
+  TERN_TRY(tern_state_acquire(idx, 0, &cur));
+  m->cur = cur;
+  int rc = carried_deletions(m);
+  if (rc == TERN_OK) rc = tern_commit_catalog(idx, apply_merge_catalog, m, NULL);
+  if (rc == TERN_OK) {
+    uint64_t *numbers = malloc(m->n * sizeof *numbers);
+    if (numbers) {
+      for (size_t i = 0; i < m->n; i++)
+        numbers[i] = m->slots[i]->ref->number;
+      tern_segments_dropped(idx, numbers, m->n);
+      free(numbers);
+    }
+    tern_worker_reload(idx, cur); /* a merge leaves the buffer as it was */
+  }
+  tern_state_release(idx, cur);
+  return rc;
 }
 
 /* Checks the whole-file checksums of every input before anything is
@@ -339,7 +410,7 @@ static int verify_inputs(const tern_slot *const *slots, size_t n, uint64_t *bad)
     if (rc == TERN_ECORRUPT) *bad = r->number;
     if (rc != TERN_OK)
       return tern_fail_wrap(rc, "merge refused: input segment %s does not verify", r->name);
-    r->verified = 1; /* writer only: no reader looks at it */
+    r->verified = 1; /* the merging thread only: no reader looks at it */
   }
   return TERN_OK;
 }
@@ -349,27 +420,32 @@ static int verify_inputs(const tern_slot *const *slots, size_t n, uint64_t *bad)
 static int merge_slots(tern_index *idx, const tern_state *st, const tern_slot *const *slots,
                        size_t n, uint64_t *bad) {
   TERN_TRY(verify_inputs(slots, n, bad));
-  merge_ctx m = {st, slots, n, tern_new_segment_number(idx, &st->rec), 0, {0}};
+  uint32_t **docmaps = calloc(n, sizeof *docmaps);
+  if (!docmaps) return tern_fail(TERN_ENOMEM, "merge: out of memory");
+  pthread_mutex_lock(&idx->install_mu);
+  merge_ctx m = {idx, NULL, slots, n, tern_new_segment_number(idx, &st->rec), 0, {0}, docmaps, NULL};
+  pthread_mutex_unlock(&idx->install_mu);
   char name[TERN_SEGNAME_MAX];
   tern_segment_name(name, m.number);
   uint64_t live = 0;
   for (size_t i = 0; i < n; i++)
     live += slots[i]->ref->max_doc - slots[i]->deleted;
-  int rc = live ? merge_write(idx, slots, n, name, &m.ndocs, m.segid) : TERN_OK;
-  merge_apply a = {idx, &m};
-  if (rc == TERN_OK) rc = tern_commit_catalog(idx, apply_merge_catalog, &a, NULL);
-  if (rc != TERN_OK) {
-    tern_discard_new_segment(idx, name);
-    return rc;
-  }
-  uint64_t *numbers = malloc(n * sizeof *numbers);
-  if (numbers) {
-    for (size_t i = 0; i < n; i++)
-      numbers[i] = slots[i]->ref->number;
-    tern_segments_dropped(idx, numbers, n);
-    free(numbers);
-  }
-  return TERN_OK;
+  /* Outside the lock: commits go on while the segment is written. */
+  int rc = live ? merge_write(idx, slots, n, name, &m.ndocs, m.segid, docmaps) : TERN_OK;
+  tern_segref *ref = NULL;
+  tern_rec_segment r = {{0}, m.ndocs, 0, 0};
+  memcpy(r.segid, m.segid, TERN_SEGID_SIZE);
+  if (rc == TERN_OK && m.ndocs) rc = tern_segref_preopen(idx, m.number, &r, &ref);
+  pthread_mutex_lock(&idx->install_mu);
+  if (rc == TERN_OK) rc = install_merge(&m);
+  if (rc != TERN_OK) tern_discard_new_segment(idx, name);
+  pthread_mutex_unlock(&idx->install_mu);
+  if (ref) tern_segref_release(idx, ref);
+  for (size_t i = 0; i < n; i++)
+    free(docmaps[i]);
+  free(docmaps);
+  tern_livedocs_free(m.ld);
+  return rc;
 }
 
 /* ------------------------------------------------------------ policy */
@@ -423,20 +499,26 @@ static int pick_merge(const tern_state *st, const tern_slot **sel, size_t *n) {
   return TERN_OK;
 }
 
+int tern_merge_once(tern_index *idx, int *merged) {
+  *merged = 0;
+  tern_state *st;
+  TERN_TRY(tern_state_acquire(idx, 0, &st));
+  const tern_slot **sel = malloc((st->nslots ? st->nslots : 1) * sizeof *sel);
+  size_t n = 0;
+  int rc = sel ? pick_merge(st, sel, &n) : tern_fail(TERN_ENOMEM, "out of memory");
+  uint64_t bad = 0;
+  if (rc == TERN_OK && n) rc = merge_slots(idx, st, sel, n, &bad);
+  *merged = rc == TERN_OK && n;
+  free(sel);
+  tern_state_release(idx, st);
+  if (bad) tern_worker_note_failure(idx, rc, bad);
+  return rc;
+}
+
 int tern_merge_policy_run(tern_index *idx) {
-  for (int round = 0; round < MAX_ROUNDS; round++) {
-    tern_state *st;
-    TERN_TRY(tern_state_acquire(idx, 0, &st));
-    const tern_slot **sel = malloc((st->nslots ? st->nslots : 1) * sizeof *sel);
-    size_t n = 0;
-    int rc = sel ? pick_merge(st, sel, &n) : tern_fail(TERN_ENOMEM, "out of memory");
-    uint64_t bad = 0;
-    if (rc == TERN_OK && n) rc = merge_slots(idx, st, sel, n, &bad);
-    free(sel);
-    tern_state_release(idx, st);
-    if (bad) tern_health_note(idx, rc, bad);
-    if (rc != TERN_OK || n == 0) return rc;
-  }
+  int merged = 1;
+  for (int round = 0; merged && round < MAX_ROUNDS; round++)
+    TERN_TRY(tern_merge_once(idx, &merged));
   return TERN_OK;
 }
 
@@ -453,7 +535,7 @@ int tern_merge_everything(tern_index *idx) {
     uint64_t bad = 0;
     if (rc == TERN_OK) rc = merge_slots(idx, st, sel, st->nslots, &bad);
     free(sel);
-    if (bad) tern_health_note(idx, rc, bad);
+    if (bad) tern_worker_note_failure(idx, rc, bad);
   }
   tern_state_release(idx, st);
   return rc;

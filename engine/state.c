@@ -13,14 +13,9 @@
 
 /* ------------------------------------------------------------ readers */
 
-static int segref_get(tern_index *idx, uint64_t number, const tern_rec_segment *r,
-                      tern_segref **out) {
-  for (tern_segref *s = idx->segrefs; s; s = s->next)
-    if (s->number == number) {
-      s->refs++;
-      *out = s;
-      return TERN_OK;
-    }
+/* Opens segment `number` and checks it against its record (no lock needed). */
+static int segref_open(tern_index *idx, uint64_t number, const tern_rec_segment *r,
+                       tern_segref **out) {
   tern_segref *s = calloc(1, sizeof *s);
   if (!s) return tern_fail(TERN_ENOMEM, "segment reader: out of memory");
   s->number = number;
@@ -44,9 +39,31 @@ static int segref_get(tern_index *idx, uint64_t number, const tern_rec_segment *
     return rc;
   }
   s->refs = 1;
-  s->next = idx->segrefs;
-  idx->segrefs = s;
   *out = s;
+  return TERN_OK;
+}
+
+static int segref_get(tern_index *idx, uint64_t number, const tern_rec_segment *r,
+                      tern_segref **out) {
+  for (tern_segref *s = idx->segrefs; s; s = s->next)
+    if (s->number == number) {
+      s->refs++;
+      *out = s;
+      return TERN_OK;
+    }
+  TERN_TRY(segref_open(idx, number, r, out));
+  (*out)->next = idx->segrefs;
+  idx->segrefs = *out;
+  return TERN_OK;
+}
+
+int tern_segref_preopen(tern_index *idx, uint64_t number, const tern_rec_segment *r,
+                        tern_segref **out) {
+  TERN_TRY(segref_open(idx, number, r, out));
+  pthread_mutex_lock(&idx->mu);
+  (*out)->next = idx->segrefs;
+  idx->segrefs = *out;
+  pthread_mutex_unlock(&idx->mu);
   return TERN_OK;
 }
 
@@ -60,6 +77,12 @@ static void segref_put(tern_index *idx, tern_segref *s) {
   tern_seg_close(s->seg);
   if (s->dropped) tern_seg_remove(idx->dir, s->name);
   free(s);
+}
+
+void tern_segref_release(tern_index *idx, tern_segref *s) {
+  pthread_mutex_lock(&idx->mu);
+  segref_put(idx, s);
+  pthread_mutex_unlock(&idx->mu);
 }
 
 static void ldref_put(tern_ldref *l) {
@@ -373,6 +396,37 @@ int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out) {
   return rc;
 }
 
+/* ------------------------------------------------------------ reload */
+
+int tern_state_reload(tern_index *idx, const tern_state *buffer_of) {
+  pthread_mutex_lock(&idx->mu);
+  MDB_txn *t;
+  int rc = begin_read(idx, &t);
+  if (rc != TERN_OK) {
+    pthread_mutex_unlock(&idx->mu);
+    return rc;
+  }
+  tern_rec_state rec;
+  tern_state *fresh = NULL;
+  rc = tern_catalog_get_state(idx, t, &rec);
+  if (rc == TERN_OK) rc = build_state(idx, t, &rec, &fresh);
+  if (rc == TERN_OK && buffer_of && buffer_of->buffer) /* none: built on first need */
+    rc = tern_memseg_layer(buffer_of->buffer, NULL, (size_t)rec.buffered_docs,
+                           rec.buffered_bytes, &fresh->buffer);
+  else if (rc == TERN_OK && !buffer_of)
+    rc = build_buffer(idx, t, fresh);
+  end_read(idx, t);
+  if (rc == TERN_OK) {
+    state_put(idx, idx->cur);
+    idx->cur = fresh;
+    idx->handed_seq = rec.seq;
+  } else if (fresh) {
+    state_free(idx, fresh);
+  }
+  pthread_mutex_unlock(&idx->mu);
+  return rc;
+}
+
 /* ------------------------------------------------------------ handoff */
 
 static int handoff_slots(tern_state *st, const tern_state *prev, tern_slot_edit *edits) {
@@ -424,6 +478,26 @@ void tern_state_handoff(tern_index *idx, tern_state *prev, const tern_rec_state 
   }
   pthread_mutex_unlock(&idx->mu);
   tern_mrun_put(run);
+}
+
+int tern_state_swap_buffer(tern_index *idx, tern_state *prev, tern_memseg *view) {
+  pthread_mutex_lock(&idx->mu);
+  tern_state *st = idx->cur == prev ? calloc(1, sizeof *st) : NULL;
+  int rc = st ? handoff_slots(st, prev, NULL) : TERN_NOTFOUND;
+  if (rc == TERN_OK) {
+    st->refs = 1;
+    st->rec = prev->rec;
+    st->health = prev->health;
+    st->buffer = view;
+    view = NULL;
+    state_put(idx, idx->cur);
+    idx->cur = st; /* handed_seq unchanged: the same commit */
+  } else if (st) {
+    state_free(idx, st);
+  }
+  pthread_mutex_unlock(&idx->mu);
+  tern_memseg_free(view);
+  return rc;
 }
 
 /* ------------------------------------------------------------ lookups */

@@ -21,10 +21,12 @@
 #include "engine/bigmem.h"
 #include "engine/bulkwrite.h"
 #include "engine/keymap.h"
+#include "engine/worker.h"
 
 #include "codec/status.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -460,14 +462,14 @@ static int unbuffer_keys(commit_ctx *c, MDB_txn *mt, tern_rec_state *rec) {
 static int apply_bulk(void *ctx, MDB_txn *mt, tern_rec_state *rec) {
   commit_ctx *c = ctx;
   tern_index *idx = c->t->idx;
-  if (rec->seq != c->t->st->rec.seq || c->seg_number < rec->next_segment)
+  if (rec->seq != c->t->st->rec.seq)
     return tern_fail(TERN_EBUSY, "%s: catalog changed under the writer", idx->dir);
   if (rec->buffered_docs) TERN_TRY(unbuffer_keys(c, mt, rec));
   if (c->seg_docs) {
     tern_rec_segment r = {{0}, c->seg_docs, 0, 0};
     memcpy(r.segid, c->segid, TERN_SEGID_SIZE);
     TERN_TRY(tern_catalog_put_segment(idx, mt, c->seg_number, &r));
-    rec->next_segment = c->seg_number + 1;
+    tern_number_used(rec, c->seg_number);
   }
   return apply_deletions(c, mt);
 }
@@ -487,13 +489,43 @@ static int write_bulk_segment(commit_ctx *c, char *name) {
   return rc;
 }
 
+/* Whether the commit writes its documents as a segment of their own: a
+ * bulk transaction, or a plain one larger than the write buffer, which
+ * would otherwise pass through the buffer DBI (and a copy in the buffer
+ * view) only to be flushed into a segment right after: written directly,
+ * its peak memory is that of a bulk transaction. */
+static int commits_as_segment(const tern_txn *t) {
+  return (t->flags & TERN_TXN_BULK) || t->arena.bytes > t->idx->opts.write_buffer_bytes;
+}
+
+/* Moves the transaction onto the newest state when the worker installed a
+ * flush or merge since it began (install_mu held): the keys' documents
+ * are the same, but where they live changed, so tern_delete's findings go
+ * and every key is resolved again. */
+static int rebase(tern_txn *t) {
+  tern_index *idx = t->idx;
+  pthread_mutex_lock(&idx->mu);
+  int moved = idx->cur != t->st || idx->cur_behind;
+  idx->cur_behind = 0;
+  pthread_mutex_unlock(&idx->mu);
+  if (!moved) return TERN_OK;
+  tern_state *st;
+  TERN_TRY(tern_state_acquire(idx, 1, &st));
+  tern_state_release(idx, t->st);
+  t->st = st;
+  t->nlocs = 0;
+  return TERN_OK;
+}
+
 static int commit_ops(tern_txn *t, int *segments_changed, tern_rec_state *rec) {
   commit_ctx c = {0};
   c.t = t;
   char name[TERN_SEGNAME_MAX] = "";
-  int bulk = (t->flags & TERN_TXN_BULK) != 0;
+  int bulk = commits_as_segment(t);
   report(t, "sort", 0, t->nops);
   int rc = unique_ops(&c);
+  pthread_mutex_lock(&t->idx->install_mu); /* resolve to hand-off: no install in between */
+  if (rc == TERN_OK) rc = rebase(t);
   report(t, "sort", t->nops, t->nops);
   report(t, "resolve", 0, 1);
   if (rc == TERN_OK) rc = resolve_segments(&c);
@@ -505,10 +537,15 @@ static int commit_ops(tern_txn *t, int *segments_changed, tern_rec_state *rec) {
   report(t, "commit", 1, 1);
   if (rc != TERN_OK && bulk && c.seg_docs) tern_discard_new_segment(t->idx, name);
   *segments_changed = rc == TERN_OK && (c.touched || c.seg_docs);
+  /* For a flush in flight; a commit that may have landed unseen (its
+   * mdb_txn_commit failed) is one the flush cannot follow. */
+  if (rc == TERN_OK || t->idx->commit_uncertain)
+    tern_worker_note(t->idx, rc == TERN_OK ? c.run : NULL, bulk || rc != TERN_OK);
   if (rc == TERN_OK && !bulk) { /* the next state, without reading the catalog back */
     tern_state_handoff(t->idx, t->st, rec, c.edits, c.run);
     c.run = NULL;
   }
+  pthread_mutex_unlock(&t->idx->install_mu);
   tern_mrun_put(c.run);
   for (size_t s = 0; c.edits && s < t->st->nslots; s++)
     tern_livedocs_free(c.edits[s].ld);
@@ -520,17 +557,18 @@ static int commit_ops(tern_txn *t, int *segments_changed, tern_rec_state *rec) {
   return rc;
 }
 
-/* Flushes an oversized buffer and merges.  The commit is already durable:
- * a failure here is reported (TERN_EPARTIAL) and left for the next writer
- * to retry. */
+/* Hands the flush or merges the commit made due to the worker.  The
+ * commit is durable: TERN_EPARTIAL reports a failure of earlier
+ * background work (once), not of this commit. */
 static int after_commit(tern_index *idx, const tern_rec_state *rec, int segments_changed) {
-  int rc = TERN_OK;
-  if (rec->buffered_bytes > idx->opts.write_buffer_bytes) {
-    rc = tern_flush_locked(idx);
-    segments_changed |= rc == TERN_OK;
-  }
-  if (rc == TERN_OK && segments_changed) rc = tern_merge_policy_run(idx);
-  return rc == TERN_OK ? rc : tern_post_commit_failed(idx, rc);
+  int failed = tern_worker_after_commit(idx, rec, segments_changed);
+  if (!failed) return TERN_OK;
+  char msg[TERN_REC_HEALTH_MSG_MAX + 1];
+  pthread_mutex_lock(&idx->mu);
+  snprintf(msg, sizeof msg, "%s", idx->last_error_msg);
+  pthread_mutex_unlock(&idx->mu);
+  return tern_fail(TERN_EPARTIAL, "%s: committed; a flush or merge after a commit failed (%s): %s",
+                   idx->dir, tern_strerror(failed), msg);
 }
 
 int tern_commit(tern_txn *t) {

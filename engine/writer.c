@@ -65,14 +65,16 @@ int tern_writer_lock(tern_index *idx) {
   pthread_mutex_unlock(&idx->mu);
   if (busy)
     return tern_fail(TERN_EBUSY, "%s: a write transaction is open in this process", idx->dir);
-  int rc;
-  while ((rc = flock(idx->lock_fd, LOCK_EX | LOCK_NB)) < 0 && errno == EINTR) {
-  }
-  if (rc == 0) {
-    held_mark(idx, 1);
-    return TERN_OK;
-  }
-  int err = errno;
+  /* Under mu: the worker's last release unlocks the flock under mu too. */
+  pthread_mutex_lock(&idx->mu);
+  int rc = 0;
+  if (!idx->flock_holds)
+    while ((rc = flock(idx->lock_fd, LOCK_EX | LOCK_NB)) < 0 && errno == EINTR) {
+    }
+  int err = rc ? errno : 0;
+  if (rc == 0 && !idx->flock_holds++) held_mark(idx, 1);
+  pthread_mutex_unlock(&idx->mu);
+  if (rc == 0) return TERN_OK;
   pthread_mutex_lock(&idx->mu);
   idx->writing = 0;
   pthread_mutex_unlock(&idx->mu);
@@ -87,12 +89,24 @@ int tern_writer_lock(tern_index *idx) {
   return tern_fail_errno("flock write.lock");
 }
 
-void tern_writer_unlock(tern_index *idx) {
-  held_mark(idx, 0);
+void tern_flock_hold(tern_index *idx) {
   pthread_mutex_lock(&idx->mu);
-  idx->handed_seq = 0; /* before the lock goes: others may commit after */
+  idx->flock_holds++;
   pthread_mutex_unlock(&idx->mu);
-  flock(idx->lock_fd, LOCK_UN);
+}
+
+void tern_flock_release(tern_index *idx) {
+  pthread_mutex_lock(&idx->mu);
+  if (--idx->flock_holds == 0) {
+    idx->handed_seq = 0; /* before the lock goes: others may commit after */
+    held_mark(idx, 0);
+    flock(idx->lock_fd, LOCK_UN);
+  }
+  pthread_mutex_unlock(&idx->mu);
+}
+
+void tern_writer_unlock(tern_index *idx) {
+  tern_flock_release(idx);
   pthread_mutex_lock(&idx->mu);
   idx->writing = 0;
   pthread_mutex_unlock(&idx->mu);

@@ -78,12 +78,24 @@
  * its value exceeds inline_value_max.  A present key on a cold cache costs
  * one read with the defaults.  tern_get_batch costs the same reads at most,
  * fewer when keys share blocks.  A commit without TERN_TXN_BULK is one LMDB
- * write transaction (two fsyncs) holding the documents in the buffer; when
- * the buffer passes write_buffer_bytes the commit also writes it out as a
- * segment (tern_flush) and may merge segments, in the committing thread.  A
+ * write transaction (two fsyncs) holding the documents in the buffer.  When
+ * the buffer passes write_buffer_bytes, or segments changed, the commit
+ * hands the work to the index's background worker (one thread, started by
+ * the first commit that needs it) and returns: the worker writes the
+ * buffer out as a segment and runs the merge policy, one flush or merge at
+ * a time, while commits and snapshots go on; it installs each result in
+ * one LMDB transaction of its own, during which a commit waits (that
+ * transaction, never the segment's writing).  A commit waits for the
+ * worker only when the buffer passes 4 x write_buffer_bytes (commits
+ * outrunning flushes).  While the worker has work, this process holds the
+ * write lock, so another process's tern_txn_begin gets TERN_EBUSY.
+ * TERN_FOREGROUND (tern_open) runs that work inside the commit instead.  A
  * TERN_TXN_BULK commit sorts the documents, writes them as one segment
  * (fsync of each file and the directory), then commits the catalog; it
- * takes memory for all its documents until then.  docs/BENCHMARKS.md has
+ * takes memory for all its documents until then.  A transaction without
+ * TERN_TXN_BULK whose documents exceed write_buffer_bytes commits the same
+ * way (they would only pass through the buffer to be flushed at once), so
+ * its peak memory is about that of a bulk one.  docs/BENCHMARKS.md has
  * the measured figures.
  *
  * SPACE.  TERN_EFULL means the catalog reached map_size (64 GiB by
@@ -235,6 +247,10 @@ int tern_options_init(tern_options *opts);
                                 reads a page's first touch by pread and later ones through
                                 a mapping; this makes warm reads system calls too (much
                                 dearer); see docs/ARCHITECTURE.md */
+#define TERN_FOREGROUND 0x8u /**< run flushes and merges inside the tern_commit that makes
+                                  them due, in the committing thread, instead of in the
+                                  background worker (see COSTS): slower commits, but each
+                                  commit returns with its work done (deterministic tests) */
 
 /** Opens the index in `dir` (copied; the caller's string may go).  With
  *  TERN_CREATE, creates `dir` and the index when `dir` is absent or empty,
@@ -256,8 +272,10 @@ int tern_options_init(tern_options *opts);
 int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_options *opts);
 /** Closes the index and frees it; NULL is a no-op.  Snapshots (and their
  *  postings) and the write transaction must be closed first: TERN_EBUSY
- *  otherwise, and nothing is closed.  Not concurrently with other calls on
- *  the same handle. */
+ *  otherwise, and nothing is closed.  Waits for the background worker's
+ *  flush or merge in flight to finish (see COSTS), and starts no other: a
+ *  buffer past write_buffer_bytes stays in the catalog for the next
+ *  writer.  Not concurrently with other calls on the same handle. */
 int tern_close(tern_index *idx);
 /** The options the index was created with (map_size: the current one).
  *  `out->fields` points into the index, valid until tern_close(); do not
@@ -302,9 +320,14 @@ int tern_delete(tern_txn *txn, const void *key, size_t klen);
  *  a failed commit changes nothing, and a crash during it leaves the index
  *  at the previous commit).  A transaction with nothing in it costs
  *  nothing.  Cost: see COSTS above; snapshots keep reading meanwhile.
- *  TERN_EPARTIAL: the commit is durable and visible, but the flush or
- *  merge run after it failed (the cause in tern_errmsg() and in
- *  tern_stats_get(); the next writer retries it).
+ *  TERN_EPARTIAL: the commit is durable and visible, but a flush or merge
+ *  failed since the last commit returned: in the background worker (run
+ *  after an earlier commit) or, with TERN_FOREGROUND, after this one.  Each
+ *  such failure is returned once, by the next tern_commit (the cause in
+ *  tern_errmsg(); tern_stats_get() shows it from the moment it happened);
+ *  the worker tries again after 1, 2, 4, ... up to 1024 further commits,
+ *  and tern_flush tries at once.  Nothing committed is lost by it: the
+ *  buffer stays in the catalog until a flush installs it.
  *  Errors: TERN_EFULL (the catalog's map is full: SPACE above),
  *  TERN_ECORRUPT (a segment it must read is damaged), TERN_EBUSY (the
  *  catalog changed under the writer: another process broke the lock
@@ -317,8 +340,10 @@ int tern_abort(tern_txn *txn);
 
 /** Told by tern_commit() how far it is, on the committing thread: `phase` is
  *  "sort", "resolve", "write", "terms", "sync", "commit" and "merge" (the
- *  flush or merges the commit may trigger, often nothing), in this order (a
- *  transaction without TERN_TXN_BULK has no "write", "terms" and "sync"),
+ *  flush or merges the commit may trigger, often nothing: handed to the
+ *  background worker, or run then with TERN_FOREGROUND), in this order (a
+ *  transaction without TERN_TXN_BULK has no "write", "terms" and "sync",
+ *  unless its documents exceed write_buffer_bytes: see COSTS),
  *  and `done` of `total` units: documents for "sort" and "write", else 0 of 1
  *  at the start of the phase and 1 of 1 at its end.  Each phase reports its
  *  start and its end at least; "write" also every 4096 documents.  The
@@ -504,14 +529,18 @@ int tern_backup(tern_snapshot *snap, const char *dest);
  *  @{ */
 /** Writes the buffered writes as a segment (a commit of its own, taking the
  *  write lock; cost as a bulk commit of the buffer), then runs the merge
- *  policy.  Nothing to do on an empty buffer.  TERN_EPARTIAL when the
- *  segment is committed but the merges after it failed.
+ *  policy, in the calling thread, after waiting for the background
+ *  worker's work in flight (a barrier: when it returns TERN_OK, every
+ *  flush and merge due is done).  Nothing to do on an empty buffer.
+ *  TERN_EPARTIAL when the segment is committed but the merges after it
+ *  failed.
  *  Errors: TERN_EBUSY (a writer is at work), TERN_EINVAL (read-only),
  *  TERN_EFULL, TERN_ECORRUPT, -errno. */
 int tern_flush(tern_index *idx);
 /** Merges every segment and the buffer into one segment without deleted
  *  documents (reads and writes the whole index: cost proportional to its
- *  size; snapshots keep reading the old segments until closed).  Verifies
+ *  size; snapshots keep reading the old segments until closed), after
+ *  waiting for the background worker as tern_flush does.  Verifies
  *  every input's checksums first: TERN_ECORRUPT naming the damaged
  *  segment, which stays as it is (nothing is written).  Then, when this
  *  handle holds the directory alone (no other handle open on it in any
@@ -524,7 +553,8 @@ int tern_flush(tern_index *idx);
  *  needs room for a second copy of the index). */
 int tern_compact(tern_index *idx);
 /** Checks every checksum and structural invariant of the last commit:
- *  reads every file of it (cost: a full read of the index).  TERN_ECORRUPT
+ *  reads every file of it (cost: a full read of the index), after waiting
+ *  for this handle's background worker to finish its work in flight.  TERN_ECORRUPT
  *  with tern_errmsg() naming the file when unsound; TERN_EBUSY when other
  *  processes kept committing during 8 attempts; -errno. */
 int tern_verify(tern_index *idx);

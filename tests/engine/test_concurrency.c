@@ -6,7 +6,9 @@
  * with one value, so a snapshot must see each group all-or-nothing with
  * one value (atomicity), and must see the same thing every time it is
  * read (isolation), postings included.  One reader also holds a snapshot
- * for the whole run.  Meant to pass under ThreadSanitizer too.
+ * for the whole run.  With a 600-byte write buffer the writer's flushes and
+ * merges run in its background worker, interleaved with its next commits
+ * and with the readers.  Meant to pass under ThreadSanitizer too.
  */
 #include "tests/engine/enginetest.h"
 

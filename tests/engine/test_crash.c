@@ -7,7 +7,8 @@
  * pipe.  The parent SIGKILLs it at a random moment, reopens the index and
  * checks that it holds exactly commit L (the last reported) or L + 1 (the
  * one in flight), key by key and term by term, and that tern_verify
- * passes.  The next round's child continues from there.
+ * passes.  Half the rounds flush and merge in the background worker, so
+ * kills land between a worker's segment write and its install too.  The next round's child continues from there.
  * Rounds: 120 x TERN_TEST_SCALE.
  */
 #include "tests/engine/enginetest.h"
@@ -87,10 +88,13 @@ static tern_options crash_options(void) {
   return o;
 }
 
-static void child_run(const char *dir, uint64_t start, cmodel m, int fd) {
+/* Odd rounds run flushes and merges inside the commits (TERN_FOREGROUND),
+ * even ones in the background worker, killed in the middle of them too. */
+static void child_run(const char *dir, uint64_t start, cmodel m, int fd, unsigned round) {
   tern_options o = crash_options();
   tern_index *idx;
-  if (tern_open(&idx, dir, TERN_CREATE, &o) != TERN_OK) _exit(10);
+  if (tern_open(&idx, dir, TERN_CREATE | (round % 2 ? TERN_FOREGROUND : 0), &o) != TERN_OK)
+    _exit(10);
   for (uint64_t i = start;; i++) {
     tern_txn *t;
     if (tern_txn_begin(&t, idx, commit_flags(i)) != TERN_OK) _exit(11);
@@ -165,7 +169,7 @@ static void test_crash_rounds(void **state) {
     assert_true(pid >= 0);
     if (pid == 0) {
       close(fds[0]);
-      child_run(dir, at + 1, m, fds[1]);
+      child_run(dir, at + 1, m, fds[1], round);
     }
     close(fds[1]);
     uint64_t last = at, got;

@@ -1,7 +1,8 @@
 /*
  * test_faults.c — fault loops (SQLite's do_ioerr_test and crash tests):
- * for an import, a commit with deletes (and the merge it triggers), a
- * flush (and its merge), a commit and flush that merges, and a compact:
+ * for an import, a commit with deletes (and the merge it triggers, in the
+ * background worker: a fault there must not touch the commit), a flush
+ * (and its merge), a commit and flush that merges, and a compact:
  *
  *   - for every call kind (open, pread, write, fsync, rename, unlink, mmap,
  *     ftruncate, LMDB's catalog writes and syncs) and errno (EIO, ENOSPC),
@@ -225,10 +226,10 @@ static int round_of(const char *base, const char *work, enum op op, const plan *
   else
     ff_fail_nth(f->kind, f->n, f->err);
   int rc = run_op(idx, op, p, NULL);
-  int fired = ff_fired();
   char msg[256];
   snprintf(msg, sizeof msg, "%s", tern_errmsg());
-  int crc = tern_close(idx);
+  int crc = tern_close(idx); /* waits for the worker's flush or merge */
+  int fired = ff_fired();
   if (crc != TERN_OK) fprintf(stderr, "close after the fault: %d %s\n", crc, tern_errmsg());
   assert_int_equal(crc, TERN_OK);
   if (f->crash)

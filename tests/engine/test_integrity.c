@@ -233,7 +233,7 @@ static void test_merge_refuses_damaged_input(void **state) {
   char *seg = tu_path(dir, "s000000000001.tim");
   size_t blen;
   uint8_t *bad = tu_read_file(seg, &blen);
-  ET_OK(tern_open(&idx, dir, 0, NULL));
+  ET_OK(tern_open(&idx, dir, TERN_FOREGROUND, NULL)); /* the merge inside the commit */
   tern_txn *t;
   ET_OK(tern_txn_begin(&t, idx, TERN_TXN_BULK));
   ET_OK(tern_put(t, "k00090", 6, "v", 1, NULL, 0));

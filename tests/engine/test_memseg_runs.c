@@ -135,6 +135,18 @@ static void test_runs_against_reference(void **state) {
     tern_memseg_free(next->m); /* the oldest view goes; its runs live on in newer ones */
     next->m = m;
     assert_true(m->nruns <= 2 * 10 + 2); /* O(log n) runs */
+    if (c % 5 == 0 && m->nruns >= 2) { /* the worker's merge of the older runs */
+      size_t k = 1 + (size_t)tu_below(&r, m->nruns);
+      tern_mrun *merged;
+      assert_int_equal(tern_mruns_merge(m, k, &merged), TERN_OK);
+      tern_memseg *nm;
+      assert_int_equal(tern_memseg_rebottom(m, k, merged, &nm), TERN_OK);
+      assert_int_equal(nm->nruns, m->nruns - k + 1);
+      tern_memseg_free(m);
+      next->m = nm;
+      check_view(next);
+    }
+    m = next->m;
     for (size_t i = 0; i < m->nruns; i++) { /* large runs are found by their hash index */
       assert_true((m->runs[i]->index.cap != 0) == (m->runs[i]->n >= TERN_MRUN_INDEXED));
       indexed += m->runs[i]->index.cap != 0;

@@ -14,8 +14,11 @@
  *   delete  tern_delete of a present key in a transaction vs tern_get of the
  *           same key through a snapshot (one-segment index of --docs, warm)
  *   latency each of --commits one-document put + commits timed alone: median,
- *           p99 and maximum vs a bare LMDB put + commit (flushes and merges
- *           run inside tern_commit)
+ *           p99 and maximum vs a bare LMDB put + commit, with flushes and
+ *           merges in the background worker and with TERN_FOREGROUND
+ *           (inside tern_commit); --buffer sets write_buffer_bytes.  Wall
+ *           clock and the committing thread's CPU time (which a shared
+ *           machine's other processes do not inflate)
  *   memory  peak memory (RSS of a child process) of one transaction of
  *           --import puts, plain vs TERN_TXN_BULK
  *   incremental  warm present and absent gets on an index of --docs put in
@@ -37,10 +40,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct eopts {
-  uint64_t docs, lookups, commits, import, runs;
+  uint64_t docs, lookups, commits, import, runs, buffer;
   const char *parent;
   char phases[128];
 } eopts;
@@ -796,17 +800,38 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Sorted µs of each of n one-document commits: LMDB bare, or tern. */
-static double *commit_latencies(const char *dir, uint64_t n, int bare) {
-  double *us = malloc(n * sizeof *us);
+enum lat_path { LAT_BARE, LAT_TERN, LAT_FOREGROUND, LAT_NPATHS };
+static const char *const lat_name[LAT_NPATHS] = {
+    "bare LMDB put + commit", "tern put + commit (background worker)",
+    "tern put + commit (TERN_FOREGROUND)"};
+
+/* The calling thread's CPU time in seconds: what a commit made this thread
+ * do, without the time other processes of a shared machine took from it. */
+static double thread_cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Sorted µs of each of n one-document commits on one path: wall clock in
+ * us[0..n), the committing thread's CPU time in us[n..2n); *segments: the
+ * segments tern's index has at the end (flushes and merges happened). */
+static double *commit_latencies(const char *dir, uint64_t n, enum lat_path path,
+                                uint64_t buffer, size_t *segments) {
+  double *us = malloc(2 * n * sizeof *us);
   MDB_env *env = NULL;
   MDB_dbi dbi = 0;
   tern_index *idx = NULL;
-  char path[4096];
-  bench_path(path, sizeof path, dir, "bare.mdb");
+  char path_s[4096];
+  bench_path(path_s, sizeof path_s, dir, "bare.mdb");
+  tern_options to;
+  tern_options_init(&to);
+  if (buffer) to.write_buffer_bytes = buffer;
+  int bare = path == LAT_BARE;
+  unsigned flags = TERN_CREATE | (path == LAT_FOREGROUND ? TERN_FOREGROUND : 0);
   if (!us || (bare ? mdb_env_create(&env) || mdb_env_set_mapsize(env, 1u << 30) ||
-                         mdb_env_open(env, path, MDB_NOSUBDIR, 0666)
-                   : !(idx = fresh_index(dir)))) {
+                         mdb_env_open(env, path_s, MDB_NOSUBDIR, 0666)
+                   : check(tern_open(&idx, dir, flags, &to), "open"))) {
     free(us);
     return NULL;
   }
@@ -814,7 +839,7 @@ static double *commit_latencies(const char *dir, uint64_t n, int bare) {
   int bad = 0;
   for (uint64_t i = 0; i < n && !bad; i++) {
     make_key(i, key);
-    double t0 = bench_now();
+    double t0 = bench_now(), c0 = thread_cpu_now();
     if (bare) {
       MDB_txn *t;
       bad = mdb_txn_begin(env, NULL, 0, &t) != 0;
@@ -828,40 +853,76 @@ static double *commit_latencies(const char *dir, uint64_t n, int bare) {
             check(tern_commit(t), "commit");
     }
     us[i] = (bench_now() - t0) * 1e6;
+    us[n + i] = (thread_cpu_now() - c0) * 1e6;
   }
-  if (bare)
+  *segments = 0;
+  if (bare) {
     mdb_env_close(env);
-  else
+  } else {
+    tern_stats *st;
+    bad = bad || check(tern_flush(idx), "flush") || check(tern_stats_get(&st, idx), "stats");
+    if (!bad) {
+      *segments = st->nsegments;
+      tern_stats_free(st);
+    }
     tern_close(idx);
+  }
   if (bad) {
     free(us);
     return NULL;
   }
   qsort(us, n, sizeof *us, cmp_double);
+  qsort(us + n, n, sizeof *us, cmp_double);
   return us;
 }
 
+/* Each run times the three paths in turn (same machine state, same run);
+ * every figure is the median over runs, ratios the median of per-run ratios. */
 static int phase_latency(const eopts *o) {
-  uint64_t n = o->commits;
-  double p[2][3]; /* bare, tern x median, p99, max */
-  for (int bare = 1; bare >= 0; bare--) {
-    char *dir = bench_mkdtemp(o->parent, "engine-latency");
-    double *us = dir ? commit_latencies(dir, n, bare) : NULL;
-    if (!us) return 1;
-    p[bare][0] = us[n / 2];
-    p[bare][1] = us[(size_t)((double)(n - 1) * 0.99)];
-    p[bare][2] = us[n - 1];
-    free(us);
-    bench_rmtree(dir);
-    free(dir);
+  uint64_t n = o->commits, runs = o->runs;
+  /* [path][stat][run]; stats: wall median, p99, max, then CPU median, p99, max */
+  double *fig = calloc(LAT_NPATHS * 6 * runs, sizeof *fig);
+  double *ratio = calloc(LAT_NPATHS * 6 * runs, sizeof *ratio);
+  size_t segments[LAT_NPATHS] = {0};
+  if (!fig || !ratio) return 1;
+  for (uint64_t run = 0; run < runs; run++)
+    for (int p = 0; p < LAT_NPATHS; p++) {
+      char *dir = bench_mkdtemp(o->parent, "engine-latency");
+      double *us = dir ? commit_latencies(dir, n, (enum lat_path)p, o->buffer, &segments[p]) : NULL;
+      if (!us) return 1;
+      size_t at[3] = {n / 2, (size_t)((double)(n - 1) * 0.99), n - 1};
+      for (int k = 0; k < 6; k++) {
+        double v = us[(k >= 3 ? n : 0) + at[k % 3]];
+        fig[(p * 6 + k) * runs + run] = v;
+        ratio[(p * 6 + k) * runs + run] = v / fig[k * runs + run];
+      }
+      free(us);
+      bench_rmtree(dir);
+      free(dir);
+    }
+  printf("latency: %llu one-document commits on %s, each timed alone; write_buffer_bytes %llu; "
+         "medians of %llu runs\n",
+         (unsigned long long)n, bench_fs_name(o->parent),
+         (unsigned long long)(o->buffer ? o->buffer : 8u << 20), (unsigned long long)runs);
+  printf("| path | median µs | p99 µs | max µs | CPU median µs | CPU p99 µs | CPU max µs | "
+         "segments at the end |\n|---|---|---|---|---|---|---|---|\n");
+  for (int p = 0; p < LAT_NPATHS; p++) {
+    double m[6];
+    for (int k = 0; k < 6; k++)
+      m[k] = bench_summarize(&fig[(p * 6 + k) * runs], runs).median;
+    printf("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %zu |\n", lat_name[p], m[0], m[1],
+           m[2], m[3], m[4], m[5], segments[p]);
   }
-  printf("latency: %llu one-document commits on %s, each timed alone\n", (unsigned long long)n,
-         bench_fs_name(o->parent));
-  printf("| path | median µs | p99 µs | max µs |\n|---|---|---|---|\n");
-  printf("| bare LMDB put + commit | %.1f | %.1f | %.1f |\n", p[1][0], p[1][1], p[1][2]);
-  printf("| tern put + commit | %.1f | %.1f | %.1f |\n", p[0][0], p[0][1], p[0][2]);
-  printf("| ratio tern / LMDB | %.2fx | %.2fx | %.2fx |\n\n", p[0][0] / p[1][0], p[0][1] / p[1][1],
-         p[0][2] / p[1][2]);
+  for (int p = 1; p < LAT_NPATHS; p++) {
+    double m[6];
+    for (int k = 0; k < 6; k++)
+      m[k] = bench_summarize(&ratio[(p * 6 + k) * runs], runs).median;
+    printf("| ratio %s / LMDB | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx | |\n",
+           p == LAT_TERN ? "background" : "foreground", m[0], m[1], m[2], m[3], m[4], m[5]);
+  }
+  printf("\n");
+  free(fig);
+  free(ratio);
   return 0;
 }
 
@@ -874,13 +935,14 @@ void tern_bench_engine_usage(FILE *out) {
           "  --docs N        docs of the get/absent indexes (default 1M)\n"
           "  --lookups N     lookups per run (default 200k)\n"
           "  --commits N     one-document commits per run (default 300)\n"
+          "  --buffer BYTES  write_buffer_bytes of the latency phase's indexes (default 8 MiB)\n"
           "  --import N      keys of the bulk import and of the memory phase (default 2M)\n"
           "  --runs N        runs; figures are medians (default 5)\n"
           "  --dir PATH      where scratch indexes go (default /tmp; fsync cost depends on it)\n");
 }
 
 int tern_bench_engine(int argc, char **argv) {
-  eopts o = {1000000, 200000, 300, 2000000, 5, "/tmp", "get,absent,commit,import"};
+  eopts o = {1000000, 200000, 300, 2000000, 5, 0, "/tmp", "get,absent,commit,import"};
   /* Options come in pairs: NAME VALUE. */
   for (int i = 1; i < argc; i += 2) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -898,6 +960,8 @@ int tern_bench_engine(int argc, char **argv) {
       bad = bench_parse_u64(v, &o.commits);
     } else if (!strcmp(a, "--import")) {
       bad = bench_parse_u64(v, &o.import);
+    } else if (!strcmp(a, "--buffer")) {
+      bad = bench_parse_u64(v, &o.buffer);
     } else if (!strcmp(a, "--runs")) {
       bad = bench_parse_u64(v, &o.runs);
     } else if (!strcmp(a, "--dir")) {

@@ -14,8 +14,10 @@
 
 #include "cli.h"
 
+/* A command makes one commit and exits: flushes and merges run inside it
+ * (TERN_FOREGROUND), so that their failure is the command's warning. */
 int cli_open(tern_index **out, const char *dir, unsigned flags) {
-  int st = tern_open(out, dir, flags & ~TERN_CREATE, NULL);
+  int st = tern_open(out, dir, (flags & ~TERN_CREATE) | TERN_FOREGROUND, NULL);
   struct stat sb;
   if (st == -ENOENT && stat(dir, &sb) != 0 && errno == ENOENT) st = TERN_ENOTINDEX;
   if (st) cli_fail(dir, st);
@@ -41,7 +43,7 @@ static int options_conflict(const char *dir, const cli_create_opts *co, const te
 }
 
 int cli_open_create(tern_index **out, const char *dir, const cli_create_opts *co) {
-  int st = tern_open(out, dir, TERN_CREATE, &co->opts);
+  int st = tern_open(out, dir, TERN_CREATE | TERN_FOREGROUND, &co->opts);
   if (st) return cli_fail(dir, st), st;
   tern_options have;
   st = tern_get_options(*out, &have);

@@ -1,0 +1,284 @@
+/*
+ * worker.c — the background worker (worker.h): its thread, when it runs,
+ * its back-off after failures, and the record of what commits change
+ * while a flush is in flight.
+ */
+#include "engine/worker.h"
+
+#include "codec/status.h"
+
+#include <stdlib.h>
+
+enum { BACKOFF_MAX_SHIFT = 10 };
+
+typedef struct tern_worker {
+  pthread_mutex_t mu;
+  pthread_cond_t wake, idle;
+  pthread_t thread;
+  int started, stop;
+  int kicked; /* work may be due; the worker holds a flock hold while kicked or busy */
+  int busy;
+  unsigned streak;  /* failures in a row */
+  uint64_t skip;    /* kicks to ignore before trying again after a failure */
+  int unreported;   /* status of a failure no commit has reported yet */
+  /* under idx->install_mu: the flush in flight */
+  int frozen, unknown;
+  tern_mrun **runs;
+  size_t nruns, cap;
+} tern_worker;
+
+int tern_worker_new(tern_index *idx) {
+  tern_worker *w = calloc(1, sizeof *w);
+  if (!w) return tern_fail(TERN_ENOMEM, "worker: out of memory");
+  pthread_mutex_init(&w->mu, NULL);
+  pthread_cond_init(&w->wake, NULL);
+  pthread_cond_init(&w->idle, NULL);
+  idx->worker = w;
+  return TERN_OK;
+}
+
+/* ------------------------------------------------------------ the work */
+
+/* Whether the buffer of the newest state is past write_buffer_bytes. */
+static int flush_due(tern_index *idx, int *due) {
+  tern_state *st;
+  TERN_TRY(tern_state_acquire(idx, 0, &st));
+  *due = st->rec.buffered_bytes > idx->opts.write_buffer_bytes;
+  tern_state_release(idx, st);
+  return TERN_OK;
+}
+
+/* Whether the newest buffer view holds more runs than lookups should
+ * search (commits merge only small runs: memseg.h). */
+static int runs_due(tern_index *idx) {
+  pthread_mutex_lock(&idx->mu);
+  int due = idx->cur && idx->cur->buffer && idx->cur->buffer->nruns > TERN_WORKER_RUNS_MAX;
+  pthread_mutex_unlock(&idx->mu);
+  return due;
+}
+
+/* Merges the older runs of the newest buffer view into one, outside any
+ * lock, and installs the view with that run under install_mu if no commit
+ * merged those runs meanwhile (else the next commit asks again). */
+static int merge_runs(tern_index *idx) {
+  tern_state *st;
+  TERN_TRY(tern_state_acquire(idx, 1, &st));
+  const tern_memseg *b = st->buffer;
+  /* The leading runs past half TERN_MRUN_MERGE_MAX, the newest two left
+   * out: no commit merges those, so the install finds them in place. */
+  size_t k = 0;
+  while (k + 2 < b->nruns && b->runs[k]->n > TERN_MRUN_MERGE_MAX / 2)
+    k++;
+  tern_mrun *merged = NULL;
+  int rc = k >= 2 ? tern_mruns_merge(b, k, &merged) : TERN_OK;
+  if (merged) {
+    pthread_mutex_lock(&idx->install_mu);
+    tern_state *cur = NULL;
+    rc = tern_state_acquire(idx, 1, &cur);
+    int same = rc == TERN_OK && cur->buffer->nruns >= k;
+    for (size_t i = 0; same && i < k; i++)
+      same = cur->buffer->runs[i] == b->runs[i];
+    tern_memseg *view = NULL;
+    if (same) rc = tern_memseg_rebottom(cur->buffer, k, merged, &view);
+    else tern_mrun_put(merged);
+    if (view) (void)tern_state_swap_buffer(idx, cur, view); /* cur is idx->cur: install_mu */
+    if (cur) tern_state_release(idx, cur);
+    pthread_mutex_unlock(&idx->install_mu);
+  }
+  tern_state_release(idx, st);
+  return rc;
+}
+
+/* Flushes (first), merges buffer runs and merges segments until nothing
+ * is due, one at a time. */
+static int run_due_work(tern_index *idx) {
+  for (int round = 0; round < 256; round++) {
+    int due = 0, merged = 0, rc = flush_due(idx, &due);
+    if (rc == TERN_OK && due) {
+      rc = tern_flush_locked(idx);
+      if (rc == TERN_WORKER_RETRY) rc = TERN_OK; /* a commit changed the buffer its way */
+      if (rc == TERN_OK) continue;
+    }
+    if (rc == TERN_OK && runs_due(idx)) rc = merge_runs(idx);
+    if (rc == TERN_OK) rc = tern_merge_once(idx, &merged);
+    if (rc != TERN_OK) return rc;
+    if (!merged) return TERN_OK;
+  }
+  return TERN_OK;
+}
+
+static void *worker_main(void *arg) {
+  tern_index *idx = arg;
+  tern_worker *w = idx->worker;
+  pthread_mutex_lock(&w->mu);
+  for (;;) {
+    while (!w->kicked && !w->stop)
+      pthread_cond_wait(&w->wake, &w->mu);
+    if (!w->kicked) break;
+    w->kicked = 0;
+    w->busy = 1;
+    pthread_mutex_unlock(&w->mu);
+    int rc = run_due_work(idx);
+    if (rc != TERN_OK) tern_worker_note_failure(idx, rc, 0);
+    pthread_mutex_lock(&w->mu);
+    if (rc != TERN_OK) {
+      w->unreported = rc;
+      w->skip = (uint64_t)1 << (w->streak < BACKOFF_MAX_SHIFT ? w->streak : BACKOFF_MAX_SHIFT);
+      w->streak++;
+    } else {
+      w->streak = 0;
+    }
+    w->busy = 0;
+    if (!w->kicked) tern_flock_release(idx); /* kicked again: the hold stays for that work */
+    pthread_cond_broadcast(&w->idle);
+  }
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+/* ------------------------------------------------------------ scheduling */
+
+/* Wakes the worker (write lock held by the caller); with no thread and
+ * none to be had, runs the work here. */
+static void kick(tern_index *idx) {
+  tern_worker *w = idx->worker;
+  pthread_mutex_lock(&w->mu);
+  if (w->skip) {
+    w->skip--;
+    pthread_mutex_unlock(&w->mu);
+    return;
+  }
+  if (!w->started && !w->stop && !(idx->flags & TERN_FOREGROUND))
+    w->started = pthread_create(&w->thread, NULL, worker_main, idx) == 0;
+  if (!w->started) {
+    pthread_mutex_unlock(&w->mu);
+    int rc = run_due_work(idx);
+    if (rc != TERN_OK) {
+      tern_worker_note_failure(idx, rc, 0);
+      pthread_mutex_lock(&w->mu);
+      w->unreported = rc;
+      pthread_mutex_unlock(&w->mu);
+    }
+    return;
+  }
+  if (!w->kicked && !w->busy) tern_flock_hold(idx);
+  w->kicked = 1;
+  pthread_cond_signal(&w->wake);
+  pthread_mutex_unlock(&w->mu);
+}
+
+static void wait_idle(tern_worker *w) {
+  while (w->kicked || w->busy)
+    pthread_cond_wait(&w->idle, &w->mu);
+}
+
+int tern_worker_after_commit(tern_index *idx, const tern_rec_state *rec, int segments_changed) {
+  tern_worker *w = idx->worker;
+  uint64_t limit = idx->opts.write_buffer_bytes;
+  if (rec->buffered_bytes > limit || segments_changed || runs_due(idx)) kick(idx);
+  pthread_mutex_lock(&w->mu);
+  if (rec->buffered_bytes > TERN_WORKER_BUDGET * limit) wait_idle(w);
+  int failed = w->unreported;
+  w->unreported = 0;
+  pthread_mutex_unlock(&w->mu);
+  return failed;
+}
+
+void tern_worker_wait(tern_index *idx) {
+  tern_worker *w = idx->worker;
+  if (!w) return;
+  pthread_mutex_lock(&w->mu);
+  wait_idle(w);
+  pthread_mutex_unlock(&w->mu);
+}
+
+void tern_worker_drain(tern_index *idx) {
+  tern_worker *w = idx->worker;
+  if (!w) return;
+  pthread_mutex_lock(&w->mu);
+  wait_idle(w);
+  w->unreported = 0;
+  w->skip = 0;
+  pthread_mutex_unlock(&w->mu);
+}
+
+void tern_worker_free(tern_index *idx) {
+  tern_worker *w = idx->worker;
+  if (!w) return;
+  pthread_mutex_lock(&w->mu);
+  wait_idle(w);
+  w->stop = 1;
+  pthread_cond_signal(&w->wake);
+  int started = w->started;
+  pthread_mutex_unlock(&w->mu);
+  if (started) pthread_join(w->thread, NULL);
+  pthread_mutex_destroy(&w->mu);
+  pthread_cond_destroy(&w->wake);
+  pthread_cond_destroy(&w->idle);
+  free(w->runs);
+  free(w);
+  idx->worker = NULL;
+}
+
+/* ------------------------------------------------------------ the flush in flight */
+
+void tern_worker_freeze(tern_index *idx) {
+  tern_worker *w = idx->worker;
+  w->frozen = 1;
+  w->unknown = 0;
+  w->nruns = 0;
+}
+
+void tern_worker_note(tern_index *idx, tern_mrun *run, int unknown) {
+  tern_worker *w = idx->worker;
+  if (!w || !w->frozen) return;
+  if (unknown) w->unknown = 1;
+  if (!run || !run->n || w->unknown) return;
+  if (w->nruns == w->cap) {
+    size_t cap = w->cap ? 2 * w->cap : 16;
+    tern_mrun **r = realloc(w->runs, cap * sizeof *r);
+    if (!r) { /* cannot follow this commit: the flush starts over */
+      w->unknown = 1;
+      return;
+    }
+    w->runs = r;
+    w->cap = cap;
+  }
+  atomic_fetch_add(&run->refs, 1);
+  w->runs[w->nruns++] = run;
+}
+
+void tern_worker_noted(tern_index *idx, tern_mrun *const **runs, size_t *n, int *unknown) {
+  tern_worker *w = idx->worker;
+  *runs = w->runs;
+  *n = w->nruns;
+  *unknown = w->unknown;
+}
+
+void tern_worker_thaw(tern_index *idx) {
+  tern_worker *w = idx->worker;
+  for (size_t i = 0; i < w->nruns; i++)
+    tern_mrun_put(w->runs[i]);
+  w->nruns = 0;
+  w->frozen = w->unknown = 0;
+}
+
+/* ------------------------------------------------------------ catalog writes */
+
+void tern_worker_reload(tern_index *idx, const tern_state *buffer_of) {
+  if (tern_state_reload(idx, buffer_of) == TERN_OK) return;
+  pthread_mutex_lock(&idx->mu);
+  idx->cur_behind = 1;
+  pthread_mutex_unlock(&idx->mu);
+}
+
+int tern_worker_note_failure(tern_index *idx, int status, uint64_t bad_segment) {
+  pthread_mutex_lock(&idx->install_mu);
+  tern_state *cur = NULL;
+  int have = tern_state_acquire(idx, 0, &cur) == TERN_OK;
+  tern_health_note(idx, status, bad_segment);
+  tern_worker_reload(idx, have ? cur : NULL);
+  if (have) tern_state_release(idx, cur);
+  pthread_mutex_unlock(&idx->install_mu);
+  return status;
+}
