@@ -350,20 +350,61 @@ static inline uint32_t skip_tail(const tern_tb_block *b, uint32_t pos) {
   return pos;
 }
 
+/* The r characters of one code into out; -1 when the code is outside
+ * the alphabet.  q[j] = code / K^j, each from code alone, so the
+ * divisions overlap instead of waiting on one another; digit j is
+ * q[j] - K * q[j+1].  Inlined with r constant (decode_suffix), so q
+ * lives in registers and both loops unroll. */
+static inline __attribute__((always_inline)) int decode_code(const tern_tb_block *b,
+                                                             uint32_t code, uint32_t r,
+                                                             uint8_t *out) {
+  uint32_t q[TERN_TB_GROUP_MAX + 1];
+  q[0] = code;
+  for (uint32_t j = 1; j < r; j++) q[j] = digit_div(b, code, j);
+  q[r] = 0;
+  if (q[r - 1] >= b->nsym) return -1;
+  for (uint32_t j = r; j-- > 0;) *out++ = b->sym[q[j] - b->nsym * q[j + 1]];
+  return 0;
+}
+
+_Static_assert(TERN_TB_GROUP_MAX == 6, "decode_suffix has a case per group size");
+
+/* decode_suffix for one character per code (w bits each, the usual
+ * choice for alphabets near a power of two): one 64-bit read yields up to
+ * 56 / w characters, instead of one read per character. */
+static int decode_single(const tern_tb_block *b, uint32_t sp, uint32_t slen, uint8_t *out) {
+  unsigned w = b->gbits[1], per = 56u / w;
+  uint64_t mask = ((uint64_t)1 << w) - 1;
+  for (uint32_t i = 0; i < slen;) {
+    uint64_t v = get(b, sp, 56);
+    uint32_t n = slen - i < per ? slen - i : per;
+    sp += n * w;
+    for (uint32_t k = 0; k < n; k++, v >>= w) {
+      uint32_t d = (uint32_t)(v & mask);
+      if (d >= b->nsym) return corrupt(b, "character outside the block alphabet");
+      out[i++] = b->sym[d];
+    }
+  }
+  return TERN_OK;
+}
+
 /* Decodes slen suffix characters at sp into out. */
 static int decode_suffix(const tern_tb_block *b, uint32_t sp, uint32_t slen, uint8_t *out) {
-  for (uint32_t i = 0; i < slen; i += b->group) {
-    uint32_t r = slen - i < b->group ? slen - i : b->group;
+  if (b->group == 1 && b->gbits[1] > 0) return decode_single(b, sp, slen, out);
+  for (uint32_t i = 0, r; i < slen; i += r, out += r) {
+    r = slen - i < b->group ? slen - i : b->group;
     uint32_t code = (uint32_t)get(b, sp, b->gbits[r]);
     sp += b->gbits[r];
-    /* q[j] = code / K^j, each from code alone, so the divisions overlap
-     * instead of waiting on one another; digit j is q[j] - K * q[j+1]. */
-    uint32_t q[TERN_TB_GROUP_MAX + 1];
-    q[0] = code;
-    for (uint32_t j = 1; j < r; j++) q[j] = digit_div(b, code, j);
-    q[r] = 0;
-    if (q[r - 1] >= b->nsym) return corrupt(b, "character outside the block alphabet");
-    for (uint32_t j = r; j-- > 0;) *out++ = b->sym[q[j] - b->nsym * q[j + 1]];
+    int bad;
+    switch (r) {
+    case 1: bad = decode_code(b, code, 1, out); break;
+    case 2: bad = decode_code(b, code, 2, out); break;
+    case 3: bad = decode_code(b, code, 3, out); break;
+    case 4: bad = decode_code(b, code, 4, out); break;
+    case 5: bad = decode_code(b, code, 5, out); break;
+    default: bad = decode_code(b, code, 6, out); break;
+    }
+    if (bad) return corrupt(b, "character outside the block alphabet");
   }
   return TERN_OK;
 }
