@@ -585,8 +585,9 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
   if (it->entry >= b->n) return TERN_NOTFOUND;
   if (TERN_UNLIKELY(!b->tables))
     return tern_fail(TERN_EINVAL, "terms block: decoding without tern_tb_tables");
-  uint32_t e = it->entry;
-  if (e % b->restart == 0) {
+  uint32_t e = it->entry, rmask = b->restart - 1;
+  /* A step pays no division: the interval is a power of two as written. */
+  if ((b->restart & rmask) == 0 ? (e & rmask) == 0 : e % b->restart == 0) {
     uint32_t r = e / b->restart, kpos, tpos, klen;
     const uint8_t *key;
     TERN_TRY(restart_pos(b, r, &kpos, &tpos));
