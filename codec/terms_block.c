@@ -350,20 +350,61 @@ static inline uint32_t skip_tail(const tern_tb_block *b, uint32_t pos) {
   return pos;
 }
 
+/* The r characters of one code into out; -1 when the code is outside
+ * the alphabet.  q[j] = code / K^j, each from code alone, so the
+ * divisions overlap instead of waiting on one another; digit j is
+ * q[j] - K * q[j+1].  Inlined with r constant (decode_suffix), so q
+ * lives in registers and both loops unroll. */
+static inline __attribute__((always_inline)) int decode_code(const tern_tb_block *b,
+                                                             uint32_t code, uint32_t r,
+                                                             uint8_t *out) {
+  uint32_t q[TERN_TB_GROUP_MAX + 1];
+  q[0] = code;
+  for (uint32_t j = 1; j < r; j++) q[j] = digit_div(b, code, j);
+  q[r] = 0;
+  if (q[r - 1] >= b->nsym) return -1;
+  for (uint32_t j = r; j-- > 0;) *out++ = b->sym[q[j] - b->nsym * q[j + 1]];
+  return 0;
+}
+
+_Static_assert(TERN_TB_GROUP_MAX == 6, "decode_suffix has a case per group size");
+
+/* decode_suffix for one character per code (w bits each, the usual
+ * choice for alphabets near a power of two): one 64-bit read yields up to
+ * 56 / w characters, instead of one read per character. */
+static int decode_single(const tern_tb_block *b, uint32_t sp, uint32_t slen, uint8_t *out) {
+  unsigned w = b->gbits[1], per = 56u / w;
+  uint64_t mask = ((uint64_t)1 << w) - 1;
+  for (uint32_t i = 0; i < slen;) {
+    uint64_t v = get(b, sp, 56);
+    uint32_t n = slen - i < per ? slen - i : per;
+    sp += n * w;
+    for (uint32_t k = 0; k < n; k++, v >>= w) {
+      uint32_t d = (uint32_t)(v & mask);
+      if (d >= b->nsym) return corrupt(b, "character outside the block alphabet");
+      out[i++] = b->sym[d];
+    }
+  }
+  return TERN_OK;
+}
+
 /* Decodes slen suffix characters at sp into out. */
 static int decode_suffix(const tern_tb_block *b, uint32_t sp, uint32_t slen, uint8_t *out) {
-  for (uint32_t i = 0; i < slen; i += b->group) {
-    uint32_t r = slen - i < b->group ? slen - i : b->group;
+  if (b->group == 1 && b->gbits[1] > 0) return decode_single(b, sp, slen, out);
+  for (uint32_t i = 0, r; i < slen; i += r, out += r) {
+    r = slen - i < b->group ? slen - i : b->group;
     uint32_t code = (uint32_t)get(b, sp, b->gbits[r]);
     sp += b->gbits[r];
-    /* q[j] = code / K^j, each from code alone, so the divisions overlap
-     * instead of waiting on one another; digit j is q[j] - K * q[j+1]. */
-    uint32_t q[TERN_TB_GROUP_MAX + 1];
-    q[0] = code;
-    for (uint32_t j = 1; j < r; j++) q[j] = digit_div(b, code, j);
-    q[r] = 0;
-    if (q[r - 1] >= b->nsym) return corrupt(b, "character outside the block alphabet");
-    for (uint32_t j = r; j-- > 0;) *out++ = b->sym[q[j] - b->nsym * q[j + 1]];
+    int bad;
+    switch (r) {
+    case 1: bad = decode_code(b, code, 1, out); break;
+    case 2: bad = decode_code(b, code, 2, out); break;
+    case 3: bad = decode_code(b, code, 3, out); break;
+    case 4: bad = decode_code(b, code, 4, out); break;
+    case 5: bad = decode_code(b, code, 5, out); break;
+    default: bad = decode_code(b, code, 6, out); break;
+    }
+    if (bad) return corrupt(b, "character outside the block alphabet");
   }
   return TERN_OK;
 }
@@ -544,8 +585,9 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
   if (it->entry >= b->n) return TERN_NOTFOUND;
   if (TERN_UNLIKELY(!b->tables))
     return tern_fail(TERN_EINVAL, "terms block: decoding without tern_tb_tables");
-  uint32_t e = it->entry;
-  if (e % b->restart == 0) {
+  uint32_t e = it->entry, rmask = b->restart - 1;
+  /* A step pays no division: the interval is a power of two as written. */
+  if ((b->restart & rmask) == 0 ? (e & rmask) == 0 : e % b->restart == 0) {
     uint32_t r = e / b->restart, kpos, tpos, klen;
     const uint8_t *key;
     TERN_TRY(restart_pos(b, r, &kpos, &tpos));
@@ -625,6 +667,21 @@ int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, 
   it->kpos = pos;
   it->len = len;
   return TERN_OK;
+}
+
+/* Asks the memory system for what decoding entry `index` will read first
+ * (its run's key stream and its tail), unchecked: prefetches never fault,
+ * and every position is clamped into the page. */
+void tern_tb_prefetch(const tern_tb_block *b, uint32_t index) {
+  if (index >= b->n || b->restart == 0) return;
+  uint32_t r = index / b->restart;
+  uint32_t kpos = r == 0 ? b->keys_start : tern_load16(b->rkpos + 2 * (r - 1));
+  uint32_t tpos = b->tail_bits >= 0 ? b->tails_start + index * (uint32_t)b->tail_bits : b->tails_start;
+  uint32_t kb = (kpos >> 3) % TERN_TB_PAGE, tb = (tpos >> 3) % TERN_TB_PAGE;
+  __builtin_prefetch(b->page + kb);
+  if (kb + 64 < TERN_TB_PAGE) __builtin_prefetch(b->page + kb + 64);
+  if (kb + 128 < TERN_TB_PAGE) __builtin_prefetch(b->page + kb + 128);
+  __builtin_prefetch(b->page + tb);
 }
 
 /* ---------------------------------------------------------------- lookup */

@@ -161,6 +161,9 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
  * then holds the bytes that entry shares with its predecessor, no more). */
 int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, uint8_t *term);
 
+/* A hint: entry `index` is decoded soon (tern_tb_iter_seek, then next). */
+void tern_tb_prefetch(const tern_tb_block *b, uint32_t index);
+
 /* Finds the first entry >= key: *index (n when none).  Returns 1 when it
  * equals key — then *t is its tail and `it` is positioned after it, its
  * term being key — 0 when not, <0 on corruption.  Decodes only the

@@ -30,6 +30,7 @@ struct tern_cursor {
   int has_hi, empty;
   int dir;    /* +1, -1, or 0 when unpositioned */
   size_t top; /* the source shown */
+  int solo;   /* top is the only source with keys left in direction dir */
 };
 
 static int slice_ok(const tern_slice *s) {
@@ -112,12 +113,19 @@ int tern_cursor_close(tern_cursor *c) {
   return TERN_OK;
 }
 
+/* Whether s's key lies inside the bounds on the side direction dir runs to. */
+static int within(const tern_cursor *c, const tern_src *s, int dir) {
+  if (dir > 0) return !c->has_hi || tern_key_cmp(s->key, s->klen, c->hi, c->hilen) < 0;
+  return tern_key_cmp(s->key, s->klen, c->lo, c->lolen) >= 0;
+}
+
 /* Picks the source to show in direction dir, and checks the bounds. */
 static int pick(tern_cursor *c, int dir) {
-  size_t best = c->n;
+  size_t best = c->n, nvalid = 0;
   for (size_t i = 0; i < c->n; i++) {
     const tern_src *s = &c->src[i];
     if (!s->valid) continue;
+    nvalid++;
     if (best == c->n) {
       best = i;
       continue;
@@ -126,13 +134,10 @@ static int pick(tern_cursor *c, int dir) {
     if (cmp * dir <= 0) best = i; /* ties: the newer source */
   }
   c->dir = 0;
-  if (best == c->n) return TERN_NOTFOUND;
-  const tern_src *s = &c->src[best];
-  if (dir > 0 && c->has_hi && tern_key_cmp(s->key, s->klen, c->hi, c->hilen) >= 0)
-    return TERN_NOTFOUND;
-  if (dir < 0 && tern_key_cmp(s->key, s->klen, c->lo, c->lolen) < 0) return TERN_NOTFOUND;
+  if (best == c->n || !within(c, &c->src[best], dir)) return TERN_NOTFOUND;
   c->top = best;
   c->dir = dir;
+  c->solo = nvalid == 1;
   return TERN_OK;
 }
 
@@ -191,8 +196,19 @@ int tern_cursor_seek_for_prev(tern_cursor *c, const void *key, size_t klen) {
   return position_le(c, key ? key : (const void *)"", klen, 0);
 }
 
+/* Steps the only source left: no other source can become valid moving
+ * the same way, so there is nothing to merge (a scan of one segment). */
+static int step_solo(tern_cursor *c, int dir) {
+  tern_src *t = &c->src[c->top];
+  int rc = tern_src_step(t, dir);
+  if (rc != TERN_OK) return fail_reset(c, rc);
+  if (!t->valid || !within(c, t, dir)) return fail_reset(c, TERN_NOTFOUND);
+  return TERN_OK;
+}
+
 /* Moves every source showing the current key one step in direction dir. */
 static int step(tern_cursor *c, int dir) {
+  if (c->solo) return step_solo(c, dir);
   tern_src *t = &c->src[c->top];
   for (size_t i = 0; i < c->n; i++) {
     tern_src *s = &c->src[i];

@@ -3,7 +3,8 @@
  * index: a cursor's view and a backup are exactly their snapshot's while
  * another thread commits and merges, and a cold scan of 10,000
  * consecutive keys reads at most one page per terms block it covers, plus
- * one (counted by the file layer).
+ * one (counted by the file layer); and bounded scans over a compacted
+ * index, where one source is left and the cursor steps it unmerged.
  */
 #include "tests/engine/enginetest.h"
 
@@ -244,6 +245,78 @@ static void test_cold_scan_reads(void **state) {
   free(dir);
 }
 
+/* The live keys of [lo, hi) by number, compared with the cursor's walk
+ * forward (first/next) and backward (last/prev) under bounds b. */
+static void check_bounded(tern_snapshot *s, const tern_bounds *b, const uint8_t *dead,
+                          uint32_t lo, uint32_t hi) {
+  tern_cursor *c;
+  char key[32];
+  ET_OK(tern_cursor_open(&c, s, b));
+  for (int dir = 1; dir >= -1; dir -= 2) {
+    int rc = dir > 0 ? tern_cursor_first(c) : tern_cursor_last(c);
+    for (uint32_t k = 0; k < hi - lo; k++) {
+      uint32_t i = dir > 0 ? lo + k : hi - 1 - k;
+      if (dead[i]) continue;
+      ET_OK(rc);
+      tern_slice sk, sv;
+      ET_OK(tern_cursor_key(c, &sk));
+      ET_OK(tern_cursor_value(c, &sv));
+      assert_int_equal(sk.len, key_of(i, key));
+      assert_memory_equal(sk.data, key, sk.len);
+      assert_int_equal(sv.len, sk.len);
+      assert_memory_equal(sv.data, key, sv.len);
+      rc = dir > 0 ? tern_cursor_next(c) : tern_cursor_prev(c);
+    }
+    assert_int_equal(rc, TERN_NOTFOUND);
+  }
+  tern_cursor_close(c);
+}
+
+static void test_bounded_scans_one_source(void **state) {
+  (void)state;
+  enum { N = 6000 };
+  char *dir = tu_tmpdir("ordered-solo");
+  tern_index *idx;
+  ET_OK(tern_open(&idx, dir, TERN_CREATE, NULL));
+  load(idx, N);
+  static uint8_t dead[N];
+  memset(dead, 0, sizeof dead);
+  tu_rng r;
+  tu_rng_init(&r, tu_seed() ^ 0x5010u);
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) { /* deleted docs inside the ranges, compacted away or not */
+      tern_txn *t;
+      char key[32];
+      ET_OK(tern_txn_begin(&t, idx, 0));
+      for (uint32_t i = 0; i < N; i++)
+        if (tu_below(&r, 5) == 0) {
+          ET_OK(tern_delete(t, key, key_of(i, key)));
+          dead[i] = 1;
+        }
+      ET_OK(tern_commit(t));
+    }
+    tern_snapshot *s;
+    ET_OK(tern_snapshot_open(&s, idx));
+    for (int round = 0; round < 60; round++) {
+      uint32_t a = (uint32_t)tu_below(&r, N), bnd = a + (uint32_t)tu_below(&r, N - a + 1);
+      char from[32], to[32], pre[32];
+      tern_bounds b = {{from, key_of(a, from)}, {to, key_of(bnd, to)}, {NULL, 0}};
+      if (bnd == N) b.to = (tern_slice){NULL, 0}; /* open above */
+      check_bounded(s, &b, dead, a, bnd);
+      /* a prefix: a's key without its last d digits, the 10^d keys around a */
+      uint32_t d = 1 + (uint32_t)tu_below(&r, 3), span = d == 1 ? 10 : d == 2 ? 100 : 1000;
+      size_t keep = key_of(a, pre) - d;
+      tern_bounds pb = {{NULL, 0}, {NULL, 0}, {pre, keep}};
+      uint32_t plo = a / span * span, phi = plo + span < N ? plo + span : N;
+      check_bounded(s, &pb, dead, plo, phi);
+    }
+    tern_snapshot_close(s);
+  }
+  ET_OK(tern_close(idx));
+  tu_rmtree(dir);
+  free(dir);
+}
+
 int main(void) {
   et_prefer_tmpfs();
   const struct CMUnitTest tests[] = {
@@ -251,6 +324,7 @@ int main(void) {
       cmocka_unit_test(test_backup_while_committing),
       cmocka_unit_test(test_backup_copies_across_file_systems),
       cmocka_unit_test(test_cold_scan_reads),
+      cmocka_unit_test(test_bounded_scans_one_source),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
