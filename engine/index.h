@@ -164,6 +164,12 @@ void tern_segment_name(char out[TERN_SEGNAME_MAX], uint64_t number);
  * commit happened since; with want_buffer, its buffer view built.  Takes
  * idx->mu itself.  The caller owns one reference. */
 int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out);
+/* tern_state_acquire between commits (under install_mu), for the worker:
+ * a read that lands between a commit's catalog write and its hand-off
+ * would make idx->cur that commit without its buffer view, and the next
+ * transaction would rebuild the view from the catalog at O(buffer).  Not
+ * with install_mu held. */
+int tern_state_acquire_settled(tern_index *idx, int want_buffer, tern_state **out);
 /* Drops one reference.  Takes idx->mu itself. */
 void tern_state_release(tern_index *idx, tern_state *st);
 /* The buffer DBI as read in t, checked against rec's totals: a flat memseg. */

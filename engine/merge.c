@@ -502,7 +502,7 @@ static int pick_merge(const tern_state *st, const tern_slot **sel, size_t *n) {
 int tern_merge_once(tern_index *idx, int *merged) {
   *merged = 0;
   tern_state *st;
-  TERN_TRY(tern_state_acquire(idx, 0, &st));
+  TERN_TRY(tern_state_acquire_settled(idx, 0, &st));
   const tern_slot **sel = malloc((st->nslots ? st->nslots : 1) * sizeof *sel);
   size_t n = 0;
   int rc = sel ? pick_merge(st, sel, &n) : tern_fail(TERN_ENOMEM, "out of memory");

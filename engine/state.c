@@ -396,6 +396,13 @@ int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out) {
   return rc;
 }
 
+int tern_state_acquire_settled(tern_index *idx, int want_buffer, tern_state **out) {
+  pthread_mutex_lock(&idx->install_mu);
+  int rc = tern_state_acquire(idx, want_buffer, out);
+  pthread_mutex_unlock(&idx->install_mu);
+  return rc;
+}
+
 /* ------------------------------------------------------------ reload */
 
 int tern_state_reload(tern_index *idx, const tern_state *buffer_of) {
@@ -456,7 +463,13 @@ static int handoff_slots(tern_state *st, const tern_state *prev, tern_slot_edit 
 void tern_state_handoff(tern_index *idx, tern_state *prev, const tern_rec_state *rec,
                         tern_slot_edit *edits, tern_mrun *run) {
   pthread_mutex_lock(&idx->mu);
-  tern_state *st = idx->cur == prev ? calloc(1, sizeof *st) : NULL;
+  /* idx->cur may already be this very commit, read back from the catalog
+   * by the worker between mdb_txn_commit and here (installs wait for
+   * install_mu, which the commit holds; reads do not): without the buffer
+   * view, which the next transaction would then rebuild from the catalog
+   * at O(buffer).  The state handed forward is the same commit, view and all. */
+  int same = idx->cur == prev || (idx->cur && idx->cur->rec.seq == rec->seq);
+  tern_state *st = same ? calloc(1, sizeof *st) : NULL;
   int rc = st ? handoff_slots(st, prev, edits) : TERN_ENOMEM;
   if (rc == TERN_OK) {
     st->refs = 1;

@@ -42,7 +42,7 @@ int tern_worker_new(tern_index *idx) {
 /* Whether the buffer of the newest state is past write_buffer_bytes. */
 static int flush_due(tern_index *idx, int *due) {
   tern_state *st;
-  TERN_TRY(tern_state_acquire(idx, 0, &st));
+  TERN_TRY(tern_state_acquire_settled(idx, 0, &st));
   *due = st->rec.buffered_bytes > idx->opts.write_buffer_bytes;
   tern_state_release(idx, st);
   return TERN_OK;
@@ -62,7 +62,7 @@ static int runs_due(tern_index *idx) {
  * merged those runs meanwhile (else the next commit asks again). */
 static int merge_runs(tern_index *idx) {
   tern_state *st;
-  TERN_TRY(tern_state_acquire(idx, 1, &st));
+  TERN_TRY(tern_state_acquire_settled(idx, 1, &st));
   const tern_memseg *b = st->buffer;
   /* The leading runs past half TERN_MRUN_MERGE_MAX, the newest two left
    * out: no commit merges those, so the install finds them in place. */
