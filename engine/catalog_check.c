@@ -5,6 +5,7 @@
  * MDB_db, MDB_meta on a 64-bit host); nothing in it is trusted.
  */
 #include "engine/catalog_check.h"
+#include "engine/vec.h"
 
 #include "codec/coding.h"
 #include "codec/status.h"
@@ -160,8 +161,7 @@ typedef struct walker {
   uint8_t *seen; /* a bit per page */
   uint8_t *page; /* psize bytes */
   tern_catalog_walk_info *info;
-  uint64_t *freed; /* the pages the free-list records name, checked after the walk */
-  size_t nfreed, capfreed;
+  tern_u64vec freed; /* the pages the free-list records name, checked after the walk */
 } walker;
 
 typedef enum { TREE_FREE, TREE_MAIN, TREE_TABLE } tree_kind;
@@ -218,14 +218,7 @@ static int check_idl(walker *w, const uint8_t *d, uint64_t dsize, uint64_t pg) {
   for (uint64_t i = 1; i <= n; i++) {
     uint64_t f = tern_load64(d + 8 * i);
     if (f < 2 || f > w->last_pg) return bad(w->path, "free page out of range", pg);
-    if (w->nfreed == w->capfreed) {
-      size_t cap = w->capfreed ? 2 * w->capfreed : 256;
-      uint64_t *more = realloc(w->freed, cap * sizeof *more);
-      if (!more) return tern_fail(TERN_ENOMEM, "catalog check: out of memory");
-      w->freed = more;
-      w->capfreed = cap;
-    }
-    w->freed[w->nfreed++] = f;
+    TERN_TRY(tern_u64vec_push(&w->freed, f));
   }
   return TERN_OK;
 }
@@ -236,8 +229,8 @@ static int check_idl(walker *w, const uint8_t *d, uint64_t dsize, uint64_t pg) {
  * overwrites live data with.  After the walk, when `seen` holds every
  * page reached; a page named twice is the same fault. */
 static int check_freed_unused(walker *w) {
-  for (size_t i = 0; i < w->nfreed; i++) {
-    uint64_t p = w->freed[i];
+  for (size_t i = 0; i < w->freed.n; i++) {
+    uint64_t p = w->freed.v[i];
     uint8_t bit = (uint8_t)(1u << (p & 7));
     if (w->seen[p >> 3] & bit) return bad(w->path, "free page in use or freed twice", p);
     w->seen[p >> 3] |= bit;
@@ -372,7 +365,7 @@ int tern_catalog_walk(const char *path, uint64_t txnid, tern_catalog_walk_info *
   for (int i = 0; rc == TERN_OK && i < 2; i++)
     if (ms[i].txnid == txnid) m = &ms[i];
   if (rc == TERN_OK && !m) rc = tern_fail(TERN_EBUSY, "%s: meta page moved on", path);
-  walker w = {fd, path, m ? m->psize : 0, m ? m->last_pg : 0, NULL, NULL, info, NULL, 0, 0};
+  walker w = {fd, path, m ? m->psize : 0, m ? m->last_pg : 0, NULL, NULL, info, {0}};
   if (rc == TERN_OK) {
     w.seen = calloc((size_t)(m->last_pg / 8 + 1), 1);
     if (!w.seen) rc = tern_fail(TERN_ENOMEM, "catalog check: out of memory");
@@ -380,7 +373,7 @@ int tern_catalog_walk(const char *path, uint64_t txnid, tern_catalog_walk_info *
   if (rc == TERN_OK) rc = walk_db(&w, m->dbs[1], TREE_MAIN);
   if (rc == TERN_OK) rc = walk_db(&w, m->dbs[0], TREE_FREE);
   if (rc == TERN_OK) rc = check_freed_unused(&w);
-  free(w.freed);
+  free(w.freed.v);
   free(w.seen);
   close(fd);
   return rc;

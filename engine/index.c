@@ -14,6 +14,7 @@
 #include "engine/catalog_check.h"
 #include "engine/errwrap.h"
 #include "engine/index.h"
+#include "engine/vec.h"
 #include "engine/worker.h"
 
 #include <dirent.h>
@@ -421,30 +422,16 @@ static int grow_map_size(tern_index *idx, uint64_t want) {
   return rc;
 }
 
-typedef struct known_set {
-  uint64_t *v;
-  size_t n, cap;
-} known_set;
-
 static int collect_known(void *ctx, uint64_t number, const tern_rec_segment *r) {
   (void)r;
-  known_set *k = ctx;
-  if (k->n == k->cap) {
-    size_t cap = k->cap ? 2 * k->cap : 16;
-    uint64_t *v = realloc(k->v, cap * sizeof *v);
-    if (!v) return tern_fail(TERN_ENOMEM, "out of memory");
-    k->v = v;
-    k->cap = cap;
-  }
-  k->v[k->n++] = number;
-  return TERN_OK;
+  return tern_u64vec_push(ctx, number);
 }
 
 /* Whether a segment file not in the catalog may go: its number is at or
  * above the next number (a write no commit took: a leftover), or below
  * it (handed out by a commit, so a later commit dropped it).  The
  * catalog's segment list was checked whole (count and digest) first. */
-static int removable(const known_set *k, uint64_t number) {
+static int removable(const tern_u64vec *k, uint64_t number) {
   for (size_t i = 0; i < k->n; i++)
     if (k->v[i] == number) return 0;
   return 1;
@@ -452,7 +439,7 @@ static int removable(const known_set *k, uint64_t number) {
 
 /* Removes segment files that the catalog does not reference. */
 static int remove_unreferenced(tern_index *idx) {
-  known_set k = {0};
+  tern_u64vec k = {0};
   MDB_txn *t;
   tern_rec_state s;
   TERN_TRY(tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &t), "begin"));

@@ -6,6 +6,7 @@
 #include "codec/filter.h"
 
 #include "engine/catalog_schema.h"
+#include "engine/vec.h"
 #include "codec/segment.h"
 #include "codec/status.h"
 
@@ -120,13 +121,9 @@ static fvec *field_vec(inv_build *b, const uint8_t *name, size_t len) {
 }
 
 static int fvec_push(fvec *v, const uint8_t *term, size_t len, uint32_t doc) {
-  if (v->n == v->cap) {
-    size_t cap = v->cap ? 2 * v->cap : 64;
-    tern_keyref *t = realloc(v->t, cap * sizeof *t);
-    if (!t) return tern_fail(TERN_ENOMEM, "inverting terms: out of memory");
-    v->t = t;
-    v->cap = cap;
-  }
+  tern_keyref *t = tern_vec_room(v->t, v->n, &v->cap, sizeof *t);
+  if (!t) return tern_fail(TERN_ENOMEM, "inverting terms: out of memory");
+  v->t = t;
   v->t[v->n++] = (tern_keyref){term, (uint32_t)len, doc};
   return TERN_OK;
 }

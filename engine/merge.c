@@ -19,6 +19,7 @@
  */
 #include "engine/errwrap.h"
 #include "engine/index.h"
+#include "engine/vec.h"
 #include "engine/worker.h"
 
 #include <inttypes.h>
@@ -132,25 +133,8 @@ static int merge_unique(tern_segw *w, mheap *h, size_t n, const tern_options *o,
   return TERN_OK;
 }
 
-typedef struct u32vec {
-  uint32_t *v;
-  size_t n, cap;
-} u32vec;
-
-static int u32_push(u32vec *d, uint32_t x) {
-  if (d->n == d->cap) {
-    size_t cap = d->cap ? 2 * d->cap : 256;
-    uint32_t *v = realloc(d->v, cap * sizeof *v);
-    if (!v) return tern_fail(TERN_ENOMEM, "merge: out of memory");
-    d->v = v;
-    d->cap = cap;
-  }
-  d->v[d->n++] = x;
-  return TERN_OK;
-}
-
 /* Appends the remapped live docs of source i's current term. */
-static int gather_docs(msrc *s, u32vec *docs) {
+static int gather_docs(msrc *s, tern_u32vec *docs) {
   tern_postings_iter it;
   TERN_TRY(tern_seg_postings(s->slot->ref->seg, &s->e, &it));
   uint32_t d;
@@ -160,7 +144,7 @@ static int gather_docs(msrc *s, u32vec *docs) {
       rc = tern_fail(TERN_ECORRUPT, "segment %s: doc %u past max_doc", s->slot->ref->name, d);
       break;
     }
-    if (s->docmap[d] != NO_DOC && (rc = u32_push(docs, s->docmap[d])) != TERN_OK) break;
+    if (s->docmap[d] != NO_DOC && (rc = tern_u32vec_push(docs, s->docmap[d])) != TERN_OK) break;
   }
   tern_postings_iter_release(&it);
   return rc;
@@ -176,7 +160,7 @@ static int merge_field(tern_segw *w, mheap *h, size_t n, const uint8_t *name, si
   }
   uint8_t term[TERN_KEY_MAX];
   int started = 0, rc = TERN_OK;
-  u32vec docs = {0};
+  tern_u32vec docs = {0};
   size_t *same = malloc((n ? n : 1) * sizeof *same);
   if (!same) return tern_fail(TERN_ENOMEM, "merge: out of memory");
   while (rc == TERN_OK && h->n) {
@@ -349,7 +333,7 @@ static const tern_slot *slot_now(const tern_state *cur, uint64_t number) {
 }
 
 /* The new docs of input docs deleted since the merge read them. */
-static int carried_docs(const merge_ctx *m, size_t i, u32vec *out) {
+static int carried_docs(const merge_ctx *m, size_t i, tern_u32vec *out) {
   const tern_slot *was = m->slots[i], *now = slot_now(m->cur, was->ref->number);
   if (!now) return tern_fail(TERN_EBUSY, "%s: merge input %s vanished", m->idx->dir, was->ref->name);
   if (now->gen == was->gen || !now->live) return TERN_OK;
@@ -358,13 +342,13 @@ static int carried_docs(const merge_ctx *m, size_t i, u32vec *out) {
   for (uint32_t d; (d = tern_ld_iter_next(&it)) != TERN_LD_END;) {
     if (!tern_slot_is_live(was, d) || d >= was->ref->max_doc) continue;
     uint32_t nd = m->docmaps[i][d];
-    if (nd != NO_DOC) TERN_TRY(u32_push(out, nd));
+    if (nd != NO_DOC) TERN_TRY(tern_u32vec_push(out, nd));
   }
   return TERN_OK;
 }
 
 static int carried_deletions(merge_ctx *m) {
-  u32vec dels = {0};
+  tern_u32vec dels = {0};
   int rc = TERN_OK;
   for (size_t i = 0; rc == TERN_OK && m->ndocs && i < m->n; i++)
     rc = carried_docs(m, i, &dels);

@@ -6,6 +6,7 @@
 #include "engine/counters.h"
 #include "engine/errwrap.h"
 #include "engine/index.h"
+#include "engine/vec.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -179,13 +180,9 @@ static int slot_livedocs(build_ctx *b, uint64_t number, const tern_rec_segment *
 static int add_slot(void *ctx, uint64_t number, const tern_rec_segment *r) {
   build_ctx *b = ctx;
   tern_state *st = b->st;
-  if (st->nslots == b->cap) {
-    size_t cap = b->cap ? 2 * b->cap : 8;
-    tern_slot *s = realloc(st->slots, cap * sizeof *s);
-    if (!s) return tern_fail(TERN_ENOMEM, "state: out of memory");
-    st->slots = s;
-    b->cap = cap;
-  }
+  tern_slot *s = tern_vec_room(st->slots, st->nslots, &b->cap, sizeof *s);
+  if (!s) return tern_fail(TERN_ENOMEM, "state: out of memory");
+  st->slots = s;
   tern_slot *sl = &st->slots[st->nslots];
   memset(sl, 0, sizeof *sl);
   sl->deleted = r->deleted;

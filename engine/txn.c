@@ -21,6 +21,7 @@
 #include "engine/bigmem.h"
 #include "engine/bulkwrite.h"
 #include "engine/keymap.h"
+#include "engine/vec.h"
 #include "engine/worker.h"
 
 #include "codec/status.h"
@@ -229,16 +230,11 @@ int tern_delete(tern_txn *t, const void *key, size_t klen) {
 
 /* ------------------------------------------------------------ commit */
 
-typedef struct docvec {
-  uint32_t *v;
-  size_t n, cap;
-} docvec;
-
 typedef struct commit_ctx {
   tern_txn *t;
   uint32_t *uniq; /* op indices, one per key (its last op), in key order */
   size_t nuniq, uniq_bytes;
-  docvec *dels; /* per slot of t->st: docs that lose their document */
+  tern_u32vec *dels; /* per slot of t->st: docs that lose their document */
   int touched;  /* some slot has deletions */
   tern_slot_edit *edits; /* per slot: its new live docs, handed to the next state */
   tern_mrun *run;        /* buffered: the keys put into or taken out of the buffer */
@@ -247,18 +243,6 @@ typedef struct commit_ctx {
   uint32_t seg_docs;
   uint8_t segid[TERN_SEGID_SIZE];
 } commit_ctx;
-
-static int docvec_push(docvec *d, uint32_t doc) {
-  if (d->n == d->cap) {
-    size_t cap = d->cap ? 2 * d->cap : 16;
-    uint32_t *v = realloc(d->v, cap * sizeof *v);
-    if (!v) return tern_fail(TERN_ENOMEM, "out of memory");
-    d->v = v;
-    d->cap = cap;
-  }
-  d->v[d->n++] = doc;
-  return TERN_OK;
-}
 
 static inline const tern_mdoc *op_at(const commit_ctx *c, size_t i) {
   return &c->t->ops[c->uniq[i]];
@@ -308,7 +292,7 @@ static int seed_found(commit_ctx *c, uint8_t *found, size_t *left) {
     (*left)--;
     if (l->slot == UINT32_MAX) continue; /* in the buffer: no segment has it */
     c->touched = 1;
-    TERN_TRY(docvec_push(&c->dels[l->slot], l->doc));
+    TERN_TRY(tern_u32vec_push(&c->dels[l->slot], l->doc));
   }
   return TERN_OK;
 }
@@ -336,7 +320,7 @@ static int resolve_segments(commit_ctx *c) {
         found[i] = 1;
         left--;
         c->touched = 1;
-        rc = docvec_push(&c->dels[s], doc);
+        rc = tern_u32vec_push(&c->dels[s], doc);
       } else if (rc == TERN_NOTFOUND) {
         rc = TERN_OK;
       }
@@ -355,7 +339,7 @@ static int apply_deletions(commit_ctx *c, MDB_txn *mt) {
   if (c->touched && !(c->edits = calloc(st->nslots, sizeof *c->edits)))
     return tern_fail(TERN_ENOMEM, "commit: out of memory");
   for (size_t s = 0; c->dels && s < st->nslots; s++) {
-    docvec *d = &c->dels[s];
+    tern_u32vec *d = &c->dels[s];
     if (!d->n) continue;
     const tern_slot *sl = &st->slots[s];
     tern_livedocs *fresh = NULL, *next = NULL;
@@ -428,7 +412,7 @@ static ptrdiff_t key_in_uniq(const commit_ctx *c, const void *key, size_t klen) 
  * writes: the buffer is small, so it is scanned, not probed per key. */
 static int unbuffer_keys(commit_ctx *c, MDB_txn *mt, tern_rec_state *rec) {
   tern_index *idx = c->t->idx;
-  docvec hits = {0};
+  tern_u32vec hits = {0};
   MDB_cursor *cur;
   TERN_TRY(tern_mdb_status(mdb_cursor_open(mt, idx->dbi_buf, &cur), "opening a cursor"));
   MDB_val k, v;
@@ -443,7 +427,7 @@ static int unbuffer_keys(commit_ctx *c, MDB_txn *mt, tern_rec_state *rec) {
     if (at < 0) continue;
     rec->buffered_docs--;
     rec->buffered_bytes -= k.mv_size + v.mv_size;
-    trc = docvec_push(&hits, (uint32_t)at);
+    trc = tern_u32vec_push(&hits, (uint32_t)at);
   }
   mdb_cursor_close(cur);
   if (trc == TERN_OK && rc != MDB_NOTFOUND) trc = tern_mdb_status(rc, "reading the buffer");
