@@ -437,8 +437,10 @@ static int removable(const tern_u64vec *k, uint64_t number) {
   return 1;
 }
 
-/* Removes segment files that the catalog does not reference. */
-static int remove_unreferenced(tern_index *idx) {
+/* Counts (*found), and with `remove` removes, the segment files that the
+ * catalog does not reference. */
+static int unreferenced(tern_index *idx, int remove, size_t *found) {
+  *found = 0;
   tern_u64vec k = {0};
   MDB_txn *t;
   tern_rec_state s;
@@ -452,6 +454,8 @@ static int remove_unreferenced(tern_index *idx) {
   while (d && (e = readdir(d)) != NULL) {
     uint64_t number;
     if (!segment_file_number(e->d_name, &number) || !removable(&k, number)) continue;
+    ++*found;
+    if (!remove) continue;
     char name[TERN_SEGNAME_MAX];
     tern_segment_name(name, number);
     tern_seg_remove(idx->dir, name);
@@ -461,9 +465,16 @@ static int remove_unreferenced(tern_index *idx) {
   return rc;
 }
 
+/* Looks first without the write lock, so that an open with nothing to
+ * clean never holds it: a writer in another process would get TERN_EBUSY
+ * for the length of this open.  Removes under the lock only, after looking
+ * again (the catalog may have moved meanwhile). */
 static int cleanup_leftovers(tern_index *idx) {
+  size_t found;
+  TERN_TRY(unreferenced(idx, 0, &found));
+  if (!found) return TERN_OK;
   if (flock(idx->lock_fd, LOCK_EX | LOCK_NB) < 0) return TERN_OK; /* a writer is at work */
-  int rc = remove_unreferenced(idx);
+  int rc = unreferenced(idx, 1, &found);
   flock(idx->lock_fd, LOCK_UN);
   return rc;
 }
