@@ -120,6 +120,7 @@ typedef struct tern_seg_cursor {
   /* private: */
   uint64_t seg_uid;              /* the open segment `block` belongs to */
   uint64_t field_block;          /* block_no within its field */
+  uint64_t block_ord;            /* ordinal of its first entry */
   int positioned;                /* `it` follows the last result */
   tern_tb_block blk;             /* the block's decoded header */
   tern_tb_iter it;               /* decoding position after the last result */

@@ -19,7 +19,7 @@
  * place, its pages checksummed in .tix like the others, its size there, its
  * blocks page-aligned; terms blocks with whole restart keys and their
  * tails in a stream of their own.  Older ones: TERN_EVERSION. */
-#define TERN_SEG_VERSION 3u
+#define TERN_SEG_VERSION 4u
 #define TERN_SEG_NFILES 5
 
 /* Field flags on disk: TERN_FIELD_UNIQUE and */

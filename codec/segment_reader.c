@@ -48,29 +48,30 @@ static int load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, te
   if (c->seg_uid == s->uid && c->field == f && c->block_no == (int64_t)gb) return TERN_OK;
   c->block_no = -1;
   c->positioned = 0;
+  tern_ti_block info;
+  TERN_TRY(tern_terms_index_block(&f->index, b, &info));
   const uint8_t *p;
   TERN_TRY(tern_rfile_read(s->tim, (uint64_t)TERN_BLOCK_SIZE * (gb + 1), TERN_BLOCK_SIZE, c->page,
                            &p));
-  uint32_t n = (uint32_t)(f->index.first_ord[b + 1] - f->index.first_ord[b]);
-  TERN_TRY(tern_tb_open_lookup(&c->blk, p, &f->tbf, n, tern_rfile_path(s->tim), gb));
+  TERN_TRY(tern_tb_open_lookup(&c->blk, p, &f->tbf, info.entries, tern_rfile_path(s->tim), gb));
   c->seg = s;
   c->field = f;
   c->seg_uid = s->uid;
   c->block = p;
   c->block_no = (int64_t)gb;
   c->field_block = b;
+  c->block_ord = info.first_ord;
   return TERN_OK;
 }
 
 /* Fills *e with the cursor's current entry (term in c->term, c->it.len). */
 static void fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,
                        tern_term_entry *e) {
-  const tern_seg_field *f = c->field;
   c->entry = index;
   c->positioned = 1;
   e->term = c->term;
   e->len = c->it.len;
-  e->ordinal = f->index.first_ord[c->field_block] + index;
+  e->ordinal = c->block_ord + index;
   e->meta.df = t->df;
   e->meta.pulsed = t->pulsed;
   e->meta.docs = t->pulsed ? e->docs : NULL;
@@ -140,8 +141,10 @@ static void prefetch_block_header(const uint8_t *blk) {
  * key's, tern_terms_index_key_head). */
 static uint32_t key_fraction(const tern_seg_field *f, uint64_t b, uint64_t kh) {
   const tern_terms_index *ix = &f->index;
-  uint64_t lo = ix->heads[b];
-  uint64_t hi = b + 1 < ix->nblocks ? ix->heads[b + 1]
+  tern_ti_block info;
+  if (tern_terms_index_block(ix, b, &info) != TERN_OK) return 0; /* the load will say */
+  uint64_t lo = info.head;
+  uint64_t hi = b + 1 < ix->nblocks ? info.next_head
                                     : tern_terms_index_key_head(ix, f->max, f->max_len);
   if (hi <= lo || kh < lo) return 0;
   uint64_t span = hi - lo, off = kh - lo; /* both scaled to 32 bits */
@@ -197,8 +200,8 @@ int tern_seg_seek_exact(const tern_seg *s, const tern_seg_field *f, const void *
   TERN_TRY(check_key(term, len));
   uint64_t kh = head_of(term, len);
   if (!in_range(f, term, len, kh)) return TERN_NOTFOUND;
-  uint64_t ih = tern_terms_index_key_head(&f->index, term, len);
-  uint64_t b = tern_terms_index_find_head(&f->index, ih, term, len);
+  uint64_t ih = tern_terms_index_key_head(&f->index, term, len), b;
+  TERN_TRY(tern_terms_index_find_head(&f->index, ih, term, len, &b));
   prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
   return seek_exact_in(s, f, b, term, len, c, e);
 }
@@ -322,8 +325,8 @@ int tern_seg_unique_find(const tern_seg *s, const void *key, size_t len, tern_se
   }
   uint64_t kh = head_of(key, len);
   if (!in_range(f, key, len, kh)) return TERN_NOTFOUND;
-  uint64_t ih = tern_terms_index_key_head(&f->index, key, len);
-  uint64_t b = tern_terms_index_find_head(&f->index, ih, key, len);
+  uint64_t ih = tern_terms_index_key_head(&f->index, key, len), b;
+  TERN_TRY(tern_terms_index_find_head(&f->index, ih, key, len, &b));
   int probe = tern_seg_filter_probe(s, hash);
   if (probe <= TERN_SEG_FILTER_NO) return probe < 0 ? probe : TERN_NOTFOUND;
   prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
@@ -361,8 +364,8 @@ int tern_seg_probe_find(const tern_seg *s, const tern_seg_probe *p, int filter, 
                         tern_term_entry *e) {
   const tern_seg_field *f = s->unique;
   if (!f) return TERN_NOTFOUND;
-  uint64_t ih = tern_terms_index_key_head(&f->index, p->key, p->len);
-  uint64_t b = tern_terms_index_find_head(&f->index, ih, p->key, p->len);
+  uint64_t ih = tern_terms_index_key_head(&f->index, p->key, p->len), b;
+  TERN_TRY(tern_terms_index_find_head(&f->index, ih, p->key, p->len, &b));
   prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
   int rc = seek_exact_in(s, f, b, p->key, p->len, c, e);
   if (rc == TERN_NOTFOUND && filter == TERN_SEG_FILTER_SKIPPED) tern_seg_filter_missed(s, p->fk.hash);
@@ -385,10 +388,11 @@ int tern_seg_doc(const tern_seg *s, uint32_t doc, tern_seg_cursor *c, tern_slice
   if (!f || !(f->flags & TERN_FIELD_DOC_ORDERED))
     return tern_fail(TERN_EINVAL, "doc lookup: the segment's keys are not in doc order");
   if (doc >= f->nterms) return TERN_NOTFOUND;
-  uint64_t b = tern_terms_index_find_ordinal(&f->index, doc);
+  uint64_t b;
+  TERN_TRY(tern_terms_index_find_ordinal(&f->index, doc, &b));
   TERN_TRY(load_block(s, f, b, c));
   tern_term_entry e;
-  TERN_TRY(entry_at(s, c, (uint32_t)(doc - f->index.first_ord[b]), &e));
+  TERN_TRY(entry_at(s, c, (uint32_t)(doc - c->block_ord), &e));
   if (!e.meta.pulsed || e.meta.df != 1 || e.docs[0] != doc) {
     uint32_t d;
     TERN_TRY(first_doc(s, &e, &d));
@@ -407,7 +411,9 @@ int tern_seg_doc(const tern_seg *s, uint32_t doc, tern_seg_cursor *c, tern_slice
 int tern_seg_block_lower_bound(const tern_seg *s, const tern_seg_field *f, const void *term,
                                size_t len, tern_seg_cursor *c, tern_term_entry *e,
                                uint32_t *index) {
-  TERN_TRY(load_block(s, f, tern_terms_index_find(&f->index, term, len), c));
+  uint64_t b;
+  TERN_TRY(tern_terms_index_find(&f->index, term, len, &b));
+  TERN_TRY(load_block(s, f, b, c));
   tern_tb_tail t = {.docs = e->docs};
   int rc = tern_tb_lower_bound(&c->blk, term, (uint32_t)len, index, &c->it, &t);
   if (rc == 1) {

@@ -109,7 +109,8 @@ static int check_term(field_check *k, uint64_t b, uint32_t i, const uint8_t *ter
     return bad(k, b, "terms not ascending");
   if (i == 0) {
     size_t slen;
-    const uint8_t *sep = tern_terms_index_sep(&f->index, b, &slen);
+    const uint8_t *sep;
+    TERN_TRY(tern_terms_index_sep(&f->index, b, &sep, &slen));
     if (term_cmp(sep, slen, term, len) > 0) return bad(k, b, "first term below its separator");
     if (b && term_cmp(k->prev, k->prev_len, sep, slen) >= 0)
       return bad(k, b, "separator not above the previous block");
@@ -133,7 +134,9 @@ static int check_block(field_check *k, uint64_t b, uint8_t *page, uint8_t *term)
   const uint8_t *p;
   TERN_TRY(tern_rfile_read(s->tim, (uint64_t)TERN_BLOCK_SIZE * (gb + 1), TERN_BLOCK_SIZE, page, &p));
   tern_tb_block blk;
-  uint32_t n = (uint32_t)(f->index.first_ord[b + 1] - f->index.first_ord[b]);
+  tern_ti_block info;
+  TERN_TRY(tern_terms_index_block(&f->index, b, &info));
+  uint32_t n = info.entries;
   TERN_TRY(tern_tb_open(&blk, p, &f->tbf, n, k->what, gb));
   tern_tb_iter it;
   uint32_t docs[TERN_TB_DOCS_MAX];
@@ -158,7 +161,7 @@ static int verify_field(const tern_seg *s, const tern_seg_field *f, uint8_t *pag
   k->s = s;
   k->f = f;
   k->what = tern_rfile_path(s->tim);
-  int rc = TERN_OK;
+  int rc = tern_terms_index_ensure_all(&f->index); /* every group's records checked */
   for (uint64_t b = 0; b < f->nblocks && rc == TERN_OK; b++) rc = check_block(k, b, page, term);
   if (rc == TERN_OK && k->ordinal != f->nterms) rc = bad(k, f->nblocks, "term count differs");
   if (rc == TERN_OK && k->pulsed != f->pulsed_terms)

@@ -50,9 +50,9 @@ struct tern_segw {
   int doc_ordered;
   uint8_t min[TERN_KEY_MAX], prev[TERN_KEY_MAX];
   size_t min_len, prev_len;
-  tern_bytebuf index; /* the field's terms index records */
-  uint8_t prev_sep[TERN_KEY_MAX], sep[TERN_KEY_MAX];
-  size_t prev_sep_len, sep_len;
+  tern_terms_index_builder index; /* the field's terms index */
+  uint8_t sep[TERN_KEY_MAX];
+  size_t sep_len;
 };
 
 void tern_segw_options_init(tern_segw_options *o) {
@@ -81,7 +81,7 @@ static void writer_free(tern_segw *w) {
   tern_tb_builder_free(w->tb);
   tern_bytebuf_free(&w->fields);
   tern_bytebuf_free(&w->sums);
-  tern_bytebuf_free(&w->index);
+  tern_terms_index_builder_free(&w->index);
   free(w->hashes);
   free(w->dir);
   free(w->name);
@@ -145,9 +145,7 @@ static int emit_block(tern_segw *w) {
   uint32_t n = tern_tb_count(w->tb);
   TERN_TRY(tern_tb_finish(w->tb, w->page));
   TERN_TRY(tern_wfile_append(w->tim, w->page, TERN_BLOCK_SIZE));
-  TERN_TRY(tern_terms_index_put(&w->index, w->prev_sep, w->prev_sep_len, w->sep, w->sep_len, n));
-  memcpy(w->prev_sep, w->sep, w->sep_len);
-  w->prev_sep_len = w->sep_len;
+  TERN_TRY(tern_terms_index_builder_add(&w->index, w->sep, w->sep_len, n));
   w->nblocks++;
   w->field_blocks++;
   return TERN_OK;
@@ -168,7 +166,7 @@ static int put_field_record(tern_segw *w) {
     TERN_TRY(tern_bytebuf_bytes(b, w->min, w->min_len));
     TERN_TRY(tern_bytebuf_bytes(b, w->prev, w->prev_len));
   }
-  return tern_bytebuf_put(b, w->index.p, w->index.len);
+  return tern_terms_index_builder_finish(&w->index, b);
 }
 
 static int end_field(tern_segw *w) {
@@ -199,8 +197,8 @@ static int start_field(tern_segw *w, const void *name, size_t name_len, uint32_t
   tern_tb_builder_start(w->tb, &w->tbf);
   w->nterms = w->pulsed = w->field_blocks = 0;
   w->doc_ordered = 1;
-  w->min_len = w->prev_len = w->prev_sep_len = w->sep_len = 0;
-  w->index.len = 0;
+  w->min_len = w->prev_len = w->sep_len = 0;
+  tern_terms_index_builder_reset(&w->index);
   if (flags & TERN_FIELD_UNIQUE) w->unique_seen = 1;
   w->in_field = 1;
   return TERN_OK;

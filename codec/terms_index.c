@@ -1,5 +1,7 @@
 /*
- * terms_index.c — the resident terms index (terms_index.h).
+ * terms_index.c — the resident terms index (terms_index.h): its writer,
+ * the directory read at open, the per-group decode on first use, and the
+ * searches.
  */
 #include "codec/terms_index.h"
 
@@ -9,9 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SEP_MAX 1024u /* separators are prefixes of terms */
+#define SEP_MAX TERN_TI_SEP_MAX
+#define G TERN_TI_GROUP
 
-static int key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
+static int tern_ti_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
   size_t n = alen < blen ? alen : blen;
   int c = n ? memcmp(a, b, n) : 0;
   if (c) return c;
@@ -36,132 +39,351 @@ size_t tern_terms_index_separator(const uint8_t *last, size_t last_len, const ui
   return i + 1 <= first_len ? i + 1 : first_len;
 }
 
-int tern_terms_index_put(tern_bytebuf *out, const uint8_t *prev_sep, size_t prev_len,
-                         const uint8_t *sep, size_t len, uint32_t entries) {
+/* ---------------------------------------------------------------- writer */
+
+void tern_terms_index_builder_reset(tern_terms_index_builder *b) {
+  b->recs.len = b->dir.len = 0;
+  b->prev_len = 0;
+  b->nblocks = b->ord = b->arena = 0;
+}
+
+int tern_terms_index_builder_add(tern_terms_index_builder *b, const uint8_t *sep, size_t len,
+                                 uint32_t entries) {
+  if (len > SEP_MAX) return tern_fail(TERN_EINVAL, "terms index: separator of %zu bytes", len);
   size_t shared = 0;
-  while (shared < prev_len && shared < len && prev_sep[shared] == sep[shared]) shared++;
-  TERN_TRY(tern_bytebuf_varint(out, shared));
-  TERN_TRY(tern_bytebuf_bytes(out, sep + shared, len - shared));
-  return tern_bytebuf_varint(out, entries);
+  if (b->nblocks % G == 0) { /* a group starts whole, and says where */
+    uint8_t e[TERN_TI_DIR_ENTRY];
+    if (b->recs.len > UINT32_MAX || b->arena > UINT32_MAX)
+      return tern_fail(TERN_EINVAL, "terms index: more than 4 GiB of separators");
+    tern_store32(e, (uint32_t)b->recs.len);
+    tern_store32(e + 4, (uint32_t)b->arena);
+    tern_store64(e + 8, b->ord);
+    TERN_TRY(tern_bytebuf_put(&b->dir, e, sizeof e));
+  } else {
+    while (shared < b->prev_len && shared < len && b->prev[shared] == sep[shared]) shared++;
+  }
+  TERN_TRY(tern_bytebuf_varint(&b->recs, shared));
+  TERN_TRY(tern_bytebuf_bytes(&b->recs, sep + shared, len - shared));
+  TERN_TRY(tern_bytebuf_varint(&b->recs, entries));
+  memcpy(b->prev, sep, len);
+  b->prev_len = len;
+  b->nblocks++;
+  b->ord += entries;
+  b->arena += len;
+  return TERN_OK;
 }
 
-void tern_terms_index_free(tern_terms_index *ix) {
-  free(ix->heads);
-  free(ix->heads2);
-  free(ix->sep_off);
-  free(ix->first_ord);
-  free(ix->arena);
-  memset(ix, 0, sizeof *ix);
+int tern_terms_index_builder_finish(tern_terms_index_builder *b, tern_bytebuf *out) {
+  if (b->arena > UINT32_MAX) return tern_fail(TERN_EINVAL, "terms index: too many separator bytes");
+  TERN_TRY(tern_bytebuf_varint(out, b->recs.len + b->dir.len + 4));
+  TERN_TRY(tern_bytebuf_put(out, b->recs.p, b->recs.len));
+  TERN_TRY(tern_bytebuf_put(out, b->dir.p, b->dir.len));
+  uint8_t n[4];
+  tern_store32(n, (uint32_t)b->arena);
+  return tern_bytebuf_put(out, n, sizeof n);
 }
 
-size_t tern_terms_index_memory(const tern_terms_index *ix) {
-  return ix->nblocks * (sizeof *ix->heads + TERN_TI_MORE * sizeof *ix->heads2 +
-                        sizeof *ix->sep_off + sizeof *ix->first_ord) +
-         (ix->nblocks ? ix->sep_off[ix->nblocks] : 0);
+void tern_terms_index_builder_free(tern_terms_index_builder *b) {
+  tern_bytebuf_free(&b->recs);
+  tern_bytebuf_free(&b->dir);
 }
+
+/* ------------------------------------------------------------- directory */
 
 static int bad(const char *what, uint64_t b, const char *why) {
   return tern_fail(TERN_ECORRUPT, "%s: terms index, block %llu: %s", what, (unsigned long long)b,
                    why);
 }
 
+static uint32_t dir_rec(const tern_terms_index *ix, uint64_t g) {
+  return tern_load32(ix->dir + TERN_TI_DIR_ENTRY * g);
+}
+static uint32_t dir_arena(const tern_terms_index *ix, uint64_t g) {
+  return g < ix->ngroups ? tern_load32(ix->dir + TERN_TI_DIR_ENTRY * g + 4) : ix->arena_len;
+}
+static uint64_t dir_ord(const tern_terms_index *ix, uint64_t g) {
+  return g < ix->ngroups ? tern_load64(ix->dir + TERN_TI_DIR_ENTRY * g + 8) : ix->nterms;
+}
+static size_t recs_end(const tern_terms_index *ix, uint64_t g) {
+  return g + 1 < ix->ngroups ? dir_rec(ix, g + 1) : ix->recs_len;
+}
+static uint64_t group_blocks(const tern_terms_index *ix, uint64_t g) {
+  return g + 1 < ix->ngroups ? G : ix->nblocks - g * G;
+}
+
+/* One record at *p (< end): its shared length, suffix and entries. */
+typedef struct ti_rec {
+  uint64_t shared, slen, entries;
+  const uint8_t *suffix;
+} ti_rec;
+
+static int read_rec(const uint8_t **p, const uint8_t *end, ti_rec *r) {
+  if (tern_get_varint(p, end, &r->shared) || tern_get_varint(p, end, &r->slen)) return -1;
+  if (r->slen > SEP_MAX || r->shared > SEP_MAX - r->slen || r->slen > (uint64_t)(end - *p))
+    return -1;
+  r->suffix = *p;
+  *p += r->slen;
+  return tern_get_varint(p, end, &r->entries);
+}
+
+/* Group g's directory entry against its neighbours, and its first record
+ * (whole), which the group search compares with. */
+static int open_group(tern_terms_index *ix, uint64_t g) {
+  uint64_t b0 = g * G, nb = group_blocks(ix, g);
+  size_t from = dir_rec(ix, g), to = recs_end(ix, g);
+  uint32_t a0 = dir_arena(ix, g), a1 = dir_arena(ix, g + 1);
+  uint64_t o0 = dir_ord(ix, g), o1 = dir_ord(ix, g + 1);
+  if ((g == 0) != (from == 0) || to > ix->recs_len || to < from || to - from < 3 * nb)
+    return bad(ix->what, b0, "bad group record offsets");
+  if ((g == 0) != (a0 == 0) || a1 < a0) return bad(ix->what, b0, "bad group separator offsets");
+  if ((g == 0) != (o0 == 0) || o1 < o0 || o1 - o0 < nb || o1 - o0 > nb * ix->max_entries)
+    return bad(ix->what, b0, "bad group ordinals");
+  const uint8_t *p = ix->recs + from;
+  ti_rec r;
+  if (read_rec(&p, ix->recs + to, &r) != 0 || r.shared != 0)
+    return bad(ix->what, b0, "bad first record of a group");
+  if ((b0 == 0) != (r.slen == 0)) return bad(ix->what, b0, "only block 0 has an empty separator");
+  if (r.slen > a1 - a0) return bad(ix->what, b0, "group separators overflow");
+  if (g && tern_ti_cmp(ix->gsep[g - 1], ix->glen[g - 1], r.suffix, r.slen) >= 0)
+    return bad(ix->what, b0, "separators not ascending");
+  ix->gsep[g] = r.suffix;
+  ix->glen[g] = (uint32_t)r.slen;
+  ix->gord[g] = o0;
+  return TERN_OK;
+}
+
+/* Separator i of group g, reconstructed into buf (for `skip`). */
+static int walk_sep(const tern_terms_index *ix, uint64_t g, uint64_t i, uint8_t *buf, size_t *len) {
+  const uint8_t *p = ix->recs + dir_rec(ix, g), *end = ix->recs + recs_end(ix, g);
+  size_t have = 0;
+  for (uint64_t k = 0; k <= i; k++) {
+    ti_rec r;
+    if (read_rec(&p, end, &r) != 0 || r.shared > have)
+      return bad(ix->what, g * G + k, "bad separator length");
+    memcpy(buf + r.shared, r.suffix, (size_t)r.slen);
+    have = (size_t)(r.shared + r.slen);
+  }
+  *len = have;
+  return TERN_OK;
+}
+
+/* skip: the prefix that separators 1 and nblocks-1 share (so all of
+ * blocks 1.. do, ascending). */
+static int find_skip(tern_terms_index *ix) {
+  ix->skip = 0;
+  uint8_t first[SEP_MAX], last[SEP_MAX];
+  size_t l1 = 0, ll = 0;
+  if (ix->nblocks >= 2) {
+    uint64_t lb = ix->nblocks - 1;
+    TERN_TRY(walk_sep(ix, 0, 1, first, &l1));
+    TERN_TRY(walk_sep(ix, lb / G, lb % G, last, &ll));
+  }
+  while (ix->skip < l1 && ix->skip < ll && first[ix->skip] == last[ix->skip]) ix->skip++;
+  ix->prefix = malloc(ix->skip + 1);
+  if (!ix->prefix) return tern_fail(TERN_ENOMEM, "%s: terms index: out of memory", ix->what);
+  memcpy(ix->prefix, first, ix->skip);
+  return TERN_OK;
+}
+
+/* The heads of block b's separator (block 0's: zero) into h[0], more[]. */
+static int heads_of(const tern_terms_index *ix, uint64_t b, const uint8_t *sep, size_t slen,
+                    uint64_t *h, uint64_t *more) {
+  if (b && ix->skip && (slen < ix->skip || memcmp(sep, ix->prefix, ix->skip) != 0))
+    return bad(ix->what, b, "separator outside the prefix all share");
+  size_t k = b ? ix->skip : slen;
+  *h = tern_terms_index_head(sep + k, slen - k);
+  for (size_t j = 0; j < TERN_TI_MORE; j++) {
+    size_t at = k + 8 * (j + 1);
+    more[j] = slen > at ? tern_terms_index_head(sep + at, slen - at) : 0;
+  }
+  return TERN_OK;
+}
+
+static int alloc_directory(tern_terms_index *ix) {
+  uint64_t n = ix->ngroups + 1;
+  ix->gheads = calloc(n, sizeof *ix->gheads);
+  ix->gheads2 = calloc(n * TERN_TI_MORE, sizeof *ix->gheads2);
+  ix->gord = calloc(n, sizeof *ix->gord);
+  ix->glen = calloc(n, sizeof *ix->glen);
+  ix->gsep = calloc(n, sizeof *ix->gsep);
+  ix->groups = calloc(n, sizeof *ix->groups);
+  if (!ix->gheads || !ix->gheads2 || !ix->gord || !ix->glen || !ix->gsep || !ix->groups)
+    return tern_fail(TERN_ENOMEM, "%s: terms index: out of memory", ix->what);
+  return TERN_OK;
+}
+
+/* The section's frame: records, directory, separator bytes in all. */
+static int take_section(tern_terms_index *ix, const uint8_t **pp, const uint8_t *end) {
+  uint64_t n;
+  if (tern_get_varint(pp, end, &n) || n > (uint64_t)(end - *pp))
+    return bad(ix->what, 0, "truncated");
+  ix->ngroups = (ix->nblocks + G - 1) / G;
+  uint64_t dir_len = ix->ngroups * TERN_TI_DIR_ENTRY + 4;
+  /* Every record takes at least 3 bytes: a hostile count cannot make us
+   * allocate more than the file justifies. */
+  if (n < dir_len || ix->nblocks > (n - dir_len) / 3) return bad(ix->what, 0, "more blocks than bytes");
+  ix->recs = *pp;
+  ix->recs_len = (size_t)(n - dir_len);
+  ix->dir = ix->recs + ix->recs_len;
+  ix->arena_len = tern_load32(ix->dir + dir_len - 4);
+  if (ix->arena_len > ix->nblocks * SEP_MAX) return bad(ix->what, 0, "bad separator total");
+  *pp += n;
+  return TERN_OK;
+}
+
 int tern_terms_index_decode(tern_terms_index *ix, const uint8_t **pp, const uint8_t *end,
                             uint64_t nblocks, uint64_t nterms, uint32_t max_entries,
                             const char *what) {
   memset(ix, 0, sizeof *ix);
-  /* Every record takes at least 3 bytes: a hostile count cannot make us
-   * allocate more than the file justifies. */
-  if (nblocks > (uint64_t)(end - *pp) / 3) return bad(what, 0, "more blocks than bytes");
   ix->nblocks = nblocks;
-  ix->heads = malloc((nblocks + 1) * sizeof *ix->heads);
-  ix->heads2 = malloc((nblocks + 1) * TERN_TI_MORE * sizeof *ix->heads2);
-  ix->sep_off = malloc((nblocks + 1) * sizeof *ix->sep_off);
-  ix->first_ord = malloc((nblocks + 1) * sizeof *ix->first_ord);
-  tern_bytebuf arena = {0};
-  int rc = TERN_OK;
-  if (!ix->heads || !ix->heads2 || !ix->sep_off || !ix->first_ord) {
-    rc = tern_fail(TERN_ENOMEM, "%s: terms index: out of memory", what);
-    goto out;
-  }
-  /* Never NULL, even when every separator is empty. */
-  if ((rc = tern_bytebuf_reserve(&arena, 1)) != TERN_OK) goto out;
+  ix->nterms = nterms;
+  ix->max_entries = max_entries;
+  ix->what = what;
   const uint8_t *p = *pp;
-  uint64_t ord = 0;
-  size_t prev_off = 0, prev_len = 0;
-  for (uint64_t b = 0; b < nblocks; b++) {
-    uint64_t shared, slen, entries;
-    if (tern_get_varint(&p, end, &shared) || tern_get_varint(&p, end, &slen)) {
-      rc = bad(what, b, "truncated");
-      goto out;
-    }
-    if (shared > prev_len || slen > SEP_MAX || shared + slen > SEP_MAX ||
-        slen > (uint64_t)(end - p)) {
-      rc = bad(what, b, "bad separator length");
-      goto out;
-    }
-    if ((b == 0) != (shared + slen == 0)) {
-      rc = bad(what, b, "only block 0 has an empty separator");
-      goto out;
-    }
-    size_t off = arena.len;
-    if ((rc = tern_bytebuf_reserve(&arena, (size_t)(shared + slen))) != TERN_OK) goto out;
-    if (shared) memcpy(arena.p + off, arena.p + prev_off, (size_t)shared);
-    if (slen) memcpy(arena.p + off + shared, p, (size_t)slen);
-    arena.len += (size_t)(shared + slen);
-    p += slen;
-    if (arena.len > UINT32_MAX) {
-      rc = bad(what, b, "index too large");
-      goto out;
-    }
-    if (b && key_cmp(arena.p + prev_off, prev_len, arena.p + off, (size_t)(shared + slen)) >= 0) {
-      rc = bad(what, b, "separators not ascending");
-      goto out;
-    }
-    if (tern_get_varint(&p, end, &entries) || entries < 1 || entries > max_entries) {
-      rc = bad(what, b, "bad entry count");
-      goto out;
-    }
-    ix->sep_off[b] = (uint32_t)off;
-    ix->first_ord[b] = ord;
-    ord += entries;
-    prev_off = off;
-    prev_len = (size_t)(shared + slen);
+  int rc = take_section(ix, &p, end);
+  if (rc == TERN_OK && (nblocks == 0) != (nterms == 0)) rc = bad(what, 0, "terms without blocks");
+  if (rc == TERN_OK) rc = alloc_directory(ix);
+  for (uint64_t g = 0; rc == TERN_OK && g < ix->ngroups; g++) rc = open_group(ix, g);
+  if (rc == TERN_OK) rc = find_skip(ix);
+  for (uint64_t g = 0; rc == TERN_OK && g < ix->ngroups; g++)
+    rc = heads_of(ix, g * G, ix->gsep[g], ix->glen[g], &ix->gheads[g],
+                  ix->gheads2 + TERN_TI_MORE * g);
+  if (rc != TERN_OK) {
+    tern_terms_index_free(ix);
+    return rc;
   }
-  if (ord != nterms) {
-    rc = bad(what, nblocks, "entry counts do not add up to the field's terms");
-    goto out;
-  }
-  ix->sep_off[nblocks] = (uint32_t)arena.len;
-  ix->first_ord[nblocks] = ord;
-  ix->arena = arena.p;
-  arena.p = NULL;
-  ix->skip = 0;
-  if (nblocks >= 2) { /* separators ascend: the first and last share what all share */
-    size_t l1, ll;
-    const uint8_t *s1 = tern_terms_index_sep(ix, 1, &l1), *sl = tern_terms_index_sep(ix, nblocks - 1, &ll);
-    while (ix->skip < l1 && ix->skip < ll && s1[ix->skip] == sl[ix->skip]) ix->skip++;
-  }
-  for (uint64_t b = 0; b < nblocks; b++) {
-    size_t slen;
-    const uint8_t *sep = tern_terms_index_sep(ix, b, &slen);
-    size_t k = b ? ix->skip : slen; /* block 0's separator is empty */
-    ix->heads[b] = tern_terms_index_head(sep + k, slen - k);
-    for (size_t j = 0; j < TERN_TI_MORE; j++) {
-      size_t at = k + 8 * (j + 1);
-      ix->heads2[TERN_TI_MORE * b + j] = slen > at ? tern_terms_index_head(sep + at, slen - at) : 0;
-    }
-  }
+  ix->gord[ix->ngroups] = nterms;
   *pp = p;
-out:
-  tern_bytebuf_free(&arena);
-  if (rc != TERN_OK) tern_terms_index_free(ix);
-  return rc;
+  return TERN_OK;
 }
 
-const uint8_t *tern_terms_index_sep(const tern_terms_index *ix, uint64_t b, size_t *len) {
-  *len = ix->sep_off[b + 1] - ix->sep_off[b];
-  return ix->arena + ix->sep_off[b];
+void tern_terms_index_free(tern_terms_index *ix) {
+  for (uint64_t g = 0; ix->groups && g < ix->ngroups; g++) free(atomic_load(&ix->groups[g]));
+  free((void *)ix->groups);
+  free(ix->gheads);
+  free(ix->gheads2);
+  free(ix->gord);
+  free(ix->glen);
+  free((void *)ix->gsep);
+  free(ix->prefix);
+  memset(ix, 0, sizeof *ix);
 }
+
+size_t tern_terms_index_memory(const tern_terms_index *ix) {
+  size_t n = ix->ngroups * (sizeof *ix->gheads * (1 + TERN_TI_MORE) + sizeof *ix->gord +
+                            sizeof *ix->glen + sizeof *ix->gsep + sizeof *ix->groups) +
+             ix->skip;
+  for (uint64_t g = 0; g < ix->ngroups; g++)
+    if (atomic_load_explicit(&ix->groups[g], memory_order_relaxed))
+      n += sizeof(tern_ti_group) + (dir_arena(ix, g + 1) - dir_arena(ix, g));
+  return n;
+}
+
+/* ----------------------------------------------------------------- groups */
+
+/* The slot after group g's last block: the next group's first (or the
+ * end of the field). */
+static void set_end_slot(const tern_terms_index *ix, uint64_t g, tern_ti_group *gr, uint64_t nb) {
+  gr->heads[nb] = ix->gheads[g + 1];
+  memcpy(gr->heads2 + TERN_TI_MORE * nb, ix->gheads2 + TERN_TI_MORE * (g + 1),
+         TERN_TI_MORE * sizeof *gr->heads2);
+  gr->first_ord[nb] = ix->gord[g + 1];
+}
+
+/* Group g's records into gr: lengths, order (one byte compare per
+ * record: the writer shares all it can, so a record above its
+ * predecessor either extends it or has a greater byte where they part)
+ * and sums against the directory. */
+static int decode_group(const tern_terms_index *ix, uint64_t g, tern_ti_group *gr) {
+  uint64_t b0 = g * G, nb = group_blocks(ix, g);
+  const uint8_t *p = ix->recs + dir_rec(ix, g), *end = ix->recs + recs_end(ix, g);
+  uint32_t at = 0, stop = dir_arena(ix, g + 1) - dir_arena(ix, g);
+  uint64_t ord = ix->gord[g];
+  const uint8_t *prev = gr->sep;
+  size_t prev_len = 0;
+  for (uint64_t i = 0; i < nb; i++) {
+    ti_rec r;
+    if (read_rec(&p, end, &r) != 0) return bad(ix->what, b0 + i, "truncated");
+    if (r.entries < 1 || r.entries > ix->max_entries) return bad(ix->what, b0 + i, "bad entry count");
+    size_t len = (size_t)(r.shared + r.slen);
+    if (r.shared > prev_len || (i && r.slen == 0) || len > stop - at)
+      return bad(ix->what, b0 + i, "bad separator length");
+    if (i && r.shared < prev_len && r.suffix[0] <= prev[r.shared])
+      return bad(ix->what, b0 + i, "separators not ascending");
+    uint8_t *sep = gr->sep + at;
+    memcpy(sep, prev, (size_t)r.shared);
+    memcpy(sep + r.shared, r.suffix, (size_t)r.slen);
+    gr->sep_off[i] = at;
+    gr->first_ord[i] = ord;
+    TERN_TRY(heads_of(ix, b0 + i, sep, len, &gr->heads[i], gr->heads2 + TERN_TI_MORE * i));
+    prev = sep;
+    prev_len = len;
+    at += (uint32_t)len;
+    ord += r.entries;
+  }
+  gr->sep_off[nb] = at;
+  set_end_slot(ix, g, gr, nb);
+  if (p != end || at != stop || ord != ix->gord[g + 1])
+    return bad(ix->what, b0 + nb - 1, "group differs from the directory");
+  if (g + 1 < ix->ngroups && tern_ti_cmp(prev, prev_len, ix->gsep[g + 1], ix->glen[g + 1]) >= 0)
+    return bad(ix->what, b0 + nb, "separators not ascending");
+  return TERN_OK;
+}
+
+/* Group g, decoded by this thread if no other published it yet. */
+static int group_at(const tern_terms_index *ix, uint64_t g, const tern_ti_group **out) {
+  tern_ti_group *gr = atomic_load_explicit(&ix->groups[g], memory_order_acquire);
+  if (TERN_LIKELY(gr != NULL)) {
+    *out = gr;
+    return TERN_OK;
+  }
+  size_t bytes = dir_arena(ix, g + 1) - dir_arena(ix, g);
+  gr = malloc(sizeof *gr + bytes);
+  if (!gr) return tern_fail(TERN_ENOMEM, "%s: terms index: out of memory", ix->what);
+  int rc = decode_group(ix, g, gr);
+  if (rc != TERN_OK) {
+    free(gr);
+    return rc;
+  }
+  tern_ti_group *none = NULL;
+  if (!atomic_compare_exchange_strong_explicit(&ix->groups[g], &none, gr, memory_order_acq_rel,
+                                               memory_order_acquire)) {
+    free(gr); /* another thread's copy is the same */
+    gr = none;
+  }
+  *out = gr;
+  return TERN_OK;
+}
+
+int tern_terms_index_block(const tern_terms_index *ix, uint64_t b, tern_ti_block *out) {
+  if (b >= ix->nblocks) return bad(ix->what, b, "block out of range");
+  const tern_ti_group *gr;
+  TERN_TRY(group_at(ix, b / G, &gr));
+  uint64_t i = b % G;
+  out->first_ord = gr->first_ord[i];
+  out->entries = (uint32_t)(gr->first_ord[i + 1] - gr->first_ord[i]);
+  out->head = gr->heads[i];
+  out->next_head = b + 1 < ix->nblocks ? gr->heads[i + 1] : 0;
+  return TERN_OK;
+}
+
+int tern_terms_index_ensure_all(const tern_terms_index *ix) {
+  const tern_ti_group *gr;
+  for (uint64_t g = 0; g < ix->ngroups; g++) TERN_TRY(group_at(ix, g, &gr));
+  return TERN_OK;
+}
+
+int tern_terms_index_sep(const tern_terms_index *ix, uint64_t b, const uint8_t **sep, size_t *len) {
+  if (b >= ix->nblocks) return bad(ix->what, b, "block out of range");
+  const tern_ti_group *gr;
+  TERN_TRY(group_at(ix, b / G, &gr));
+  uint64_t i = b % G;
+  *sep = gr->sep + gr->sep_off[i];
+  *len = gr->sep_off[i + 1] - gr->sep_off[i];
+  return TERN_OK;
+}
+
+/* --------------------------------------------------------------- search */
 
 /* The key's heads past the first (computed on the first tie). */
 typedef struct key_heads {
@@ -169,58 +391,92 @@ typedef struct key_heads {
   int have;
 } key_heads;
 
-/* sep(b) <= key (b >= 1; the key starts with the separators' shared
- * prefix), the heads deciding unless equal: the 8 bytes after that
- * prefix, then (keys sharing those too: paths, URLs) the next 8, 16 and
- * 24 — one line, as they are interleaved — then memcmp.  Zero-padded
- * heads order like the keys wherever they differ. */
-static inline int sep_le(const tern_terms_index *ix, uint64_t b, key_heads *kh, const uint8_t *key,
-                         size_t len) {
-  uint64_t h = ix->heads[b];
-  if (h != kh->h) return h < kh->h;
+/* A separator whose first head ties with the key's: <= key?  The next
+ * heads (keys sharing those too: paths, URLs) — one line, as they are
+ * interleaved — then the bytes.  Zero-padded heads order like the keys
+ * wherever they differ. */
+static int tie_le(const tern_terms_index *ix, const uint64_t *more, const uint8_t *sep,
+                  size_t slen, key_heads *kh, const uint8_t *key, size_t len) {
   if (!kh->have) {
     for (size_t j = 0; j < TERN_TI_MORE; j++)
       kh->more[j] = tern_terms_index_head_at(key, len, ix->skip + 8 * (j + 1));
     kh->have = 1;
   }
-  const uint64_t *m = ix->heads2 + TERN_TI_MORE * b;
   for (size_t j = 0; j < TERN_TI_MORE; j++)
-    if (m[j] != kh->more[j]) return m[j] < kh->more[j];
-  size_t slen;
-  const uint8_t *s = tern_terms_index_sep(ix, b, &slen);
-  return key_cmp(s, slen, key, len) <= 0;
+    if (more[j] != kh->more[j]) return more[j] < kh->more[j];
+  return tern_ti_cmp(sep, slen, key, len) <= 0;
 }
 
-uint64_t tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, size_t len) {
-  return tern_terms_index_find_head(ix, tern_terms_index_key_head(ix, key, len), key, len);
+/* The first separator of group g (>= 1) <= key: from the directory. */
+static inline int group_le(const tern_terms_index *ix, uint64_t g, key_heads *kh,
+                           const uint8_t *key, size_t len) {
+  uint64_t h = ix->gheads[g];
+  if (h != kh->h) return h < kh->h;
+  return tie_le(ix, ix->gheads2 + TERN_TI_MORE * g, ix->gsep[g], ix->glen[g], kh, key, len);
 }
 
-uint64_t tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
-                                    size_t len) {
-  uint64_t lo = 0, n = ix->nblocks;
-  if (ix->skip && n > 1) { /* against the prefix every separator past block 0 has */
-    size_t l1;
-    const uint8_t *s1 = tern_terms_index_sep(ix, 1, &l1);
+/* The separator of slot i (>= 1) of a decoded group <= key. */
+static inline int slot_le(const tern_terms_index *ix, const tern_ti_group *gr, uint64_t i,
+                          key_heads *kh, const uint8_t *key, size_t len) {
+  uint64_t h = gr->heads[i];
+  if (h != kh->h) return h < kh->h;
+  return tie_le(ix, gr->heads2 + TERN_TI_MORE * i, gr->sep + gr->sep_off[i],
+                gr->sep_off[i + 1] - gr->sep_off[i], kh, key, len);
+}
+
+int tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, size_t len, uint64_t *b) {
+  return tern_terms_index_find_head(ix, tern_terms_index_key_head(ix, key, len), key, len, b);
+}
+
+int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
+                               size_t len, uint64_t *out) {
+  *out = 0;
+  if (ix->nblocks == 0) return TERN_OK;
+  if (ix->skip) { /* against the prefix every separator past block 0 has */
     size_t m = len < ix->skip ? len : ix->skip;
-    int c = memcmp(key, s1, m);
-    if (c < 0 || (c == 0 && len < ix->skip)) return 0;
-    if (c > 0) return n - 1;
+    int c = memcmp(key, ix->prefix, m);
+    if (c < 0 || (c == 0 && len < ix->skip)) return TERN_OK;
+    if (c > 0) {
+      *out = ix->nblocks - 1;
+      return TERN_OK;
+    }
   }
   key_heads k = {.h = kh, .have = 0};
+  uint64_t g = 0, n = ix->ngroups;
   while (n > 1) {
     uint64_t half = n / 2;
-    if (sep_le(ix, lo + half, &k, key, len)) lo += half;
+    if (group_le(ix, g + half, &k, key, len)) g += half;
     n -= half;
   }
-  return lo;
+  const tern_ti_group *gr;
+  TERN_TRY(group_at(ix, g, &gr));
+  uint64_t lo = 0;
+  for (n = group_blocks(ix, g); n > 1;) {
+    uint64_t half = n / 2;
+    if (slot_le(ix, gr, lo + half, &k, key, len)) lo += half;
+    n -= half;
+  }
+  *out = g * G + lo;
+  return TERN_OK;
 }
 
-uint64_t tern_terms_index_find_ordinal(const tern_terms_index *ix, uint64_t ord) {
-  uint64_t lo = 0, n = ix->nblocks;
+int tern_terms_index_find_ordinal(const tern_terms_index *ix, uint64_t ord, uint64_t *out) {
+  uint64_t g = 0, n = ix->ngroups;
+  *out = 0;
+  if (n == 0) return TERN_OK;
   while (n > 1) {
     uint64_t half = n / 2;
-    if (ix->first_ord[lo + half] <= ord) lo += half;
+    if (ix->gord[g + half] <= ord) g += half;
     n -= half;
   }
-  return lo;
+  const tern_ti_group *gr;
+  TERN_TRY(group_at(ix, g, &gr));
+  uint64_t lo = 0;
+  for (n = group_blocks(ix, g); n > 1;) {
+    uint64_t half = n / 2;
+    if (gr->first_ord[lo + half] <= ord) lo += half;
+    n -= half;
+  }
+  *out = g * G + lo;
+  return TERN_OK;
 }

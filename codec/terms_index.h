@@ -9,68 +9,130 @@
  * "the last block whose separator is <= key" is the block where key would
  * sit.  For random 16-byte keys they are ~5 bytes instead of 16.
  *
- * In memory the index is four arrays and an arena: the 8 bytes of each
- * separator after the prefix all separators share (past block 0's empty
- * one) as a big-endian integer, and the next 24 as three more, side by
- * side (the binary search compares the key with the shared prefix once,
- * then these, and touches the arena only when all four tie), separator
- * offsets, and first ordinals.  On disk (inside NAME.tix) each block is
- *   varint shared | varint suffix length | suffix bytes | varint entries
- * with `shared` counted against the previous separator.
+ * On disk (inside NAME.tix) the blocks' records come in groups of
+ * TERN_TI_GROUP, each group's first record whole (sharing nothing with the
+ * one before), followed by a directory of the groups (where each starts,
+ * its separator bytes before it, its first ordinal).  Opening reads only
+ * the directory and the groups' first separators — O(blocks / 64) — and a
+ * group's records are decoded on its first use, once per process (a
+ * 10M-key index has ~29,000 blocks: decoding them all took ~1.3 ms of a
+ * fresh process's open).
+ *
+ * In memory, the directory becomes small arrays, one entry a group: its
+ * first separator's heads (the 8 bytes after the prefix all separators
+ * share — past block 0's empty one — as a big-endian integer, and the
+ * next 24 as three more), where that separator is, and its first ordinal.
+ * A lookup binary-searches those, then the group's own blocks: a group,
+ * decoded on first use into one allocation, holds the same heads for
+ * each of its blocks (and the next group's first, so a block's successor
+ * is always at hand), their first ordinals and separators.  A thread that
+ * finds a group missing decodes it and publishes it with one
+ * compare-and-swap; a thread that lost the race frees its copy.  The
+ * struct itself does not change after open: lookups take it const.
  */
 #ifndef TERN_TERMS_INDEX_H
 #define TERN_TERMS_INDEX_H
 
 #include "codec/bytebuf.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#define TERN_TI_MORE 3 /* heads past the first, per block */
+#define TERN_TI_MORE 3         /* heads past the first, per block */
+#define TERN_TI_GROUP 64u      /* blocks per group of records */
+#define TERN_TI_DIR_ENTRY 16u  /* bytes per directory entry */
+#define TERN_TI_SEP_MAX 1024u  /* separators are prefixes of terms */
+
+/* One decoded group: slot i is block first + i, slot `nb` (the count)
+ * the next group's first block (or the end). */
+typedef struct tern_ti_group {
+  uint64_t heads[TERN_TI_GROUP + 1];
+  uint64_t heads2[TERN_TI_MORE * (TERN_TI_GROUP + 1)];
+  uint64_t first_ord[TERN_TI_GROUP + 1];
+  uint32_t sep_off[TERN_TI_GROUP + 1]; /* into sep */
+  uint8_t sep[];                       /* the group's separators */
+} tern_ti_group;
 
 typedef struct tern_terms_index {
-  uint64_t nblocks;
-  uint64_t *heads;     /* nblocks: separator bytes skip..skip+7 (block 0: 0) */
-  uint64_t *heads2;    /* TERN_TI_MORE per block: separator bytes skip+8.., 8 at a time */
-  size_t skip;         /* bytes every separator of blocks 1.. starts with */
-  uint32_t *sep_off;   /* nblocks + 1, into arena */
-  uint64_t *first_ord; /* nblocks + 1: the last is the field's term count */
-  uint8_t *arena;
+  uint64_t nblocks, ngroups, nterms;
+  size_t skip;     /* bytes every separator of blocks 1.. starts with */
+  uint8_t *prefix; /* those bytes */
+  /* Per group (ngroups + 1; the last entry: the end), from the directory. */
+  uint64_t *gheads, *gheads2, *gord;
+  uint32_t *glen;        /* first separator's length */
+  const uint8_t **gsep;  /* its bytes (the group's first record, whole) */
+  _Atomic(tern_ti_group *) *groups;
+  const uint8_t *recs, *dir; /* records and directory (inside NAME.tix's body) */
+  size_t recs_len;
+  uint32_t arena_len, max_entries;
+  const char *what;
 } tern_terms_index;
 
-/* Writer: appends a block's record to `out`.  prev/prev_len: the previous
- * block's separator (ignored for block 0, whose separator is empty). */
-int tern_terms_index_put(tern_bytebuf *out, const uint8_t *prev_sep, size_t prev_len,
-                         const uint8_t *sep, size_t len, uint32_t entries);
+/* What a reader needs of block b. */
+typedef struct tern_ti_block {
+  uint64_t first_ord;
+  uint32_t entries;
+  uint64_t head, next_head; /* next_head: 0 for the last block */
+} tern_ti_block;
+
+/* Writer of one field's index: blocks are added in order, then the whole
+ * section is appended to the field's record. */
+typedef struct tern_terms_index_builder {
+  tern_bytebuf recs, dir;
+  uint8_t prev[TERN_TI_SEP_MAX];
+  size_t prev_len;
+  uint64_t nblocks, ord, arena;
+} tern_terms_index_builder;
+
+/* Starts a new field (keeps the buffers). */
+void tern_terms_index_builder_reset(tern_terms_index_builder *b);
+/* Appends a block: its separator (empty for block 0 only) and entries. */
+int tern_terms_index_builder_add(tern_terms_index_builder *b, const uint8_t *sep, size_t len,
+                                 uint32_t entries);
+/* Appends the section (length, records, directory, arena size) to out. */
+int tern_terms_index_builder_finish(tern_terms_index_builder *b, tern_bytebuf *out);
+void tern_terms_index_builder_free(tern_terms_index_builder *b);
+
 /* The separator between a block ending with `last` and the next one
  * starting with `first` (> last): its length (a prefix of first). */
 size_t tern_terms_index_separator(const uint8_t *last, size_t last_len, const uint8_t *first,
                                   size_t first_len);
 
-/* Reader: decodes nblocks records at *p (not past end), checks them
- * (separators ascending, entries 1..max, their sum nterms) and advances *p. */
+/* Reader: takes the section at *p (not past end) for nblocks blocks and
+ * nterms terms, checks its directory and advances *p past it.  The
+ * records stay in the caller's buffer, which must outlive the index; so
+ * must `what` (named in errors).  Each group's records are checked when
+ * it is decoded (separators ascending, entries 1..max_entries adding up to
+ * the directory's ordinals): a damaged group fails every lookup that
+ * needs it with TERN_ECORRUPT. */
 int tern_terms_index_decode(tern_terms_index *ix, const uint8_t **p, const uint8_t *end,
                             uint64_t nblocks, uint64_t nterms, uint32_t max_entries,
                             const char *what);
 void tern_terms_index_free(tern_terms_index *ix);
 size_t tern_terms_index_memory(const tern_terms_index *ix);
 
-/* The last block whose separator is <= key (0 when none is). */
-uint64_t tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, size_t len);
+/* Block b's ordinals and heads (decoding its group if no thread did). */
+int tern_terms_index_block(const tern_terms_index *ix, uint64_t b, tern_ti_block *out);
+/* Decodes every group, checking it (verify). */
+int tern_terms_index_ensure_all(const tern_terms_index *ix);
+
+/* *b: the last block whose separator is <= key (0 when none is). */
+int tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, size_t len, uint64_t *b);
 /* The same, given kh = tern_terms_index_key_head(ix, key, len). */
-uint64_t tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
-                                    size_t len);
+int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key, size_t len,
+                               uint64_t *b);
 /* The key's head as the index's heads are taken: its bytes from `skip`. */
 static inline uint64_t tern_terms_index_key_head(const tern_terms_index *ix, const uint8_t *key,
                                                  size_t len);
-/* The block holding ordinal ord (< the term count). */
-uint64_t tern_terms_index_find_ordinal(const tern_terms_index *ix, uint64_t ord);
+/* *b: the block holding ordinal ord (< the term count). */
+int tern_terms_index_find_ordinal(const tern_terms_index *ix, uint64_t ord, uint64_t *b);
 /* The first 8 bytes of a key as a big-endian number, zero-padded: the
  * order of heads is the order of keys wherever two heads differ. */
 uint64_t tern_terms_index_head(const uint8_t *key, size_t len);
 /* Block b's separator. */
-const uint8_t *tern_terms_index_sep(const tern_terms_index *ix, uint64_t b, size_t *len);
+int tern_terms_index_sep(const tern_terms_index *ix, uint64_t b, const uint8_t **sep, size_t *len);
 
 /* The key's 8 bytes from `at` as a head (zero-padded past its end). */
 static inline uint64_t tern_terms_index_head_at(const uint8_t *key, size_t len, size_t at) {

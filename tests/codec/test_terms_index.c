@@ -4,12 +4,17 @@
  * against a linear scan of the sorted separators, for key sets whose
  * separators tie on their first 8 and 16 bytes (paths, URLs), with
  * lengths on both sides of 8 and 16 and binary bytes, and keys that leave
- * the prefix all separators share (the index skips it).
+ * the prefix all separators share (the index skips it); find_ordinal()
+ * against the running sum of entries; one to many groups of records
+ * (TERN_TI_GROUP blocks each), decoded only when used, by one thread or
+ * by several at once; and a directory that disagrees with its group.
  */
 #include "tests/common/testutil.h"
 
+#include "codec/coding.h"
 #include "codec/terms_index.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,49 +38,216 @@ static void random_key(tu_rng *r, key *k, size_t fixed) {
     k->b[i] = i < fixed ? (uint8_t)'/' : (uint8_t)(tu_below(r, 3) == 0 ? 0 : 'a' + tu_below(r, 2));
 }
 
-static void check_find(size_t fixed) {
-  tu_rng r;
-  tu_rng_init(&r, 0x7E51 + fixed);
-  size_t n = 200 + (size_t)tu_below(&r, 800);
-  key *sep = calloc(n, sizeof *sep);
-  assert_non_null(sep);
-  for (size_t i = 0; i < n; i++) random_key(&r, &sep[i], fixed);
-  qsort(sep, n, sizeof *sep, key_qcmp);
+/* The reference: m ascending separators (the first empty), their entries
+ * and first ordinals, and the encoded section. */
+typedef struct ref {
+  key *sep;
+  uint32_t *entries;
+  uint64_t *ord, nterms;
+  size_t m;
+  tern_bytebuf out;
+} ref;
+
+static void ref_build(ref *x, tu_rng *r, size_t n, size_t fixed) {
+  x->sep = calloc(n, sizeof *x->sep);
+  x->entries = calloc(n, sizeof *x->entries);
+  x->ord = calloc(n + 1, sizeof *x->ord);
+  assert_true(x->sep && x->entries && x->ord);
+  for (size_t i = 0; i < n; i++) random_key(r, &x->sep[i], fixed);
+  qsort(x->sep, n, sizeof *x->sep, key_qcmp);
   size_t m = 0; /* unique, ascending; block 0's separator is empty */
-  sep[m++].len = 0;
+  x->sep[m++].len = 0;
   for (size_t i = 1; i < n; i++)
-    if (key_cmp(&sep[i], &sep[m - 1]) > 0) sep[m++] = sep[i];
-  tern_bytebuf out = {0};
-  for (size_t i = 0; i < m; i++)
-    assert_int_equal(tern_terms_index_put(&out, i ? sep[i - 1].b : NULL, i ? sep[i - 1].len : 0,
-                                          sep[i].b, sep[i].len, 1),
+    if (key_cmp(&x->sep[i], &x->sep[m - 1]) > 0) x->sep[m++] = x->sep[i];
+  x->m = m;
+  tern_terms_index_builder b = {0};
+  memset(&x->out, 0, sizeof x->out);
+  x->nterms = 0;
+  for (size_t i = 0; i < m; i++) {
+    x->entries[i] = 1 + (uint32_t)tu_below(r, 3);
+    x->ord[i] = x->nterms;
+    x->nterms += x->entries[i];
+    assert_int_equal(tern_terms_index_builder_add(&b, x->sep[i].b, x->sep[i].len, x->entries[i]),
                      TERN_OK);
+  }
+  x->ord[m] = x->nterms;
+  assert_int_equal(tern_terms_index_builder_finish(&b, &x->out), TERN_OK);
+  tern_terms_index_builder_free(&b);
+}
+
+static void ref_free(ref *x) {
+  free(x->sep);
+  free(x->entries);
+  free(x->ord);
+  tern_bytebuf_free(&x->out);
+}
+
+static int ref_decode(const ref *x, tern_terms_index *ix) {
+  const uint8_t *p = x->out.p;
+  int rc = tern_terms_index_decode(ix, &p, x->out.p + x->out.len, x->m, x->nterms, 3, "test");
+  if (rc == TERN_OK) assert_ptr_equal(p, x->out.p + x->out.len);
+  return rc;
+}
+
+static size_t groups_decoded(const tern_terms_index *ix) {
+  size_t n = 0;
+  for (uint64_t g = 0; g < ix->ngroups; g++) n += atomic_load(&ix->groups[g]) != NULL;
+  return n;
+}
+
+/* The last separator <= k. */
+static uint64_t ref_find(const ref *x, const key *k) {
+  uint64_t want = 0;
+  for (size_t b = 0; b < x->m; b++)
+    if (key_cmp(&x->sep[b], k) <= 0) want = b;
+  return want;
+}
+
+static void probe_key(const ref *x, tu_rng *r, size_t fixed, int t, key *k) {
+  random_key(r, k, fixed);
+  if (t % 7 == 0) *k = x->sep[tu_below(r, x->m)]; /* exactly a separator */
+  /* off the prefix every separator shares: below or above them all */
+  if (t % 11 == 0 && fixed) k->b[tu_below(r, fixed < k->len ? fixed : k->len)] = (uint8_t)tu_below(r, 256);
+}
+
+static void check_find(size_t fixed, size_t n) {
+  tu_rng r;
+  tu_rng_init(&r, 0x7E51 + fixed * 7919 + n);
+  ref x;
+  ref_build(&x, &r, n, fixed);
   tern_terms_index ix;
-  const uint8_t *p = out.p;
-  assert_int_equal(tern_terms_index_decode(&ix, &p, out.p + out.len, m, m, 1, "test"), TERN_OK);
-  for (int t = 0; t < 5000; t++) {
+  assert_int_equal(ref_decode(&x, &ix), TERN_OK);
+  assert_int_equal(ix.ngroups, (x.m + TERN_TI_GROUP - 1) / TERN_TI_GROUP);
+  assert_int_equal(groups_decoded(&ix), 0); /* opening decodes no group */
+  for (int t = 0; t < 3000; t++) {
     key k;
-    random_key(&r, &k, fixed);
-    if (t % 7 == 0) k = sep[tu_below(&r, m)]; /* exactly a separator */
-    /* off the prefix every separator shares: below or above them all */
-    if (t % 11 == 0 && fixed) k.b[tu_below(&r, fixed < k.len ? fixed : k.len)] = (uint8_t)tu_below(&r, 256);
-    uint64_t want = 0; /* the last separator <= k */
-    for (size_t b = 0; b < m; b++)
-      if (key_cmp(&sep[b], &k) <= 0) want = b;
-    assert_int_equal(tern_terms_index_find(&ix, k.b, k.len), want);
+    probe_key(&x, &r, fixed, t, &k);
+    uint64_t got;
+    assert_int_equal(tern_terms_index_find(&ix, k.b, k.len, &got), TERN_OK);
+    assert_int_equal(got, ref_find(&x, &k));
+    if (t == 0) assert_true(groups_decoded(&ix) <= 1); /* one lookup, at most one group */
+    uint64_t ord = tu_below(&r, x.nterms), b;
+    assert_int_equal(tern_terms_index_find_ordinal(&ix, ord, &b), TERN_OK);
+    assert_true(x.ord[b] <= ord && ord < x.ord[b + 1]);
+    tern_ti_block info;
+    assert_int_equal(tern_terms_index_block(&ix, b, &info), TERN_OK);
+    assert_int_equal(info.first_ord, x.ord[b]);
+    assert_int_equal(info.entries, x.entries[b]);
+    if (b + 1 == x.m) assert_int_equal(info.next_head, 0);
+  }
+  assert_int_equal(tern_terms_index_ensure_all(&ix), TERN_OK);
+  assert_int_equal(groups_decoded(&ix), ix.ngroups);
+  for (size_t b = 0; b < x.m; b++) {
+    size_t len;
+    const uint8_t *s;
+    assert_int_equal(tern_terms_index_sep(&ix, b, &s, &len), TERN_OK);
+    assert_int_equal(len, x.sep[b].len);
+    if (len) assert_memory_equal(s, x.sep[b].b, len);
+    tern_ti_block info, next;
+    assert_int_equal(tern_terms_index_block(&ix, b, &info), TERN_OK);
+    if (b + 1 < x.m) { /* a block's next head is its successor's head, across groups too */
+      assert_int_equal(tern_terms_index_block(&ix, b + 1, &next), TERN_OK);
+      assert_int_equal(info.next_head, next.head);
+      assert_true(info.head <= next.head);
+    }
   }
   tern_terms_index_free(&ix);
-  tern_bytebuf_free(&out);
-  free(sep);
+  ref_free(&x);
 }
 
 static void test_find_against_scan(void **state) {
   (void)state;
   const size_t fixed[] = {0, 5, 8, 12, 16, 20, 30};
-  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) check_find(fixed[i]);
+  /* one block, one group, a group and one block, several groups */
+  const size_t sizes[] = {1, 2, TERN_TI_GROUP, TERN_TI_GROUP + 1, 1000};
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+    for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++) check_find(fixed[i], sizes[j]);
+}
+
+/* Threads looking up in a fresh index decode its groups concurrently. */
+typedef struct racer {
+  const ref *x;
+  const tern_terms_index *ix;
+  uint64_t salt, wrong;
+} racer;
+
+static void *race(void *arg) {
+  racer *a = arg;
+  tu_rng r;
+  tu_rng_init(&r, a->salt);
+  for (int t = 0; t < 2000; t++) {
+    key k;
+    probe_key(a->x, &r, 5, t, &k);
+    uint64_t got;
+    if (tern_terms_index_find(a->ix, k.b, k.len, &got) != TERN_OK || got != ref_find(a->x, &k))
+      a->wrong++;
+  }
+  return NULL;
+}
+
+static void test_concurrent_first_use(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, 0xC0C0);
+  ref x;
+  ref_build(&x, &r, 3000, 5);
+  for (int round = 0; round < 5; round++) {
+    tern_terms_index ix;
+    assert_int_equal(ref_decode(&x, &ix), TERN_OK);
+    pthread_t th[4];
+    racer a[4];
+    for (int i = 0; i < 4; i++) {
+      a[i] = (racer){.x = &x, .ix = &ix, .salt = 0xC0C1 + 4u * (unsigned)round + (unsigned)i};
+      assert_int_equal(pthread_create(&th[i], NULL, race, &a[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+      assert_int_equal(pthread_join(th[i], NULL), 0);
+      assert_int_equal(a[i].wrong, 0);
+    }
+    tern_terms_index_free(&ix);
+  }
+  ref_free(&x);
+}
+
+/* A directory whose ordinals disagree with its group's records: the open
+ * takes it (it reads no record past a group's first), and the first
+ * lookup that needs the group fails with TERN_ECORRUPT, as does verify's
+ * ensure_all; lookups in other groups still answer. */
+static void test_damaged_group(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, 0xDA3A);
+  ref x;
+  ref_build(&x, &r, 1000, 0);
+  assert_true(x.m > 3 * TERN_TI_GROUP);
+  uint64_t ng = (x.m + TERN_TI_GROUP - 1) / TERN_TI_GROUP;
+  /* the section: varint length, records, directory (16 bytes a group), u32 */
+  uint8_t *dir = x.out.p + x.out.len - 4 - TERN_TI_DIR_ENTRY * ng;
+  uint8_t *ord2 = dir + TERN_TI_DIR_ENTRY * 2 + 8;
+  tern_store64(ord2, tern_load64(ord2) + 1);
+  tern_terms_index ix;
+  assert_int_equal(ref_decode(&x, &ix), TERN_OK);
+  uint64_t b;
+  const key *in1 = &x.sep[TERN_TI_GROUP + 3], *in2 = &x.sep[2 * TERN_TI_GROUP + 3];
+  assert_int_equal(tern_terms_index_find(&ix, in2->b, in2->len, &b), TERN_ECORRUPT);
+  /* group 1 ends where the directory says group 2 starts: it fails too */
+  assert_int_equal(tern_terms_index_find(&ix, in1->b, in1->len, &b), TERN_ECORRUPT);
+  const key *in0 = &x.sep[3];
+  assert_int_equal(tern_terms_index_find(&ix, in0->b, in0->len, &b), TERN_OK);
+  assert_int_equal(b, 3);
+  assert_int_equal(tern_terms_index_ensure_all(&ix), TERN_ECORRUPT);
+  tern_terms_index_free(&ix);
+  /* restored: every group decodes */
+  tern_store64(ord2, tern_load64(ord2) - 1);
+  assert_int_equal(ref_decode(&x, &ix), TERN_OK);
+  assert_int_equal(tern_terms_index_ensure_all(&ix), TERN_OK);
+  tern_terms_index_free(&ix);
+  ref_free(&x);
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_find_against_scan)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_find_against_scan),
+                                     cmocka_unit_test(test_concurrent_first_use),
+                                     cmocka_unit_test(test_damaged_group)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

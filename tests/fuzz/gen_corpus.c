@@ -211,6 +211,8 @@ static void block_seeds(const tern_seg *s, const char *tag, const uint8_t *tim) 
     for (uint64_t b = 0; b < f->nblocks; b++) {
       if (b > 1 && b + 1 != f->nblocks) continue;
       uint64_t gb = f->first_block + b;
+      tern_ti_block info;
+      if (tern_terms_index_block(&f->index, b, &info) != TERN_OK) continue;
       const uint8_t *page = tim + TERN_BLOCK_SIZE * (gb + 1);
       size_t used = TERN_BLOCK_SIZE;
       while (used > 0 && page[used - 1] == 0) used--;
@@ -219,7 +221,7 @@ static void block_seeds(const tern_seg *s, const char *tag, const uint8_t *tim) 
       tern_store16(in + 1, (uint16_t)f->tbf.inline_max);
       in[3] = (uint8_t)f->tbf.has_values;
       tern_store32(in + 4, f->tbf.max_doc);
-      tern_store16(in + 8, (uint16_t)(f->index.first_ord[b + 1] - f->index.first_ord[b]));
+      tern_store16(in + 8, (uint16_t)info.entries);
       memcpy(in + 10, page, used);
       char name[64];
       snprintf(name, sizeof name, "%s-%.*s-b%llu", tag, (int)f->name_len, (const char *)f->name,
