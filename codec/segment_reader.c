@@ -48,7 +48,7 @@ static int load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, te
   if (c->seg_uid == s->uid && c->field == f && c->block_no == (int64_t)gb) return TERN_OK;
   c->block_no = -1;
   c->positioned = 0;
-  tern_ti_block info;
+  tern_ti_block info = {0};
   TERN_TRY(tern_terms_index_block(&f->index, b, &info));
   const uint8_t *p;
   TERN_TRY(tern_rfile_read(s->tim, (uint64_t)TERN_BLOCK_SIZE * (gb + 1), TERN_BLOCK_SIZE, c->page,
@@ -141,7 +141,7 @@ static void prefetch_block_header(const uint8_t *blk) {
  * key's, tern_terms_index_key_head). */
 static uint32_t key_fraction(const tern_seg_field *f, uint64_t b, uint64_t kh) {
   const tern_terms_index *ix = &f->index;
-  tern_ti_block info;
+  tern_ti_block info = {0};
   if (tern_terms_index_block(ix, b, &info) != TERN_OK) return 0; /* the load will say */
   uint64_t lo = info.head;
   uint64_t hi = b + 1 < ix->nblocks ? info.next_head

@@ -134,7 +134,7 @@ static int check_block(field_check *k, uint64_t b, uint8_t *page, uint8_t *term)
   const uint8_t *p;
   TERN_TRY(tern_rfile_read(s->tim, (uint64_t)TERN_BLOCK_SIZE * (gb + 1), TERN_BLOCK_SIZE, page, &p));
   tern_tb_block blk;
-  tern_ti_block info;
+  tern_ti_block info = {0};
   TERN_TRY(tern_terms_index_block(&f->index, b, &info));
   uint32_t n = info.entries;
   TERN_TRY(tern_tb_open(&blk, p, &f->tbf, n, k->what, gb));

@@ -330,10 +330,13 @@ static int decode_group(const tern_terms_index *ix, uint64_t g, tern_ti_group *g
   return TERN_OK;
 }
 
-/* Group g, decoded by this thread if no other published it yet. */
-static int group_at(const tern_terms_index *ix, uint64_t g, const tern_ti_group **out) {
+/* Group g, decoded by this thread if no other published it yet (g out
+ * of range: a block number past the field, from a caller's bug). */
+int tern_terms_index_group_decode(const tern_terms_index *ix, uint64_t g,
+                                  const tern_ti_group **out) {
+  if (g >= ix->ngroups) return bad(ix->what, ix->nblocks, "block out of range");
   tern_ti_group *gr = atomic_load_explicit(&ix->groups[g], memory_order_acquire);
-  if (TERN_LIKELY(gr != NULL)) {
+  if (gr) {
     *out = gr;
     return TERN_OK;
   }
@@ -355,28 +358,16 @@ static int group_at(const tern_terms_index *ix, uint64_t g, const tern_ti_group 
   return TERN_OK;
 }
 
-int tern_terms_index_block(const tern_terms_index *ix, uint64_t b, tern_ti_block *out) {
-  if (b >= ix->nblocks) return bad(ix->what, b, "block out of range");
-  const tern_ti_group *gr;
-  TERN_TRY(group_at(ix, b / G, &gr));
-  uint64_t i = b % G;
-  out->first_ord = gr->first_ord[i];
-  out->entries = (uint32_t)(gr->first_ord[i + 1] - gr->first_ord[i]);
-  out->head = gr->heads[i];
-  out->next_head = b + 1 < ix->nblocks ? gr->heads[i + 1] : 0;
-  return TERN_OK;
-}
-
 int tern_terms_index_ensure_all(const tern_terms_index *ix) {
   const tern_ti_group *gr;
-  for (uint64_t g = 0; g < ix->ngroups; g++) TERN_TRY(group_at(ix, g, &gr));
+  for (uint64_t g = 0; g < ix->ngroups; g++) TERN_TRY(tern_terms_index_group(ix, g, &gr));
   return TERN_OK;
 }
 
 int tern_terms_index_sep(const tern_terms_index *ix, uint64_t b, const uint8_t **sep, size_t *len) {
   if (b >= ix->nblocks) return bad(ix->what, b, "block out of range");
   const tern_ti_group *gr;
-  TERN_TRY(group_at(ix, b / G, &gr));
+  TERN_TRY(tern_terms_index_group(ix, b / G, &gr));
   uint64_t i = b % G;
   *sep = gr->sep + gr->sep_off[i];
   *len = gr->sep_off[i + 1] - gr->sep_off[i];
@@ -449,7 +440,7 @@ int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const ui
     n -= half;
   }
   const tern_ti_group *gr;
-  TERN_TRY(group_at(ix, g, &gr));
+  TERN_TRY(tern_terms_index_group(ix, g, &gr));
   uint64_t lo = 0;
   for (n = group_blocks(ix, g); n > 1;) {
     uint64_t half = n / 2;
@@ -470,7 +461,7 @@ int tern_terms_index_find_ordinal(const tern_terms_index *ix, uint64_t ord, uint
     n -= half;
   }
   const tern_ti_group *gr;
-  TERN_TRY(group_at(ix, g, &gr));
+  TERN_TRY(tern_terms_index_group(ix, g, &gr));
   uint64_t lo = 0;
   for (n = group_blocks(ix, g); n > 1;) {
     uint64_t half = n / 2;

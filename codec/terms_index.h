@@ -114,7 +114,11 @@ void tern_terms_index_free(tern_terms_index *ix);
 size_t tern_terms_index_memory(const tern_terms_index *ix);
 
 /* Block b's ordinals and heads (decoding its group if no thread did). */
-int tern_terms_index_block(const tern_terms_index *ix, uint64_t b, tern_ti_block *out);
+static inline int tern_terms_index_block(const tern_terms_index *ix, uint64_t b,
+                                         tern_ti_block *out);
+/* Group g, decoded (tern_terms_index_block's slow path). */
+int tern_terms_index_group_decode(const tern_terms_index *ix, uint64_t g,
+                                  const tern_ti_group **out);
 /* Decodes every group, checking it (verify). */
 int tern_terms_index_ensure_all(const tern_terms_index *ix);
 
@@ -150,6 +154,31 @@ static inline uint64_t tern_terms_index_head_at(const uint8_t *key, size_t len, 
 static inline uint64_t tern_terms_index_key_head(const tern_terms_index *ix, const uint8_t *key,
                                                  size_t len) {
   return tern_terms_index_head_at(key, len, ix->skip);
+}
+
+/* Group g: published, or decoded now. */
+static inline int tern_terms_index_group(const tern_terms_index *ix, uint64_t g,
+                                         const tern_ti_group **out) {
+  tern_ti_group *gr = atomic_load_explicit(&ix->groups[g], memory_order_acquire);
+  if (__builtin_expect(gr != NULL, 1)) {
+    *out = gr;
+    return 0;
+  }
+  return tern_terms_index_group_decode(ix, g, out);
+}
+
+static inline int tern_terms_index_block(const tern_terms_index *ix, uint64_t b,
+                                         tern_ti_block *out) {
+  const tern_ti_group *gr;
+  int rc = b < ix->nblocks ? tern_terms_index_group(ix, b / TERN_TI_GROUP, &gr)
+                           : tern_terms_index_group_decode(ix, UINT64_MAX, &gr);
+  if (rc != 0) return rc;
+  uint64_t i = b % TERN_TI_GROUP;
+  out->first_ord = gr->first_ord[i];
+  out->entries = (uint32_t)(gr->first_ord[i + 1] - gr->first_ord[i]);
+  out->head = gr->heads[i];
+  out->next_head = b + 1 < ix->nblocks ? gr->heads[i + 1] : 0;
+  return 0;
 }
 
 #endif

@@ -211,7 +211,7 @@ static void block_seeds(const tern_seg *s, const char *tag, const uint8_t *tim) 
     for (uint64_t b = 0; b < f->nblocks; b++) {
       if (b > 1 && b + 1 != f->nblocks) continue;
       uint64_t gb = f->first_block + b;
-      tern_ti_block info;
+      tern_ti_block info = {0};
       if (tern_terms_index_block(&f->index, b, &info) != TERN_OK) continue;
       const uint8_t *page = tim + TERN_BLOCK_SIZE * (gb + 1);
       size_t used = TERN_BLOCK_SIZE;
