@@ -212,9 +212,9 @@ static void block_seeds(const tern_seg *s, const char *tag, const uint8_t *tim) 
       if (b > 1 && b + 1 != f->nblocks) continue;
       uint64_t gb = f->first_block + b;
       const uint8_t *page = tim + TERN_BLOCK_SIZE * (gb + 1);
-      size_t used = TERN_BLOCK_SIZE;
+      size_t used = TERN_TB_PAGE; /* the block, without the page's checksum */
       while (used > 0 && page[used - 1] == 0) used--;
-      uint8_t in[10 + TERN_BLOCK_SIZE];
+      uint8_t in[10 + TERN_TB_PAGE];
       in[0] = (uint8_t)f->tbf.threshold;
       tern_store16(in + 1, (uint16_t)f->tbf.inline_max);
       in[3] = (uint8_t)f->tbf.has_values;
