@@ -6,9 +6,9 @@
  * bounded by the block, not by the caller: a position past it reads zero
  * bits, so a corrupt length can never make a reader touch memory outside
  * the TERN_BITS_PAGE bytes it was given — nor the page's checksum, in the
- * 4 bytes of the 4 KiB page after them, which is no block data.  Callers check positions against the
- * block's used length to report corruption; memory safety never depends
- * on them doing so.
+ * 4 bytes of the 4 KiB page after them, which is no block data.  Callers
+ * check positions against the block's used length to report corruption;
+ * memory safety never depends on them doing so.
  */
 #ifndef TERN_BITSTREAM_H
 #define TERN_BITSTREAM_H

@@ -6,7 +6,8 @@
  * page checksums — in the last 4 bytes of each page of .tim, in .tix for
  * the others — salted with the segment id, the file kind and the page
  * number, so another segment's file or a moved page fails like damage;
- * checked page by page when first read, and whole by tern_seg_verify.  The filter is probed in place (segment_filter.c).
+ * checked page by page when first read, and whole by tern_seg_verify.
+ * The filter is probed in place (segment_filter.c).
  */
 #include "codec/frame.h"
 #include "codec/segment_internal.h"

@@ -45,7 +45,8 @@ static int verify_tim_head(const tern_seg *s, uint8_t *page) {
   const uint8_t *p;
   TERN_TRY(tern_rfile_read(s->tim, 0, TERN_BLOCK_SIZE, page, &p));
   for (size_t i = TERN_FRAME_HEADER_SIZE; i < TERN_TB_PAGE; i++)
-    if (p[i]) return tern_fail(TERN_ECORRUPT, "%s: page 0: padding not zero", tern_rfile_path(s->tim));
+    if (p[i])
+      return tern_fail(TERN_ECORRUPT, "%s: page 0: padding not zero", tern_rfile_path(s->tim));
   return TERN_OK;
 }
 

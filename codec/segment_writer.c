@@ -2,9 +2,10 @@
  * segment_writer.c — writes one segment (segment.h, docs/FORMAT.md).
  *
  * Terms stream through: each field's entries fill a terms block builder,
- * which is written to NAME.tim as a whole 4 KiB page as soon as the next
- * term does not fit; postings go through the field's pulsing chain into
- * NAME.doc; values longer than the inline limit go to NAME.val.  What must
+ * which is written to NAME.tim as a whole 4 KiB page, ending with the
+ * page's checksum, as soon as the next term does not fit; postings go
+ * through the field's pulsing chain into NAME.doc; values longer than the
+ * inline limit go to NAME.val.  What must
  * be known before the index can be written — each block's separator and
  * entry count, each field's counts and range, the unique keys' hashes for
  * the filter — stays in memory (about 0.05 bytes per term, plus 8 per
@@ -352,8 +353,10 @@ static int commit(tern_segw *w, tern_wfile **f, int file, uint64_t *size) {
   if (rc == TERN_OK && sums_in_index(file)) rc = tern_wfile_page_sums(*f, &sums, &len);
   if (rc == TERN_OK && sums_in_index(file)) rc = tern_bytebuf_put(&w->sums, sums, len);
   if (size) *size = tern_wfile_offset(*f);
-  if (rc == TERN_OK) rc = tern_wfile_commit(*f);
-  else tern_wfile_abort(*f);
+  if (rc == TERN_OK)
+    rc = tern_wfile_commit(*f);
+  else
+    tern_wfile_abort(*f);
   *f = NULL;
   return rc;
 }

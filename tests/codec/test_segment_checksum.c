@@ -450,7 +450,8 @@ static void test_block_checksum_in_page(void **state) {
   }
   /* every checksum garbage, the checks off: every answer right */
   memcpy(bad, orig, len);
-  for (uint64_t pg = 0; pg < pages; pg++) tu_fill(&r, bad + 4096 * pg + 4092, 4);
+  for (uint64_t pg = 0; pg < pages; pg++)
+    tu_fill(&r, bad + 4096 * pg + 4092, 4);
   tu_write_file(p, bad, len);
   tally t = {0, 0};
   tern_io_set_read_checks(0);
@@ -462,8 +463,10 @@ static void test_block_checksum_in_page(void **state) {
   t.right = t.corrupt = 0;
   check_all(dir, &x, ".tim", &t);
   assert_int_equal(t.right, 0);
-  print_message(".tim blocks of the unique field: pages %u..%u, each flipped in its data and in its "
-                "checksum: refused exactly for their keys\n", first, last);
+  print_message(
+      ".tim blocks of the unique field: pages %u..%u, each flipped in its data and in its "
+      "checksum: refused exactly for their keys\n",
+      first, last);
   tu_write_file(p, orig, len);
   free(kp);
   free(bad);

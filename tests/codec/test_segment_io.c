@@ -290,9 +290,10 @@ static uint64_t index_len(const tern_seg_field *f) {
  * of .doc, .val and .flt and nothing for .tim. */
 static uint64_t expected_tix_size(const tern_seg *s) {
   uint64_t n = TERN_FRAME_HEADER_SIZE + TERN_FRAME_FOOTER_SIZE;
-  const uint64_t head[] = {s->max_doc,  s->inline_max, s->bloom_bits, s->nfields,
-                           s->nblocks,  s->doc_size,   s->val_size,   s->flt_size};
-  for (size_t i = 0; i < sizeof head / sizeof *head; i++) n += varint_len(head[i]);
+  const uint64_t head[] = {s->max_doc, s->inline_max, s->bloom_bits, s->nfields,
+                           s->nblocks, s->doc_size,   s->val_size,   s->flt_size};
+  for (size_t i = 0; i < sizeof head / sizeof *head; i++)
+    n += varint_len(head[i]);
   for (size_t i = 0; i < s->nfields; i++) {
     const tern_seg_field *f = &s->fields[i];
     n += bytes_len(f->name_len) + varint_len(f->flags) + varint_len(f->threshold) +
