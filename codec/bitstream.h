@@ -3,11 +3,12 @@
  *
  * Bit order matches bitpack.h: bit 0 is the lowest bit of byte 0, and a
  * field of width w at position pos holds bits [pos, pos+w).  Reads are
- * bounded by the page, not by the caller: a position past the page reads
- * zero bits, so a corrupt length can never make a reader touch memory
- * outside the 4096 bytes it was given.  Callers check positions against the
- * block's used length to report corruption; memory safety never depends
- * on them doing so.
+ * bounded by the block, not by the caller: a position past it reads zero
+ * bits, so a corrupt length can never make a reader touch memory outside
+ * the TERN_BITS_PAGE bytes it was given — nor the page's checksum, in the
+ * 4 bytes of the 4 KiB page after them, which is no block data.  Callers
+ * check positions against the block's used length to report corruption;
+ * memory safety never depends on them doing so.
  */
 #ifndef TERN_BITSTREAM_H
 #define TERN_BITSTREAM_H
@@ -17,7 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define TERN_BITS_PAGE 4096u /* bytes a reader may touch (TERN_BLOCK_SIZE) */
+#define TERN_BITS_PAGE 4092u /* bytes a reader may touch: a 4 KiB page less its checksum */
 #define TERN_BITS_MAXW 56u   /* widest field one read returns */
 
 static inline uint64_t tern_bits_le64(const uint8_t *p) {
@@ -29,7 +30,7 @@ static inline uint64_t tern_bits_le64(const uint8_t *p) {
   return v;
 }
 
-/* The page's last 7 bytes cannot be loaded 8 at a time: assemble them. */
+/* The block's last 7 bytes cannot be loaded 8 at a time: assemble them. */
 static inline uint64_t tern_bits_tail64(const uint8_t *page, uint32_t byte) {
   uint64_t v = 0;
   for (uint32_t i = 0; i < 8; i++)

@@ -80,8 +80,8 @@ struct tern_rfile {
   uint64_t size;
   uint8_t *map; /* mmap mode, NULL for an empty file */
   _Atomic uint64_t reads, bytes;
-  /* page checksums (tern_rfile_set_page_sums), NULL: none */
-  const uint8_t *sums; /* npages u32 LE, owned by the caller */
+  /* page checksums: checked is NULL when there are none */
+  const uint8_t *sums; /* npages u32 LE, owned by the caller; NULL: in the pages' trailers */
   uint64_t seed;
   _Atomic uint64_t *checked; /* bit p: page p verified by this process */
   int borrowed;              /* tern_rfile_open_memory: map is the caller's */
@@ -156,7 +156,8 @@ void tern_rfile_close(tern_rfile *f) {
   free(f);
 }
 
-int tern_rfile_set_page_sums(tern_rfile *f, const uint8_t *sums, uint64_t seed) {
+/* Turns the checks on, with the sums in `sums` or (NULL) in the trailers. */
+static int set_checks(tern_rfile *f, const uint8_t *sums, uint64_t seed) {
   uint64_t words = (tern_io_npages(f->size) + 63) / 64;
   _Atomic uint64_t *bits = calloc(words ? words : 1, sizeof *bits);
   if (!bits) return tern_fail(TERN_ENOMEM, "%s: out of memory", f->path);
@@ -167,6 +168,13 @@ int tern_rfile_set_page_sums(tern_rfile *f, const uint8_t *sums, uint64_t seed) 
   return TERN_OK;
 }
 
+int tern_rfile_set_page_sums(tern_rfile *f, const uint8_t *sums, uint64_t seed) {
+  if (!sums) return tern_fail(TERN_EINVAL, "%s: no page checksums", f->path);
+  return set_checks(f, sums, seed);
+}
+
+int tern_rfile_set_page_trailers(tern_rfile *f, uint64_t seed) { return set_checks(f, NULL, seed); }
+
 static int page_checked(const tern_rfile *f, uint64_t p) {
   return (atomic_load_explicit(&f->checked[p / 64], memory_order_acquire) >> (p % 64)) & 1;
 }
@@ -176,10 +184,19 @@ static size_t page_len(const tern_rfile *f, uint64_t p) {
   return (size_t)(f->size - start < TERN_IO_PAGE ? f->size - start : TERN_IO_PAGE);
 }
 
-/* Checks page p, whose bytes are at `bytes`, and remembers it when sound. */
+/* Checks page p, whose bytes are at `bytes`, and remembers it when sound.
+ * A short last page of a file whose pages carry trailers has none: only
+ * the frame footer, which verify checks with the whole file's XXH3. */
 static int check_page(tern_rfile *f, uint64_t p, const uint8_t *bytes) {
-  uint32_t want = tern_load32(f->sums + 4 * p);
-  uint32_t got = tern_io_page_sum(bytes, page_len(f, p), f->seed, p);
+  size_t len = page_len(f, p);
+  uint32_t want = 0, got = 0;
+  if (f->sums) {
+    want = tern_load32(f->sums + 4 * p);
+    got = tern_io_page_sum(bytes, len, f->seed, p);
+  } else if (len == TERN_IO_PAGE) {
+    want = tern_load32(bytes + TERN_IO_PAGE_DATA);
+    got = tern_io_page_sum(bytes, TERN_IO_PAGE_DATA, f->seed, p);
+  }
   if (got != want)
     return tern_fail(TERN_ECORRUPT,
                      "%s: checksum mismatch in the page at offset %llu (stored %08x, computed %08x)",
@@ -191,7 +208,8 @@ static int check_page(tern_rfile *f, uint64_t p, const uint8_t *bytes) {
 /* Pages [first, last] of a read; 0 when nothing is to be checked. */
 static int read_pages(const tern_rfile *f, uint64_t off, size_t len, uint64_t *first,
                       uint64_t *last) {
-  if (!f->sums || len == 0 || !atomic_load_explicit(&read_checks, memory_order_relaxed)) return 0;
+  if (!f->checked || len == 0 || !atomic_load_explicit(&read_checks, memory_order_relaxed))
+    return 0;
   *first = off / TERN_IO_PAGE;
   *last = (off + len - 1) / TERN_IO_PAGE;
   for (uint64_t p = *first; p <= *last; p++)
@@ -219,7 +237,7 @@ static int resident(const tern_rfile *f, uint64_t p) {
 }
 
 int tern_rfile_check_cached(tern_rfile *f, uint64_t off) {
-  if (!f->map || !f->sums || off >= f->size) return 0;
+  if (!f->map || !f->checked || off >= f->size) return 0;
   uint64_t p = off / TERN_IO_PAGE;
   if (page_checked(f, p)) return 1;
   if (!resident(f, p)) return 0;
@@ -307,7 +325,7 @@ int tern_rfile_read(tern_rfile *f, uint64_t off, size_t len, void *scratch, cons
 }
 
 int tern_rfile_check_pages(tern_rfile *f) {
-  if (!f->sums) return TERN_OK;
+  if (!f->checked) return TERN_OK;
   enum { CHUNK = 64 };
   uint8_t *buf = malloc(CHUNK * TERN_IO_PAGE);
   if (!buf) return tern_fail(TERN_ENOMEM, "%s: out of memory", f->path);
@@ -504,6 +522,15 @@ int tern_wfile_append(tern_wfile *w, const void *buf, size_t len) {
   memcpy(w->buf + w->used, p, len);
   w->used += len;
   return TERN_OK;
+}
+
+int tern_wfile_append_page(tern_wfile *w, uint8_t page[TERN_IO_PAGE], uint64_t seed) {
+  if (w->offset % TERN_IO_PAGE)
+    return tern_fail(TERN_EINVAL, "%s: a page appended at %llu, not a page boundary", w->tmp,
+                     (unsigned long long)w->offset);
+  uint64_t pageno = w->offset / TERN_IO_PAGE;
+  tern_store32(page + TERN_IO_PAGE_DATA, tern_io_page_sum(page, TERN_IO_PAGE_DATA, seed, pageno));
+  return tern_wfile_append(w, page, TERN_IO_PAGE);
 }
 
 int tern_wfile_pad(tern_wfile *w, uint64_t align) {

@@ -17,11 +17,16 @@
  * fsyncs the directory once after renaming a set of files
  * (tern_fsync_dir).
  *
- * Page checksums.  A writer can keep a 32-bit checksum of every 4096-byte
- * page it appends (tern_wfile_track_pages); a reader given that array
- * (tern_rfile_set_page_sums) checks each page the first time this process
- * reads any byte of it and remembers it in a bitmap, so a warm read pays one
- * bit test.  A mismatch is TERN_ECORRUPT naming the file and the offset.
+ * Page checksums.  Every 4096-byte page of a file can carry a 32-bit
+ * checksum, kept in one of two places: in an array beside the file (a
+ * writer collects them with tern_wfile_track_pages, a reader is given them
+ * by tern_rfile_set_page_sums), or in the page's own last 4 bytes, its
+ * trailer (a writer appends such pages with tern_wfile_append_page, a
+ * reader is told so by tern_rfile_set_page_trailers: then the file needs
+ * no array, so whoever opens it reads none).  Either way a reader checks
+ * each page the first time this process reads any byte of it and
+ * remembers it in a bitmap, so a warm read pays one bit test.  A mismatch
+ * is TERN_ECORRUPT naming the file and the offset.
  *
  * Every system call goes through a table of functions (tern_io_vfs, as
  * SQLite's VFS), so tests can fail the Nth call or simulate power loss.
@@ -60,8 +65,11 @@ const tern_io_vfs *tern_io_system_vfs(void);
 int tern_io_unlink(const char *path);
 
 #define TERN_IO_PAGE 4096u
+#define TERN_IO_TRAILER 4u /* a page's own checksum, at its end (tern_rfile_set_page_trailers) */
+#define TERN_IO_PAGE_DATA (TERN_IO_PAGE - TERN_IO_TRAILER) /* the bytes a trailer covers */
 /* Low 32 bits of XXH3-64 of a page (len <= 4096 bytes: the last page of a
- * file may be short) seeded with seed + pageno. */
+ * file may be short; a page with a trailer: its first TERN_IO_PAGE_DATA)
+ * seeded with seed + pageno. */
 uint32_t tern_io_page_sum(const uint8_t *page, size_t len, uint64_t seed, uint64_t pageno);
 /* Pages of a file of `size` bytes: ceil(size / 4096). */
 uint64_t tern_io_npages(uint64_t size);
@@ -112,6 +120,12 @@ int tern_rfile_read(tern_rfile *f, uint64_t off, size_t len, void *scratch, cons
  * not checked yet against `sums`: tern_io_npages(size) u32 LE checksums
  * (tern_io_page_sum with `seed`), which the caller keeps alive until close. */
 int tern_rfile_set_page_sums(tern_rfile *f, const uint8_t *sums, uint64_t seed);
+/* The same, each whole page being checked against its own trailer: its
+ * last 4 bytes, u32 LE, tern_io_page_sum of its first TERN_IO_PAGE_DATA
+ * bytes with `seed` (tern_wfile_append_page).  A short last page has no
+ * trailer and is not checked (the frame footer's checksum covers it:
+ * tern_frame_verify_file); callers read none of it but through verify. */
+int tern_rfile_set_page_trailers(tern_rfile *f, uint64_t seed);
 /* The mapping (mmap mode; NULL in pread mode or for an empty file): for
  * prefetch hints only, every read still goes through tern_rfile_read. */
 const uint8_t *tern_rfile_map(const tern_rfile *f);
@@ -125,7 +139,8 @@ int tern_rfile_check_cached(tern_rfile *f, uint64_t off);
 /* Asks the kernel to read the page holding `off` in the background
  * (MADV_WILLNEED; mmap mode only, a hint). */
 void tern_rfile_will_need(const tern_rfile *f, uint64_t off);
-/* Checks every page against its sum, whether checked before or not (verify). */
+/* Checks every page against its sum or trailer, whether checked before or
+ * not (verify). */
 int tern_rfile_check_pages(tern_rfile *f);
 
 /* This file's counters, and the process-wide totals of all files. */
@@ -152,6 +167,11 @@ int tern_wfile_track_pages(tern_wfile *w, uint64_t seed);
  * call after the last append; valid until commit or abort. */
 int tern_wfile_page_sums(tern_wfile *w, const uint8_t **sums, size_t *len);
 int tern_wfile_append(tern_wfile *w, const void *buf, size_t len);
+/* Appends one whole page at a page boundary (else TERN_EINVAL), first
+ * storing in its last TERN_IO_TRAILER bytes the checksum of the rest
+ * (tern_io_page_sum with `seed` and the page's number): the page carries
+ * its own check (tern_rfile_set_page_trailers). */
+int tern_wfile_append_page(tern_wfile *w, uint8_t page[TERN_IO_PAGE], uint64_t seed);
 /* Appends zero bytes until the offset is a multiple of `align`. */
 int tern_wfile_pad(tern_wfile *w, uint64_t align);
 uint64_t tern_wfile_offset(const tern_wfile *w);

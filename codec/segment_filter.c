@@ -107,7 +107,7 @@ int tern_seg_filter_open(tern_seg *s, const char *dir, const char *name) {
     return tern_fail(TERN_ECORRUPT, "%s: %llu bytes, %llu expected%s", tern_rfile_path(s->flt),
                      (unsigned long long)size, (unsigned long long)s->flt_size,
                      size < s->flt_size ? ": truncated" : "");
-  TERN_TRY(tern_rfile_set_page_sums(s->flt, s->sums[3], tern_seg_page_seed(s->segid, SEG_FLT)));
+  TERN_TRY(tern_rfile_set_page_sums(s->flt, s->sums[2], tern_seg_page_seed(s->segid, SEG_FLT)));
   uint32_t nblocks;
   TERN_TRY(check_body_size(s, size - TERN_FRAME_HEADER_SIZE - TERN_FRAME_FOOTER_SIZE, &nblocks));
   if (nblocks == 0) return TERN_OK;

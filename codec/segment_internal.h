@@ -18,7 +18,11 @@
  * .tim, .doc and .val in .tix, and their sizes.  3: the filter probed in
  * place, its pages checksummed in .tix like the others, its size there, its
  * blocks page-aligned; terms blocks with whole restart keys and their
- * tails in a stream of their own.  Older ones: TERN_EVERSION. */
+ * tails in a stream of their own.  4: every whole page of .tim carries its
+ * own checksum in its last 4 bytes (io.h, tern_rfile_set_page_trailers), so
+ * .tix no longer holds them (a block has TERN_TB_PAGE = 4092 bytes).  The terms index in
+ * groups of 64 blocks with a directory, decoded per group on first use.
+ * Older ones: TERN_EVERSION. */
 #define TERN_SEG_VERSION 4u
 #define TERN_SEG_NFILES 5
 
@@ -59,7 +63,7 @@ struct tern_seg {
   const uint8_t *tim_map; /* mmap mode: the terms file's mapping, for prefetching */
   uint64_t tix_size;
   uint64_t doc_size, val_size, flt_size; /* as NAME.tix records them */
-  const uint8_t *sums[4]; /* page checksums of .tim, .doc, .val, .flt (in arena) */
+  const uint8_t *sums[3]; /* page checksums of .doc, .val, .flt (in arena; .tim's are its pages') */
   tern_filter *filter;    /* over the .flt mapping; NULL: none */
   _Atomic uint64_t flt_checked; /* filter pages checked by probes (cached: no I/O) */
   _Atomic uint64_t *flt_asked;  /* bit p: page p of .flt asked for (segment_filter.c) */

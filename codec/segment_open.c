@@ -2,11 +2,12 @@
  * segment_open.c — opening a segment: NAME.tix is read whole (one read),
  * its checksum verified and its field table and terms indexes decoded into
  * memory; the other files are opened and their sizes checked against it,
- * and nothing more is read.  Their headers and contents are covered by the
- * page checksums the .tix holds (salted with the segment id, the file kind
- * and the page number, so another segment's file or a moved page fails
- * like damage), checked page by page when first read, and whole by
- * tern_seg_verify.  The filter is probed in place (segment_filter.c).
+ * and nothing more is read.  Their headers and contents are covered by
+ * page checksums — in the last 4 bytes of each page of .tim, in .tix for
+ * the others — salted with the segment id, the file kind and the page
+ * number, so another segment's file or a moved page fails like damage;
+ * checked page by page when first read, and whole by tern_seg_verify.
+ * The filter is probed in place (segment_filter.c).
  */
 #include "codec/frame.h"
 #include "codec/segment_internal.h"
@@ -81,9 +82,12 @@ static int open_data_file(tern_seg *s, const char *dir, const char *name, int fi
     return tern_fail(TERN_ECORRUPT, "%s: %llu bytes, %llu expected%s", tern_rfile_path(f),
                      (unsigned long long)size, (unsigned long long)want,
                      size < want ? ": truncated" : "");
-  if (file == SEG_TIM) s->tim_map = tern_rfile_map(f);
-  int k = file == SEG_TIM ? 0 : file == SEG_DOC ? 1 : 2;
-  return tern_rfile_set_page_sums(f, s->sums[k], tern_seg_page_seed(s->segid, file));
+  uint64_t seed = tern_seg_page_seed(s->segid, file);
+  if (file == SEG_TIM) {
+    s->tim_map = tern_rfile_map(f);
+    return tern_rfile_set_page_trailers(f, seed); /* each page holds its own */
+  }
+  return tern_rfile_set_page_sums(f, s->sums[file == SEG_DOC ? 0 : 1], seed);
 }
 
 /* ------------------------------------------------------- the field table */
@@ -152,11 +156,11 @@ static uint64_t tim_size(const tern_seg *s) {
   return TERN_BLOCK_SIZE * (s->nblocks + 1) + TERN_FRAME_FOOTER_SIZE;
 }
 
-/* The page checksums of .tim, .doc, .val and .flt: the rest of the body,
- * exactly. */
+/* The page checksums of .doc, .val and .flt: the rest of the body,
+ * exactly (.tim's pages carry their own). */
 static int parse_sums(tern_seg *s, tix_reader *r) {
-  const uint64_t sizes[4] = {tim_size(s), s->doc_size, s->val_size, s->flt_size};
-  for (int k = 0; k < 4; k++) {
+  const uint64_t sizes[3] = {s->doc_size, s->val_size, s->flt_size};
+  for (int k = 0; k < 3; k++) {
     uint64_t n = 4 * tern_io_npages(sizes[k]);
     if (n > (uint64_t)(r->end - r->p)) return tix_bad(r, "page checksums truncated");
     s->sums[k] = r->p;

@@ -39,6 +39,17 @@ static int verify_filter_header(const tern_seg *s) {
   return TERN_OK;
 }
 
+/* NAME.tim's page 0 is the frame header and zeros up to the page's
+ * checksum (its trailer, checked with the page). */
+static int verify_tim_head(const tern_seg *s, uint8_t *page) {
+  const uint8_t *p;
+  TERN_TRY(tern_rfile_read(s->tim, 0, TERN_BLOCK_SIZE, page, &p));
+  for (size_t i = TERN_FRAME_HEADER_SIZE; i < TERN_TB_PAGE; i++)
+    if (p[i])
+      return tern_fail(TERN_ECORRUPT, "%s: page 0: padding not zero", tern_rfile_path(s->tim));
+  return TERN_OK;
+}
+
 static int verify_checksums(const tern_seg *s) {
   TERN_TRY(tern_frame_verify_file(s->tim, TERN_KIND_TERMS, TERN_SEG_VERSION, s->segid, NULL));
   TERN_TRY(tern_frame_verify_file(s->doc, TERN_KIND_POSTINGS, TERN_SEG_VERSION, s->segid, NULL));
@@ -150,7 +161,7 @@ static int check_block(field_check *k, uint64_t b, uint8_t *page, uint8_t *term)
   }
   if (it.pos != blk.used_bits)
     return bad(k, b, "bits left over after the last entry");
-  for (size_t i = (blk.used_bits + 7) / 8; i < TERN_BLOCK_SIZE; i++)
+  for (size_t i = (blk.used_bits + 7) / 8; i < TERN_TB_PAGE; i++) /* the checksum follows */
     if (p[i]) return bad(k, b, "padding not zero");
   return TERN_OK;
 }
@@ -174,7 +185,7 @@ int tern_seg_verify(const tern_seg *s) {
   TERN_TRY(verify_checksums(s));
   uint8_t *page = malloc(TERN_BLOCK_SIZE + TERN_KEY_MAX);
   if (!page) return tern_fail(TERN_ENOMEM, "verify: out of memory");
-  int rc = TERN_OK;
+  int rc = verify_tim_head(s, page);
   for (size_t i = 0; i < s->nfields && rc == TERN_OK; i++)
     rc = verify_field(s, &s->fields[i], page, page + TERN_BLOCK_SIZE);
   free(page);

@@ -2,9 +2,10 @@
  * segment_writer.c — writes one segment (segment.h, docs/FORMAT.md).
  *
  * Terms stream through: each field's entries fill a terms block builder,
- * which is written to NAME.tim as a whole 4 KiB page as soon as the next
- * term does not fit; postings go through the field's pulsing chain into
- * NAME.doc; values longer than the inline limit go to NAME.val.  What must
+ * which is written to NAME.tim as a whole 4 KiB page, ending with the
+ * page's checksum, as soon as the next term does not fit; postings go
+ * through the field's pulsing chain into NAME.doc; values longer than the
+ * inline limit go to NAME.val.  What must
  * be known before the index can be written — each block's separator and
  * entry count, each field's counts and range, the unique keys' hashes for
  * the filter — stays in memory (about 0.05 bytes per term, plus 8 per
@@ -29,7 +30,8 @@ struct tern_segw {
   tern_wfile *tim, *doc, *val;
   int failed;
   tern_bytebuf fields; /* field records written so far (.tix body after its head) */
-  tern_bytebuf sums;   /* page checksums of .tim, .doc, .val, in that order */
+  tern_bytebuf sums;   /* page checksums of .doc, .val, .flt, in that order */
+  uint64_t tim_seed;   /* of the checksum each .tim page carries */
   uint64_t doc_size, val_size, flt_size;
   uint64_t nfields, nblocks;
   int unique_seen;
@@ -88,12 +90,27 @@ static void writer_free(tern_segw *w) {
   free(w);
 }
 
+_Static_assert(TERN_TB_PAGE == TERN_BLOCK_SIZE - TERN_IO_TRAILER,
+               "a terms block fills its page but for the page's checksum");
+
+/* NAME.tim's page 0: the frame header, zeros, the page's checksum. */
+static int write_tim_head(tern_segw *w, tern_wfile *f) {
+  memset(w->page, 0, sizeof w->page);
+  tern_frame_header(w->page, TERN_KIND_TERMS, TERN_SEG_VERSION, w->segid);
+  return tern_wfile_append_page(f, w->page, w->tim_seed);
+}
+
+/* .tim's pages carry their checksums; .tix is read whole at open and
+ * checked by its frame; the others' page checksums go to .tix. */
+static int sums_in_index(int file) { return file != SEG_TIM && file != SEG_TIX; }
+
 static int create_file(tern_segw *w, int file, tern_wfile **out) {
   char *path = tern_seg_path(w->dir, w->name, file, 0);
   if (!path) return tern_fail(TERN_ENOMEM, "out of memory");
   int rc = tern_wfile_create(out, path);
   free(path);
-  if (rc == TERN_OK && file != SEG_TIX)
+  if (rc == TERN_OK && file == SEG_TIM) return write_tim_head(w, *out);
+  if (rc == TERN_OK && sums_in_index(file))
     rc = tern_wfile_track_pages(*out, tern_seg_page_seed(w->segid, file));
   if (rc == TERN_OK) rc = tern_frame_write_header(*out, tern_seg_kind[file], TERN_SEG_VERSION, w->segid);
   return rc;
@@ -126,9 +143,9 @@ int tern_segw_open(tern_segw **out, const char *dir, const char *name, const ter
   w->name = strdup(name);
   int rc = (!w->dir || !w->name) ? tern_fail(TERN_ENOMEM, "segment writer: out of memory") : TERN_OK;
   if (rc == TERN_OK) rc = tern_segid_generate(w->segid);
+  w->tim_seed = tern_seg_page_seed(w->segid, SEG_TIM);
   if (rc == TERN_OK) rc = tern_tb_builder_new(&w->tb, o->restart_interval);
   if (rc == TERN_OK) rc = create_file(w, SEG_TIM, &w->tim);
-  if (rc == TERN_OK) rc = tern_wfile_pad(w->tim, TERN_BLOCK_SIZE);
   if (rc == TERN_OK) rc = create_file(w, SEG_DOC, &w->doc);
   if (rc == TERN_OK) rc = create_file(w, SEG_VAL, &w->val);
   if (rc != TERN_OK) {
@@ -144,7 +161,7 @@ int tern_segw_open(tern_segw **out, const char *dir, const char *name, const ter
 static int emit_block(tern_segw *w) {
   uint32_t n = tern_tb_count(w->tb);
   TERN_TRY(tern_tb_finish(w->tb, w->page));
-  TERN_TRY(tern_wfile_append(w->tim, w->page, TERN_BLOCK_SIZE));
+  TERN_TRY(tern_wfile_append_page(w->tim, w->page, w->tim_seed));
   TERN_TRY(tern_terms_index_builder_add(&w->index, w->sep, w->sep_len, n));
   w->nblocks++;
   w->field_blocks++;
@@ -324,12 +341,29 @@ int tern_segw_term(tern_segw *w, const void *term, size_t len, const uint32_t *d
 
 /* ------------------------------------------------------------- finish */
 
+/* Frames and commits a file (freeing it and NULLing *f, whatever
+ * happens), keeping its size and the checksums of its pages for the index
+ * when they go there. */
+static int commit(tern_segw *w, tern_wfile **f, int file, uint64_t *size) {
+  int rc = tern_frame_write_footer(*f);
+  const uint8_t *sums;
+  size_t len;
+  if (rc == TERN_OK && sums_in_index(file)) rc = tern_wfile_page_sums(*f, &sums, &len);
+  if (rc == TERN_OK && sums_in_index(file)) rc = tern_bytebuf_put(&w->sums, sums, len);
+  if (size) *size = tern_wfile_offset(*f);
+  if (rc == TERN_OK)
+    rc = tern_wfile_commit(*f);
+  else
+    tern_wfile_abort(*f);
+  *f = NULL;
+  return rc;
+}
+
 static int write_framed(tern_segw *w, int file, const void *body, size_t len) {
   tern_wfile *f;
   TERN_TRY(create_file(w, file, &f));
   int rc = len ? tern_wfile_append(f, body, len) : TERN_OK;
-  if (rc == TERN_OK) rc = tern_frame_write_footer(f);
-  if (rc == TERN_OK) return tern_wfile_commit(f);
+  if (rc == TERN_OK) return commit(w, &f, file, NULL);
   tern_wfile_abort(f);
   return rc;
 }
@@ -351,21 +385,6 @@ static int write_index(tern_segw *w, uint32_t max_doc) {
   return rc;
 }
 
-/* Frames and commits a data file, keeping its size and page checksums for
- * the index. */
-static int commit(tern_segw *w, tern_wfile **f, uint64_t *size) {
-  int rc = tern_frame_write_footer(*f);
-  if (rc != TERN_OK) return rc;
-  const uint8_t *sums;
-  size_t len;
-  TERN_TRY(tern_wfile_page_sums(*f, &sums, &len));
-  TERN_TRY(tern_bytebuf_put(&w->sums, sums, len));
-  if (size) *size = tern_wfile_offset(*f);
-  rc = tern_wfile_commit(*f);
-  *f = NULL; /* commit frees it, whatever happens */
-  return rc;
-}
-
 /* NAME.flt, with page checksums like the data files (its pages are
  * checked when first probed): committed after them, its sums last. */
 static int write_filter(tern_segw *w) {
@@ -383,7 +402,7 @@ static int write_filter(tern_segw *w) {
   if (rc == TERN_OK) rc = create_file(w, SEG_FLT, &f);
   if (rc == TERN_OK && len) rc = tern_wfile_append(f, body, len);
   free(body);
-  if (rc == TERN_OK) rc = commit(w, &f, &w->flt_size); /* NULLs f once it committed */
+  if (rc == TERN_OK) rc = commit(w, &f, SEG_FLT, &w->flt_size); /* NULLs f */
   tern_wfile_abort(f);
   return rc;
 }
@@ -393,9 +412,9 @@ static int finish_files(tern_segw *w, uint32_t max_doc) {
   if (w->any_doc && w->max_doc_seen >= max_doc)
     return tern_fail(TERN_EINVAL, "segment writer: doc %u not below max_doc %u", w->max_doc_seen,
                      max_doc);
-  TERN_TRY(commit(w, &w->tim, NULL));
-  TERN_TRY(commit(w, &w->doc, &w->doc_size));
-  TERN_TRY(commit(w, &w->val, &w->val_size));
+  TERN_TRY(commit(w, &w->tim, SEG_TIM, NULL));
+  TERN_TRY(commit(w, &w->doc, SEG_DOC, &w->doc_size));
+  TERN_TRY(commit(w, &w->val, SEG_VAL, &w->val_size));
   TERN_TRY(write_filter(w));
   /* The index last: a segment whose .tix exists has all its files. */
   TERN_TRY(write_index(w, max_doc));

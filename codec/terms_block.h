@@ -1,7 +1,8 @@
 /*
  * terms_block.h — one terms block: up to 4096 consecutive terms of a field
  * with their postings metadata (and values, for the unique field), coded
- * into one 4096-byte page (docs/FORMAT.md, format version 3).
+ * into the first 4092 bytes of one 4096-byte page, whose last 4 hold the
+ * page's checksum (docs/FORMAT.md, format version 4).
  *
  * The block is a byte-aligned header, then two bit streams: the keys of
  * the entries that are not restarts, then every entry's tail (df, doc ids
@@ -26,7 +27,8 @@
  *
  * The builder keeps the running extremes of every column so that deciding
  * whether one more term fits costs O(1); the decoder never reads outside
- * the page (bitstream.h) and reports any inconsistency as TERN_ECORRUPT.
+ * the block's TERN_TB_PAGE bytes (bitstream.h) and reports any inconsistency
+ * as TERN_ECORRUPT.
  */
 #ifndef TERN_TERMS_BLOCK_H
 #define TERN_TERMS_BLOCK_H
@@ -36,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TERN_TB_PAGE TERN_BITS_PAGE /* bytes of a block */
+#define TERN_TB_PAGE TERN_BITS_PAGE /* bytes of a block: its page less the page checksum */
 #define TERN_TB_MAX_ENTRIES 4096u   /* entries of a block, at most */
 #define TERN_TB_RESTART 16u         /* default restart interval */
 #define TERN_TB_TERM_MAX 1024u      /* longest term (TERN_KEY_MAX) */
@@ -93,7 +95,7 @@ void tern_tb_builder_start(tern_tb_builder *b, const tern_tb_field *f);
 int tern_tb_add(tern_tb_builder *b, const tern_tb_input *in);
 uint32_t tern_tb_count(const tern_tb_builder *b);
 /* Encodes the entries into page[TERN_TB_PAGE], zero-padded, and empties
- * the builder. */
+ * the builder (the page's checksum, after them, is the file layer's). */
 int tern_tb_finish(tern_tb_builder *b, uint8_t *page);
 
 /* ---------------------------------------------------------------- decoder */

@@ -6,10 +6,12 @@
 #include "codec/status.h"
 #include "tests/common/testutil.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #define KIND TERN_FOURCC('T', 'S', 'T', ' ')
 
@@ -240,9 +242,125 @@ static void test_first_touch_by_pread(void **state) {
   free(dir);
 }
 
+/* Pages that carry their own checksum in their last 4 bytes. */
+enum { TRAIL_PAGES = 5, TRAIL_SHORT = 100, TRAIL_SEED = 5 };
+
+/* The three ways a read can first touch a page: mapped with the first
+ * touch by pread, mapped and faulted in, pread. */
+static tern_rfile *open_trailed(const char *path, int how, uint64_t seed) {
+  tern_io_set_first_touch_pread(how == 0);
+  tern_rfile *f;
+  assert_int_equal(tern_rfile_open(&f, path, how == 2 ? TERN_IO_PREAD : TERN_IO_MMAP), TERN_OK);
+  assert_int_equal(tern_rfile_set_page_trailers(f, seed), TERN_OK);
+  return f;
+}
+
+/* Reads page `p` whole and a range inside it: both TERN_OK and right, or
+ * both TERN_ECORRUPT naming the file and the page. */
+static int read_trailed_page(tern_rfile *f, const uint8_t *want, uint64_t p) {
+  uint8_t scratch[4096];
+  const uint8_t *got;
+  int rc = tern_rfile_read(f, 4096 * p + 1000, 50, scratch, &got);
+  if (rc == TERN_OK) assert_memory_equal(got, want + 4096 * p + 1000, 50);
+  int whole = tern_rfile_read(f, 4096 * p, 4096, scratch, &got);
+  if (rc == TERN_ECORRUPT) {
+    char at[32];
+    snprintf(at, sizeof at, "offset %llu", (unsigned long long)(4096 * p));
+    assert_non_null(strstr(tern_errmsg(), "trail.bin"));
+    assert_non_null(strstr(tern_errmsg(), at));
+    assert_int_equal(tern_rfile_page_checked(f, 4096 * p), 0);
+  } else {
+    assert_int_equal(rc, TERN_OK);
+    assert_memory_equal(got, want + 4096 * p, 4096);
+    assert_int_equal(tern_rfile_page_checked(f, 4096 * p), 1);
+  }
+  assert_int_equal(whole, rc);
+  return rc;
+}
+
+/* Every page as the writer left it (page `bad` excepted: TERN_ECORRUPT),
+ * in the three ways; the short last page is read as it is (no trailer:
+ * the frame footer covers it); verify's pass refuses a bad page. */
+static void check_trailed(const char *path, const uint8_t *want, int bad) {
+  for (int how = 0; how < 3; how++) {
+    tern_rfile *f = open_trailed(path, how, TRAIL_SEED);
+    for (uint64_t p = 0; p < TRAIL_PAGES; p++)
+      assert_int_equal(read_trailed_page(f, want, p), (int)p == bad ? TERN_ECORRUPT : TERN_OK);
+    uint8_t scratch[TRAIL_SHORT];
+    const uint8_t *got;
+    assert_int_equal(tern_rfile_read(f, 4096 * TRAIL_PAGES, TRAIL_SHORT, scratch, &got), TERN_OK);
+    assert_memory_equal(got, want + 4096 * TRAIL_PAGES, TRAIL_SHORT);
+    assert_int_equal(tern_rfile_check_pages(f), bad >= 0 ? TERN_ECORRUPT : TERN_OK);
+    tern_rfile_close(f);
+  }
+  tern_io_set_first_touch_pread(1);
+}
+
+/* tern_wfile_append_page and tern_rfile_set_page_trailers: each whole page
+ * ends with the XXH3 (low 32 bits) of its first 4092 bytes seeded with the
+ * seed plus its number; a flipped byte in a page's data or in its trailer,
+ * a page copied to another place and another seed all fail on first use,
+ * in every mode. */
+static void test_page_trailers(void **state) {
+  (void)state;
+  char *dir = tu_tmpdir("io");
+  tu_rng r;
+  tu_rng_init(&r, 11);
+  size_t n = 4096 * TRAIL_PAGES + TRAIL_SHORT;
+  uint8_t *want = malloc(n), *bad = malloc(n), page[4096];
+  char *path = tu_path(dir, "trail.bin");
+  tern_wfile *w;
+  assert_int_equal(tern_wfile_create(&w, path), TERN_OK);
+  for (uint64_t p = 0; p < TRAIL_PAGES; p++) {
+    tu_fill(&r, page, sizeof page);
+    assert_int_equal(tern_wfile_append_page(w, page, TRAIL_SEED), TERN_OK);
+    memcpy(want + 4096 * p, page, 4096);
+    uint32_t sum = (uint32_t)XXH3_64bits_withSeed(page, 4092, TRAIL_SEED + p);
+    assert_int_equal(tern_load32(page + 4092), sum);
+  }
+  tu_fill(&r, want + 4096 * TRAIL_PAGES, TRAIL_SHORT);
+  assert_int_equal(tern_wfile_append(w, want + 4096 * TRAIL_PAGES, TRAIL_SHORT), TERN_OK);
+  assert_int_equal(tern_wfile_append_page(w, page, TRAIL_SEED), TERN_EINVAL); /* not at a page */
+  assert_int_equal(tern_wfile_commit(w), TERN_OK);
+  size_t len;
+  uint8_t *disk = tu_read_file(path, &len);
+  assert_int_equal(len, n);
+  assert_memory_equal(disk, want, n);
+  free(disk);
+  check_trailed(path, want, -1);
+  /* a flip in page 2's data, then in its trailer */
+  for (int k = 0; k < 2; k++) {
+    memcpy(bad, want, n);
+    size_t at = 2 * 4096 + (k ? 4092 + tu_below(&r, 4) : tu_below(&r, 4092));
+    bad[at] ^= (uint8_t)(1 + tu_below(&r, 255));
+    tu_write_file(path, bad, n);
+    check_trailed(path, bad, 2);
+  }
+  /* page 1 copied over page 3: its trailer is right for page 1 only */
+  memcpy(bad, want, n);
+  memcpy(bad + 3 * 4096, want + 4096, 4096);
+  tu_write_file(path, bad, n);
+  check_trailed(path, bad, 3);
+  /* another seed (another segment or kind): page 0 fails */
+  tu_write_file(path, want, n);
+  tern_rfile *f = open_trailed(path, 2, TRAIL_SEED + 1);
+  assert_int_equal(read_trailed_page(f, want, 0), TERN_ECORRUPT);
+  tern_rfile_close(f);
+  tern_io_set_first_touch_pread(1);
+  assert_int_equal(tern_rfile_open(&f, path, TERN_IO_PREAD), TERN_OK);
+  assert_int_equal(tern_rfile_set_page_sums(f, NULL, 1), TERN_EINVAL);
+  tern_rfile_close(f);
+  free(want);
+  free(bad);
+  free(path);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_first_touch_by_pread),
+      cmocka_unit_test(test_page_trailers),
       cmocka_unit_test(test_reads_are_counted_in_both_modes),
       cmocka_unit_test(test_open_missing_reports_errno),
       cmocka_unit_test(test_abort_leaves_nothing),

@@ -10,6 +10,10 @@
  *   - two terms blocks swapped, and a block of another segment put in the
  *     place of one: lookups in them fail (the checksums are salted with the
  *     segment id and the page number);
+ *   - .tim pages carry their checksum in their last 4 bytes: a flip in a
+ *     block's data or checksum, or a block copied over another, fails
+ *     exactly the keys of that block in both modes; page 0 and the footer
+ *     are verify's; with the checks off the checksums change no answer;
  *   - a warm read of a checked page is not checked again (the bitmap), and
  *     tern_seg_evict forgets what was checked;
  *   - random flips in .flt, and a damaged filter page: present keys never
@@ -343,6 +347,134 @@ static void test_misplaced_blocks(void **state) {
   free(dir);
 }
 
+/* The .tim page each key of the unique field is read from, as a lookup in
+ * the undamaged segment finds it (the cursor's block, page block + 1). */
+static uint32_t *key_pages(const char *dir, const fx_field *F) {
+  tern_seg *s;
+  assert_int_equal(tern_seg_open(&s, dir, "s", TERN_IO_PREAD), TERN_OK);
+  uint32_t *pages = malloc(F->n * sizeof *pages);
+  tern_seg_cursor *c = malloc(sizeof *c);
+  for (uint32_t k = 0; k < F->n; k++) {
+    tern_seg_cursor_init(c);
+    assert_int_equal(tern_seg_pk_get(s, F->terms[k].t, F->terms[k].len, c, NULL, NULL), TERN_OK);
+    pages[k] = (uint32_t)c->block_no + 1;
+    tern_seg_cursor_release(c);
+  }
+  free(c);
+  tern_seg_close(s);
+  return pages;
+}
+
+/* With page `bad` of .tim damaged (0: none a lookup reads), in both modes:
+ * every key of the unique field read from another page reads its doc and
+ * value, every key read from it is TERN_ECORRUPT naming .tim and the
+ * page's offset; verify refuses the segment.  Returns the keys refused. */
+static uint32_t check_damaged_page(const char *dir, const fx_seg *x, const uint32_t *pages,
+                                   uint32_t bad) {
+  const fx_field *F = &x->fields[0];
+  char at[32];
+  snprintf(at, sizeof at, "offset %llu", (unsigned long long)bad * 4096);
+  uint32_t refused = 0;
+  for (int mode = 0; mode < 2; mode++) {
+    tern_seg *s;
+    assert_int_equal(tern_seg_open(&s, dir, "s", mode ? TERN_IO_PREAD : TERN_IO_MMAP), TERN_OK);
+    tern_seg_cursor *c = malloc(sizeof *c);
+    for (uint32_t k = 0; k < F->n; k++) {
+      const fx_term *ref = &F->terms[k];
+      uint32_t doc;
+      tern_slice v;
+      tern_seg_cursor_init(c);
+      int rc = tern_seg_pk_get(s, ref->t, ref->len, c, &doc, &v);
+      if (pages[k] == bad) {
+        assert_int_equal(rc, TERN_ECORRUPT);
+        check_corrupt_message(".tim");
+        assert_non_null(strstr(tern_errmsg(), at));
+        refused++;
+      } else {
+        assert_int_equal(rc, TERN_OK);
+        assert_int_equal(doc, ref->docs[0]);
+        assert_int_equal(v.len, ref->vlen);
+        assert_true(v.len == 0 || memcmp(v.data, ref->val, v.len) == 0);
+      }
+      tern_seg_cursor_release(c);
+    }
+    free(c);
+    assert_int_equal(tern_seg_verify(s), TERN_ECORRUPT);
+    assert_non_null(strstr(tern_errmsg(), ".tim"));
+    tern_seg_close(s);
+  }
+  return refused;
+}
+
+/* Format 4 keeps each .tim page's checksum in its last 4 bytes.  A flipped
+ * byte in a block's data or in its checksum fails exactly the keys of that
+ * block, in both modes; so does a valid block copied over another (the
+ * page number is in the seed); page 0 and the footer page are read by
+ * verify only, which refuses them damaged; and the checksum is no block
+ * data: with the read checks off, every page's last 4 bytes overwritten
+ * change no answer. */
+static void test_block_checksum_in_page(void **state) {
+  (void)state;
+  fx_seg x;
+  char *dir = setup(0xc4, "seg-trailer", &x);
+  tu_rng r;
+  tu_rng_init(&r, 0xc40);
+  char *p = fx_file(dir, "s", ".tim");
+  size_t len;
+  uint8_t *orig = tu_read_file(p, &len), *bad = malloc(len);
+  uint64_t pages = len / 4096; /* whole pages: 0 and the blocks */
+  uint32_t *kp = key_pages(dir, &x.fields[0]);
+  uint32_t first = kp[0], last = kp[x.fields[0].n - 1];
+  assert_true(last >= first + 3);
+  for (uint32_t page = first; page <= last; page++) {
+    for (int trailer = 0; trailer < 2; trailer++) {
+      memcpy(bad, orig, len);
+      size_t at = trailer ? 4092 + tu_below(&r, 4) : tu_below(&r, 4092);
+      bad[4096 * page + at] ^= (uint8_t)(1 + tu_below(&r, 255));
+      tu_write_file(p, bad, len);
+      assert_true(check_damaged_page(dir, &x, kp, page) > 0);
+    }
+  }
+  /* a valid block copied over the next but one */
+  memcpy(bad, orig, len);
+  memcpy(bad + 4096 * (first + 2), orig + 4096 * first, 4096);
+  tu_write_file(p, bad, len);
+  assert_true(check_damaged_page(dir, &x, kp, first + 2) > 0);
+  /* page 0's padding, page 0's checksum, the footer: no lookup reads them */
+  size_t places[] = {32 + tu_below(&r, 4060), 4092 + tu_below(&r, 4), len - 1 - tu_below(&r, 16)};
+  for (int i = 0; i < 3; i++) {
+    memcpy(bad, orig, len);
+    bad[places[i]] ^= 0x40;
+    tu_write_file(p, bad, len);
+    assert_int_equal(check_damaged_page(dir, &x, kp, 0), 0);
+  }
+  /* every checksum garbage, the checks off: every answer right */
+  memcpy(bad, orig, len);
+  for (uint64_t pg = 0; pg < pages; pg++)
+    tu_fill(&r, bad + 4096 * pg + 4092, 4);
+  tu_write_file(p, bad, len);
+  tally t = {0, 0};
+  tern_io_set_read_checks(0);
+  uint64_t corrupt = check_all(dir, &x, ".tim", &t);
+  tern_io_set_read_checks(1);
+  assert_int_equal(corrupt, 0);
+  assert_int_equal(t.right, 2 * (x.fields[0].n + x.fields[1].n));
+  /* and on: every block read is refused */
+  t.right = t.corrupt = 0;
+  check_all(dir, &x, ".tim", &t);
+  assert_int_equal(t.right, 0);
+  print_message(
+      ".tim blocks of the unique field: pages %u..%u, each flipped in its data and in its "
+      "checksum: refused exactly for their keys\n",
+      first, last);
+  tu_write_file(p, orig, len);
+  free(kp);
+  free(bad);
+  free(orig);
+  free(p);
+  teardown(dir, &x);
+}
+
 /* A page is checked once: damage after its first read goes unnoticed by a
  * warm read (mmap: the damaged bytes are in the mapping), until evict. */
 static void test_checked_once(void **state) {
@@ -455,6 +587,7 @@ int main(void) {
       cmocka_unit_test(test_flips),
       cmocka_unit_test(test_damaged_filter_page),
       cmocka_unit_test(test_misplaced_blocks),
+      cmocka_unit_test(test_block_checksum_in_page),
       cmocka_unit_test(test_checked_once),
       cmocka_unit_test(test_truncated_at_open),
       cmocka_unit_test(test_not_regular),

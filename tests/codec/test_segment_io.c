@@ -12,7 +12,11 @@
  *     then, with the filter not cached, a present key is exactly 1 read of
  *     its block (the probe is skipped, no filter page is read), an absent
  *     key at most 1; once the filter's pages are cached, absent keys read
- *     nothing again (>= 98%), each filter page checked once.
+ *     nothing again (>= 98%), each filter page checked once;
+ *   - NAME.tix has exactly the size docs/FORMAT.md gives it, with the page
+ *     checksums of .doc, .val and .flt and none of .tim (format 4: they are
+ *     in its pages), so what an open reads does not grow by 4 bytes per
+ *     block.
  */
 #include "tests/codec/segment_fixture.h"
 
@@ -21,6 +25,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 static void stats(tern_seg *s, tern_seg_io *io) { tern_seg_io_stats(s, io); }
 
@@ -250,6 +255,99 @@ static void cold_open(const char *dir, const fx_seg *x, tu_rng *r, tern_io_mode 
   free(flt);
 }
 
+static uint64_t varint_len(uint64_t v) {
+  uint64_t n = 1;
+  while (v >= 128) {
+    v >>= 7;
+    n++;
+  }
+  return n;
+}
+
+static uint64_t bytes_len(uint64_t n) { return varint_len(n) + n; }
+
+/* A field's terms index section, re-encoded by the writer's own code
+ * from what the open decoded (this test is about what follows it). */
+static uint64_t index_len(const tern_seg_field *f) {
+  tern_terms_index_builder w = {0};
+  for (uint64_t i = 0; i < f->nblocks; i++) {
+    size_t len;
+    const uint8_t *sep;
+    tern_ti_block info;
+    assert_int_equal(tern_terms_index_sep(&f->index, i, &sep, &len), TERN_OK);
+    assert_int_equal(tern_terms_index_block(&f->index, i, &info), TERN_OK);
+    assert_int_equal(tern_terms_index_builder_add(&w, sep, len, info.entries), TERN_OK);
+  }
+  tern_bytebuf b = {0};
+  assert_int_equal(tern_terms_index_builder_finish(&w, &b), TERN_OK);
+  uint64_t n = b.len;
+  tern_bytebuf_free(&b);
+  tern_terms_index_builder_free(&w);
+  return n;
+}
+
+/* NAME.tix as docs/FORMAT.md lays it out ("NAME.tix body"): frame, head
+ * varints, field records with their terms indexes, then 4 bytes per page
+ * of .doc, .val and .flt and nothing for .tim. */
+static uint64_t expected_tix_size(const tern_seg *s) {
+  uint64_t n = TERN_FRAME_HEADER_SIZE + TERN_FRAME_FOOTER_SIZE;
+  const uint64_t head[] = {s->max_doc, s->inline_max, s->bloom_bits, s->nfields,
+                           s->nblocks, s->doc_size,   s->val_size,   s->flt_size};
+  for (size_t i = 0; i < sizeof head / sizeof *head; i++)
+    n += varint_len(head[i]);
+  for (size_t i = 0; i < s->nfields; i++) {
+    const tern_seg_field *f = &s->fields[i];
+    n += bytes_len(f->name_len) + varint_len(f->flags) + varint_len(f->threshold) +
+         varint_len(f->nterms) + varint_len(f->pulsed_terms) + varint_len(f->nblocks);
+    if (f->nterms) n += bytes_len(f->min_len) + bytes_len(f->max_len);
+    n += index_len(f);
+  }
+  return n + 4 * (tern_io_npages(s->doc_size) + tern_io_npages(s->val_size) +
+                  tern_io_npages(s->flt_size));
+}
+
+/* The page checksums at the end of the .tix body: those of .doc, .val and
+ * .flt, computed here from the files; and every whole page of .tim ends
+ * with its own. */
+static void check_tix_size(const char *dir, tern_seg *s) {
+  char *tix = tern_seg_path(dir, "s", SEG_TIX, 0);
+  size_t len;
+  uint8_t *t = tu_read_file(tix, &len);
+  uint64_t want = expected_tix_size(s), tim_pages = tern_io_npages(tern_rfile_size(s->tim));
+  assert_int_equal(len, want);
+  const uint8_t *sum = t + len - TERN_FRAME_FOOTER_SIZE;
+  static const int files[] = {SEG_FLT, SEG_VAL, SEG_DOC}; /* backwards from the end */
+  for (int i = 0; i < 3; i++) {
+    char *path = tern_seg_path(dir, "s", files[i], 0);
+    size_t flen;
+    uint8_t *b = tu_read_file(path, &flen);
+    uint64_t seed = tern_seg_page_seed(s->segid, files[i]), np = tern_io_npages(flen);
+    sum -= 4 * np;
+    for (uint64_t p = 0; p < np; p++) {
+      size_t plen = p + 1 < np ? 4096 : flen - 4096 * p;
+      assert_int_equal(tern_load32(sum + 4 * p),
+                       (uint32_t)XXH3_64bits_withSeed(b + 4096 * p, plen, seed + p));
+    }
+    free(b);
+    free(path);
+  }
+  char *tim = tern_seg_path(dir, "s", SEG_TIM, 0);
+  size_t tlen;
+  uint8_t *b = tu_read_file(tim, &tlen);
+  uint64_t seed = tern_seg_page_seed(s->segid, SEG_TIM);
+  assert_int_equal(tlen, 4096 * (s->nblocks + 1) + TERN_FRAME_FOOTER_SIZE);
+  for (uint64_t p = 0; p + 1 < tim_pages; p++)
+    assert_int_equal(tern_load32(b + 4096 * p + 4092),
+                     (uint32_t)XXH3_64bits_withSeed(b + 4096 * p, 4092, seed + p));
+  print_message(".tix: %zu bytes for %llu blocks (format 3: %llu, with 4 bytes per .tim page)\n",
+                len, (unsigned long long)s->nblocks, (unsigned long long)(want + 4 * tim_pages));
+  assert_true(s->nblocks >= 100);
+  free(b);
+  free(tim);
+  free(t);
+  free(tix);
+}
+
 static void run(uint32_t threshold) {
   tu_rng r;
   tu_rng_init(&r, 0x10c0 + threshold);
@@ -259,6 +357,7 @@ static void run(uint32_t threshold) {
   for (int mode = 0; mode < 2; mode++) {
     tern_seg *s;
     assert_int_equal(tern_seg_open(&s, dir, "s", mode ? TERN_IO_PREAD : TERN_IO_MMAP), TERN_OK);
+    if (mode == 0) check_tix_size(dir, s);
     present_keys(s, &x, &r, threshold);
     absent_keys(s, &x, &r);
     secondary(s, &x, threshold);

@@ -1,11 +1,13 @@
 /*
  * fuzz_terms_block.c — one terms block (codec/terms_block.c), as a lookup,
  * a scan and a seek to an entry see it.  Input: 10 bytes of context, then
- * the page:
+ * the block (TERN_TB_PAGE bytes at most, zero-filled):
  *   [0] threshold (mod 65)  [1..2] inline_max (LE, mod 1025)  [3] bit 0: has values
  *   [4..7] max_doc (LE)     [8..9] entries the terms index records (0: unknown)
- * The page checksum lives outside the block (in .tix), so the bytes reach
- * the decoder as they are.
+ * The page checksum lives after the block (the page's last 4 bytes) and is
+ * not given: the bytes reach the decoder as they are, in a buffer of
+ * exactly TERN_TB_PAGE bytes, so a read of the checksum's place would be
+ * a read past the buffer (ASan).
  */
 #include "codec/coding.h"
 #include "codec/terms_block.h"
@@ -46,7 +48,7 @@ int fuzz_terms_block(const uint8_t *data, size_t size) {
                      .has_values = data[3] & 1,
                      .max_doc = tern_load32(data + 4)};
   uint32_t expect_n = tern_load16(data + 8);
-  static uint8_t page[4096];
+  static uint8_t page[TERN_TB_PAGE];
   memset(page, 0, sizeof page);
   memcpy(page, data + CTX, size - CTX < sizeof page ? size - CTX : sizeof page);
   tern_tb_block b;

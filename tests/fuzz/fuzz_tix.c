@@ -1,7 +1,8 @@
 /*
  * fuzz_tix.c — a .tix body (codec/segment_open.c: field table, terms
- * indexes, page checksums), framed with a valid checksum by the target so
- * the structural checks run; then the frame validator on the raw bytes.
+ * indexes, page checksums of .doc, .val and .flt), framed with a valid
+ * checksum by the target so the structural checks run; then the frame
+ * validator on the raw bytes.
  */
 #include "codec/frame.h"
 #include "codec/segment_internal.h"

@@ -214,9 +214,9 @@ static void block_seeds(const tern_seg *s, const char *tag, const uint8_t *tim) 
       tern_ti_block info = {0};
       if (tern_terms_index_block(&f->index, b, &info) != TERN_OK) continue;
       const uint8_t *page = tim + TERN_BLOCK_SIZE * (gb + 1);
-      size_t used = TERN_BLOCK_SIZE;
+      size_t used = TERN_TB_PAGE; /* the block, without the page's checksum */
       while (used > 0 && page[used - 1] == 0) used--;
-      uint8_t in[10 + TERN_BLOCK_SIZE];
+      uint8_t in[10 + TERN_TB_PAGE];
       in[0] = (uint8_t)f->tbf.threshold;
       tern_store16(in + 1, (uint16_t)f->tbf.inline_max);
       in[3] = (uint8_t)f->tbf.has_values;
