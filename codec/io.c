@@ -402,6 +402,13 @@ int tern_io_evict_path(const char *path) {
   return rc;
 }
 
+void tern_io_prefetch_path(const char *path) {
+  int fd = V()->open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
+  if (fd < 0) return; /* a hint: the read that needs the file will say */
+  (void)posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+  V()->close(fd);
+}
+
 /* ------------------------------------------------------------------ writes */
 
 #define WBUF_SIZE (256u << 10)

@@ -155,6 +155,9 @@ void tern_io_reset_global_stats(void);
 int tern_rfile_evict(tern_rfile *f);
 /* The same for a path that is not open here: fdatasync, then DONTNEED. */
 int tern_io_evict_path(const char *path);
+/* Asks the kernel to start reading the whole file at `path` (a hint: no
+ * error, no read counted; the reads that use it are counted as usual). */
+void tern_io_prefetch_path(const char *path);
 
 typedef struct tern_wfile tern_wfile;
 

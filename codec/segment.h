@@ -69,6 +69,9 @@ void tern_segw_abort(tern_segw *w);
 /* Removes every file of segment `name` (temporary ones too); absent files
  * are fine. */
 int tern_seg_remove(const char *dir, const char *name);
+/* Starts reading what opening segment `name` reads (NAME.tix), without
+ * waiting: a hint for a process about to open it. */
+void tern_seg_prefetch(const char *dir, const char *name);
 /* 1 when `filename` (no directory) is a file of some segment, with its
  * segment name copied into name[cap]; 0 otherwise. */
 int tern_seg_file_segment(const char *filename, char *name, size_t cap);

@@ -48,6 +48,12 @@ int tern_seg_remove(const char *dir, const char *name) {
   return rc;
 }
 
+void tern_seg_prefetch(const char *dir, const char *name) {
+  char *p = tern_seg_path(dir, name, SEG_TIX, 0);
+  if (p) tern_io_prefetch_path(p);
+  free(p);
+}
+
 int tern_seg_file_segment(const char *filename, char *name, size_t cap) {
   size_t len = strlen(filename);
   if (len > 4 && !strcmp(filename + len - 4, ".tmp")) len -= 4;

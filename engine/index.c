@@ -431,11 +431,38 @@ static int collect_known(void *ctx, uint64_t number, const tern_rec_segment *r) 
  * above the next number (a write no commit took: a leftover), or below
  * it (handed out by a commit, so a later commit dropped it).  The
  * catalog's segment list was checked whole (count and digest) first. */
-static int removable(const tern_u64vec *k, uint64_t number) {
+static int listed(const tern_u64vec *k, uint64_t number) {
   for (size_t i = 0; i < k->n; i++)
-    if (k->v[i] == number) return 0;
-  return 1;
+    if (k->v[i] == number) return 1;
+  return 0;
 }
+static int removable(const tern_u64vec *k, uint64_t number) { return !listed(k, number); }
+
+/* Asks for every segment's index file now (one hint per segment, at most
+ * PREFETCH_MAX), so that the reads the first snapshot makes overlap with
+ * the catalog's open and check instead of following them: a fresh
+ * process's `tern get` waits for both (docs/ARCHITECTURE.md, "Opening a
+ * segment").  Leftovers of a crash are asked for too; they are few. */
+#define PREFETCH_MAX 256
+static void prefetch_segments(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return; /* the open that follows reports it */
+  tern_u64vec seen = {0};
+  struct dirent *e;
+  uint64_t n;
+  while ((e = readdir(d)) != NULL && seen.n < PREFETCH_MAX)
+    if (segment_file_number(e->d_name, &n) && !listed(&seen, n) &&
+        tern_u64vec_push(&seen, n) != TERN_OK)
+      break;
+  closedir(d);
+  for (size_t i = 0; i < seen.n; i++) {
+    char name[TERN_SEGNAME_MAX];
+    tern_segment_name(name, seen.v[i]);
+    tern_seg_prefetch(dir, name);
+  }
+  free(seen.v);
+}
+
 
 /* Counts (*found), and with `remove` removes, the segment files that the
  * catalog does not reference. */
@@ -528,6 +555,7 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
   int create;
   TERN_TRY(prepare_dir(dir, flags, &create));
   (void)create; /* the walk tells a fresh catalog apart; creating needs TERN_CREATE */
+  prefetch_segments(dir);
   tern_index *idx = calloc(1, sizeof *idx);
   if (!idx) return tern_fail(TERN_ENOMEM, "out of memory");
   idx->lock_fd = idx->dir_fd = -1;

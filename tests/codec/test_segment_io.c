@@ -273,7 +273,7 @@ static uint64_t index_len(const tern_seg_field *f) {
   for (uint64_t i = 0; i < f->nblocks; i++) {
     size_t len;
     const uint8_t *sep;
-    tern_ti_block info;
+    tern_ti_block info = {0};
     assert_int_equal(tern_terms_index_sep(&f->index, i, &sep, &len), TERN_OK);
     assert_int_equal(tern_terms_index_block(&f->index, i, &info), TERN_OK);
     assert_int_equal(tern_terms_index_builder_add(&w, sep, len, info.entries), TERN_OK);

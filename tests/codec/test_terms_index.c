@@ -129,7 +129,7 @@ static void check_find(size_t fixed, size_t n) {
     uint64_t ord = tu_below(&r, x.nterms), b;
     assert_int_equal(tern_terms_index_find_ordinal(&ix, ord, &b), TERN_OK);
     assert_true(x.ord[b] <= ord && ord < x.ord[b + 1]);
-    tern_ti_block info;
+    tern_ti_block info = {0};
     assert_int_equal(tern_terms_index_block(&ix, b, &info), TERN_OK);
     assert_int_equal(info.first_ord, x.ord[b]);
     assert_int_equal(info.entries, x.entries[b]);
