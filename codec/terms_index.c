@@ -13,6 +13,8 @@
 
 #define SEP_MAX TERN_TI_SEP_MAX
 #define G TERN_TI_GROUP
+#define REC_LONG 15u /* a length in the record's head byte: this or more follows */
+#define REC_MIN 2u  /* bytes of the shortest record */
 
 static int tern_ti_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
   size_t n = alen < blen ? alen : blen;
@@ -45,6 +47,22 @@ void tern_terms_index_builder_reset(tern_terms_index_builder *b) {
   b->recs.len = b->dir.len = 0;
   b->prev_len = 0;
   b->nblocks = b->ord = b->arena = 0;
+  b->prev_entries = 0;
+}
+
+/* A record: one byte holding both lengths when they are below 15 (the
+ * usual case: ~1 shared byte and ~4 new ones for random keys), the
+ * suffix, and the entry count as its difference from the previous
+ * block's (blocks of a field hold about as many entries each). */
+static int put_record(tern_bytebuf *out, size_t shared, const uint8_t *suffix, size_t slen,
+                      int64_t entries_delta) {
+  size_t hs = shared < REC_LONG ? shared : REC_LONG, hl = slen < REC_LONG ? slen : REC_LONG;
+  uint8_t head = (uint8_t)(hs << 4 | hl);
+  TERN_TRY(tern_bytebuf_put(out, &head, 1));
+  if (hs == REC_LONG) TERN_TRY(tern_bytebuf_varint(out, shared - REC_LONG));
+  if (hl == REC_LONG) TERN_TRY(tern_bytebuf_varint(out, slen - REC_LONG));
+  TERN_TRY(tern_bytebuf_put(out, suffix, slen));
+  return tern_bytebuf_varint(out, tern_zigzag(entries_delta));
 }
 
 int tern_terms_index_builder_add(tern_terms_index_builder *b, const uint8_t *sep, size_t len,
@@ -62,11 +80,11 @@ int tern_terms_index_builder_add(tern_terms_index_builder *b, const uint8_t *sep
   } else {
     while (shared < b->prev_len && shared < len && b->prev[shared] == sep[shared]) shared++;
   }
-  TERN_TRY(tern_bytebuf_varint(&b->recs, shared));
-  TERN_TRY(tern_bytebuf_bytes(&b->recs, sep + shared, len - shared));
-  TERN_TRY(tern_bytebuf_varint(&b->recs, entries));
+  TERN_TRY(put_record(&b->recs, shared, sep + shared, len - shared,
+                      (int64_t)entries - (b->nblocks % G ? (int64_t)b->prev_entries : 0)));
   memcpy(b->prev, sep, len);
   b->prev_len = len;
+  b->prev_entries = entries;
   b->nblocks++;
   b->ord += entries;
   b->arena += len;
@@ -111,19 +129,36 @@ static uint64_t group_blocks(const tern_terms_index *ix, uint64_t g) {
   return g + 1 < ix->ngroups ? G : ix->nblocks - g * G;
 }
 
-/* One record at *p (< end): its shared length, suffix and entries. */
+/* One record at *p (< end): its shared length, suffix and entries (prev:
+ * the previous record's entries in the group, 0 for its first). */
 typedef struct ti_rec {
   uint64_t shared, slen, entries;
   const uint8_t *suffix;
 } ti_rec;
 
-static int read_rec(const uint8_t **p, const uint8_t *end, ti_rec *r) {
-  if (tern_get_varint(p, end, &r->shared) || tern_get_varint(p, end, &r->slen)) return -1;
+static int read_len(const uint8_t **p, const uint8_t *end, unsigned nibble, uint64_t *v) {
+  if (nibble < REC_LONG) {
+    *v = nibble;
+    return 0;
+  }
+  if (tern_get_varint(p, end, v) || *v > SEP_MAX) return -1;
+  *v += REC_LONG;
+  return 0;
+}
+
+static int read_rec(const uint8_t **p, const uint8_t *end, uint64_t prev, ti_rec *r) {
+  if (*p >= end) return -1;
+  unsigned head = *(*p)++;
+  uint64_t z;
+  if (read_len(p, end, head >> 4, &r->shared) || read_len(p, end, head & 15u, &r->slen)) return -1;
   if (r->slen > SEP_MAX || r->shared > SEP_MAX - r->slen || r->slen > (uint64_t)(end - *p))
     return -1;
   r->suffix = *p;
   *p += r->slen;
-  return tern_get_varint(p, end, &r->entries);
+  if (tern_get_varint(p, end, &z) || z > 2u * UINT32_MAX) return -1; /* entries fit 32 bits */
+  int64_t e = (int64_t)prev + tern_unzigzag(z);
+  r->entries = e < 0 ? 0 : (uint64_t)e; /* 0: rejected by the caller */
+  return 0;
 }
 
 /* Group g's directory entry against its neighbours, and its first record
@@ -133,14 +168,14 @@ static int open_group(tern_terms_index *ix, uint64_t g) {
   size_t from = dir_rec(ix, g), to = recs_end(ix, g);
   uint32_t a0 = dir_arena(ix, g), a1 = dir_arena(ix, g + 1);
   uint64_t o0 = dir_ord(ix, g), o1 = dir_ord(ix, g + 1);
-  if ((g == 0) != (from == 0) || to > ix->recs_len || to < from || to - from < 3 * nb)
+  if ((g == 0) != (from == 0) || to > ix->recs_len || to < from || to - from < REC_MIN * nb)
     return bad(ix->what, b0, "bad group record offsets");
   if ((g == 0) != (a0 == 0) || a1 < a0) return bad(ix->what, b0, "bad group separator offsets");
   if ((g == 0) != (o0 == 0) || o1 < o0 || o1 - o0 < nb || o1 - o0 > nb * ix->max_entries)
     return bad(ix->what, b0, "bad group ordinals");
   const uint8_t *p = ix->recs + from;
   ti_rec r;
-  if (read_rec(&p, ix->recs + to, &r) != 0 || r.shared != 0)
+  if (read_rec(&p, ix->recs + to, 0, &r) != 0 || r.shared != 0)
     return bad(ix->what, b0, "bad first record of a group");
   if ((b0 == 0) != (r.slen == 0)) return bad(ix->what, b0, "only block 0 has an empty separator");
   if (r.slen > a1 - a0) return bad(ix->what, b0, "group separators overflow");
@@ -156,12 +191,14 @@ static int open_group(tern_terms_index *ix, uint64_t g) {
 static int walk_sep(const tern_terms_index *ix, uint64_t g, uint64_t i, uint8_t *buf, size_t *len) {
   const uint8_t *p = ix->recs + dir_rec(ix, g), *end = ix->recs + recs_end(ix, g);
   size_t have = 0;
+  uint64_t prev = 0;
   for (uint64_t k = 0; k <= i; k++) {
     ti_rec r;
-    if (read_rec(&p, end, &r) != 0 || r.shared > have)
+    if (read_rec(&p, end, prev, &r) != 0 || r.shared > have)
       return bad(ix->what, g * G + k, "bad separator length");
     memcpy(buf + r.shared, r.suffix, (size_t)r.slen);
     have = (size_t)(r.shared + r.slen);
+    prev = r.entries;
   }
   *len = have;
   return TERN_OK;
@@ -219,9 +256,9 @@ static int take_section(tern_terms_index *ix, const uint8_t **pp, const uint8_t 
     return bad(ix->what, 0, "truncated");
   ix->ngroups = (ix->nblocks + G - 1) / G;
   uint64_t dir_len = ix->ngroups * TERN_TI_DIR_ENTRY + 4;
-  /* Every record takes at least 3 bytes: a hostile count cannot make us
-   * allocate more than the file justifies. */
-  if (n < dir_len || ix->nblocks > (n - dir_len) / 3) return bad(ix->what, 0, "more blocks than bytes");
+  /* Every record takes at least REC_MIN bytes: a hostile count cannot make
+   * us allocate more than the file justifies. */
+  if (n < dir_len || ix->nblocks > (n - dir_len) / REC_MIN) return bad(ix->what, 0, "more blocks than bytes");
   ix->recs = *pp;
   ix->recs_len = (size_t)(n - dir_len);
   ix->dir = ix->recs + ix->recs_len;
@@ -301,9 +338,10 @@ static int decode_group(const tern_terms_index *ix, uint64_t g, tern_ti_group *g
   uint64_t ord = ix->gord[g];
   const uint8_t *prev = gr->sep;
   size_t prev_len = 0;
+  uint64_t prev_entries = 0;
   for (uint64_t i = 0; i < nb; i++) {
     ti_rec r;
-    if (read_rec(&p, end, &r) != 0) return bad(ix->what, b0 + i, "truncated");
+    if (read_rec(&p, end, i ? prev_entries : 0, &r) != 0) return bad(ix->what, b0 + i, "truncated");
     if (r.entries < 1 || r.entries > ix->max_entries) return bad(ix->what, b0 + i, "bad entry count");
     size_t len = (size_t)(r.shared + r.slen);
     if (r.shared > prev_len || (i && r.slen == 0) || len > stop - at)
@@ -320,6 +358,7 @@ static int decode_group(const tern_terms_index *ix, uint64_t g, tern_ti_group *g
     prev_len = len;
     at += (uint32_t)len;
     ord += r.entries;
+    prev_entries = r.entries;
   }
   gr->sep_off[nb] = at;
   set_end_slot(ix, g, gr, nb);

@@ -84,6 +84,7 @@ typedef struct tern_terms_index_builder {
   uint8_t prev[TERN_TI_SEP_MAX];
   size_t prev_len;
   uint64_t nblocks, ord, arena;
+  uint32_t prev_entries;
 } tern_terms_index_builder;
 
 /* Starts a new field (keeps the buffers). */
