@@ -438,15 +438,19 @@ static int listed(const tern_u64vec *k, uint64_t number) {
 }
 static int removable(const tern_u64vec *k, uint64_t number) { return !listed(k, number); }
 
-/* Asks for every segment's index file now (one hint per segment, at most
- * PREFETCH_MAX), so that the reads the first snapshot makes overlap with
- * the catalog's open and check instead of following them: a fresh
+/* Asks for the catalog and every segment's index file now (one hint per
+ * segment, at most PREFETCH_MAX), before anything waits for a read, so
+ * that the reads the first snapshot makes run beside the catalog's
+ * instead of after them: a fresh
  * process's `tern get` waits for both (docs/ARCHITECTURE.md, "Opening a
  * segment").  Leftovers of a crash are asked for too; they are few. */
 #define PREFETCH_MAX 256
 static void prefetch_segments(const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return; /* the open that follows reports it */
+  char *cat = tern_path_join(dir, TERN_CATALOG_FILE); /* read first: asked for first */
+  if (cat) tern_io_prefetch_path(cat);
+  free(cat);
   tern_u64vec seen = {0};
   struct dirent *e;
   uint64_t n;
@@ -553,9 +557,9 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
   if (!opts) opts = &defaults;
   if (flags & TERN_CREATE) TERN_TRY(options_check(opts));
   int create;
+  prefetch_segments(dir);
   TERN_TRY(prepare_dir(dir, flags, &create));
   (void)create; /* the walk tells a fresh catalog apart; creating needs TERN_CREATE */
-  prefetch_segments(dir);
   tern_index *idx = calloc(1, sizeof *idx);
   if (!idx) return tern_fail(TERN_ENOMEM, "out of memory");
   idx->lock_fd = idx->dir_fd = -1;
