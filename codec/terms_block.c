@@ -475,14 +475,16 @@ static inline void key_char_at(const uint16_t *kd, uint32_t klen, uint32_t m, ke
 }
 
 /* Compares a suffix starting at the key's position m (the term's first m
- * bytes equal the key's).  Usually decided by the first character, read
- * from the first code without dividing it: the codes whose first digit is
- * the key's character span [rank * K^(r-1), (rank + 1) * K^(r-1)). */
-static inline int cmp_at(const tern_tb_block *b, uint32_t sp, uint32_t slen, const uint16_t *kd,
-                         uint32_t klen, uint32_t *m, const key_char *k) {
+ * bytes equal the key's); bits: the stream from the suffix on (at least
+ * its first code).  Usually decided by the first character, read from the
+ * first code without dividing it: the codes whose first digit is the
+ * key's character span [rank * K^(r-1), (rank + 1) * K^(r-1)). */
+static inline int cmp_at(const tern_tb_block *b, uint32_t sp, uint64_t bits, uint32_t slen,
+                         const uint16_t *kd, uint32_t klen, uint32_t *m, const key_char *k) {
   if (k->past) return 1;
   uint32_t r = slen < b->group ? slen : b->group;
-  uint64_t code = get(b, sp, b->gbits[r]), span = b->pow[r - 1], lo = k->rank * span;
+  uint64_t code = bits & (((uint64_t)1 << b->gbits[r]) - 1), span = b->pow[r - 1];
+  uint64_t lo = k->rank * span;
   if (code < lo) return -1;
   if (code >= lo + (k->in ? span : 0)) return 1;
   return cmp_suffix(b, sp, slen, kd, klen, m);
@@ -490,20 +492,26 @@ static inline int cmp_at(const tern_tb_block *b, uint32_t sp, uint32_t slen, con
 
 /* ------------------------------------------------------------- restarts */
 
-/* Restart r's key (its term after the block prefix): *len bytes at the
- * returned address, inside the restart area. */
+/* Restart r's key (its term after the block prefix): len bytes at page
+ * offset *from, inside the restart area. */
+static inline int restart_span(const tern_tb_block *b, uint32_t r, uint32_t *from, uint32_t *len) {
+  uint32_t lo = tern_load16(b->rkey + 2 * r), to = tern_load16(b->rkey + 2 * r + 2);
+  *from = *len = 0;
+  if (TERN_UNLIKELY(to < lo || 8 * to > b->keys_start || b->cp + (to - lo) > TERN_TB_TERM_MAX ||
+                    (b->fixed_len && b->cp + (to - lo) != b->fixed_len) || (r > 0 && to == lo)))
+    return corrupt(b, "bad restart key");
+  *from = lo;
+  *len = to - lo;
+  return TERN_OK;
+}
+
+/* Restart r's key: *len bytes at *key. */
 static inline int restart_key(const tern_tb_block *b, uint32_t r, const uint8_t **key,
                               uint32_t *len) {
-  uint32_t from = tern_load16(b->rkey + 2 * r), to = tern_load16(b->rkey + 2 * r + 2);
-  *key = b->page;
-  *len = 0;
-  if (TERN_UNLIKELY(to < from || 8 * to > b->keys_start || b->cp + (to - from) > TERN_TB_TERM_MAX ||
-                    (b->fixed_len && b->cp + (to - from) != b->fixed_len) ||
-                    (r > 0 && to == from)))
-    return corrupt(b, "bad restart key");
+  uint32_t from;
+  int rc = restart_span(b, r, &from, len);
   *key = b->page + from;
-  *len = to - from;
-  return TERN_OK;
+  return rc;
 }
 
 /* Where run r continues in the key stream (its first non-restart entry)
@@ -686,19 +694,29 @@ void tern_tb_prefetch(const tern_tb_block *b, uint32_t index) {
 
 /* ---------------------------------------------------------------- lookup */
 
+/* The lookup's copy of the key, with zero slack, so that the search loads
+ * it 8 or 16 bytes at a time wherever it stands (the caller's key may end
+ * at the end of its memory). */
+#define KEY_SLACK 16u
+typedef struct lookup_key {
+  const uint8_t *bytes; /* kbuf */
+  uint32_t len;
+  uint8_t kbuf[TERN_TB_TERM_MAX + KEY_SLACK];
+} lookup_key;
+
 /* kd[i] = key_digit(key[i]) for i in [from, klen).  With ranges (the
  * common alphabet) 16 bytes at a time: a byte's rank is the sum over the
  * ranges of min(max(c - lo, 0), hi - lo + 1), and it is in the alphabet
  * when (c - lo) mod 256 <= hi - lo for some range. */
-static void key_digits(const tern_tb_block *b, const uint8_t *key, uint32_t from, uint32_t klen,
-                       uint16_t *kd) {
+static void key_digits(const tern_tb_block *b, const lookup_key *lk, uint32_t from, uint16_t *kd) {
+  const uint8_t *key = lk->bytes;
+  uint32_t klen = lk->len;
 #if defined(__SSE2__)
   if (b->page[0] & TERN_TB_RANGES) {
     for (uint32_t i = from; i < klen; i += 16) {
-      uint8_t chunk[16] = {0};
-      uint32_t n = klen - i < 16 ? klen - i : 16;
-      memcpy(chunk, key + i, n);
-      __m128i c = _mm_loadu_si128((const __m128i *)chunk), r = _mm_setzero_si128();
+      /* The key has KEY_SLACK bytes after it: digits past its end are
+       * never read. */
+      __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(key + i)), r = _mm_setzero_si128();
       __m128i hit = _mm_setzero_si128();
       const uint8_t *a = b->alpha;
       for (uint32_t q = 0; q < b->nranges; q++, a += 2) {
@@ -715,8 +733,8 @@ static void key_digits(const tern_tb_block *b, const uint8_t *key, uint32_t from
                                   _mm_andnot_si128(_mm_unpacklo_epi8(hit, hit), flag));
       __m128i hi16 = _mm_or_si128(_mm_unpackhi_epi8(r, z),
                                   _mm_andnot_si128(_mm_unpackhi_epi8(hit, hit), flag));
-      _mm_storeu_si128((__m128i *)(kd + i), lo16);
-      _mm_storeu_si128((__m128i *)(kd + i + 8), hi16);
+      _mm_storeu_si128((__m128i *)(void *)(kd + i), lo16);
+      _mm_storeu_si128((__m128i *)(void *)(kd + i + 8), hi16);
     }
     return;
   }
@@ -728,8 +746,11 @@ static void key_digits(const tern_tb_block *b, const uint8_t *key, uint32_t from
  * where the key stream continues). */
 static int found(const tern_tb_block *b, uint32_t e, uint32_t r, uint32_t kpos, uint32_t klen,
                  uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
-  uint32_t kp, tpos, pos;
-  TERN_TRY(restart_pos(b, r, &kp, &tpos));
+  uint32_t tpos = 0, pos;
+  if (b->tail_bits < 0) { /* the run's tails are stepped over from its restart's */
+    uint32_t kp;
+    TERN_TRY(restart_pos(b, r, &kp, &tpos));
+  }
   TERN_TRY(tail_pos(b, e, r, tpos, &pos));
   TERN_TRY(decode_tail(b, &pos, e, t));
   it->entry = e + 1;
@@ -740,44 +761,80 @@ static int found(const tern_tb_block *b, uint32_t e, uint32_t r, uint32_t kpos, 
   return 1;
 }
 
-/* The length of the common prefix of a and b (n bytes each, at most). */
-static inline uint32_t common_len(const uint8_t *a, const uint8_t *b, uint32_t n) {
-  uint32_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t x = tern_load64(a + i) ^ tern_load64(b + i);
-    if (x) return i + (uint32_t)__builtin_ctzll(x) / 8;
-  }
-  while (i < n && a[i] == b[i]) i++;
-  return i;
+/* 8 bytes as a big-endian number (the first byte most significant), so
+ * that numbers order like the bytes. */
+static inline uint64_t be64_at(const uint8_t *p) { return __builtin_bswap64(tern_bits_le64(p)); }
+
+/* The page's 8 bytes at byte `off` as be64_at; zeros past the page. */
+static inline uint64_t page_be64(const uint8_t *page, uint32_t off) {
+  return TERN_LIKELY(off <= TERN_TB_PAGE - 8) ? be64_at(page + off)
+                                              : __builtin_bswap64(tern_bits_tail64(page, off));
 }
 
-/* The number of restarts whose keys are <= key (after the block prefix);
- * *eq when the last of them equals it. */
-static int restarts_le(const tern_tb_block *b, const uint8_t *key, uint32_t klen, uint32_t *count,
-                       int *eq) {
-  uint32_t lo = 0, hi = b->nrestarts;
-  *eq = 0;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2, rlen;
-    const uint8_t *rk;
-    TERN_TRY(restart_key(b, mid, &rk, &rlen));
-    int c = bytes_cmp(rk, rlen, key, klen);
-    if (c == 0) {
-      *count = mid + 1;
-      *eq = 1;
-      return TERN_OK;
+/* Compares the plen bytes at page offset `off` with the key's kl bytes at
+ * kb (which has KEY_SLACK bytes after it), 8 at a time, starting at byte
+ * `at` (both agree before it).  Returns <0, 0, >0 as the page's bytes
+ * compare with the key's; *lcp: the length of their common prefix. */
+static inline int cmp_page_key(const uint8_t *page, uint32_t off, uint32_t plen, const uint8_t *kb,
+                               uint32_t kl, uint32_t at, uint32_t *lcp) {
+  uint32_t n = plen < kl ? plen : kl;
+  for (; at < n; at += 8) {
+    uint64_t x = page_be64(page, off + at), y = be64_at(kb + at);
+    if (n - at < 8) { /* only the first n - at bytes count */
+      uint64_t keep = ~(~(uint64_t)0 >> (8 * (n - at)));
+      x &= keep;
+      y &= keep;
     }
-    if (c < 0) lo = mid + 1;
-    else hi = mid;
+    if (x != y) {
+      *lcp = at + (uint32_t)__builtin_clzll(x ^ y) / 8;
+      return x < y ? -1 : 1;
+    }
   }
-  *count = lo;
+  *lcp = n;
+  return (plen > kl) - (plen < kl);
+}
+
+/* Where the restart search ends: the number of restarts whose keys are
+ * <= the key, whether the last of them equals it, and that one's length
+ * and common prefix with the key. */
+typedef struct restart_le {
+  uint32_t count;
+  int eq;
+  uint32_t rlen, lcp;
+} restart_le;
+
+/* Binary search of the restart keys for the key's kl bytes at kb (after
+ * the block prefix).  A restart between two probed ones shares with the
+ * key at least the shorter of their common prefixes with it (the keys
+ * ascend), so each comparison starts there: keys with long shared
+ * prefixes (paths, URLs) are not compared from their first byte at every
+ * probe. */
+static int restarts_le(const tern_tb_block *b, const uint8_t *kb, uint32_t kl, restart_le *h) {
+  uint32_t lo = 0, hi = b->nrestarts, lcp_lo = 0, lcp_hi = 0;
+  *h = (restart_le){0, 0, 0, 0};
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2, from, rlen, lcp;
+    TERN_TRY(restart_span(b, mid, &from, &rlen));
+    int c = cmp_page_key(b->page, from, rlen, kb, kl, lcp_lo < lcp_hi ? lcp_lo : lcp_hi, &lcp);
+    if (c <= 0) {
+      *h = (restart_le){mid + 1, c == 0, rlen, lcp};
+      if (c == 0) return TERN_OK;
+      lo = mid + 1;
+      lcp_lo = lcp;
+    } else {
+      hi = mid;
+      lcp_hi = lcp;
+    }
+  }
   return TERN_OK;
 }
 
 /* Scans run r's non-restart entries (restart r is below the key and
- * shares m bytes with it; cur: its length) for the first entry >= key. */
-static int scan_run(const tern_tb_block *b, uint32_t r, const uint8_t *key, uint32_t klen,
-                    uint32_t m, uint32_t cur, uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
+ * shares m bytes with it; cur: its length) for the first entry >= key.
+ * One 56-bit read per entry yields its shared prefix, its suffix length
+ * and its suffix's first code (at most 11 + 11 + 32 bits). */
+static int scan_run(const tern_tb_block *b, uint32_t r, const lookup_key *lk, uint32_t m,
+                    uint32_t cur, uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
   uint32_t e = r * b->restart + 1, end = e - 1 + b->restart, pos, tpos;
   if (end > b->n) end = b->n;
   TERN_TRY(restart_pos(b, r, &pos, &tpos));
@@ -795,22 +852,37 @@ static int scan_run(const tern_tb_block *b, uint32_t r, const uint8_t *key, uint
     tb += (end - e) * (uint32_t)b->tail_bits;
     if (tb < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (tb >> 3));
   }
+  uint32_t klen = lk->len;
   uint16_t kd[TERN_TB_TERM_MAX + 16]; /* the key's bytes from m, as digits */
-  key_digits(b, key, m, klen, kd);
+  key_digits(b, lk, m, kd);
   key_char k;
   key_char_at(kd, klen, m, &k);
+  const uint32_t cp = b->cp, fixed = b->fixed_len, wp = b->bw_plen, ws = b->bw_slen;
+  const uint64_t pmask = ((uint64_t)1 << wp) - 1, smask = ((uint64_t)1 << ws) - 1;
   for (; e < end; e++) {
-    uint32_t p, slen;
-    TERN_TRY(read_prefix(b, &pos, cur, &p, &slen));
+    uint64_t v = get(b, pos, TERN_BITS_MAXW);
+    uint32_t p = cp + (uint32_t)(v & pmask), slen;
+    v >>= wp;
+    if (fixed) {
+      slen = fixed - p;
+      if (TERN_UNLIKELY(p > cur || p >= fixed)) return corrupt(b, "bad entry prefix");
+    } else {
+      slen = (uint32_t)(v & smask);
+      v >>= ws;
+      if (TERN_UNLIKELY(p > cur || slen == 0 || p + slen > TERN_TB_TERM_MAX))
+        return corrupt(b, "bad entry prefix or suffix length");
+    }
+    uint32_t sp = pos + wp + ws;
     if (p > m) { /* below the key like the previous term: skip it */
-      pos += suffix_bits(b, slen);
+      pos = sp + suffix_bits(b, slen);
       cur = p + slen;
       continue;
     }
+    pos = sp;
     if (p < m) break;
-    int c = cmp_at(b, pos, slen, kd, klen, &m, &k);
+    int c = cmp_at(b, sp, v, slen, kd, klen, &m, &k);
     if (c > 0) break;
-    pos += suffix_bits(b, slen);
+    pos = sp + suffix_bits(b, slen);
     cur = p + slen;
     if (TERN_UNLIKELY(pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
     if (c == 0) return found(b, e, r, pos, klen, index, it, t);
@@ -823,35 +895,33 @@ static int scan_run(const tern_tb_block *b, uint32_t r, const uint8_t *key, uint
 
 int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t klen, uint32_t *index,
                         tern_tb_iter *it, tern_tb_tail *t) {
+  if (klen > TERN_TB_TERM_MAX)
+    return tern_fail(TERN_EINVAL, "terms block: key of %u bytes (at most %u)", klen, TERN_TB_TERM_MAX);
+  lookup_key lk;
+  memcpy(lk.kbuf, key, klen);
+  memset(lk.kbuf + klen, 0, KEY_SLACK);
+  lk.bytes = lk.kbuf;
+  lk.len = klen;
   /* Every term starts with the block prefix. */
-  uint32_t cpn = klen < b->cp ? klen : b->cp;
-  int c = cpn ? memcmp(key, b->prefix, cpn) : 0;
-  if (c < 0 || (c == 0 && klen < b->cp)) {
+  uint32_t lcp, cp = b->cp;
+  int c = cmp_page_key(b->page, (uint32_t)(b->prefix - b->page), cp, lk.bytes, klen, 0, &lcp);
+  if (lcp < cp) {
+    *index = c > 0 ? 0 : b->n;
+    return 0;
+  }
+  restart_le h;
+  TERN_TRY(restarts_le(b, lk.bytes + cp, klen - cp, &h));
+  if (h.count == 0) {
     *index = 0;
     return 0;
   }
-  if (c > 0) {
-    *index = b->n;
-    return 0;
-  }
-  uint32_t nle, rlen;
-  int eq;
-  TERN_TRY(restarts_le(b, key + b->cp, klen - b->cp, &nle, &eq));
-  if (nle == 0) {
-    *index = 0;
-    return 0;
-  }
-  uint32_t r = nle - 1;
-  const uint8_t *rk;
-  TERN_TRY(restart_key(b, r, &rk, &rlen));
-  if (eq) {
+  uint32_t r = h.count - 1;
+  if (h.eq) {
     uint32_t kpos, tpos;
     TERN_TRY(restart_pos(b, r, &kpos, &tpos));
     return found(b, r * b->restart, r, kpos, klen, index, it, t);
   }
-  uint32_t n = rlen < klen - b->cp ? rlen : klen - b->cp;
-  uint32_t m = b->cp + common_len(rk, key + b->cp, n);
-  return scan_run(b, r, key, klen, m, b->cp + rlen, index, it, t);
+  return scan_run(b, r, &lk, cp + h.lcp, cp + h.rlen, index, it, t);
 }
 
 void tern_tb_copy_value(const tern_tb_block *b, const tern_tb_tail *t, uint8_t *out) {
