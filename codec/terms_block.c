@@ -24,6 +24,7 @@
 #include "codec/status.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -41,6 +42,12 @@ static int corrupt(const tern_tb_block *b, const char *why) {
 
 static inline uint64_t get(const tern_tb_block *b, uint32_t pos, unsigned w) {
   return tern_bits_get(b->page, pos, w);
+}
+
+/* get for a column that is often 0 bits wide (a primary key's df, doc
+ * and value length): no read then. */
+static inline uint64_t get_col(const tern_tb_block *b, uint32_t pos, unsigned w) {
+  return w ? get(b, pos, w) : 0;
 }
 
 static inline uint32_t suffix_bits(const tern_tb_block *b, uint32_t slen) {
@@ -155,6 +162,7 @@ static inline uint32_t key_digit(const tern_tb_block *b, uint8_t c) {
 static uint64_t g_pow[257][TERN_TB_GROUP_MAX + 1], g_rpow[257][TERN_TB_GROUP_MAX];
 static uint8_t g_bits[257][TERN_TB_GROUP_MAX + 1];
 static pthread_once_t g_pow_once = PTHREAD_ONCE_INIT;
+static atomic_int g_pow_ready; /* set once the tables are: skips pthread_once's call */
 
 static void init_powers(void) {
   for (uint64_t k = 1; k <= 256; k++) {
@@ -165,18 +173,23 @@ static void init_powers(void) {
       if (j < TERN_TB_GROUP_MAX) g_rpow[k][j] = p == 1 ? 0 : UINT64_MAX / p + 1;
     }
   }
+  atomic_store_explicit(&g_pow_ready, 1, memory_order_release);
 }
+
+/* ceil(2^16 / g) for each group size g: suffix_bits divides by g with it. */
+static const uint32_t g_gdiv[TERN_TB_GROUP_MAX + 1] = {0, 65536, 32768, 21846, 16384, 13108, 10923};
 
 /* Bits of each code size; the group must decode exactly (K^(g+1) <= 2^32). */
 static int set_digit_coding(tern_tb_block *b) {
   uint32_t k = b->nsym ? b->nsym : 1;
-  pthread_once(&g_pow_once, init_powers);
+  if (TERN_UNLIKELY(!atomic_load_explicit(&g_pow_ready, memory_order_acquire)))
+    pthread_once(&g_pow_once, init_powers);
   if (g_pow[k][b->group] * k > (1ull << 32))
     return corrupt(b, "character group too large for the alphabet");
   b->gbits = g_bits[k];
   b->pow = g_pow[k];
   b->rpow = g_rpow[k];
-  b->gdiv = (65536 + b->group - 1) / b->group;
+  b->gdiv = g_gdiv[b->group];
   return TERN_OK;
 }
 
@@ -212,15 +225,24 @@ int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_fie
   if (expect_n && b->n != expect_n) return corrupt(b, "entry count differs from the terms index");
   if (b->group < 1 || b->group > TERN_TB_GROUP_MAX) return corrupt(b, "bad character group");
   b->nrestarts = (b->n + b->restart - 1) / b->restart;
-  uint8_t *ws[9] = {&b->bw_plen, &b->bw_slen, &b->bw_df,  &b->bw_doc, &b->bw_gap,
-                    &b->bw_off,  &b->bw_len,  &b->bw_vlen, &b->bw_voff};
-  static const uint8_t wmax[9] = {WMAX_LEN, WMAX_LEN, WMAX_U32, WMAX_DOC, WMAX_U32,
-                                  WMAX_OFF, WMAX_OFF, WMAX_U32, WMAX_OFF};
-  unsigned over = 0;
-  for (int i = 0; i < 9; i++) {
-    *ws[i] = page[10 + i];
-    over |= *ws[i] > wmax[i];
-  }
+  /* The nine widths against their limits, eight bytes at a time: byte i
+   * of (limit | 0x80) - width keeps bit 7 iff width <= limit (no borrow
+   * crosses bytes once every width is below 0x80). */
+  const uint64_t hi = 0x8080808080808080ull;
+  const uint64_t lim = WMAX_LEN | WMAX_LEN << 8 | WMAX_U32 << 16 | WMAX_DOC << 24 |
+                       (uint64_t)WMAX_U32 << 32 | (uint64_t)WMAX_OFF << 40 |
+                       (uint64_t)WMAX_OFF << 48 | (uint64_t)WMAX_U32 << 56;
+  uint64_t wv = tern_load64(page + 10);
+  unsigned over = (wv & hi) || (~((lim | hi) - wv) & hi) || page[18] > WMAX_OFF;
+  b->bw_plen = page[10];
+  b->bw_slen = page[11];
+  b->bw_df = page[12];
+  b->bw_doc = page[13];
+  b->bw_gap = page[14];
+  b->bw_off = page[15];
+  b->bw_len = page[16];
+  b->bw_vlen = page[17];
+  b->bw_voff = page[18];
   if (over) return corrupt(b, "column width out of range");
   const uint8_t *p = page + TERN_TB_HEADER_FIXED, *end = page + TERN_TB_PAGE;
   TERN_TRY(parse_alphabet(b, &p));
@@ -285,14 +307,14 @@ int tern_tb_open(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f, 
 /* Decodes an entry's tail at *pos (entry `idx`), advancing *pos. */
 static int decode_tail(const tern_tb_block *b, uint32_t *pos, uint32_t idx, tern_tb_tail *t) {
   uint32_t at = *pos;
-  uint64_t df = b->df_min + get(b, at, b->bw_df);
+  uint64_t df = b->df_min + get_col(b, at, b->bw_df);
   at += b->bw_df;
   if (df > UINT32_MAX) return corrupt(b, "df overflows");
   t->df = (uint32_t)df;
   t->pulsed = df <= b->f.threshold;
   if (t->pulsed) {
     if (df > TERN_TB_DOCS_MAX) return corrupt(b, "too many pulsed docs");
-    int64_t d = b->doc_base + (int64_t)get(b, at, b->bw_doc) + idx;
+    int64_t d = b->doc_base + (int64_t)get_col(b, at, b->bw_doc) + idx;
     at += b->bw_doc;
     if (d < 0 || d >= (int64_t)b->f.max_doc) return corrupt(b, "doc id out of range");
     t->docs[0] = (uint32_t)d;
@@ -314,7 +336,7 @@ static int decode_tail(const tern_tb_block *b, uint32_t *pos, uint32_t idx, tern
   t->vbit = 0;
   t->voff = 0;
   if (b->f.has_values) {
-    uint64_t vlen = b->vlen_min + get(b, at, b->bw_vlen);
+    uint64_t vlen = b->vlen_min + get_col(b, at, b->bw_vlen);
     at += b->bw_vlen;
     if (vlen > (16u << 20)) return corrupt(b, "value too long");
     t->vlen = (uint32_t)vlen;
@@ -409,6 +431,19 @@ static int decode_suffix(const tern_tb_block *b, uint32_t sp, uint32_t slen, uin
   return TERN_OK;
 }
 
+/* The code of the key's r digits at kd (its group, as the block codes
+ * it); *absent has KEY_ABSENT when one of them is not in the alphabet. */
+static inline __attribute__((always_inline)) uint32_t key_code(const uint16_t *kd, uint32_t r,
+                                                               uint32_t k, uint32_t *absent) {
+  uint32_t kc = 0, any = 0;
+  for (uint32_t i = 0; i < r; i++) {
+    any |= kd[i];
+    kc = kc * k + kd[i];
+  }
+  *absent = any;
+  return kc;
+}
+
 /* Compares the slen suffix characters at sp, continuing a term whose first
  * *m bytes equal the key's, with key[*m..klen) given as digits kd (see
  * key_digit).  Returns <0, 0, >0 as the term compares with the key; when
@@ -429,10 +464,14 @@ static __attribute__((noinline)) int cmp_suffix(const tern_tb_block *b, uint32_t
     uint32_t code = (uint32_t)get(b, sp, b->gbits[r]);
     sp += b->gbits[r];
     if (at + r <= klen) {
-      uint32_t kc = 0, absent = 0;
-      for (uint32_t i = 0; i < r; i++) {
-        absent |= kd[at + i];
-        kc = kc * b->nsym + kd[at + i];
+      uint32_t kc, absent;
+      switch (r) { /* unrolled for each group size */
+      case 1: kc = key_code(kd + at, 1, b->nsym, &absent); break;
+      case 2: kc = key_code(kd + at, 2, b->nsym, &absent); break;
+      case 3: kc = key_code(kd + at, 3, b->nsym, &absent); break;
+      case 4: kc = key_code(kd + at, 4, b->nsym, &absent); break;
+      case 5: kc = key_code(kd + at, 5, b->nsym, &absent); break;
+      default: kc = key_code(kd + at, 6, b->nsym, &absent); break;
       }
       if (!(absent & KEY_ABSENT)) {
         if (code == kc) {
@@ -813,12 +852,16 @@ static int restarts_le(const tern_tb_block *b, const uint8_t *kb, uint32_t kl, r
   uint32_t lo = 0, hi = b->nrestarts, lcp_lo = 0, lcp_hi = 0;
   *h = (restart_le){0, 0, 0, 0};
   while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2, from, rlen, lcp;
-    TERN_TRY(restart_span(b, mid, &from, &rlen));
-    int c = cmp_page_key(b->page, from, rlen, kb, kl, lcp_lo < lcp_hi ? lcp_lo : lcp_hi, &lcp);
+    /* A probe only steers the search: its key is checked to lie in the
+     * restart area, the rest of restart_span's checks are made on the
+     * restart the search ends at, the only one whose length is used. */
+    uint32_t mid = lo + (hi - lo) / 2, lcp;
+    uint32_t from = tern_load16(b->rkey + 2 * mid), to = tern_load16(b->rkey + 2 * mid + 2);
+    if (TERN_UNLIKELY(to < from || 8 * to > b->keys_start)) return corrupt(b, "bad restart key");
+    int c = cmp_page_key(b->page, from, to - from, kb, kl, lcp_lo < lcp_hi ? lcp_lo : lcp_hi, &lcp);
     if (c <= 0) {
-      *h = (restart_le){mid + 1, c == 0, rlen, lcp};
-      if (c == 0) return TERN_OK;
+      *h = (restart_le){mid + 1, c == 0, to - from, lcp};
+      if (c == 0) break;
       lo = mid + 1;
       lcp_lo = lcp;
     } else {
@@ -826,7 +869,8 @@ static int restarts_le(const tern_tb_block *b, const uint8_t *kb, uint32_t kl, r
       lcp_hi = lcp;
     }
   }
-  return TERN_OK;
+  uint32_t from, rlen;
+  return h->count ? restart_span(b, h->count - 1, &from, &rlen) : TERN_OK;
 }
 
 /* Scans run r's non-restart entries (restart r is below the key and
