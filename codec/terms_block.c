@@ -35,7 +35,8 @@
 #define WMAX_DOC 33u /* doc - index spans 2^32 + 4096 */
 #define WMAX_OFF 48u
 
-static int corrupt(const tern_tb_block *b, const char *why) {
+/* Out of line and cold: the hot paths only branch to it. */
+static __attribute__((cold, noinline)) int corrupt(const tern_tb_block *b, const char *why) {
   return tern_fail(TERN_ECORRUPT, "%s: terms block %llu: %s", b->what,
                    (unsigned long long)b->block_no, why);
 }
