@@ -225,7 +225,10 @@ int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_fie
   if (b->n == 0 || b->n > TERN_TB_MAX_ENTRIES) return corrupt(b, "bad entry count");
   if (expect_n && b->n != expect_n) return corrupt(b, "entry count differs from the terms index");
   if (b->group < 1 || b->group > TERN_TB_GROUP_MAX) return corrupt(b, "bad character group");
-  b->nrestarts = (b->n + b->restart - 1) / b->restart;
+  /* No division for the writer's power-of-two intervals. */
+  uint32_t rmask = b->restart - 1;
+  b->nrestarts = (b->restart & rmask) == 0 ? (b->n + rmask) >> __builtin_ctz(b->restart)
+                                           : (b->n + rmask) / b->restart;
   /* The nine widths against their limits, eight bytes at a time: byte i
    * of (limit | 0x80) - width keeps bit 7 iff width <= limit (no borrow
    * crosses bytes once every width is below 0x80). */
@@ -908,9 +911,9 @@ static int scan_run(const tern_tb_block *b, uint32_t r, const lookup_key *lk, ui
     uint64_t v = get(b, pos, TERN_BITS_MAXW);
     uint32_t p = cp + (uint32_t)(v & pmask), slen;
     v >>= wp;
-    if (fixed) {
+    if (fixed) { /* every term, so the previous (cur), has `fixed` bytes */
       slen = fixed - p;
-      if (TERN_UNLIKELY(p > cur || p >= fixed)) return corrupt(b, "bad entry prefix");
+      if (TERN_UNLIKELY(p >= fixed)) return corrupt(b, "bad entry prefix");
     } else {
       slen = (uint32_t)(v & smask);
       v >>= ws;
