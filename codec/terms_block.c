@@ -435,17 +435,58 @@ static int decode_suffix(const tern_tb_block *b, uint32_t sp, uint32_t slen, uin
   return TERN_OK;
 }
 
-/* The code of the key's r digits at kd (its group, as the block codes
- * it); *absent has KEY_ABSENT when one of them is not in the alphabet. */
-static inline __attribute__((always_inline)) uint32_t key_code(const uint16_t *kd, uint32_t r,
-                                                               uint32_t k, uint32_t *absent) {
-  uint32_t kc = 0, any = 0;
-  for (uint32_t i = 0; i < r; i++) {
-    any |= kd[i];
-    kc = kc * k + kd[i];
+/* The key from the scan's start as the block codes it: kd[i], key byte
+ * i's digit (see key_digit); p2[i] = rank(i) * K + rank(i + 1), two digits
+ * as one number (below 2^16 for K <= 256), so that a group's code costs
+ * half the multiplications; in_end: the key's bytes before it (from the
+ * scan's start) are all in the alphabet, so a group before it is compared
+ * as one number. */
+typedef struct key_digits_t {
+  uint32_t in_end;
+  uint16_t kd[TERN_TB_TERM_MAX + 16];
+  uint16_t p2[TERN_TB_TERM_MAX + 16];
+} key_digits_t;
+
+/* The code of the key's r digits at a (all in the alphabet), r constant
+ * when inlined. */
+static inline __attribute__((always_inline)) uint32_t key_code(const tern_tb_block *b,
+                                                               const key_digits_t *kx,
+                                                               uint32_t a, uint32_t r) {
+  const uint16_t *kd = kx->kd, *p2 = kx->p2;
+  const uint64_t *pw = b->pow;
+  switch (r) {
+  case 1: return kd[a] & KEY_RANK;
+  case 2: return p2[a];
+  case 3: return p2[a] * (uint32_t)pw[1] + (kd[a + 2] & KEY_RANK);
+  case 4: return p2[a] * (uint32_t)pw[2] + p2[a + 2];
+  case 5: return p2[a] * (uint32_t)pw[3] + p2[a + 2] * (uint32_t)pw[1] + (kd[a + 4] & KEY_RANK);
+  default: return p2[a] * (uint32_t)pw[4] + p2[a + 2] * (uint32_t)pw[2] + p2[a + 4];
   }
-  *absent = any;
-  return kc;
+}
+
+/* Steps over the whole groups of g characters (g constant when inlined)
+ * that equal the key's, from character *at and bit *sp, stopping before
+ * end: the loop of a found entry's comparison, without the general
+ * loop's group size choice.  Two codes per read when they fit in 56 bits. */
+static inline __attribute__((always_inline)) void equal_groups(const tern_tb_block *b,
+                                                               uint32_t *sp, uint32_t *at,
+                                                               uint32_t end,
+                                                               const key_digits_t *kx,
+                                                               uint32_t g) {
+  uint32_t w = b->gbits[g], a = *at, s = *sp;
+  uint64_t mask = ((uint64_t)1 << w) - 1;
+  while (a + g <= end) {
+    uint64_t bits = get(b, s, TERN_BITS_MAXW);
+    if ((bits & mask) != key_code(b, kx, a, g)) break;
+    a += g;
+    s += w;
+    if (2 * w > TERN_BITS_MAXW || a + g > end) continue;
+    if (((bits >> w) & mask) != key_code(b, kx, a, g)) break;
+    a += g;
+    s += w;
+  }
+  *at = a;
+  *sp = s;
 }
 
 /* Compares the slen suffix characters at sp, continuing a term whose first
@@ -460,30 +501,30 @@ static inline __attribute__((always_inline)) uint32_t key_code(const uint16_t *k
  * otherwise the term is above iff d >= k (an absent byte sits between
  * digits k-1 and k). */
 static __attribute__((noinline)) int cmp_suffix(const tern_tb_block *b, uint32_t sp,
-                                                uint32_t slen, const uint16_t *kd,
+                                                uint32_t slen, const key_digits_t *kx,
                                                 uint32_t klen, uint32_t *m) {
+  const uint16_t *kd = kx->kd;
   uint32_t at = *m, end = at + slen;
+  uint32_t whole = end < kx->in_end ? end : kx->in_end; /* groups the key has whole */
+  switch (b->group) {
+  case 1: equal_groups(b, &sp, &at, whole, kx, 1); break;
+  case 2: equal_groups(b, &sp, &at, whole, kx, 2); break;
+  case 3: equal_groups(b, &sp, &at, whole, kx, 3); break;
+  case 4: equal_groups(b, &sp, &at, whole, kx, 4); break;
+  case 5: equal_groups(b, &sp, &at, whole, kx, 5); break;
+  default: equal_groups(b, &sp, &at, whole, kx, 6); break;
+  }
   while (at < end) {
     uint32_t r = end - at < b->group ? end - at : b->group;
     uint32_t code = (uint32_t)get(b, sp, b->gbits[r]);
     sp += b->gbits[r];
-    if (at + r <= klen) {
-      uint32_t kc, absent;
-      switch (r) { /* unrolled for each group size */
-      case 1: kc = key_code(kd + at, 1, b->nsym, &absent); break;
-      case 2: kc = key_code(kd + at, 2, b->nsym, &absent); break;
-      case 3: kc = key_code(kd + at, 3, b->nsym, &absent); break;
-      case 4: kc = key_code(kd + at, 4, b->nsym, &absent); break;
-      case 5: kc = key_code(kd + at, 5, b->nsym, &absent); break;
-      default: kc = key_code(kd + at, 6, b->nsym, &absent); break;
+    if (at + r <= kx->in_end) {
+      uint32_t kc = key_code(b, kx, at, r);
+      if (code == kc) {
+        at += r;
+        continue;
       }
-      if (!(absent & KEY_ABSENT)) {
-        if (code == kc) {
-          at += r;
-          continue;
-        }
-        if (code > kc) return 1;
-      }
+      if (code > kc) return 1;
     }
     for (uint32_t j = r; j-- > 0;) {
       uint32_t d = j ? digit_div(b, code, j) : code;
@@ -523,14 +564,14 @@ static inline void key_char_at(const uint16_t *kd, uint32_t klen, uint32_t m, ke
  * first code without dividing it: the codes whose first digit is the
  * key's character span [rank * K^(r-1), (rank + 1) * K^(r-1)). */
 static inline int cmp_at(const tern_tb_block *b, uint32_t sp, uint64_t bits, uint32_t slen,
-                         const uint16_t *kd, uint32_t klen, uint32_t *m, const key_char *k) {
+                         const key_digits_t *kx, uint32_t klen, uint32_t *m, const key_char *k) {
   if (k->past) return 1;
   uint32_t r = slen < b->group ? slen : b->group;
   uint64_t code = bits & (((uint64_t)1 << b->gbits[r]) - 1), span = b->pow[r - 1];
   uint64_t lo = k->rank * span;
   if (code < lo) return -1;
   if (code >= lo + (k->in ? span : 0)) return 1;
-  return cmp_suffix(b, sp, slen, kd, klen, m);
+  return cmp_suffix(b, sp, slen, kx, klen, m);
 }
 
 /* ------------------------------------------------------------- restarts */
@@ -751,9 +792,10 @@ typedef struct lookup_key {
  * common alphabet) 16 bytes at a time: a byte's rank is the sum over the
  * ranges of min(max(c - lo, 0), hi - lo + 1), and it is in the alphabet
  * when (c - lo) mod 256 <= hi - lo for some range. */
-static void key_digits(const tern_tb_block *b, const lookup_key *lk, uint32_t from, uint16_t *kd) {
+static uint32_t key_ranks(const tern_tb_block *b, const lookup_key *lk, uint32_t from,
+                          uint16_t *kd) {
   const uint8_t *key = lk->bytes;
-  uint32_t klen = lk->len;
+  uint32_t klen = lk->len, in_end = klen;
 #if defined(__SSE2__)
   if (b->page[0] & TERN_TB_RANGES) {
     for (uint32_t i = from; i < klen; i += 16) {
@@ -778,11 +820,38 @@ static void key_digits(const tern_tb_block *b, const lookup_key *lk, uint32_t fr
                                   _mm_andnot_si128(_mm_unpackhi_epi8(hit, hit), flag));
       _mm_storeu_si128((__m128i *)(void *)(kd + i), lo16);
       _mm_storeu_si128((__m128i *)(void *)(kd + i + 8), hi16);
+      uint32_t miss = ~(uint32_t)_mm_movemask_epi8(hit) & 0xffffu;
+      if (miss && in_end == klen) in_end = i + (uint32_t)__builtin_ctz(miss);
     }
-    return;
+    return in_end < klen ? in_end : klen;
   }
 #endif
-  for (uint32_t i = from; i < klen; i++) kd[i] = (uint16_t)key_digit(b, key[i]);
+  for (uint32_t i = from; i < klen; i++) {
+    kd[i] = (uint16_t)key_digit(b, key[i]);
+    if ((kd[i] & KEY_ABSENT) && in_end == klen) in_end = i;
+  }
+  return in_end;
+}
+
+/* kx for the key's bytes from `from` on. */
+static void key_digits(const tern_tb_block *b, const lookup_key *lk, uint32_t from,
+                       key_digits_t *kx) {
+  uint32_t klen = lk->len, k = b->nsym;
+  uint16_t *kd = kx->kd, *p2 = kx->p2;
+  uint32_t in_end = key_ranks(b, lk, from, kd);
+  memset(kd + klen, 0, 8 * sizeof *kd); /* p2 of the last digit reads past it */
+  kx->in_end = in_end;
+#if defined(__SSE2__)
+  __m128i rank = _mm_set1_epi16((short)KEY_RANK), kk = _mm_set1_epi16((short)k);
+  for (uint32_t i = from; i < in_end; i += 8) {
+    __m128i d0 = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(kd + i)), rank);
+    __m128i d1 = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(kd + i + 1)), rank);
+    _mm_storeu_si128((__m128i *)(void *)(p2 + i), _mm_add_epi16(_mm_mullo_epi16(d0, kk), d1));
+  }
+#else
+  for (uint32_t i = from; i < in_end; i++)
+    p2[i] = (uint16_t)((kd[i] & KEY_RANK) * k + (kd[i + 1] & KEY_RANK));
+#endif
 }
 
 /* Entry e (of run r) equals the key: its tail, and `it` after it (kpos:
@@ -901,8 +970,9 @@ static int scan_run(const tern_tb_block *b, uint32_t r, const lookup_key *lk, ui
     if (tb < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (tb >> 3));
   }
   uint32_t klen = lk->len;
-  uint16_t kd[TERN_TB_TERM_MAX + 16]; /* the key's bytes from m, as digits */
-  key_digits(b, lk, m, kd);
+  key_digits_t kx; /* the key's bytes from m, as digits */
+  key_digits(b, lk, m, &kx);
+  const uint16_t *kd = kx.kd;
   key_char k;
   key_char_at(kd, klen, m, &k);
   const uint32_t cp = b->cp, fixed = b->fixed_len, wp = b->bw_plen, ws = b->bw_slen;
@@ -928,7 +998,7 @@ static int scan_run(const tern_tb_block *b, uint32_t r, const lookup_key *lk, ui
     }
     pos = sp;
     if (p < m) break;
-    int c = cmp_at(b, sp, v, slen, kd, klen, &m, &k);
+    int c = cmp_at(b, sp, v, slen, &kx, klen, &m, &k);
     if (c > 0) break;
     pos = sp + suffix_bits(b, slen);
     cur = p + slen;
