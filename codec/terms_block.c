@@ -2,8 +2,9 @@
  * terms_block.c — reads a terms block (terms_block.h, docs/FORMAT.md).
  *
  * The lookup (tern_tb_lower_bound) compares the key with the block prefix,
- * binary-searches the restart keys (plain bytes, memcmp) for the last
- * restart <= the key, and scans that run's keys without reconstructing
+ * binary-searches the restart keys (plain bytes, compared 8 at a time as
+ * big-endian words from the prefix both bounds share with the key) for
+ * the last restart <= the key, and scans that run's keys without reconstructing
  * terms.  It keeps m, the length of the prefix the current term (below the
  * key) shares with the key.  The next term shares p bytes with the current
  * one:
