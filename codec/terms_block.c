@@ -2,8 +2,9 @@
  * terms_block.c — reads a terms block (terms_block.h, docs/FORMAT.md).
  *
  * The lookup (tern_tb_lower_bound) compares the key with the block prefix,
- * binary-searches the restart keys (plain bytes, memcmp) for the last
- * restart <= the key, and scans that run's keys without reconstructing
+ * binary-searches the restart keys (plain bytes, compared 8 at a time as
+ * big-endian words from the prefix both bounds share with the key) for
+ * the last restart <= the key, and scans that run's keys without reconstructing
  * terms.  It keeps m, the length of the prefix the current term (below the
  * key) shares with the key.  The next term shares p bytes with the current
  * one:
@@ -24,6 +25,7 @@
 #include "codec/status.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -34,13 +36,20 @@
 #define WMAX_DOC 33u /* doc - index spans 2^32 + 4096 */
 #define WMAX_OFF 48u
 
-static int corrupt(const tern_tb_block *b, const char *why) {
+/* Out of line and cold: the hot paths only branch to it. */
+static __attribute__((cold, noinline)) int corrupt(const tern_tb_block *b, const char *why) {
   return tern_fail(TERN_ECORRUPT, "%s: terms block %llu: %s", b->what,
                    (unsigned long long)b->block_no, why);
 }
 
 static inline uint64_t get(const tern_tb_block *b, uint32_t pos, unsigned w) {
   return tern_bits_get(b->page, pos, w);
+}
+
+/* get for a column that is often 0 bits wide (a primary key's df, doc
+ * and value length): no read then. */
+static inline uint64_t get_col(const tern_tb_block *b, uint32_t pos, unsigned w) {
+  return w ? get(b, pos, w) : 0;
 }
 
 static inline uint32_t suffix_bits(const tern_tb_block *b, uint32_t slen) {
@@ -155,6 +164,7 @@ static inline uint32_t key_digit(const tern_tb_block *b, uint8_t c) {
 static uint64_t g_pow[257][TERN_TB_GROUP_MAX + 1], g_rpow[257][TERN_TB_GROUP_MAX];
 static uint8_t g_bits[257][TERN_TB_GROUP_MAX + 1];
 static pthread_once_t g_pow_once = PTHREAD_ONCE_INIT;
+static atomic_int g_pow_ready; /* set once the tables are: skips pthread_once's call */
 
 static void init_powers(void) {
   for (uint64_t k = 1; k <= 256; k++) {
@@ -165,18 +175,23 @@ static void init_powers(void) {
       if (j < TERN_TB_GROUP_MAX) g_rpow[k][j] = p == 1 ? 0 : UINT64_MAX / p + 1;
     }
   }
+  atomic_store_explicit(&g_pow_ready, 1, memory_order_release);
 }
+
+/* ceil(2^16 / g) for each group size g: suffix_bits divides by g with it. */
+static const uint32_t g_gdiv[TERN_TB_GROUP_MAX + 1] = {0, 65536, 32768, 21846, 16384, 13108, 10923};
 
 /* Bits of each code size; the group must decode exactly (K^(g+1) <= 2^32). */
 static int set_digit_coding(tern_tb_block *b) {
   uint32_t k = b->nsym ? b->nsym : 1;
-  pthread_once(&g_pow_once, init_powers);
+  if (TERN_UNLIKELY(!atomic_load_explicit(&g_pow_ready, memory_order_acquire)))
+    pthread_once(&g_pow_once, init_powers);
   if (g_pow[k][b->group] * k > (1ull << 32))
     return corrupt(b, "character group too large for the alphabet");
   b->gbits = g_bits[k];
   b->pow = g_pow[k];
   b->rpow = g_rpow[k];
-  b->gdiv = (65536 + b->group - 1) / b->group;
+  b->gdiv = g_gdiv[b->group];
   return TERN_OK;
 }
 
@@ -211,16 +226,28 @@ int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_fie
   if (b->n == 0 || b->n > TERN_TB_MAX_ENTRIES) return corrupt(b, "bad entry count");
   if (expect_n && b->n != expect_n) return corrupt(b, "entry count differs from the terms index");
   if (b->group < 1 || b->group > TERN_TB_GROUP_MAX) return corrupt(b, "bad character group");
-  b->nrestarts = (b->n + b->restart - 1) / b->restart;
-  uint8_t *ws[9] = {&b->bw_plen, &b->bw_slen, &b->bw_df,  &b->bw_doc, &b->bw_gap,
-                    &b->bw_off,  &b->bw_len,  &b->bw_vlen, &b->bw_voff};
-  static const uint8_t wmax[9] = {WMAX_LEN, WMAX_LEN, WMAX_U32, WMAX_DOC, WMAX_U32,
-                                  WMAX_OFF, WMAX_OFF, WMAX_U32, WMAX_OFF};
-  unsigned over = 0;
-  for (int i = 0; i < 9; i++) {
-    *ws[i] = page[10 + i];
-    over |= *ws[i] > wmax[i];
-  }
+  /* No division for the writer's power-of-two intervals. */
+  uint32_t rmask = b->restart - 1;
+  b->nrestarts = (b->restart & rmask) == 0 ? (b->n + rmask) >> __builtin_ctz(b->restart)
+                                           : (b->n + rmask) / b->restart;
+  /* The nine widths against their limits, eight bytes at a time: byte i
+   * of (limit | 0x80) - width keeps bit 7 iff width <= limit (no borrow
+   * crosses bytes once every width is below 0x80). */
+  const uint64_t hi = 0x8080808080808080ull;
+  const uint64_t lim = WMAX_LEN | WMAX_LEN << 8 | WMAX_U32 << 16 | WMAX_DOC << 24 |
+                       (uint64_t)WMAX_U32 << 32 | (uint64_t)WMAX_OFF << 40 |
+                       (uint64_t)WMAX_OFF << 48 | (uint64_t)WMAX_U32 << 56;
+  uint64_t wv = tern_load64(page + 10);
+  unsigned over = (wv & hi) || (~((lim | hi) - wv) & hi) || page[18] > WMAX_OFF;
+  b->bw_plen = page[10];
+  b->bw_slen = page[11];
+  b->bw_df = page[12];
+  b->bw_doc = page[13];
+  b->bw_gap = page[14];
+  b->bw_off = page[15];
+  b->bw_len = page[16];
+  b->bw_vlen = page[17];
+  b->bw_voff = page[18];
   if (over) return corrupt(b, "column width out of range");
   const uint8_t *p = page + TERN_TB_HEADER_FIXED, *end = page + TERN_TB_PAGE;
   TERN_TRY(parse_alphabet(b, &p));
@@ -285,14 +312,14 @@ int tern_tb_open(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f, 
 /* Decodes an entry's tail at *pos (entry `idx`), advancing *pos. */
 static int decode_tail(const tern_tb_block *b, uint32_t *pos, uint32_t idx, tern_tb_tail *t) {
   uint32_t at = *pos;
-  uint64_t df = b->df_min + get(b, at, b->bw_df);
+  uint64_t df = b->df_min + get_col(b, at, b->bw_df);
   at += b->bw_df;
   if (df > UINT32_MAX) return corrupt(b, "df overflows");
   t->df = (uint32_t)df;
   t->pulsed = df <= b->f.threshold;
   if (t->pulsed) {
     if (df > TERN_TB_DOCS_MAX) return corrupt(b, "too many pulsed docs");
-    int64_t d = b->doc_base + (int64_t)get(b, at, b->bw_doc) + idx;
+    int64_t d = b->doc_base + (int64_t)get_col(b, at, b->bw_doc) + idx;
     at += b->bw_doc;
     if (d < 0 || d >= (int64_t)b->f.max_doc) return corrupt(b, "doc id out of range");
     t->docs[0] = (uint32_t)d;
@@ -314,7 +341,7 @@ static int decode_tail(const tern_tb_block *b, uint32_t *pos, uint32_t idx, tern
   t->vbit = 0;
   t->voff = 0;
   if (b->f.has_values) {
-    uint64_t vlen = b->vlen_min + get(b, at, b->bw_vlen);
+    uint64_t vlen = b->vlen_min + get_col(b, at, b->bw_vlen);
     at += b->bw_vlen;
     if (vlen > (16u << 20)) return corrupt(b, "value too long");
     t->vlen = (uint32_t)vlen;
@@ -409,6 +436,60 @@ static int decode_suffix(const tern_tb_block *b, uint32_t sp, uint32_t slen, uin
   return TERN_OK;
 }
 
+/* The key from the scan's start as the block codes it: kd[i], key byte
+ * i's digit (see key_digit); p2[i] = rank(i) * K + rank(i + 1), two digits
+ * as one number (below 2^16 for K <= 256), so that a group's code costs
+ * half the multiplications; in_end: the key's bytes before it (from the
+ * scan's start) are all in the alphabet, so a group before it is compared
+ * as one number. */
+typedef struct key_digits_t {
+  uint32_t in_end;
+  uint16_t kd[TERN_TB_TERM_MAX + 16];
+  uint16_t p2[TERN_TB_TERM_MAX + 16];
+} key_digits_t;
+
+/* The code of the key's r digits at a (all in the alphabet), r constant
+ * when inlined. */
+static inline __attribute__((always_inline)) uint32_t key_code(const tern_tb_block *b,
+                                                               const key_digits_t *kx,
+                                                               uint32_t a, uint32_t r) {
+  const uint16_t *kd = kx->kd, *p2 = kx->p2;
+  const uint64_t *pw = b->pow;
+  switch (r) {
+  case 1: return kd[a] & KEY_RANK;
+  case 2: return p2[a];
+  case 3: return p2[a] * (uint32_t)pw[1] + (kd[a + 2] & KEY_RANK);
+  case 4: return p2[a] * (uint32_t)pw[2] + p2[a + 2];
+  case 5: return p2[a] * (uint32_t)pw[3] + p2[a + 2] * (uint32_t)pw[1] + (kd[a + 4] & KEY_RANK);
+  default: return p2[a] * (uint32_t)pw[4] + p2[a + 2] * (uint32_t)pw[2] + p2[a + 4];
+  }
+}
+
+/* Steps over the whole groups of g characters (g constant when inlined)
+ * that equal the key's, from character *at and bit *sp, stopping before
+ * end: the loop of a found entry's comparison, without the general
+ * loop's group size choice.  Two codes per read when they fit in 56 bits. */
+static inline __attribute__((always_inline)) void equal_groups(const tern_tb_block *b,
+                                                               uint32_t *sp, uint32_t *at,
+                                                               uint32_t end,
+                                                               const key_digits_t *kx,
+                                                               uint32_t g) {
+  uint32_t w = b->gbits[g], a = *at, s = *sp;
+  uint64_t mask = ((uint64_t)1 << w) - 1;
+  while (a + g <= end) {
+    uint64_t bits = get(b, s, TERN_BITS_MAXW);
+    if ((bits & mask) != key_code(b, kx, a, g)) break;
+    a += g;
+    s += w;
+    if (2 * w > TERN_BITS_MAXW || a + g > end) continue;
+    if (((bits >> w) & mask) != key_code(b, kx, a, g)) break;
+    a += g;
+    s += w;
+  }
+  *at = a;
+  *sp = s;
+}
+
 /* Compares the slen suffix characters at sp, continuing a term whose first
  * *m bytes equal the key's, with key[*m..klen) given as digits kd (see
  * key_digit).  Returns <0, 0, >0 as the term compares with the key; when
@@ -421,26 +502,30 @@ static int decode_suffix(const tern_tb_block *b, uint32_t sp, uint32_t slen, uin
  * otherwise the term is above iff d >= k (an absent byte sits between
  * digits k-1 and k). */
 static __attribute__((noinline)) int cmp_suffix(const tern_tb_block *b, uint32_t sp,
-                                                uint32_t slen, const uint16_t *kd,
+                                                uint32_t slen, const key_digits_t *kx,
                                                 uint32_t klen, uint32_t *m) {
+  const uint16_t *kd = kx->kd;
   uint32_t at = *m, end = at + slen;
+  uint32_t whole = end < kx->in_end ? end : kx->in_end; /* groups the key has whole */
+  switch (b->group) {
+  case 1: equal_groups(b, &sp, &at, whole, kx, 1); break;
+  case 2: equal_groups(b, &sp, &at, whole, kx, 2); break;
+  case 3: equal_groups(b, &sp, &at, whole, kx, 3); break;
+  case 4: equal_groups(b, &sp, &at, whole, kx, 4); break;
+  case 5: equal_groups(b, &sp, &at, whole, kx, 5); break;
+  default: equal_groups(b, &sp, &at, whole, kx, 6); break;
+  }
   while (at < end) {
     uint32_t r = end - at < b->group ? end - at : b->group;
     uint32_t code = (uint32_t)get(b, sp, b->gbits[r]);
     sp += b->gbits[r];
-    if (at + r <= klen) {
-      uint32_t kc = 0, absent = 0;
-      for (uint32_t i = 0; i < r; i++) {
-        absent |= kd[at + i];
-        kc = kc * b->nsym + kd[at + i];
+    if (at + r <= kx->in_end) {
+      uint32_t kc = key_code(b, kx, at, r);
+      if (code == kc) {
+        at += r;
+        continue;
       }
-      if (!(absent & KEY_ABSENT)) {
-        if (code == kc) {
-          at += r;
-          continue;
-        }
-        if (code > kc) return 1;
-      }
+      if (code > kc) return 1;
     }
     for (uint32_t j = r; j-- > 0;) {
       uint32_t d = j ? digit_div(b, code, j) : code;
@@ -475,35 +560,43 @@ static inline void key_char_at(const uint16_t *kd, uint32_t klen, uint32_t m, ke
 }
 
 /* Compares a suffix starting at the key's position m (the term's first m
- * bytes equal the key's).  Usually decided by the first character, read
- * from the first code without dividing it: the codes whose first digit is
- * the key's character span [rank * K^(r-1), (rank + 1) * K^(r-1)). */
-static inline int cmp_at(const tern_tb_block *b, uint32_t sp, uint32_t slen, const uint16_t *kd,
-                         uint32_t klen, uint32_t *m, const key_char *k) {
+ * bytes equal the key's); bits: the stream from the suffix on (at least
+ * its first code).  Usually decided by the first character, read from the
+ * first code without dividing it: the codes whose first digit is the
+ * key's character span [rank * K^(r-1), (rank + 1) * K^(r-1)). */
+static inline int cmp_at(const tern_tb_block *b, uint32_t sp, uint64_t bits, uint32_t slen,
+                         const key_digits_t *kx, uint32_t klen, uint32_t *m, const key_char *k) {
   if (k->past) return 1;
   uint32_t r = slen < b->group ? slen : b->group;
-  uint64_t code = get(b, sp, b->gbits[r]), span = b->pow[r - 1], lo = k->rank * span;
+  uint64_t code = bits & (((uint64_t)1 << b->gbits[r]) - 1), span = b->pow[r - 1];
+  uint64_t lo = k->rank * span;
   if (code < lo) return -1;
   if (code >= lo + (k->in ? span : 0)) return 1;
-  return cmp_suffix(b, sp, slen, kd, klen, m);
+  return cmp_suffix(b, sp, slen, kx, klen, m);
 }
 
 /* ------------------------------------------------------------- restarts */
 
-/* Restart r's key (its term after the block prefix): *len bytes at the
- * returned address, inside the restart area. */
+/* Restart r's key (its term after the block prefix): len bytes at page
+ * offset *from, inside the restart area. */
+static inline int restart_span(const tern_tb_block *b, uint32_t r, uint32_t *from, uint32_t *len) {
+  uint32_t lo = tern_load16(b->rkey + 2 * r), to = tern_load16(b->rkey + 2 * r + 2);
+  *from = *len = 0;
+  if (TERN_UNLIKELY(to < lo || 8 * to > b->keys_start || b->cp + (to - lo) > TERN_TB_TERM_MAX ||
+                    (b->fixed_len && b->cp + (to - lo) != b->fixed_len) || (r > 0 && to == lo)))
+    return corrupt(b, "bad restart key");
+  *from = lo;
+  *len = to - lo;
+  return TERN_OK;
+}
+
+/* Restart r's key: *len bytes at *key. */
 static inline int restart_key(const tern_tb_block *b, uint32_t r, const uint8_t **key,
                               uint32_t *len) {
-  uint32_t from = tern_load16(b->rkey + 2 * r), to = tern_load16(b->rkey + 2 * r + 2);
-  *key = b->page;
-  *len = 0;
-  if (TERN_UNLIKELY(to < from || 8 * to > b->keys_start || b->cp + (to - from) > TERN_TB_TERM_MAX ||
-                    (b->fixed_len && b->cp + (to - from) != b->fixed_len) ||
-                    (r > 0 && to == from)))
-    return corrupt(b, "bad restart key");
+  uint32_t from;
+  int rc = restart_span(b, r, &from, len);
   *key = b->page + from;
-  *len = to - from;
-  return TERN_OK;
+  return rc;
 }
 
 /* Where run r continues in the key stream (its first non-restart entry)
@@ -686,19 +779,30 @@ void tern_tb_prefetch(const tern_tb_block *b, uint32_t index) {
 
 /* ---------------------------------------------------------------- lookup */
 
+/* The lookup's copy of the key, with zero slack, so that the search loads
+ * it 8 or 16 bytes at a time wherever it stands (the caller's key may end
+ * at the end of its memory). */
+#define KEY_SLACK 16u
+typedef struct lookup_key {
+  const uint8_t *bytes; /* kbuf */
+  uint32_t len;
+  uint8_t kbuf[TERN_TB_TERM_MAX + KEY_SLACK];
+} lookup_key;
+
 /* kd[i] = key_digit(key[i]) for i in [from, klen).  With ranges (the
  * common alphabet) 16 bytes at a time: a byte's rank is the sum over the
  * ranges of min(max(c - lo, 0), hi - lo + 1), and it is in the alphabet
  * when (c - lo) mod 256 <= hi - lo for some range. */
-static void key_digits(const tern_tb_block *b, const uint8_t *key, uint32_t from, uint32_t klen,
-                       uint16_t *kd) {
+static uint32_t key_ranks(const tern_tb_block *b, const lookup_key *lk, uint32_t from,
+                          uint16_t *kd) {
+  const uint8_t *key = lk->bytes;
+  uint32_t klen = lk->len, in_end = klen;
 #if defined(__SSE2__)
   if (b->page[0] & TERN_TB_RANGES) {
     for (uint32_t i = from; i < klen; i += 16) {
-      uint8_t chunk[16] = {0};
-      uint32_t n = klen - i < 16 ? klen - i : 16;
-      memcpy(chunk, key + i, n);
-      __m128i c = _mm_loadu_si128((const __m128i *)chunk), r = _mm_setzero_si128();
+      /* The key has KEY_SLACK bytes after it: digits past its end are
+       * never read. */
+      __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(key + i)), r = _mm_setzero_si128();
       __m128i hit = _mm_setzero_si128();
       const uint8_t *a = b->alpha;
       for (uint32_t q = 0; q < b->nranges; q++, a += 2) {
@@ -715,21 +819,51 @@ static void key_digits(const tern_tb_block *b, const uint8_t *key, uint32_t from
                                   _mm_andnot_si128(_mm_unpacklo_epi8(hit, hit), flag));
       __m128i hi16 = _mm_or_si128(_mm_unpackhi_epi8(r, z),
                                   _mm_andnot_si128(_mm_unpackhi_epi8(hit, hit), flag));
-      _mm_storeu_si128((__m128i *)(kd + i), lo16);
-      _mm_storeu_si128((__m128i *)(kd + i + 8), hi16);
+      _mm_storeu_si128((__m128i *)(void *)(kd + i), lo16);
+      _mm_storeu_si128((__m128i *)(void *)(kd + i + 8), hi16);
+      uint32_t miss = ~(uint32_t)_mm_movemask_epi8(hit) & 0xffffu;
+      if (miss && in_end == klen) in_end = i + (uint32_t)__builtin_ctz(miss);
     }
-    return;
+    return in_end < klen ? in_end : klen;
   }
 #endif
-  for (uint32_t i = from; i < klen; i++) kd[i] = (uint16_t)key_digit(b, key[i]);
+  for (uint32_t i = from; i < klen; i++) {
+    kd[i] = (uint16_t)key_digit(b, key[i]);
+    if ((kd[i] & KEY_ABSENT) && in_end == klen) in_end = i;
+  }
+  return in_end;
+}
+
+/* kx for the key's bytes from `from` on. */
+static void key_digits(const tern_tb_block *b, const lookup_key *lk, uint32_t from,
+                       key_digits_t *kx) {
+  uint32_t klen = lk->len, k = b->nsym;
+  uint16_t *kd = kx->kd, *p2 = kx->p2;
+  uint32_t in_end = key_ranks(b, lk, from, kd);
+  memset(kd + klen, 0, 8 * sizeof *kd); /* p2 of the last digit reads past it */
+  kx->in_end = in_end;
+#if defined(__SSE2__)
+  __m128i rank = _mm_set1_epi16((short)KEY_RANK), kk = _mm_set1_epi16((short)k);
+  for (uint32_t i = from; i < in_end; i += 8) {
+    __m128i d0 = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(kd + i)), rank);
+    __m128i d1 = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(kd + i + 1)), rank);
+    _mm_storeu_si128((__m128i *)(void *)(p2 + i), _mm_add_epi16(_mm_mullo_epi16(d0, kk), d1));
+  }
+#else
+  for (uint32_t i = from; i < in_end; i++)
+    p2[i] = (uint16_t)((kd[i] & KEY_RANK) * k + (kd[i + 1] & KEY_RANK));
+#endif
 }
 
 /* Entry e (of run r) equals the key: its tail, and `it` after it (kpos:
  * where the key stream continues). */
 static int found(const tern_tb_block *b, uint32_t e, uint32_t r, uint32_t kpos, uint32_t klen,
                  uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
-  uint32_t kp, tpos, pos;
-  TERN_TRY(restart_pos(b, r, &kp, &tpos));
+  uint32_t tpos = 0, pos;
+  if (b->tail_bits < 0) { /* the run's tails are stepped over from its restart's */
+    uint32_t kp;
+    TERN_TRY(restart_pos(b, r, &kp, &tpos));
+  }
   TERN_TRY(tail_pos(b, e, r, tpos, &pos));
   TERN_TRY(decode_tail(b, &pos, e, t));
   it->entry = e + 1;
@@ -740,44 +874,85 @@ static int found(const tern_tb_block *b, uint32_t e, uint32_t r, uint32_t kpos, 
   return 1;
 }
 
-/* The length of the common prefix of a and b (n bytes each, at most). */
-static inline uint32_t common_len(const uint8_t *a, const uint8_t *b, uint32_t n) {
-  uint32_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t x = tern_load64(a + i) ^ tern_load64(b + i);
-    if (x) return i + (uint32_t)__builtin_ctzll(x) / 8;
-  }
-  while (i < n && a[i] == b[i]) i++;
-  return i;
+/* 8 bytes as a big-endian number (the first byte most significant), so
+ * that numbers order like the bytes. */
+static inline uint64_t be64_at(const uint8_t *p) { return __builtin_bswap64(tern_bits_le64(p)); }
+
+/* The page's 8 bytes at byte `off` as be64_at; zeros past the page. */
+static inline uint64_t page_be64(const uint8_t *page, uint32_t off) {
+  return TERN_LIKELY(off <= TERN_TB_PAGE - 8) ? be64_at(page + off)
+                                              : __builtin_bswap64(tern_bits_tail64(page, off));
 }
 
-/* The number of restarts whose keys are <= key (after the block prefix);
- * *eq when the last of them equals it. */
-static int restarts_le(const tern_tb_block *b, const uint8_t *key, uint32_t klen, uint32_t *count,
-                       int *eq) {
-  uint32_t lo = 0, hi = b->nrestarts;
-  *eq = 0;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2, rlen;
-    const uint8_t *rk;
-    TERN_TRY(restart_key(b, mid, &rk, &rlen));
-    int c = bytes_cmp(rk, rlen, key, klen);
-    if (c == 0) {
-      *count = mid + 1;
-      *eq = 1;
-      return TERN_OK;
+/* Compares the plen bytes at page offset `off` with the key's kl bytes at
+ * kb (which has KEY_SLACK bytes after it), 8 at a time, starting at byte
+ * `at` (both agree before it).  Returns <0, 0, >0 as the page's bytes
+ * compare with the key's; *lcp: the length of their common prefix. */
+static inline int cmp_page_key(const uint8_t *page, uint32_t off, uint32_t plen, const uint8_t *kb,
+                               uint32_t kl, uint32_t at, uint32_t *lcp) {
+  uint32_t n = plen < kl ? plen : kl;
+  for (; at < n; at += 8) {
+    uint64_t x = page_be64(page, off + at), y = be64_at(kb + at);
+    if (n - at < 8) { /* only the first n - at bytes count */
+      uint64_t keep = ~(~(uint64_t)0 >> (8 * (n - at)));
+      x &= keep;
+      y &= keep;
     }
-    if (c < 0) lo = mid + 1;
-    else hi = mid;
+    if (x != y) {
+      *lcp = at + (uint32_t)__builtin_clzll(x ^ y) / 8;
+      return x < y ? -1 : 1;
+    }
   }
-  *count = lo;
-  return TERN_OK;
+  *lcp = n;
+  return (plen > kl) - (plen < kl);
+}
+
+/* Where the restart search ends: the number of restarts whose keys are
+ * <= the key, whether the last of them equals it, and that one's length
+ * and common prefix with the key. */
+typedef struct restart_le {
+  uint32_t count;
+  int eq;
+  uint32_t rlen, lcp;
+} restart_le;
+
+/* Binary search of the restart keys for the key's kl bytes at kb (after
+ * the block prefix).  A restart between two probed ones shares with the
+ * key at least the shorter of their common prefixes with it (the keys
+ * ascend), so each comparison starts there: keys with long shared
+ * prefixes (paths, URLs) are not compared from their first byte at every
+ * probe. */
+static int restarts_le(const tern_tb_block *b, const uint8_t *kb, uint32_t kl, restart_le *h) {
+  uint32_t lo = 0, hi = b->nrestarts, lcp_lo = 0, lcp_hi = 0;
+  *h = (restart_le){0, 0, 0, 0};
+  while (lo < hi) {
+    /* A probe only steers the search: its key is checked to lie in the
+     * restart area, the rest of restart_span's checks are made on the
+     * restart the search ends at, the only one whose length is used. */
+    uint32_t mid = lo + (hi - lo) / 2, lcp;
+    uint32_t from = tern_load16(b->rkey + 2 * mid), to = tern_load16(b->rkey + 2 * mid + 2);
+    if (TERN_UNLIKELY(to < from || 8 * to > b->keys_start)) return corrupt(b, "bad restart key");
+    int c = cmp_page_key(b->page, from, to - from, kb, kl, lcp_lo < lcp_hi ? lcp_lo : lcp_hi, &lcp);
+    if (c <= 0) {
+      *h = (restart_le){mid + 1, c == 0, to - from, lcp};
+      if (c == 0) break;
+      lo = mid + 1;
+      lcp_lo = lcp;
+    } else {
+      hi = mid;
+      lcp_hi = lcp;
+    }
+  }
+  uint32_t from, rlen;
+  return h->count ? restart_span(b, h->count - 1, &from, &rlen) : TERN_OK;
 }
 
 /* Scans run r's non-restart entries (restart r is below the key and
- * shares m bytes with it; cur: its length) for the first entry >= key. */
-static int scan_run(const tern_tb_block *b, uint32_t r, const uint8_t *key, uint32_t klen,
-                    uint32_t m, uint32_t cur, uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
+ * shares m bytes with it; cur: its length) for the first entry >= key.
+ * One 56-bit read per entry yields its shared prefix, its suffix length
+ * and its suffix's first code (at most 11 + 11 + 32 bits). */
+static int scan_run(const tern_tb_block *b, uint32_t r, const lookup_key *lk, uint32_t m,
+                    uint32_t cur, uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
   uint32_t e = r * b->restart + 1, end = e - 1 + b->restart, pos, tpos;
   if (end > b->n) end = b->n;
   TERN_TRY(restart_pos(b, r, &pos, &tpos));
@@ -795,22 +970,38 @@ static int scan_run(const tern_tb_block *b, uint32_t r, const uint8_t *key, uint
     tb += (end - e) * (uint32_t)b->tail_bits;
     if (tb < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (tb >> 3));
   }
-  uint16_t kd[TERN_TB_TERM_MAX + 16]; /* the key's bytes from m, as digits */
-  key_digits(b, key, m, klen, kd);
+  uint32_t klen = lk->len;
+  key_digits_t kx; /* the key's bytes from m, as digits */
+  key_digits(b, lk, m, &kx);
+  const uint16_t *kd = kx.kd;
   key_char k;
   key_char_at(kd, klen, m, &k);
+  const uint32_t cp = b->cp, fixed = b->fixed_len, wp = b->bw_plen, ws = b->bw_slen;
+  const uint64_t pmask = ((uint64_t)1 << wp) - 1, smask = ((uint64_t)1 << ws) - 1;
   for (; e < end; e++) {
-    uint32_t p, slen;
-    TERN_TRY(read_prefix(b, &pos, cur, &p, &slen));
+    uint64_t v = get(b, pos, TERN_BITS_MAXW);
+    uint32_t p = cp + (uint32_t)(v & pmask), slen;
+    v >>= wp;
+    if (fixed) { /* every term, so the previous (cur), has `fixed` bytes */
+      slen = fixed - p;
+      if (TERN_UNLIKELY(p >= fixed)) return corrupt(b, "bad entry prefix");
+    } else {
+      slen = (uint32_t)(v & smask);
+      v >>= ws;
+      if (TERN_UNLIKELY(p > cur || slen == 0 || p + slen > TERN_TB_TERM_MAX))
+        return corrupt(b, "bad entry prefix or suffix length");
+    }
+    uint32_t sp = pos + wp + ws;
     if (p > m) { /* below the key like the previous term: skip it */
-      pos += suffix_bits(b, slen);
+      pos = sp + suffix_bits(b, slen);
       cur = p + slen;
       continue;
     }
+    pos = sp;
     if (p < m) break;
-    int c = cmp_at(b, pos, slen, kd, klen, &m, &k);
+    int c = cmp_at(b, sp, v, slen, &kx, klen, &m, &k);
     if (c > 0) break;
-    pos += suffix_bits(b, slen);
+    pos = sp + suffix_bits(b, slen);
     cur = p + slen;
     if (TERN_UNLIKELY(pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
     if (c == 0) return found(b, e, r, pos, klen, index, it, t);
@@ -823,35 +1014,33 @@ static int scan_run(const tern_tb_block *b, uint32_t r, const uint8_t *key, uint
 
 int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t klen, uint32_t *index,
                         tern_tb_iter *it, tern_tb_tail *t) {
+  if (klen > TERN_TB_TERM_MAX)
+    return tern_fail(TERN_EINVAL, "terms block: key of %u bytes (at most %u)", klen, TERN_TB_TERM_MAX);
+  lookup_key lk;
+  memcpy(lk.kbuf, key, klen);
+  memset(lk.kbuf + klen, 0, KEY_SLACK);
+  lk.bytes = lk.kbuf;
+  lk.len = klen;
   /* Every term starts with the block prefix. */
-  uint32_t cpn = klen < b->cp ? klen : b->cp;
-  int c = cpn ? memcmp(key, b->prefix, cpn) : 0;
-  if (c < 0 || (c == 0 && klen < b->cp)) {
+  uint32_t lcp, cp = b->cp;
+  int c = cmp_page_key(b->page, (uint32_t)(b->prefix - b->page), cp, lk.bytes, klen, 0, &lcp);
+  if (lcp < cp) {
+    *index = c > 0 ? 0 : b->n;
+    return 0;
+  }
+  restart_le h;
+  TERN_TRY(restarts_le(b, lk.bytes + cp, klen - cp, &h));
+  if (h.count == 0) {
     *index = 0;
     return 0;
   }
-  if (c > 0) {
-    *index = b->n;
-    return 0;
-  }
-  uint32_t nle, rlen;
-  int eq;
-  TERN_TRY(restarts_le(b, key + b->cp, klen - b->cp, &nle, &eq));
-  if (nle == 0) {
-    *index = 0;
-    return 0;
-  }
-  uint32_t r = nle - 1;
-  const uint8_t *rk;
-  TERN_TRY(restart_key(b, r, &rk, &rlen));
-  if (eq) {
+  uint32_t r = h.count - 1;
+  if (h.eq) {
     uint32_t kpos, tpos;
     TERN_TRY(restart_pos(b, r, &kpos, &tpos));
     return found(b, r * b->restart, r, kpos, klen, index, it, t);
   }
-  uint32_t n = rlen < klen - b->cp ? rlen : klen - b->cp;
-  uint32_t m = b->cp + common_len(rk, key + b->cp, n);
-  return scan_run(b, r, key, klen, m, b->cp + rlen, index, it, t);
+  return scan_run(b, r, &lk, cp + h.lcp, cp + h.rlen, index, it, t);
 }
 
 void tern_tb_copy_value(const tern_tb_block *b, const tern_tb_tail *t, uint8_t *out) {
