@@ -415,11 +415,7 @@ int tern_terms_index_sep(const tern_terms_index *ix, uint64_t b, const uint8_t *
 
 /* --------------------------------------------------------------- search */
 
-/* The key's heads past the first (computed on the first tie). */
-typedef struct key_heads {
-  uint64_t h, more[TERN_TI_MORE];
-  int have;
-} key_heads;
+typedef tern_ti_search key_heads;
 
 /* A separator whose first head ties with the key's: <= key?  The next
  * heads (keys sharing those too: paths, URLs) — one line, as they are
@@ -458,36 +454,54 @@ int tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, size_t
   return tern_terms_index_find_head(ix, tern_terms_index_key_head(ix, key, len), key, len, b);
 }
 
-int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
-                               size_t len, uint64_t *out) {
-  *out = 0;
+int tern_terms_index_find_group(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
+                                size_t len, tern_ti_search *k) {
+  *k = (tern_ti_search){.h = kh};
+  k->done = 1;
   if (ix->nblocks == 0) return TERN_OK;
   if (ix->skip) { /* against the prefix every separator past block 0 has */
     size_t m = len < ix->skip ? len : ix->skip;
     int c = memcmp(key, ix->prefix, m);
     if (c < 0 || (c == 0 && len < ix->skip)) return TERN_OK;
     if (c > 0) {
-      *out = ix->nblocks - 1;
+      k->block = ix->nblocks - 1;
       return TERN_OK;
     }
   }
-  key_heads k = {.h = kh, .have = 0};
   uint64_t g = 0, n = ix->ngroups;
   while (n > 1) {
     uint64_t half = n / 2;
-    if (group_le(ix, g + half, &k, key, len)) g += half;
+    if (group_le(ix, g + half, k, key, len)) g += half;
     n -= half;
   }
+  k->done = 0;
+  k->group = g;
+  return TERN_OK;
+}
+
+int tern_terms_index_find_block(const tern_terms_index *ix, const uint8_t *key, size_t len,
+                                tern_ti_search *k, uint64_t *out) {
+  if (k->done) {
+    *out = k->block;
+    return TERN_OK;
+  }
   const tern_ti_group *gr;
+  uint64_t g = k->group, lo = 0;
   TERN_TRY(tern_terms_index_group(ix, g, &gr));
-  uint64_t lo = 0;
-  for (n = group_blocks(ix, g); n > 1;) {
+  for (uint64_t n = group_blocks(ix, g); n > 1;) {
     uint64_t half = n / 2;
-    if (slot_le(ix, gr, lo + half, &k, key, len)) lo += half;
+    if (slot_le(ix, gr, lo + half, k, key, len)) lo += half;
     n -= half;
   }
   *out = g * G + lo;
   return TERN_OK;
+}
+
+int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
+                               size_t len, uint64_t *out) {
+  tern_ti_search k;
+  TERN_TRY(tern_terms_index_find_group(ix, kh, key, len, &k));
+  return tern_terms_index_find_block(ix, key, len, &k, out);
 }
 
 int tern_terms_index_find_ordinal(const tern_terms_index *ix, uint64_t ord, uint64_t *out) {
