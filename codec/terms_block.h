@@ -10,7 +10,7 @@
  * stored whole, as plain bytes after the block prefix, in the header, with
  * the positions where its run continues in both streams.  A lookup
  * compares the key with the block prefix, binary-searches the restart keys
- * with memcmp, and scans the keys of one run (at most R-1 entries) without
+ * 8 bytes at a time, and scans the keys of one run (at most R-1 entries) without
  * touching a tail; only the entry found has its tail decoded, directly at
  * its index when every tail of the block has one width.  So the work of a
  * lookup depends on R, not on the key's shape.
@@ -168,7 +168,8 @@ void tern_tb_prefetch(const tern_tb_block *b, uint32_t index);
 
 /* Finds the first entry >= key: *index (n when none).  Returns 1 when it
  * equals key — then *t is its tail and `it` is positioned after it, its
- * term being key — 0 when not, <0 on corruption.  Decodes only the
+ * term being key — 0 when not, <0 on corruption (TERN_EINVAL for a key of
+ * more than TERN_TB_TERM_MAX bytes).  Decodes only the
  * suffix characters it compares, and only the tail of the entry found. */
 int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t klen, uint32_t *index,
                         tern_tb_iter *it, tern_tb_tail *t);
