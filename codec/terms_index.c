@@ -415,7 +415,13 @@ int tern_terms_index_sep(const tern_terms_index *ix, uint64_t b, const uint8_t *
 
 /* --------------------------------------------------------------- search */
 
-typedef tern_ti_search key_heads;
+/* A search: the key's heads (more: computed on the first tie), and the
+ * group it lands in, or the block when the prefix decided alone. */
+typedef struct key_heads {
+  uint64_t h, more[TERN_TI_MORE];
+  int have, done;
+  uint64_t group, block;
+} key_heads;
 
 /* A separator whose first head ties with the key's: <= key?  The next
  * heads (keys sharing those too: paths, URLs) — one line, as they are
@@ -454,9 +460,10 @@ int tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, size_t
   return tern_terms_index_find_head(ix, tern_terms_index_key_head(ix, key, len), key, len, b);
 }
 
-int tern_terms_index_find_group(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
-                                size_t len, tern_ti_search *k) {
-  *k = (tern_ti_search){.h = kh};
+/* The group the key lands in (or, past the shared prefix, the block). */
+static int find_group(const tern_terms_index *ix, uint64_t kh, const uint8_t *key, size_t len,
+                      key_heads *k) {
+  *k = (key_heads){.h = kh};
   k->done = 1;
   if (ix->nblocks == 0) return TERN_OK;
   if (ix->skip) { /* against the prefix every separator past block 0 has */
@@ -479,8 +486,9 @@ int tern_terms_index_find_group(const tern_terms_index *ix, uint64_t kh, const u
   return TERN_OK;
 }
 
-int tern_terms_index_find_block(const tern_terms_index *ix, const uint8_t *key, size_t len,
-                                tern_ti_search *k, uint64_t *out) {
+/* The block in that group. */
+static int find_block(const tern_terms_index *ix, const uint8_t *key, size_t len, key_heads *k,
+                      uint64_t *out) {
   if (k->done) {
     *out = k->block;
     return TERN_OK;
@@ -499,9 +507,9 @@ int tern_terms_index_find_block(const tern_terms_index *ix, const uint8_t *key, 
 
 int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
                                size_t len, uint64_t *out) {
-  tern_ti_search k;
-  TERN_TRY(tern_terms_index_find_group(ix, kh, key, len, &k));
-  return tern_terms_index_find_block(ix, key, len, &k, out);
+  key_heads k;
+  TERN_TRY(find_group(ix, kh, key, len, &k));
+  return find_block(ix, key, len, &k, out);
 }
 
 int tern_terms_index_find_ordinal(const tern_terms_index *ix, uint64_t ord, uint64_t *out) {

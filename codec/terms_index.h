@@ -128,18 +128,6 @@ int tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, size_t
 /* The same, given kh = tern_terms_index_key_head(ix, key, len). */
 int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key, size_t len,
                                uint64_t *b);
-/* The same in two steps, so that a caller can test something between
- * (a filter: an absent key then never searches a group): the group, then
- * the block in it.  The search state between them: */
-typedef struct tern_ti_search {
-  uint64_t h, more[TERN_TI_MORE]; /* the key's heads (more: on the first tie) */
-  int have, done;                 /* done: the block is known already */
-  uint64_t group, block;
-} tern_ti_search;
-int tern_terms_index_find_group(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
-                                size_t len, tern_ti_search *s);
-int tern_terms_index_find_block(const tern_terms_index *ix, const uint8_t *key, size_t len,
-                                tern_ti_search *s, uint64_t *b);
 /* The key's head as the index's heads are taken: its bytes from `skip`. */
 static inline uint64_t tern_terms_index_key_head(const tern_terms_index *ix, const uint8_t *key,
                                                  size_t len);
