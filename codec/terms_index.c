@@ -415,12 +415,10 @@ int tern_terms_index_sep(const tern_terms_index *ix, uint64_t b, const uint8_t *
 
 /* --------------------------------------------------------------- search */
 
-/* A search: the key's heads (more: computed on the first tie), and the
- * group it lands in, or the block when the prefix decided alone. */
+/* The key's heads past the first (computed on the first tie). */
 typedef struct key_heads {
   uint64_t h, more[TERN_TI_MORE];
-  int have, done;
-  uint64_t group, block;
+  int have;
 } key_heads;
 
 /* A separator whose first head ties with the key's: <= key?  The next
@@ -460,56 +458,36 @@ int tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, size_t
   return tern_terms_index_find_head(ix, tern_terms_index_key_head(ix, key, len), key, len, b);
 }
 
-/* The group the key lands in (or, past the shared prefix, the block). */
-static int find_group(const tern_terms_index *ix, uint64_t kh, const uint8_t *key, size_t len,
-                      key_heads *k) {
-  *k = (key_heads){.h = kh};
-  k->done = 1;
+int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
+                               size_t len, uint64_t *out) {
+  *out = 0;
   if (ix->nblocks == 0) return TERN_OK;
   if (ix->skip) { /* against the prefix every separator past block 0 has */
     size_t m = len < ix->skip ? len : ix->skip;
     int c = memcmp(key, ix->prefix, m);
     if (c < 0 || (c == 0 && len < ix->skip)) return TERN_OK;
     if (c > 0) {
-      k->block = ix->nblocks - 1;
+      *out = ix->nblocks - 1;
       return TERN_OK;
     }
   }
+  key_heads k = {.h = kh, .have = 0};
   uint64_t g = 0, n = ix->ngroups;
-  while (n > 1) {
+  while (n > 1) { /* the group, from the directory */
     uint64_t half = n / 2;
-    if (group_le(ix, g + half, k, key, len)) g += half;
+    if (group_le(ix, g + half, &k, key, len)) g += half;
     n -= half;
   }
-  k->done = 0;
-  k->group = g;
-  return TERN_OK;
-}
-
-/* The block in that group. */
-static int find_block(const tern_terms_index *ix, const uint8_t *key, size_t len, key_heads *k,
-                      uint64_t *out) {
-  if (k->done) {
-    *out = k->block;
-    return TERN_OK;
-  }
   const tern_ti_group *gr;
-  uint64_t g = k->group, lo = 0;
   TERN_TRY(tern_terms_index_group(ix, g, &gr));
-  for (uint64_t n = group_blocks(ix, g); n > 1;) {
+  uint64_t lo = 0;
+  for (n = group_blocks(ix, g); n > 1;) { /* the block, in the group */
     uint64_t half = n / 2;
-    if (slot_le(ix, gr, lo + half, k, key, len)) lo += half;
+    if (slot_le(ix, gr, lo + half, &k, key, len)) lo += half;
     n -= half;
   }
   *out = g * G + lo;
   return TERN_OK;
-}
-
-int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
-                               size_t len, uint64_t *out) {
-  key_heads k;
-  TERN_TRY(find_group(ix, kh, key, len, &k));
-  return find_block(ix, key, len, &k, out);
 }
 
 int tern_terms_index_find_ordinal(const tern_terms_index *ix, uint64_t ord, uint64_t *out) {

@@ -143,10 +143,6 @@ int tern_catalog_precheck(const char *path, int *empty) {
   if (size == 0) {
     *empty = 1;
   } else {
-    /* The check reads both meta pages and then walks every page: one
-     * request for the whole file instead of a cold read per page (each
-     * ~0.2 ms on a cold cache, the first two one after the other). */
-    (void)posix_fadvise(fd, 0, (off_t)size, POSIX_FADV_WILLNEED);
     meta ms[2];
     int newest;
     rc = metas_read(fd, size, path, ms, &newest);

@@ -448,7 +448,10 @@ static int removable(const tern_u64vec *k, uint64_t number) { return !listed(k, 
 static void prefetch_segments(const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return; /* the open that follows reports it */
-  char *cat = tern_path_join(dir, TERN_CATALOG_FILE); /* read first: asked for first */
+  /* The catalog is read first (its check reads both meta pages, then
+   * walks every page): asked for first, whole, in one request instead of
+   * a cold read per page, the first two one after the other. */
+  char *cat = tern_path_join(dir, TERN_CATALOG_FILE);
   if (cat) tern_io_prefetch_path(cat);
   free(cat);
   tern_u64vec seen = {0};
