@@ -42,8 +42,18 @@ static __attribute__((cold, noinline)) int corrupt(const tern_tb_block *b, const
                    (unsigned long long)b->block_no, why);
 }
 
+/* The block's last bytes, assembled one at a time: out of line, so that
+ * the hot loops keep one load per read. */
+static __attribute__((cold, noinline)) uint64_t tail64(const uint8_t *page, uint32_t byte) {
+  return tern_bits_tail64(page, byte);
+}
+
+/* tern_bits_get, its rare end-of-block case out of line. */
 static inline uint64_t get(const tern_tb_block *b, uint32_t pos, unsigned w) {
-  return tern_bits_get(b->page, pos, w);
+  uint32_t byte = pos >> 3;
+  uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(b->page + byte)
+                                                     : tail64(b->page, byte);
+  return (v >> (pos & 7)) & (((uint64_t)1 << w) - 1);
 }
 
 /* get for a column that is often 0 bits wide (a primary key's df, doc
@@ -163,6 +173,7 @@ static inline uint32_t key_digit(const tern_tb_block *b, uint8_t c) {
  * block only points at its row. */
 static uint64_t g_pow[257][TERN_TB_GROUP_MAX + 1], g_rpow[257][TERN_TB_GROUP_MAX];
 static uint8_t g_bits[257][TERN_TB_GROUP_MAX + 1];
+static uint8_t g_gmax[257]; /* the largest group that decodes exactly: K^(g+1) <= 2^32 */
 static pthread_once_t g_pow_once = PTHREAD_ONCE_INIT;
 static atomic_int g_pow_ready; /* set once the tables are: skips pthread_once's call */
 
@@ -173,6 +184,7 @@ static void init_powers(void) {
       g_pow[k][j] = p;
       g_bits[k][j] = (uint8_t)tern_bitwidth(p - 1);
       if (j < TERN_TB_GROUP_MAX) g_rpow[k][j] = p == 1 ? 0 : UINT64_MAX / p + 1;
+      if (j >= 1 && p * k <= (1ull << 32)) g_gmax[k] = (uint8_t)j;
     }
   }
   atomic_store_explicit(&g_pow_ready, 1, memory_order_release);
@@ -186,12 +198,47 @@ static int set_digit_coding(tern_tb_block *b) {
   uint32_t k = b->nsym ? b->nsym : 1;
   if (TERN_UNLIKELY(!atomic_load_explicit(&g_pow_ready, memory_order_acquire)))
     pthread_once(&g_pow_once, init_powers);
-  if (g_pow[k][b->group] * k > (1ull << 32))
-    return corrupt(b, "character group too large for the alphabet");
+  if (b->group > g_gmax[k]) return corrupt(b, "character group too large for the alphabet");
   b->gbits = g_bits[k];
   b->pow = g_pow[k];
   b->rpow = g_rpow[k];
   b->gdiv = g_gdiv[b->group];
+  return TERN_OK;
+}
+
+/* A header varint: the bases are mostly below 2^14 (a doc base is the
+ * block's first doc less its index, zigzagged). */
+static inline int base_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
+  const uint8_t *p = *pp;
+  if (TERN_LIKELY(end - p >= 2)) {
+    if (p[0] < 0x80) {
+      *v = p[0];
+      *pp = p + 1;
+      return 0;
+    }
+    if (p[1] < 0x80) {
+      *v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+      *pp = p + 2;
+      return 0;
+    }
+  }
+  return tern_get_varint(pp, end, v);
+}
+
+/* The header's varints (docs/FORMAT.md): v[0] the fixed length (when
+ * fixed), v[1..7] the prefix length and the columns' bases. */
+static int read_bases(tern_tb_block *b, const uint8_t **pp, int fixed, uint64_t v[8]) {
+  const uint8_t *p = *pp, *end = b->page + TERN_TB_PAGE;
+  int bad = fixed ? base_varint(&p, end, &v[0]) : 0;
+  bad |= base_varint(&p, end, &v[1]);
+  bad |= base_varint(&p, end, &v[2]);
+  bad |= base_varint(&p, end, &v[3]);
+  bad |= base_varint(&p, end, &v[4]);
+  bad |= base_varint(&p, end, &v[5]);
+  bad |= base_varint(&p, end, &v[6]);
+  bad |= base_varint(&p, end, &v[7]);
+  if (bad) return corrupt(b, "bad header varint");
+  *pp = p;
   return TERN_OK;
 }
 
@@ -254,8 +301,7 @@ int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_fie
   TERN_TRY(set_digit_coding(b));
   uint64_t v[8] = {0};
   int fixed = page[0] & TERN_TB_FIXED_LEN;
-  for (int i = fixed ? 0 : 1; i < 8; i++)
-    if (get_varint(&p, end, &v[i]) != 0) return corrupt(b, "bad header varint");
+  TERN_TRY(read_bases(b, &p, fixed, v));
   if (fixed && (v[0] < 1 || v[0] > TERN_TB_TERM_MAX)) return corrupt(b, "bad fixed term length");
   if (fixed && b->bw_slen) return corrupt(b, "fixed length with a length column");
   if (v[1] > TERN_TB_TERM_MAX || (fixed && v[1] > v[0])) return corrupt(b, "bad prefix length");
@@ -544,19 +590,28 @@ static __attribute__((noinline)) int cmp_suffix(const tern_tb_block *b, uint32_t
   return at == klen ? 0 : -1;
 }
 
-/* The key's character at m, as first digits compare with it. */
+/* The key's character at m, as first digits compare with it; lo, hi: the
+ * codes of a whole group (g characters) that start with it, [lo, hi) —
+ * empty, at lo, for a character outside the alphabet; lo = hi = 0 when
+ * the key ends at m, as every code is then above it. */
 typedef struct key_char {
   uint32_t rank, in, past; /* past: the key ends at m */
   uint32_t at;             /* m */
+  uint64_t lo, hi;
 } key_char;
 
-static inline void key_char_at(const uint16_t *kd, uint32_t klen, uint32_t m, key_char *k) {
+static inline void key_char_at(const tern_tb_block *b, const uint16_t *kd, uint32_t klen,
+                               uint32_t m, key_char *k) {
   k->past = m >= klen;
   k->at = m;
   k->rank = k->in = 0;
+  k->lo = k->hi = 0;
   if (k->past) return;
   k->rank = kd[m] & KEY_RANK;
   k->in = !(kd[m] & KEY_ABSENT);
+  uint64_t span = b->pow[b->group - 1];
+  k->lo = k->rank * span;
+  k->hi = k->lo + (k->in ? span : 0);
 }
 
 /* Compares a suffix starting at the key's position m (the term's first m
@@ -565,7 +620,14 @@ static inline void key_char_at(const uint16_t *kd, uint32_t klen, uint32_t m, ke
  * first code without dividing it: the codes whose first digit is the
  * key's character span [rank * K^(r-1), (rank + 1) * K^(r-1)). */
 static inline int cmp_at(const tern_tb_block *b, uint32_t sp, uint64_t bits, uint32_t slen,
-                         const key_digits_t *kx, uint32_t klen, uint32_t *m, const key_char *k) {
+                         const key_digits_t *kx, uint32_t klen, uint32_t *m, const key_char *k,
+                         uint64_t gmask) {
+  if (TERN_LIKELY(slen >= b->group)) { /* a whole first group: k's bounds */
+    uint64_t code = bits & gmask;
+    if (code < k->lo) return -1;
+    if (code >= k->hi) return 1;
+    return cmp_suffix(b, sp, slen, kx, klen, m);
+  }
   if (k->past) return 1;
   uint32_t r = slen < b->group ? slen : b->group;
   uint64_t code = bits & (((uint64_t)1 << b->gbits[r]) - 1), span = b->pow[r - 1];
@@ -881,7 +943,7 @@ static inline uint64_t be64_at(const uint8_t *p) { return __builtin_bswap64(tern
 /* The page's 8 bytes at byte `off` as be64_at; zeros past the page. */
 static inline uint64_t page_be64(const uint8_t *page, uint32_t off) {
   return TERN_LIKELY(off <= TERN_TB_PAGE - 8) ? be64_at(page + off)
-                                              : __builtin_bswap64(tern_bits_tail64(page, off));
+                                              : __builtin_bswap64(tail64(page, off));
 }
 
 /* Compares the plen bytes at page offset `off` with the key's kl bytes at
@@ -892,14 +954,12 @@ static inline int cmp_page_key(const uint8_t *page, uint32_t off, uint32_t plen,
                                uint32_t kl, uint32_t at, uint32_t *lcp) {
   uint32_t n = plen < kl ? plen : kl;
   for (; at < n; at += 8) {
+    /* Whole words: a difference at or past n only ends the comparison. */
     uint64_t x = page_be64(page, off + at), y = be64_at(kb + at);
-    if (n - at < 8) { /* only the first n - at bytes count */
-      uint64_t keep = ~(~(uint64_t)0 >> (8 * (n - at)));
-      x &= keep;
-      y &= keep;
-    }
     if (x != y) {
-      *lcp = at + (uint32_t)__builtin_clzll(x ^ y) / 8;
+      uint32_t l = at + (uint32_t)__builtin_clzll(x ^ y) / 8;
+      if (l >= n) break;
+      *lcp = l;
       return x < y ? -1 : 1;
     }
   }
@@ -975,9 +1035,10 @@ static int scan_run(const tern_tb_block *b, uint32_t r, const lookup_key *lk, ui
   key_digits(b, lk, m, &kx);
   const uint16_t *kd = kx.kd;
   key_char k;
-  key_char_at(kd, klen, m, &k);
+  key_char_at(b, kd, klen, m, &k);
   const uint32_t cp = b->cp, fixed = b->fixed_len, wp = b->bw_plen, ws = b->bw_slen;
   const uint64_t pmask = ((uint64_t)1 << wp) - 1, smask = ((uint64_t)1 << ws) - 1;
+  const uint64_t gmask = ((uint64_t)1 << b->gbits[b->group]) - 1;
   for (; e < end; e++) {
     uint64_t v = get(b, pos, TERN_BITS_MAXW);
     uint32_t p = cp + (uint32_t)(v & pmask), slen;
@@ -999,13 +1060,13 @@ static int scan_run(const tern_tb_block *b, uint32_t r, const lookup_key *lk, ui
     }
     pos = sp;
     if (p < m) break;
-    int c = cmp_at(b, sp, v, slen, &kx, klen, &m, &k);
+    int c = cmp_at(b, sp, v, slen, &kx, klen, &m, &k, gmask);
     if (c > 0) break;
     pos = sp + suffix_bits(b, slen);
     cur = p + slen;
     if (TERN_UNLIKELY(pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
     if (c == 0) return found(b, e, r, pos, klen, index, it, t);
-    if (m != k.at) key_char_at(kd, klen, m, &k);
+    if (m != k.at) key_char_at(b, kd, klen, m, &k);
   }
   if (TERN_UNLIKELY(pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
   *index = e;
