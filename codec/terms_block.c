@@ -35,6 +35,7 @@
 #define WMAX_U32 32u
 #define WMAX_DOC 33u /* doc - index spans 2^32 + 4096 */
 #define WMAX_OFF 48u
+#define VLEN_MAX (16u << 20) /* longest value */
 
 /* Out of line and cold: the hot paths only branch to it. */
 static __attribute__((cold, noinline)) int corrupt(const tern_tb_block *b, const char *why) {
@@ -389,7 +390,7 @@ static int decode_tail(const tern_tb_block *b, uint32_t *pos, uint32_t idx, tern
   if (b->f.has_values) {
     uint64_t vlen = b->vlen_min + get_col(b, at, b->bw_vlen);
     at += b->bw_vlen;
-    if (vlen > (16u << 20)) return corrupt(b, "value too long");
+    if (vlen > VLEN_MAX) return corrupt(b, "value too long");
     t->vlen = (uint32_t)vlen;
     if (vlen <= b->f.inline_max) {
       t->vinline = 1;
@@ -917,6 +918,34 @@ static void key_digits(const tern_tb_block *b, const lookup_key *lk, uint32_t fr
 #endif
 }
 
+/* Every tail of the block is one pulsed doc id and (has_values) an inline
+ * value of vlen_min bytes, all of one width: a primary key's. */
+static inline int one_doc(const tern_tb_block *b) {
+  return b->tail_bits >= 0 && b->df_min == 1 && b->f.threshold >= 1 &&
+         (!b->f.has_values || (b->vlen_min <= b->f.inline_max && b->vlen_min <= VLEN_MAX));
+}
+
+/* decode_tail of entry e in a one_doc block (its tail at bit pos, every
+ * tail of one width: no df, no value length, no gap to read). */
+static inline int decode_one_doc(const tern_tb_block *b, uint32_t *pos, uint32_t e,
+                                 tern_tb_tail *t) {
+  uint32_t at = *pos;
+  int64_t d = b->doc_base + (int64_t)get_col(b, at, b->bw_doc) + e;
+  if (TERN_UNLIKELY(d < 0 || d >= (int64_t)b->f.max_doc)) return corrupt(b, "doc id out of range");
+  at += b->bw_doc;
+  *t = (tern_tb_tail){.df = 1, .pulsed = 1, .docs = t->docs};
+  t->docs[0] = (uint32_t)d;
+  if (b->f.has_values) {
+    t->vlen = b->vlen_min;
+    t->vinline = 1;
+    t->vbit = at;
+    at += 8 * b->vlen_min;
+  }
+  if (TERN_UNLIKELY(at > b->used_bits)) return corrupt(b, "entry past the end of the block");
+  *pos = at;
+  return TERN_OK;
+}
+
 /* Entry e (of run r) equals the key: its tail, and `it` after it (kpos:
  * where the key stream continues). */
 static int found(const tern_tb_block *b, uint32_t e, uint32_t r, uint32_t kpos, uint32_t klen,
@@ -927,7 +956,7 @@ static int found(const tern_tb_block *b, uint32_t e, uint32_t r, uint32_t kpos, 
     TERN_TRY(restart_pos(b, r, &kp, &tpos));
   }
   TERN_TRY(tail_pos(b, e, r, tpos, &pos));
-  TERN_TRY(decode_tail(b, &pos, e, t));
+  TERN_TRY(one_doc(b) ? decode_one_doc(b, &pos, e, t) : decode_tail(b, &pos, e, t));
   it->entry = e + 1;
   it->pos = pos;
   it->kpos = kpos;
@@ -983,28 +1012,34 @@ typedef struct restart_le {
  * prefixes (paths, URLs) are not compared from their first byte at every
  * probe. */
 static int restarts_le(const tern_tb_block *b, const uint8_t *kb, uint32_t kl, restart_le *h) {
-  uint32_t lo = 0, hi = b->nrestarts, lcp_lo = 0, lcp_hi = 0;
-  *h = (restart_le){0, 0, 0, 0};
+  uint32_t lo = 0, hi = b->nrestarts, lcp_lo = 0, lcp_hi = 0, eq = 0, rlen = 0;
+  const uint8_t *rkey = b->rkey, *page = b->page;
+  const uint32_t limit = b->keys_start;
   while (lo < hi) {
     /* A probe only steers the search: its key is checked to lie in the
      * restart area, the rest of restart_span's checks are made on the
      * restart the search ends at, the only one whose length is used. */
-    uint32_t mid = lo + (hi - lo) / 2, lcp;
-    uint32_t from = tern_load16(b->rkey + 2 * mid), to = tern_load16(b->rkey + 2 * mid + 2);
-    if (TERN_UNLIKELY(to < from || 8 * to > b->keys_start)) return corrupt(b, "bad restart key");
-    int c = cmp_page_key(b->page, from, to - from, kb, kl, lcp_lo < lcp_hi ? lcp_lo : lcp_hi, &lcp);
+    uint32_t mid = (lo + hi) >> 1, lcp; /* lo + hi < 2^13 */
+    uint32_t from = tern_load16(rkey + 2 * mid), to = tern_load16(rkey + 2 * mid + 2);
+    if (TERN_UNLIKELY(to < from || 8 * to > limit)) return corrupt(b, "bad restart key");
+    int c = cmp_page_key(page, from, to - from, kb, kl, lcp_lo < lcp_hi ? lcp_lo : lcp_hi, &lcp);
     if (c <= 0) {
-      *h = (restart_le){mid + 1, c == 0, to - from, lcp};
-      if (c == 0) break;
       lo = mid + 1;
       lcp_lo = lcp;
+      rlen = to - from;
+      if (c == 0) {
+        eq = 1;
+        break;
+      }
     } else {
       hi = mid;
       lcp_hi = lcp;
     }
   }
-  uint32_t from, rlen;
-  return h->count ? restart_span(b, h->count - 1, &from, &rlen) : TERN_OK;
+  /* lo: the restarts <= the key (the last probed below or equal, if any). */
+  *h = (restart_le){lo, (int)eq, lo ? rlen : 0, lo ? lcp_lo : 0};
+  uint32_t from, len;
+  return lo ? restart_span(b, lo - 1, &from, &len) : TERN_OK;
 }
 
 /* Scans run r's non-restart entries (restart r is below the key and
@@ -1089,7 +1124,7 @@ int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t kle
     *index = c > 0 ? 0 : b->n;
     return 0;
   }
-  restart_le h;
+  restart_le h = {0, 0, 0, 0};
   TERN_TRY(restarts_le(b, lk.bytes + cp, klen - cp, &h));
   if (h.count == 0) {
     *index = 0;
