@@ -548,7 +548,7 @@ static inline __attribute__((always_inline)) void equal_groups(const tern_tb_blo
  * byte of rank k: equal when the byte is in the alphabet and d == k;
  * otherwise the term is above iff d >= k (an absent byte sits between
  * digits k-1 and k). */
-static __attribute__((noinline)) int cmp_suffix(const tern_tb_block *b, uint32_t sp,
+static inline int cmp_suffix(const tern_tb_block *b, uint32_t sp,
                                                 uint32_t slen, const key_digits_t *kx,
                                                 uint32_t klen, uint32_t *m) {
   const uint16_t *kd = kx->kd;
@@ -623,18 +623,20 @@ static inline void key_char_at(const tern_tb_block *b, const uint16_t *kd, uint3
 static inline int cmp_at(const tern_tb_block *b, uint32_t sp, uint64_t bits, uint32_t slen,
                          const key_digits_t *kx, uint32_t klen, uint32_t *m, const key_char *k,
                          uint64_t gmask) {
+  uint64_t code, lo, hi;
   if (TERN_LIKELY(slen >= b->group)) { /* a whole first group: k's bounds */
-    uint64_t code = bits & gmask;
-    if (code < k->lo) return -1;
-    if (code >= k->hi) return 1;
-    return cmp_suffix(b, sp, slen, kx, klen, m);
+    code = bits & gmask;
+    lo = k->lo;
+    hi = k->hi;
+  } else {
+    if (k->past) return 1;
+    uint64_t span = b->pow[slen - 1];
+    code = bits & (((uint64_t)1 << b->gbits[slen]) - 1);
+    lo = k->rank * span;
+    hi = lo + (k->in ? span : 0);
   }
-  if (k->past) return 1;
-  uint32_t r = slen < b->group ? slen : b->group;
-  uint64_t code = bits & (((uint64_t)1 << b->gbits[r]) - 1), span = b->pow[r - 1];
-  uint64_t lo = k->rank * span;
   if (code < lo) return -1;
-  if (code >= lo + (k->in ? span : 0)) return 1;
+  if (code >= hi) return 1;
   return cmp_suffix(b, sp, slen, kx, klen, m);
 }
 

@@ -452,12 +452,101 @@ static void test_max_entries(void **state) {
   free(docs);
 }
 
+/* Primary keys as the segment writes them: one pulsed doc each and a
+ * value of one length inline (0, 4 or 17 bytes) or no values, so the
+ * lookup decodes the found entry's tail by its short path.  Checked
+ * against the reference, then damaged: with max_doc at the block's
+ * largest doc id, and with the block's used length cut short of the last
+ * tail, the lookups of those entries give TERN_ECORRUPT — never a doc or
+ * a value — and the others still their own. */
+static void test_primary_keys(void **state) {
+  (void)state;
+  static const uint32_t vlens[] = {0, 4, 17};
+  for (uint32_t k = 0; k <= 3; k++) {
+    tu_rng r;
+    tu_rng_init(&r, 0x9c0 + k);
+    int values = k < 3;
+    shape s = {"pk", 36, 'A', 16, 16, 0, 1, 1, values, 64, 0};
+    ref_term *v;
+    uint32_t n;
+    gen_terms(&r, &s, 600, &v, &n);
+    for (uint32_t i = 0; i < n; i++) {
+      free(v[i].val);
+      v[i].val = NULL;
+      v[i].vlen = values ? vlens[k] : 0;
+      if (values) {
+        v[i].val = malloc(v[i].vlen + 1);
+        tu_fill(&r, v[i].val, v[i].vlen);
+      }
+      v[i].docs[0] = (uint32_t)tu_below(&r, 1u << 20);
+    }
+    tern_tb_field f = {.threshold = 1, .inline_max = 64, .has_values = (uint32_t)values,
+                       .max_doc = UINT32_MAX};
+    tern_tb_builder *b;
+    assert_int_equal(tern_tb_builder_new(&b, TERN_TB_RESTART), TERN_OK);
+    tern_tb_builder_start(b, &f);
+    uint32_t cnt = 0;
+    for (; cnt < n; cnt++) {
+      tern_tb_input in;
+      input_of(&v[cnt], &in);
+      int rc = tern_tb_add(b, &in);
+      assert_true(rc == 0 || rc == 1);
+      if (rc == 1) break;
+    }
+    uint8_t *page = malloc(TERN_TB_PAGE);
+    assert_int_equal(tern_tb_finish(b, page), TERN_OK);
+    check_block(&r, page, &f, v, cnt, cnt < n ? &v[cnt] : NULL);
+    tern_tb_block blk;
+    assert_int_equal(tern_tb_open_lookup(&blk, page, &f, cnt, "pk", 0), TERN_OK);
+    assert_true(blk.tail_bits >= 0 && blk.df_min == 1); /* the short path's block */
+    uint32_t top = 0, docs[TERN_TB_DOCS_MAX], idx;
+    for (uint32_t i = 0; i < cnt; i++)
+      if (v[i].docs[0] > top) top = v[i].docs[0];
+    tern_tb_field low = f;
+    low.max_doc = top;
+    tern_tb_block lb;
+    assert_int_equal(tern_tb_open_lookup(&lb, page, &low, cnt, "pk", 0), TERN_OK);
+    for (uint32_t i = 0; i < cnt; i++) {
+      tern_tb_tail t = {.docs = docs};
+      tern_tb_iter it;
+      int rc = tern_tb_lower_bound(&lb, v[i].t, v[i].len, &idx, &it, &t);
+      assert_int_equal(rc, v[i].docs[0] == top ? TERN_ECORRUPT : 1);
+      if (rc == 1) check_tail(&v[i], &lb, &t);
+    }
+    /* The used length one bit short of the last tail's end. */
+    uint32_t used = blk.used_bits;
+    if (blk.tail_bits > 0) {
+      uint8_t *cut = malloc(TERN_TB_PAGE);
+      memcpy(cut, page, TERN_TB_PAGE);
+      uint32_t end = blk.tails_start + cnt * (uint32_t)blk.tail_bits;
+      assert_true(end <= used);
+      cut[8] = (uint8_t)((end - 1) & 0xff);
+      cut[9] = (uint8_t)((end - 1) >> 8);
+      tern_tb_block cb;
+      if (tern_tb_open_lookup(&cb, cut, &f, cnt, "pk", 0) == TERN_OK)
+        for (uint32_t i = 0; i < cnt; i++) {
+          tern_tb_tail t = {.docs = docs};
+          tern_tb_iter it;
+          int rc = tern_tb_lower_bound(&cb, v[i].t, v[i].len, &idx, &it, &t);
+          assert_int_equal(rc, i + 1 == cnt ? TERN_ECORRUPT : 1);
+          if (rc == 1) check_tail(&v[i], &cb, &t);
+        }
+      free(cut);
+    }
+    print_message("pk (values %d of %u bytes): %u entries in the block\n", values, v[0].vlen, cnt);
+    free(page);
+    tern_tb_builder_free(b);
+    free_terms(v, n);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_base36_keys), cmocka_unit_test(test_binary_mixed),
       cmocka_unit_test(test_alphabets),   cmocka_unit_test(test_long_terms),
       cmocka_unit_test(test_exact_fill),  cmocka_unit_test(test_tied_heads),
       cmocka_unit_test(test_one_entry),   cmocka_unit_test(test_max_entries),
+      cmocka_unit_test(test_primary_keys),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
