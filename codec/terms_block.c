@@ -1044,6 +1044,56 @@ static int restarts_le(const tern_tb_block *b, const uint8_t *kb, uint32_t kl, r
   return lo ? restart_span(b, lo - 1, &from, &len) : TERN_OK;
 }
 
+/* The scan's loop over run r's entries e..end-1 from key stream bit pos,
+ * with `fixed` constant when inlined (two copies: no test of the block's
+ * length coding per entry), and suffix_bits from local copies of the
+ * block's coding. */
+static inline __attribute__((always_inline)) int scan_entries(
+    const tern_tb_block *b, uint32_t r, uint32_t e, uint32_t end, uint32_t pos,
+    const key_digits_t *kx, uint32_t klen, uint32_t m, uint32_t cur, key_char *k, int fixed_len,
+    uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
+  const uint32_t cp = b->cp, fixed = fixed_len ? b->fixed_len : 0, wp = b->bw_plen;
+  const uint32_t ws = fixed_len ? 0 : b->bw_slen, g = b->group, gdiv = b->gdiv;
+  const uint8_t *gbits = b->gbits;
+  const uint32_t wg = gbits[g], tails = b->tails_start;
+  const uint64_t pmask = ((uint64_t)1 << wp) - 1, smask = ((uint64_t)1 << ws) - 1;
+  const uint64_t gmask = ((uint64_t)1 << wg) - 1;
+  for (; e < end; e++) {
+    uint64_t v = get(b, pos, TERN_BITS_MAXW);
+    uint32_t p = cp + (uint32_t)(v & pmask), slen;
+    v >>= wp;
+    if (fixed_len) { /* every term, so the previous (cur), has `fixed` bytes */
+      slen = fixed - p;
+      if (TERN_UNLIKELY(p >= fixed)) return corrupt(b, "bad entry prefix");
+    } else {
+      slen = (uint32_t)(v & smask);
+      v >>= ws;
+      if (TERN_UNLIKELY(p > cur || slen == 0 || p + slen > TERN_TB_TERM_MAX))
+        return corrupt(b, "bad entry prefix or suffix length");
+    }
+    uint32_t sp = pos + wp + ws;
+    uint32_t q = (slen * gdiv) >> 16; /* suffix_bits */
+    uint32_t sbits = q * wg + gbits[slen - q * g];
+    if (p > m) { /* below the key like the previous term: skip it */
+      pos = sp + sbits;
+      cur = p + slen;
+      continue;
+    }
+    pos = sp;
+    if (p < m) break;
+    int c = cmp_at(b, sp, v, slen, kx, klen, &m, k, gmask);
+    if (c > 0) break;
+    pos = sp + sbits;
+    cur = p + slen;
+    if (TERN_UNLIKELY(pos > tails)) return corrupt(b, "key past the end of the key stream");
+    if (c == 0) return found(b, e, r, pos, klen, index, it, t);
+    if (m != k->at) key_char_at(b, kx->kd, klen, m, k);
+  }
+  if (TERN_UNLIKELY(pos > tails)) return corrupt(b, "key past the end of the key stream");
+  *index = e;
+  return 0;
+}
+
 /* Scans run r's non-restart entries (restart r is below the key and
  * shares m bytes with it; cur: its length) for the first entry >= key.
  * One 56-bit read per entry yields its shared prefix, its suffix length
@@ -1070,44 +1120,10 @@ static int scan_run(const tern_tb_block *b, uint32_t r, const lookup_key *lk, ui
   uint32_t klen = lk->len;
   key_digits_t kx; /* the key's bytes from m, as digits */
   key_digits(b, lk, m, &kx);
-  const uint16_t *kd = kx.kd;
   key_char k;
-  key_char_at(b, kd, klen, m, &k);
-  const uint32_t cp = b->cp, fixed = b->fixed_len, wp = b->bw_plen, ws = b->bw_slen;
-  const uint64_t pmask = ((uint64_t)1 << wp) - 1, smask = ((uint64_t)1 << ws) - 1;
-  const uint64_t gmask = ((uint64_t)1 << b->gbits[b->group]) - 1;
-  for (; e < end; e++) {
-    uint64_t v = get(b, pos, TERN_BITS_MAXW);
-    uint32_t p = cp + (uint32_t)(v & pmask), slen;
-    v >>= wp;
-    if (fixed) { /* every term, so the previous (cur), has `fixed` bytes */
-      slen = fixed - p;
-      if (TERN_UNLIKELY(p >= fixed)) return corrupt(b, "bad entry prefix");
-    } else {
-      slen = (uint32_t)(v & smask);
-      v >>= ws;
-      if (TERN_UNLIKELY(p > cur || slen == 0 || p + slen > TERN_TB_TERM_MAX))
-        return corrupt(b, "bad entry prefix or suffix length");
-    }
-    uint32_t sp = pos + wp + ws;
-    if (p > m) { /* below the key like the previous term: skip it */
-      pos = sp + suffix_bits(b, slen);
-      cur = p + slen;
-      continue;
-    }
-    pos = sp;
-    if (p < m) break;
-    int c = cmp_at(b, sp, v, slen, &kx, klen, &m, &k, gmask);
-    if (c > 0) break;
-    pos = sp + suffix_bits(b, slen);
-    cur = p + slen;
-    if (TERN_UNLIKELY(pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
-    if (c == 0) return found(b, e, r, pos, klen, index, it, t);
-    if (m != k.at) key_char_at(b, kd, klen, m, &k);
-  }
-  if (TERN_UNLIKELY(pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
-  *index = e;
-  return 0;
+  key_char_at(b, kx.kd, klen, m, &k);
+  if (b->fixed_len) return scan_entries(b, r, e, end, pos, &kx, klen, m, cur, &k, 1, index, it, t);
+  return scan_entries(b, r, e, end, pos, &kx, klen, m, cur, &k, 0, index, it, t);
 }
 
 int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t klen, uint32_t *index,
