@@ -19,7 +19,7 @@
 #include <string.h>
 
 typedef struct key {
-  uint8_t b[40];
+  uint8_t b[80];
   size_t len;
 } key;
 
@@ -32,10 +32,14 @@ static int key_qcmp(const void *x, const void *y) { return key_cmp(x, y); }
 
 /* A key over a 3-byte alphabet, the first `fixed` bytes the same for all:
  * ties on the first heads. */
+static size_t g_tie; /* then g_tie bytes mostly '/': ties past every head */
+
 static void random_key(tu_rng *r, key *k, size_t fixed) {
   k->len = 1 + (size_t)tu_below(r, sizeof k->b);
-  for (size_t i = 0; i < k->len; i++)
-    k->b[i] = i < fixed ? (uint8_t)'/' : (uint8_t)(tu_below(r, 3) == 0 ? 0 : 'a' + tu_below(r, 2));
+  for (size_t i = 0; i < k->len; i++) {
+    int tied = i < fixed || (i < fixed + g_tie && tu_below(r, 16) != 0);
+    k->b[i] = tied ? (uint8_t)'/' : (uint8_t)(tu_below(r, 3) == 0 ? 0 : 'a' + tu_below(r, 2));
+  }
 }
 
 /* The reference: m ascending separators (the first empty), their entries
@@ -164,6 +168,20 @@ static void test_find_against_scan(void **state) {
     for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++) check_find(fixed[i], sizes[j]);
 }
 
+/* Separators that tie on every head (the first and TERN_TI_MORE more):
+ * the search compares their bytes past the heads, on both sides of the
+ * 8-byte words and of the keys' ends. */
+static void test_deep_ties(void **state) {
+  (void)state;
+  const size_t fixed[] = {0, 8, 21};
+  g_tie = 8 * (1 + TERN_TI_MORE) + 16;
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+    check_find(fixed[i], TERN_TI_GROUP + 1);
+    check_find(fixed[i], 1000);
+  }
+  g_tie = 0;
+}
+
 /* Threads looking up in a fresh index decode its groups concurrently. */
 typedef struct racer {
   const ref *x;
@@ -247,6 +265,7 @@ static void test_damaged_group(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_find_against_scan),
+                                     cmocka_unit_test(test_deep_ties),
                                      cmocka_unit_test(test_concurrent_first_use),
                                      cmocka_unit_test(test_damaged_group)};
   return cmocka_run_group_tests(tests, NULL, NULL);
