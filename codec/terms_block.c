@@ -950,7 +950,8 @@ static inline int decode_one_doc(const tern_tb_block *b, uint32_t *pos, uint32_t
 
 /* Entry e (of run r) equals the key: its tail, and `it` after it (kpos:
  * where the key stream continues). */
-static int found(const tern_tb_block *b, uint32_t e, uint32_t r, uint32_t kpos, uint32_t klen,
+static inline __attribute__((always_inline)) int found(const tern_tb_block *b, uint32_t e,
+                                                       uint32_t r, uint32_t kpos, uint32_t klen,
                  uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
   uint32_t tpos = 0, pos;
   if (b->tail_bits < 0) { /* the run's tails are stepped over from its restart's */

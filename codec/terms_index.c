@@ -425,28 +425,8 @@ typedef struct key_heads {
  * heads (keys sharing those too: paths, URLs) — one line, as they are
  * interleaved — then the bytes.  Zero-padded heads order like the keys
  * wherever they differ. */
-/* sep <= key, given that their first `at` bytes are equal where both
- * have them: 8 bytes at a time from there, inline (paths tie on every
- * head at most probes, and a memcmp call from byte 0 cost more than the
- * few words that differ). */
-static inline int bytes_le_from(const uint8_t *sep, size_t slen, const uint8_t *key, size_t len,
-                                size_t at) {
-  size_t n = slen < len ? slen : len;
-  for (; at < n; at += 8) {
-    uint64_t x = tern_terms_index_head_at(sep, slen, at), y = tern_terms_index_head_at(key, len, at);
-    if (x != y) {
-      /* A difference past n is only one of them being padded. */
-      if (at + (size_t)__builtin_clzll(x ^ y) / 8 >= n) break;
-      return x < y;
-    }
-  }
-  return slen <= len;
-}
-
-static inline __attribute__((always_inline)) int tie_le(const tern_terms_index *ix,
-                                                        const uint64_t *more, const uint8_t *sep,
-                                                        size_t slen, key_heads *kh,
-                                                        const uint8_t *key, size_t len) {
+static int tie_le(const tern_terms_index *ix, const uint64_t *more, const uint8_t *sep,
+                  size_t slen, key_heads *kh, const uint8_t *key, size_t len) {
   if (!kh->have) {
     for (size_t j = 0; j < TERN_TI_MORE; j++)
       kh->more[j] = tern_terms_index_head_at(key, len, ix->skip + 8 * (j + 1));
@@ -454,9 +434,7 @@ static inline __attribute__((always_inline)) int tie_le(const tern_terms_index *
   }
   for (size_t j = 0; j < TERN_TI_MORE; j++)
     if (more[j] != kh->more[j]) return more[j] < kh->more[j];
-  /* Every head tied: the bytes before skip + 8 * (1 + TERN_TI_MORE) are
-   * equal where both have them (the skip bytes by find_head's test). */
-  return bytes_le_from(sep, slen, key, len, ix->skip + 8 * (1 + TERN_TI_MORE));
+  return tern_ti_cmp(sep, slen, key, len) <= 0;
 }
 
 /* The first separator of group g (>= 1) <= key: from the directory. */
