@@ -1009,15 +1009,21 @@ typedef struct restart_le {
 } restart_le;
 
 /* Binary search of the restart keys for the key's kl bytes at kb (after
- * the block prefix).  A restart between two probed ones shares with the
- * key at least the shorter of their common prefixes with it (the keys
- * ascend), so each comparison starts there: keys with long shared
- * prefixes (paths, URLs) are not compared from their first byte at every
- * probe. */
+ * the block prefix; KEY_SLACK zero bytes follow them).  A probe first
+ * compares the first 8 bytes of both, zero-padded, as one number: unless
+ * they are equal that decides (a zero-padded prefix orders below or
+ * ties with the longer term).  Ties compare the rest; a restart between
+ * two probed ones shares with the key at least the shorter of their
+ * common prefixes with it (the keys ascend), so those comparisons start
+ * there: keys with long shared prefixes (paths, URLs) are not compared
+ * from their first byte at every probe. */
 static int restarts_le(const tern_tb_block *b, const uint8_t *kb, uint32_t kl, restart_le *h) {
   uint32_t lo = 0, hi = b->nrestarts, lcp_lo = 0, lcp_hi = 0, eq = 0, rlen = 0;
+  uint32_t lcp_known = 0; /* the last restart <= the key: lcp_lo is its common prefix */
+  uint64_t x_lo = 0;      /* else its first 8 bytes */
   const uint8_t *rkey = b->rkey, *page = b->page;
   const uint32_t limit = b->keys_start;
+  const uint64_t y0 = be64_at(kb);
   while (lo < hi) {
     /* A probe only steers the search: its key is checked to lie in the
      * restart area, the rest of restart_span's checks are made on the
@@ -1025,11 +1031,25 @@ static int restarts_le(const tern_tb_block *b, const uint8_t *kb, uint32_t kl, r
     uint32_t mid = (lo + hi) >> 1, lcp; /* lo + hi < 2^13 */
     uint32_t from = tern_load16(rkey + 2 * mid), to = tern_load16(rkey + 2 * mid + 2);
     if (TERN_UNLIKELY(to < from || 8 * to > limit)) return corrupt(b, "bad restart key");
-    int c = cmp_page_key(page, from, to - from, kb, kl, lcp_lo < lcp_hi ? lcp_lo : lcp_hi, &lcp);
+    uint32_t rl = to - from;
+    uint64_t x = page_be64(page, from) & (rl >= 8 ? ~(uint64_t)0 : ~(~(uint64_t)0 >> (8 * rl)));
+    if (x != y0) {
+      if (x < y0) {
+        lo = mid + 1;
+        rlen = rl;
+        x_lo = x;
+        lcp_known = 0;
+      } else {
+        hi = mid;
+      }
+      continue;
+    }
+    int c = cmp_page_key(page, from, rl, kb, kl, lcp_lo < lcp_hi ? lcp_lo : lcp_hi, &lcp);
     if (c <= 0) {
       lo = mid + 1;
       lcp_lo = lcp;
-      rlen = to - from;
+      rlen = rl;
+      lcp_known = 1;
       if (c == 0) {
         eq = 1;
         break;
@@ -1040,6 +1060,10 @@ static int restarts_le(const tern_tb_block *b, const uint8_t *kb, uint32_t kl, r
     }
   }
   /* lo: the restarts <= the key (the last probed below or equal, if any). */
+  if (lo && !lcp_known) { /* they differ in the first 8 bytes, or one ends first */
+    uint32_t n = rlen < kl ? rlen : kl, i = (uint32_t)__builtin_clzll(x_lo ^ y0) / 8;
+    lcp_lo = i < n ? i : n;
+  }
   *h = (restart_le){lo, (int)eq, lo ? rlen : 0, lo ? lcp_lo : 0};
   uint32_t from, len;
   return lo ? restart_span(b, lo - 1, &from, &len) : TERN_OK;
