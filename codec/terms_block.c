@@ -63,9 +63,17 @@ static inline uint64_t get_col(const tern_tb_block *b, uint32_t pos, unsigned w)
   return w ? get(b, pos, w) : 0;
 }
 
+/* The bits of slen characters: q whole codes of g and one of the rest. */
+static inline uint32_t suffix_bits_of(uint32_t slen, uint32_t gdiv, uint32_t g,
+                                      const uint8_t *gbits) {
+  uint32_t q = (slen * gdiv) >> 16; /* slen / g, exact for slen <= 1024 */
+  return q * gbits[g] + gbits[slen - q * g];
+}
+
+/* suffix_bits_of, from the table for the usual lengths. */
 static inline uint32_t suffix_bits(const tern_tb_block *b, uint32_t slen) {
-  uint32_t q = (slen * b->gdiv) >> 16; /* slen / g, exact for slen <= 1024 */
-  return q * b->gbits[b->group] + b->gbits[slen - q * b->group];
+  if (TERN_LIKELY(slen < TERN_TB_SBITS)) return b->sbits[slen];
+  return suffix_bits_of(slen, b->gdiv, b->group, b->gbits);
 }
 
 __extension__ typedef unsigned __int128 tb_u128;
@@ -170,11 +178,20 @@ static inline uint32_t key_digit(const tern_tb_block *b, uint8_t c) {
   return rank | (bits & bit ? 0 : KEY_ABSENT);
 }
 
+/* ceil(2^16 / g) for each group size g: suffix_bits divides by g with it. */
+static const uint32_t g_gdiv[TERN_TB_GROUP_MAX + 1] = {0, 65536, 32768, 21846, 16384, 13108, 10923};
+
 /* Powers of every alphabet size and their reciprocals, computed once: a
  * block only points at its row. */
 static uint64_t g_pow[257][TERN_TB_GROUP_MAX + 1], g_rpow[257][TERN_TB_GROUP_MAX];
 static uint8_t g_bits[257][TERN_TB_GROUP_MAX + 1];
 static uint8_t g_gmax[257]; /* the largest group that decodes exactly: K^(g+1) <= 2^32 */
+/* suffix_bits of the short suffixes, per alphabet size and group, filled
+ * the first time a block has that alphabet size (not at start: a process
+ * opening one block pays for its own row only). */
+static uint16_t g_sbits[257][TERN_TB_GROUP_MAX + 1][TERN_TB_SBITS];
+static atomic_int g_sbits_ready[257];
+static pthread_mutex_t g_sbits_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t g_pow_once = PTHREAD_ONCE_INIT;
 static atomic_int g_pow_ready; /* set once the tables are: skips pthread_once's call */
 
@@ -191,8 +208,17 @@ static void init_powers(void) {
   atomic_store_explicit(&g_pow_ready, 1, memory_order_release);
 }
 
-/* ceil(2^16 / g) for each group size g: suffix_bits divides by g with it. */
-static const uint32_t g_gdiv[TERN_TB_GROUP_MAX + 1] = {0, 65536, 32768, 21846, 16384, 13108, 10923};
+
+static __attribute__((cold, noinline)) void fill_sbits(uint32_t k) {
+  pthread_mutex_lock(&g_sbits_lock);
+  if (!atomic_load_explicit(&g_sbits_ready[k], memory_order_relaxed)) {
+    for (uint32_t g = 1; g <= TERN_TB_GROUP_MAX; g++)
+      for (uint32_t n = 0; n < TERN_TB_SBITS; n++)
+        g_sbits[k][g][n] = (uint16_t)suffix_bits_of(n, g_gdiv[g], g, g_bits[k]);
+    atomic_store_explicit(&g_sbits_ready[k], 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&g_sbits_lock);
+}
 
 /* Bits of each code size; the group must decode exactly (K^(g+1) <= 2^32). */
 static int set_digit_coding(tern_tb_block *b) {
@@ -204,6 +230,8 @@ static int set_digit_coding(tern_tb_block *b) {
   b->pow = g_pow[k];
   b->rpow = g_rpow[k];
   b->gdiv = g_gdiv[b->group];
+  if (TERN_UNLIKELY(!atomic_load_explicit(&g_sbits_ready[k], memory_order_acquire))) fill_sbits(k);
+  b->sbits = g_sbits[k][b->group];
   return TERN_OK;
 }
 
@@ -1080,6 +1108,7 @@ static inline __attribute__((always_inline)) int scan_entries(
   const uint32_t cp = b->cp, fixed = fixed_len ? b->fixed_len : 0, wp = b->bw_plen;
   const uint32_t ws = fixed_len ? 0 : b->bw_slen, g = b->group, gdiv = b->gdiv;
   const uint8_t *gbits = b->gbits;
+  const uint16_t *sb = b->sbits;
   const uint32_t wg = gbits[g], tails = b->tails_start;
   const uint64_t pmask = ((uint64_t)1 << wp) - 1, smask = ((uint64_t)1 << ws) - 1;
   const uint64_t gmask = ((uint64_t)1 << wg) - 1;
@@ -1097,8 +1126,7 @@ static inline __attribute__((always_inline)) int scan_entries(
         return corrupt(b, "bad entry prefix or suffix length");
     }
     uint32_t sp = pos + wp + ws;
-    uint32_t q = (slen * gdiv) >> 16; /* suffix_bits */
-    uint32_t sbits = q * wg + gbits[slen - q * g];
+    uint32_t sbits = TERN_LIKELY(slen < TERN_TB_SBITS) ? sb[slen] : suffix_bits_of(slen, gdiv, g, gbits);
     if (p > m) { /* below the key like the previous term: skip it */
       pos = sp + sbits;
       cur = p + slen;

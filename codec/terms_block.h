@@ -46,6 +46,7 @@
 #define TERN_TB_HEADER_FIXED 20u    /* header bytes before the alphabet */
 #define TERN_TB_NODIGIT 0xffffu     /* tern_tb_block.dig of a byte outside the alphabet */
 #define TERN_TB_GROUP_MAX 6u        /* most characters coded as one number */
+#define TERN_TB_SBITS 64u           /* suffix lengths whose bits are tabulated */
 #define TERN_TB_FIXED_LEN 0x1u      /* header flag: all terms of the block have one length */
 #define TERN_TB_RANGES 0x2u         /* header flag: the alphabet is a list of byte ranges */
 #define TERN_TB_UNIFORM 0x4u        /* header flag: every tail has one width (no tail positions) */
@@ -117,6 +118,7 @@ typedef struct tern_tb_block {
   uint8_t bw_plen, bw_slen, bw_df, bw_doc, bw_gap, bw_off, bw_len, bw_vlen, bw_voff;
   uint8_t group;                       /* g: characters per code */
   const uint8_t *gbits;                /* bits of a code of r characters, r <= g */
+  const uint16_t *sbits;               /* bits of a suffix of n < TERN_TB_SBITS characters */
   uint32_t nsym;                       /* K */
   uint32_t gdiv;                       /* ceil(2^16 / g): n / g = n * gdiv >> 16 */
   const uint64_t *pow, *rpow;          /* K^j and floor(2^64 / K^j) + 1, j < g */
