@@ -83,14 +83,6 @@ static inline uint32_t digit_div(const tern_tb_block *b, uint32_t code, uint32_t
   return (uint32_t)(((tb_u128)code * b->rpow[j]) >> 64);
 }
 
-static inline int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
-  if (TERN_LIKELY(*p < end && **p < 0x80)) { /* header bases are mostly small */
-    *v = *(*p)++;
-    return 0;
-  }
-  return tern_get_varint(p, end, v);
-}
-
 /* sym[0..hi-lo] = lo..hi, eight at a time (sym has 8 bytes of slack). */
 static void fill_range(uint8_t *sym, uint32_t lo, uint32_t hi) {
   for (uint32_t c = lo; c <= hi; c += 8) {
