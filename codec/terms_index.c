@@ -441,7 +441,7 @@ static int tie_le(const tern_terms_index *ix, const uint64_t *more, const uint8_
 static inline int group_le(const tern_terms_index *ix, uint64_t g, key_heads *kh,
                            const uint8_t *key, size_t len) {
   uint64_t h = ix->gheads[g];
-  if (h != kh->h) return h < kh->h;
+  if (TERN_LIKELY(h != kh->h)) return h < kh->h;
   return tie_le(ix, ix->gheads2 + TERN_TI_MORE * g, ix->gsep[g], ix->glen[g], kh, key, len);
 }
 
@@ -449,7 +449,7 @@ static inline int group_le(const tern_terms_index *ix, uint64_t g, key_heads *kh
 static inline int slot_le(const tern_terms_index *ix, const tern_ti_group *gr, uint64_t i,
                           key_heads *kh, const uint8_t *key, size_t len) {
   uint64_t h = gr->heads[i];
-  if (h != kh->h) return h < kh->h;
+  if (TERN_LIKELY(h != kh->h)) return h < kh->h;
   return tie_le(ix, gr->heads2 + TERN_TI_MORE * i, gr->sep + gr->sep_off[i],
                 gr->sep_off[i + 1] - gr->sep_off[i], kh, key, len);
 }
