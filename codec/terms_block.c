@@ -1085,8 +1085,12 @@ static int restarts_le(const tern_tb_block *b, const uint8_t *kb, uint32_t kl, r
     lcp_lo = i < n ? i : n;
   }
   *h = (restart_le){lo, (int)eq, lo ? rlen : 0, lo ? lcp_lo : 0};
-  uint32_t from, len;
-  return lo ? restart_span(b, lo - 1, &from, &len) : TERN_OK;
+  /* The rest of restart_span's checks, on the restart found (its bounds
+   * were checked by its probe). */
+  if (lo && TERN_UNLIKELY(b->cp + rlen > TERN_TB_TERM_MAX ||
+                          (b->fixed_len && b->cp + rlen != b->fixed_len) || (lo > 1 && rlen == 0)))
+    return corrupt(b, "bad restart key");
+  return TERN_OK;
 }
 
 /* The scan's loop over run r's entries e..end-1 from key stream bit pos,
