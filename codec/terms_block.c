@@ -955,8 +955,14 @@ static inline int decode_one_doc(const tern_tb_block *b, uint32_t *pos, uint32_t
   int64_t d = b->doc_base + (int64_t)get_col(b, at, b->bw_doc) + e;
   if (TERN_UNLIKELY(d < 0 || d >= (int64_t)b->f.max_doc)) return corrupt(b, "doc id out of range");
   at += b->bw_doc;
-  *t = (tern_tb_tail){.df = 1, .pulsed = 1, .docs = t->docs};
+  t->df = 1;
+  t->pulsed = 1;
   t->docs[0] = (uint32_t)d;
+  t->post_off = t->post_len = 0;
+  t->voff = 0;
+  t->vlen = 0;
+  t->vinline = 0;
+  t->vbit = 0;
   if (b->f.has_values) {
     t->vlen = b->vlen_min;
     t->vinline = 1;
