@@ -130,53 +130,81 @@ static const uint8_t *mapped_block(const tern_seg *s, const tern_seg_field *f, u
  * enough for keys spread like hashes).  Where the streams lie is taken
  * from the block the cursor held before, of the same field: blocks of a
  * field are laid out alike.  A bad guess costs only bandwidth.
- * kh: the key's head. */
+ */
 #define PREFETCH_HDR_LINES 8u /* header and restart keys, typically */
 static void prefetch_block_header(const uint8_t *blk) {
   if (!blk) return;
   for (uint32_t line = 0; line < PREFETCH_HDR_LINES; line++) __builtin_prefetch(blk + 64 * line);
 }
 
-/* The key's place in block b in 1/65536ths, from the index heads (kh: the
- * key's, tern_terms_index_key_head). */
-static uint32_t key_fraction(const tern_seg_field *f, uint64_t b, uint64_t kh) {
+/* n bytes of x from `at` as digits of the alphabet of block `like`
+ * (K = its size; past x's end, the lowest digit: a separator's end sorts
+ * below every continuation). */
+#define FRACTION_DIGITS 4u
+static uint64_t digits_at(const tern_tb_block *like, const uint8_t *x, size_t len, size_t at) {
+  uint64_t v = 0, k = like->nsym ? like->nsym : 1;
+  for (size_t j = at; j < at + FRACTION_DIGITS; j++)
+    v = v * k + (j < len ? tern_tb_rank(like, x[j]) : 0);
+  return v;
+}
+
+/* The key's place in block b in 1/65536ths: between the block's separator
+ * and the next (the field's last key for the last block), past their
+ * common prefix, read as numbers of the alphabet of the block the cursor
+ * held (blocks of a field have much the same).  Keys spread like random
+ * ones then lie evenly; byte values would not (a base-36 key's bytes
+ * fill 36 of 256 values, a separator's end pads with zeros). */
+static uint32_t key_fraction(const tern_seg_field *f, uint64_t b, const uint8_t *key, size_t len,
+                             const tern_tb_block *like) {
   const tern_terms_index *ix = &f->index;
-  tern_ti_block info = {0};
-  if (tern_terms_index_block(ix, b, &info) != TERN_OK) return 0; /* the load will say */
-  uint64_t lo = info.head;
-  uint64_t hi = b + 1 < ix->nblocks ? info.next_head
-                                    : tern_terms_index_key_head(ix, f->max, f->max_len);
-  if (hi <= lo || kh < lo) return 0;
-  uint64_t span = hi - lo, off = kh - lo; /* both scaled to 32 bits */
-  unsigned sh = span >> 32 ? 32 - (unsigned)__builtin_clzll(span) : 0;
-  span >>= sh;
-  off >>= sh;
-  if (off > span) off = span;
-  return span ? (uint32_t)((off << 16) / span) : 0;
+  const uint8_t *lo, *hi;
+  size_t llen, hlen;
+  if (tern_terms_index_sep(ix, b, &lo, &llen) != TERN_OK) return 0; /* the load will say */
+  if (b + 1 < ix->nblocks) {
+    if (tern_terms_index_sep(ix, b + 1, &hi, &hlen) != TERN_OK) return 0;
+  } else {
+    hi = f->max;
+    hlen = f->max_len;
+  }
+  size_t cp = 0, n = llen < hlen ? llen : hlen;
+  while (cp < n && lo[cp] == hi[cp]) cp++;
+  uint64_t vl = digits_at(like, lo, llen, cp), vh = digits_at(like, hi, hlen, cp);
+  uint64_t vk = digits_at(like, key, len, cp);
+  if (vh <= vl || vk <= vl) return 0;
+  if (vk >= vh) return 65535;
+  return (uint32_t)(((vk - vl) << 16) / (vh - vl));
 }
 
-/* The line holding bit `from + frac * (to - from)`, and the one before. */
-static void prefetch_at(const uint8_t *blk, uint32_t from, uint32_t to, uint32_t frac) {
+/* The lines from `back` bits before bit `from + frac * (to - from)` to
+ * the line after it (at most 4): the key's estimated place, with the run
+ * its scan starts from when back is a run's length. */
+static void prefetch_at(const uint8_t *blk, uint32_t from, uint32_t to, uint32_t frac,
+                        uint32_t back) {
   if (to <= from || to > 8 * TERN_BLOCK_SIZE) return;
-  uint32_t byte = (from + (uint32_t)(((uint64_t)(to - from) * frac) >> 16)) >> 3;
-  if (byte >= TERN_BLOCK_SIZE) return;
-  __builtin_prefetch(blk + byte);
-  if (byte >= 64) __builtin_prefetch(blk + byte - 64);
+  uint32_t bit = from + (uint32_t)(((uint64_t)(to - from) * frac) >> 16);
+  uint32_t lo = (bit > from + back ? bit - back : from) >> 3 & ~63u, hi = (bit >> 3) + 64;
+  for (uint32_t n = 0; n < 4 && lo < hi && lo < TERN_BLOCK_SIZE; n++, lo += 64)
+    __builtin_prefetch(blk + lo);
 }
 
-static void prefetch_block_run(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh,
+static void prefetch_block_run(const tern_seg *s, const tern_seg_field *f, uint64_t b,
+                               const uint8_t *blk, const uint8_t *key, size_t len,
                                const tern_seg_cursor *c) {
-  if (!blk || c->block_no < 0 || c->field != f) return;
+  /* The cursor's block is read (its alphabet) only while its segment is
+   * open: the same uid. */
+  if (!blk || c->block_no < 0 || c->seg_uid != s->uid || c->field != f) return;
   const tern_tb_block *like = &c->blk;
-  uint32_t frac = key_fraction(f, b, kh);
-  prefetch_at(blk, like->keys_start, like->tails_start, frac);
-  prefetch_at(blk, like->tails_start, like->used_bits, frac);
+  uint32_t frac = key_fraction(f, b, key, len, like);
+  uint32_t run = like->nrestarts ? (like->tails_start - like->keys_start) / like->nrestarts : 0;
+  prefetch_at(blk, like->keys_start, like->tails_start, frac, run);
+  prefetch_at(blk, like->tails_start, like->used_bits, frac, 0);
 }
 
-static void prefetch_block(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh,
-                           const tern_seg_cursor *c) {
+static void prefetch_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, const void *key,
+                           size_t len, const tern_seg_cursor *c) {
+  const uint8_t *blk = mapped_block(s, f, b, c);
   prefetch_block_header(blk);
-  prefetch_block_run(f, b, blk, kh, c);
+  prefetch_block_run(s, f, b, blk, key, len, c);
 }
 
 /* seek_exact in block b, the one the index names for term. */
@@ -202,7 +230,7 @@ int tern_seg_seek_exact(const tern_seg *s, const tern_seg_field *f, const void *
   if (!in_range(f, term, len, kh)) return TERN_NOTFOUND;
   uint64_t ih = tern_terms_index_key_head(&f->index, term, len), b;
   TERN_TRY(tern_terms_index_find_head(&f->index, ih, term, len, &b));
-  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
+  prefetch_block(s, f, b, term, len, c);
   return seek_exact_in(s, f, b, term, len, c, e);
 }
 
@@ -331,7 +359,7 @@ int tern_seg_unique_find(const tern_seg *s, const void *key, size_t len, tern_se
   if (probe <= TERN_SEG_FILTER_NO) return probe < 0 ? probe : TERN_NOTFOUND;
   uint64_t ih = tern_terms_index_key_head(&f->index, key, len), b;
   TERN_TRY(tern_terms_index_find_head(&f->index, ih, key, len, &b));
-  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
+  prefetch_block(s, f, b, key, len, c);
   int rc = seek_exact_in(s, f, b, key, len, c, e);
   if (rc == TERN_NOTFOUND && probe == TERN_SEG_FILTER_SKIPPED) tern_seg_filter_missed(s, hash);
   return rc;
@@ -368,7 +396,7 @@ int tern_seg_probe_find(const tern_seg *s, const tern_seg_probe *p, int filter, 
   if (!f) return TERN_NOTFOUND;
   uint64_t ih = tern_terms_index_key_head(&f->index, p->key, p->len), b;
   TERN_TRY(tern_terms_index_find_head(&f->index, ih, p->key, p->len, &b));
-  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
+  prefetch_block(s, f, b, p->key, p->len, c);
   int rc = seek_exact_in(s, f, b, p->key, p->len, c, e);
   if (rc == TERN_NOTFOUND && filter == TERN_SEG_FILTER_SKIPPED) tern_seg_filter_missed(s, p->fk.hash);
   return rc;

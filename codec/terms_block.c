@@ -159,6 +159,8 @@ static inline uint32_t key_digit(const tern_tb_block *b, uint8_t c) {
   return rank | (bits & bit ? 0 : KEY_ABSENT);
 }
 
+uint32_t tern_tb_rank(const tern_tb_block *b, uint8_t c) { return key_digit(b, c) & KEY_RANK; }
+
 /* Powers of every alphabet size and their reciprocals, computed once: a
  * block only points at its row. */
 static uint64_t g_pow[257][TERN_TB_GROUP_MAX + 1], g_rpow[257][TERN_TB_GROUP_MAX];
