@@ -128,8 +128,8 @@ static const uint8_t *mapped_block(const tern_seg *s, const tern_seg_field *f, u
  * will touch, before the block is read, so that its misses overlap
  * instead of following one another: the header with the restart keys,
  * and the lines of the key and tail streams around the key's estimated
- * place (its fraction between the block's separator and the next, exact
- * enough for keys spread like hashes).  Where the streams lie is taken
+ * place (key_fraction: close for keys spread like random ones, from
+ * the run's start, which the scan begins at).  Where the streams lie is taken
  * from the block the cursor held before, of the same field: blocks of a
  * field are laid out alike.  A bad guess costs only bandwidth.
  */

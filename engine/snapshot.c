@@ -60,8 +60,8 @@ static int copy_out(const tern_slice *v, void *buf, size_t cap, size_t *vlen) {
   return TERN_OK;
 }
 
-/* Finds the live value of `key`: the buffer view, then the segments newest
- * first, the key hashed once for all of them. */
+/* The live value of the probe's key: the buffer view, then the segments
+ * newest first. */
 static int view_get_probed(tern_snapshot *s, const tern_seg_probe *p, tern_seg_cursor *c,
                            tern_slice *val) {
   ptrdiff_t i = tern_memseg_find_hashed(s->buf, p->key, p->len, p->fk.hash);
@@ -72,6 +72,7 @@ static int view_get_probed(tern_snapshot *s, const tern_seg_probe *p, tern_seg_c
   return tern_seg_value(sl->ref->seg, &e, c, val);
 }
 
+/* view_get_probed of `key`, hashed once for all the segments. */
 static int view_get(tern_snapshot *s, const void *key, size_t klen, tern_seg_cursor *c,
                     tern_slice *val) {
   tern_seg_probe p;
