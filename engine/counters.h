@@ -26,7 +26,11 @@ typedef struct tern_get_counts {
   unsigned long key_hashes, range_checks, filter_checks, block_probes;
 } tern_get_counts;
 
-extern _Thread_local tern_get_counts tern_get_count;
+/* initial-exec: a get then reaches its counters at a fixed offset from the
+ * thread pointer instead of calling __tls_get_addr from the shared library
+ * (32 bytes of static TLS, which glibc keeps spare for a dlopen). */
+#define TERN_TLS_IE __attribute__((tls_model("initial-exec")))
+extern _Thread_local tern_get_counts tern_get_count TERN_TLS_IE;
 
 #define TERN_COUNT_GET(field, n) (tern_get_count.field += (n))
 

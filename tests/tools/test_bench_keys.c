@@ -241,6 +241,36 @@ static void test_sample(void **state) {
   assert_int_not_equal(bench_sample(&r, 0, 1, &one), 0);
 }
 
+/* The stream holds the sampled keys byte for byte, in sample order (with
+ * repeats), and is refilled in place; none (n = 0) is empty. */
+static void test_key_stream(void **state) {
+  (void)state;
+  bench_rng r;
+  bench_rng_init(&r, tu_seed());
+  bench_keys k;
+  assert_int_equal(bench_keys_generate(&k, BENCH_KEYS_VARLEN, 500, bench_rng_below(&r, 1u << 30)), 0);
+  bench_key_stream st = {0};
+  size_t ns[] = {0, 1, 499, 2000};
+  for (size_t t = 0; t < 4; t++) {
+    size_t n = ns[t];
+    uint32_t *idx = malloc((n + 1) * sizeof *idx);
+    assert_int_equal(bench_sample(&r, k.n, n, idx), 0);
+    assert_int_equal(bench_key_stream_fill(&st, &k, idx, n), 0);
+    assert_int_equal(st.n, n);
+    assert_ptr_equal(st.idx, idx);
+    for (size_t i = 0; i < n; i++) {
+      assert_int_equal(bench_stream_len(&st, i), bench_key_len(&k, idx[i]));
+      assert_memory_equal(bench_stream_key(&st, i), bench_key_at(&k, idx[i]), bench_key_len(&k, idx[i]));
+      if (i) assert_ptr_equal(bench_stream_key(&st, i), bench_stream_key(&st, i - 1) + bench_stream_len(&st, i - 1));
+    }
+    bench_key_stream_free(&st);
+    assert_int_equal(st.n, 0);
+    assert_null(st.data);
+    free(idx);
+  }
+  bench_keys_free(&k);
+}
+
 static void test_rng_below_in_range(void **state) {
   (void)state;
   bench_rng r;
@@ -379,6 +409,7 @@ int main(void) {
       cmocka_unit_test(test_absent_keys_are_absent),
       cmocka_unit_test(test_file_keys),
       cmocka_unit_test(test_sample),
+      cmocka_unit_test(test_key_stream),
       cmocka_unit_test(test_rng_below_in_range),
       cmocka_unit_test(test_parsers_and_summary),
       cmocka_unit_test(test_evict_and_sizes),

@@ -675,3 +675,30 @@ int bench_sample(bench_rng *r, size_t pool, size_t n, uint32_t *out) {
   free(perm);
   return 0;
 }
+
+int bench_key_stream_fill(bench_key_stream *s, const bench_keys *k, const uint32_t *idx, size_t n) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < n; i++) bytes += bench_key_len(k, idx[i]);
+  bench_key_stream_free(s);
+  s->data = malloc(bytes ? bytes : 1);
+  s->off = malloc((n + 1) * sizeof *s->off);
+  if (!s->data || !s->off) {
+    bench_key_stream_free(s);
+    return -ENOMEM;
+  }
+  s->off[0] = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t len = bench_key_len(k, idx[i]);
+    memcpy(s->data + s->off[i], bench_key_at(k, idx[i]), len);
+    s->off[i + 1] = s->off[i] + len;
+  }
+  s->n = n;
+  s->idx = idx;
+  return 0;
+}
+
+void bench_key_stream_free(bench_key_stream *s) {
+  free(s->data);
+  free(s->off);
+  *s = (bench_key_stream){0};
+}

@@ -123,6 +123,26 @@ static inline const uint8_t *bench_key_at(const bench_keys *k, size_t i) {
 static inline size_t bench_key_len(const bench_keys *k, size_t i) {
   return (size_t)(k->off[i + 1] - k->off[i]);
 }
+/* Keys copied out of a set in lookup order, one after the other: a
+ * timed loop reads them as a stream, as `tern get DIR -` reads its input,
+ * instead of two scattered loads a key (its offset, then its bytes) that
+ * would be charged to both stores alike and shrink their ratio. */
+typedef struct bench_key_stream {
+  size_t n;
+  uint8_t *data;
+  uint64_t *off; /* n + 1 offsets into data */
+  const uint32_t *idx; /* key i is the set's key idx[i] */
+} bench_key_stream;
+/* s (zeroed, or filled before) = the keys idx[0..n) of k; 0 or -ENOMEM
+ * (s is then empty). */
+int bench_key_stream_fill(bench_key_stream *s, const bench_keys *k, const uint32_t *idx, size_t n);
+void bench_key_stream_free(bench_key_stream *s);
+static inline const uint8_t *bench_stream_key(const bench_key_stream *s, size_t i) {
+  return s->data + s->off[i];
+}
+static inline size_t bench_stream_len(const bench_key_stream *s, size_t i) {
+  return (size_t)(s->off[i + 1] - s->off[i]);
+}
 /* Total key bytes and mean length. */
 double bench_keys_mean_len(const bench_keys *k);
 /* memcmp order, a proper prefix first. */

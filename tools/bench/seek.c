@@ -11,8 +11,10 @@
  * is opened in mmap mode.  Each round times, one after the other,
  *   tern_seg_seek_exact (present), tern_seg_pk_get (present),
  *   mdb_get (present), tern_seg_pk_get (absent), mdb_get (absent)
- * over the same random sample of keys, so the machine's load hits both
- * sides alike; the report gives per-round ns per lookup and the medians of
+ * over the same random sample of keys, copied in lookup order into one
+ * buffer that the loop reads as a stream (as `tern get DIR -` reads its
+ * input: two scattered loads a key in the harness would be charged to
+ * both sides alike), so the machine's load hits both sides alike; the report gives per-round ns per lookup and the medians of
  * the per-round ratios.  Absent keys are drawn inside the key range, so the
  * filter (not the range check) rejects them.
  *
@@ -140,8 +142,7 @@ static const char *const k_phase[NPHASES] = {"tern seek_exact present", "tern pk
                                              "lmdb mdb_get absent"};
 
 typedef struct seek_ctx {
-  const bench_keys *present, *absent;
-  const uint32_t *pi, *ai; /* sampled indices */
+  bench_key_stream ps, as; /* the sampled keys, in lookup order */
   size_t m;
   tern_seg *seg;
   const tern_seg_field *field;
@@ -153,14 +154,14 @@ typedef struct seek_ctx {
 
 /* ns per lookup of one phase. */
 static double run_phase(seek_ctx *x, int phase) {
-  const bench_keys *k = phase >= P_PK_ABSENT ? x->absent : x->present;
-  const uint32_t *idx = phase >= P_PK_ABSENT ? x->ai : x->pi;
+  const bench_key_stream *k = phase >= P_PK_ABSENT ? &x->as : &x->ps;
+  const uint32_t *idx = k->idx;
   int want = phase >= P_PK_ABSENT ? 1 : 0; /* 1: expect not found */
   uint64_t sink = 0, errors = 0;
   double t0 = bench_now();
   for (size_t i = 0; i < x->m; i++) {
-    const uint8_t *key = bench_key_at(k, idx[i]);
-    size_t len = bench_key_len(k, idx[i]);
+    const uint8_t *key = bench_stream_key(k, i);
+    size_t len = bench_stream_len(k, i);
     uint32_t doc = 0;
     int found;
     if (phase == P_SEEK) {
@@ -235,17 +236,22 @@ static int measure(const seek_opts *o, const char *dir, const bench_keys *presen
   bench_warm_dir(dir);
   uint32_t *pi = malloc(o->lookups * sizeof *pi), *ai = malloc(o->lookups * sizeof *ai);
   tern_seg_cursor *cur = malloc(sizeof *cur);
+  seek_ctx x = {{0}, {0}, o->lookups, seg, tern_seg_unique_field(seg), cur, &lmdb,
+                (size_t)o->values, 0, 0};
   int ret = 1;
   if (!pi || !ai || !cur) goto out;
   tern_seg_cursor_init(cur);
   bench_rng rng;
   bench_rng_init(&rng, o->seed ^ 0x5a5a);
-  seek_ctx x = {present, absent, pi, ai, o->lookups, seg, tern_seg_unique_field(seg), cur, &lmdb,
-                (size_t)o->values, 0, 0};
   static double ns[NPHASES][SEEK_ROUNDS_MAX];
   for (size_t r = 0; r < o->rounds; r++) {
     bench_sample(&rng, present->n, o->lookups, pi);
     bench_sample(&rng, absent->n, o->lookups, ai);
+    if (bench_key_stream_fill(&x.ps, present, pi, o->lookups) != 0 ||
+        bench_key_stream_fill(&x.as, absent, ai, o->lookups) != 0) {
+      fprintf(stderr, "seek: out of memory\n");
+      goto out;
+    }
     for (int p = 0; p < NPHASES; p++) {
       if (!phase_runs(o->only, p)) continue;
       ns[p][r] = run_phase(&x, p);
@@ -272,6 +278,8 @@ static int measure(const seek_opts *o, const char *dir, const bench_keys *presen
   report(o, ns);
   ret = 0;
 out:
+  bench_key_stream_free(&x.ps);
+  bench_key_stream_free(&x.as);
   if (cur) tern_seg_cursor_release(cur);
   free(cur);
   free(pi);
