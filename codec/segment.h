@@ -124,10 +124,6 @@ typedef struct tern_seg_cursor {
   uint64_t seg_uid;              /* the open segment `block` belongs to */
   uint64_t field_block;          /* block_no within its field */
   uint64_t block_ord;            /* ordinal of its first entry */
-  uint64_t rank_uid;             /* rank[] is of a block of this segment... */
-  const tern_seg_field *rank_field; /* ...and field: */
-  uint32_t rank_k;               /* its alphabet's size */
-  uint8_t rank[256];             /* byte ranks in it (block prefetch estimates) */
   int positioned;                /* `it` follows the last result */
   tern_tb_block blk;             /* the block's decoded header */
   tern_tb_iter it;               /* decoding position after the last result */

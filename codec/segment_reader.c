@@ -32,8 +32,6 @@ void tern_seg_cursor_init(tern_seg_cursor *c) {
   c->bitpos = 0;
   c->seg_uid = 0;
   c->positioned = 0;
-  c->rank_uid = 0;
-  c->rank_field = NULL;
 }
 
 void tern_seg_cursor_release(tern_seg_cursor *c) {
@@ -128,92 +126,57 @@ static const uint8_t *mapped_block(const tern_seg *s, const tern_seg_field *f, u
  * will touch, before the block is read, so that its misses overlap
  * instead of following one another: the header with the restart keys,
  * and the lines of the key and tail streams around the key's estimated
- * place (key_fraction: close for keys spread like random ones, from
- * the run's start, which the scan begins at).  Where the streams lie is taken
+ * place (its fraction between the block's separator and the next, exact
+ * enough for keys spread like hashes).  Where the streams lie is taken
  * from the block the cursor held before, of the same field: blocks of a
  * field are laid out alike.  A bad guess costs only bandwidth.
- */
+ * kh: the key's head. */
 #define PREFETCH_HDR_LINES 8u /* header and restart keys, typically */
 static void prefetch_block_header(const uint8_t *blk) {
   if (!blk) return;
   for (uint32_t line = 0; line < PREFETCH_HDR_LINES; line++) __builtin_prefetch(blk + 64 * line);
 }
 
-/* The cursor's table of byte ranks in the alphabet of the block it holds
- * (the bytes of that alphabet below each byte), made once per segment and
- * field the cursor reads: blocks of a field have much the same alphabet. */
-static const uint8_t *cursor_ranks(tern_seg_cursor *c) {
-  if (c->rank_uid != c->seg_uid || c->rank_field != c->field) {
-    for (unsigned b = 0; b < 256; b++) c->rank[b] = (uint8_t)tern_tb_rank(&c->blk, (uint8_t)b);
-    c->rank_k = c->blk.nsym ? c->blk.nsym : 1;
-    c->rank_uid = c->seg_uid;
-    c->rank_field = c->field;
-  }
-  return c->rank;
-}
-
-/* Bytes `at` to at + 2 of a head (big-endian) as a 3-digit number in the
- * alphabet's digits. */
-static uint64_t head_digits(const uint8_t *rank, uint64_t k, uint64_t head, unsigned at) {
-  uint64_t v = 0;
-  for (unsigned j = at; j < at + 3; j++) v = v * k + (j < 8 ? rank[(head >> (56 - 8 * j)) & 0xff] : 0);
-  return v;
-}
-
 /* The key's place in block b in 1/65536ths, from the index heads (kh: the
- * key's): the block's head and the next one from the first byte where
- * they differ, read as digits of the alphabet rather than as bytes — a
- * base-36 key's bytes fill 36 of 256 values, and a separator's head is
- * padded with zeros, which left the estimate 6-25% off.  Keys spread like
- * random ones then lie evenly; heads that tie give 0 (the block's start). */
-static uint32_t key_fraction(const tern_seg_field *f, uint64_t b, uint64_t kh,
-                             tern_seg_cursor *c) {
+ * key's, tern_terms_index_key_head). */
+static uint32_t key_fraction(const tern_seg_field *f, uint64_t b, uint64_t kh) {
   const tern_terms_index *ix = &f->index;
   tern_ti_block info = {0};
   if (tern_terms_index_block(ix, b, &info) != TERN_OK) return 0; /* the load will say */
   uint64_t lo = info.head;
   uint64_t hi = b + 1 < ix->nblocks ? info.next_head
                                     : tern_terms_index_key_head(ix, f->max, f->max_len);
-  if (hi <= lo || kh <= lo) return 0;
-  if (kh >= hi) return 65535;
-  const uint8_t *rank = cursor_ranks(c);
-  unsigned at = (unsigned)__builtin_clzll(lo ^ hi) / 8;
-  uint64_t vl = head_digits(rank, c->rank_k, lo, at), vh = head_digits(rank, c->rank_k, hi, at);
-  uint64_t vk = head_digits(rank, c->rank_k, kh, at);
-  if (vh <= vl || vk <= vl) return 0;
-  if (vk >= vh) return 65535;
-  return (uint32_t)(((vk - vl) << 16) / (vh - vl));
+  if (hi <= lo || kh < lo) return 0;
+  uint64_t span = hi - lo, off = kh - lo; /* both scaled to 32 bits */
+  unsigned sh = span >> 32 ? 32 - (unsigned)__builtin_clzll(span) : 0;
+  span >>= sh;
+  off >>= sh;
+  if (off > span) off = span;
+  return span ? (uint32_t)((off << 16) / span) : 0;
 }
 
-/* The lines from `back` bits before bit `from + frac * (to - from)` to
- * the line after it (at most 4): the key's estimated place, with the run
- * its scan starts from when back is a run's length. */
-static void prefetch_at(const uint8_t *blk, uint32_t from, uint32_t to, uint32_t frac,
-                        uint32_t back) {
+/* The line holding bit `from + frac * (to - from)`, and the one before. */
+static void prefetch_at(const uint8_t *blk, uint32_t from, uint32_t to, uint32_t frac) {
   if (to <= from || to > 8 * TERN_BLOCK_SIZE) return;
-  uint32_t bit = from + (uint32_t)(((uint64_t)(to - from) * frac) >> 16);
-  uint32_t lo = (bit > from + back ? bit - back : from) >> 3 & ~63u, hi = (bit >> 3) + 64;
-  for (uint32_t n = 0; n < 4 && lo < hi && lo < TERN_BLOCK_SIZE; n++, lo += 64)
-    __builtin_prefetch(blk + lo);
+  uint32_t byte = (from + (uint32_t)(((uint64_t)(to - from) * frac) >> 16)) >> 3;
+  if (byte >= TERN_BLOCK_SIZE) return;
+  __builtin_prefetch(blk + byte);
+  if (byte >= 64) __builtin_prefetch(blk + byte - 64);
 }
 
-static void prefetch_block_run(const tern_seg *s, const tern_seg_field *f, uint64_t b,
-                               const uint8_t *blk, uint64_t kh, tern_seg_cursor *c) {
-  /* The cursor's block is read (its alphabet) only while its segment is
-   * open: the same uid. */
-  if (!blk || c->block_no < 0 || c->seg_uid != s->uid || c->field != f) return;
+static void prefetch_block_run(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh,
+                               const tern_seg_cursor *c) {
+  if (!blk || c->block_no < 0 || c->field != f) return;
   const tern_tb_block *like = &c->blk;
-  uint32_t frac = key_fraction(f, b, kh, c);
-  uint32_t run = like->nrestarts ? (like->tails_start - like->keys_start) / like->nrestarts : 0;
-  prefetch_at(blk, like->keys_start, like->tails_start, frac, run);
-  prefetch_at(blk, like->tails_start, like->used_bits, frac, 0);
+  uint32_t frac = key_fraction(f, b, kh);
+  prefetch_at(blk, like->keys_start, like->tails_start, frac);
+  prefetch_at(blk, like->tails_start, like->used_bits, frac);
 }
 
-static void prefetch_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, uint64_t kh,
-                           tern_seg_cursor *c) {
-  const uint8_t *blk = mapped_block(s, f, b, c);
+static void prefetch_block(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh,
+                           const tern_seg_cursor *c) {
   prefetch_block_header(blk);
-  prefetch_block_run(s, f, b, blk, kh, c);
+  prefetch_block_run(f, b, blk, kh, c);
 }
 
 /* seek_exact in block b, the one the index names for term. */
@@ -239,7 +202,7 @@ int tern_seg_seek_exact(const tern_seg *s, const tern_seg_field *f, const void *
   if (!in_range(f, term, len, kh)) return TERN_NOTFOUND;
   uint64_t ih = tern_terms_index_key_head(&f->index, term, len), b;
   TERN_TRY(tern_terms_index_find_head(&f->index, ih, term, len, &b));
-  prefetch_block(s, f, b, ih, c);
+  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
   return seek_exact_in(s, f, b, term, len, c, e);
 }
 
@@ -368,7 +331,7 @@ int tern_seg_unique_find(const tern_seg *s, const void *key, size_t len, tern_se
   if (probe <= TERN_SEG_FILTER_NO) return probe < 0 ? probe : TERN_NOTFOUND;
   uint64_t ih = tern_terms_index_key_head(&f->index, key, len), b;
   TERN_TRY(tern_terms_index_find_head(&f->index, ih, key, len, &b));
-  prefetch_block(s, f, b, ih, c);
+  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
   int rc = seek_exact_in(s, f, b, key, len, c, e);
   if (rc == TERN_NOTFOUND && probe == TERN_SEG_FILTER_SKIPPED) tern_seg_filter_missed(s, hash);
   return rc;
@@ -405,7 +368,7 @@ int tern_seg_probe_find(const tern_seg *s, const tern_seg_probe *p, int filter, 
   if (!f) return TERN_NOTFOUND;
   uint64_t ih = tern_terms_index_key_head(&f->index, p->key, p->len), b;
   TERN_TRY(tern_terms_index_find_head(&f->index, ih, p->key, p->len, &b));
-  prefetch_block(s, f, b, ih, c);
+  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
   int rc = seek_exact_in(s, f, b, p->key, p->len, c, e);
   if (rc == TERN_NOTFOUND && filter == TERN_SEG_FILTER_SKIPPED) tern_seg_filter_missed(s, p->fk.hash);
   return rc;

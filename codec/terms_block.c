@@ -170,8 +170,6 @@ static inline uint32_t key_digit(const tern_tb_block *b, uint8_t c) {
   return rank | (bits & bit ? 0 : KEY_ABSENT);
 }
 
-uint32_t tern_tb_rank(const tern_tb_block *b, uint8_t c) { return key_digit(b, c) & KEY_RANK; }
-
 /* ceil(2^16 / g) for each group size g: suffix_bits divides by g with it. */
 static const uint32_t g_gdiv[TERN_TB_GROUP_MAX + 1] = {0, 65536, 32768, 21846, 16384, 13108, 10923};
 

@@ -165,9 +165,6 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
  * then holds the bytes that entry shares with its predecessor, no more). */
 int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, uint8_t *term);
 
-/* The block alphabet's bytes below c (c's digit when c is in it). */
-uint32_t tern_tb_rank(const tern_tb_block *b, uint8_t c);
-
 /* A hint: entry `index` is decoded soon (tern_tb_iter_seek, then next). */
 void tern_tb_prefetch(const tern_tb_block *b, uint32_t index);
 
