@@ -219,10 +219,6 @@ int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cu
  * *found; TERN_NOTFOUND otherwise. */
 int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
                     tern_term_entry *e, const tern_slot **found);
-/* Asks for the filter lines a tern_state_find of p will test (those of
- * the segments whose range holds the key), ahead of it: a batch asks for
- * the next keys' while it looks one up.  No I/O. */
-void tern_state_prefetch_filters(const tern_state *st, const tern_seg_probe *p);
 static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
   return !s->live || tern_livedocs_is_live(s->live->ld, doc);
 }

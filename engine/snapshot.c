@@ -60,25 +60,19 @@ static int copy_out(const tern_slice *v, void *buf, size_t cap, size_t *vlen) {
   return TERN_OK;
 }
 
-/* The live value of the probe's key: the buffer view, then the segments
- * newest first. */
-static int view_get_probed(tern_snapshot *s, const tern_seg_probe *p, tern_seg_cursor *c,
-                           tern_slice *val) {
-  ptrdiff_t i = tern_memseg_find_hashed(s->buf, p->key, p->len, p->fk.hash);
-  if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);
-  tern_term_entry e;
-  const tern_slot *sl;
-  TERN_TRY(tern_state_find(s->st, p, c, &e, &sl));
-  return tern_seg_value(sl->ref->seg, &e, c, val);
-}
-
-/* view_get_probed of `key`, hashed once for all the segments. */
+/* Finds the live value of `key`: the buffer view, then the segments newest
+ * first, the key hashed once for all of them. */
 static int view_get(tern_snapshot *s, const void *key, size_t klen, tern_seg_cursor *c,
                     tern_slice *val) {
   tern_seg_probe p;
   TERN_TRY(tern_seg_probe_init(&p, key, klen));
   TERN_COUNT_GET(key_hashes, 1);
-  return view_get_probed(s, &p, c, val);
+  ptrdiff_t i = tern_memseg_find_hashed(s->buf, key, klen, p.fk.hash);
+  if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);
+  tern_term_entry e;
+  const tern_slot *sl;
+  TERN_TRY(tern_state_find(s->st, &p, c, &e, &sl));
+  return tern_seg_value(sl->ref->seg, &e, c, val);
 }
 
 int tern_get(tern_snapshot *s, const void *key, size_t klen, void *buf, size_t cap, size_t *vlen) {
@@ -169,31 +163,15 @@ static int batch_in_order_pays(const tern_snapshot *s, const tern_slice *keys, s
   return 1;
 }
 
-/* Keys looked up in order, each key's filter lines asked for BATCH_AHEAD
- * keys before its turn: a filter line is then in the cache when its key
- * is tested, instead of one miss a key waited for (docs/BENCHMARKS.md,
- * "Filter lines ahead").  Each key is still hashed once. */
-#define BATCH_AHEAD 4u
-
-static void probe_ahead(tern_snapshot *s, const tern_slice *key, tern_seg_probe *p) {
-  (void)tern_seg_probe_init(p, key->data, key->len); /* tern_get_batch checked the keys */
-  TERN_COUNT_GET(key_hashes, 1);
-  tern_state_prefetch_filters(s->st, p);
-}
-
 static int batch_in_order(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batch_fn fn,
                           void *payload) {
   tern_seg_cursor *c = malloc(sizeof *c);
   if (!c) return tern_fail(TERN_ENOMEM, "batch: out of memory");
   tern_seg_cursor_init(c);
-  tern_seg_probe ahead[BATCH_AHEAD];
-  for (size_t i = 0; i < n && i < BATCH_AHEAD; i++) probe_ahead(s, &keys[i], &ahead[i]);
   int rc = TERN_OK;
   for (size_t i = 0; rc == TERN_OK && i < n; i++) {
-    tern_seg_probe p = ahead[i % BATCH_AHEAD];
-    if (i + BATCH_AHEAD < n) probe_ahead(s, &keys[i + BATCH_AHEAD], &ahead[i % BATCH_AHEAD]);
     tern_slice v;
-    int st = view_get_probed(s, &p, c, &v);
+    int st = view_get(s, keys[i].data, keys[i].len, c, &v);
     if (st == TERN_OK) rc = fn(payload, i, TERN_OK, v.len ? v.data : "", v.len);
     else if (st == TERN_NOTFOUND) rc = fn(payload, i, TERN_NOTFOUND, NULL, 0);
     else rc = st;

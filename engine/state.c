@@ -574,7 +574,3 @@ int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_curs
   }
   return TERN_NOTFOUND;
 }
-
-void tern_state_prefetch_filters(const tern_state *st, const tern_seg_probe *p) {
-  for (size_t i = st->nslots; i-- > 0;) (void)tern_seg_gate_start(&st->slots[i].gate, p);
-}
