@@ -18,6 +18,7 @@
 #include "codec/status.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,12 @@ struct tern_rfile {
   uint64_t size;
   uint8_t *map; /* mmap mode, NULL for an empty file */
   _Atomic uint64_t reads, bytes;
+  /* The process-wide totals (tern_io_global_stats) are not counted apart:
+   * they are the sum over open files of (reads - gbase_reads) plus what
+   * closed files counted, so a read pays the file's two atomic adds and no
+   * more.  Under stats_mu: */
+  uint64_t gbase_reads, gbase_bytes; /* counted before the last global reset */
+  struct tern_rfile *prev, *next;    /* the open files */
   /* page checksums: checked is NULL when there are none */
   const uint8_t *sums; /* npages u32 LE, owned by the caller; NULL: in the pages' trailers */
   uint64_t seed;
@@ -88,7 +95,31 @@ struct tern_rfile {
   char path[];
 };
 
-static _Atomic uint64_t global_reads, global_bytes;
+/* The open files and what closed ones counted since the last global
+ * reset (see the fields above).  Taken by open, close and the stats
+ * functions, never by a read. */
+static pthread_mutex_t stats_mu = PTHREAD_MUTEX_INITIALIZER;
+static tern_rfile *open_files;
+static uint64_t closed_reads, closed_bytes;
+
+static void stats_join(tern_rfile *f) {
+  pthread_mutex_lock(&stats_mu);
+  f->next = open_files;
+  if (open_files) open_files->prev = f;
+  open_files = f;
+  pthread_mutex_unlock(&stats_mu);
+}
+
+/* Takes f's counts out of the files list into the closed totals. */
+static void stats_leave(tern_rfile *f) {
+  pthread_mutex_lock(&stats_mu);
+  closed_reads += atomic_load_explicit(&f->reads, memory_order_relaxed) - f->gbase_reads;
+  closed_bytes += atomic_load_explicit(&f->bytes, memory_order_relaxed) - f->gbase_bytes;
+  if (f->prev) f->prev->next = f->next;
+  else open_files = f->next;
+  if (f->next) f->next->prev = f->prev;
+  pthread_mutex_unlock(&stats_mu);
+}
 
 int tern_rfile_open(tern_rfile **out, const char *path, tern_io_mode mode) {
   *out = NULL;
@@ -120,6 +151,7 @@ int tern_rfile_open(tern_rfile **out, const char *path, tern_io_mode mode) {
     (void)madvise(m, (size_t)f->size, MADV_RANDOM);
     f->map = m;
   }
+  stats_join(f);
   *out = f;
   return TERN_OK;
 fail:;
@@ -139,12 +171,14 @@ int tern_rfile_open_memory(tern_rfile **out, const uint8_t *buf, size_t len, con
   f->size = len;
   f->map = (uint8_t *)(uintptr_t)buf; /* never written through */
   f->borrowed = 1;
+  stats_join(f);
   *out = f;
   return TERN_OK;
 }
 
 void tern_rfile_close(tern_rfile *f) {
   if (!f) return;
+  stats_leave(f);
   if (f->borrowed) {
     free(f->checked);
     free(f);
@@ -256,8 +290,6 @@ tern_io_mode tern_rfile_mode(const tern_rfile *f) { return f->mode; }
 static void count_read(tern_rfile *f, size_t len) {
   atomic_fetch_add_explicit(&f->reads, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&f->bytes, len, memory_order_relaxed);
-  atomic_fetch_add_explicit(&global_reads, 1, memory_order_relaxed);
-  atomic_fetch_add_explicit(&global_bytes, len, memory_order_relaxed);
 }
 
 static int pread_all(tern_rfile *f, uint8_t *dst, size_t len, uint64_t off) {
@@ -295,10 +327,22 @@ static int pread_checked(tern_rfile *f, uint64_t off, size_t len, uint8_t *dst, 
   return rc;
 }
 
+static int past_end(const tern_rfile *f, uint64_t off, size_t len) {
+  return tern_fail(TERN_ECORRUPT, "%s: read of %zu bytes at %llu past the end (%llu bytes): truncated?",
+                   f->path, len, (unsigned long long)off, (unsigned long long)f->size);
+}
+
+int tern_rfile_read_mapped(tern_rfile *f, uint64_t off, size_t len, const uint8_t **out) {
+  if (off > f->size || len > f->size - off) return past_end(f, off, len);
+  uint64_t first, last;
+  if (!f->map || read_pages(f, off, len, &first, &last)) return 1;
+  count_read(f, len);
+  *out = f->map + off;
+  return TERN_OK;
+}
+
 int tern_rfile_read(tern_rfile *f, uint64_t off, size_t len, void *scratch, const uint8_t **out) {
-  if (off > f->size || len > f->size - off)
-    return tern_fail(TERN_ECORRUPT, "%s: read of %zu bytes at %llu past the end (%llu bytes): truncated?",
-                     f->path, len, (unsigned long long)off, (unsigned long long)f->size);
+  if (off > f->size || len > f->size - off) return past_end(f, off, len);
   count_read(f, len);
   uint64_t first, last;
   int check = read_pages(f, off, len, &first, &last);
@@ -351,19 +395,37 @@ void tern_rfile_stats(const tern_rfile *f, tern_io_stats *out) {
   out->bytes = atomic_load_explicit(&f->bytes, memory_order_relaxed);
 }
 
+/* The file's counts since the last global reset move to the closed totals
+ * as its counters restart from 0; a read counted meanwhile lands on the new
+ * count (the exchange), so neither total loses or doubles it. */
 void tern_rfile_reset_stats(tern_rfile *f) {
-  atomic_store_explicit(&f->reads, 0, memory_order_relaxed);
-  atomic_store_explicit(&f->bytes, 0, memory_order_relaxed);
+  pthread_mutex_lock(&stats_mu);
+  closed_reads += atomic_exchange_explicit(&f->reads, 0, memory_order_relaxed) - f->gbase_reads;
+  closed_bytes += atomic_exchange_explicit(&f->bytes, 0, memory_order_relaxed) - f->gbase_bytes;
+  f->gbase_reads = f->gbase_bytes = 0;
+  pthread_mutex_unlock(&stats_mu);
 }
 
 void tern_io_global_stats(tern_io_stats *out) {
-  out->reads = atomic_load_explicit(&global_reads, memory_order_relaxed);
-  out->bytes = atomic_load_explicit(&global_bytes, memory_order_relaxed);
+  pthread_mutex_lock(&stats_mu);
+  uint64_t r = closed_reads, b = closed_bytes;
+  for (const tern_rfile *f = open_files; f; f = f->next) {
+    r += atomic_load_explicit(&f->reads, memory_order_relaxed) - f->gbase_reads;
+    b += atomic_load_explicit(&f->bytes, memory_order_relaxed) - f->gbase_bytes;
+  }
+  pthread_mutex_unlock(&stats_mu);
+  out->reads = r;
+  out->bytes = b;
 }
 
 void tern_io_reset_global_stats(void) {
-  atomic_store_explicit(&global_reads, 0, memory_order_relaxed);
-  atomic_store_explicit(&global_bytes, 0, memory_order_relaxed);
+  pthread_mutex_lock(&stats_mu);
+  closed_reads = closed_bytes = 0;
+  for (tern_rfile *f = open_files; f; f = f->next) {
+    f->gbase_reads = atomic_load_explicit(&f->reads, memory_order_relaxed);
+    f->gbase_bytes = atomic_load_explicit(&f->bytes, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&stats_mu);
 }
 
 int tern_rfile_evict(tern_rfile *f) {

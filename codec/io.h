@@ -115,6 +115,12 @@ tern_io_mode tern_rfile_mode(const tern_rfile *f);
  * TERN_ECORRUPT (the file was truncated); a short pread is too.  Counts
  * one read. */
 int tern_rfile_read(tern_rfile *f, uint64_t off, size_t len, void *scratch, const uint8_t **out);
+/* The same read when it needs no scratch buffer — a mapped file whose
+ * pages in the range are all checked (or carry no checksums): *out points
+ * into the mapping, one read counted, TERN_OK.  Else 1, nothing read or
+ * counted: the caller then calls tern_rfile_read with a buffer.  For
+ * callers that would allocate the buffer only for a first touch. */
+int tern_rfile_read_mapped(tern_rfile *f, uint64_t off, size_t len, const uint8_t **out);
 
 /* From now on every read checks the pages it touches that this process has
  * not checked yet against `sums`: tern_io_npages(size) u32 LE checksums
