@@ -6,8 +6,12 @@
  *
  * Readers (tern_rfile) serve reads either from a private read-only mapping
  * advised MADV_RANDOM, or with pread(2) into the caller's buffer; both
- * modes count one read per tern_rfile_read() call and the bytes it asked
- * for.  The file is advised POSIX_FADV_RANDOM so the kernel does not read
+ * modes count one read per tern_rfile_read() (or tern_rfile_read_mapped)
+ * call and the bytes it asked for.  A read pays two relaxed atomic adds,
+ * on the file's own counters: the process-wide totals are the sum over
+ * the open files plus what closed files counted, taken under a lock by
+ * whoever asks for them (rarely), so counts stay exact with any number of
+ * threads.  The file is advised POSIX_FADV_RANDOM so the kernel does not read
  * ahead: a cold 4 KiB read costs one 4 KiB page, not the device's readahead
  * window (8 MiB on the reference machine).
  *
@@ -149,7 +153,8 @@ void tern_rfile_will_need(const tern_rfile *f, uint64_t off);
  * not (verify). */
 int tern_rfile_check_pages(tern_rfile *f);
 
-/* This file's counters, and the process-wide totals of all files. */
+/* This file's counters, and the process-wide totals of all files (closed
+ * ones included).  Resetting a file's counters leaves the totals alone. */
 void tern_rfile_stats(const tern_rfile *f, tern_io_stats *out);
 void tern_rfile_reset_stats(tern_rfile *f);
 void tern_io_global_stats(tern_io_stats *out);
