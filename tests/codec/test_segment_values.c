@@ -46,6 +46,20 @@ static void build(tu_rng *r, const char *dir, fx_seg *x) {
   assert_int_equal(fx_write(x, dir, "s"), TERN_OK);
 }
 
+/* A scratch directory holding segment "s" of a fixture built from salt. */
+static char *setup(uint64_t salt, tu_rng *r, fx_seg *x) {
+  tu_rng_init(r, salt);
+  char *dir = tu_tmpdir("seg-val");
+  build(r, dir, x);
+  return dir;
+}
+
+static void teardown(char *dir, fx_seg *x) {
+  fx_free(x);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 /* Looks up term k with a fresh cursor and checks its doc, its value and
  * what it read; 1 when its value lies across a page boundary of .val. */
 static int check_key(tern_seg *s, const fx_term *t, tern_seg_cursor *c, int warm_mapped) {
@@ -99,15 +113,11 @@ static void check_all(const char *dir, const fx_seg *x, tu_rng *r, tern_io_mode 
 static void test_sizes_and_reads(void **state) {
   (void)state;
   tu_rng r;
-  tu_rng_init(&r, 0x7a15);
-  char *dir = tu_tmpdir("seg-val");
   fx_seg x;
-  build(&r, dir, &x);
+  char *dir = setup(0x7a15, &r, &x);
   check_all(dir, &x, &r, TERN_IO_MMAP);
   check_all(dir, &x, &r, TERN_IO_PREAD);
-  fx_free(&x);
-  tu_rmtree(dir);
-  free(dir);
+  teardown(dir, &x);
 }
 
 /* ------------------------------------------------------------ threads */
@@ -144,10 +154,8 @@ static void test_counts_with_threads(void **state) {
   (void)state;
   uint64_t seed = 0x7a16;
   tu_rng r;
-  tu_rng_init(&r, seed);
-  char *dir = tu_tmpdir("seg-val");
   fx_seg x;
-  build(&r, dir, &x);
+  char *dir = setup(seed, &r, &x);
   for (int mode = 0; mode < 2; mode++) {
     tern_seg *s;
     assert_int_equal(tern_seg_open(&s, dir, "s", mode ? TERN_IO_PREAD : TERN_IO_MMAP), TERN_OK);
@@ -170,9 +178,7 @@ static void test_counts_with_threads(void **state) {
     assert_int_equal(io.values.reads, external);
     tern_seg_close(s);
   }
-  fx_free(&x);
-  tu_rmtree(dir);
-  free(dir);
+  teardown(dir, &x);
 }
 
 /* ------------------------------------------------------------ damage */
@@ -234,14 +240,10 @@ static void check_damaged_page(const char *dir, const fx_seg *x, tu_rng *r, tern
 static void test_damaged_pages(void **state) {
   (void)state;
   tu_rng r;
-  tu_rng_init(&r, 0x7a17);
-  char *dir = tu_tmpdir("seg-val");
   fx_seg x;
-  build(&r, dir, &x);
+  char *dir = setup(0x7a17, &r, &x);
   for (int k = 0; k < 6; k++) check_damaged_page(dir, &x, &r, k % 2 ? TERN_IO_PREAD : TERN_IO_MMAP);
-  fx_free(&x);
-  tu_rmtree(dir);
-  free(dir);
+  teardown(dir, &x);
 }
 
 int main(void) {
