@@ -93,7 +93,7 @@ typedef struct io_stripe {
 static _Thread_local unsigned my_stripe __attribute__((tls_model("initial-exec")));
 static _Atomic unsigned next_stripe;
 
-static io_stripe *stripe_of(io_stripe *s) {
+static inline io_stripe *stripe_of(io_stripe *s) {
   unsigned i = my_stripe;
   if (TERN_UNLIKELY(i == 0)) {
     i = 1 + atomic_fetch_add_explicit(&next_stripe, 1, memory_order_relaxed) % IO_STRIPES;
@@ -286,7 +286,7 @@ static int check_page(tern_rfile *f, uint64_t p, const uint8_t *bytes) {
 }
 
 /* Pages [first, last] of a read; 0 when nothing is to be checked. */
-static int read_pages(const tern_rfile *f, uint64_t off, size_t len, uint64_t *first,
+static inline int read_pages(const tern_rfile *f, uint64_t off, size_t len, uint64_t *first,
                       uint64_t *last) {
   if (!f->checked || len == 0 || !atomic_load_explicit(&read_checks, memory_order_relaxed))
     return 0;
@@ -333,7 +333,7 @@ void tern_rfile_will_need(const tern_rfile *f, uint64_t off) {
 const char *tern_rfile_path(const tern_rfile *f) { return f->path; }
 tern_io_mode tern_rfile_mode(const tern_rfile *f) { return f->mode; }
 
-static void count_read(tern_rfile *f, size_t len) {
+static inline void count_read(tern_rfile *f, size_t len) {
   io_stripe *s = stripe_of(f->count);
   atomic_fetch_add_explicit(&s->reads, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->bytes, len, memory_order_relaxed);
