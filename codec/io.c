@@ -287,7 +287,7 @@ static int check_page(tern_rfile *f, uint64_t p, const uint8_t *bytes) {
 
 /* Pages [first, last] of a read; 0 when nothing is to be checked. */
 static inline int read_pages(const tern_rfile *f, uint64_t off, size_t len, uint64_t *first,
-                      uint64_t *last) {
+                             uint64_t *last) {
   if (!f->checked || len == 0 || !atomic_load_explicit(&read_checks, memory_order_relaxed))
     return 0;
   *first = off / TERN_IO_PAGE;

@@ -8,7 +8,8 @@
  * advised MADV_RANDOM, or with pread(2) into the caller's buffer; both
  * modes count one read per tern_rfile_read() (or tern_rfile_read_mapped)
  * call and the bytes it asked for.  A read pays two relaxed atomic adds,
- * on the file's own counters: the process-wide totals are the sum over
+ * on the file's own counters (the reading thread's stripe of them, each
+ * stripe on its own cache line): the process-wide totals are the sum over
  * the open files plus what closed files counted, taken under a lock by
  * whoever asks for them (rarely), so counts stay exact with any number of
  * threads.  The file is advised POSIX_FADV_RANDOM so the kernel does not read
