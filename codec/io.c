@@ -18,6 +18,7 @@
 #include "codec/status.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,12 +75,45 @@ uint32_t tern_io_page_sum(const uint8_t *page, size_t len, uint64_t seed, uint64
 
 uint64_t tern_io_npages(uint64_t size) { return (size + TERN_IO_PAGE - 1) / TERN_IO_PAGE; }
 
+/* A file's read counters, striped: each thread adds to its own stripe (by
+ * a number it takes once), each stripe on its own cache line, so threads
+ * reading one file do not pass a counter's line between them on every
+ * read, and the line the reads' fields sit in (fd, map, size, checks) is
+ * never written.  A count is the sum of the stripes: exact, as every add
+ * is atomic. */
+#define IO_STRIPES 8
+typedef struct io_stripe {
+  _Alignas(64) _Atomic uint64_t reads;
+  _Atomic uint64_t bytes;
+} io_stripe;
+
+/* This thread's stripe, taken round robin on its first read.  Initial-exec
+ * TLS: a read must not pay __tls_get_addr (4 bytes of the static TLS
+ * surplus, which glibc keeps for libraries loaded later). */
+static _Thread_local unsigned my_stripe __attribute__((tls_model("initial-exec")));
+static _Atomic unsigned next_stripe;
+
+static inline io_stripe *stripe_of(io_stripe *s) {
+  unsigned i = my_stripe;
+  if (TERN_UNLIKELY(i == 0)) {
+    i = 1 + atomic_fetch_add_explicit(&next_stripe, 1, memory_order_relaxed) % IO_STRIPES;
+    my_stripe = i;
+  }
+  return &s[i - 1];
+}
+
 struct tern_rfile {
   int fd;
   tern_io_mode mode;
   uint64_t size;
   uint8_t *map; /* mmap mode, NULL for an empty file */
-  _Atomic uint64_t reads, bytes;
+  io_stripe count[IO_STRIPES];
+  /* The process-wide totals (tern_io_global_stats) are not counted apart:
+   * they are the sum over open files of (reads - gbase_reads) plus what
+   * closed files counted, so a read pays the file's two atomic adds and no
+   * more.  Under stats_mu: */
+  uint64_t gbase_reads, gbase_bytes; /* counted before the last global reset */
+  struct tern_rfile *prev, *next;    /* the open files */
   /* page checksums: checked is NULL when there are none */
   const uint8_t *sums; /* npages u32 LE, owned by the caller; NULL: in the pages' trailers */
   uint64_t seed;
@@ -88,15 +122,60 @@ struct tern_rfile {
   char path[];
 };
 
-static _Atomic uint64_t global_reads, global_bytes;
+/* The open files and what closed ones counted since the last global
+ * reset (see the fields above).  Taken by open, close and the stats
+ * functions, never by a read. */
+static pthread_mutex_t stats_mu = PTHREAD_MUTEX_INITIALIZER;
+static tern_rfile *open_files;
+static uint64_t closed_reads, closed_bytes;
+
+/* A zeroed reader named `path`, aligned for its counter stripes. */
+static tern_rfile *rfile_alloc(const char *path) {
+  size_t plen = strlen(path) + 1, size = (sizeof(tern_rfile) + plen + 63) / 64 * 64;
+  tern_rfile *f = aligned_alloc(_Alignof(tern_rfile), size);
+  if (!f) return NULL;
+  memset(f, 0, size);
+  memcpy(f->path, path, plen);
+  return f;
+}
+
+/* The file's counts: the sums of its stripes. */
+static void file_counts(const tern_rfile *f, uint64_t *reads, uint64_t *bytes) {
+  uint64_t r = 0, b = 0;
+  for (int i = 0; i < IO_STRIPES; i++) {
+    r += atomic_load_explicit(&f->count[i].reads, memory_order_relaxed);
+    b += atomic_load_explicit(&f->count[i].bytes, memory_order_relaxed);
+  }
+  *reads = r;
+  *bytes = b;
+}
+
+static void stats_join(tern_rfile *f) {
+  pthread_mutex_lock(&stats_mu);
+  f->next = open_files;
+  if (open_files) open_files->prev = f;
+  open_files = f;
+  pthread_mutex_unlock(&stats_mu);
+}
+
+/* Takes f's counts out of the files list into the closed totals. */
+static void stats_leave(tern_rfile *f) {
+  pthread_mutex_lock(&stats_mu);
+  uint64_t r, b;
+  file_counts(f, &r, &b);
+  closed_reads += r - f->gbase_reads;
+  closed_bytes += b - f->gbase_bytes;
+  if (f->prev) f->prev->next = f->next;
+  else open_files = f->next;
+  if (f->next) f->next->prev = f->prev;
+  pthread_mutex_unlock(&stats_mu);
+}
 
 int tern_rfile_open(tern_rfile **out, const char *path, tern_io_mode mode) {
   *out = NULL;
   if (mode != TERN_IO_MMAP && mode != TERN_IO_PREAD) return tern_fail(TERN_EINVAL, "%s: bad io mode", path);
-  size_t plen = strlen(path) + 1;
-  tern_rfile *f = calloc(1, sizeof *f + plen);
+  tern_rfile *f = rfile_alloc(path);
   if (!f) return tern_fail(TERN_ENOMEM, "%s: out of memory", path);
-  memcpy(f->path, path, plen);
   f->mode = mode;
   /* O_NONBLOCK: a FIFO in a file's place must not hang the open. */
   f->fd = V()->open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
@@ -120,6 +199,7 @@ int tern_rfile_open(tern_rfile **out, const char *path, tern_io_mode mode) {
     (void)madvise(m, (size_t)f->size, MADV_RANDOM);
     f->map = m;
   }
+  stats_join(f);
   *out = f;
   return TERN_OK;
 fail:;
@@ -130,21 +210,21 @@ fail:;
 }
 
 int tern_rfile_open_memory(tern_rfile **out, const uint8_t *buf, size_t len, const char *name) {
-  size_t plen = strlen(name) + 1;
-  tern_rfile *f = calloc(1, sizeof *f + plen);
+  tern_rfile *f = rfile_alloc(name);
   if (!f) return tern_fail(TERN_ENOMEM, "%s: out of memory", name);
-  memcpy(f->path, name, plen);
   f->fd = -1;
   f->mode = TERN_IO_MMAP;
   f->size = len;
   f->map = (uint8_t *)(uintptr_t)buf; /* never written through */
   f->borrowed = 1;
+  stats_join(f);
   *out = f;
   return TERN_OK;
 }
 
 void tern_rfile_close(tern_rfile *f) {
   if (!f) return;
+  stats_leave(f);
   if (f->borrowed) {
     free(f->checked);
     free(f);
@@ -206,8 +286,8 @@ static int check_page(tern_rfile *f, uint64_t p, const uint8_t *bytes) {
 }
 
 /* Pages [first, last] of a read; 0 when nothing is to be checked. */
-static int read_pages(const tern_rfile *f, uint64_t off, size_t len, uint64_t *first,
-                      uint64_t *last) {
+static inline int read_pages(const tern_rfile *f, uint64_t off, size_t len, uint64_t *first,
+                             uint64_t *last) {
   if (!f->checked || len == 0 || !atomic_load_explicit(&read_checks, memory_order_relaxed))
     return 0;
   *first = off / TERN_IO_PAGE;
@@ -253,11 +333,10 @@ void tern_rfile_will_need(const tern_rfile *f, uint64_t off) {
 const char *tern_rfile_path(const tern_rfile *f) { return f->path; }
 tern_io_mode tern_rfile_mode(const tern_rfile *f) { return f->mode; }
 
-static void count_read(tern_rfile *f, size_t len) {
-  atomic_fetch_add_explicit(&f->reads, 1, memory_order_relaxed);
-  atomic_fetch_add_explicit(&f->bytes, len, memory_order_relaxed);
-  atomic_fetch_add_explicit(&global_reads, 1, memory_order_relaxed);
-  atomic_fetch_add_explicit(&global_bytes, len, memory_order_relaxed);
+static inline void count_read(tern_rfile *f, size_t len) {
+  io_stripe *s = stripe_of(f->count);
+  atomic_fetch_add_explicit(&s->reads, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&s->bytes, len, memory_order_relaxed);
 }
 
 static int pread_all(tern_rfile *f, uint8_t *dst, size_t len, uint64_t off) {
@@ -295,10 +374,22 @@ static int pread_checked(tern_rfile *f, uint64_t off, size_t len, uint8_t *dst, 
   return rc;
 }
 
+static int past_end(const tern_rfile *f, uint64_t off, size_t len) {
+  return tern_fail(TERN_ECORRUPT, "%s: read of %zu bytes at %llu past the end (%llu bytes): truncated?",
+                   f->path, len, (unsigned long long)off, (unsigned long long)f->size);
+}
+
+int tern_rfile_read_mapped(tern_rfile *f, uint64_t off, size_t len, const uint8_t **out) {
+  if (off > f->size || len > f->size - off) return past_end(f, off, len);
+  uint64_t first, last;
+  if (!f->map || read_pages(f, off, len, &first, &last)) return 1;
+  count_read(f, len);
+  *out = f->map + off;
+  return TERN_OK;
+}
+
 int tern_rfile_read(tern_rfile *f, uint64_t off, size_t len, void *scratch, const uint8_t **out) {
-  if (off > f->size || len > f->size - off)
-    return tern_fail(TERN_ECORRUPT, "%s: read of %zu bytes at %llu past the end (%llu bytes): truncated?",
-                     f->path, len, (unsigned long long)off, (unsigned long long)f->size);
+  if (off > f->size || len > f->size - off) return past_end(f, off, len);
   count_read(f, len);
   uint64_t first, last;
   int check = read_pages(f, off, len, &first, &last);
@@ -347,23 +438,44 @@ int tern_rfile_check_pages(tern_rfile *f) {
 }
 
 void tern_rfile_stats(const tern_rfile *f, tern_io_stats *out) {
-  out->reads = atomic_load_explicit(&f->reads, memory_order_relaxed);
-  out->bytes = atomic_load_explicit(&f->bytes, memory_order_relaxed);
+  file_counts(f, &out->reads, &out->bytes);
 }
 
+/* The file's counts since the last global reset move to the closed totals
+ * as its counters restart from 0; a read counted meanwhile lands on the new
+ * count (the exchange), so neither total loses or doubles it. */
 void tern_rfile_reset_stats(tern_rfile *f) {
-  atomic_store_explicit(&f->reads, 0, memory_order_relaxed);
-  atomic_store_explicit(&f->bytes, 0, memory_order_relaxed);
+  pthread_mutex_lock(&stats_mu);
+  uint64_t r = 0, b = 0;
+  for (int i = 0; i < IO_STRIPES; i++) {
+    r += atomic_exchange_explicit(&f->count[i].reads, 0, memory_order_relaxed);
+    b += atomic_exchange_explicit(&f->count[i].bytes, 0, memory_order_relaxed);
+  }
+  closed_reads += r - f->gbase_reads;
+  closed_bytes += b - f->gbase_bytes;
+  f->gbase_reads = f->gbase_bytes = 0;
+  pthread_mutex_unlock(&stats_mu);
 }
 
 void tern_io_global_stats(tern_io_stats *out) {
-  out->reads = atomic_load_explicit(&global_reads, memory_order_relaxed);
-  out->bytes = atomic_load_explicit(&global_bytes, memory_order_relaxed);
+  pthread_mutex_lock(&stats_mu);
+  uint64_t r = closed_reads, b = closed_bytes;
+  for (const tern_rfile *f = open_files; f; f = f->next) {
+    uint64_t fr, fb;
+    file_counts(f, &fr, &fb);
+    r += fr - f->gbase_reads;
+    b += fb - f->gbase_bytes;
+  }
+  pthread_mutex_unlock(&stats_mu);
+  out->reads = r;
+  out->bytes = b;
 }
 
 void tern_io_reset_global_stats(void) {
-  atomic_store_explicit(&global_reads, 0, memory_order_relaxed);
-  atomic_store_explicit(&global_bytes, 0, memory_order_relaxed);
+  pthread_mutex_lock(&stats_mu);
+  closed_reads = closed_bytes = 0;
+  for (tern_rfile *f = open_files; f; f = f->next) file_counts(f, &f->gbase_reads, &f->gbase_bytes);
+  pthread_mutex_unlock(&stats_mu);
 }
 
 int tern_rfile_evict(tern_rfile *f) {

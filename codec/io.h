@@ -6,8 +6,13 @@
  *
  * Readers (tern_rfile) serve reads either from a private read-only mapping
  * advised MADV_RANDOM, or with pread(2) into the caller's buffer; both
- * modes count one read per tern_rfile_read() call and the bytes it asked
- * for.  The file is advised POSIX_FADV_RANDOM so the kernel does not read
+ * modes count one read per tern_rfile_read() (or tern_rfile_read_mapped)
+ * call and the bytes it asked for.  A read pays two relaxed atomic adds,
+ * on the file's own counters (the reading thread's stripe of them, each
+ * stripe on its own cache line): the process-wide totals are the sum over
+ * the open files plus what closed files counted, taken under a lock by
+ * whoever asks for them (rarely), so counts stay exact with any number of
+ * threads.  The file is advised POSIX_FADV_RANDOM so the kernel does not read
  * ahead: a cold 4 KiB read costs one 4 KiB page, not the device's readahead
  * window (8 MiB on the reference machine).
  *
@@ -115,6 +120,12 @@ tern_io_mode tern_rfile_mode(const tern_rfile *f);
  * TERN_ECORRUPT (the file was truncated); a short pread is too.  Counts
  * one read. */
 int tern_rfile_read(tern_rfile *f, uint64_t off, size_t len, void *scratch, const uint8_t **out);
+/* The same read when it needs no scratch buffer — a mapped file whose
+ * pages in the range are all checked (or carry no checksums): *out points
+ * into the mapping, one read counted, TERN_OK.  Else 1, nothing read or
+ * counted: the caller then calls tern_rfile_read with a buffer.  For
+ * callers that would allocate the buffer only for a first touch. */
+int tern_rfile_read_mapped(tern_rfile *f, uint64_t off, size_t len, const uint8_t **out);
 
 /* From now on every read checks the pages it touches that this process has
  * not checked yet against `sums`: tern_io_npages(size) u32 LE checksums
@@ -143,7 +154,8 @@ void tern_rfile_will_need(const tern_rfile *f, uint64_t off);
  * not (verify). */
 int tern_rfile_check_pages(tern_rfile *f);
 
-/* This file's counters, and the process-wide totals of all files. */
+/* This file's counters, and the process-wide totals of all files (closed
+ * ones included).  Resetting a file's counters leaves the totals alone. */
 void tern_rfile_stats(const tern_rfile *f, tern_io_stats *out);
 void tern_rfile_reset_stats(tern_rfile *f);
 void tern_io_global_stats(tern_io_stats *out);

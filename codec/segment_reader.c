@@ -263,6 +263,18 @@ int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e
   return TERN_OK;
 }
 
+/* tern_seg_value's read into the cursor's value buffer. */
+static int read_value_copy(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
+                           const uint8_t **p) {
+  if (c->value_cap < e->value_len) {
+    uint8_t *v = realloc(c->value, e->value_len);
+    if (!v) return tern_fail(TERN_ENOMEM, "value of %u bytes: out of memory", e->value_len);
+    c->value = v;
+    c->value_cap = e->value_len;
+  }
+  return tern_rfile_read(s->val, e->value_off, e->value_len, c->value, p);
+}
+
 int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
                    tern_slice *value) {
   if (e->value_inline) {
@@ -275,16 +287,13 @@ int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor 
       e->value_len > size - TERN_FRAME_FOOTER_SIZE - e->value_off)
     return tern_fail(TERN_ECORRUPT, "%s: value of %u bytes at %llu outside the file",
                      tern_rfile_path(s->val), e->value_len, (unsigned long long)e->value_off);
-  /* A buffer in both modes: a mapped file reads a page's first touch into
-   * it (io.h), so a value costs one read, whatever pages it spans. */
-  if (c->value_cap < e->value_len) {
-    uint8_t *p = realloc(c->value, e->value_len);
-    if (!p) return tern_fail(TERN_ENOMEM, "value of %u bytes: out of memory", e->value_len);
-    c->value = p;
-    c->value_cap = e->value_len;
-  }
+  /* Warm, in the mapping: one counted read, no buffer.  A buffer is for
+   * pread mode and for a mapped page's first touch, read into it (io.h);
+   * either way a value costs one read, whatever pages it spans. */
   const uint8_t *p;
-  TERN_TRY(tern_rfile_read(s->val, e->value_off, e->value_len, c->value, &p));
+  int rc = tern_rfile_read_mapped(s->val, e->value_off, e->value_len, &p);
+  if (rc == 1) rc = read_value_copy(s, e, c, &p);
+  if (rc != TERN_OK) return rc;
   value->data = p;
   value->len = e->value_len;
   return TERN_OK;

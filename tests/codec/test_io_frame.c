@@ -6,6 +6,7 @@
 #include "codec/status.h"
 #include "tests/common/testutil.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +243,167 @@ static void test_first_touch_by_pread(void **state) {
   free(dir);
 }
 
+/* tern_rfile_read_mapped: served from the mapping, counted, only when
+ * every page of the range is checked (or the file has no checksums); else
+ * 1 with nothing counted, and the caller's tern_rfile_read then reads
+ * (the first touch by pread); in pread mode always 1. */
+static void test_read_mapped(void **state) {
+  (void)state;
+  char *dir = tu_tmpdir("io");
+  tu_rng r;
+  tu_rng_init(&r, 11);
+  enum { PAGES = 4 };
+  size_t n = PAGES * 4096 - 100;
+  uint8_t *bytes = malloc(n), *sums = malloc(4 * PAGES);
+  tu_fill(&r, bytes, n);
+  for (size_t p = 0; p < PAGES; p++)
+    tern_store32(sums + 4 * p,
+                 tern_io_page_sum(bytes + 4096 * p, p + 1 < PAGES ? 4096 : n - p * 4096, 3, p));
+  char *path = tu_path(dir, "mapped.bin");
+  tu_write_file(path, bytes, n);
+  tern_rfile *f;
+  tern_io_stats st;
+  uint8_t scratch[8192];
+  const uint8_t *p;
+  assert_int_equal(tern_rfile_open(&f, path, TERN_IO_MMAP), TERN_OK);
+  const uint8_t *map = tern_rfile_map(f);
+  /* no checksums: always mapped */
+  assert_int_equal(tern_rfile_read_mapped(f, 4000, 200, &p), TERN_OK);
+  assert_true(p == map + 4000);
+  assert_int_equal(tern_rfile_set_page_sums(f, sums, 3), TERN_OK);
+  tern_rfile_reset_stats(f);
+  /* pages 1 and 2 not checked: 1, nothing counted */
+  assert_int_equal(tern_rfile_read_mapped(f, 2 * 4096 - 50, 100, &p), 1);
+  tern_rfile_stats(f, &st);
+  assert_int_equal(st.reads, 0);
+  assert_int_equal(tern_rfile_read(f, 2 * 4096 - 50, 100, scratch, &p), TERN_OK);
+  assert_memory_equal(p, bytes + 2 * 4096 - 50, 100);
+  assert_int_equal(tern_rfile_read_mapped(f, 2 * 4096 - 50, 100, &p), TERN_OK);
+  assert_true(p == map + 2 * 4096 - 50);
+  /* page 2 checked, page 3 not */
+  assert_int_equal(tern_rfile_read_mapped(f, 3 * 4096 - 10, 20, &p), 1);
+  tern_rfile_stats(f, &st);
+  assert_int_equal(st.reads, 2);
+  assert_int_equal(st.bytes, 200);
+  /* past the end: corruption, not counted */
+  assert_int_equal(tern_rfile_read_mapped(f, n - 10, 11, &p), TERN_ECORRUPT);
+  assert_non_null(strstr(tern_errmsg(), "mapped.bin"));
+  tern_rfile_stats(f, &st);
+  assert_int_equal(st.reads, 2);
+  tern_rfile_close(f);
+  assert_int_equal(tern_rfile_open(&f, path, TERN_IO_PREAD), TERN_OK);
+  assert_int_equal(tern_rfile_read(f, 0, 4096, scratch, &p), TERN_OK);
+  assert_int_equal(tern_rfile_read_mapped(f, 0, 100, &p), 1);
+  tern_rfile_stats(f, &st);
+  assert_int_equal(st.reads, 1);
+  tern_rfile_close(f);
+  free(bytes);
+  free(sums);
+  free(path);
+  free(dir);
+}
+
+/* Counted reads stay exact with threads: several threads read one shared
+ * file and files of their own, opening and closing them, while another
+ * asks for the totals; afterwards every file's count and the process
+ * totals are exactly the reads made.  Closed files stay in the totals;
+ * resetting one file's counters or the totals changes only what it says. */
+enum { CT_THREADS = 4, CT_READS = 20000, CT_OWN = 5 };
+
+typedef struct count_arg {
+  tern_rfile *shared;
+  const char *path;
+  uint64_t seed, bytes; /* bytes: what this thread asked for */
+} count_arg;
+
+static void *count_main(void *p) {
+  count_arg *a = p;
+  tu_rng r;
+  tu_rng_init(&r, a->seed);
+  uint8_t scratch[512];
+  const uint8_t *out;
+  for (int k = 0; k < CT_OWN; k++) {
+    tern_rfile *own;
+    if (tern_rfile_open(&own, a->path, k % 2 ? TERN_IO_PREAD : TERN_IO_MMAP) != TERN_OK) return p;
+    for (int i = 0; i < CT_READS / CT_OWN; i++) {
+      size_t len = 1 + tu_below(&r, sizeof scratch), off = tu_below(&r, 4096);
+      tern_rfile *f = i % 2 ? own : a->shared;
+      int rc = i % 4 == 1 ? tern_rfile_read_mapped(f, off, len, &out) : 1;
+      if (rc == 1) rc = tern_rfile_read(f, off, len, scratch, &out);
+      if (rc != TERN_OK) return p;
+      a->bytes += len;
+    }
+    tern_rfile_close(own);
+  }
+  return NULL;
+}
+
+static void test_counts_with_threads(void **state) {
+  (void)state;
+  char *dir = tu_tmpdir("io");
+  tu_rng r;
+  tu_rng_init(&r, 13);
+  uint8_t bytes[8192];
+  tu_fill(&r, bytes, sizeof bytes);
+  char *path = tu_path(dir, "shared.bin");
+  tu_write_file(path, bytes, sizeof bytes);
+  tern_rfile *shared, *idle;
+  assert_int_equal(tern_rfile_open(&shared, path, TERN_IO_MMAP), TERN_OK);
+  assert_int_equal(tern_rfile_open(&idle, path, TERN_IO_PREAD), TERN_OK);
+  uint8_t scratch[100];
+  const uint8_t *out;
+  assert_int_equal(tern_rfile_read(idle, 0, 100, scratch, &out), TERN_OK);
+  tern_io_reset_global_stats(); /* idle's read is before the reset */
+  tern_io_stats g, st;
+  tern_io_global_stats(&g);
+  assert_int_equal(g.reads, 0);
+  pthread_t t[CT_THREADS];
+  count_arg a[CT_THREADS];
+  for (int i = 0; i < CT_THREADS; i++) {
+    a[i] = (count_arg){shared, path, 100 + (uint64_t)i, 0};
+    assert_int_equal(pthread_create(&t[i], NULL, count_main, &a[i]), 0);
+  }
+  uint64_t last = 0;
+  for (int k = 0; k < 200; k++) { /* the totals only grow meanwhile */
+    tern_io_global_stats(&g);
+    assert_true(g.reads >= last);
+    last = g.reads;
+  }
+  uint64_t want_bytes = 0;
+  for (int i = 0; i < CT_THREADS; i++) {
+    void *rc;
+    assert_int_equal(pthread_join(t[i], &rc), 0);
+    assert_null(rc);
+    want_bytes += a[i].bytes;
+  }
+  tern_io_global_stats(&g);
+  assert_int_equal(g.reads, (uint64_t)CT_THREADS * CT_READS);
+  assert_int_equal(g.bytes, want_bytes);
+  tern_rfile_stats(shared, &st);
+  assert_int_equal(st.reads, (uint64_t)CT_THREADS * CT_READS / 2);
+  tern_rfile_stats(idle, &st);
+  assert_int_equal(st.reads, 1);
+  /* a file's reset leaves the totals alone; so does closing it */
+  tern_rfile_reset_stats(shared);
+  tern_rfile_stats(shared, &st);
+  assert_int_equal(st.reads, 0);
+  assert_int_equal(tern_rfile_read(shared, 10, 10, scratch, &out), TERN_OK);
+  tern_rfile_close(idle);
+  tern_io_global_stats(&g);
+  assert_int_equal(g.reads, (uint64_t)CT_THREADS * CT_READS + 1);
+  assert_int_equal(g.bytes, want_bytes + 10);
+  tern_io_reset_global_stats();
+  tern_io_global_stats(&g);
+  assert_int_equal(g.reads, 0);
+  tern_rfile_stats(shared, &st);
+  assert_int_equal(st.reads, 1);
+  tern_rfile_close(shared);
+  tern_io_global_stats(&g);
+  assert_int_equal(g.reads, 0);
+  free(path);
+  free(dir);
+}
+
 /* Pages that carry their own checksum in their last 4 bytes. */
 enum { TRAIL_PAGES = 5, TRAIL_SHORT = 100, TRAIL_SEED = 5 };
 
@@ -360,6 +522,8 @@ static void test_page_trailers(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_first_touch_by_pread),
+      cmocka_unit_test(test_read_mapped),
+      cmocka_unit_test(test_counts_with_threads),
       cmocka_unit_test(test_page_trailers),
       cmocka_unit_test(test_reads_are_counted_in_both_modes),
       cmocka_unit_test(test_open_missing_reports_errno),

@@ -39,6 +39,9 @@ typedef struct pk_opts {
   uint64_t docs;
   bench_key_spec spec;
   uint64_t values; /* value bytes */
+  uint64_t inline_max; /* tern's inline value limit, when inline_set */
+  uint64_t map_size;   /* tern's catalog map, 0: the default */
+  int inline_set;
   uint64_t *lookups;
   size_t nlookups;
   uint64_t runs, segments, warm, seed;
@@ -55,6 +58,9 @@ void tern_bench_pk_usage(FILE *out) {
                "                        timeprefixed | decimal | paths | packages | emails |\n"
                "                        varlen | file:PATH (one key a line) (random)\n"
                "  --values BYTES        value size, >= 4 (4)\n"
+               "  --inline BYTES        tern's inline value limit (the library's default)\n"
+               "  --map-size BYTES      tern's catalog map size (the default; smaller under\n"
+               "                        valgrind, which cannot map 64 GiB)\n"
                "  --lookups LIST        cold lookup counts (100,1000,10000,100000,1000000)\n"
                "  --runs R              repetitions of every measurement (3)\n"
                "  --segments S          tern: S bulk commits of docs/S each (1)\n"
@@ -82,6 +88,7 @@ static int pk_parse(pk_opts *o, int argc, char **argv) {
       {"drop-caches", no_argument, 0, 'D'},    {"seed", required_argument, 0, 'S'},
       {"keep", no_argument, 0, 'K'},           {"help", no_argument, 0, 'h'},
       {"stores", required_argument, 0, 'x'},   {"values", required_argument, 0, 'V'},
+      {"inline", required_argument, 0, 'I'},   {"map-size", required_argument, 0, 'M'},
       {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
   o->docs = 10000000;
@@ -106,6 +113,11 @@ static int pk_parse(pk_opts *o, int argc, char **argv) {
       break;
     case 'k': bad = bench_key_spec_parse(optarg, &o->spec); break;
     case 'V': bad = bench_parse_u64(optarg, &o->values) || o->values < 4 || o->values > (1u << 20); break;
+    case 'I':
+      bad = bench_parse_u64(optarg, &o->inline_max) || o->inline_max > TERN_INLINE_MAX;
+      o->inline_set = 1;
+      break;
+    case 'M': bad = bench_parse_u64(optarg, &o->map_size) || o->map_size < (1u << 20); break;
     case 'l': lookups = optarg; break;
     case 'r': bad = bench_parse_u64(optarg, &o->runs) || o->runs == 0 || o->runs > 1000; break;
     case 's': bad = bench_parse_u64(optarg, &o->segments) || o->segments == 0; break;
@@ -223,10 +235,13 @@ static int store_get(pk_store *s, const uint8_t *key, size_t len, uint32_t *doc)
 
 /* ------------------------------------------------------------ building */
 
-static int build_tern(pk_store *s, const bench_keys *k, uint64_t segments) {
+static int build_tern(pk_store *s, const bench_keys *k, const pk_opts *o) {
+  uint64_t segments = o->segments;
   tern_options opts;
   tern_options_init(&opts);
   opts.pulsing_threshold = s->threshold;
+  if (o->inline_set) opts.inline_value_max = (uint32_t)o->inline_max;
+  if (o->map_size) opts.map_size = o->map_size;
   double t0 = bench_now();
   tern_index *idx = NULL;
   int rc = tern_open(&idx, s->dir, TERN_CREATE, &opts);
@@ -329,7 +344,39 @@ typedef struct pk_batch {
   const uint32_t *idx;
   size_t n;
   int present;
+  /* The keys in lookup order, back to back (batch_stream): a lookup reads
+   * its key from the next bytes, as a caller holding it would, not from a
+   * random place of the key set (two cache misses that both stores paid
+   * and that diluted their ratio). */
+  uint8_t *kbuf;
+  size_t *koff; /* n + 1 */
 } pk_batch;
+
+/* Fills b->kbuf and b->koff from b->keys and b->idx; 0 or -1. */
+static int batch_stream(pk_batch *b) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < b->n; i++)
+    bytes += bench_key_len(b->keys, b->idx[i]);
+  b->kbuf = malloc(bytes ? bytes : 1);
+  b->koff = malloc((b->n + 1) * sizeof *b->koff);
+  if (!b->kbuf || !b->koff) return -1;
+  size_t at = 0;
+  for (size_t i = 0; i < b->n; i++) {
+    size_t len = bench_key_len(b->keys, b->idx[i]);
+    memcpy(b->kbuf + at, bench_key_at(b->keys, b->idx[i]), len);
+    b->koff[i] = at;
+    at += len;
+  }
+  b->koff[b->n] = at;
+  return 0;
+}
+
+static void batch_stream_free(pk_batch *b) {
+  free(b->kbuf);
+  free(b->koff);
+  b->kbuf = NULL;
+  b->koff = NULL;
+}
 
 static int g_first_error_logged;
 
@@ -341,7 +388,7 @@ static void run_batch(pk_store *s, const pk_batch *b, pk_row *row, const char *l
   double t0 = bench_now();
   for (size_t i = 0; i < b->n; i++) {
     uint32_t want = b->idx[i], doc = 0;
-    int rc = store_get(s, bench_key_at(b->keys, want), bench_key_len(b->keys, want), &doc);
+    int rc = store_get(s, b->kbuf + b->koff[i], b->koff[i + 1] - b->koff[i], &doc);
     int ok = b->present ? rc == 0 && doc == want : rc == 1;
     if (!ok) {
       errors++;
@@ -608,15 +655,38 @@ static void md_cold(FILE *f, const pk_rows *r, const pk_rows *base, const char *
   fprintf(f, "\n");
 }
 
+/* The ratios `base` time / `store` time of each run of a phase (the two
+ * measured back to back, warm_phase), summarized. */
+static bench_summary paired_ratio(const pk_rows *r, size_t store, size_t base, int phase,
+                                  uint64_t n) {
+  double *v = calloc(r->n + 1, sizeof(double));
+  size_t k = 0;
+  for (size_t i = 0; v && i < r->n; i++) {
+    const pk_row *w = &r->v[i];
+    if (w->store != store || w->phase != phase || w->n != n || w->total_ms <= 0) continue;
+    for (size_t j = 0; j < r->n; j++) {
+      const pk_row *x = &r->v[j];
+      if (x->store == base && x->phase == phase && x->n == n && x->run == w->run)
+        v[k++] = x->total_ms / w->total_ms;
+    }
+  }
+  bench_summary s = bench_summarize(v, k);
+  free(v);
+  return s;
+}
+
 static void md_warm(FILE *f, const pk_rows *r, pk_store *stores, size_t ns, const pk_opts *o) {
   size_t l = find_store(stores, ns, "lmdb-nordahead");
   fprintf(f, "## Warm: every file in the page cache\n\n");
   fprintf(f,
           "%llu present and %llu absent lookups per run; ns per lookup, median of %llu runs "
-          "(min–max); speedup = LMDB-NORDAHEAD ns / store ns.\n\n",
+          "(min–max); speedup = LMDB-NORDAHEAD ns / store ns of the medians; paired: the "
+          "median (min–max) of each run's ratio, the stores measured back to back in each "
+          "run (LMDB with read-ahead, which reads the other LMDB store's file, in a second "
+          "pass).\n\n",
           (unsigned long long)o->warm, (unsigned long long)o->warm, (unsigned long long)o->runs);
-  fprintf(f, "| store | present ns | speedup | absent ns | speedup | errors |\n");
-  fprintf(f, "|---|---:|---:|---:|---:|---:|\n");
+  fprintf(f, "| store | present ns | speedup | paired | absent ns | speedup | paired | errors |\n");
+  fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|\n");
   pk_stat bp = stat_of(r, l, PHASE_WARM_PRESENT, o->warm);
   pk_stat ba = stat_of(r, l, PHASE_WARM_ABSENT, o->warm);
   for (size_t s = 0; s < ns; s++) {
@@ -625,12 +695,16 @@ static void md_warm(FILE *f, const pk_rows *r, pk_store *stores, size_t ns, cons
     bench_summary pn = p.us, an = a.us;
     pn.median *= 1e3, pn.min *= 1e3, pn.max *= 1e3;
     an.median *= 1e3, an.min *= 1e3, an.max *= 1e3;
-    char pb[128], ab[128], r1[32], r2[32];
+    char pb[128], ab[128], r1[32], r2[32], q1[128] = "–", q2[128] = "–";
     fmt_range(pb, sizeof pb, &pn, "%.0f");
     fmt_range(ab, sizeof ab, &an, "%.0f");
-    fprintf(f, "| %s | %s | %s | %s | %s | %llu |\n", stores[s].name, pb,
-            fmt_ratio(r1, sizeof r1, bp.us.median, p.us.median), ab,
-            fmt_ratio(r2, sizeof r2, ba.us.median, a.us.median),
+    bench_summary pp = paired_ratio(r, s, l, PHASE_WARM_PRESENT, o->warm);
+    bench_summary pa = paired_ratio(r, s, l, PHASE_WARM_ABSENT, o->warm);
+    if (l < ns && pp.n) fmt_range(q1, sizeof q1, &pp, "%.2f×");
+    if (l < ns && pa.n) fmt_range(q2, sizeof q2, &pa, "%.2f×");
+    fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %llu |\n", stores[s].name, pb,
+            fmt_ratio(r1, sizeof r1, bp.us.median, p.us.median), q1, ab,
+            fmt_ratio(r2, sizeof r2, ba.us.median, a.us.median), q2,
             (unsigned long long)(p.errors + a.errors));
   }
   fprintf(f, "\n");
@@ -695,9 +769,16 @@ static int write_results_md(const char *path, const pk_rows *r, const pk_rows *b
           "- eviction before every cold measurement: %s, then a fresh open "
           "(tern_open TERN_RDONLY + snapshot; mdb_env_open MDB_RDONLY)\n",
           bench_evict_method_text(o->evict));
-  fprintf(f, "- values: 4-byte little-endian doc id (input position); every answer verified\n");
-  fprintf(f, "- tern %s (pulsing threshold 1 and 0, other options default), %s\n\n", tern_version(),
-          MDB_VERSION_STRING);
+  fprintf(f,
+          "- values: %llu bytes, the doc id (input position, 4 bytes LE) then filler; every "
+          "answer verified\n",
+          (unsigned long long)o->values);
+  char inl[64] = "default";
+  if (o->inline_set) snprintf(inl, sizeof inl, "%llu", (unsigned long long)o->inline_max);
+  fprintf(f,
+          "- tern %s (pulsing threshold 1 and 0, inline value limit %s, other options default), "
+          "%s\n\n",
+          tern_version(), inl, MDB_VERSION_STRING);
   md_build(f, stores, ns, o);
   md_cold(f, r, base, raw, stores, ns, o, PHASE_COLD_PRESENT);
   md_cold(f, r, NULL, NULL, stores, ns, o, PHASE_COLD_ABSENT);
@@ -806,10 +887,13 @@ static int cold_phase(pk_store *stores, size_t ns, const bench_keys *present,
                 (unsigned long long)n);
       for (size_t s = 0; rc == 0 && s < ns; s++) {
         for (int phase = PHASE_COLD_PRESENT; rc == 0 && phase <= PHASE_COLD_ABSENT; phase++) {
-          pk_batch b = {phase == PHASE_COLD_PRESENT ? present : absent,
-                        phase == PHASE_COLD_PRESENT ? pidx : aidx, n, phase == PHASE_COLD_PRESENT};
+          pk_batch b = {.keys = phase == PHASE_COLD_PRESENT ? present : absent,
+                        .idx = phase == PHASE_COLD_PRESENT ? pidx : aidx,
+                        .n = n,
+                        .present = phase == PHASE_COLD_PRESENT};
           pk_row *row = rows_add(rows);
-          if (!row) {
+          if (!row || batch_stream(&b) != 0) {
+            batch_stream_free(&b);
             rc = -1;
             break;
           }
@@ -820,6 +904,7 @@ static int cold_phase(pk_store *stores, size_t ns, const bench_keys *present,
           snprintf(label, sizeof label, "%s %s N=%llu", stores[s].name, k_phase_names[phase],
                    (unsigned long long)n);
           rc = cold_batch(&stores[s], &b, o->evict, row, label);
+          batch_stream_free(&b);
           if (rc == 0 && row->resident > 0)
             bench_log("  note: %s: %llu pages still resident after eviction", stores[s].name,
                       (unsigned long long)row->resident);
@@ -833,13 +918,23 @@ static int cold_phase(pk_store *stores, size_t ns, const bench_keys *present,
   return rc;
 }
 
-static int warm_phase(pk_store *stores, size_t ns, const bench_keys *present,
-                      const bench_keys *absent, const pk_opts *o, pk_rows *rows) {
+/* The stores in `pick` open at once, each warmed by an untimed pass; then
+ * run by run, each store in turn answers the same lookups, so that the
+ * ratios of one run compare stores measured within seconds of each other
+ * (the machine is shared: its speed drifts between runs). */
+static int warm_group(pk_store *stores, size_t ns, const unsigned char *pick,
+                      const bench_keys *present, const bench_keys *absent, const pk_opts *o,
+                      pk_rows *rows) {
   size_t n = o->warm;
-  if (n == 0) return 0;
   uint32_t *pidx = malloc(n * sizeof *pidx), *aidx = malloc(n * sizeof *aidx);
+  pk_batch b[2] = {{.keys = present, .idx = pidx, .n = n, .present = 1},
+                   {.keys = absent, .idx = aidx, .n = n, .present = 0}};
   int rc = pidx && aidx ? 0 : -1;
+  bench_rng rng;
+  bench_rng_init(&rng, o->seed ^ 0x5741524Dull);
+  if (rc == 0 && (bench_sample(&rng, present->n, n, pidx) || batch_stream(&b[0]) != 0)) rc = -1;
   for (size_t s = 0; rc == 0 && s < ns; s++) {
+    if (!pick[s]) continue;
     char msg[512];
     bench_log("warm: %s", stores[s].name);
     if (bench_warm_dir(stores[s].dir) != 0 || store_open(&stores[s], msg, sizeof msg) != 0) {
@@ -848,22 +943,21 @@ static int warm_phase(pk_store *stores, size_t ns, const bench_keys *present,
       break;
     }
     /* One untimed pass maps every page this process will touch. */
-    bench_rng rng;
-    bench_rng_init(&rng, o->seed ^ 0x5741524Dull);
-    if (bench_sample(&rng, present->n, n, pidx) || bench_sample(&rng, absent->n, n, aidx)) rc = -1;
-    pk_batch warmup = {present, pidx, n, 1};
     pk_row scratch;
     memset(&scratch, 0, sizeof scratch);
-    if (rc == 0) run_batch(&stores[s], &warmup, &scratch, "warm-up");
-    for (uint64_t run = 1; rc == 0 && run <= o->runs; run++) {
-      bench_rng_init(&rng, o->seed ^ bench_mix64(0x5741524Dull + run));
-      if (bench_sample(&rng, present->n, n, pidx) || bench_sample(&rng, absent->n, n, aidx)) {
-        rc = -1;
-        break;
-      }
-      for (int phase = PHASE_WARM_PRESENT; phase <= PHASE_WARM_ABSENT; phase++) {
-        pk_batch b = {phase == PHASE_WARM_PRESENT ? present : absent,
-                      phase == PHASE_WARM_PRESENT ? pidx : aidx, n, phase == PHASE_WARM_PRESENT};
+    run_batch(&stores[s], &b[0], &scratch, "warm-up");
+  }
+  for (uint64_t run = 1; rc == 0 && run <= o->runs; run++) {
+    batch_stream_free(&b[0]);
+    batch_stream_free(&b[1]);
+    bench_rng_init(&rng, o->seed ^ bench_mix64(0x5741524Dull + run));
+    if (bench_sample(&rng, present->n, n, pidx) || bench_sample(&rng, absent->n, n, aidx) ||
+        batch_stream(&b[0]) != 0 || batch_stream(&b[1]) != 0) {
+      rc = -1;
+      break;
+    }
+    for (size_t s = 0; rc == 0 && s < ns; s++) {
+      for (int phase = PHASE_WARM_PRESENT; pick[s] && phase <= PHASE_WARM_ABSENT; phase++) {
         pk_row *row = rows_add(rows);
         if (!row) {
           rc = -1;
@@ -872,13 +966,41 @@ static int warm_phase(pk_store *stores, size_t ns, const bench_keys *present,
         row->store = s;
         row->phase = phase;
         row->run = (int)run;
-        run_batch(&stores[s], &b, row, k_phase_names[phase]);
+        char label[96];
+        snprintf(label, sizeof label, "%s %s run %llu", stores[s].name, k_phase_names[phase],
+                 (unsigned long long)run);
+        run_batch(&stores[s], &b[phase - PHASE_WARM_PRESENT], row, label);
       }
     }
-    store_close(&stores[s]);
   }
+  for (size_t s = 0; s < ns; s++)
+    if (pick[s]) store_close(&stores[s]);
+  batch_stream_free(&b[0]);
+  batch_stream_free(&b[1]);
   free(pidx);
   free(aidx);
+  return rc;
+}
+
+/* LMDB must not have one environment open twice in a process (closing one
+ * drops the other's locks): the LMDB stores reading a file another LMDB
+ * store reads too run in a second group, after the first. */
+static int warm_phase(pk_store *stores, size_t ns, const bench_keys *present,
+                      const bench_keys *absent, const pk_opts *o, pk_rows *rows) {
+  if (o->warm == 0) return 0;
+  unsigned char first[8] = {0}, second[8] = {0};
+  int more = 0;
+  for (size_t s = 0; s < ns && s < sizeof first; s++) {
+    int shared = 0;
+    for (size_t t = 0; t < s; t++)
+      shared |= stores[s].kind == STORE_LMDB && stores[t].kind == STORE_LMDB &&
+                strcmp(stores[s].dir, stores[t].dir) == 0;
+    first[s] = !shared;
+    second[s] = (unsigned char)shared;
+    more |= shared;
+  }
+  int rc = warm_group(stores, ns, first, present, absent, o, rows);
+  if (rc == 0 && more) rc = warm_group(stores, ns, second, present, absent, o, rows);
   return rc;
 }
 
@@ -931,7 +1053,7 @@ static int build_all(pk_store *st, size_t ns, bench_keys *keys, const pk_opts *o
     pk_store *s = &st[i];
     if (!s->built_here) continue;
     bench_log("build: %s", s->name);
-    int rc = s->kind == STORE_TERN ? build_tern(s, keys, o->segments) : build_lmdb(s, keys);
+    int rc = s->kind == STORE_TERN ? build_tern(s, keys, o) : build_lmdb(s, keys);
     if (rc) return rc;
     bench_log("  %.2f s, %.2f bytes/key on disk, %llu segment(s)", s->build_s,
               (double)s->bytes / (double)o->docs, (unsigned long long)s->segments);
