@@ -344,39 +344,16 @@ typedef struct pk_batch {
   const uint32_t *idx;
   size_t n;
   int present;
-  /* The keys in lookup order, back to back (batch_stream): a lookup reads
-   * its key from the next bytes, as a caller holding it would, not from a
-   * random place of the key set (two cache misses that both stores paid
-   * and that diluted their ratio). */
-  uint8_t *kbuf;
-  size_t *koff; /* n + 1 */
+  /* The keys in lookup order (batch_stream): a lookup reads its key from
+   * the next bytes, as a caller holding it would, not from a random place
+   * of the key set (two cache misses that both stores paid and that
+   * diluted their ratio). */
+  bench_key_stream ks;
 } pk_batch;
 
-/* Fills b->kbuf and b->koff from b->keys and b->idx; 0 or -1. */
-static int batch_stream(pk_batch *b) {
-  size_t bytes = 0;
-  for (size_t i = 0; i < b->n; i++)
-    bytes += bench_key_len(b->keys, b->idx[i]);
-  b->kbuf = malloc(bytes ? bytes : 1);
-  b->koff = malloc((b->n + 1) * sizeof *b->koff);
-  if (!b->kbuf || !b->koff) return -1;
-  size_t at = 0;
-  for (size_t i = 0; i < b->n; i++) {
-    size_t len = bench_key_len(b->keys, b->idx[i]);
-    memcpy(b->kbuf + at, bench_key_at(b->keys, b->idx[i]), len);
-    b->koff[i] = at;
-    at += len;
-  }
-  b->koff[b->n] = at;
-  return 0;
-}
+static int batch_stream(pk_batch *b) { return bench_key_stream_fill(&b->ks, b->keys, b->idx, b->n); }
 
-static void batch_stream_free(pk_batch *b) {
-  free(b->kbuf);
-  free(b->koff);
-  b->kbuf = NULL;
-  b->koff = NULL;
-}
+static void batch_stream_free(pk_batch *b) { bench_key_stream_free(&b->ks); }
 
 static int g_first_error_logged;
 
@@ -388,7 +365,7 @@ static void run_batch(pk_store *s, const pk_batch *b, pk_row *row, const char *l
   double t0 = bench_now();
   for (size_t i = 0; i < b->n; i++) {
     uint32_t want = b->idx[i], doc = 0;
-    int rc = store_get(s, b->kbuf + b->koff[i], b->koff[i + 1] - b->koff[i], &doc);
+    int rc = store_get(s, bench_stream_key(&b->ks, i), bench_stream_len(&b->ks, i), &doc);
     int ok = b->present ? rc == 0 && doc == want : rc == 1;
     if (!ok) {
       errors++;
