@@ -15,7 +15,6 @@
 
 #include "codec/status.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,60 +75,16 @@ static int view_get(tern_snapshot *s, const void *key, size_t klen, tern_seg_cur
   return tern_seg_value(sl->ref->seg, &e, c, val);
 }
 
-/* A get's cursor, kept per thread from one get to the next: the block it
- * last held tells the next get's prefetch where a block's streams lie
- * (segment_reader.c), and it is not set up anew for every get.  Between
- * gets it names its segment only by uid, which no other open segment
- * shares, so a closed segment's block is never used.  Freed when its
- * thread exits: about 8 KiB a thread that ever called tern_get, with the
- * buffer of the largest value it copied out of .val, if any. */
-static pthread_key_t g_cursor_key;
-static pthread_once_t g_cursor_once = PTHREAD_ONCE_INIT;
-static int g_cursor_key_ok;
-
-static void thread_cursor_free(void *p) {
-  tern_seg_cursor_release(p);
-  free(p);
-}
-
-static void thread_cursor_key(void) {
-  g_cursor_key_ok = pthread_key_create(&g_cursor_key, thread_cursor_free) == 0;
-}
-
-/* No thread runs this library's destructor once it is unloaded. */
-__attribute__((destructor)) static void thread_cursor_unload(void) {
-  if (g_cursor_key_ok) pthread_key_delete(g_cursor_key);
-}
-
-/* The thread's cursor, or NULL (no memory: the caller uses its own). */
-static tern_seg_cursor *thread_cursor(void) {
-  pthread_once(&g_cursor_once, thread_cursor_key);
-  if (!g_cursor_key_ok) return NULL;
-  tern_seg_cursor *c = pthread_getspecific(g_cursor_key);
-  if (c) return c;
-  c = malloc(sizeof *c);
-  if (!c) return NULL;
-  tern_seg_cursor_init(c);
-  if (pthread_setspecific(g_cursor_key, c) != 0) {
-    free(c);
-    return NULL;
-  }
-  return c;
-}
-
 int tern_get(tern_snapshot *s, const void *key, size_t klen, void *buf, size_t cap, size_t *vlen) {
   tern_clear_error();
   if (!s || !key || klen == 0 || klen > TERN_KEY_MAX || !vlen || (cap && !buf))
     return tern_fail(TERN_EINVAL, "tern_get: bad arguments");
-  tern_seg_cursor own, *c = thread_cursor();
-  if (!c) {
-    c = &own;
-    tern_seg_cursor_init(c);
-  }
+  tern_seg_cursor c;
+  tern_seg_cursor_init(&c);
   tern_slice v;
-  int rc = view_get(s, key, klen, c, &v);
+  int rc = view_get(s, key, klen, &c, &v);
   if (rc == TERN_OK) rc = copy_out(&v, buf, cap, vlen);
-  if (c == &own) tern_seg_cursor_release(c);
+  tern_seg_cursor_release(&c);
   return rc;
 }
 

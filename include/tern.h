@@ -73,8 +73,7 @@
  * (absent keys stop here ~99% of the time once the filter's pages are in
  * memory; before, the block answers: a cold absent key is one read, and
  * opening reads no filter), one 4 KiB block read for the dictionary (the
- * first touch of a page by pread, later ones mapped; none when the same
- * thread's previous get held that block), one more read of the
+ * first touch of a page by pread, later ones mapped), one more read of the
  * postings when the key is not pulsed (threshold 0) and one of .val when
  * its value exceeds inline_value_max.  A present key on a cold cache costs
  * one read with the defaults.  tern_get_batch costs the same reads at most,
