@@ -87,10 +87,9 @@ typedef struct io_stripe {
   _Atomic uint64_t bytes;
 } io_stripe;
 
-/* This thread's stripe, taken round robin on its first read.  Initial-exec
- * TLS: a read must not pay __tls_get_addr (4 bytes of the static TLS
- * surplus, which glibc keeps for libraries loaded later). */
-static _Thread_local unsigned my_stripe __attribute__((tls_model("initial-exec")));
+/* This thread's stripe, taken round robin on its first read (TERN_TLS_IE:
+ * a read pays no __tls_get_addr call). */
+static _Thread_local unsigned my_stripe TERN_TLS_IE;
 static _Atomic unsigned next_stripe;
 
 static inline io_stripe *stripe_of(io_stripe *s) {

@@ -20,10 +20,16 @@
 #define TERN_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define TERN_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TERN_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* Thread-locals of the hot paths: reached at a fixed offset from the
+ * thread pointer, without a __tls_get_addr call from the shared library.
+ * Only for small ones: they take glibc's static TLS surplus, which a
+ * library loaded by dlopen draws on. */
+#define TERN_TLS_IE __attribute__((tls_model("initial-exec")))
 #else
 #define TERN_PRINTF(a, b)
 #define TERN_LIKELY(x) (x)
 #define TERN_UNLIKELY(x) (x)
+#define TERN_TLS_IE
 #endif
 
 /* Records the message for `status` and returns `status`. */

@@ -8,6 +8,8 @@
 #ifndef TERN_ENGINE_COUNTERS_H
 #define TERN_ENGINE_COUNTERS_H
 
+#include "codec/status.h"
+
 #include <stdatomic.h>
 
 typedef struct tern_engine_counts {
@@ -26,10 +28,7 @@ typedef struct tern_get_counts {
   unsigned long key_hashes, range_checks, filter_checks, block_probes;
 } tern_get_counts;
 
-/* initial-exec: a get then reaches its counters at a fixed offset from the
- * thread pointer instead of calling __tls_get_addr from the shared library
- * (32 bytes of static TLS, which glibc keeps spare for a dlopen). */
-#define TERN_TLS_IE __attribute__((tls_model("initial-exec")))
+/* Initial-exec (TERN_TLS_IE, 32 bytes): no __tls_get_addr call a count. */
 extern _Thread_local tern_get_counts tern_get_count TERN_TLS_IE;
 
 #define TERN_COUNT_GET(field, n) (tern_get_count.field += (n))
