@@ -200,7 +200,7 @@ static void init_powers(void) {
   atomic_store_explicit(&g_pow_ready, 1, memory_order_release);
 }
 
-
+/* g_sbits' row for alphabet size k, once (the first block of that size). */
 static __attribute__((cold, noinline)) void fill_sbits(uint32_t k) {
   pthread_mutex_lock(&g_sbits_lock);
   if (!atomic_load_explicit(&g_sbits_ready[k], memory_order_relaxed)) {
@@ -568,9 +568,8 @@ static inline __attribute__((always_inline)) void equal_groups(const tern_tb_blo
  * byte of rank k: equal when the byte is in the alphabet and d == k;
  * otherwise the term is above iff d >= k (an absent byte sits between
  * digits k-1 and k). */
-static inline int cmp_suffix(const tern_tb_block *b, uint32_t sp,
-                                                uint32_t slen, const key_digits_t *kx,
-                                                uint32_t klen, uint32_t *m) {
+static inline int cmp_suffix(const tern_tb_block *b, uint32_t sp, uint32_t slen,
+                             const key_digits_t *kx, uint32_t klen, uint32_t *m) {
   const uint16_t *kd = kx->kd;
   uint32_t at = *m, end = at + slen;
   uint32_t whole = end < kx->in_end ? end : kx->in_end; /* groups the key has whole */
@@ -978,7 +977,8 @@ static inline int decode_one_doc(const tern_tb_block *b, uint32_t *pos, uint32_t
  * where the key stream continues). */
 static inline __attribute__((always_inline)) int found(const tern_tb_block *b, uint32_t e,
                                                        uint32_t r, uint32_t kpos, uint32_t klen,
-                 uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
+                                                       uint32_t *index, tern_tb_iter *it,
+                                                       tern_tb_tail *t) {
   uint32_t tpos = 0, pos;
   if (b->tail_bits < 0) { /* the run's tails are stepped over from its restart's */
     uint32_t kp;
