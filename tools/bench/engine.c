@@ -560,8 +560,26 @@ static int count_found(void *payload, size_t i, int status, const void *val, siz
   return 0;
 }
 
-/* One cold pass over `keys`: evict the index, open it fresh, look them up
- * one by one or as one batch.  Sets µs per lookup and the I/O it caused. */
+/* One pass over `keys` on a snapshot, one by one or as one batch: seconds
+ * per lookup.  Sets *found. */
+static int pass(tern_snapshot *s, const tern_slice *keys, size_t n, int batch, double *sec,
+                uint64_t *found) {
+  uint8_t buf[64];
+  size_t vlen;
+  *found = 0;
+  double t0 = bench_now();
+  int rc = TERN_OK;
+  if (batch)
+    rc = tern_get_batch(s, keys, n, count_found, found);
+  else
+    for (size_t i = 0; i < n; i++)
+      *found += tern_get(s, keys[i].data, keys[i].len, buf, sizeof buf, &vlen) == TERN_OK;
+  *sec = (bench_now() - t0) / (double)n;
+  return check(rc, "get_batch") ? -1 : 0;
+}
+
+/* One cold pass: evict the index, open it fresh, look the keys up.  Sets
+ * µs per lookup and the I/O it caused. */
 static int cold_pass(const char *dir, const tern_slice *keys, size_t n, int batch, double *us,
                      bench_io *io, uint64_t *found) {
   uint64_t resident;
@@ -574,41 +592,14 @@ static int cold_pass(const char *dir, const tern_slice *keys, size_t n, int batc
     return -1;
   }
   bench_io a, b;
-  uint8_t buf[64];
-  size_t vlen;
-  *found = 0;
   bench_io_take(&a);
-  double t0 = bench_now();
-  int rc = TERN_OK;
-  if (batch)
-    rc = tern_get_batch(s, keys, n, count_found, found);
-  else
-    for (size_t i = 0; i < n; i++)
-      *found += tern_get(s, keys[i].data, keys[i].len, buf, sizeof buf, &vlen) == TERN_OK;
-  *us = (bench_now() - t0) * 1e6 / (double)n;
+  int rc = pass(s, keys, n, batch, us, found);
+  *us *= 1e6;
   bench_io_take(&b);
   bench_io_diff(&a, &b, io);
   tern_snapshot_close(s);
   tern_close(idx);
-  return check(rc, "get_batch") ? -1 : 0;
-}
-
-/* One warm pass over `keys` on an open snapshot, one by one or as one
- * batch: ns per lookup. */
-static int warm_pass(tern_snapshot *s, const tern_slice *keys, size_t n, int batch, double *ns,
-                     uint64_t *found) {
-  uint8_t buf[64];
-  size_t vlen;
-  *found = 0;
-  double t0 = bench_now();
-  int rc = TERN_OK;
-  if (batch)
-    rc = tern_get_batch(s, keys, n, count_found, found);
-  else
-    for (size_t i = 0; i < n; i++)
-      *found += tern_get(s, keys[i].data, keys[i].len, buf, sizeof buf, &vlen) == TERN_OK;
-  *ns = (bench_now() - t0) * 1e9 / (double)n;
-  return check(rc, "get_batch") ? -1 : 0;
+  return rc;
 }
 
 /* Issue 13: the batch path no slower than single gets when warm.  The
@@ -623,11 +614,12 @@ static int batch_warm_runs(const char *dir, const tern_slice *keys, size_t n, ui
   int rc = check(tern_snapshot_open(&s, idx), "snapshot") ? -1 : 0;
   uint64_t found;
   double scratch;
-  if (!rc) rc = warm_pass(s, keys, n, 0, &scratch, &found);
+  if (!rc) rc = pass(s, keys, n, 0, &scratch, &found);
   for (uint64_t run = 0; run < runs && !rc; run++)
     for (int k = 0; k < 2 && !rc; k++) {
       int m = (int)((k + run) % 2);
-      rc = warm_pass(s, keys, n, m, &ns[m][run], &found);
+      rc = pass(s, keys, n, m, &ns[m][run], &found);
+      ns[m][run] *= 1e9;
       if (!rc && found != n) {
         bench_log("engine bench: batch (warm): found %llu of %zu keys", (unsigned long long)found,
                   n);
