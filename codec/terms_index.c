@@ -421,20 +421,26 @@ typedef struct key_heads {
   int have;
 } key_heads;
 
-/* A separator whose first head ties with the key's: <= key?  The next
- * heads (keys sharing those too: paths, URLs) — one line, as they are
- * interleaved — then the bytes.  Zero-padded heads order like the keys
- * wherever they differ. */
-static int tie_le(const tern_terms_index *ix, const uint64_t *more, const uint8_t *sep,
-                  size_t slen, key_heads *kh, const uint8_t *key, size_t len) {
-  if (!kh->have) {
-    for (size_t j = 0; j < TERN_TI_MORE; j++)
-      kh->more[j] = tern_terms_index_head_at(key, len, ix->skip + 8 * (j + 1));
-    kh->have = 1;
-  }
+/* The key's heads past its first, taken on its first tie. */
+static __attribute__((noinline)) void key_more_heads(const tern_terms_index *ix, key_heads *kh,
+                                                     const uint8_t *key, size_t len) {
   for (size_t j = 0; j < TERN_TI_MORE; j++)
-    if (more[j] != kh->more[j]) return more[j] < kh->more[j];
-  return tern_ti_cmp(sep, slen, key, len) <= 0;
+    kh->more[j] = tern_terms_index_head_at(key, len, ix->skip + 8 * (j + 1));
+  kh->have = 1;
+}
+
+/* A separator whose first head ties with the key's: its next heads (keys
+ * sharing those too: paths, URLs) — one line, as they are interleaved —
+ * against the key's: -1 below, 1 above, 0 when they tie as well and the
+ * bytes decide.  Zero-padded heads order like the keys wherever they
+ * differ.  Inline: keys with long shared prefixes tie at most probes, and
+ * a call cost more than the compares. */
+static inline int more_cmp(const tern_terms_index *ix, const uint64_t *more, key_heads *kh,
+                           const uint8_t *key, size_t len) {
+  if (TERN_UNLIKELY(!kh->have)) key_more_heads(ix, kh, key, len);
+  for (size_t j = 0; j < TERN_TI_MORE; j++)
+    if (more[j] != kh->more[j]) return more[j] < kh->more[j] ? -1 : 1;
+  return 0;
 }
 
 /* The first separator of group g (>= 1) <= key: from the directory. */
@@ -442,7 +448,9 @@ static inline int group_le(const tern_terms_index *ix, uint64_t g, key_heads *kh
                            const uint8_t *key, size_t len) {
   uint64_t h = ix->gheads[g];
   if (TERN_LIKELY(h != kh->h)) return h < kh->h;
-  return tie_le(ix, ix->gheads2 + TERN_TI_MORE * g, ix->gsep[g], ix->glen[g], kh, key, len);
+  int c = more_cmp(ix, ix->gheads2 + TERN_TI_MORE * g, kh, key, len);
+  if (TERN_LIKELY(c != 0)) return c < 0;
+  return tern_ti_cmp(ix->gsep[g], ix->glen[g], key, len) <= 0;
 }
 
 /* The separator of slot i (>= 1) of a decoded group <= key. */
@@ -450,8 +458,9 @@ static inline int slot_le(const tern_terms_index *ix, const tern_ti_group *gr, u
                           key_heads *kh, const uint8_t *key, size_t len) {
   uint64_t h = gr->heads[i];
   if (TERN_LIKELY(h != kh->h)) return h < kh->h;
-  return tie_le(ix, gr->heads2 + TERN_TI_MORE * i, gr->sep + gr->sep_off[i],
-                gr->sep_off[i + 1] - gr->sep_off[i], kh, key, len);
+  int c = more_cmp(ix, gr->heads2 + TERN_TI_MORE * i, kh, key, len);
+  if (TERN_LIKELY(c != 0)) return c < 0;
+  return tern_ti_cmp(gr->sep + gr->sep_off[i], gr->sep_off[i + 1] - gr->sep_off[i], key, len) <= 0;
 }
 
 int tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, size_t len, uint64_t *b) {
