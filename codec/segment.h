@@ -8,7 +8,8 @@
  *   NAME.tim  terms blocks, each in its own 4 KiB page
  *   NAME.tix  field table and terms index (read and verified at open)
  *   NAME.doc  postings of terms above their field's pulsing threshold
- *   NAME.flt  membership filter of the unique field (read and verified at open)
+ *   NAME.flt  membership filter of the unique field (probed in place, each
+ *             page checked on first use: codec/segment_filter.c)
  *   NAME.val  values longer than the inline limit
  *
  * A segment knows nothing of other segments, deletions or time.
@@ -40,7 +41,7 @@
 typedef struct tern_segw_options {
   uint32_t inline_value_max;   /* values up to this many bytes sit in the entry (128) */
   uint32_t bloom_bits_per_key; /* filter bits per unique key (10; 0 = no filter) */
-  uint32_t restart_interval;   /* terms block restart interval, 1 to 255 (32) */
+  uint32_t restart_interval;   /* terms block restart interval, 1 to 255 (TERN_TB_RESTART) */
 } tern_segw_options;
 void tern_segw_options_init(tern_segw_options *o);
 
@@ -81,8 +82,9 @@ int tern_seg_file_segment(const char *filename, char *name, size_t cap);
 typedef struct tern_seg tern_seg;
 typedef struct tern_seg_field tern_seg_field;
 
-/* Opens segment `name`: reads and verifies NAME.tix and NAME.flt, opens the
- * other files (checking their headers).  TERN_ECORRUPT / TERN_EVERSION /
+/* Opens segment `name`: reads and verifies NAME.tix, maps NAME.flt (its
+ * pages checked on first use), opens the other files (checking their
+ * headers).  TERN_ECORRUPT / TERN_EVERSION /
  * -errno with the file named. */
 int tern_seg_open(tern_seg **out, const char *dir, const char *name, tern_io_mode mode);
 void tern_seg_close(tern_seg *s);
