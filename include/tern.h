@@ -254,7 +254,11 @@ int tern_options_init(tern_options *opts);
 
 /** Opens the index in `dir` (copied; the caller's string may go).  With
  *  TERN_CREATE, creates `dir` and the index when `dir` is absent or empty,
- *  with `opts` (NULL for the defaults; copied, field names included).  An
+ *  with `opts` (NULL for the defaults; copied, field names included).
+ *  Creation is durable and all or nothing: the catalog is built aside and
+ *  renamed into place, `dir` and its parent fsynced, before this returns;
+ *  a creation cut short (crash, I/O error) leaves no index, and the next
+ *  TERN_CREATE open replaces what it left.  An
  *  existing index keeps its stored options (but see map_size above).
  *  Unless TERN_RDONLY, and when no writer is at work, removes the files a
  *  crashed writer left uncommitted.  Costs a few small reads of the
