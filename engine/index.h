@@ -259,6 +259,9 @@ int tern_flush_locked(tern_index *idx);
 int tern_merge_once(tern_index *idx, int *merged);
 int tern_merge_policy_run(tern_index *idx);
 int tern_merge_everything(tern_index *idx);
+/* Checks the whole-file checksums of every segment of the newest commit
+ * (each reader once), writing nothing: TERN_ECORRUPT naming the file. */
+int tern_merge_verify_all(tern_index *idx);
 /* The number for a new segment: never one this process handed out before,
  * even when the write it was for failed (write lock held). */
 uint64_t tern_new_segment_number(tern_index *idx, const tern_rec_state *rec);

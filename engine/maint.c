@@ -196,12 +196,13 @@ int tern_flush(tern_index *idx) {
   tern_clear_error();
   if (!idx) return tern_fail(TERN_EINVAL, "tern_flush: NULL index");
   TERN_TRY(tern_writer_lock(idx));
-  tern_worker_drain(idx);
+  int pending = tern_worker_drain(idx);
   int rc;
   while ((rc = tern_flush_locked(idx)) == TERN_WORKER_RETRY) {
   }
   if (rc == TERN_OK && (rc = tern_merge_policy_run(idx)) != TERN_OK)
     rc = tern_post_commit_failed(idx, rc);
+  rc = tern_worker_report(idx, rc, pending);
   tern_writer_unlock(idx);
   return rc;
 }
@@ -210,12 +211,17 @@ int tern_compact(tern_index *idx) {
   tern_clear_error();
   if (!idx) return tern_fail(TERN_EINVAL, "tern_compact: NULL index");
   TERN_TRY(tern_writer_lock(idx));
-  tern_worker_drain(idx);
-  int rc;
-  while ((rc = tern_flush_locked(idx)) == TERN_WORKER_RETRY) {
+  int pending = tern_worker_drain(idx);
+  /* Every input checked before anything is written: a damaged segment
+   * leaves the index as it was (no flush, no health record). */
+  int rc = tern_merge_verify_all(idx);
+  if (rc == TERN_OK) {
+    while ((rc = tern_flush_locked(idx)) == TERN_WORKER_RETRY) {
+    }
   }
   if (rc == TERN_OK) rc = tern_merge_everything(idx);
   if (rc == TERN_OK) rc = tern_catalog_compact(idx);
+  rc = tern_worker_report(idx, rc, pending);
   tern_writer_unlock(idx);
   return rc;
 }

@@ -506,6 +506,21 @@ int tern_merge_policy_run(tern_index *idx) {
   return TERN_OK;
 }
 
+int tern_merge_verify_all(tern_index *idx) {
+  tern_state *st;
+  TERN_TRY(tern_state_acquire(idx, 0, &st));
+  int rc = TERN_OK;
+  const tern_slot **sel = malloc((st->nslots ? st->nslots : 1) * sizeof *sel);
+  if (!sel) rc = tern_fail(TERN_ENOMEM, "out of memory");
+  for (size_t i = 0; rc == TERN_OK && i < st->nslots; i++)
+    sel[i] = &st->slots[i];
+  uint64_t bad = 0;
+  if (rc == TERN_OK) rc = verify_inputs(sel, st->nslots, &bad);
+  free(sel);
+  tern_state_release(idx, st);
+  return rc;
+}
+
 int tern_merge_everything(tern_index *idx) {
   tern_state *st;
   TERN_TRY(tern_state_acquire(idx, 0, &st));

@@ -7,6 +7,7 @@
 
 #include "codec/status.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 enum { BACKOFF_MAX_SHIFT = 10 };
@@ -192,14 +193,32 @@ void tern_worker_wait(tern_index *idx) {
   pthread_mutex_unlock(&w->mu);
 }
 
-void tern_worker_drain(tern_index *idx) {
+int tern_worker_drain(tern_index *idx) {
   tern_worker *w = idx->worker;
-  if (!w) return;
+  if (!w) return 0;
   pthread_mutex_lock(&w->mu);
   wait_idle(w);
+  int pending = w->unreported;
   w->unreported = 0;
   w->skip = 0;
   pthread_mutex_unlock(&w->mu);
+  return pending;
+}
+
+int tern_worker_report(tern_index *idx, int rc, int pending) {
+  if (!pending || rc == TERN_EPARTIAL) return rc;
+  if (rc != TERN_OK) { /* the caller's own error first; the next call reports this one */
+    pthread_mutex_lock(&idx->worker->mu);
+    if (!idx->worker->unreported) idx->worker->unreported = pending;
+    pthread_mutex_unlock(&idx->worker->mu);
+    return rc;
+  }
+  char msg[TERN_REC_HEALTH_MSG_MAX + 1];
+  pthread_mutex_lock(&idx->mu);
+  snprintf(msg, sizeof msg, "%s", idx->last_error_msg);
+  pthread_mutex_unlock(&idx->mu);
+  return tern_fail(TERN_EPARTIAL, "%s: done; a flush or merge after an earlier commit failed (%s): %s",
+                   idx->dir, tern_strerror(pending), msg);
 }
 
 void tern_worker_free(tern_index *idx) {

@@ -40,9 +40,17 @@ void tern_worker_free(tern_index *idx);
 /* Buffer view runs past which the worker merges the older ones. */
 #define TERN_WORKER_RUNS_MAX 12
 int tern_worker_after_commit(tern_index *idx, const tern_rec_state *rec, int segments_changed);
-/* Waits until the worker has nothing to do (tern_flush, tern_compact).
- * Forgets a failure not yet reported: the caller does the work itself. */
-void tern_worker_drain(tern_index *idx);
+/* Waits until the worker has nothing to do (tern_flush, tern_compact) and
+ * ends its back-off: the caller does the work itself.  Returns the status
+ * of a background failure not yet reported (0: none), which the caller
+ * hands to tern_worker_report. */
+int tern_worker_drain(tern_index *idx);
+/* What tern_flush or tern_compact returns after its own work ended with
+ * `rc`, when drain returned `pending`: a failure of the background worker
+ * is reported once, as TERN_EPARTIAL (tern.h), by the first of commit,
+ * flush and compact after it; when the caller's own work failed, its
+ * error is returned and the pending failure kept for the next call. */
+int tern_worker_report(tern_index *idx, int rc, int pending);
 /* Waits until the worker has nothing to do, and forgets nothing (verify). */
 void tern_worker_wait(tern_index *idx);
 

@@ -254,7 +254,11 @@ int tern_options_init(tern_options *opts);
 
 /** Opens the index in `dir` (copied; the caller's string may go).  With
  *  TERN_CREATE, creates `dir` and the index when `dir` is absent or empty,
- *  with `opts` (NULL for the defaults; copied, field names included).  An
+ *  with `opts` (NULL for the defaults; copied, field names included).
+ *  Creation is durable and all or nothing: the catalog is built aside and
+ *  renamed into place, `dir` and its parent fsynced, before this returns;
+ *  a creation cut short (crash, I/O error) leaves no index, and the next
+ *  TERN_CREATE open replaces what it left.  An
  *  existing index keeps its stored options (but see map_size above).
  *  Unless TERN_RDONLY, and when no writer is at work, removes the files a
  *  crashed writer left uncommitted.  Costs a few small reads of the
@@ -323,7 +327,8 @@ int tern_delete(tern_txn *txn, const void *key, size_t klen);
  *  TERN_EPARTIAL: the commit is durable and visible, but a flush or merge
  *  failed since the last commit returned: in the background worker (run
  *  after an earlier commit) or, with TERN_FOREGROUND, after this one.  Each
- *  such failure is returned once, by the next tern_commit (the cause in
+ *  such failure is returned once, by the next tern_commit, tern_flush or
+ *  tern_compact, whichever comes first (the cause in
  *  tern_errmsg(); tern_stats_get() shows it from the moment it happened);
  *  the worker tries again after 1, 2, 4, ... up to 1024 further commits,
  *  and tern_flush tries at once.  Nothing committed is lost by it: the
@@ -533,7 +538,9 @@ int tern_backup(tern_snapshot *snap, const char *dest);
  *  worker's work in flight (a barrier: when it returns TERN_OK, every
  *  flush and merge due is done).  Nothing to do on an empty buffer.
  *  TERN_EPARTIAL when the segment is committed but the merges after it
- *  failed.
+ *  failed, or when it succeeded but the background worker's work after
+ *  an earlier commit had failed and no call reported it yet (see
+ *  tern_commit; the cause in tern_errmsg()).
  *  Errors: TERN_EBUSY (a writer is at work), TERN_EINVAL (read-only),
  *  TERN_EFULL, TERN_ECORRUPT, -errno. */
 int tern_flush(tern_index *idx);
@@ -541,8 +548,11 @@ int tern_flush(tern_index *idx);
  *  documents (reads and writes the whole index: cost proportional to its
  *  size; snapshots keep reading the old segments until closed), after
  *  waiting for the background worker as tern_flush does.  Verifies
- *  every input's checksums first: TERN_ECORRUPT naming the damaged
- *  segment, which stays as it is (nothing is written).  Then, when this
+ *  every input's checksums first, before flushing the buffer:
+ *  TERN_ECORRUPT naming the damaged segment, and nothing is written (no
+ *  segment, no note in the catalog: every file stays as it was).
+ *  TERN_EPARTIAL: done, but the background worker's work after an earlier
+ *  commit had failed and no call reported it yet (as tern_flush).  Then, when this
  *  handle holds the directory alone (no other handle open on it in any
  *  process, no snapshot open on this one), rewrites catalog.mdb without
  *  its free pages (LMDB's compacting copy, renamed over it); otherwise the
