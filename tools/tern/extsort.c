@@ -14,9 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
-enum { READ_BUF = 1 << 20, WRITE_BUF = 4 << 20 };
+enum { READ_BUF = 1 << 20, WRITE_BUF = 4 << 20, PREFETCH = 16 };
 /* Bytes a record costs in memory besides its own: its sort entry and the
  * radix sort's scratch copy of it. */
 enum { PER_RECORD = 2 * 16 };
@@ -40,10 +41,10 @@ struct extsort {
   size_t mem_limit; /* bytes of records held in memory */
   size_t ent_limit; /* records held in memory (PER_RECORD bytes each) */
   char *tmpdir;
-  uint8_t *mem; /* the in-memory run */
-  size_t used, cap;
-  entry *ents, *scratch;
-  size_t n, ecap;
+  uint8_t *mem; /* the in-memory run: mem_limit bytes reserved */
+  size_t used;
+  entry *ents, *scratch; /* ent_limit each, reserved */
+  size_t n;
   uint64_t count;
   run *runs;
   size_t nruns, runs_cap;
@@ -56,6 +57,12 @@ struct extsort {
   tern_term *terms;
   size_t terms_cap;
 };
+
+#define TERN_CLI_TRY(expr)                                                                         \
+  do {                                                                                             \
+    int try_rc_ = (expr);                                                                          \
+    if (try_rc_) return try_rc_;                                                                   \
+  } while (0)
 
 static uint32_t get32(const uint8_t *p) {
   uint32_t v;
@@ -87,6 +94,32 @@ static int key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 
 /* ------------------------------------------------------------ building runs */
 
+/* The run's arrays are reserved whole at once (address space only: pages
+ * count towards RSS when first written) and asked for as huge pages: the
+ * sort and the hand-out in key order touch records at random, and with
+ * 4 KiB pages every touch was a TLB miss as well as a cache miss. */
+static void *reserve(size_t len) {
+  void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  if (p == MAP_FAILED) return NULL;
+#ifdef MADV_HUGEPAGE
+  madvise(p, len, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+static void release(void *p, size_t len) {
+  if (p) munmap(p, len);
+}
+
+static void release_run(extsort *s) {
+  release(s->mem, s->mem_limit);
+  release(s->ents, s->ent_limit * sizeof *s->ents);
+  release(s->scratch, s->ent_limit * sizeof *s->scratch);
+  s->mem = NULL;
+  s->ents = s->scratch = NULL;
+}
+
 int extsort_new(extsort **out, size_t budget, const char *tmpdir) {
   extsort *s = calloc(1, sizeof *s);
   if (!s) return -ENOMEM;
@@ -96,8 +129,11 @@ int extsort_new(extsort **out, size_t budget, const char *tmpdir) {
   s->mem_limit = s->budget / 8 * 5;
   s->ent_limit = s->budget / 8 * 3 / PER_RECORD;
   s->tmpdir = strdup(tmpdir);
-  if (!s->tmpdir) {
-    free(s);
+  s->mem = reserve(s->mem_limit);
+  s->ents = reserve(s->ent_limit * sizeof *s->ents);
+  s->scratch = reserve(s->ent_limit * sizeof *s->scratch);
+  if (!s->tmpdir || !s->mem || !s->ents || !s->scratch) {
+    extsort_free(s);
     return -ENOMEM;
   }
   *out = s;
@@ -112,9 +148,7 @@ void extsort_free(extsort *s) {
   }
   free(s->runs);
   free(s->heap);
-  free(s->mem);
-  free(s->ents);
-  free(s->scratch);
+  release_run(s);
   free(s->terms);
   free(s->tmpdir);
   free(s);
@@ -171,11 +205,38 @@ static void insertion(entry *e, size_t n, const uint8_t *mem) {
   }
 }
 
+enum { SMALL_GROUP = 2048 };
+/* qsort's comparator's context (the command is single-threaded). */
+static const uint8_t *g_mem;
+static size_t g_depth;
+
+/* Entries whose keys agree on g_depth bytes, by their next 8 (pre), then
+ * the rest; ties by offset, i.e. input order (qsort is not stable). */
+static int cmp_entries(const void *a, const void *b) {
+  const entry *x = a, *y = b;
+  if (x->pre != y->pre) return x->pre < y->pre ? -1 : 1;
+  size_t xl, yl;
+  const uint8_t *xk = rec_key(g_mem + x->off, &xl), *yk = rec_key(g_mem + y->off, &yl);
+  size_t d = g_depth + 8;
+  int c = key_cmp(xk + (xl < d ? xl : d), xl < d ? 0 : xl - d, yk + (yl < d ? yl : d),
+                  yl < d ? 0 : yl - d);
+  if (c == 0) c = (xl > yl) - (xl < yl); /* zero padding hid a length difference */
+  return c ? c : (x->off > y->off) - (x->off < y->off);
+}
+
 /* Sorts e[0..n), whose keys agree on their first `depth` bytes. */
 static void sort_range(entry *e, entry *tmp, size_t n, size_t depth, const uint8_t *mem) {
   if (n < 2) return;
   if (n < 24) {
     insertion(e, n, mem);
+    return;
+  }
+  if (n < SMALL_GROUP) { /* a radix pass costs its 64K counters: compare instead */
+    g_mem = mem;
+    g_depth = depth;
+    for (size_t i = 0; i < n; i++)
+      e[i].pre = prefix_at(mem + e[i].off, depth);
+    qsort(e, n, sizeof *e, cmp_entries);
     return;
   }
   for (size_t i = 0; i < n; i++)
@@ -215,10 +276,9 @@ static int write_all(int fd, const uint8_t *p, size_t n) {
   return 0;
 }
 
-/* The in-memory run, sorted, to a fresh unlinked temporary file. */
-static int spill(extsort *s) {
-  if (s->n == 0) return 0;
-  sort_range(s->ents, s->scratch, s->n, 0, s->mem);
+/* A fresh temporary file in tmpdir, unlinked at once (gone with the
+ * process, whatever happens), listed as the next run. */
+static int new_run(extsort *s, int *fd) {
   run *r = realloc(s->runs, (s->nruns + 1) * sizeof *r);
   if (!r) return -ENOMEM;
   s->runs = r;
@@ -226,15 +286,37 @@ static int spill(extsort *s) {
   char *path = malloc(plen);
   if (!path) return -ENOMEM;
   snprintf(path, plen, "%s/tern-build-XXXXXX", s->tmpdir);
-  int fd = mkstemp(path);
-  int rc = fd < 0 ? -errno : 0;
-  if (fd >= 0) unlink(path); /* gone with the process, whatever happens */
+  *fd = mkstemp(path);
+  int rc = *fd < 0 ? -errno : 0;
+  if (*fd >= 0) unlink(path);
   free(path);
+  return rc;
+}
+
+/* Rewinds the run just written and keeps it (closes it on failure). */
+static int keep_run(extsort *s, int fd, int rc) {
+  if (rc == 0 && lseek(fd, 0, SEEK_SET) < 0) rc = -errno;
+  if (rc) {
+    close(fd);
+    return rc;
+  }
+  s->runs[s->nruns] = (run){.fd = fd, .seq = s->nruns};
+  s->nruns++;
+  return 0;
+}
+
+/* The in-memory run, sorted, to a run file. */
+static int spill(extsort *s) {
+  if (s->n == 0) return 0;
+  sort_range(s->ents, s->scratch, s->n, 0, s->mem);
+  int fd;
+  int rc = new_run(s, &fd);
   if (rc) return rc;
   uint8_t *out = malloc(WRITE_BUF);
   size_t used = 0;
   if (!out) rc = -ENOMEM;
   for (size_t i = 0; rc == 0 && i < s->n; i++) {
+    if (i + PREFETCH < s->n) __builtin_prefetch(s->mem + s->ents[i + PREFETCH].off);
     const uint8_t *rec = s->mem + s->ents[i].off;
     size_t len = get32(rec);
     if (used + len > WRITE_BUF) {
@@ -250,13 +332,7 @@ static int spill(extsort *s) {
   }
   if (rc == 0) rc = write_all(fd, out, used);
   free(out);
-  if (rc == 0 && lseek(fd, 0, SEEK_SET) < 0) rc = -errno;
-  if (rc) {
-    close(fd);
-    return rc;
-  }
-  s->runs[s->nruns] = (run){.fd = fd, .seq = s->nruns};
-  s->nruns++;
+  TERN_CLI_TRY(keep_run(s, fd, rc));
   s->used = s->n = 0;
   return 0;
 }
@@ -268,47 +344,8 @@ static size_t record_size(size_t klen, size_t vlen, const tern_term *terms, size
   return n;
 }
 
-static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
-
-/* Room for one more record of `need` bytes, growing by doubling but never
- * past the limits (a record larger than mem_limit gets a buffer its size). */
-static int grow(extsort *s, size_t need) {
-  if (s->used + need > s->cap) {
-    size_t limit = s->used + need > s->mem_limit ? s->used + need : s->mem_limit;
-    size_t cap = s->cap ? s->cap : (1u << 20);
-    while (cap < s->used + need)
-      cap *= 2;
-    cap = min_size(cap, limit);
-    uint8_t *m = realloc(s->mem, cap);
-    if (!m) return -ENOMEM;
-    s->mem = m;
-    s->cap = cap;
-  }
-  if (s->n == s->ecap) {
-    size_t cap = min_size(s->ecap ? 2 * s->ecap : 4096, s->ent_limit);
-    if (cap <= s->n) cap = s->n + 1;
-    entry *e = realloc(s->ents, cap * sizeof *e);
-    if (!e) return -ENOMEM;
-    s->ents = e;
-    entry *t = realloc(s->scratch, cap * sizeof *t);
-    if (!t) return -ENOMEM;
-    s->scratch = t;
-    s->ecap = cap;
-  }
-  return 0;
-}
-
-int extsort_add(extsort *s, const void *key, size_t klen, const void *val, size_t vlen,
-                const tern_term *terms, size_t nterms, uint64_t line) {
-  size_t need = record_size(klen, vlen, terms, nterms);
-  if (need > UINT32_MAX) return -E2BIG;
-  if (s->n && (s->used + need > s->mem_limit || s->n >= s->ent_limit)) {
-    int rc = spill(s);
-    if (rc) return rc;
-  }
-  int rc = grow(s, need);
-  if (rc) return rc;
-  uint8_t *p = s->mem + s->used;
+static void put_record(uint8_t *p, size_t need, const void *key, size_t klen, const void *val,
+                       size_t vlen, const tern_term *terms, size_t nterms, uint64_t line) {
   p = put32(p, (uint32_t)need);
   memcpy(p, &line, 8);
   p += 8;
@@ -328,6 +365,25 @@ int extsort_add(extsort *s, const void *key, size_t klen, const void *val, size_
     memcpy(p, terms[i].term, terms[i].len);
     p += terms[i].len;
   }
+}
+
+int extsort_add(extsort *s, const void *key, size_t klen, const void *val, size_t vlen,
+                const tern_term *terms, size_t nterms, uint64_t line) {
+  size_t need = record_size(klen, vlen, terms, nterms);
+  if (need > UINT32_MAX) return -E2BIG;
+  if (s->used + need > s->mem_limit || s->n >= s->ent_limit) TERN_CLI_TRY(spill(s));
+  if (need > s->mem_limit) { /* larger than the whole buffer: a run of its own */
+    uint8_t *rec = malloc(need);
+    if (!rec) return -ENOMEM;
+    put_record(rec, need, key, klen, val, vlen, terms, nterms, line);
+    int fd;
+    int rc = new_run(s, &fd);
+    if (rc == 0) rc = keep_run(s, fd, write_all(fd, rec, need));
+    free(rec);
+    if (rc == 0) s->count++;
+    return rc;
+  }
+  put_record(s->mem + s->used, need, key, klen, val, vlen, terms, nterms, line);
   s->ents[s->n++] = (entry){0, s->used};
   s->used += need;
   s->count++;
@@ -388,19 +444,14 @@ static void sift_down(run **h, size_t n, size_t i) {
 int extsort_finish(extsort *s) {
   if (s->nruns == 0) {
     sort_range(s->ents, s->scratch, s->n, 0, s->mem);
-    free(s->scratch); /* not needed any more */
+    release(s->scratch, s->ent_limit * sizeof *s->scratch); /* not needed any more */
     s->scratch = NULL;
     s->in_memory = 1;
     return 0;
   }
   int rc = spill(s);
   if (rc) return rc;
-  free(s->mem);
-  free(s->ents);
-  free(s->scratch);
-  s->mem = NULL;
-  s->ents = s->scratch = NULL;
-  s->cap = s->ecap = 0;
+  release_run(s);
   s->heap = malloc(s->nruns * sizeof *s->heap);
   if (!s->heap) return -ENOMEM;
   for (size_t i = 0; i < s->nruns; i++) {
@@ -453,6 +504,8 @@ static int decode(extsort *s, const uint8_t *rec, ext_doc *d) {
 int extsort_next(extsort *s, ext_doc *d) {
   if (s->in_memory) {
     if (s->next >= s->n) return 0;
+    /* records sit in input order: fetch the ones sorted next ahead */
+    if (s->next + PREFETCH < s->n) __builtin_prefetch(s->mem + s->ents[s->next + PREFETCH].off);
     return decode(s, s->mem + s->ents[s->next++].off, d);
   }
   /* The record handed out last stays valid until this call: only now
