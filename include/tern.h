@@ -656,8 +656,9 @@ int tern_builder_add(tern_builder *b, const void *key, size_t klen, const void *
  *  every file and `path`.tmp, renames `path`.tmp to `path` and fsyncs the
  *  parent directory: when it returns TERN_OK the segment is durable.  A
  *  builder given no document makes `path` an empty directory (info
- *  documents 0).  Frees b whatever the outcome; on failure nothing is left
- *  at `path` or `path`.tmp (but a `path` that was an empty directory).
+ *  documents 0).  Frees b whatever the outcome; on failure `path`.tmp is
+ *  removed and `path` holds no segment (an empty `path` directory given
+ *  to open may be gone).
  *  info may be NULL.  Errors: -errno, TERN_ENOMEM, or the failure that
  *  failed the builder. */
 int tern_builder_finish(tern_builder *b, tern_build_info *info);
@@ -687,17 +688,21 @@ int tern_builder_verify(const char *path, tern_build_info *info);
  *  several segments (shadowed, deleted) are counted once per live copy
  *  only.  The parts are within about one block's keys of equal (±10% for
  *  parts of more than ~50 blocks).  keys_out[i].data is malloc'd; free
- *  each with free().  Errors: TERN_EINVAL (n < 1), TERN_ECORRUPT, -errno,
- *  TERN_ENOMEM. */
+ *  each with free().  Any thread, as the snapshot's other reads.  Errors:
+ *  TERN_EINVAL (n < 1), TERN_ECORRUPT, TERN_ENOMEM. */
 int tern_split_keys(tern_snapshot *snap, size_t n, tern_slice *keys_out);
 /** Adds the snapshot's live documents with from <= key < to (from NULL or
- *  empty: from the first; to NULL: to the last), in key order, with their
+ *  empty: from the first; to NULL or to->data NULL: to the last; an empty
+ *  non-NULL `to`: nothing), in key order, with their
  *  values and secondary terms, to builder b (which must be empty or hold
  *  smaller keys).  Cost: a key-order walk of the range, plus, per segment
  *  overlapping it, one pass over its secondary fields' terms and postings
  *  (terms are kept by term, not per document), holding the range's terms
- *  in memory.  The builder is left open: finish or abort it.
- *  Errors: those of tern_builder_add, TERN_ECORRUPT, -errno. */
+ *  in memory.  The builder is left open: finish or abort it (after a
+ *  failure it may hold part of the range).  Any thread, with the builder
+ *  used by no other.  Errors: those of tern_builder_add (TERN_EINVAL when
+ *  the builder's last key is not below the range's first), TERN_ECORRUPT,
+ *  -errno. */
 int tern_export(tern_snapshot *snap, const tern_slice *from, const tern_slice *to,
                 tern_builder *b);
 /** @} */
