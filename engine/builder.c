@@ -52,7 +52,7 @@ struct tern_builder {
   size_t first_len, last_len;
   bfield *fields;
   size_t nfields, fields_cap;
-  size_t hint; /* the field found last */
+  size_t hint;      /* the field found last */
   tern_arena terms; /* bytes of the secondary terms */
 };
 
@@ -131,7 +131,8 @@ int tern_dir_absent_or_empty(const char *path, int *exists) {
   struct stat st;
   *exists = 0;
   if (stat(path, &st) < 0) return errno == ENOENT ? TERN_OK : tern_fail_errno(path);
-  if (!S_ISDIR(st.st_mode)) return tern_fail(TERN_EINVAL, "%s: exists and is not a directory", path);
+  if (!S_ISDIR(st.st_mode))
+    return tern_fail(TERN_EINVAL, "%s: exists and is not a directory", path);
   DIR *d = opendir(path);
   if (!d) return tern_fail_errno(path);
   struct dirent *e;
@@ -224,7 +225,8 @@ int tern_builder_open(tern_builder **out, const char *path, const tern_options *
   if (!b) return tern_fail(TERN_ENOMEM, "builder: out of memory");
   tern_arena_init(&b->terms);
   size_t n = strlen(path);
-  while (n > 1 && path[n - 1] == '/') n--; /* "out/" names out */
+  while (n > 1 && path[n - 1] == '/')
+    n--; /* "out/" names out */
   b->path = strndup(path, n);
   b->tmp = malloc(n + 5);
   int rc = b->path && b->tmp ? options_copy(&b->o, opts) : tern_fail(TERN_ENOMEM, "out of memory");
@@ -337,8 +339,8 @@ int tern_builder_add(tern_builder *b, const void *key, size_t klen, const void *
 /* One field's tuples sorted by term (stable: docs stay ascending), each
  * term written with its distinct docs. */
 static int write_field(tern_builder *b, const bfield *f) {
-  TERN_TRY(tern_segw_field(b->w, f->name, f->len, 0,
-                           tern_options_threshold(&b->o, f->name, f->len)));
+  TERN_TRY(
+      tern_segw_field(b->w, f->name, f->len, 0, tern_options_threshold(&b->o, f->name, f->len)));
   uint32_t *perm = malloc((f->n ? f->n : 1) * sizeof *perm);
   uint32_t *docs = malloc((f->n ? f->n : 1) * sizeof *docs);
   int rc = perm && docs ? tern_sort_by_key(perm, f->t, sizeof *f->t, f->n, NULL)

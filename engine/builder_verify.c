@@ -45,11 +45,12 @@ static int find_segment(const char *dir, char name[TERN_SEGNAME_MAX], int *empty
     int x = ext_of(e->d_name, len);
     size_t nl = x < 0 ? 0 : len - strlen(k_ext[x]);
     if (x < 0 || nl >= TERN_SEGNAME_MAX) {
-      rc = tern_fail(TERN_ECORRUPT, "%s/%s: not a segment file (a built segment holds only its "
-                                    "five files)", dir, e->d_name);
+      rc = tern_fail(TERN_ECORRUPT,
+                     "%s/%s: not a segment file (a built segment holds only its "
+                     "five files)",
+                     dir, e->d_name);
     } else if (seen && (strlen(name) != nl || memcmp(name, e->d_name, nl))) {
-      rc = tern_fail(TERN_ECORRUPT, "%s/%s: a file of a second segment (%s)", dir, e->d_name,
-                     name);
+      rc = tern_fail(TERN_ECORRUPT, "%s/%s: a file of a second segment (%s)", dir, e->d_name, name);
     } else {
       memcpy(name, e->d_name, nl);
       name[nl] = '\0';

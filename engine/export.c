@@ -33,10 +33,10 @@ typedef struct dterm {
 
 /* One segment's terms of the range's docs, grouped by doc. */
 typedef struct seg_terms {
-  uint32_t lo, hi;  /* doc ids of the range: [lo, hi) */
-  uint32_t *start;  /* hi - lo + 1 offsets into by_doc */
+  uint32_t lo, hi; /* doc ids of the range: [lo, hi) */
+  uint32_t *start; /* hi - lo + 1 offsets into by_doc */
   dterm *by_doc;
-  char **fields;    /* NUL-terminated names, by field index */
+  char **fields; /* NUL-terminated names, by field index */
   size_t nfields;
 } seg_terms;
 

@@ -139,7 +139,8 @@ static int pick(const points *p, size_t n, tern_slice *keys_out) {
 
 int tern_split_keys(tern_snapshot *snap, size_t n, tern_slice *keys_out) {
   tern_clear_error();
-  if (!snap || (n > 1 && !keys_out)) return tern_fail(TERN_EINVAL, "tern_split_keys: NULL argument");
+  if (!snap || (n > 1 && !keys_out))
+    return tern_fail(TERN_EINVAL, "tern_split_keys: NULL argument");
   if (n < 1) return tern_fail(TERN_EINVAL, "tern_split_keys: n is 0 (1 part at least)");
   for (size_t i = 0; i + 1 < n; i++)
     keys_out[i] = (tern_slice){NULL, 0};

@@ -516,8 +516,9 @@ static void check_parts(const kv *live, size_t n, const tern_slice *bounds, size
     size_t end = n;
     if (p + 1 < parts) {
       assert_true(bounds[p].len > 0);
-      if (p) assert_true(key_cmp(bounds[p - 1].data, bounds[p - 1].len, bounds[p].data,
-                                 bounds[p].len) < 0);
+      if (p)
+        assert_true(key_cmp(bounds[p - 1].data, bounds[p - 1].len, bounds[p].data, bounds[p].len) <
+                    0);
       /* first live key >= the boundary */
       size_t lo = start, hi = n;
       while (lo < hi) {

@@ -152,8 +152,8 @@ static char *dump_segment(const char *dir) {
     for (int rc = tern_seg_first_term(seg, f, &c, &e); rc == TERN_OK;
          rc = tern_seg_next_term(seg, &c, &e)) {
       if (len + 8192 > cap) s = realloc(s, cap *= 2);
-      len += (size_t)sprintf(s + len, "%.*s/%.*s:", (int)info.name_len, info.name, (int)e.len,
-                             e.term);
+      len +=
+          (size_t)sprintf(s + len, "%.*s/%.*s:", (int)info.name_len, info.name, (int)e.len, e.term);
       if (f == tern_seg_unique_field(seg)) {
         tern_slice v;
         assert_int_equal(tern_seg_value(seg, &e, &c, &v), TERN_OK);

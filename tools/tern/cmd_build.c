@@ -99,8 +99,8 @@ static int add_sorted(build_run *r) {
 static int build(build_run *r) {
   int st = tern_builder_open(&r->b, r->out, &r->co.opts);
   if (st) return cli_fail(r->out, st);
-  int rc = extsort_new(&r->sort, r->memory > RESERVE + (16u << 20) ? r->memory - RESERVE
-                                                                    : (size_t)16 << 20,
+  int rc = extsort_new(&r->sort,
+                       r->memory > RESERVE + (16u << 20) ? r->memory - RESERVE : (size_t)16 << 20,
                        r->tmpdir)
                ? cli_error("%s", strerror(ENOMEM))
                : CLI_OK;
@@ -139,9 +139,12 @@ static int parse_size(const char *arg, size_t *out) {
   unsigned long long v = strtoull(arg, &end, 10);
   if (errno || end == arg || arg[0] == '-') return -1;
   unsigned shift = 0;
-  if (*end == 'K' || *end == 'k') shift = 10;
-  else if (*end == 'M' || *end == 'm') shift = 20;
-  else if (*end == 'G' || *end == 'g') shift = 30;
+  if (*end == 'K' || *end == 'k')
+    shift = 10;
+  else if (*end == 'M' || *end == 'm')
+    shift = 20;
+  else if (*end == 'G' || *end == 'g')
+    shift = 30;
   if (shift) end++;
   if (*end || v > (SIZE_MAX >> shift)) return -1;
   *out = (size_t)(v << shift);

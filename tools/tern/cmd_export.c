@@ -51,8 +51,10 @@ static int export_range(const char *dir, const char *out, const tern_slice *from
 
 int cmd_export(int argc, char **argv) {
   static const struct option longopts[] = {
-      {"prefix", required_argument, NULL, 'p'}, {"from", required_argument, NULL, 'f'},
-      {"to", required_argument, NULL, 't'},     {"help", no_argument, NULL, 'h'},
+      {"prefix", required_argument, NULL, 'p'},
+      {"from", required_argument, NULL, 'f'},
+      {"to", required_argument, NULL, 't'},
+      {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   tern_slice from = {NULL, 0}, to = {NULL, 0}, prefix = {NULL, 0};

@@ -127,8 +127,8 @@ static int key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
  * sort and the hand-out in key order touch records at random, and with
  * 4 KiB pages every touch was a TLB miss as well as a cache miss. */
 static void *reserve(size_t len) {
-  void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  void *p =
+      mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return NULL;
 #ifdef MADV_HUGEPAGE
   madvise(p, len, MADV_HUGEPAGE);
@@ -367,8 +367,8 @@ static int spill(extsort *s) {
 
 static size_t record_size(size_t klen, size_t vlen, const tern_term *terms, size_t nterms,
                           uint64_t line) {
-  size_t n = 4 + varint_len(klen) + klen + varint_len(vlen) + vlen + varint_len(line) +
-             varint_len(nterms);
+  size_t n =
+      4 + varint_len(klen) + klen + varint_len(vlen) + vlen + varint_len(line) + varint_len(nterms);
   for (size_t i = 0; i < nterms; i++) {
     size_t fl = strlen(terms[i].field);
     n += varint_len(fl) + fl + varint_len(terms[i].len) + terms[i].len;
