@@ -543,6 +543,7 @@ static void index_free(tern_index *idx) {
   options_release(&idx->opts);
   pthread_mutex_destroy(&idx->mu);
   pthread_mutex_destroy(&idx->install_mu);
+  free(idx->flight.runs);
   free(idx->dir);
   free(idx);
 }

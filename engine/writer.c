@@ -98,7 +98,7 @@ void tern_flock_hold(tern_index *idx) {
 void tern_flock_release(tern_index *idx) {
   pthread_mutex_lock(&idx->mu);
   if (--idx->flock_holds == 0) {
-    idx->handed_seq = 0; /* before the lock goes: others may commit after */
+    idx->cur_seq = 0; /* before the lock goes: others may commit after */
     held_mark(idx, 0);
     flock(idx->lock_fd, LOCK_UN);
   }

@@ -98,10 +98,12 @@
  * its peak memory is about that of a bulk one.  docs/BENCHMARKS.md has
  * the measured figures.
  *
- * SPACE.  TERN_EFULL means the catalog reached map_size (64 GiB by
- * default); the remedy is to reopen the index with a larger
- * tern_options.map_size (the stored value grows) or to tern_flush the
- * buffered writes into a segment.  LMDB reuses the catalog's free pages but
+ * SPACE.  The catalog's map starts at map_size (64 GiB by default) and
+ * grows by itself: a write that finds it full doubles it and is tried
+ * again (other processes adopt the new size at their next read).
+ * TERN_EFULL means the map could not grow (the address space, or the disk
+ * for the pages the write needed); tern_flush moves buffered writes into
+ * a segment.  LMDB reuses the catalog's free pages but
  * never shrinks its file; tern_compact does (see there).
  *
  * BACKUP.  tern_backup(snap, dest) writes a consistent, verified, openable
@@ -152,8 +154,8 @@ const char *tern_version(void);
 #define TERN_ENOMEM (-30705)    /**< out of memory */
 #define TERN_ERANGE (-30706)    /**< caller's buffer too small; the needed size is reported */
 #define TERN_ENOTINDEX (-30707) /**< the directory is not a tern index */
-#define TERN_EFULL (-30708)     /**< the catalog's map is full: reopen with a larger
-                                     map_size, or tern_flush (see SPACE above) */
+#define TERN_EFULL (-30708)     /**< the catalog's map is full and could not grow
+                                     (see SPACE above) */
 /** The commit (or flush) is durable and visible, but work run after it
  *  (flushing the buffer, merging) failed: tern_errmsg() gives the cause,
  *  tern_stats_get() keeps it (last_error). Nothing is lost; the next
