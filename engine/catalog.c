@@ -255,6 +255,7 @@ void tern_segment_name(char out[TERN_SEGNAME_MAX], uint64_t number) {
 }
 
 uint64_t tern_new_segment_number(tern_index *idx, const tern_rec_state *rec) {
+  assert(tern_install_held(idx));
   uint64_t n = rec->next_segment > idx->number_floor ? rec->next_segment : idx->number_floor;
   idx->number_floor = n + 1;
   return n;
@@ -270,17 +271,18 @@ int tern_catalog_map_full(void) {
  * file) with no LMDB transaction of this process open: env_rw keeps out
  * verify and stats, mu the state readers (and parks the reused read txn). */
 static int set_mapsize(tern_index *idx, size_t size) {
+  assert(!tern_mu_held(idx)); /* LOCKS: env_rw before mu */
   /* Adopting may be asked under a read hold of this very thread (verify):
    * only tried, then; growing waits for verify and stats to finish. */
   if (size == 0 && pthread_rwlock_trywrlock(&idx->env_rw) != 0)
     return tern_fail(TERN_EBUSY, "%s: another process grew the catalog's map; try again",
                      idx->dir);
   if (size) pthread_rwlock_wrlock(&idx->env_rw);
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   if (idx->rtxn) mdb_txn_abort(idx->rtxn);
   idx->rtxn = NULL;
   int rc = mdb_env_set_mapsize(idx->env, size);
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   pthread_rwlock_unlock(&idx->env_rw);
   return tern_mdb_status(rc, "growing the map");
 }

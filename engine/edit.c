@@ -84,18 +84,22 @@ int tern_edit_writes_catalog(const tern_edit *e) {
 
 /* ------------------------------------------------------------ the install lock */
 
+static _Thread_local char t_self;
+
+uintptr_t tern_lock_self(void) { return (uintptr_t)&t_self; }
+
 void tern_install_lock(tern_index *idx) {
+  assert(!tern_mu_held(idx)); /* LOCKS: install_mu before mu */
   pthread_mutex_lock(&idx->install_mu);
 #ifndef NDEBUG
-  idx->install_owner = pthread_self();
-  idx->install_held = 1;
+  atomic_store_explicit(&idx->install_owner, tern_lock_self(), memory_order_relaxed);
 #endif
 }
 
 void tern_install_unlock(tern_index *idx) {
-#ifndef NDEBUG
   assert(tern_install_held(idx));
-  idx->install_held = 0;
+#ifndef NDEBUG
+  atomic_store_explicit(&idx->install_owner, 0, memory_order_relaxed);
 #endif
   pthread_mutex_unlock(&idx->install_mu);
 }
@@ -160,7 +164,8 @@ static void note_for_flight(tern_index *idx, const tern_edit *e, int logged) {
  * snapshot's acquire between the LMDB commit and here): replaced by the
  * state made here, which has the buffer view. */
 static void install(tern_index *idx, tern_edit *e) {
-  pthread_mutex_lock(&idx->mu);
+  assert(tern_install_held(idx));
+  tern_mu_lock(idx);
   assert(idx->cur);
   assert(idx->cur == e->base || idx->cur->rec.seq == e->rec.seq);
   tern_state *next = NULL;
@@ -171,15 +176,15 @@ static void install(tern_index *idx, tern_edit *e) {
   } else {
     idx->cur_seq = 0; /* stale: the next acquire reads the catalog */
   }
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
 }
 
 int tern_log_and_apply(tern_index *idx, tern_edit *e) {
   assert(tern_install_held(idx));
   assert(e->base && e->base->refs > 0);
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   int current = idx->cur == e->base && idx->cur_seq == e->base->rec.seq;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   if (!current)
     return tern_fail(TERN_EBUSY, "%s: the state moved under the edit", idx->dir);
   int writes = tern_edit_writes_catalog(e);

@@ -237,6 +237,7 @@ static int log_in(tern_index *idx, MDB_txn *t, tern_edit *e, tern_rec_state *rec
 }
 
 int tern_edit_log(tern_index *idx, tern_edit *e) {
+  assert(tern_install_held(idx));
   if (atomic_load(&idx->catalog_bad))
     return tern_fail(TERN_ECORRUPT, "%s/%s: catalog found damaged; nothing is written into it",
                      idx->dir, TERN_CATALOG_FILE);

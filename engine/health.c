@@ -73,10 +73,10 @@ static void log_health(tern_index *idx, int status, const char *msg, uint64_t ba
 int tern_health_note(tern_index *idx, int status, uint64_t bad_segment) {
   char msg[TERN_REC_HEALTH_MSG_MAX + 1];
   snprintf(msg, sizeof msg, "%s", tern_errmsg());
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   idx->last_error = status;
   snprintf(idx->last_error_msg, sizeof idx->last_error_msg, "%s", msg);
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   /* Best effort: a catalog that cannot take this small write (full map,
    * full disk, found damaged) still has the failure in this process. */
   if (!atomic_load(&idx->catalog_bad)) log_health(idx, status, msg, bad_segment);

@@ -28,6 +28,7 @@
 #include "engine/memseg.h"
 #include "tern.h"
 
+#include <assert.h>
 #include <lmdb.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -145,16 +146,39 @@ struct tern_index {
   pthread_mutex_t install_mu; /* LOCKS 3 */
   tern_flight flight;         /* install_mu */
   struct tern_worker *worker; /* background flushes and merges (worker.h); NULL read-only */
-#ifndef NDEBUG
-  pthread_t install_owner; /* debug builds: who holds install_mu */
-  int install_held;
-#endif
+  /* debug builds: which thread holds mu and install_mu (tern_lock_self()), 0: none */
+  atomic_uintptr_t mu_owner, install_owner;
 };
 
-/* Whether this thread holds install_mu (debug builds; 1 otherwise). */
+/* A value unique to the calling thread (the address of a thread-local). */
+uintptr_t tern_lock_self(void);
+
+/* idx->mu, with its holder tracked for the asserts of debug builds. */
+static inline void tern_mu_lock(tern_index *idx) {
+  pthread_mutex_lock(&idx->mu);
+#ifndef NDEBUG
+  atomic_store_explicit(&idx->mu_owner, tern_lock_self(), memory_order_relaxed);
+#endif
+}
+static inline void tern_mu_unlock(tern_index *idx) {
+#ifndef NDEBUG
+  assert(atomic_load_explicit(&idx->mu_owner, memory_order_relaxed) == tern_lock_self());
+  atomic_store_explicit(&idx->mu_owner, 0, memory_order_relaxed);
+#endif
+  pthread_mutex_unlock(&idx->mu);
+}
+/* Whether this thread holds mu / install_mu (debug builds; 1 otherwise). */
+static inline int tern_mu_held(const tern_index *idx) {
+#ifndef NDEBUG
+  return atomic_load_explicit(&idx->mu_owner, memory_order_relaxed) == tern_lock_self();
+#else
+  (void)idx;
+  return 1;
+#endif
+}
 static inline int tern_install_held(const tern_index *idx) {
 #ifndef NDEBUG
-  return idx->install_held && pthread_equal(idx->install_owner, pthread_self());
+  return atomic_load_explicit(&idx->install_owner, memory_order_relaxed) == tern_lock_self();
 #else
   (void)idx;
   return 1;

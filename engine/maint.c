@@ -184,7 +184,7 @@ int tern_verify(tern_index *idx) {
  * catalog could take), else the catalog's. */
 static void stats_health(tern_index *idx, const tern_state *st, tern_stats *s, char *msg) {
   const size_t cap = TERN_REC_HEALTH_MSG_MAX + 1;
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   if (idx->last_error) {
     s->last_error = idx->last_error;
     snprintf(msg, cap, "%s", idx->last_error_msg);
@@ -193,7 +193,7 @@ static void stats_health(tern_index *idx, const tern_state *st, tern_stats *s, c
     s->last_error_commit = st->health.seq;
     snprintf(msg, cap, "%s", st->health.msg);
   }
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   if (idx->last_error && st->health.status == idx->last_error && !strcmp(st->health.msg, msg))
     s->last_error_commit = st->health.seq;
   s->last_error_msg = msg;

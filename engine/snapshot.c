@@ -31,9 +31,9 @@ int tern_snapshot_open(tern_snapshot **out, tern_index *idx) {
   }
   s->idx = idx;
   s->buf = s->st->buffer;
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   idx->snapshots++;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   *out = s;
   return TERN_OK;
 }
@@ -46,9 +46,9 @@ int tern_snapshot_close(tern_snapshot *s) {
     return tern_fail(TERN_EBUSY, "tern_snapshot_close: %u postings iterators still open", iters);
   tern_index *idx = s->idx;
   tern_state_release(idx, s->st);
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   idx->snapshots--;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   free(s);
   return TERN_OK;
 }

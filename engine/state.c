@@ -63,10 +63,10 @@ static int segref_get(tern_index *idx, uint64_t number, const tern_rec_segment *
 int tern_segref_preopen(tern_index *idx, uint64_t number, const tern_rec_segment *r,
                         tern_segref **out) {
   TERN_TRY(segref_open(idx, number, r, out));
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   (*out)->next = idx->segrefs;
   idx->segrefs = *out;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   return TERN_OK;
 }
 
@@ -84,9 +84,9 @@ static void segref_put(tern_index *idx, tern_segref *s) {
 }
 
 void tern_segref_release(tern_index *idx, tern_segref *s) {
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   segref_put(idx, s);
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
 }
 
 static void ldref_put(tern_ldref *l) {
@@ -98,7 +98,7 @@ static void ldref_put(tern_ldref *l) {
 }
 
 void tern_segments_dropped(tern_index *idx, const uint64_t *numbers, size_t n) {
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   for (size_t i = 0; i < n; i++) {
     int found = 0;
     for (tern_segref *s = idx->segrefs; s; s = s->next)
@@ -112,7 +112,7 @@ void tern_segments_dropped(tern_index *idx, const uint64_t *numbers, size_t n) {
       tern_seg_remove(idx->dir, name);
     }
   }
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
 }
 
 /* ------------------------------------------------------------ states */
@@ -132,21 +132,24 @@ static void state_put(tern_index *idx, tern_state *st) {
   if (st && --st->refs == 0) state_free(idx, st);
 }
 
-void tern_state_put_locked(tern_index *idx, tern_state *st) { state_put(idx, st); }
+void tern_state_put_locked(tern_index *idx, tern_state *st) {
+  assert(tern_mu_held(idx));
+  state_put(idx, st);
+}
 
 void tern_state_release(tern_index *idx, tern_state *st) {
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   state_put(idx, st);
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
 }
 
 void tern_states_close(tern_index *idx) {
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   state_put(idx, idx->cur);
   idx->cur = NULL;
   if (idx->rtxn) mdb_txn_abort(idx->rtxn);
   idx->rtxn = NULL;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
 }
 
 typedef struct build_ctx {
@@ -309,6 +312,7 @@ enum { READ_AGAIN = 1, READ_RESIZED = 2 }; /* internal: a torn read under MDB_NO
 
 /* REQUIRES: idx->mu held. */
 static int begin_read(tern_index *idx, MDB_txn **t) {
+  assert(tern_mu_held(idx));
   TERN_COUNT(catalog_reads);
   if (idx->rtxn) {
     int rc = mdb_txn_renew(idx->rtxn);
@@ -346,6 +350,7 @@ static int read_was_stable(tern_index *idx, MDB_txn *t) {
 
 /* REQUIRES: idx->mu held. */
 static int acquire_once(tern_index *idx, int want_buffer, tern_state **out) {
+  assert(tern_mu_held(idx));
   tern_state *known = idx->cur;
   if (idx->cur_seq && known && known->rec.seq == idx->cur_seq &&
       (!want_buffer || known->buffer)) {
@@ -392,22 +397,23 @@ static int acquire_once(tern_index *idx, int want_buffer, tern_state **out) {
 }
 
 int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out) {
-  pthread_mutex_lock(&idx->mu);
+  assert(!tern_mu_held(idx));
+  tern_mu_lock(idx);
   int rc;
   /* A segment can vanish between reading the catalog and opening its
    * files when another process merges meanwhile: read the catalog again. */
   for (int attempt = 0;; attempt++) {
     rc = acquire_once(idx, want_buffer, out);
     if (rc == READ_RESIZED && attempt < 8) { /* another process grew the map */
-      pthread_mutex_unlock(&idx->mu);
+      tern_mu_unlock(idx);
       rc = tern_catalog_adopt_size(idx);
-      pthread_mutex_lock(&idx->mu);
+      tern_mu_lock(idx);
       if (rc != TERN_OK) break;
       continue;
     }
     if ((rc != -ENOENT && rc != READ_AGAIN) || attempt == 8) break;
   }
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   if (rc == READ_RESIZED)
     rc = tern_fail(TERN_EBUSY, "%s: the catalog's map kept growing under every read", idx->dir);
   if (rc == READ_AGAIN)
@@ -555,6 +561,8 @@ static void apply_buffer(tern_state *st, const tern_state *base, tern_edit *e) {
 }
 
 int tern_state_apply(tern_index *idx, const tern_state *base, tern_edit *e, tern_state **out) {
+  assert(tern_mu_held(idx));
+  assert(base->refs > 0);
   tern_state *st = calloc(1, sizeof *st);
   if (!st) return tern_fail(TERN_ENOMEM, "state: out of memory");
   st->refs = 1;

@@ -443,9 +443,9 @@ static int commits_as_segment(const tern_txn *t) {
 static int rebase(tern_txn *t) {
   tern_index *idx = t->idx;
   assert(tern_install_held(idx));
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   int moved = idx->cur != t->st || idx->cur_seq != t->st->rec.seq;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   if (!moved) return TERN_OK;
   tern_state *st;
   TERN_TRY(tern_state_acquire(idx, 1, &st));
@@ -507,9 +507,9 @@ static int after_commit(tern_index *idx, const tern_rec_state *rec, int segments
   int failed = tern_worker_after_commit(idx, rec, segments_changed);
   if (!failed) return TERN_OK;
   char msg[TERN_REC_HEALTH_MSG_MAX + 1];
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   snprintf(msg, sizeof msg, "%s", idx->last_error_msg);
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   return tern_fail(TERN_EPARTIAL, "%s: committed; a flush or merge after a commit failed (%s): %s",
                    idx->dir, tern_strerror(failed), msg);
 }

@@ -48,9 +48,9 @@ static int flush_due(tern_index *idx, int *due) {
 /* Whether the newest buffer view holds more runs than lookups should
  * search (commits merge only small runs: memseg.h). */
 static int runs_due(tern_index *idx) {
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   int due = idx->cur && idx->cur->buffer && idx->cur->buffer->nruns > TERN_WORKER_RUNS_MAX;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   return due;
 }
 
