@@ -66,6 +66,7 @@ typedef struct tern_edit {
   /* a backup's catalog: the commit counter and next number set, not bumped */
   int copy_counters;
   uint64_t copy_seq, copy_next_segment;
+  int log_always;  /* a commit: the counter moves even when nothing else does */
   int borrowed_ld; /* the adds' live docs are not the edit's (a backup's) */
   /* result */
   tern_rec_state rec; /* the state record the edit committed */

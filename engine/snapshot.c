@@ -212,3 +212,10 @@ int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batc
   free(res);
   return rc;
 }
+
+int tern_snapshot_seq(const tern_snapshot *snap, uint64_t *seq) {
+  tern_clear_error();
+  if (!snap || !seq) return tern_fail(TERN_EINVAL, "tern_snapshot_seq: NULL argument");
+  *seq = snap->st->rec.seq;
+  return TERN_OK;
+}

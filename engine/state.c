@@ -359,9 +359,10 @@ static int acquire_once(tern_index *idx, int want_buffer, tern_state **out) {
     return TERN_OK;
   }
   MDB_txn *t;
-  TERN_TRY(begin_read(idx, &t));
+  int rc = begin_read(idx, &t);
+  if (rc != TERN_OK) return rc; /* READ_RESIZED too (TERN_TRY passes it: positive) */
   tern_rec_state rec;
-  int rc = tern_catalog_get_state(idx, t, &rec);
+  rc = tern_catalog_get_state(idx, t, &rec);
   tern_state *st = idx->cur, *fresh = NULL;
   if (rc == TERN_OK && (!st || st->rec.seq != rec.seq)) {
     rc = build_state(idx, t, &rec, &fresh);

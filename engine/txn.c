@@ -474,6 +474,7 @@ static int commit_ops(tern_txn *t, int *segments_changed, tern_rec_state *rec) {
   tern_install_lock(t->idx); /* resolve to install: no flush or merge in between */
   if (rc == TERN_OK) rc = rebase(t);
   tern_edit_init(&c.e, t->st);
+  c.e.log_always = 1; /* every commit with operations gets a number of its own */
   report(t, "sort", t->nops, t->nops);
   report(t, "resolve", 0, 1);
   if (rc == TERN_OK) rc = resolve_segments(&c);
@@ -514,12 +515,14 @@ static int after_commit(tern_index *idx, const tern_rec_state *rec, int segments
                    idx->dir, tern_strerror(failed), msg);
 }
 
-int tern_commit(tern_txn *t) {
+int tern_commit_seq(tern_txn *t, uint64_t *seq) {
   tern_clear_error();
+  if (seq) *seq = 0;
   if (!t) return tern_fail(TERN_EINVAL, "tern_commit: NULL transaction");
   int changed = 0;
-  tern_rec_state rec;
+  tern_rec_state rec = t->st->rec; /* nothing in it: the commit it began on */
   int rc = t->nops ? commit_ops(t, &changed, &rec) : TERN_OK;
+  if (rc == TERN_OK && seq) *seq = rec.seq;
   if (rc == TERN_OK && t->nops) {
     report(t, "merge", 0, 1);
     rc = after_commit(t->idx, &rec, changed);
@@ -529,3 +532,5 @@ int tern_commit(tern_txn *t) {
   txn_free(t);
   return rc;
 }
+
+int tern_commit(tern_txn *t) { return tern_commit_seq(t, NULL); }

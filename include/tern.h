@@ -339,6 +339,17 @@ int tern_commit(tern_txn *txn);
 /** Drops the transaction's writes, releases the write lock and frees it;
  *  NULL is a no-op.  Never fails otherwise. */
 int tern_abort(tern_txn *txn);
+/** tern_commit, also giving the commit's sequence number in *seq (NULL:
+ *  not wanted): the index's commit counter as this commit left it.  The
+ *  counter grows with every change of the index's catalog, by any process
+ *  (commits, flushes, merges, failure records) and never goes back, so a
+ *  snapshot sees this commit exactly when tern_snapshot_seq() gives a
+ *  number >= *seq.  A transaction with nothing in it gives the number of
+ *  the commit it began on.  *seq is set on TERN_OK and on TERN_EPARTIAL
+ *  (the commit is durable) and is 0 after any other error.  Frees the
+ *  transaction as tern_commit does.  Errors: those of tern_commit,
+ *  TERN_EINVAL (txn NULL). */
+int tern_commit_seq(tern_txn *txn, uint64_t *seq);
 
 /** Told by tern_commit() how far it is, on the committing thread: `phase` is
  *  "sort", "resolve", "write", "terms", "sync", "commit" and "merge" (the
@@ -498,6 +509,9 @@ int tern_terms_docfreq(tern_terms *te, uint64_t *df);
 int tern_terms_postings(tern_terms *te, tern_postings **out);
 int tern_terms_close(tern_terms *te);
 
+/** The sequence number of the commit the snapshot sees (tern_commit_seq);
+ *  no I/O.  Errors: TERN_EINVAL (snap or seq NULL). */
+int tern_snapshot_seq(const tern_snapshot *snap, uint64_t *seq);
 /** Live documents of the snapshot (no I/O). */
 int tern_snapshot_count(tern_snapshot *snap, uint64_t *live);
 /** Segments of the snapshot, oldest first. */
