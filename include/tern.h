@@ -336,6 +336,35 @@ int tern_delete(tern_txn *txn, const void *key, size_t klen);
  *  protocol), -errno (-ENOSPC, -EIO while writing a segment or the
  *  catalog), TERN_ENOMEM. */
 int tern_commit(tern_txn *txn);
+/** Ingest flags: */
+#define TERN_INGEST_BEHIND 0x1u     /**< keys the index already has keep their document; the
+                                         ingested one is marked deleted */
+#define TERN_INGEST_LATER_WINS 0x2u /**< a key in two ingested segments: the later path's
+                                         document wins (else TERN_EINVAL) */
+/** Adds segments built outside the index (each paths[i] a directory holding
+ *  exactly one segment's files, named as tern names them: NAME.tim, .tix,
+ *  .doc, .flt, .val) in one commit: all or nothing, durable on return,
+ *  visible to snapshots opened after it, never to open ones.  Every
+ *  segment is verified whole first (every file's checksums); its files are
+ *  then hard-linked into the index directory under fresh names (copied and
+ *  fsynced on another file system; the sources are left as they are).  A
+ *  key the index already has (in a segment or the write buffer): the
+ *  ingested document wins and the older is marked deleted in the same
+ *  commit, or with TERN_INGEST_BEHIND the other way round.  Only where an
+ *  ingested segment's key range overlaps a segment's or the buffer's are
+ *  keys looked up: disjoint ranges cost no per-key work.  A crash at any
+ *  point leaves the index as before or after; files of an ingest that did
+ *  not commit are removed at the next writable open.  Takes the write lock
+ *  as tern_txn_begin (not with a transaction open).  n 0: nothing.
+ *  Errors: TERN_EINVAL (bad arguments or flags; a path that is not one
+ *  segment's directory; not an index segment; a key in two ingested
+ *  segments without TERN_INGEST_LATER_WINS, naming it), TERN_ECORRUPT (a
+ *  segment does not verify, naming the file), TERN_EVERSION (a segment
+ *  format this library does not read), TERN_EBUSY (as tern_txn_begin),
+ *  TERN_EFULL, TERN_EPARTIAL (ingested; background work failed, as
+ *  tern_commit), TERN_ENOMEM, -errno (a missing or unreadable file,
+ *  naming it).  The index is unchanged on every error but TERN_EPARTIAL. */
+int tern_ingest(tern_index *idx, const char *const *paths, size_t n, unsigned flags);
 /** Drops the transaction's writes, releases the write lock and frees it;
  *  NULL is a no-op.  Never fails otherwise. */
 int tern_abort(tern_txn *txn);
