@@ -315,7 +315,11 @@ static const tern_slot *slot_now(const tern_state *cur, uint64_t number) {
 /* The new docs of input docs deleted since the merge read them. */
 static int carried_docs(const merge_ctx *m, size_t i, tern_u32vec *out) {
   const tern_slot *was = m->slots[i], *now = slot_now(m->cur, was->ref->number);
-  if (!now) return tern_fail(TERN_EBUSY, "%s: merge input %s vanished", m->idx->dir, was->ref->name);
+  if (!now) { /* dropped meanwhile (a deleted range held it all): every doc goes */
+    for (uint32_t d = 0; d < was->ref->max_doc; d++)
+      if (m->docmaps[i][d] != NO_DOC) TERN_TRY(tern_u32vec_push(out, m->docmaps[i][d]));
+    return TERN_OK;
+  }
   if (now->gen == was->gen || !now->live) return TERN_OK;
   tern_ld_iter it;
   tern_livedocs_iter_deleted(&it, now->live->ld);
@@ -357,7 +361,8 @@ static int install_merge(merge_ctx *m, tern_segref *ref) {
   rc = carried_deletions(m);
   e.number_used = m->number; /* the number is used even when no segment resulted */
   for (size_t i = 0; rc == TERN_OK && i < m->n; i++)
-    rc = tern_edit_drop_segment(&e, m->slots[i]->ref->number);
+    if (slot_now(cur, m->slots[i]->ref->number)) /* else dropped meanwhile */
+      rc = tern_edit_drop_segment(&e, m->slots[i]->ref->number);
   if (m->ndocs) {
     tern_rec_segment r = {{0}, m->ndocs, 0, 0};
     memcpy(r.segid, m->segid, TERN_SEGID_SIZE);

@@ -24,6 +24,7 @@
 #include "engine/edit.h"
 #include "engine/bulkwrite.h"
 #include "engine/keymap.h"
+#include "engine/range.h"
 #include "engine/vec.h"
 #include "engine/worker.h"
 
@@ -54,6 +55,8 @@ struct tern_txn {
   tern_seg_cursor *probe; /* deletes' segment probes (one per transaction: it is large) */
   delloc *locs;           /* deletes' findings, so that commit probes those keys no more */
   size_t nlocs, caplocs;
+  tern_krange *ranges;       /* tern_delete_range, bounds copied into the arena */
+  size_t nranges, capranges;
   tern_progress_fn progress; /* tern_txn_set_progress; may be NULL */
   void *progress_payload;
 };
@@ -98,6 +101,7 @@ static void txn_free(tern_txn *t) {
   if (t->probe) tern_seg_cursor_release(t->probe);
   free(t->probe);
   free(t->locs);
+  free(t->ranges);
   tern_state_release(t->idx, t->st);
   tern_arena_free(&t->arena);
   tern_keymap_free(&t->map);
@@ -207,6 +211,47 @@ static int note_loc(tern_txn *t, uint32_t slot, uint32_t doc) {
   return TERN_OK;
 }
 
+static int in_ranges(const tern_txn *t, const void *key, size_t klen) {
+  for (size_t i = 0; i < t->nranges; i++)
+    if (tern_krange_has(&t->ranges[i], key, klen)) return 1;
+  return 0;
+}
+
+/* A bound of a range, copied into the arena (NULL: unbounded). */
+static int copy_bound(tern_txn *t, const tern_slice *b, const uint8_t **p, size_t *len) {
+  *p = NULL;
+  *len = 0;
+  if (!b) return TERN_OK;
+  TERN_TRY(check_key(b->data, b->len));
+  uint8_t *c = tern_arena_alloc(&t->arena, b->len);
+  if (!c) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
+  memcpy(c, b->data, b->len);
+  *p = c;
+  *len = b->len;
+  return TERN_OK;
+}
+
+int tern_delete_range(tern_txn *t, const tern_slice *from, const tern_slice *to) {
+  tern_clear_error();
+  if (!t) return tern_fail(TERN_EINVAL, "tern_delete_range: NULL transaction");
+  tern_krange r;
+  TERN_TRY(copy_bound(t, from, &r.from, &r.flen));
+  TERN_TRY(copy_bound(t, to, &r.to, &r.tlen));
+  if (r.from && r.to && tern_key_cmp(r.from, r.flen, r.to, r.tlen) >= 0) return TERN_OK; /* empty */
+  tern_krange *v = tern_vec_room(t->ranges, t->nranges, &t->capranges, sizeof *v);
+  if (!v) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
+  t->ranges = v;
+  t->ranges[t->nranges++] = r;
+  /* This transaction's own writes in the range are deleted too: the
+   * commit applies them after the range, so they become deletions. */
+  for (size_t i = 0; i < t->nops; i++)
+    if (t->ops[i].doc && tern_krange_has(&r, t->ops[i].key.p, t->ops[i].key.len)) {
+      t->ops[i].doc = NULL;
+      t->ops[i].key.aux = 0;
+    }
+  return TERN_OK;
+}
+
 int tern_delete(tern_txn *t, const void *key, size_t klen) {
   tern_clear_error();
   if (!t) return tern_fail(TERN_EINVAL, "tern_delete: NULL transaction");
@@ -222,6 +267,8 @@ int tern_delete(tern_txn *t, const void *key, size_t klen) {
   uint32_t slot = UINT32_MAX, doc = 0;
   if (last >= 0)
     has = t->ops[last].doc != NULL;
+  else if (in_ranges(t, key, klen))
+    has = 0; /* a range this transaction deleted */
   else
     TERN_TRY(committed_find(t, key, klen, &has, &slot, &doc));
   if (!has) return TERN_NOTFOUND;
@@ -247,7 +294,10 @@ typedef struct commit_ctx {
   size_t nuniq, uniq_bytes;
   tern_mdoc *sorted; /* the ops of uniq, in key order (the edit's buffer ops) */
   tern_u32vec *dels; /* per slot of t->st: docs that lose their document */
-  int touched;       /* some slot has deletions */
+  int touched;       /* some slot has deletions (or is dropped) */
+  uint8_t *dropped;  /* per slot: wholly inside a deleted range */
+  tern_mdoc *ranged; /* buffered docs in deleted ranges that no op names, key order */
+  size_t nranged, capranged;
   tern_edit e;
   /* bulk: */
   uint64_t seg_number;
@@ -356,12 +406,59 @@ static int resolve_segments(commit_ctx *c) {
   return rc;
 }
 
+/* ---- deleted ranges: segments inside one dropped, the rest's live docs
+ * in them marked, their buffered keys taken out */
+
+static int note_ranged(void *ctx, const tern_mdoc *d) {
+  commit_ctx *c = ctx;
+  if (key_in_uniq(c, d->key.p, d->key.len) >= 0) return TERN_OK; /* an op decides */
+  if (c->nranged && tern_key_cmp(c->ranged[c->nranged - 1].key.p, c->ranged[c->nranged - 1].key.len,
+                                 d->key.p, d->key.len) >= 0)
+    return TERN_OK; /* ranges overlap: once, in order */
+  tern_mdoc *v = tern_vec_room(c->ranged, c->nranged, &c->capranged, sizeof *v);
+  if (!v) return tern_fail(TERN_ENOMEM, "commit: out of memory");
+  c->ranged = v;
+  c->ranged[c->nranged++] = (tern_mdoc){{d->key.p, d->key.len, 0}, NULL};
+  return TERN_OK;
+}
+
+static int cmp_range_from(const void *a, const void *b) {
+  const tern_krange *x = a, *y = b;
+  if (!x->from || !y->from) return (y->from == NULL) - (x->from == NULL);
+  return tern_key_cmp(x->from, x->flen, y->from, y->flen);
+}
+
+static int resolve_ranges(commit_ctx *c) {
+  tern_txn *t = c->t;
+  tern_state *st = t->st;
+  if (!t->nranges) return TERN_OK;
+  qsort(t->ranges, t->nranges, sizeof *t->ranges, cmp_range_from);
+  if (!c->dels && st->nslots && !(c->dels = calloc(st->nslots, sizeof *c->dels)))
+    return tern_fail(TERN_ENOMEM, "commit: out of memory");
+  if (!(c->dropped = calloc(st->nslots + 1, 1))) return tern_fail(TERN_ENOMEM, "commit: out of memory");
+  for (size_t s = 0; s < st->nslots; s++) {
+    for (size_t i = 0; !c->dropped[s] && i < t->nranges; i++)
+      c->dropped[s] = (uint8_t)tern_krange_covers(&t->ranges[i], &st->slots[s]);
+    if (c->dropped[s]) {
+      TERN_TRY(tern_edit_drop_segment(&c->e, st->slots[s].ref->number));
+      c->touched = 1;
+      continue;
+    }
+    for (size_t i = 0; i < t->nranges; i++)
+      TERN_TRY(tern_krange_slot_docs(&t->ranges[i], &st->slots[s], &c->dels[s]));
+    c->touched |= c->dels[s].n > 0;
+  }
+  for (size_t i = 0; i < t->nranges; i++)
+    TERN_TRY(tern_krange_buffer(&t->ranges[i], st->buffer, note_ranged, c));
+  return TERN_OK;
+}
+
 /* The edit's new live docs: every segment that lost documents. */
 static int edit_deletions(commit_ctx *c) {
   tern_state *st = c->t->st;
   for (size_t s = 0; c->dels && s < st->nslots; s++) {
     tern_u32vec *d = &c->dels[s];
-    if (!d->n) continue;
+    if (!d->n || (c->dropped && c->dropped[s])) continue;
     const tern_slot *sl = &st->slots[s];
     tern_livedocs *fresh = NULL, *next = NULL;
     const tern_livedocs *base = sl->live ? sl->live->ld : NULL;
@@ -380,12 +477,19 @@ static int edit_deletions(commit_ctx *c) {
  * not built and cannot say). */
 static int edit_buffer_ops(commit_ctx *c, int puts) {
   const tern_memseg *view = c->t->st->buffer;
-  c->sorted = malloc((c->nuniq ? c->nuniq : 1) * sizeof *c->sorted);
+  size_t n = c->nuniq + c->nranged;
+  c->sorted = malloc((n ? n : 1) * sizeof *c->sorted);
   if (!c->sorted) return tern_fail(TERN_ENOMEM, "commit: out of memory");
-  TERN_TRY(tern_mrun_new(c->nuniq, &c->e.run));
-  for (size_t i = 0; i < c->nuniq; i++) {
-    const tern_mdoc *op = op_at(c, i);
-    c->sorted[i] = *op;
+  TERN_TRY(tern_mrun_new(n, &c->e.run));
+  for (size_t i = 0, j = 0, k = 0; k < n; k++) { /* ops and ranged keys, merged in key order */
+    const tern_mdoc *op;
+    if (j == c->nranged ||
+        (i < c->nuniq && tern_key_cmp(op_at(c, i)->key.p, op_at(c, i)->key.len,
+                                      c->ranged[j].key.p, c->ranged[j].key.len) < 0))
+      op = op_at(c, i++);
+    else
+      op = &c->ranged[j++];
+    c->sorted[k] = *op;
     int buffered = !view || tern_memseg_find(view, op->key.p, op->key.len) >= 0;
     if (puts && op->doc) {
       TERN_TRY(tern_mrun_push(c->e.run, op));
@@ -396,7 +500,7 @@ static int edit_buffer_ops(commit_ctx *c, int puts) {
     }
   }
   c->e.ops = c->sorted;
-  c->e.nops = c->nuniq;
+  c->e.nops = n;
   return TERN_OK;
 }
 
@@ -461,6 +565,8 @@ static void commit_ctx_free(commit_ctx *c) {
   for (size_t s = 0; c->dels && s < t->st->nslots; s++)
     free(c->dels[s].v);
   free(c->dels);
+  free(c->dropped);
+  free(c->ranged);
   free(c->sorted);
   tern_big_free(c->uniq, c->uniq_bytes);
 }
@@ -478,6 +584,7 @@ static int commit_ops(tern_txn *t, int *segments_changed, tern_rec_state *rec) {
   report(t, "sort", t->nops, t->nops);
   report(t, "resolve", 0, 1);
   if (rc == TERN_OK) rc = resolve_segments(&c);
+  if (rc == TERN_OK) rc = resolve_ranges(&c);
   if (rc == TERN_OK) rc = edit_deletions(&c);
   report(t, "resolve", 1, 1);
   if (rc == TERN_OK && bulk) rc = edit_bulk_segment(&c);
@@ -521,9 +628,10 @@ int tern_commit_seq(tern_txn *t, uint64_t *seq) {
   if (!t) return tern_fail(TERN_EINVAL, "tern_commit: NULL transaction");
   int changed = 0;
   tern_rec_state rec = t->st->rec; /* nothing in it: the commit it began on */
-  int rc = t->nops ? commit_ops(t, &changed, &rec) : TERN_OK;
+  int work = t->nops || t->nranges;
+  int rc = work ? commit_ops(t, &changed, &rec) : TERN_OK;
   if (rc == TERN_OK && seq) *seq = rec.seq;
-  if (rc == TERN_OK && t->nops) {
+  if (rc == TERN_OK && work) {
     report(t, "merge", 0, 1);
     rc = after_commit(t->idx, &rec, changed);
     report(t, "merge", 1, 1);

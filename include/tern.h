@@ -318,6 +318,16 @@ int tern_put(tern_txn *txn, const void *key, size_t klen, const void *val, size_
  *  Errors: TERN_EINVAL (bad key), TERN_ECORRUPT and -errno from that
  *  lookup. */
 int tern_delete(tern_txn *txn, const void *key, size_t klen);
+/** Deletes every document whose key k has from <= k < to (from NULL: from
+ *  the first key; to NULL: to the last; from >= to: nothing), as of the
+ *  commit: segments wholly inside the range are dropped, the others'
+ *  documents in it marked deleted (one pass over that part of each
+ *  segment's dictionary, no per-key write), and buffered documents in it
+ *  taken out of the buffer.  The transaction's earlier puts of keys in the
+ *  range are deleted with them; later ones stand.  Bounds are copied.
+ *  Costs memory only until the commit.  Errors: TERN_EINVAL (txn NULL, a
+ *  bound of 0 or more than TERN_KEY_MAX bytes), TERN_ENOMEM. */
+int tern_delete_range(tern_txn *txn, const tern_slice *from, const tern_slice *to);
 /** Makes the transaction durable and visible, and frees it (even on error:
  *  a failed commit changes nothing, and a crash during it leaves the index
  *  at the previous commit).  A transaction with nothing in it costs
