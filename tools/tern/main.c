@@ -27,6 +27,8 @@ static const command k_commands[] = {
     {"scan", cmd_scan},
     {"terms", cmd_terms},
     {"backup", cmd_backup},
+    {"ingest", cmd_ingest},
+    {"delete-range", cmd_delete_range},
 };
 
 static int print_version(void) {
