@@ -42,6 +42,8 @@ int cmd_export(int argc, char **argv);
  * catalog), and `tern verify` of one (returns the exit code). */
 int cli_is_built_segment(const char *dir);
 int cli_verify_built(const char *dir);
+int cmd_ingest(int argc, char **argv);
+int cmd_delete_range(int argc, char **argv);
 /* limit.c: --limit N of scan and terms; 0, or -1 after reporting. */
 int cli_parse_limit(const char *cmd, const char *arg, uint64_t *out);
 

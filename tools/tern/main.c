@@ -30,6 +30,8 @@ static const command k_commands[] = {
     {"build", cmd_build},
     {"split", cmd_split},
     {"export", cmd_export},
+    {"ingest", cmd_ingest},
+    {"delete-range", cmd_delete_range},
 };
 
 static int print_version(void) {
