@@ -24,7 +24,8 @@
  *
  * The catalog's own writes are covered by faultfs.c's interposers over
  * LMDB's pwrite/writev/fdatasync (included here so that no other test
- * gets them).  TERN_TEST_SCALE=n runs n plans of different shapes.
+ * gets them).  The power cuts are strict POSIX (ff_strict): a directory
+ * entry survives only once its own directory was fsynced after it.  TERN_TEST_SCALE=n runs n plans of different shapes.
  */
 #include "tests/engine/enginetest.h"
 #include "tests/engine/faultfs.c"
@@ -402,6 +403,7 @@ static void test_fault_loops(void **state) {
   tu_rng_init(&r, 0xfa);
   tally t = {0};
   ff_install();
+  ff_strict(1); /* a directory entry survives a power cut only once its directory was fsynced */
   for (unsigned s = 0; s < tu_scale(); s++) {
     plan p = {s == 0 ? 30 : 20 + (uint32_t)tu_below(&r, 21), s == 0 ? 5 : 2 + (uint32_t)tu_below(&r, 6)};
     char *root = tu_tmpdir("faults");
@@ -421,6 +423,7 @@ static void test_fault_loops(void **state) {
     free(work);
     free(root);
   }
+  ff_strict(0);
   ff_uninstall();
   print_message("fault rounds %llu: clean errors %llu, committed with post-commit work "
                 "failed (TERN_EPARTIAL) %llu, success despite the fault %llu, "

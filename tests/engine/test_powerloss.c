@@ -334,12 +334,40 @@ static void test_creation_cut_short(void **state) {
   assert_int_equal(refused, 0);
 }
 
+/* What a cut-short creation leaves (a partial catalog.mdb.new) is no
+ * index to every open, and TERN_CREATE replaces it. */
+static void test_leftover_is_no_index(void **state) {
+  (void)state;
+  char *dir = tu_tmpdir("powerloss-leftover");
+  char *tmp = tu_path(dir, "catalog.mdb.new");
+  uint8_t junk[8192];
+  memset(junk, 0xab, sizeof junk);
+  tu_write_file(tmp, junk, sizeof junk);
+  tern_index *idx = NULL;
+  assert_int_equal(tern_open(&idx, dir, 0, NULL), TERN_ENOTINDEX);
+  assert_int_equal(tern_open(&idx, dir, TERN_RDONLY, NULL), TERN_ENOTINDEX);
+  ET_OK(tern_open(&idx, dir, TERN_CREATE, NULL));
+  model m;
+  memset(&m, 0, sizeof m);
+  assert_int_equal(put_range(idx, 0, &m, 0, 5, 1), TERN_OK);
+  ET_OK(tern_close(idx));
+  struct stat st;
+  assert_int_equal(stat(tmp, &st), -1); /* renamed into place */
+  ET_OK(tern_open(&idx, dir, 0, NULL));
+  assert_true(holds(idx, &m));
+  ET_OK(tern_close(idx));
+  tu_rmtree(dir);
+  free(tmp);
+  free(dir);
+}
+
 int main(void) {
   et_prefer_tmpfs();
   tu_seed();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_strict_power_loss),
       cmocka_unit_test(test_creation_cut_short),
+      cmocka_unit_test(test_leftover_is_no_index),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
