@@ -549,9 +549,9 @@ static void index_free(tern_index *idx) {
 
 int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_options *opts) {
   tern_clear_error();
+  if (out) *out = NULL;
   if (!out || !dir || !*dir || (flags & ~(TERN_CREATE | TERN_RDONLY | TERN_PREAD | TERN_FOREGROUND)))
     return tern_fail(TERN_EINVAL, "tern_open: bad arguments");
-  *out = NULL;
   if ((flags & TERN_CREATE) && (flags & TERN_RDONLY))
     return tern_fail(TERN_EINVAL, "tern_open: TERN_CREATE with TERN_RDONLY");
   tern_options defaults;

@@ -115,7 +115,8 @@ struct tern_snapshot {
   tern_index *idx;
   tern_state *st;
   tern_memseg *buf;   /* st->buffer */
-  atomic_uint iters;  /* open postings iterators: close refuses while any */
+  atomic_uint iters;  /* open postings iterators, cursors, terms enumerations and deleted-docs
+                         iterators: close refuses while any */
 };
 
 /* "dir/name" in a malloc'd string, NULL when out of memory (index.c). */
@@ -306,5 +307,10 @@ int tern_src_step(tern_src *s, int dir);
 int tern_src_value(tern_src *s, tern_slice *val);
 /* postings.c: the snapshot an iterator reads. */
 tern_snapshot *tern_postings_snapshot(const tern_postings *p);
+/* postings.c: where tern_postings_each_by_key keeps the walk it resumes
+ * (cursor_hits.c), freed by tern_postings_close through tern_by_key_free. */
+struct tern_by_key;
+struct tern_by_key **tern_postings_by_key(tern_postings *p);
+void tern_by_key_free(struct tern_by_key *b);
 
 #endif

@@ -354,6 +354,9 @@ int tern_verify(tern_index *idx) {
   for (int attempt = 0; (rc = verify_once(idx)) == TERN_EBUSY && attempt < 8; attempt++) {
   }
   pthread_rwlock_unlock(&idx->env_rw);
+  /* A file the commit lists and the directory lacks is damage, as a
+   * damaged one is: the index cannot serve that commit. */
+  if (rc == -ENOENT) rc = tern_fail_wrap(TERN_ECORRUPT, "a file of the last commit is missing");
   return rc;
 }
 
@@ -391,8 +394,8 @@ static uint64_t catalog_file_bytes(tern_index *idx) {
 
 int tern_stats_get(tern_stats **out, tern_index *idx) {
   tern_clear_error();
+  if (out) *out = NULL;
   if (!out || !idx) return tern_fail(TERN_EINVAL, "tern_stats_get: NULL argument");
-  *out = NULL;
   tern_state *st;
   TERN_TRY(tern_state_acquire(idx, 0, &st));
   tern_stats *s = calloc(1, sizeof *s + TERN_REC_HEALTH_MSG_MAX + 1);

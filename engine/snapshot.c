@@ -11,6 +11,7 @@
  * the first live hit is the answer.
  */
 #include "engine/counters.h"
+#include "engine/errwrap.h"
 #include "engine/index.h"
 
 #include "codec/status.h"
@@ -20,8 +21,8 @@
 
 int tern_snapshot_open(tern_snapshot **out, tern_index *idx) {
   tern_clear_error();
+  if (out) *out = NULL;
   if (!out || !idx) return tern_fail(TERN_EINVAL, "tern_snapshot_open: NULL argument");
-  *out = NULL;
   tern_snapshot *s = calloc(1, sizeof *s);
   if (!s) return tern_fail(TERN_ENOMEM, "snapshot: out of memory");
   int rc = tern_state_acquire(idx, 1, &s->st);
@@ -43,7 +44,10 @@ int tern_snapshot_close(tern_snapshot *s) {
   if (!s) return TERN_OK;
   unsigned iters = atomic_load(&s->iters);
   if (iters)
-    return tern_fail(TERN_EBUSY, "tern_snapshot_close: %u postings iterators still open", iters);
+    return tern_fail(TERN_EBUSY,
+                     "tern_snapshot_close: %u handles opened on it (postings, cursors, terms "
+                     "enumerations, deleted-docs iterators) still open",
+                     iters);
   tern_index *idx = s->idx;
   tern_state_release(idx, s->st);
   pthread_mutex_lock(&idx->mu);
@@ -171,10 +175,11 @@ static int batch_in_order(tern_snapshot *s, const tern_slice *keys, size_t n, te
   int rc = TERN_OK;
   for (size_t i = 0; rc == TERN_OK && i < n; i++) {
     tern_slice v;
-    int st = view_get(s, keys[i].data, keys[i].len, c, &v);
-    if (st == TERN_OK) rc = fn(payload, i, TERN_OK, v.len ? v.data : "", v.len);
-    else if (st == TERN_NOTFOUND) rc = fn(payload, i, TERN_NOTFOUND, NULL, 0);
+    int st = view_get(s, keys[i].data, keys[i].len, c, &v), cb = 0;
+    if (st == TERN_OK) cb = fn(payload, i, TERN_OK, v.len ? v.data : "", v.len);
+    else if (st == TERN_NOTFOUND) cb = fn(payload, i, TERN_NOTFOUND, NULL, 0);
     else rc = st;
+    if (cb != 0) rc = tern_fail_stopped(cb);
   }
   tern_seg_cursor_release(c);
   free(c);
@@ -204,7 +209,7 @@ int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batc
   for (size_t i = 0; rc == TERN_OK && i < n; i++) {
     int r = res[i].val ? fn(payload, i, TERN_OK, res[i].val, res[i].vlen)
                        : fn(payload, i, TERN_NOTFOUND, NULL, 0);
-    if (r != 0) rc = r;
+    if (r != 0) rc = tern_fail_stopped(r);
   }
   tern_arena_free(&vals);
   free(items);

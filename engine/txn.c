@@ -68,9 +68,9 @@ int tern_txn_set_progress(tern_txn *txn, tern_progress_fn fn, void *payload) {
 
 int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
   tern_clear_error();
+  if (out) *out = NULL;
   if (!out || !idx || (flags & ~TERN_TXN_BULK))
     return tern_fail(TERN_EINVAL, "tern_txn_begin: bad arguments");
-  *out = NULL;
   TERN_TRY(tern_writer_lock(idx));
   tern_txn *t = calloc(1, sizeof *t);
   /* With its buffer view, which a commit of this process hands forward:
@@ -104,7 +104,7 @@ static void txn_free(tern_txn *t) {
 
 int tern_abort(tern_txn *t) {
   tern_clear_error();
-  if (!t) return tern_fail(TERN_EINVAL, "tern_abort: NULL transaction");
+  if (!t) return TERN_OK; /* tern.h: NULL is a no-op */
   txn_free(t);
   return TERN_OK;
 }
