@@ -94,6 +94,7 @@ struct tern_index {
   tern_segref *segrefs;
   unsigned snapshots;
   int writing; /* a transaction, flush or compaction holds the write lock */
+  uint32_t busy_timeout_ms; /* how long taking the write lock waits (tern_open's options) */
   atomic_int catalog_bad; /* a check failed: nothing more is written into the catalog */
   int nolock;             /* read-only without access to the LMDB lock file (MDB_NOLOCK) */
   int commit_uncertain;   /* the last LMDB commit failed inside mdb_txn_commit (writer only) */
@@ -235,7 +236,15 @@ int tern_health_note(tern_index *idx, int status, uint64_t bad_segment);
 /* tern_health_note, then TERN_EPARTIAL naming the cause. */
 int tern_post_commit_failed(tern_index *idx, int status);
 
-/* ---- writer.c: the write lock */
+/* ---- txn.c, for txn_read.c: the transaction's latest op on key (*op NULL:
+ * none; op->doc NULL: deleted) and the commit it began on. */
+int tern_txn_find_own(tern_txn *t, const void *key, size_t klen, const tern_mdoc **op,
+                      const tern_state **st);
+
+/* ---- writer.c: the write lock, taken without waiting (TERN_EBUSY) */
+int tern_writer_try_lock(tern_index *idx);
+/* busy_wait.c: tern_writer_try_lock, tried again until the handle's busy
+ * timeout (tern_options.busy_timeout_ms) passes. */
 int tern_writer_lock(tern_index *idx);
 void tern_writer_unlock(tern_index *idx);
 /* One more (or one fewer) holder of write.lock's flock in this process,

@@ -570,3 +570,22 @@ int tern_commit(tern_txn *t) {
   txn_free(t);
   return rc;
 }
+
+/* ------------------------------------------------------------ txn_read.c */
+
+/* The transaction's latest operation on `key` (*op NULL: none; its doc
+ * NULL: a deletion), mapping a bulk transaction's keys at the first ask as
+ * tern_delete does, and the commit it builds on. */
+int tern_txn_find_own(tern_txn *t, const void *key, size_t klen, const tern_mdoc **op,
+                      const tern_state **st) {
+  if (!t->mapped) {
+    for (size_t i = 0; i < t->nops; i++)
+      TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)i, TERN_KEYPOS_NONE));
+    t->mapped = 1;
+  }
+  tern_keypos at;
+  int64_t last = tern_keymap_get(&t->map, t->ops, key, klen, &at);
+  *op = last >= 0 ? &t->ops[last] : NULL;
+  *st = t->st;
+  return TERN_OK;
+}

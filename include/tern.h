@@ -56,8 +56,9 @@
  * no LMDB transaction).  A tern_postings and a tern_txn are used by one
  * thread at a time (they may move between threads).  One write transaction
  * exists at a time per index, across threads and processes: a second
- * tern_txn_begin, tern_flush or tern_compact gets TERN_EBUSY at once, never
- * waits.  tern_errmsg() is per thread.
+ * tern_txn_begin, tern_flush or tern_compact gets TERN_EBUSY at once, or
+ * waits up to tern_options.busy_timeout_ms for it.  tern_errmsg() is per
+ * thread.
  *
  * PROCESSES.  Any number of processes may open one index; each sees the
  * commits of the others from its next snapshot on, and they share the one
@@ -236,7 +237,7 @@ typedef struct tern_field_option {
  *  map_size given to tern_open (not read-only) grows the map and is stored;
  *  a smaller one is ignored (the map never shrinks).
  *  @{ */
-#define TERN_OPTIONS_VERSION 1
+#define TERN_OPTIONS_VERSION 2
 typedef struct tern_options {
   int version;                  /**< TERN_OPTIONS_VERSION */
   uint32_t pulsing_threshold;   /**< default threshold of every field (1; 0 = never inline) */
@@ -248,6 +249,13 @@ typedef struct tern_options {
                                      as it fills */
   const tern_field_option *fields; /**< per-field thresholds overriding the default */
   size_t nfields;
+  /** Since version 2.  How long tern_txn_begin, tern_flush and tern_compact
+   *  wait for the write lock held by another thread or process (0, the
+   *  default: not at all, TERN_EBUSY at once).  Not stored: each tern_open
+   *  gives its handle its own (version 1 options mean 0).  The wait polls
+   *  the lock with a backoff from 1 ms up to 50 ms, so a waiter may start up
+   *  to 50 ms after the lock is free; it is not first come, first served. */
+  uint32_t busy_timeout_ms;
 } tern_options;
 /** Fills `opts` with the defaults above (fields NULL, nfields 0).
  *  Errors: TERN_EINVAL (opts NULL).  Any thread. */
@@ -301,10 +309,11 @@ int tern_get_options(const tern_index *idx, tern_options *out);
 /** @} */
 
 /** @defgroup write Write transactions
- *  One at a time per index, across threads and processes (never waited
- *  for: TERN_EBUSY).  A transaction reads the commit it began on: its own
- *  writes are not visible to lookups (snapshots see commits only), but
- *  tern_delete sees its earlier puts.  Nothing it does is visible to
+ *  One at a time per index, across threads and processes (TERN_EBUSY, or
+ *  waited for up to tern_options.busy_timeout_ms).  A transaction reads
+ *  the commit it began on: its own writes are not visible to snapshots
+ *  (they see commits only), but tern_txn_get, tern_delete and
+ *  tern_put_flags see its earlier puts and deletes.  Nothing it does is visible to
  *  snapshots until tern_commit() returns TERN_OK; after that a crash loses
  *  none of it.  Writes are held in memory (copied) until the commit.
  *  @{ */
@@ -313,10 +322,11 @@ int tern_get_options(const tern_index *idx, tern_options *out);
 
 /** Begins the write transaction; the caller must end it with tern_commit
  *  or tern_abort (which free it).  Takes the index's write lock (a flock
- *  of DIR/write.lock) without waiting.  Errors: TERN_EBUSY if a transaction,
+ *  of DIR/write.lock), waiting for it up to the busy_timeout_ms the handle
+ *  was opened with (0: not at all).  Errors: TERN_EBUSY if a transaction,
  *  flush or compaction is open (this handle, another handle in this process,
- *  or another process: tern_errmsg() says which), TERN_EINVAL on a read-only
- *  index or bad flags, -errno. */
+ *  or another process: tern_errmsg() says which) and stays open past the
+ *  timeout, TERN_EINVAL on a read-only index or bad flags, -errno. */
 int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags);
 /** Inserts the document with primary key `key`, or replaces the one the
  *  key has (value and all its terms).  Key, value and terms are copied.
@@ -326,6 +336,23 @@ int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags);
  *  bad field or term; the transaction stays usable), TERN_ENOMEM. */
 int tern_put(tern_txn *txn, const void *key, size_t klen, const void *val, size_t vlen,
              const tern_term *terms, size_t nterms);
+#define TERN_NOOVERWRITE 0x1u /**< tern_put_flags: refuse a key the transaction sees */
+/** tern_put with flags.  TERN_NOOVERWRITE: when the transaction sees a
+ *  document with this key (as tern_txn_get would find it), nothing changes
+ *  and TERN_EEXIST is returned (the transaction stays usable); costs that
+ *  lookup.  flags 0 is tern_put.  Errors: as tern_put, TERN_EEXIST,
+ *  TERN_EINVAL (unknown flags), TERN_ECORRUPT and -errno from the lookup. */
+int tern_put_flags(tern_txn *txn, unsigned flags, const void *key, size_t klen, const void *val,
+                   size_t vlen, const tern_term *terms, size_t nterms);
+/** Looks up `key` as the transaction sees it: its own puts and deletes
+ *  first (a key it deleted is TERN_NOTFOUND, one it put has the value it
+ *  put last), else the commit it began on (not later commits: there are
+ *  none while it holds the write lock).  Value out as tern_get: copied to
+ *  `buf`, TERN_ERANGE with *vlen set when it does not fit.  Cost: a hash
+ *  lookup in the transaction, then as tern_get.  Errors: TERN_EINVAL (bad
+ *  key, txn or vlen NULL), TERN_ERANGE, TERN_ECORRUPT, -errno. */
+int tern_txn_get(tern_txn *txn, const void *key, size_t klen, void *buf, size_t cap,
+                 size_t *vlen);
 /** Deletes the document with primary key `key`.  TERN_NOTFOUND when the
  *  transaction sees no such document (nothing changes; not a failure).
  *  Costs a lookup of the key in the commit the transaction began on (as
@@ -599,7 +626,7 @@ int tern_backup(tern_snapshot *snap, const char *dest);
  *  flush and merge due is done).  Nothing to do on an empty buffer.
  *  TERN_EPARTIAL when the segment is committed but the merges after it
  *  failed.
- *  Errors: TERN_EBUSY (a writer is at work), TERN_EINVAL (read-only),
+ *  Errors: TERN_EBUSY (a writer is at work past busy_timeout_ms), TERN_EINVAL (read-only),
  *  TERN_EFULL, TERN_ECORRUPT, -errno. */
 int tern_flush(tern_index *idx);
 /** Merges every segment and the buffer into one segment without deleted
@@ -613,7 +640,7 @@ int tern_flush(tern_index *idx);
  *  its free pages (LMDB's compacting copy, renamed over it); otherwise the
  *  catalog is left as it is (also while another thread of this process
  *  runs tern_verify or tern_stats_get on the handle; those started during
- *  the swap wait for it).  Errors: TERN_EBUSY (a writer is at work),
+ *  the swap wait for it).  Errors: TERN_EBUSY (a writer is at work past busy_timeout_ms),
  *  TERN_EINVAL (read-only), TERN_EFULL, TERN_ECORRUPT, -errno (-ENOSPC: it
  *  needs room for a second copy of the index). */
 int tern_compact(tern_index *idx);

@@ -168,6 +168,12 @@ static void test_every_call(void **state) {
   CALL(tern_delete, TERN_NOTFOUND, t, "absent", 6);
   CALL(tern_delete, TERN_OK, t, "new", 3);
   FAILS(TERN_EINVAL, tern_delete(t, NULL, 1));
+  CALL(tern_txn_get, TERN_OK, t, "k00001", 6, buf, sizeof buf, &n);
+  CALL(tern_txn_get, TERN_NOTFOUND, t, "new", 3, buf, sizeof buf, &n); /* deleted above */
+  FAILS(TERN_EINVAL, tern_txn_get(t, NULL, 0, buf, sizeof buf, &n));
+  CALL(tern_put_flags, TERN_OK, t, TERN_NOOVERWRITE, "new2", 4, "v", 1, NULL, 0);
+  FAILS(TERN_EEXIST, tern_put_flags(t, TERN_NOOVERWRITE, "k00001", 6, "v", 1, NULL, 0));
+  FAILS(TERN_EEXIST, tern_put_flags(t, TERN_NOOVERWRITE, "new2", 4, "v", 1, NULL, 0));
   CALL(tern_commit, TERN_OK, t);
   FAILS(TERN_EINVAL, tern_commit(NULL));
   CALL(tern_txn_begin, TERN_OK, &t, idx, 0);
@@ -247,7 +253,7 @@ static void test_every_call(void **state) {
   CALL(tern_terms_close, TERN_OK, NULL);
 
   CALL(tern_snapshot_count, TERN_OK, s, &u);
-  assert_int_equal(u, NDOCS - NDOCS / 10 + 5);
+  assert_int_equal(u, NDOCS - NDOCS / 10 + 5 + 1); /* + new2 */
   FAILS(TERN_EINVAL, tern_snapshot_count(s, NULL));
   CALL_COUNT(tern_snapshot_nsegments, tern_snapshot_nsegments(s));
   assert_int_equal(tern_snapshot_nsegments(s), 1);
