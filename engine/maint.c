@@ -2,6 +2,7 @@
  * maint.c — flush, compaction, verification and statistics.
  */
 #include "engine/errwrap.h"
+#include "engine/counters.h"
 #include "engine/index.h"
 #include "engine/worker.h"
 
@@ -155,6 +156,7 @@ static int install_flush(flush_ctx *f) {
   int rc = gather_touched(f, runs, nruns);
   if (rc == TERN_OK) rc = frozen_deletions(f);
   if (rc == TERN_OK) rc = tern_commit_catalog(idx, apply_flush, f, NULL);
+  if (rc == TERN_OK) TERN_COUNT(flushes);
   if (rc == TERN_OK) tern_worker_reload(idx, NULL);
   tern_state_release(idx, cur);
   return rc;
@@ -392,6 +394,22 @@ static uint64_t catalog_file_bytes(tern_index *idx) {
   return ok ? (uint64_t)sb.st_size : 0;
 }
 
+/* The process's totals (tern_counters): the engine's counts and the file
+ * layer's. */
+static void stats_counters(tern_counters *c) {
+  c->gets = tern_gets_total();
+  c->commits = atomic_load_explicit(&tern_engine_count.commits, memory_order_relaxed);
+  c->flushes = atomic_load_explicit(&tern_engine_count.flushes, memory_order_relaxed);
+  c->merges = atomic_load_explicit(&tern_engine_count.merges, memory_order_relaxed);
+  tern_io_stats io;
+  tern_io_global_stats(&io);
+  uint64_t first_touch;
+  tern_io_check_counts(&c->pages_checked, &first_touch);
+  c->reads = io.reads;
+  c->bytes_read = io.bytes;
+  c->cache_hits = io.reads > first_touch ? io.reads - first_touch : 0;
+}
+
 int tern_stats_get(tern_stats **out, tern_index *idx) {
   tern_clear_error();
   if (out) *out = NULL;
@@ -432,6 +450,7 @@ int tern_stats_get(tern_stats **out, tern_index *idx) {
   }
   tern_state_release(idx, st);
   s->catalog_bytes = catalog_file_bytes(idx);
+  stats_counters(&s->counters);
   *out = s;
   return TERN_OK;
 }

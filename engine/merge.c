@@ -18,6 +18,7 @@
  * its docs deleted is rewritten.  Repeated until nothing qualifies.
  */
 #include "engine/errwrap.h"
+#include "engine/counters.h"
 #include "engine/index.h"
 #include "engine/vec.h"
 #include "engine/worker.h"
@@ -368,6 +369,7 @@ static int install_merge(merge_ctx *m) {
   m->cur = cur;
   int rc = carried_deletions(m);
   if (rc == TERN_OK) rc = tern_commit_catalog(idx, apply_merge_catalog, m, NULL);
+  if (rc == TERN_OK) TERN_COUNT(merges);
   if (rc == TERN_OK) {
     uint64_t *numbers = malloc(m->n * sizeof *numbers);
     if (numbers) {

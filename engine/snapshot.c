@@ -83,6 +83,7 @@ int tern_get(tern_snapshot *s, const void *key, size_t klen, void *buf, size_t c
   tern_clear_error();
   if (!s || !key || klen == 0 || klen > TERN_KEY_MAX || !vlen || (cap && !buf))
     return tern_fail(TERN_EINVAL, "tern_get: bad arguments");
+  tern_count_gets(1);
   tern_seg_cursor c;
   tern_seg_cursor_init(&c);
   tern_slice v;
@@ -195,6 +196,7 @@ int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batc
     if (!keys[i].data || keys[i].len == 0 || keys[i].len > TERN_KEY_MAX)
       return tern_fail(TERN_EINVAL, "tern_get_batch: key %zu of %zu bytes", i, keys[i].len);
   if (n == 0) return TERN_OK;
+  tern_count_gets(n);
   if (batch_in_order_pays(s, keys, n)) return batch_in_order(s, keys, n, fn, payload);
   batch_item *items = malloc(n * sizeof *items);
   uint32_t *order = malloc(n * sizeof *order);

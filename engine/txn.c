@@ -17,6 +17,7 @@
  * grown past write_buffer_bytes and runs the merge policy, each as a
  * commit of its own.
  */
+#include "engine/counters.h"
 #include "engine/index.h"
 #include "engine/bigmem.h"
 #include "engine/bulkwrite.h"
@@ -567,6 +568,7 @@ int tern_commit(tern_txn *t) {
     report(t, "merge", 1, 1);
   }
   if (rc == TERN_OK) tern_clear_error();
+  if (rc == TERN_OK || rc == TERN_EPARTIAL) TERN_COUNT(commits);
   txn_free(t);
   return rc;
 }

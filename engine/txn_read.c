@@ -8,6 +8,7 @@
  * the lookup reaches into the transaction (tern_txn_find_own, txn.c); the
  * rest is the snapshot's read path over the transaction's state.
  */
+#include "engine/counters.h"
 #include "engine/index.h"
 
 #include "codec/status.h"
@@ -44,6 +45,7 @@ int tern_txn_get(tern_txn *txn, const void *key, size_t klen, void *buf, size_t 
   tern_clear_error();
   if (!txn || !key || klen == 0 || klen > TERN_KEY_MAX || !vlen || (cap && !buf))
     return tern_fail(TERN_EINVAL, "tern_txn_get: bad arguments");
+  tern_count_gets(1);
   tern_seg_cursor c;
   tern_seg_cursor_init(&c);
   tern_slice v;

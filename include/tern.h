@@ -668,6 +668,27 @@ typedef struct tern_segment_stats {
   uint64_t bytes;           /**< all of the segment's files */
 } tern_segment_stats;
 
+/** What this process did, for a service to export: totals since tern was
+ *  loaded, over every index the process opened (not per index; counted
+ *  with relaxed atomics, so a total read while other threads work may miss
+ *  their last few).  Never reset. */
+typedef struct tern_counters {
+  uint64_t gets;          /**< keys looked up: tern_get, each key of tern_get_batch,
+                               tern_txn_get */
+  uint64_t commits;       /**< tern_commit calls that committed (TERN_OK or TERN_EPARTIAL) */
+  uint64_t flushes;       /**< buffers written out and installed as segments (background
+                               worker, tern_flush, TERN_FOREGROUND commits, tern_compact) */
+  uint64_t merges;        /**< merges installed */
+  uint64_t reads;         /**< reads of segment files (one per block, postings run or
+                               value read; through the mapping or by pread) */
+  uint64_t bytes_read;    /**< bytes those reads asked for */
+  uint64_t pages_checked; /**< 4 KiB pages whose checksum was verified: a page's first
+                               read in this process, and every page tern_verify reads */
+  uint64_t cache_hits;    /**< reads whose every page this process had already read and
+                               checked (served through the mapping, no check); the
+                               others are first touches */
+} tern_counters;
+
 typedef struct tern_stats {
   uint64_t docs;      /**< live documents */
   uint64_t deleted;   /**< deleted documents still held in segments */
@@ -683,11 +704,12 @@ typedef struct tern_stats {
   uint64_t last_error_commit;
   size_t nskipped; /**< segments merges skip: they failed verification as merge input */
   uint64_t catalog_bytes; /**< size of the catalog file (catalog.mdb), free pages included */
+  tern_counters counters; /**< this process's totals (see tern_counters) */
 } tern_stats;
 
 /** Statistics of the last commit, from memory and the catalog (no segment
- *  reads); *out is tern's, valid until tern_stats_free() (its strings are
- *  static).  Errors: TERN_ECORRUPT, -errno (as tern_snapshot_open). */
+ *  reads), and the process's counters; *out is tern's, valid until
+ *  tern_stats_free() (its strings are static).  Errors: TERN_ECORRUPT, -errno (as tern_snapshot_open). */
 int tern_stats_get(tern_stats **out, tern_index *idx);
 /** Frees statistics; NULL is a no-op.  Errors: none (never fails). */
 int tern_stats_free(tern_stats *stats);
