@@ -236,6 +236,10 @@ int tern_health_note(tern_index *idx, int status, uint64_t bad_segment);
 /* tern_health_note, then TERN_EPARTIAL naming the cause. */
 int tern_post_commit_failed(tern_index *idx, int status);
 
+/* ---- doc_terms.c: doc ids per window of tern_docs_each (0: the default,
+ * 65536), for tests. */
+void tern_docs_window_set(uint32_t docs);
+
 /* ---- txn.c, for txn_read.c: the transaction's latest op on key (*op NULL:
  * none; op->doc NULL: deleted) and the commit it began on. */
 int tern_txn_find_own(tern_txn *t, const void *key, size_t klen, const tern_mdoc **op,

@@ -605,6 +605,33 @@ typedef int (*tern_doc_fn)(void *payload, tern_slice key, tern_slice val);
  *  TERN_ESTOPPED, TERN_ECORRUPT, -errno, TERN_ENOMEM. */
 int tern_postings_each_by_key(tern_postings *p, int want_values, tern_doc_fn fn, void *payload);
 
+/** Called per document by tern_docs_each and tern_doc_terms, on the
+ *  caller's thread, with the document's key, value and every one of its
+ *  terms (each (field, term) pair once: fields in byte order, a field's
+ *  terms in byte order, for a document of a segment; in the order put, for
+ *  one in the write buffer).  Everything is valid during the call only.  0
+ *  goes on; any other value stops (TERN_ESTOPPED). */
+typedef int (*tern_doc_terms_fn)(void *payload, tern_slice key, tern_slice val,
+                                 const tern_term *terms, size_t nterms);
+/** Visits the snapshot's live documents within `bounds` (NULL: all; as
+ *  tern_cursor_open's) in key byte order, each with its value and all its
+ *  terms: what a lossless dump writes (`tern dump`).  Segments keep no
+ *  terms per document, so a segment's are recovered by inverting its
+ *  postings 65,536 doc ids at a time.  Cost: per such window of a segment,
+ *  one pass over its terms dictionary and the window's postings; memory:
+ *  the window's terms.  Errors: TERN_EINVAL (snap or fn NULL, a bound
+ *  longer than TERN_KEY_MAX), TERN_ESTOPPED, TERN_ECORRUPT, -errno,
+ *  TERN_ENOMEM. */
+int tern_docs_each(tern_snapshot *snap, const tern_bounds *bounds, tern_doc_terms_fn fn,
+                   void *payload);
+/** Calls fn once with the live document `key` and all its terms, or
+ *  returns TERN_NOTFOUND.  Cost: one pass over the terms dictionary of the
+ *  segment holding it (a whole dump: tern_docs_each).  Errors: TERN_EINVAL
+ *  (bad key, snap or fn NULL), TERN_ESTOPPED, TERN_ECORRUPT, -errno,
+ *  TERN_ENOMEM. */
+int tern_doc_terms(tern_snapshot *snap, const void *key, size_t klen, tern_doc_terms_fn fn,
+                   void *payload);
+
 /** Writes a copy of exactly the snapshot's commit into directory `dest`
  *  (absent or empty) while writers go on: segment files hard-linked where
  *  the file system allows, else copied; a fresh catalog holding that commit

@@ -123,6 +123,13 @@ static int count_doc(void *payload, tern_slice key, tern_slice val) {
   return 0;
 }
 
+static int count_terms_doc(void *payload, tern_slice key, tern_slice val, const tern_term *terms,
+                           size_t nterms) {
+  (void)key, (void)val, (void)terms, (void)nterms;
+  ++*(int *)payload;
+  return 0;
+}
+
 /* Every call of tern.h, in the header's order: success clears, failure
  * tells and NULLs its out-handle. */
 static void test_every_call(void **state) {
@@ -268,6 +275,13 @@ static void test_every_call(void **state) {
   CALL(tern_deleted_close, TERN_OK, d);
   CALL(tern_deleted_close, TERN_OK, NULL);
 
+  hits = 0;
+  CALL(tern_docs_each, TERN_OK, s, NULL, count_terms_doc, &hits);
+  assert_int_equal(hits, NDOCS - NDOCS / 10 + 5 + 1);
+  FAILS(TERN_EINVAL, tern_docs_each(s, NULL, NULL, NULL));
+  CALL(tern_doc_terms, TERN_OK, s, "k00001", 6, count_terms_doc, &hits);
+  CALL(tern_doc_terms, TERN_NOTFOUND, s, "k00000", 6, count_terms_doc, &hits);
+  FAILS(TERN_EINVAL, tern_doc_terms(s, "", 0, count_terms_doc, &hits));
   char *dest = tu_path(dir, "inside");
   FAILS(TERN_EINVAL, tern_backup(s, dest)); /* inside the index */
   free(dest);

@@ -35,6 +35,7 @@ int cmd_flush(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_terms(int argc, char **argv);
 int cmd_backup(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 /* limit.c: --limit N of scan and terms; 0, or -1 after reporting. */
 int cli_parse_limit(const char *cmd, const char *arg, uint64_t *out);
 

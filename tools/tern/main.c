@@ -27,6 +27,7 @@ static const command k_commands[] = {
     {"scan", cmd_scan},
     {"terms", cmd_terms},
     {"backup", cmd_backup},
+    {"dump", cmd_dump},
 };
 
 static int print_version(void) {
