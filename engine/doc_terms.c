@@ -41,14 +41,14 @@ typedef struct hit {
 
 typedef struct dt_src {
   tern_src s;
-  uint32_t window;      /* doc ids per window */
-  uint32_t lo, hi;      /* the window held: [lo, hi); lo == hi: none */
-  char **fields;        /* NUL-terminated names, by segment field index */
+  uint32_t window; /* doc ids per window */
+  uint32_t lo, hi; /* the window held: [lo, hi); lo == hi: none */
+  char **fields;   /* NUL-terminated names, by segment field index */
   size_t nfields;
-  hit *hits;            /* bucketed by doc */
+  hit *hits; /* bucketed by doc */
   size_t nhits, caphits;
-  size_t *start;        /* per doc of the window: its first hit; window + 1 */
-  uint8_t *bytes;       /* terms of the window */
+  size_t *start;  /* per doc of the window: its first hit; window + 1 */
+  uint8_t *bytes; /* terms of the window */
   size_t nbytes, capbytes;
 } dt_src;
 
@@ -75,7 +75,8 @@ static int dt_src_init(dt_src *d, const tern_slot *slot, const tern_memseg *buf,
   for (size_t i = 0; i < n; i++) {
     tern_field_info fi;
     tern_seg_field_info(tern_seg_field_at(seg, i), &fi);
-    if (!(d->fields[i] = malloc(fi.name_len + 1))) return tern_fail(TERN_ENOMEM, "dump: out of memory");
+    if (!(d->fields[i] = malloc(fi.name_len + 1)))
+      return tern_fail(TERN_ENOMEM, "dump: out of memory");
     memcpy(d->fields[i], fi.name, fi.name_len);
     d->fields[i][fi.name_len] = '\0';
   }
@@ -177,7 +178,8 @@ static int load_window(dt_src *d, uint32_t doc) {
     const tern_seg_field *f = tern_seg_field_at(seg, i);
     if (f == sl->ref->unique) continue;
     tern_term_entry e;
-    for (rc = tern_seg_first_term(seg, f, c, &e); rc == TERN_OK; rc = tern_seg_next_term(seg, c, &e)) {
+    for (rc = tern_seg_first_term(seg, f, c, &e); rc == TERN_OK;
+         rc = tern_seg_next_term(seg, c, &e)) {
       rc = term_hits(d, seg, &e, (uint32_t)i);
       if (rc != TERN_OK) break;
     }
@@ -220,8 +222,8 @@ static int out_room(terms_out *o, size_t n) {
 static int seg_terms(dt_src *d, terms_out *o) {
   uint32_t doc = seg_doc(&d->s);
   if (doc >= d->s.slot->ref->max_doc)
-    return tern_fail(TERN_ECORRUPT, "segment %s: key with doc %u of %u", d->s.slot->ref->name,
-                     doc, d->s.slot->ref->max_doc);
+    return tern_fail(TERN_ECORRUPT, "segment %s: key with doc %u of %u", d->s.slot->ref->name, doc,
+                     d->s.slot->ref->max_doc);
   if (d->lo == d->hi || doc < d->lo || doc >= d->hi) TERN_TRY(load_window(d, doc));
   size_t a = d->start[doc - d->lo], b = d->start[doc - d->lo + 1];
   TERN_TRY(out_room(o, b - a));
@@ -318,8 +320,8 @@ static int walk_run(walk *w, tern_doc_terms_fn fn, void *payload) {
     size_t best = w->n;
     for (size_t i = 0; i < w->n; i++) {
       const tern_src *s = &w->src[i].s;
-      if (s->valid && (best == w->n || tern_key_cmp(s->key, s->klen, w->src[best].s.key,
-                                                    w->src[best].s.klen) <= 0))
+      if (s->valid && (best == w->n ||
+                       tern_key_cmp(s->key, s->klen, w->src[best].s.key, w->src[best].s.klen) <= 0))
         best = i; /* ties: the newer source */
     }
     if (best == w->n) break;
@@ -373,8 +375,9 @@ static int bound_ok(const tern_slice *s) { return (s->data || !s->len) && s->len
 int tern_docs_each(tern_snapshot *snap, const tern_bounds *bounds, tern_doc_terms_fn fn,
                    void *payload) {
   tern_clear_error();
-  if (!snap || !fn || (bounds && (!bound_ok(&bounds->from) || !bound_ok(&bounds->to) ||
-                                  !bound_ok(&bounds->prefix))))
+  if (!snap || !fn ||
+      (bounds &&
+       (!bound_ok(&bounds->from) || !bound_ok(&bounds->to) || !bound_ok(&bounds->prefix))))
     return tern_fail(TERN_EINVAL, "tern_docs_each: bad arguments");
   return docs_each(snap, bounds, window_docs, fn, payload);
 }

@@ -40,8 +40,7 @@ static int txn_sees(tern_txn *t, const void *key, size_t klen, tern_seg_cursor *
   return tern_seg_value(sl->ref->seg, &e, c, val);
 }
 
-int tern_txn_get(tern_txn *txn, const void *key, size_t klen, void *buf, size_t cap,
-                 size_t *vlen) {
+int tern_txn_get(tern_txn *txn, const void *key, size_t klen, void *buf, size_t cap, size_t *vlen) {
   tern_clear_error();
   if (!txn || !key || klen == 0 || klen > TERN_KEY_MAX || !vlen || (cap && !buf))
     return tern_fail(TERN_EINVAL, "tern_txn_get: bad arguments");
@@ -52,8 +51,10 @@ int tern_txn_get(tern_txn *txn, const void *key, size_t klen, void *buf, size_t 
   int rc = txn_sees(txn, key, klen, &c, &v);
   if (rc == TERN_OK) {
     *vlen = v.len;
-    if (v.len > cap) rc = TERN_ERANGE;
-    else if (v.len) memcpy(buf, v.data, v.len);
+    if (v.len > cap)
+      rc = TERN_ERANGE;
+    else if (v.len)
+      memcpy(buf, v.data, v.len);
   }
   tern_seg_cursor_release(&c);
   return rc;
@@ -70,7 +71,8 @@ int tern_put_flags(tern_txn *txn, unsigned flags, const void *key, size_t klen, 
     tern_slice v;
     int rc = txn_sees(txn, key, klen, &c, &v);
     tern_seg_cursor_release(&c);
-    if (rc == TERN_OK) return tern_fail(TERN_EEXIST, "tern_put_flags: the key exists (TERN_NOOVERWRITE)");
+    if (rc == TERN_OK)
+      return tern_fail(TERN_EEXIST, "tern_put_flags: the key exists (TERN_NOOVERWRITE)");
     if (rc != TERN_NOTFOUND) return rc;
     tern_clear_error();
   }

@@ -736,7 +736,8 @@ typedef struct tern_stats {
 
 /** Statistics of the last commit, from memory and the catalog (no segment
  *  reads), and the process's counters; *out is tern's, valid until
- *  tern_stats_free() (its strings are static).  Errors: TERN_ECORRUPT, -errno (as tern_snapshot_open). */
+ *  tern_stats_free() (its strings are static).  Errors: TERN_ECORRUPT,
+ *  -errno (as tern_snapshot_open). */
 int tern_stats_get(tern_stats **out, tern_index *idx);
 /** Frees statistics; NULL is a no-op.  Errors: none (never fails). */
 int tern_stats_free(tern_stats *stats);

@@ -37,7 +37,7 @@ static void leave_message(void) {
 #define CALL_COUNT(fn, expr)                                                                       \
   do {                                                                                             \
     leave_message();                                                                               \
-    (void)(expr);                                                                         \
+    (void)(expr);                                                                                  \
     assert_string_equal(tern_errmsg(), "");                                                        \
   } while (0)
 
@@ -45,7 +45,7 @@ static void leave_message(void) {
 #define CALL_KEEPS(fn, expr)                                                                       \
   do {                                                                                             \
     leave_message();                                                                               \
-    const char *r_ = (expr);                                                              \
+    const char *r_ = (expr);                                                                       \
     assert_non_null(r_);                                                                           \
     assert_true(tern_errmsg()[0] != '\0');                                                         \
   } while (0)

@@ -191,8 +191,10 @@ static int begin_timed(const char *dir, uint32_t ms, uint64_t *took) {
   int rc = tern_txn_begin(&t, idx, 0);
   *took = now_ms() - t0;
   snprintf(g_msg, sizeof g_msg, "%s", tern_errmsg());
-  if (rc == TERN_OK) ET_OK(tern_abort(t));
-  else assert_null(t);
+  if (rc == TERN_OK)
+    ET_OK(tern_abort(t));
+  else
+    assert_null(t);
   ET_OK(tern_close(idx));
   return rc;
 }

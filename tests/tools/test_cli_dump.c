@@ -61,7 +61,7 @@ static void random_doc(tu_rng *r, mdoc *d) {
   for (size_t i = 0; i < want; i++) {
     mterm t = {(int)tu_below(r, NFIELDS), {0}, 1 + tu_below(r, 2)};
     for (size_t j = 0; j < t.len; j++)
-      t.t[j] = (uint8_t)"ab:\t\n\\\x00\xff"[tu_below(r, 8)];
+      t.t[j] = (uint8_t) "ab:\t\n\\\x00\xff"[tu_below(r, 8)];
     int dup = 0;
     for (size_t j = 0; j < d->nterms; j++)
       dup |= d->terms[j].field == t.field && d->terms[j].len == t.len &&
@@ -88,8 +88,10 @@ static void build(tern_index *idx, tu_rng *r) {
   }
   qsort(g_docs, NKEYS, sizeof *g_docs, doc_cmp);
   for (size_t i = 1, last = 0; i < NKEYS; i++) {
-    if (!doc_cmp(&g_docs[last], &g_docs[i])) g_docs[i].klen = 0; /* a duplicate: unused */
-    else last = i;
+    if (!doc_cmp(&g_docs[last], &g_docs[i]))
+      g_docs[i].klen = 0; /* a duplicate: unused */
+    else
+      last = i;
   }
   for (size_t b = 0; b < NKEYS + 40; b += 500) {
     tern_txn *t;
@@ -242,7 +244,8 @@ static void test_dump_import_roundtrip(void **state) {
   ET_OK(tern_close(ia));
 
   char cmd[4096];
-  snprintf(cmd, sizeof cmd, "'%s' dump '%s' > '%s/dump.tsv' && rm -rf '%s' && '%s' import -q '%s' '%s/dump.tsv'",
+  snprintf(cmd, sizeof cmd,
+           "'%s' dump '%s' > '%s/dump.tsv' && rm -rf '%s' && '%s' import -q '%s' '%s/dump.tsv'",
            g_bin, a, a, b, g_bin, b, a);
   assert_int_equal(system(cmd), 0);
   tern_index *ib;

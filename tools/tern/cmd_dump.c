@@ -53,8 +53,10 @@ static int dump(const char *dir, const tern_bounds *b) {
 
 int cmd_dump(int argc, char **argv) {
   static const struct option longopts[] = {
-      {"prefix", required_argument, NULL, 'p'}, {"from", required_argument, NULL, 'f'},
-      {"to", required_argument, NULL, 't'},     {"help", no_argument, NULL, 'h'},
+      {"prefix", required_argument, NULL, 'p'},
+      {"from", required_argument, NULL, 'f'},
+      {"to", required_argument, NULL, 't'},
+      {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   tern_bounds b;
