@@ -141,7 +141,8 @@ extern "C" {
 #define TERN_VERSION_MINOR 1
 #define TERN_VERSION_PATCH 0
 /** Returns "MAJOR.MINOR.PATCH" of the library linked in (a static string;
- *  any thread).  Errors: none (never fails; tern_errmsg() is left as it is).  The soname's number is TERN_VERSION_MAJOR. */
+ *  any thread).  Errors: none (never fails; tern_errmsg() is left as it
+ *  is).  The soname's number is TERN_VERSION_MAJOR. */
 const char *tern_version(void);
 /** @} */
 
