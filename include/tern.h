@@ -255,7 +255,8 @@ typedef struct tern_options {
    *  default: not at all, TERN_EBUSY at once).  Not stored: each tern_open
    *  gives its handle its own (version 1 options mean 0).  The wait polls
    *  the lock with a backoff from 1 ms up to 50 ms, so a waiter may start up
-   *  to 50 ms after the lock is free; it is not first come, first served. */
+   *  to 50 ms after the lock is free; it is not first come, first served.
+   *  A thread that itself holds the transaction waits the whole timeout. */
   uint32_t busy_timeout_ms;
 } tern_options;
 /** Fills `opts` with the defaults above (fields NULL, nfields 0).
