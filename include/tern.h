@@ -611,7 +611,8 @@ int tern_postings_each_by_key(tern_postings *p, int want_values, tern_doc_fn fn,
  *  caller's thread, with the document's key, value and every one of its
  *  terms (each (field, term) pair once: fields in byte order, a field's
  *  terms in byte order, for a document of a segment; in the order put, for
- *  one in the write buffer).  Everything is valid during the call only.  0
+ *  one in the write buffer; terms may be NULL when nterms is 0).
+ *  Everything is valid during the call only.  0
  *  goes on; any other value stops (TERN_ESTOPPED). */
 typedef int (*tern_doc_terms_fn)(void *payload, tern_slice key, tern_slice val,
                                  const tern_term *terms, size_t nterms);

@@ -128,7 +128,7 @@ static size_t next_live(size_t i) {
 static void expect_terms(const mdoc *d, const tern_term *terms, size_t n) {
   assert_int_equal(n, d->nterms);
   tern_term got[MAXT], want[MAXT];
-  memcpy(got, terms, n * sizeof *got);
+  if (n) memcpy(got, terms, n * sizeof *got); /* terms may be NULL when n is 0 */
   for (size_t i = 0; i < n; i++)
     want[i] = (tern_term){k_fields[d->terms[i].field], d->terms[i].t, d->terms[i].len};
   qsort(got, n, sizeof *got, term_cmp);
