@@ -48,8 +48,8 @@ static int valid_field_name(const char *f) {
 }
 
 static int options_check(const tern_options *o) {
-  if (o->version != TERN_OPTIONS_VERSION)
-    return tern_fail(TERN_EINVAL, "options version %d, expected %d", o->version,
+  if (o->version < 1 || o->version > TERN_OPTIONS_VERSION)
+    return tern_fail(TERN_EINVAL, "options version %d, expected 1 to %d", o->version,
                      TERN_OPTIONS_VERSION);
   if (o->pulsing_threshold > TERN_THRESHOLD_MAX)
     return tern_fail(TERN_EINVAL, "pulsing_threshold %u > %u", o->pulsing_threshold,
@@ -528,9 +528,9 @@ static void index_free(tern_index *idx) {
 
 int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_options *opts) {
   tern_clear_error();
+  if (out) *out = NULL;
   if (!out || !dir || !*dir || (flags & ~(TERN_CREATE | TERN_RDONLY | TERN_PREAD | TERN_FOREGROUND)))
     return tern_fail(TERN_EINVAL, "tern_open: bad arguments");
-  *out = NULL;
   if ((flags & TERN_CREATE) && (flags & TERN_RDONLY))
     return tern_fail(TERN_EINVAL, "tern_open: TERN_CREATE with TERN_RDONLY");
   tern_options defaults;
@@ -577,6 +577,8 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
     index_free(idx);
     return rc;
   }
+  /* Not stored: a property of this handle (version 1 options have none). */
+  idx->busy_timeout_ms = given && opts->version >= 2 ? opts->busy_timeout_ms : 0;
   *out = idx;
   return TERN_OK;
 }
@@ -597,5 +599,7 @@ int tern_get_options(const tern_index *idx, tern_options *out) {
   tern_clear_error();
   if (!idx || !out) return tern_fail(TERN_EINVAL, "tern_get_options: NULL argument");
   *out = idx->opts;
+  out->version = TERN_OPTIONS_VERSION;
+  out->busy_timeout_ms = idx->busy_timeout_ms;
   return TERN_OK;
 }

@@ -12,6 +12,7 @@
  * the first live hit is the answer.
  */
 #include "engine/counters.h"
+#include "engine/errwrap.h"
 #include "engine/index.h"
 
 #include "codec/status.h"
@@ -21,8 +22,8 @@
 
 int tern_snapshot_open(tern_snapshot **out, tern_index *idx) {
   tern_clear_error();
+  if (out) *out = NULL;
   if (!out || !idx) return tern_fail(TERN_EINVAL, "tern_snapshot_open: NULL argument");
-  *out = NULL;
   tern_snapshot *s = calloc(1, sizeof *s);
   if (!s) return tern_fail(TERN_ENOMEM, "snapshot: out of memory");
   int rc = tern_state_acquire(idx, 1, &s->st);
@@ -44,7 +45,10 @@ int tern_snapshot_close(tern_snapshot *s) {
   if (!s) return TERN_OK;
   unsigned iters = atomic_load(&s->iters);
   if (iters)
-    return tern_fail(TERN_EBUSY, "tern_snapshot_close: %u postings iterators still open", iters);
+    return tern_fail(TERN_EBUSY,
+                     "tern_snapshot_close: %u handles opened on it (postings, cursors, terms "
+                     "enumerations, deleted-docs iterators) still open",
+                     iters);
   tern_index *idx = s->idx;
   tern_state_release(idx, s->st);
   tern_mu_lock(idx);
@@ -80,6 +84,7 @@ int tern_get(tern_snapshot *s, const void *key, size_t klen, void *buf, size_t c
   tern_clear_error();
   if (!s || !key || klen == 0 || klen > TERN_KEY_MAX || !vlen || (cap && !buf))
     return tern_fail(TERN_EINVAL, "tern_get: bad arguments");
+  tern_count_gets(1);
   tern_seg_cursor c;
   tern_seg_cursor_init(&c);
   tern_slice v;
@@ -172,10 +177,11 @@ static int batch_in_order(tern_snapshot *s, const tern_slice *keys, size_t n, te
   int rc = TERN_OK;
   for (size_t i = 0; rc == TERN_OK && i < n; i++) {
     tern_slice v;
-    int st = view_get(s, keys[i].data, keys[i].len, c, &v);
-    if (st == TERN_OK) rc = fn(payload, i, TERN_OK, v.len ? v.data : "", v.len);
-    else if (st == TERN_NOTFOUND) rc = fn(payload, i, TERN_NOTFOUND, NULL, 0);
+    int st = view_get(s, keys[i].data, keys[i].len, c, &v), cb = 0;
+    if (st == TERN_OK) cb = fn(payload, i, TERN_OK, v.len ? v.data : "", v.len);
+    else if (st == TERN_NOTFOUND) cb = fn(payload, i, TERN_NOTFOUND, NULL, 0);
     else rc = st;
+    if (cb != 0) rc = tern_fail_stopped(cb);
   }
   tern_seg_cursor_release(c);
   free(c);
@@ -191,6 +197,7 @@ int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batc
     if (!keys[i].data || keys[i].len == 0 || keys[i].len > TERN_KEY_MAX)
       return tern_fail(TERN_EINVAL, "tern_get_batch: key %zu of %zu bytes", i, keys[i].len);
   if (n == 0) return TERN_OK;
+  tern_count_gets(n);
   if (batch_in_order_pays(s, keys, n)) return batch_in_order(s, keys, n, fn, payload);
   batch_item *items = malloc(n * sizeof *items);
   uint32_t *order = malloc(n * sizeof *order);
@@ -205,7 +212,7 @@ int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batc
   for (size_t i = 0; rc == TERN_OK && i < n; i++) {
     int r = res[i].val ? fn(payload, i, TERN_OK, res[i].val, res[i].vlen)
                        : fn(payload, i, TERN_NOTFOUND, NULL, 0);
-    if (r != 0) rc = r;
+    if (r != 0) rc = tern_fail_stopped(r);
   }
   tern_arena_free(&vals);
   free(items);
