@@ -35,6 +35,8 @@ void tern_seg_cursor_init(tern_seg_cursor *c) {
 }
 
 void tern_seg_cursor_release(tern_seg_cursor *c) {
+  free(c->pairs);
+  c->pairs = NULL;
   free(c->value);
   c->value = NULL;
   c->value_cap = 0;
@@ -245,6 +247,19 @@ int tern_seg_seek_ceil(const tern_seg *s, const tern_seg_field *f, const void *t
   return entry_at(s, c, index, e);
 }
 
+/* A step decodes a whole suffix: with the pair table when the block's
+ * alphabet suits it (made once per cursor; without memory, decoding goes
+ * on without it). */
+static void use_pairs(tern_seg_cursor *c) {
+  if (c->blk.pair) return;
+  if (!c->pairs) {
+    c->pairs = malloc(sizeof *c->pairs);
+    if (!c->pairs) return;
+    c->pairs->nsym = 0;
+  }
+  tern_tb_use_pairs(&c->blk, c->pairs);
+}
+
 int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e) {
   if (!c->positioned || c->seg_uid != s->uid || c->seg != s)
     return tern_fail(TERN_EINVAL, "next_term: the cursor holds no position in this segment");
@@ -257,6 +272,7 @@ int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e
   uint32_t index = c->it.entry;
   c->positioned = 0;
   tern_tb_tables(&c->blk);
+  use_pairs(c);
   tern_tb_tail t = {.docs = e->docs};
   TERN_TRY(tern_tb_iter_next(&c->blk, &c->it, c->term, &t));
   fill_entry(c, index, &t, e);

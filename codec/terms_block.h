@@ -130,6 +130,7 @@ typedef struct tern_tb_block {
   uint32_t nranges;     /* RANGES: their count; bitmap: 0 */
   uint32_t below[4];    /* bitmap: alphabet bytes below 64 * word */
   int tables;           /* sym and dig are filled (tern_tb_tables) */
+  const uint8_t *pair;  /* two digits -> their two bytes (tern_tb_use_pairs), or NULL */
   uint8_t sym[256 + 8]; /* digit -> byte (8 bytes of slack for filling) */
   uint16_t dig[256];    /* byte -> digit, TERN_TB_NODIGIT when not in the alphabet */
 } tern_tb_block;
@@ -147,6 +148,23 @@ int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_fie
 /* Fills the tables of a block opened by tern_tb_open_lookup (no-op when
  * they are filled). */
 void tern_tb_tables(tern_tb_block *b);
+
+/* A table decoding two characters of a suffix with one lookup, for blocks
+ * whose alphabet has at most TERN_TB_PAIR_K bytes and that code several
+ * characters as one number: a scan decodes every suffix, and one lookup
+ * and half the divisions per two characters is most of a step's decode.
+ * Held by the caller (a scanning cursor) and rebuilt only when a block's
+ * alphabet differs from the one it was built for. */
+#define TERN_TB_PAIR_K 64u
+typedef struct tern_tb_pairs {
+  uint32_t nsym;                 /* 0: not built */
+  uint8_t sym[TERN_TB_PAIR_K];   /* the alphabet it was built for */
+  uint8_t tab[2 * TERN_TB_PAIR_K * TERN_TB_PAIR_K]; /* [2 (hi * K + lo)] = sym[hi], sym[lo] */
+} tern_tb_pairs;
+/* Points b (tables filled) at `pairs`, rebuilt for b's alphabet when it
+ * differs; leaves b without a pair table when it would not help.  No
+ * effect on what decodes, only on how fast. */
+void tern_tb_use_pairs(tern_tb_block *b, tern_tb_pairs *pairs);
 
 /* Sequential decoding state.  The caller's term buffer holds the last term
  * decoded (TERN_TB_TERM_MAX bytes). */
