@@ -212,7 +212,9 @@ int tern_seg_seek_exact(const tern_seg *s, const tern_seg_field *f, const void *
  * first entry of the next block). */
 static int entry_at(const tern_seg *s, tern_seg_cursor *c, uint32_t index, tern_term_entry *e) {
   const tern_seg_field *f = c->field;
+  int here = c->positioned; /* c->it follows the entry in c->term, in this block */
   if (index >= c->blk.n) {
+    here = 0;
     if (c->field_block + 1 >= f->nblocks) {
       c->positioned = 0;
       return TERN_NOTFOUND;
@@ -222,7 +224,10 @@ static int entry_at(const tern_seg *s, tern_seg_cursor *c, uint32_t index, tern_
   }
   c->positioned = 0;
   tern_tb_tables(&c->blk);
-  TERN_TRY(tern_tb_iter_seek(&c->blk, &c->it, index, c->term));
+  if (here)
+    TERN_TRY(tern_tb_iter_seek_from(&c->blk, &c->it, index, c->term));
+  else
+    TERN_TRY(tern_tb_iter_seek(&c->blk, &c->it, index, c->term));
   tern_tb_tail t = {.docs = e->docs};
   TERN_TRY(tern_tb_iter_next(&c->blk, &c->it, c->term, &t));
   fill_entry(c, index, &t, e);
@@ -415,9 +420,14 @@ int tern_seg_doc(const tern_seg *s, uint32_t doc, tern_seg_cursor *c, tern_slice
   if (!f || !(f->flags & TERN_FIELD_DOC_ORDERED))
     return tern_fail(TERN_EINVAL, "doc lookup: the segment's keys are not in doc order");
   if (doc >= f->nterms) return TERN_NOTFOUND;
-  uint64_t b;
-  TERN_TRY(tern_terms_index_find_ordinal(&f->index, doc, &b));
-  TERN_TRY(load_block(s, f, b, c));
+  /* A doc in the block the cursor stands in (the next hits of a term, in
+   * key order) needs neither the index nor the block's header again. */
+  if (!(c->positioned && c->seg_uid == s->uid && c->seg == s && c->field == f &&
+        doc >= c->block_ord && doc - c->block_ord < c->blk.n)) {
+    uint64_t b;
+    TERN_TRY(tern_terms_index_find_ordinal(&f->index, doc, &b));
+    TERN_TRY(load_block(s, f, b, c));
+  }
   tern_term_entry e;
   TERN_TRY(entry_at(s, c, (uint32_t)(doc - c->block_ord), &e));
   if (!e.meta.pulsed || e.meta.df != 1 || e.docs[0] != doc) {

@@ -865,6 +865,57 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
  * entry replaced — typically one suffix's first characters instead of
  * half a restart interval of whole suffixes.  term[] then holds what the
  * next tern_tb_iter_next needs, not the whole previous term. */
+/* tern_tb_iter_seek from where `it` stands instead of from the restart,
+ * when entry index is in the run of the entry just decoded: the entries
+ * between are walked by their lengths alone, and only the characters that
+ * survive into the term before index are decoded — the bytes the term
+ * already holds from the entry just decoded stay as they are. */
+static int iter_skip(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, uint8_t *term) {
+  uint32_t n = index - it->entry + 1; /* entry 0 of the walk: the term in `term` */
+  uint32_t sp[256], pl[256], sl[256]; /* n <= restart interval <= 255 */
+  uint32_t len = it->len, pos = it->kpos;
+  pl[0] = 0;
+  sl[0] = len;
+  for (uint32_t k = 1; k < n; k++) {
+    TERN_TRY(read_prefix(b, &pos, len, &pl[k], &sl[k]));
+    sp[k] = pos;
+    pos += suffix_bits(b, sl[k]);
+    len = pl[k] + sl[k];
+    if (TERN_UNLIKELY(pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
+  }
+  uint32_t need, peek = pos, slen;
+  TERN_TRY(read_prefix(b, &peek, len, &need, &slen));
+  uint8_t tmp[TERN_TB_TERM_MAX + TERN_TB_GROUP_MAX];
+  for (uint32_t k = n; k-- > 1 && need > 0;) {
+    if (pl[k] >= need) continue;
+    uint32_t m = need - pl[k];
+    uint32_t whole = (m + b->group - 1) / b->group * b->group;
+    TERN_TRY(decode_suffix(b, sp[k], whole < sl[k] ? whole : sl[k], tmp));
+    memcpy(term + pl[k], tmp, m);
+    need = pl[k];
+  }
+  uint32_t tpos = it->pos;
+  if (TERN_LIKELY(b->tail_bits >= 0))
+    tpos = b->tails_start + index * (uint32_t)b->tail_bits;
+  else
+    for (uint32_t k = it->entry; k < index && tpos <= b->used_bits; k++) tpos = skip_tail(b, tpos);
+  if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
+  it->pos = tpos;
+  it->entry = index;
+  it->kpos = pos;
+  it->len = len;
+  return TERN_OK;
+}
+
+int tern_tb_iter_seek_from(const tern_tb_block *b, tern_tb_iter *it, uint32_t index,
+                           uint8_t *term) {
+  uint32_t e = it->entry;
+  if (index >= e && e > 0 && e < b->n && index < b->n && e % b->restart != 0 &&
+      index / b->restart == e / b->restart && it->len <= TERN_TB_TERM_MAX)
+    return iter_skip(b, it, index, term);
+  return tern_tb_iter_seek(b, it, index, term);
+}
+
 int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, uint8_t *term) {
   if (index >= b->n) return corrupt(b, "entry out of range");
   uint32_t r = index / b->restart;

@@ -182,6 +182,13 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
 /* Positions `it` so that the next entry decoded is entry `index` (term[]
  * then holds the bytes that entry shares with its predecessor, no more). */
 int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, uint8_t *term);
+/* tern_tb_iter_seek for an iterator that already stands in the block, its
+ * term in `term` (the state tern_tb_iter_next left): an entry further on
+ * in the same restart run is reached from there (the entries between
+ * walked by their lengths, no restart re-read); any other is sought from
+ * its restart. */
+int tern_tb_iter_seek_from(const tern_tb_block *b, tern_tb_iter *it, uint32_t index,
+                           uint8_t *term);
 
 /* A hint: entry `index` is decoded soon (tern_tb_iter_seek, then next). */
 void tern_tb_prefetch(const tern_tb_block *b, uint32_t index);

@@ -182,6 +182,30 @@ static void check_pairs(tern_tb_block *b, const ref_term *v, uint32_t n) {
   }
 }
 
+/* tern_tb_iter_seek_from: from entry i just decoded to an entry j >= i + 1
+ * (in its run or past it), then the iterator goes on from j. */
+static void check_seek_from(tu_rng *r, const tern_tb_block *b, const ref_term *v, uint32_t n) {
+  uint8_t term[TERN_TB_TERM_MAX];
+  uint32_t docs[TERN_TB_DOCS_MAX];
+  tern_tb_tail t = {.docs = docs};
+  tern_tb_iter it;
+  for (uint32_t i = 0; i + 1 < n; i += 1 + (uint32_t)tu_below(r, 3)) {
+    assert_int_equal(tern_tb_iter_seek(b, &it, i, term), TERN_OK);
+    assert_int_equal(tern_tb_iter_next(b, &it, term, &t), TERN_OK);
+    uint32_t j = i + 1 + (uint32_t)tu_below(r, 2 * b->restart);
+    if (j >= n) j = n - 1;
+    assert_int_equal(tern_tb_iter_seek_from(b, &it, j, term), TERN_OK);
+    assert_int_equal(tern_tb_iter_next(b, &it, term, &t), TERN_OK);
+    assert_int_equal(it.len, v[j].len);
+    assert_memory_equal(term, v[j].t, v[j].len);
+    check_tail(&v[j], b, &t);
+    if (j + 1 < n) {
+      assert_int_equal(tern_tb_iter_next(b, &it, term, &t), TERN_OK);
+      assert_memory_equal(term, v[j + 1].t, v[j + 1].len);
+    }
+  }
+}
+
 /* Checks one encoded block holding terms v[0..n). */
 static void check_block(tu_rng *r, const uint8_t *page, const tern_tb_field *f, const ref_term *v,
                         uint32_t n, const ref_term *next) {
@@ -204,6 +228,7 @@ static void check_block(tu_rng *r, const uint8_t *page, const tern_tb_field *f, 
   }
   assert_int_equal(tern_tb_iter_next(&b, &it, term, &t), TERN_NOTFOUND);
   check_pairs(&b, v, n);
+  check_seek_from(r, &b, v, n);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t idx;
     tern_tb_iter at;
