@@ -35,9 +35,11 @@ void tern_seg_cursor_init(tern_seg_cursor *c) {
 }
 
 void tern_seg_cursor_release(tern_seg_cursor *c) {
-  free(c->pairs);
+  /* Every tern_get releases a cursor that mostly holds nothing: no calls
+   * to free then. */
+  if (c->pairs) free(c->pairs);
   c->pairs = NULL;
-  free(c->value);
+  if (c->value) free(c->value);
   c->value = NULL;
   c->value_cap = 0;
   c->block_no = -1;
