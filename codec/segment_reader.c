@@ -58,6 +58,7 @@ static int load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, te
   TERN_TRY(tern_rfile_read(s->tim, (uint64_t)TERN_BLOCK_SIZE * (gb + 1), TERN_BLOCK_SIZE, c->page,
                            &p));
   TERN_TRY(tern_tb_open_lookup(&c->blk, p, &f->tbf, info.entries, tern_rfile_path(s->tim), gb));
+  c->block_steps = 0;
   c->seg = s;
   c->field = f;
   c->seg_uid = s->uid;
@@ -210,6 +211,31 @@ int tern_seg_seek_exact(const tern_seg *s, const tern_seg_field *f, const void *
   return seek_exact_in(s, f, b, term, len, c, e);
 }
 
+/* A step decodes a whole suffix: with the pair table when the block's
+ * alphabet suits it.  The table is the cursor's; it serves every block
+ * with the alphabet it was built for (a scan of uniform keys builds it
+ * once), and is rebuilt for another alphabet only after the cursor has
+ * decoded K^2 / 8 entries without it (a rebuild costs about what that
+ * many table lookups save), so that short range scans over blocks of
+ * varied alphabets pay for few rebuilds.  Without memory, decoding goes on
+ * without it. */
+static void use_pairs(tern_seg_cursor *c) {
+  if (c->blk.pair) return;
+  if (++c->block_steps == 1 && c->pairs) { /* once per block: the table as it is */
+    tern_tb_use_pairs(&c->blk, c->pairs, 0);
+    if (c->blk.pair) return;
+  }
+  uint32_t k = c->blk.nsym, build_at = k * k / 8;
+  if (k > TERN_TB_PAIR_K || c->blk.group < 2 || ++c->plain_steps < build_at) return;
+  c->plain_steps = 0;
+  if (!c->pairs) {
+    c->pairs = malloc(sizeof *c->pairs);
+    if (!c->pairs) return;
+    c->pairs->nsym = 0;
+  }
+  tern_tb_use_pairs(&c->blk, c->pairs, 1);
+}
+
 /* Decodes entry `index` of the cursor's block (0 <= index <= n: n means the
  * first entry of the next block). */
 static int entry_at(const tern_seg *s, tern_seg_cursor *c, uint32_t index, tern_term_entry *e) {
@@ -226,6 +252,7 @@ static int entry_at(const tern_seg *s, tern_seg_cursor *c, uint32_t index, tern_
   }
   c->positioned = 0;
   tern_tb_tables(&c->blk);
+  use_pairs(c);
   if (here)
     TERN_TRY(tern_tb_iter_seek_from(&c->blk, &c->it, index, c->term));
   else
@@ -254,18 +281,6 @@ int tern_seg_seek_ceil(const tern_seg *s, const tern_seg_field *f, const void *t
   return entry_at(s, c, index, e);
 }
 
-/* A step decodes a whole suffix: with the pair table when the block's
- * alphabet suits it (made once per cursor; without memory, decoding goes
- * on without it). */
-static void use_pairs(tern_seg_cursor *c) {
-  if (c->blk.pair) return;
-  if (!c->pairs) {
-    c->pairs = malloc(sizeof *c->pairs);
-    if (!c->pairs) return;
-    c->pairs->nsym = 0;
-  }
-  tern_tb_use_pairs(&c->blk, c->pairs);
-}
 
 int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e) {
   if (!c->positioned || c->seg_uid != s->uid || c->seg != s)

@@ -483,10 +483,11 @@ static int decode_single(const tern_tb_block *b, uint32_t sp, uint32_t slen, uin
   return TERN_OK;
 }
 
-void tern_tb_use_pairs(tern_tb_block *b, tern_tb_pairs *pairs) {
+void tern_tb_use_pairs(tern_tb_block *b, tern_tb_pairs *pairs, int build) {
   uint32_t k = b->nsym;
   if (b->pair || b->group < 2 || k == 0 || k > TERN_TB_PAIR_K) return;
   if (pairs->nsym != k || memcmp(pairs->sym, b->sym, k) != 0) {
+    if (!build) return;
     for (uint32_t hi = 0; hi < k; hi++)
       for (uint32_t lo = 0; lo < k; lo++) {
         pairs->tab[2 * (hi * k + lo)] = b->sym[hi];

@@ -161,10 +161,12 @@ typedef struct tern_tb_pairs {
   uint8_t sym[TERN_TB_PAIR_K];   /* the alphabet it was built for */
   uint8_t tab[2 * TERN_TB_PAIR_K * TERN_TB_PAIR_K]; /* [2 (hi * K + lo)] = sym[hi], sym[lo] */
 } tern_tb_pairs;
-/* Points b (tables filled) at `pairs`, rebuilt for b's alphabet when it
- * differs; leaves b without a pair table when it would not help.  No
- * effect on what decodes, only on how fast. */
-void tern_tb_use_pairs(tern_tb_block *b, tern_tb_pairs *pairs);
+/* Points b (tables filled) at `pairs` when the table holds b's alphabet,
+ * or, with `build`, after rebuilding it for b's alphabet; leaves b without
+ * a pair table when it would not help.  No effect on what decodes, only
+ * on how fast.  A rebuild costs about K^2 stores (K: the alphabet's size),
+ * which a caller pays only when it steps through enough of the block. */
+void tern_tb_use_pairs(tern_tb_block *b, tern_tb_pairs *pairs, int build);
 
 /* Sequential decoding state.  The caller's term buffer holds the last term
  * decoded (TERN_TB_TERM_MAX bytes). */
