@@ -281,7 +281,6 @@ int tern_seg_seek_ceil(const tern_seg *s, const tern_seg_field *f, const void *t
   return entry_at(s, c, index, e);
 }
 
-
 int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e) {
   if (!c->positioned || c->seg_uid != s->uid || c->seg != s)
     return tern_fail(TERN_EINVAL, "next_term: the cursor holds no position in this segment");

@@ -858,14 +858,6 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
   return TERN_OK;
 }
 
-/* Skipping to an entry decodes only the characters that survive in the
- * term before it: the entries from the restart are walked by their
- * lengths alone (prefix, suffix length, suffix widths), then the bytes
- * entry `index` shares with the one before it are assembled backwards,
- * each entry supplying those past its own shared prefix that no later
- * entry replaced — typically one suffix's first characters instead of
- * half a restart interval of whole suffixes.  term[] then holds what the
- * next tern_tb_iter_next needs, not the whole previous term. */
 /* tern_tb_iter_seek from where `it` stands instead of from the restart,
  * when entry index is in the run of the entry just decoded: the entries
  * between are walked by their lengths alone, and only the characters that
@@ -917,6 +909,14 @@ int tern_tb_iter_seek_from(const tern_tb_block *b, tern_tb_iter *it, uint32_t in
   return tern_tb_iter_seek(b, it, index, term);
 }
 
+/* Skipping to an entry decodes only the characters that survive in the
+ * term before it: the entries from the restart are walked by their
+ * lengths alone (prefix, suffix length, suffix widths), then the bytes
+ * entry `index` shares with the one before it are assembled backwards,
+ * each entry supplying those past its own shared prefix that no later
+ * entry replaced — typically one suffix's first characters instead of
+ * half a restart interval of whole suffixes.  term[] then holds what the
+ * next tern_tb_iter_next needs, not the whole previous term. */
 int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, uint8_t *term) {
   if (index >= b->n) return corrupt(b, "entry out of range");
   uint32_t r = index / b->restart;

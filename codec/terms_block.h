@@ -153,8 +153,8 @@ void tern_tb_tables(tern_tb_block *b);
  * whose alphabet has at most TERN_TB_PAIR_K bytes and that code several
  * characters as one number: a scan decodes every suffix, and one lookup
  * and half the divisions per two characters is most of a step's decode.
- * Held by the caller (a scanning cursor) and rebuilt only when a block's
- * alphabet differs from the one it was built for. */
+ * Held by the caller (a scanning cursor), which decides when a block whose
+ * alphabet differs from the table's is worth a rebuild. */
 #define TERN_TB_PAIR_K 64u
 typedef struct tern_tb_pairs {
   uint32_t nsym;                 /* 0: not built */
