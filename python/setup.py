@@ -1,0 +1,32 @@
+"""The extension tern._tern for pip (pyproject.toml): compiled from src/*.c
+against the libtern that pkg-config finds, with an RPATH to its directory
+so that a libtern outside the loader's path still loads."""
+import glob
+import shlex
+import subprocess
+
+from setuptools import Extension, setup
+
+
+def pkg_config(*args):
+    try:
+        out = subprocess.run(["pkg-config", *args, "tern"], check=True,
+                             capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise SystemExit("tern: pkg-config cannot find libtern (install it, or set "
+                         f"PKG_CONFIG_PATH=PREFIX/lib/pkgconfig): {e}") from e
+    return shlex.split(out)
+
+
+cflags = pkg_config("--cflags")
+libdirs = [f[2:] for f in pkg_config("--libs-only-L")]
+ext = Extension(
+    "tern._tern",
+    sources=sorted(glob.glob("src/*.c")),
+    include_dirs=[f[2:] for f in cflags if f.startswith("-I")],
+    library_dirs=libdirs,
+    libraries=[f[2:] for f in pkg_config("--libs-only-l")],
+    runtime_library_dirs=libdirs,
+    extra_compile_args=["-std=c11", "-Wall", "-Wextra"],
+)
+setup(ext_modules=[ext])
