@@ -20,10 +20,28 @@ def pkg_config(*args):
 
 cflags = pkg_config("--cflags")
 libdirs = [f[2:] for f in pkg_config("--libs-only-L")]
+incdirs = [f[2:] for f in cflags if f.startswith("-I")]
+
+
+def header_has(call):
+    """The calls of newer libterns (builder, ingest) are bound when the
+    installed tern.h declares them."""
+    import os
+    for d in incdirs + ["/usr/local/include", "/usr/include"]:
+        p = os.path.join(d, "tern.h")
+        if os.path.exists(p):
+            with open(p) as f:
+                return call + "(" in f.read()
+    return False
+
+
+defines = [(m, None) for c, m in [("tern_builder_open", "PT_HAVE_BUILDER"),
+                                 ("tern_ingest", "PT_HAVE_INGEST")] if header_has(c)]
 ext = Extension(
     "tern._tern",
     sources=sorted(glob.glob("src/*.c")),
-    include_dirs=[f[2:] for f in cflags if f.startswith("-I")],
+    include_dirs=incdirs,
+    define_macros=defines,
     library_dirs=libdirs,
     libraries=[f[2:] for f in pkg_config("--libs-only-l")],
     runtime_library_dirs=libdirs,

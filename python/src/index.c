@@ -64,6 +64,19 @@ static int get_fields(PyObject *fields, tern_field_option **out, size_t *n, PyOb
   return 0;
 }
 
+int pt_options_get(PyObject *pt, PyObject *ivm, PyObject *bb, PyObject *wbb, PyObject *ms,
+                   PyObject *fields, tern_options *o, tern_field_option **fo, PyObject *names) {
+  tern_options_init(o);
+  if (set_u32(pt, &o->pulsing_threshold, "pulsing_threshold") < 0 ||
+      set_u32(ivm, &o->inline_value_max, "inline_value_max") < 0 ||
+      set_u32(bb, &o->bloom_bits_per_key, "bloom_bits_per_key") < 0 ||
+      set_u64(wbb, &o->write_buffer_bytes) < 0 || set_u64(ms, &o->map_size) < 0 ||
+      get_fields(fields, fo, &o->nfields, names) < 0)
+    return -1;
+  o->fields = *fo;
+  return 0;
+}
+
 static int index_init(pt_index *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"path", "create", "readonly", "pread", "foreground",
                            "pulsing_threshold", "inline_value_max", "bloom_bits_per_key",
@@ -80,17 +93,10 @@ static int index_init(pt_index *self, PyObject *args, PyObject *kw) {
                                    &wbb, &ms, &fields))
     return -1;
   tern_options o;
-  tern_options_init(&o);
   tern_field_option *fo = NULL;
   PyObject *names = PyList_New(0);
   int rc = -1;
-  if (!names || set_u32(pt, &o.pulsing_threshold, "pulsing_threshold") < 0 ||
-      set_u32(ivm, &o.inline_value_max, "inline_value_max") < 0 ||
-      set_u32(bb, &o.bloom_bits_per_key, "bloom_bits_per_key") < 0 ||
-      set_u64(wbb, &o.write_buffer_bytes) < 0 || set_u64(ms, &o.map_size) < 0 ||
-      get_fields(fields, &fo, &o.nfields, names) < 0)
-    goto out;
-  o.fields = fo;
+  if (!names || pt_options_get(pt, ivm, bb, wbb, ms, fields, &o, &fo, names) < 0) goto out;
   unsigned flags = (create ? TERN_CREATE : 0) | (readonly ? TERN_RDONLY : 0) |
                    (pread_ ? TERN_PREAD : 0) | (fg ? TERN_FOREGROUND : 0);
   const char *dir = PyBytes_AS_STRING(path);
@@ -368,6 +374,12 @@ static PyObject *index_options(pt_index *self, PyObject *u) {
                        (unsigned long long)o.map_size, "fields", fields);
 }
 
+#ifdef PT_HAVE_BUILDER
+static PyObject *index_split_keys(pt_index *self, PyObject *n) {
+  return with_snapshot(self, pt_snap_split_keys, n, NULL);
+}
+#endif
+
 static PyObject *index_repr(pt_index *self) {
   return PyUnicode_FromFormat("<tern.Index %R%s>", self->path ? self->path : Py_None,
                               self->idx ? (self->readonly ? " read-only" : "") : " closed");
@@ -430,6 +442,20 @@ static PyMethodDef index_methods[] = {
      "segments, a list of dicts (id, max_doc, deleted, livedocs_form, livedocs_bytes, terms, "
      "pulsed_terms, bytes_terms, bytes_index, bytes_postings, bytes_filter, bytes_values, "
      "bytes), oldest first."},
+#ifdef PT_HAVE_BUILDER
+    {"split_keys", (PyCFunction)index_split_keys, METH_O,
+     "split_keys(n) -> list\n--\n\nUp to n-1 boundary keys splitting the last commit's live "
+     "keys into n parts about equal in size (tern_split_keys: from the terms index, no scan "
+     "of the keys): part i holds keys k with b[i-1] <= k < b[i].  Fewer when there are few "
+     "keys."},
+#endif
+#ifdef PT_HAVE_INGEST
+    {"ingest", (PyCFunction)(void (*)(void))pt_index_ingest, METH_VARARGS | METH_KEYWORDS,
+     "ingest(paths, behind=False)\n--\n\nBrings built segment directories (Builder) into the "
+     "index in one atomic, durable commit (tern_ingest), verifying each first.  Keys the "
+     "index has already: the ingested document wins, or with behind=True the existing one "
+     "(TERN_INGEST_BEHIND)."},
+#endif
     {"options", (PyCFunction)index_options, METH_NOARGS,
      "options() -> dict\n--\n\nThe options the index was created with (map_size: the "
      "current one), as open() takes them."},

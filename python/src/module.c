@@ -36,6 +36,12 @@ static PyMethodDef mod_methods[] = {
     {"strerror", mod_strerror, METH_O,
      "strerror(status) -> str\n--\n\nText for a tern status or a negated errno "
      "(tern_strerror())."},
+#ifdef PT_HAVE_BUILDER
+    {"verify_segment", pt_verify_segment, METH_O,
+     "verify_segment(path) -> dict\n--\n\nChecks a built segment directory on its own (every "
+     "checksum and invariant, tern_builder_verify) and returns its {documents, first_key, "
+     "last_key, bytes, name, path}; CorruptError naming the file when unsound."},
+#endif
     {NULL, NULL, 0, NULL},
 };
 
@@ -64,6 +70,21 @@ PyMODINIT_FUNC PyInit__tern(void) {
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
     if (PyModule_AddObjectRef(m, names[i], (PyObject *)types[i]) < 0) goto fail;
   if (pt_errors_init(m) < 0) goto fail;
+#ifdef PT_HAVE_BUILDER
+  if (PyType_Ready(&pt_builder_type) < 0 ||
+      PyModule_AddObjectRef(m, "Builder", (PyObject *)&pt_builder_type) < 0)
+    goto fail;
+#endif
+#ifdef PT_HAVE_BUILDER
+  if (PyModule_AddObjectRef(m, "HAVE_BUILDER", Py_True) < 0) goto fail;
+#else
+  if (PyModule_AddObjectRef(m, "HAVE_BUILDER", Py_False) < 0) goto fail;
+#endif
+#ifdef PT_HAVE_INGEST
+  if (PyModule_AddObjectRef(m, "HAVE_INGEST", Py_True) < 0) goto fail;
+#else
+  if (PyModule_AddObjectRef(m, "HAVE_INGEST", Py_False) < 0) goto fail;
+#endif
   return m;
 fail:
   Py_DECREF(m);

@@ -80,6 +80,10 @@ typedef struct pt_index {
   PyObject *weakrefs;
 } pt_index;
 extern PyTypeObject pt_index_type;
+/* Index options from keyword values (NULL/None: the default); field
+ * names are kept alive in the list `names`; *fo is PyMem-allocated. */
+int pt_options_get(PyObject *pt, PyObject *ivm, PyObject *bb, PyObject *wbb, PyObject *ms,
+                   PyObject *fields, tern_options *o, tern_field_option **fo, PyObject *names);
 /* Checks the index is open (raises tern.Error otherwise). */
 int pt_index_check(pt_index *self);
 
@@ -122,5 +126,16 @@ void pt_termv_free(pt_termv *t);
 /* ---- search.c ---- */
 PyObject *pt_snap_search(pt_snapshot *self, PyObject *args, PyObject *kw);
 PyObject *pt_snap_count(pt_snapshot *self, PyObject *args);
+
+/* ---- builder.c (when tern.h has them) ---- */
+#ifdef PT_HAVE_BUILDER
+extern PyTypeObject pt_builder_type;
+PyObject *pt_verify_segment(PyObject *m, PyObject *path);
+PyObject *pt_snap_split_keys(tern_snapshot *snap, PyObject *n, PyObject *unused);
+PyObject *pt_snap_export(tern_snapshot *snap, PyObject *args, PyObject *kw);
+#endif
+#ifdef PT_HAVE_INGEST
+PyObject *pt_index_ingest(pt_index *self, PyObject *args, PyObject *kw);
+#endif
 
 #endif

@@ -270,6 +270,16 @@ static Py_ssize_t snap_len(pt_snapshot *self) {
   return (Py_ssize_t)n;
 }
 
+#ifdef PT_HAVE_BUILDER
+static PyObject *snap_split_keys(pt_snapshot *self, PyObject *n) {
+  SNAP_CALL(self, pt_snap_split_keys(self->snap, n, NULL));
+}
+
+static PyObject *snap_export(pt_snapshot *self, PyObject *args, PyObject *kw) {
+  SNAP_CALL(self, pt_snap_export(self->snap, args, kw));
+}
+#endif
+
 static PyObject *snap_get_closed(pt_snapshot *self, void *c) {
   (void)c;
   return PyBool_FromLong(self->snap == NULL);
@@ -323,6 +333,15 @@ static PyMethodDef snap_methods[] = {
     {"backup", (PyCFunction)snap_backup, METH_O,
      "backup(dest)\n--\n\nWrites a verified, openable copy of exactly this snapshot's commit "
      "into `dest` (absent or empty) while writers go on (tern_backup)."},
+#ifdef PT_HAVE_BUILDER
+    {"split_keys", (PyCFunction)snap_split_keys, METH_O,
+     "split_keys(n) -> list\n--\n\nUp to n-1 boundary keys splitting this snapshot's live "
+     "keys into n parts about equal in size (tern_split_keys)."},
+    {"export", (PyCFunction)(void (*)(void))snap_export, METH_VARARGS | METH_KEYWORDS,
+     "export(builder, start=None, stop=None)\n--\n\nAdds the live documents with start <= key "
+     "< stop, with their values and terms, in key order, to an open Builder (tern_export); "
+     "the builder stays open: finish it."},
+#endif
     {"nsegments", (PyCFunction)snap_nsegments, METH_NOARGS,
      "nsegments() -> int\n--\n\nThe number of segments this snapshot reads."},
     {NULL, NULL, 0, NULL},

@@ -52,7 +52,9 @@ fork(), the child must open the index anew.
 
 Bulk builds and serving at scale: tern.dask (a distributed build on
 dask.distributed) and tern.shards (a read-only router over range shards),
-when the library has the builder and ingest calls (see has_builder).
+when the library has the builder and ingest calls (HAVE_BUILDER,
+HAVE_INGEST: the package binds the calls the tern.h it was built against
+declares).
 """
 
 from . import _tern
@@ -72,6 +74,12 @@ __all__ = [
     "BusyError", "NoMemoryError", "RangeError", "NotIndexError", "FullError",
     "PartialError", "OSError", "ClosedError", "version", "strerror",
 ]
+
+HAVE_BUILDER = _tern.HAVE_BUILDER  # tern.Builder, Index.split_keys, Snapshot.export
+HAVE_INGEST = _tern.HAVE_INGEST    # Index.ingest
+if HAVE_BUILDER:
+    from ._tern import Builder, verify_segment  # noqa: F401
+    __all__ += ["Builder", "verify_segment"]
 
 __version__ = _tern.version()
 
