@@ -232,6 +232,16 @@ int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cur
 int tern_seg_doc(const tern_seg *s, uint32_t doc, tern_seg_cursor *c, tern_slice *key,
                  tern_slice *value);
 
+/* segment_sample.c.  The field's terms blocks as its resident terms index
+ * knows them, without I/O: how many there are, and block b's separator
+ * (every term of blocks >= b sorts at or above it, every term of the
+ * blocks before below it; block 0's is empty, pointing into the index:
+ * valid while s is open) and its number of entries.  For sampling the
+ * key space (tern_split_keys). */
+uint64_t tern_seg_field_nblocks(const tern_seg_field *f);
+int tern_seg_field_block(const tern_seg_field *f, uint64_t b, const uint8_t **sep, size_t *len,
+                         uint32_t *entries);
+
 /* Full check: every file's checksum, every block decoded, terms ascending,
  * counts and postings consistent.  TERN_ECORRUPT naming the file. */
 int tern_seg_verify(const tern_seg *s);

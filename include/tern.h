@@ -600,6 +600,108 @@ int tern_stats_get(tern_stats **out, tern_index *idx);
 int tern_stats_free(tern_stats *stats);
 /** @} */
 
+/** @defgroup build Building segments outside an index, splitting, exporting
+ *  A segment can be built without an index, on any machine, and brought
+ *  into one later (see tern_ingest where available): this is the bulk-load
+ *  path of a host that partitions the key space (RocksDB's SstFileWriter).
+ *
+ *  A BUILT SEGMENT is a directory holding exactly one segment's files,
+ *  named as an index names them (s000000000001.tim .tix .doc .flt .val;
+ *  the number means nothing outside an index, which renames them), every
+ *  file checksummed and carrying the segment's 16-byte id: the directory
+ *  may be copied anywhere and checked on its own (tern_builder_verify).
+ *  Doc ids are the keys' ranks, as in the segments an index writes.
+ *  @{ */
+typedef struct tern_builder tern_builder; /**< one segment being built; one thread at a time */
+
+/** What tern_builder_finish built. */
+typedef struct tern_build_info {
+  uint64_t documents;                /**< documents in the segment (0: none, no segment) */
+  uint8_t first_key[TERN_KEY_MAX];   /**< its smallest key (first_len bytes) */
+  size_t first_len;
+  uint8_t last_key[TERN_KEY_MAX];    /**< its largest key (last_len bytes) */
+  size_t last_len;
+  uint64_t bytes;                    /**< bytes of its files */
+  char name[32];                     /**< the segment's name in the directory ("s000000000001") */
+} tern_build_info;
+
+/** Starts building a segment into directory `path` (copied), which must be
+ *  absent or an empty directory; its parent must exist.  Files are written
+ *  under `path`.tmp (a leftover of an interrupted build there is removed
+ *  first; one builder per path at a time), and renamed to `path` by
+ *  tern_builder_finish, so a crash or abort never leaves a finished-looking
+ *  `path`.  `opts` (NULL: tern_options_init's defaults) gives the pulsing
+ *  thresholds, inline_value_max and bloom_bits_per_key, as for an index
+ *  that is to take the segment in (write_buffer_bytes and map_size are not
+ *  used).  Memory: the builder streams keys and values to disk; it keeps
+ *  the secondary terms (every (field, term, doc) of the segment) in memory
+ *  until finish, plus about 8 bytes per key for the filter.
+ *  Errors: TERN_EINVAL (path NULL or empty, `path` exists and is not an
+ *  empty directory, bad options, `path`.tmp holding foreign files),
+ *  -errno (creating `path`.tmp). */
+int tern_builder_open(tern_builder **out, const char *path, const tern_options *opts);
+/** Adds a document.  Keys must be strictly increasing in byte order
+ *  (shorter first on a common prefix): a key not greater than the one
+ *  before is TERN_EINVAL with tern_errmsg() naming both keys (escaped as
+ *  the CLI does: \\, \t, \n, \r, \xHH), and the builder stays usable.
+ *  Arguments as tern_put (keys 1 to TERN_KEY_MAX bytes, values to
+ *  TERN_VALUE_MAX, terms as tern_term; a term repeated in one document
+ *  counts once).  At most 2^32 - 1 documents per segment.
+ *  Errors: TERN_EINVAL (bad or out-of-order argument; the builder is
+ *  unchanged), -errno (a write failed: the builder is then failed, and
+ *  only tern_builder_abort is left to call). */
+int tern_builder_add(tern_builder *b, const void *key, size_t klen, const void *val, size_t vlen,
+                     const tern_term *terms, size_t nterms);
+/** Writes the secondary terms, the terms index and the filter, fsyncs
+ *  every file and `path`.tmp, renames `path`.tmp to `path` and fsyncs the
+ *  parent directory: when it returns TERN_OK the segment is durable.  A
+ *  builder given no document makes `path` an empty directory (info
+ *  documents 0).  Frees b whatever the outcome; on failure nothing is left
+ *  at `path` or `path`.tmp (but a `path` that was an empty directory).
+ *  info may be NULL.  Errors: -errno, TERN_ENOMEM, or the failure that
+ *  failed the builder. */
+int tern_builder_finish(tern_builder *b, tern_build_info *info);
+/** Drops what was built (removes `path`.tmp) and frees b.  NULL is a
+ *  no-op. */
+int tern_builder_abort(tern_builder *b);
+/** Checks a built segment directory on its own: exactly one segment's five
+ *  files and nothing else, every checksum and structural invariant (as
+ *  tern_verify does for an index's segments: reads every byte), doc ids
+ *  being key ranks.  info (may be NULL) receives its documents, key range
+ *  and bytes.  Errors: TERN_ECORRUPT naming the file (damaged, truncated,
+ *  foreign or missing file, a stray file, not a segment), TERN_EVERSION
+ *  (a segment format version this library does not read), -errno
+ *  (-ENOENT: no such directory). */
+int tern_builder_verify(const char *path, tern_build_info *info);
+
+/** Returns in keys_out[0..n-1) the n-1 boundary keys that split the
+ *  snapshot's live keys into n parts about equal in size: part i holds
+ *  the keys k with keys_out[i-1] <= k < keys_out[i] (the first from the
+ *  smallest key, the last to the largest).  Boundaries ascend strictly;
+ *  when there are fewer distinct split points than n-1 (few keys), the
+ *  rest are left empty (len 0) and the call still succeeds.  Cost: no scan
+ *  of the keys: each segment's resident terms index (one entry and one
+ *  key count per 4 KiB block) and the buffer's keys give a weighted sample
+ *  of the key space; live counts are scaled per segment by its live
+ *  fraction (deletions are assumed spread evenly), and keys present in
+ *  several segments (shadowed, deleted) are counted once per live copy
+ *  only.  The parts are within about one block's keys of equal (±10% for
+ *  parts of more than ~50 blocks).  keys_out[i].data is malloc'd; free
+ *  each with free().  Errors: TERN_EINVAL (n < 1), TERN_ECORRUPT, -errno,
+ *  TERN_ENOMEM. */
+int tern_split_keys(tern_snapshot *snap, size_t n, tern_slice *keys_out);
+/** Adds the snapshot's live documents with from <= key < to (from NULL or
+ *  empty: from the first; to NULL: to the last), in key order, with their
+ *  values and secondary terms, to builder b (which must be empty or hold
+ *  smaller keys).  Cost: a key-order walk of the range, plus, per segment
+ *  overlapping it, one pass over its secondary fields' terms and postings
+ *  (terms are kept by term, not per document), holding the range's terms
+ *  in memory.  The builder is left open: finish or abort it.
+ *  Errors: those of tern_builder_add, TERN_ECORRUPT, -errno. */
+int tern_export(tern_snapshot *snap, const tern_slice *from, const tern_slice *to,
+                tern_builder *b);
+/** @} */
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

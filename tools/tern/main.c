@@ -27,6 +27,9 @@ static const command k_commands[] = {
     {"scan", cmd_scan},
     {"terms", cmd_terms},
     {"backup", cmd_backup},
+    {"build", cmd_build},
+    {"split", cmd_split},
+    {"export", cmd_export},
 };
 
 static int print_version(void) {
