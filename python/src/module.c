@@ -29,6 +29,11 @@ static PyObject *mod_raise_status(PyObject *m, PyObject *arg) {
 }
 
 static PyMethodDef mod_methods[] = {
+    {"_get_many_sharded", pt_get_many_sharded, METH_VARARGS,
+     "_get_many_sharded(indexes, boundaries, keys) -> list\n--\n\nThe values of keys "
+     "routed to indexes[i] when boundaries[i-1] <= key < boundaries[i] (None when absent), "
+     "in the order given: one tern_get_batch per index, without the GIL "
+     "(tern.shards.Router.get_many)."},
     {"_raise_status", mod_raise_status, METH_O,
      "_raise_status(status)\n--\n\nRaises the exception tern maps `status` to (for tests)."},
     {"version", mod_version, METH_NOARGS,

@@ -127,6 +127,10 @@ void pt_termv_free(pt_termv *t);
 PyObject *pt_snap_search(pt_snapshot *self, PyObject *args, PyObject *kw);
 PyObject *pt_snap_count(pt_snapshot *self, PyObject *args);
 
+/* ---- sharded.c ---- */
+/* _get_many_sharded(indexes, boundaries, keys): Router.get_many. */
+PyObject *pt_get_many_sharded(PyObject *m, PyObject *args);
+
 /* ---- builder.c (when tern.h has them) ---- */
 #ifdef PT_HAVE_BUILDER
 extern PyTypeObject pt_builder_type;

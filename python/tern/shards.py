@@ -111,25 +111,11 @@ class Router:
         return key in self.shards[self.shard_of(key)]
 
     def get_many(self, keys):
-        """The values of `keys` (None when absent) in the order given: the
-        keys are grouped by shard and each group is one get_many (one
-        tern_get_batch) on its shard."""
-        keys = keys if isinstance(keys, (list, tuple)) else list(keys)
-        if len(self.shards) == 1:
-            return self.shards[0].get_many(keys)
-        groups = {}
-        for i, k in enumerate(keys):
-            s = bisect.bisect_right(self.boundaries, _key(k))
-            g = groups.get(s)
-            if g is None:
-                groups[s] = g = ([], [])
-            g[0].append(i)
-            g[1].append(k)
-        out = [None] * len(keys)
-        for s, (pos, ks) in groups.items():
-            for i, v in zip(pos, self.shards[s].get_many(ks)):
-                out[i] = v
-        return out
+        """The values of `keys` (None when absent) in the order given: each
+        key routed to its shard, one get_many (one tern_get_batch) per
+        shard, in C and without the GIL."""
+        return _tern._get_many_sharded(self.shards, self.boundaries,
+                                       keys if isinstance(keys, (list, tuple)) else list(keys))
 
     def scan(self, prefix=None, start=None, stop=None, reverse=False, limit=None, values=True):
         """(key, value) pairs (keys alone with values=False) with start <= key <

@@ -41,6 +41,12 @@ def test_router_against_reference(tmp_path, rng):
                  for _ in range(3000)]
         assert r.get_many(probe) == [ref.get(k) for k in probe]
         assert r.get_many(iter(probe[:10])) == [ref.get(k) for k in probe[:10]]
+        assert r.get_many([k.decode() for k in probe[:10]]) == [ref.get(k) for k in probe[:10]]
+        assert r.get_many([]) == []
+        with pytest.raises(tern.InvalidError):
+            r.get_many([b"a", b""])
+        with pytest.raises(TypeError):
+            r.get_many([1])
         for k in probe[:200]:
             assert r.get(k) == ref.get(k)
             assert (k in r) == (k in ref)
