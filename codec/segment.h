@@ -72,6 +72,12 @@ int tern_seg_remove(const char *dir, const char *name);
 /* Starts reading what opening segment `name` reads (NAME.tix), without
  * waiting: a hint for a process about to open it. */
 void tern_seg_prefetch(const char *dir, const char *name);
+/* Links (same file system) or else copies and fsyncs every file of
+ * segment from_dir/from_name as segment to_dir/to_name (files it lacks
+ * are skipped; the source is left as it is).  The caller fsyncs to_dir.
+ * On failure the files made are removed.  -errno naming the file. */
+int tern_seg_link(const char *from_dir, const char *from_name, const char *to_dir,
+                  const char *to_name);
 /* 1 when `filename` (no directory) is a file of some segment, with its
  * segment name copied into name[cap]; 0 otherwise. */
 int tern_seg_file_segment(const char *filename, char *name, size_t cap);

@@ -543,6 +543,7 @@ static void index_free(tern_index *idx) {
   options_release(&idx->opts);
   pthread_mutex_destroy(&idx->mu);
   pthread_mutex_destroy(&idx->install_mu);
+  free(idx->flight.runs);
   free(idx->dir);
   free(idx);
 }
@@ -605,9 +606,9 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
 int tern_close(tern_index *idx) {
   tern_clear_error();
   if (!idx) return TERN_OK;
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   int busy = idx->snapshots > 0 || idx->writing;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   if (busy)
     return tern_fail(TERN_EBUSY, "%s: snapshots or a write transaction still open", idx->dir);
   index_free(idx);

@@ -31,9 +31,9 @@ int tern_snapshot_open(tern_snapshot **out, tern_index *idx) {
   }
   s->idx = idx;
   s->buf = s->st->buffer;
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   idx->snapshots++;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   *out = s;
   return TERN_OK;
 }
@@ -46,9 +46,9 @@ int tern_snapshot_close(tern_snapshot *s) {
     return tern_fail(TERN_EBUSY, "tern_snapshot_close: %u postings iterators still open", iters);
   tern_index *idx = s->idx;
   tern_state_release(idx, s->st);
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   idx->snapshots--;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   free(s);
   return TERN_OK;
 }
@@ -211,4 +211,11 @@ int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batc
   free(order);
   free(res);
   return rc;
+}
+
+int tern_snapshot_seq(const tern_snapshot *snap, uint64_t *seq) {
+  tern_clear_error();
+  if (!snap || !seq) return tern_fail(TERN_EINVAL, "tern_snapshot_seq: NULL argument");
+  *seq = snap->st->rec.seq;
+  return TERN_OK;
 }

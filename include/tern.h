@@ -98,10 +98,12 @@
  * its peak memory is about that of a bulk one.  docs/BENCHMARKS.md has
  * the measured figures.
  *
- * SPACE.  TERN_EFULL means the catalog reached map_size (64 GiB by
- * default); the remedy is to reopen the index with a larger
- * tern_options.map_size (the stored value grows) or to tern_flush the
- * buffered writes into a segment.  LMDB reuses the catalog's free pages but
+ * SPACE.  The catalog's map starts at map_size (64 GiB by default) and
+ * grows by itself: a write that finds it full doubles it and is tried
+ * again (other processes adopt the new size at their next read).
+ * TERN_EFULL means the map could not grow (the address space, or the disk
+ * for the pages the write needed); tern_flush moves buffered writes into
+ * a segment.  LMDB reuses the catalog's free pages but
  * never shrinks its file; tern_compact does (see there).
  *
  * BACKUP.  tern_backup(snap, dest) writes a consistent, verified, openable
@@ -152,8 +154,8 @@ const char *tern_version(void);
 #define TERN_ENOMEM (-30705)    /**< out of memory */
 #define TERN_ERANGE (-30706)    /**< caller's buffer too small; the needed size is reported */
 #define TERN_ENOTINDEX (-30707) /**< the directory is not a tern index */
-#define TERN_EFULL (-30708)     /**< the catalog's map is full: reopen with a larger
-                                     map_size, or tern_flush (see SPACE above) */
+#define TERN_EFULL (-30708)     /**< the catalog's map is full and could not grow
+                                     (see SPACE above) */
 /** The commit (or flush) is durable and visible, but work run after it
  *  (flushing the buffer, merging) failed: tern_errmsg() gives the cause,
  *  tern_stats_get() keeps it (last_error). Nothing is lost; the next
@@ -316,6 +318,16 @@ int tern_put(tern_txn *txn, const void *key, size_t klen, const void *val, size_
  *  Errors: TERN_EINVAL (bad key), TERN_ECORRUPT and -errno from that
  *  lookup. */
 int tern_delete(tern_txn *txn, const void *key, size_t klen);
+/** Deletes every document whose key k has from <= k < to (from NULL: from
+ *  the first key; to NULL: to the last; from >= to: nothing), as of the
+ *  commit: segments wholly inside the range are dropped, the others'
+ *  documents in it marked deleted (one pass over that part of each
+ *  segment's dictionary, no per-key write), and buffered documents in it
+ *  taken out of the buffer.  The transaction's earlier puts of keys in the
+ *  range are deleted with them; later ones stand.  Bounds are copied.
+ *  Costs memory only until the commit.  Errors: TERN_EINVAL (txn NULL, a
+ *  bound of 0 or more than TERN_KEY_MAX bytes), TERN_ENOMEM. */
+int tern_delete_range(tern_txn *txn, const tern_slice *from, const tern_slice *to);
 /** Makes the transaction durable and visible, and frees it (even on error:
  *  a failed commit changes nothing, and a crash during it leaves the index
  *  at the previous commit).  A transaction with nothing in it costs
@@ -334,9 +346,49 @@ int tern_delete(tern_txn *txn, const void *key, size_t klen);
  *  protocol), -errno (-ENOSPC, -EIO while writing a segment or the
  *  catalog), TERN_ENOMEM. */
 int tern_commit(tern_txn *txn);
+/** Ingest flags: */
+#define TERN_INGEST_BEHIND 0x1u     /**< keys the index already has keep their document; the
+                                         ingested one is marked deleted */
+#define TERN_INGEST_LATER_WINS 0x2u /**< a key in two ingested segments: the later path's
+                                         document wins (else TERN_EINVAL) */
+/** Adds segments built outside the index (each paths[i] a directory holding
+ *  exactly one segment's files, named as tern names them: NAME.tim, .tix,
+ *  .doc, .flt, .val) in one commit: all or nothing, durable on return,
+ *  visible to snapshots opened after it, never to open ones.  Every
+ *  segment is verified whole first (every file's checksums); its files are
+ *  then hard-linked into the index directory under fresh names (copied and
+ *  fsynced on another file system; the sources are left as they are).  A
+ *  key the index already has (in a segment or the write buffer): the
+ *  ingested document wins and the older is marked deleted in the same
+ *  commit, or with TERN_INGEST_BEHIND the other way round.  Only where an
+ *  ingested segment's key range overlaps a segment's or the buffer's are
+ *  keys looked up: disjoint ranges cost no per-key work.  A crash at any
+ *  point leaves the index as before or after; files of an ingest that did
+ *  not commit are removed at the next writable open.  Takes the write lock
+ *  as tern_txn_begin (not with a transaction open).  n 0: nothing.
+ *  Errors: TERN_EINVAL (bad arguments or flags; a path that is not one
+ *  segment's directory; not an index segment; a key in two ingested
+ *  segments without TERN_INGEST_LATER_WINS, naming it), TERN_ECORRUPT (a
+ *  segment does not verify, naming the file), TERN_EVERSION (a segment
+ *  format this library does not read), TERN_EBUSY (as tern_txn_begin),
+ *  TERN_EFULL, TERN_EPARTIAL (ingested; background work failed, as
+ *  tern_commit), TERN_ENOMEM, -errno (a missing or unreadable file,
+ *  naming it).  The index is unchanged on every error but TERN_EPARTIAL. */
+int tern_ingest(tern_index *idx, const char *const *paths, size_t n, unsigned flags);
 /** Drops the transaction's writes, releases the write lock and frees it;
  *  NULL is a no-op.  Never fails otherwise. */
 int tern_abort(tern_txn *txn);
+/** tern_commit, also giving the commit's sequence number in *seq (NULL:
+ *  not wanted): the index's commit counter as this commit left it.  The
+ *  counter grows with every change of the index's catalog, by any process
+ *  (commits, flushes, merges, failure records) and never goes back, so a
+ *  snapshot sees this commit exactly when tern_snapshot_seq() gives a
+ *  number >= *seq.  A transaction with nothing in it gives the number of
+ *  the commit it began on.  *seq is set on TERN_OK and on TERN_EPARTIAL
+ *  (the commit is durable) and is 0 after any other error.  Frees the
+ *  transaction as tern_commit does.  Errors: those of tern_commit,
+ *  TERN_EINVAL (txn NULL). */
+int tern_commit_seq(tern_txn *txn, uint64_t *seq);
 
 /** Told by tern_commit() how far it is, on the committing thread: `phase` is
  *  "sort", "resolve", "write", "terms", "sync", "commit" and "merge" (the
@@ -496,6 +548,9 @@ int tern_terms_docfreq(tern_terms *te, uint64_t *df);
 int tern_terms_postings(tern_terms *te, tern_postings **out);
 int tern_terms_close(tern_terms *te);
 
+/** The sequence number of the commit the snapshot sees (tern_commit_seq);
+ *  no I/O.  Errors: TERN_EINVAL (snap or seq NULL). */
+int tern_snapshot_seq(const tern_snapshot *snap, uint64_t *seq);
 /** Live documents of the snapshot (no I/O). */
 int tern_snapshot_count(tern_snapshot *snap, uint64_t *live);
 /** Segments of the snapshot, oldest first. */
