@@ -104,8 +104,75 @@ static PyObject *builder_add(pt_builder *self, PyObject *args, PyObject *kw) {
 }
 
 /* add_many: records without terms go in runs of up to RUN per release of
- * the GIL; a record with terms goes alone. */
+ * the GIL; a record with terms goes alone, after the run before it. */
 #define RUN 256
+
+typedef struct run {
+  PyObject *held[RUN];
+  pt_bytes ks[RUN], vs[RUN];
+  size_t n;
+} run;
+
+static void run_drop(run *r) {
+  for (size_t j = 0; j < r->n; j++) {
+    pt_bytes_release(&r->ks[j]);
+    pt_bytes_release(&r->vs[j]);
+    Py_DECREF(r->held[j]);
+  }
+  r->n = 0;
+}
+
+/* Adds the pending run; counts the documents added into *total. */
+static int run_flush(pt_builder *self, run *r, size_t *total) {
+  if (!r->n) return 0;
+  int st = 0;
+  size_t i = 0, n = r->n;
+  tern_builder *b = self->b;
+  Py_BEGIN_ALLOW_THREADS
+  for (; i < n && !st; i++)
+    st = tern_builder_add(b, r->ks[i].data, (size_t)r->ks[i].len, r->vs[i].data,
+                          (size_t)r->vs[i].len, NULL, 0);
+  Py_END_ALLOW_THREADS
+  *total += st ? i - 1 : n;
+  run_drop(r);
+  if (st) pt_raise(st);
+  return st ? -1 : 0;
+}
+
+/* One record into the run (or, with terms, added alone after the run). */
+static int add_record(pt_builder *self, run *r, PyObject *rec, size_t *total) {
+  PyObject *t = PySequence_Fast(rec, "each record must be (key, value[, terms])");
+  if (!t) return -1;
+  Py_ssize_t len = PySequence_Fast_GET_SIZE(t);
+  if (len < 2 || len > 3) {
+    Py_DECREF(t);
+    PyErr_SetString(PyExc_TypeError, "each record must be (key, value[, terms])");
+    return -1;
+  }
+  PyObject **it = PySequence_Fast_ITEMS(t);
+  int rc = 0;
+  if (len == 3 && it[2] != Py_None) {
+    if ((rc = run_flush(self, r, total)) == 0 && (rc = add_one(self, it[0], it[1], it[2])) == 0)
+      (*total)++;
+    Py_DECREF(t);
+    return rc;
+  }
+  if (r->n == RUN && run_flush(self, r, total) < 0) {
+    Py_DECREF(t);
+    return -1;
+  }
+  if (pt_bytes_get(it[0], &r->ks[r->n], "key") < 0) {
+    Py_DECREF(t);
+    return -1;
+  }
+  if (pt_bytes_get(it[1], &r->vs[r->n], "value") < 0) {
+    pt_bytes_release(&r->ks[r->n]);
+    Py_DECREF(t);
+    return -1;
+  }
+  r->held[r->n++] = t;
+  return 0;
+}
 
 static PyObject *builder_add_many(pt_builder *self, PyObject *records) {
   if (builder_claim(self) < 0) return NULL;
@@ -114,79 +181,23 @@ static PyObject *builder_add_many(pt_builder *self, PyObject *records) {
     self->busy = 0;
     return NULL;
   }
-  PyObject *held[RUN];
-  pt_bytes ks[RUN], vs[RUN];
-  size_t n = 0, total = 0;
+  run *r = PyMem_Malloc(sizeof *r);
+  if (!r) {
+    Py_DECREF(iter);
+    self->busy = 0;
+    return PyErr_NoMemory();
+  }
+  r->n = 0;
+  size_t total = 0;
   int err = 0;
-  for (;;) {
-    PyObject *rec = PyIter_Next(iter);
-    int flush = rec == NULL || n == RUN;
-    if (flush && n) {
-      int st = 0;
-      size_t i = 0;
-      tern_builder *b = self->b;
-      Py_BEGIN_ALLOW_THREADS
-      for (; i < n && !st; i++)
-        st = tern_builder_add(b, ks[i].data, (size_t)ks[i].len, vs[i].data, (size_t)vs[i].len,
-                              NULL, 0);
-      Py_END_ALLOW_THREADS
-      for (size_t j = 0; j < n; j++) {
-        pt_bytes_release(&ks[j]);
-        pt_bytes_release(&vs[j]);
-        Py_DECREF(held[j]);
-      }
-      total += st ? i - 1 : n;
-      n = 0;
-      if (st) {
-        pt_raise(st);
-        Py_XDECREF(rec);
-        err = 1;
-        break;
-      }
-    }
-    if (!rec) break;
-    PyObject *t = PySequence_Fast(rec, "each record must be (key, value[, terms])");
+  PyObject *rec;
+  while (!err && (rec = PyIter_Next(iter)) != NULL) {
+    err = add_record(self, r, rec, &total) < 0;
     Py_DECREF(rec);
-    if (!t) {
-      err = 1;
-      break;
-    }
-    Py_ssize_t len = PySequence_Fast_GET_SIZE(t);
-    if (len < 2 || len > 3) {
-      Py_DECREF(t);
-      PyErr_SetString(PyExc_TypeError, "each record must be (key, value[, terms])");
-      err = 1;
-      break;
-    }
-    PyObject **it = PySequence_Fast_ITEMS(t);
-    if (len == 3 && it[2] != Py_None) { /* terms: alone */
-      int rc = add_one(self, it[0], it[1], it[2]);
-      Py_DECREF(t);
-      if (rc < 0) {
-        err = 1;
-        break;
-      }
-      total++;
-      continue;
-    }
-    if (pt_bytes_get(it[0], &ks[n], "key") < 0) {
-      Py_DECREF(t);
-      err = 1;
-      break;
-    }
-    if (pt_bytes_get(it[1], &vs[n], "value") < 0) {
-      pt_bytes_release(&ks[n]);
-      Py_DECREF(t);
-      err = 1;
-      break;
-    }
-    held[n++] = t;
   }
-  for (size_t j = 0; j < n; j++) { /* left by an error before a flush */
-    pt_bytes_release(&ks[j]);
-    pt_bytes_release(&vs[j]);
-    Py_DECREF(held[j]);
-  }
+  if (!err && !PyErr_Occurred()) err = run_flush(self, r, &total) < 0;
+  run_drop(r); /* what an error left pending */
+  PyMem_Free(r);
   Py_DECREF(iter);
   self->busy = 0;
   if (err || PyErr_Occurred()) return NULL;

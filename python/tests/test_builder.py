@@ -23,6 +23,12 @@ def test_build_verify_and_errors(tmp_path, rng):
         with pytest.raises(TypeError):
             b.add_many([(b"zz",)])
         b.add_many([(keys[-1], b"last", [("f", "t1")])])
+    # Runs without terms and records with terms interleaved keep their order.
+    mixed = str(tmp_path / "mixed")
+    with tern.Builder(mixed) as b:
+        assert b.add_many((k, b"v", [("f", "t")] if i % 3 == 0 else None)
+                          for i, k in enumerate(keys)) == len(keys)
+    assert tern.verify_segment(mixed)["documents"] == len(keys)
     assert b.closed
     with pytest.raises(tern.ClosedError):
         b.add(b"zzz", b"")
