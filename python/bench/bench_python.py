@@ -171,11 +171,12 @@ def bench_dask(args):
         for r in range(args.runs):
             for name in (list(times) if r % 2 == 0 else list(reversed(list(times)))):
                 out = os.path.join(tmp, f"out{r}-{len(times[name])}-{name[:4]}")
+                if not name.startswith("tern import"):
+                    client.restart()  # fresh workers: the peak RSS is this build's
                 t = time.perf_counter()
                 if name.startswith("tern import"):
                     subprocess.run([tern_bin, "import", "-q", out, tsv], check=True)
                 else:
-                    client.restart()
                     tern.dask.build_index(tsv, out, partitions=args.partitions, client=client,
                                           blocksize=args.blocksize, progress=False)
                 times[name].append(time.perf_counter() - t)
@@ -210,7 +211,7 @@ def main():
     d = sub.add_parser("dask")
     d.add_argument("--records", type=int, default=1_000_000)
     d.add_argument("--partitions", type=int, default=8)
-    d.add_argument("--blocksize", default="16MiB")
+    d.add_argument("--blocksize", default="4MiB")
     d.add_argument("--runs", type=int, default=3)
     d.add_argument("--dir", default=None)
     args = ap.parse_args()

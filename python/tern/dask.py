@@ -190,12 +190,32 @@ def _partitions(source, version, blocksize):
 # ---- step 1: boundaries ----------------------------------------------------
 
 def _sample_keys(part, kind, version, per_part, seed):
-    """Up to per_part keys of one input partition, drawn uniformly."""
-    keys = [r[0] for r in _records(part, kind, version)]
-    if len(keys) <= per_part:
-        return keys
+    """Up to per_part keys of one input partition, drawn uniformly (only the
+    sampled records' keys are decoded), pickled: distributed serializes a
+    list of many bytes objects item by item, far slower than one blob."""
+    import pickle
+    return pickle.dumps(_sample_list(part, kind, per_part, seed),
+                        protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _sample_list(part, kind, per_part, seed):
     import random
-    return random.Random(seed + len(keys)).sample(keys, per_part)
+    if kind == "frame":
+        items = part["key"].tolist()
+    else:
+        items = part if isinstance(part, list) else list(part)
+    if len(items) > per_part:
+        items = random.Random(seed + len(items)).sample(items, per_part)
+    if kind == "frame":
+        return [_b(k) for k in items]
+    if kind == "bag":
+        return [_b(r["key"] if isinstance(r, dict) else r[0]) for r in items]
+    keys = []
+    for line in items:  # TSV: the first column only
+        k = line.encode("latin-1").split(b"\t", 1)[0].rstrip(b"\r\n")
+        if k:
+            keys.append(_unescape(k))
+    return keys
 
 
 def _boundaries(sample, n):
@@ -369,7 +389,8 @@ def build_index(source, out, *, partitions=None, shards=None, client=None, versi
     per_part = max(1, sample // max(1, len(parts)))
     sampled = client.compute([dask.delayed(_sample_keys)(p, kind, version, per_part, seed)
                               for p in parts])
-    bounds = _boundaries([k for ks in client.gather(sampled) for k in ks], n)
+    import pickle
+    bounds = _boundaries([k for blob in client.gather(sampled) for k in pickle.loads(blob)], n)
     nranges = len(bounds) + 1
     log.info("sampled %d input partitions: %d ranges, %.2f s", len(parts), nranges,
              time.monotonic() - t0)
