@@ -490,7 +490,7 @@ static int cmp_add(const void *a, const void *b) {
 static int apply_slots(tern_state *st, const tern_state *base, tern_edit *e) {
   st->slots = malloc((base->nslots + e->nadds + 1) * sizeof *st->slots);
   if (!st->slots) return tern_fail(TERN_ENOMEM, "state: out of memory");
-  qsort(e->adds, e->nadds, sizeof *e->adds, cmp_add);
+  if (e->nadds > 1) qsort(e->adds, e->nadds, sizeof *e->adds, cmp_add);
   size_t j = 0;
   for (size_t i = 0; i < base->nslots; i++) {
     const tern_slot *old = &base->slots[i];
