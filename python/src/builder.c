@@ -277,11 +277,11 @@ static PyMethodDef builder_methods[] = {
      "(InvalidError naming both keys otherwise, and the builder stays usable).  Arguments as "
      "Txn.put."},
     {"add_many", (PyCFunction)builder_add_many, METH_O,
-     "add_many(records) -> int\n--\n\nAdds (key, value) or (key, value, terms) records from an "
+     "add_many(records)\n--\n\nReturns int.  Adds (key, value) or (key, value, terms) records from an "
      "iterable, in increasing key order, releasing the GIL once per run of records; returns "
      "how many were added (the ones before an error stay added)."},
     {"finish", (PyCFunction)builder_finish, METH_NOARGS,
-     "finish() -> dict\n--\n\nWrites the segment's terms, index and filter, fsyncs, and renames "
+     "finish()\n--\n\nReturns dict.  Writes the segment's terms, index and filter, fsyncs, and renames "
      "PATH.tmp to PATH: durable on return.  Returns {documents, first_key, last_key, bytes, "
      "name, path}.  The builder is over whatever the outcome."},
     {"abort", (PyCFunction)builder_abort, METH_NOARGS,

@@ -407,21 +407,21 @@ static PyMethodDef index_methods[] = {
     {"__enter__", (PyCFunction)index_enter, METH_NOARGS, "Returns the index itself."},
     {"__exit__", (PyCFunction)index_exit, METH_VARARGS, "Closes the index."},
     {"snapshot", (PyCFunction)index_snapshot, METH_NOARGS,
-     "snapshot() -> Snapshot\n--\n\nA read view of the last commit, frozen (tern_snapshot_open"
+     "snapshot()\n--\n\nReturns Snapshot.  A read view of the last commit, frozen (tern_snapshot_open"
      "): use it as `with idx.snapshot() as s:`.  Cheap when nothing was committed since the "
      "last one.  A snapshot pins the segment files it reads: close it when done."},
     {"write", (PyCFunction)(void (*)(void))index_write, METH_VARARGS | METH_KEYWORDS,
-     "write(bulk=False) -> Txn\n--\n\nBegins the write transaction (tern_txn_begin): use it "
+     "write(bulk=False)\n--\n\nReturns Txn.  Begins the write transaction (tern_txn_begin): use it "
      "as `with idx.write() as txn:`; it commits on a normal exit and aborts on an exception.  "
      "bulk=True (TERN_TXN_BULK) holds every document in memory and writes them as one "
      "segment at commit: the way to import many documents.  BusyError at once when another "
      "transaction, flush or compaction is open (any thread or process)."},
     {"get", (PyCFunction)(void (*)(void))index_get, METH_VARARGS | METH_KEYWORDS,
-     "get(key, default=None) -> bytes\n--\n\nThe value of `key` in the last commit, or "
+     "get(key, default=None)\n--\n\nReturns bytes.  The value of `key` in the last commit, or "
      "`default` when absent.  Opens a snapshot around the lookup: for many reads open one "
      "with snapshot() or use get_many()."},
     {"get_many", (PyCFunction)index_get_many, METH_O,
-     "get_many(keys) -> list\n--\n\nThe values of `keys` (any iterable; any order, duplicates "
+     "get_many(keys)\n--\n\nReturns list.  The values of `keys` (any iterable; any order, duplicates "
      "allowed) in the last commit, None for absent ones, in the order given: one "
      "tern_get_batch, which reads each block once."},
     {"backup", (PyCFunction)index_backup, METH_O,
@@ -437,14 +437,14 @@ static PyMethodDef index_methods[] = {
      "flush()\n--\n\nWrites the buffered writes as a segment and runs the merges due; a "
      "barrier for the background worker (tern_flush)."},
     {"stats", (PyCFunction)index_stats, METH_NOARGS,
-     "stats() -> dict\n--\n\nStatistics of the last commit (tern_stats_get): docs, deleted, "
+     "stats()\n--\n\nReturns dict.  Statistics of the last commit (tern_stats_get): docs, deleted, "
      "buffered, last_error, last_error_msg, last_error_commit, skipped, catalog_bytes and "
      "segments, a list of dicts (id, max_doc, deleted, livedocs_form, livedocs_bytes, terms, "
      "pulsed_terms, bytes_terms, bytes_index, bytes_postings, bytes_filter, bytes_values, "
      "bytes), oldest first."},
 #ifdef PT_HAVE_BUILDER
     {"split_keys", (PyCFunction)index_split_keys, METH_O,
-     "split_keys(n) -> list\n--\n\nUp to n-1 boundary keys splitting the last commit's live "
+     "split_keys(n)\n--\n\nReturns list.  Up to n-1 boundary keys splitting the last commit's live "
      "keys into n parts about equal in size (tern_split_keys: from the terms index, no scan "
      "of the keys): part i holds keys k with b[i-1] <= k < b[i].  Fewer when there are few "
      "keys."},
@@ -457,7 +457,7 @@ static PyMethodDef index_methods[] = {
      "(TERN_INGEST_BEHIND)."},
 #endif
     {"options", (PyCFunction)index_options, METH_NOARGS,
-     "options() -> dict\n--\n\nThe options the index was created with (map_size: the "
+     "options()\n--\n\nReturns dict.  The options the index was created with (map_size: the "
      "current one), as open() takes them."},
     {NULL, NULL, 0, NULL},
 };

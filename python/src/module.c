@@ -30,20 +30,20 @@ static PyObject *mod_raise_status(PyObject *m, PyObject *arg) {
 
 static PyMethodDef mod_methods[] = {
     {"_get_many_sharded", pt_get_many_sharded, METH_VARARGS,
-     "_get_many_sharded(indexes, boundaries, keys) -> list\n--\n\nThe values of keys "
+     "_get_many_sharded(indexes, boundaries, keys)\n--\n\nReturns list.  The values of keys "
      "routed to indexes[i] when boundaries[i-1] <= key < boundaries[i] (None when absent), "
      "in the order given: one tern_get_batch per index, without the GIL "
      "(tern.shards.Router.get_many)."},
     {"_raise_status", mod_raise_status, METH_O,
      "_raise_status(status)\n--\n\nRaises the exception tern maps `status` to (for tests)."},
     {"version", mod_version, METH_NOARGS,
-     "version() -> str\n--\n\nThe version of the libtern linked in (tern_version())."},
+     "version()\n--\n\nReturns str.  The version of the libtern linked in (tern_version())."},
     {"strerror", mod_strerror, METH_O,
-     "strerror(status) -> str\n--\n\nText for a tern status or a negated errno "
+     "strerror(status)\n--\n\nReturns str.  Text for a tern status or a negated errno "
      "(tern_strerror())."},
 #ifdef PT_HAVE_BUILDER
     {"verify_segment", pt_verify_segment, METH_O,
-     "verify_segment(path) -> dict\n--\n\nChecks a built segment directory on its own (every "
+     "verify_segment(path)\n--\n\nReturns dict.  Checks a built segment directory on its own (every "
      "checksum and invariant, tern_builder_verify) and returns its {documents, first_key, "
      "last_key, bytes, name, path}; CorruptError naming the file when unsound."},
 #endif

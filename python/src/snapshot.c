@@ -305,37 +305,37 @@ static PyMethodDef snap_methods[] = {
     {"__enter__", (PyCFunction)snap_enter, METH_NOARGS, "Returns the snapshot itself."},
     {"__exit__", (PyCFunction)snap_exit, METH_VARARGS, "Closes the snapshot."},
     {"get", (PyCFunction)(void (*)(void))snap_get, METH_VARARGS | METH_KEYWORDS,
-     "get(key, default=None) -> bytes\n--\n\nThe value of `key` in this snapshot, or "
+     "get(key, default=None)\n--\n\nReturns bytes.  The value of `key` in this snapshot, or "
      "`default` when absent (tern_get)."},
     {"get_many", (PyCFunction)snap_get_many, METH_O,
-     "get_many(keys) -> list\n--\n\nThe values of `keys` (an iterable; any order, "
+     "get_many(keys)\n--\n\nReturns list.  The values of `keys` (an iterable; any order, "
      "duplicates allowed), None for absent ones, in the order given (tern_get_batch: each "
      "block read once).  Memory: the keys and found values; split very large batches."},
     {"scan", (PyCFunction)(void (*)(void))snap_scan, METH_VARARGS | METH_KEYWORDS,
-     "scan(prefix=None, start=None, stop=None, reverse=False, limit=None, values=True) -> "
-     "iterator\n--\n\nThe live documents in key byte order (reverse=True: descending) as "
+     "scan(prefix=None, start=None, stop=None, reverse=False, limit=None, values=True)"
+     "\n--\n\nReturns an iterator.  The live documents in key byte order (reverse=True: descending) as "
      "(key, value) pairs, or keys alone with values=False: keys k with start <= k < stop "
      "that begin with prefix, at most `limit` of them (tern_cursor_*).  The iterator "
      "belongs to the snapshot: exhaust it, close() it or drop it before closing the "
      "snapshot.  Steps are fetched in chunks with the GIL released."},
     {"terms", (PyCFunction)(void (*)(void))snap_terms, METH_VARARGS | METH_KEYWORDS,
-     "terms(field, prefix=None, start=None) -> iterator\n--\n\nThe terms of `field` having a "
+     "terms(field, prefix=None, start=None)\n--\n\nReturns iterator.  The terms of `field` having a "
      "live document, in byte order, as (term, docfreq) pairs: those beginning with prefix, "
      "from the first >= start (tern_terms_*).  Same lifetime rule as scan()."},
     {"search", (PyCFunction)(void (*)(void))snap_search, METH_VARARGS | METH_KEYWORDS,
-     "search(*terms, values=False, limit=None) -> list\n--\n\nThe keys of the live documents "
+     "search(*terms, values=False, limit=None)\n--\n\nReturns list.  The keys of the live documents "
      "having every one of `terms` (each a (field, term) pair), in key byte order "
      "(tern_postings_open + tern_postings_each_by_key); with values=True, (key, value) "
      "pairs.  A term no document has gives []."},
     {"count", (PyCFunction)snap_count, METH_VARARGS,
-     "count(*terms) -> int\n--\n\nWithout terms, the number of live documents (no I/O); with "
+     "count(*terms)\n--\n\nReturns int.  Without terms, the number of live documents (no I/O); with "
      "(field, term) pairs, the number of live documents having them all."},
     {"backup", (PyCFunction)snap_backup, METH_O,
      "backup(dest)\n--\n\nWrites a verified, openable copy of exactly this snapshot's commit "
      "into `dest` (absent or empty) while writers go on (tern_backup)."},
 #ifdef PT_HAVE_BUILDER
     {"split_keys", (PyCFunction)snap_split_keys, METH_O,
-     "split_keys(n) -> list\n--\n\nUp to n-1 boundary keys splitting this snapshot's live "
+     "split_keys(n)\n--\n\nReturns list.  Up to n-1 boundary keys splitting this snapshot's live "
      "keys into n parts about equal in size (tern_split_keys)."},
     {"export", (PyCFunction)(void (*)(void))snap_export, METH_VARARGS | METH_KEYWORDS,
      "export(builder, start=None, stop=None)\n--\n\nAdds the live documents with start <= key "
@@ -343,7 +343,7 @@ static PyMethodDef snap_methods[] = {
      "the builder stays open: finish it."},
 #endif
     {"nsegments", (PyCFunction)snap_nsegments, METH_NOARGS,
-     "nsegments() -> int\n--\n\nThe number of segments this snapshot reads."},
+     "nsegments()\n--\n\nReturns int.  The number of segments this snapshot reads."},
     {NULL, NULL, 0, NULL},
 };
 

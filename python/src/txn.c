@@ -162,7 +162,7 @@ static PyMethodDef txn_methods[] = {
      "(1..FIELD_MAX bytes), term bytes or str (1..KEY_MAX bytes).  Memory only until the "
      "commit.  InvalidError for a bad key, value or term (the transaction stays usable)."},
     {"delete", (PyCFunction)txn_delete, METH_O,
-     "delete(key) -> bool\n--\n\nDeletes the document `key`: True when the transaction saw it, "
+     "delete(key)\n--\n\nReturns bool.  Deletes the document `key`: True when the transaction saw it, "
      "False when it had none (nothing changes).  Looks the key up in the commit the "
      "transaction began on (GIL released)."},
     {"commit", (PyCFunction)txn_commit, METH_NOARGS,
