@@ -81,8 +81,7 @@ static int find_segment(ing_seg *s) {
     snprintf(s->name, sizeof s->name, "%s", name);
   }
   closedir(d);
-  if (rc == TERN_OK && !s->name[0])
-    rc = tern_fail(TERN_EINVAL, "%s: no segment in the directory", s->path);
+  if (rc == TERN_OK && !s->name[0]) rc = TERN_NOTFOUND; /* an empty build: nothing to add */
   return rc;
 }
 
@@ -348,9 +347,27 @@ static void ingest_free(ingest *g) {
   if (g->cur) tern_state_release(g->idx, g->cur);
 }
 
+/* Opens every source; an empty directory (a build or export of no
+ * document) is dropped from the list: it adds nothing. */
+static int open_sources(ingest *g) {
+  size_t kept = 0;
+  for (size_t i = 0; i < g->n; i++) {
+    int rc = open_source(&g->segs[i]);
+    if (rc == TERN_NOTFOUND) continue;
+    TERN_TRY(rc);
+    if (kept != i) {
+      g->segs[kept] = g->segs[i];
+      memset(&g->segs[i], 0, sizeof g->segs[i]);
+    }
+    kept++;
+  }
+  g->n = kept;
+  return TERN_OK;
+}
+
 static int ingest_locked(ingest *g) {
-  for (size_t i = 0; i < g->n; i++)
-    TERN_TRY(open_source(&g->segs[i]));
+  TERN_TRY(open_sources(g));
+  if (!g->n) return TERN_OK;
   for (size_t i = 0; i < g->n; i++)
     for (size_t j = i + 1; j < g->n; j++)
       TERN_TRY(ingested_pair(g, &g->segs[i], &g->segs[j]));

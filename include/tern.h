@@ -416,7 +416,8 @@ int tern_commit(tern_txn *txn);
  *  keys looked up: disjoint ranges cost no per-key work.  A crash at any
  *  point leaves the index as before or after; files of an ingest that did
  *  not commit are removed at the next writable open.  Takes the write lock
- *  as tern_txn_begin (not with a transaction open).  n 0: nothing.
+ *  as tern_txn_begin (not with a transaction open).  n 0, or only empty
+ *  directories (builds of no document): nothing, no commit.
  *  Errors: TERN_EINVAL (bad arguments or flags; a path that is not one
  *  segment's directory; not an index segment; a key in two ingested
  *  segments without TERN_INGEST_LATER_WINS, naming it), TERN_ECORRUPT (a

@@ -352,11 +352,64 @@ static void test_ingest_disjoint_and_errors(void **state) {
   (void)ids;
 }
 
+/* Segments made by the public builder ingest as bulk-written ones do; a
+ * build of no document (an empty directory) adds nothing and changes
+ * nothing, alone or beside a real one. */
+static void test_ingest_builder_and_empty(void **state) {
+  (void)state;
+  char *dir = tu_tmpdir("ingest-builder"), *root = tu_tmpdir("ingest-builder-src");
+  char *full = tu_path(root, "full"), *empty = tu_path(root, "empty");
+  tern_builder *b;
+  ET_OK(tern_builder_open(&b, full, NULL));
+  for (uint32_t i = 0; i < 100; i++) {
+    char k[16];
+    int n = snprintf(k, sizeof k, "b%05u", i);
+    ET_OK(tern_builder_add(b, k, (size_t)n, &i, sizeof i, NULL, 0));
+  }
+  ET_OK(tern_builder_finish(b, NULL));
+  ET_OK(tern_builder_open(&b, empty, NULL));
+  tern_build_info info;
+  ET_OK(tern_builder_finish(b, &info));
+  assert_int_equal(info.documents, 0);
+  tern_index *idx;
+  ET_OK(tern_open(&idx, dir, TERN_CREATE | TERN_FOREGROUND, NULL));
+  const char *only_empty[1] = {empty}, *both[2] = {empty, full};
+  uint64_t before, after;
+  tern_snapshot *s;
+  ET_OK(tern_snapshot_open(&s, idx));
+  ET_OK(tern_snapshot_seq(s, &before));
+  ET_OK(tern_snapshot_close(s));
+  ET_OK(tern_ingest(idx, only_empty, 1, 0));
+  ET_OK(tern_snapshot_open(&s, idx));
+  ET_OK(tern_snapshot_seq(s, &after));
+  assert_int_equal(after, before); /* no commit */
+  ET_OK(tern_snapshot_close(s));
+  ET_OK(tern_ingest(idx, both, 2, 0));
+  ET_OK(tern_snapshot_open(&s, idx));
+  uint64_t live;
+  ET_OK(tern_snapshot_count(s, &live));
+  assert_int_equal(live, 100);
+  uint32_t v;
+  size_t vlen;
+  ET_OK(tern_get(s, "b00042", 6, &v, sizeof v, &vlen));
+  assert_int_equal(v, 42);
+  ET_OK(tern_snapshot_close(s));
+  ET_OK(tern_verify(idx));
+  ET_OK(tern_close(idx));
+  tu_rmtree(root);
+  tu_rmtree(dir);
+  free(full);
+  free(empty);
+  free(root);
+  free(dir);
+}
+
 int main(void) {
   et_prefer_tmpfs();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ingest_model),
       cmocka_unit_test(test_ingest_disjoint_and_errors),
+      cmocka_unit_test(test_ingest_builder_and_empty),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
