@@ -42,6 +42,21 @@ void tern_seg_cursor_release(tern_seg_cursor *c) {
   c->positioned = 0;
 }
 
+/* Makes block b of field f, whose bytes are at p, the cursor's block. */
+static int hold_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, const uint8_t *p,
+                      const tern_ti_block *info, tern_seg_cursor *c) {
+  uint64_t gb = f->first_block + b;
+  TERN_TRY(tern_tb_open_lookup(&c->blk, p, &f->tbf, info->entries, tern_rfile_path(s->tim), gb));
+  c->seg = s;
+  c->field = f;
+  c->seg_uid = s->uid;
+  c->block = p;
+  c->block_no = (int64_t)gb;
+  c->field_block = b;
+  c->block_ord = info->first_ord;
+  return TERN_OK;
+}
+
 /* Makes block b of field f the cursor's block, reading it unless held. */
 static int load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, tern_seg_cursor *c) {
   uint64_t gb = f->first_block + b;
@@ -51,18 +66,35 @@ static int load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, te
   tern_ti_block info = {0};
   TERN_TRY(tern_terms_index_block(&f->index, b, &info));
   const uint8_t *p;
-  TERN_TRY(tern_rfile_read(s->tim, (uint64_t)TERN_BLOCK_SIZE * (gb + 1), TERN_BLOCK_SIZE, c->page,
-                           &p));
-  TERN_TRY(tern_tb_open_lookup(&c->blk, p, &f->tbf, info.entries, tern_rfile_path(s->tim), gb));
-  c->seg = s;
-  c->field = f;
-  c->seg_uid = s->uid;
-  c->block = p;
-  c->block_no = (int64_t)gb;
-  c->field_block = b;
-  c->block_ord = info.first_ord;
+  TERN_TRY(tern_rfile_read(s->tim, tern_seg_block_offset(gb), TERN_BLOCK_SIZE, c->page, &p));
+  return hold_block(s, f, b, p, &info, c);
+}
+
+int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const uint8_t *page, tern_seg_cursor *c) {
+  const tern_seg_field *f = s->unique;
+  if (!f || gb < f->first_block || gb - f->first_block >= f->nblocks)
+    return tern_fail(TERN_EINVAL, "%s: block %llu is not the unique field's", tern_rfile_path(s->tim),
+                     (unsigned long long)gb);
+  uint64_t b = gb - f->first_block;
+  c->block_no = -1;
+  c->positioned = 0;
+  tern_ti_block info = {0};
+  TERN_TRY(tern_terms_index_block(&f->index, b, &info));
+  memcpy(c->page, page, TERN_BLOCK_SIZE);
+  return hold_block(s, f, b, c->page, &info, c);
+}
+
+int tern_seg_probe_block(const tern_seg *s, const tern_seg_probe *p, uint64_t *gb) {
+  const tern_seg_field *f = s->unique;
+  if (!f || !f->nterms) return TERN_NOTFOUND;
+  uint64_t ih = tern_terms_index_key_head(&f->index, p->key, p->len), b;
+  TERN_TRY(tern_terms_index_find_head(&f->index, ih, p->key, p->len, &b));
+  *gb = f->first_block + b;
   return TERN_OK;
 }
+
+tern_rfile *tern_seg_terms_file(const tern_seg *s) { return s->tim; }
+uint64_t tern_seg_nblocks(const tern_seg *s) { return s->nblocks; }
 
 /* Fills *e with the cursor's current entry (term in c->term, c->it.len). */
 static void fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,

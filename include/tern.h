@@ -233,6 +233,11 @@ typedef struct tern_options {
                                      as it fills */
   const tern_field_option *fields; /**< per-field thresholds overriding the default */
   size_t nfields;
+  uint32_t read_depth;          /**< reads a cold tern_get_batch keeps in flight at once
+                                     (32, see docs/ARCHITECTURE.md "Cold batches"; 0 =
+                                     one read at a time; at most 1024).  Not stored: taken
+                                     from the options given to each tern_open (the default
+                                     when NULL) */
 } tern_options;
 /** Fills `opts` with the defaults above (fields NULL, nfields 0).
  *  Errors: TERN_EINVAL (opts NULL).  Any thread. */
