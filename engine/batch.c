@@ -32,7 +32,7 @@
 
 /* Runs: blocks are read together when the gap between two needed ones is
  * at most RUN_GAP blocks, and at most RUN_MAX blocks (512 KiB) a read. */
-#define RUN_GAP 4u
+#define RUN_GAP 2u
 #define RUN_MAX 128u
 
 typedef struct batch_item {

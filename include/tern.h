@@ -77,7 +77,7 @@
  * postings when the key is not pulsed (threshold 0) and one of .val when
  * its value exceeds inline_value_max.  A present key on a cold cache costs
  * one read with the defaults.  tern_get_batch costs the same reads at most,
- * fewer when keys share blocks.  A commit without TERN_TXN_BULK is one LMDB
+ * fewer when keys share blocks, with many in flight at once.  A commit without TERN_TXN_BULK is one LMDB
  * write transaction (two fsyncs) holding the documents in the buffer.  When
  * the buffer passes write_buffer_bytes, or segments changed, the commit
  * hands the work to the index's background worker (one thread, started by
@@ -397,11 +397,18 @@ typedef int (*tern_batch_fn)(void *payload, size_t i, int status, const void *va
                              size_t vlen);
 /** Looks up `n` keys (any order, duplicates allowed; n 0 does nothing),
  *  visiting each segment's blocks in key order so that a cold batch reads
- *  each block once and in file order.  When the keys come sorted, or
- *  every segment is mapped and in the page cache, they are looked up in
- *  the order given instead (sorting would save no read); then an error may
- *  stop the batch after some keys were answered.  Memory: O(n) plus the found values
- *  (copied until the callbacks ran); split very large batches.  Nothing is
+ *  each block once and in file order: the blocks this process has not read
+ *  yet are read with up to tern_options.read_depth reads in flight (io_uring
+ *  where the kernel allows it, else a few threads, else one at a time),
+ *  blocks close together in one read, and each key answered as its block
+ *  arrives (docs/ARCHITECTURE.md, "Cold batches").  When every segment is
+ *  mapped and in the page cache (or the keys come sorted and read_depth is
+ *  0), they are looked up in the order given instead (sorting would save
+ *  no read); then an error may stop the batch after some keys were
+ *  answered.  Memory: O(n) plus the found values (copied until the
+ *  callbacks ran) plus up to read_depth reads of at most 512 KiB in
+ *  flight; split very large batches.  Uses up to 16 short-lived threads
+ *  when io_uring is refused.  Nothing is
  *  called back when a lookup fails.  Errors: TERN_EINVAL (a bad key: none
  *  is looked up; fn NULL), TERN_ECORRUPT, -errno, TERN_ENOMEM, or fn's
  *  non-zero return. */
