@@ -235,8 +235,18 @@ static int batch_in_order_pays(const tern_snapshot *s, const tern_slice *keys, s
     sorted = c < 0 || (c == 0 && a < b);
   }
   /* Sorted keys go in order unless cold: in order, one read at a time,
-   * they would wait for each block instead of queueing them. */
-  if (sorted && s->idx->opts.read_depth == 0) return 1;
+   * they would wait for each block instead of queueing them.  Asking
+   * costs a mincore byte per page: only for a batch of at least one key
+   * per 64 pages (a smaller one goes in order, as unsorted keys never
+   * would, since they would pay a sort). */
+  if (sorted) {
+    if (s->idx->opts.read_depth == 0) return 1;
+    for (size_t si = 0; si < s->st->nslots; si++)
+      if (tern_seg_nblocks(s->st->slots[si].ref->seg) + 1 > (uint64_t)n * 64u) return 1;
+    for (size_t si = 0; si < s->st->nslots; si++)
+      if (!tern_seg_terms_resident(s->st->slots[si].ref->seg, UINT64_MAX)) return 0;
+    return 1;
+  }
   /* mincore costs a byte per page of the terms file: asked only when the
    * batch is large enough to pay for it (a small batch sorts cheaply). */
   uint64_t max_pages = (uint64_t)n * 16u;
