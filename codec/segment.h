@@ -239,6 +239,14 @@ uint64_t tern_seg_nblocks(const tern_seg *s);
  * to it then reads nothing.  TERN_ECORRUPT when the block is damaged. */
 int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const uint8_t *page, tern_seg_cursor *c);
 
+/* The value of a unique-field entry when it needs a read: 1 with its place
+ * in NAME.val (*off, *len), whose pages this process has not all checked
+ * yet (a batch reads it through its queue, then copies it out); 0 when
+ * tern_seg_value gives it without waiting for storage (inline, or its
+ * pages checked); TERN_ECORRUPT when it lies outside the file. */
+int tern_seg_value_span(const tern_seg *s, const tern_term_entry *e, uint64_t *off, uint32_t *len);
+tern_rfile *tern_seg_values_file(const tern_seg *s);
+
 /* Primary-key lookup: range and filter, seek_exact in the unique field, the
  * doc id (postings) and the value.  TERN_NOTFOUND when absent. */
 int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,

@@ -307,6 +307,30 @@ static int read_value_copy(const tern_seg *s, const tern_term_entry *e, tern_seg
   return tern_rfile_read(s->val, e->value_off, e->value_len, c->value, p);
 }
 
+static int value_in_file(const tern_seg *s, const tern_term_entry *e) {
+  uint64_t size = tern_rfile_size(s->val);
+  if (e->value_off < TERN_FRAME_HEADER_SIZE || e->value_off > size ||
+      e->value_len > size - TERN_FRAME_FOOTER_SIZE - e->value_off)
+    return tern_fail(TERN_ECORRUPT, "%s: value of %u bytes at %llu outside the file",
+                     tern_rfile_path(s->val), e->value_len, (unsigned long long)e->value_off);
+  return TERN_OK;
+}
+
+int tern_seg_value_span(const tern_seg *s, const tern_term_entry *e, uint64_t *off, uint32_t *len) {
+  if (e->value_inline || e->value_len == 0) return 0;
+  TERN_TRY(value_in_file(s, e));
+  uint64_t last = e->value_off + e->value_len - 1;
+  for (uint64_t p = e->value_off / TERN_IO_PAGE; p <= last / TERN_IO_PAGE; p++)
+    if (!tern_rfile_page_checked(s->val, p * TERN_IO_PAGE)) {
+      *off = e->value_off;
+      *len = e->value_len;
+      return 1;
+    }
+  return 0;
+}
+
+tern_rfile *tern_seg_values_file(const tern_seg *s) { return s->val; }
+
 int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
                    tern_slice *value) {
   if (e->value_inline) {
@@ -314,11 +338,7 @@ int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor 
     value->len = e->value_len;
     return TERN_OK;
   }
-  uint64_t size = tern_rfile_size(s->val);
-  if (e->value_off < TERN_FRAME_HEADER_SIZE || e->value_off > size ||
-      e->value_len > size - TERN_FRAME_FOOTER_SIZE - e->value_off)
-    return tern_fail(TERN_ECORRUPT, "%s: value of %u bytes at %llu outside the file",
-                     tern_rfile_path(s->val), e->value_len, (unsigned long long)e->value_off);
+  TERN_TRY(value_in_file(s, e));
   /* Warm, in the mapping: one counted read, no buffer.  A buffer is for
    * pread mode and for a mapped page's first touch, read into it (io.h);
    * either way a value costs one read, whatever pages it spans. */

@@ -10,8 +10,9 @@
  * hold it (no I/O); the blocks not read yet by this process are then read
  * through a read queue (codec/io.h, tern_rqueue) with up to read_depth
  * reads in flight, in file order, and each block's keys are resolved as
- * its read completes.  A disk serves several reads at once; one read at
- * a time uses a fraction of it (docs/ARCHITECTURE.md, "Cold batches").
+ * its read completes; values in .val not read yet likewise, after the
+ * segment's blocks.  A disk serves several reads at once; one read at a
+ * time uses a fraction of it (docs/ARCHITECTURE.md, "Cold batches").
  *
  * Sequential when cheaper: needed blocks close together in the file are
  * read as one run — a gap of up to RUN_GAP blocks is read rather than
@@ -44,6 +45,12 @@ typedef struct batch_res {
   size_t vlen;
 } batch_res;
 
+/* A found key whose value in .val waits for the queue. */
+typedef struct pending_val {
+  uint64_t off;
+  uint32_t len, aux;
+} pending_val;
+
 typedef struct batch {
   tern_snapshot *s;
   const batch_item *items;
@@ -52,7 +59,22 @@ typedef struct batch {
   batch_res *res;
   tern_arena *vals;
   tern_seg_cursor *c;
+  unsigned depth;   /* read_depth: 0, values read at once */
+  pending_val *pv;  /* this slot's values to read */
+  size_t npv, pv_cap;
 } batch;
+
+static int defer_value(batch *b, uint64_t off, uint32_t len, uint32_t aux) {
+  if (b->npv == b->pv_cap) {
+    size_t cap = b->pv_cap ? 2 * b->pv_cap : 64;
+    pending_val *p = realloc(b->pv, cap * sizeof *p);
+    if (!p) return tern_fail(TERN_ENOMEM, "batch: out of memory");
+    b->pv = p;
+    b->pv_cap = cap;
+  }
+  b->pv[b->npv++] = (pending_val){off, len, aux};
+  return TERN_OK;
+}
 
 /* Key `j` (in key order) looked up in slot sl, its value copied when found. */
 static int resolve_key(batch *b, const tern_slot *sl, size_t j) {
@@ -62,7 +84,12 @@ static int resolve_key(batch *b, const tern_slot *sl, size_t j) {
   tern_slice v;
   int rc = tern_slot_find(sl, it->key.p, it->key.len, b->c, &e, &doc);
   if (rc == TERN_NOTFOUND) return TERN_OK;
-  if (rc == TERN_OK) rc = tern_seg_value(sl->ref->seg, &e, b->c, &v);
+  if (rc != TERN_OK) return rc;
+  uint64_t off;
+  uint32_t len;
+  if (b->depth && (rc = tern_seg_value_span(sl->ref->seg, &e, &off, &len)) != 0)
+    return rc < 0 ? rc : defer_value(b, off, len, it->key.aux);
+  rc = tern_seg_value(sl->ref->seg, &e, b->c, &v);
   if (rc != TERN_OK) return rc;
   uint8_t *copy = tern_arena_alloc(b->vals, v.len ? v.len : 1);
   if (!copy) return tern_fail(TERN_ENOMEM, "batch: out of memory");
@@ -184,6 +211,83 @@ static int read_runs(batch *b, const tern_slot *sl, const want *w, run *r, size_
   return rc;
 }
 
+/* The deferred values of a slot, read through the queue: pages of values
+ * close together in one read (the same rule as blocks), each value copied
+ * out as its read lands.  Values come in key order, which is .val's. */
+typedef struct vrun {
+  uint64_t start, end; /* bytes [start, end): whole pages, or to the end of the file */
+  size_t lo, hi;       /* pending values [lo, hi) */
+  uint8_t *buf;
+} vrun;
+
+static int cmp_pv(const void *a, const void *b) {
+  const pending_val *x = a, *y = b;
+  return (x->off > y->off) - (x->off < y->off);
+}
+
+static size_t plan_value_runs(batch *b, uint64_t size, vrun *r) {
+  qsort(b->pv, b->npv, sizeof *b->pv, cmp_pv);
+  size_t nr = 0;
+  for (size_t k = 0; k < b->npv; k++) {
+    uint64_t s = b->pv[k].off / TERN_IO_PAGE * TERN_IO_PAGE;
+    uint64_t e = (b->pv[k].off + b->pv[k].len + TERN_IO_PAGE - 1) / TERN_IO_PAGE * TERN_IO_PAGE;
+    if (e > size) e = size;
+    vrun *cur = nr ? &r[nr - 1] : NULL;
+    if (cur && s <= cur->end + (uint64_t)RUN_GAP * TERN_IO_PAGE &&
+        (e > cur->end ? e : cur->end) - cur->start <= (uint64_t)RUN_MAX * TERN_IO_PAGE) {
+      if (e > cur->end) cur->end = e;
+      cur->hi = k + 1;
+    } else {
+      r[nr++] = (vrun){s, e, k, k + 1, NULL};
+    }
+  }
+  return nr;
+}
+
+static int copy_values(batch *b, const vrun *r) {
+  for (size_t k = r->lo; k < r->hi; k++) {
+    const pending_val *p = &b->pv[k];
+    uint8_t *copy = tern_arena_alloc(b->vals, p->len);
+    if (!copy) return tern_fail(TERN_ENOMEM, "batch: out of memory");
+    memcpy(copy, r->buf + (p->off - r->start), p->len);
+    b->res[p->aux] = (batch_res){copy, p->len};
+  }
+  return TERN_OK;
+}
+
+static int read_values(batch *b, const tern_slot *sl) {
+  tern_rfile *val = tern_seg_values_file(sl->ref->seg);
+  vrun *r = malloc(b->npv * sizeof *r);
+  if (!r) return tern_fail(TERN_ENOMEM, "batch: out of memory");
+  size_t nr = plan_value_runs(b, tern_rfile_size(val), r);
+  tern_rqueue *q;
+  int rc = tern_rqueue_open(&q, b->depth < nr ? b->depth : (unsigned)nr);
+  size_t next = 0;
+  while (rc == TERN_OK) {
+    while (rc == TERN_OK && next < nr && tern_rqueue_inflight(q) < tern_rqueue_depth(q)) {
+      vrun *v = &r[next];
+      v->buf = malloc((size_t)(v->end - v->start));
+      rc = v->buf ? tern_rqueue_submit(q, val, v->start, (size_t)(v->end - v->start), v->buf, next)
+                  : tern_fail(TERN_ENOMEM, "batch: out of memory");
+      next++;
+    }
+    if (rc != TERN_OK) break;
+    uint64_t tag;
+    rc = tern_rqueue_wait(q, &tag);
+    if (rc == TERN_NOTFOUND) {
+      rc = TERN_OK;
+      break;
+    }
+    if (rc == TERN_OK) rc = copy_values(b, &r[tag]);
+    free(r[tag].buf);
+    r[tag].buf = NULL;
+  }
+  if (q) tern_rqueue_close(q);
+  for (size_t i = 0; i < next; i++) free(r[i].buf);
+  free(r);
+  return rc;
+}
+
 /* Slot sl's share of the batch: warm blocks first (in the page cache,
  * checked: no read to wait for), then the cold ones through the queue. */
 static int resolve_slot(batch *b, const tern_slot *sl, unsigned depth, want *w, run *r) {
@@ -195,6 +299,9 @@ static int resolve_slot(batch *b, const tern_slot *sl, unsigned depth, want *w, 
   for (size_t k = 0; rc == TERN_OK && k < nw; k++)
     if (w[k].run == UINT32_MAX) rc = resolve_key(b, sl, w[k].j);
   if (rc == TERN_OK && nr) rc = read_runs(b, sl, w, r, nr, depth);
+  /* before the next (older) slot: it must see these keys answered */
+  if (rc == TERN_OK && b->npv) rc = read_values(b, sl);
+  b->npv = 0;
   tern_seg_cursor_release(b->c);
   return rc;
 }
@@ -215,9 +322,11 @@ static int batch_resolve(batch *b) {
   b->c = malloc(sizeof *b->c);
   int rc = w && r && b->c ? TERN_OK : tern_fail(TERN_ENOMEM, "batch: out of memory");
   unsigned depth = s->idx->opts.read_depth;
+  b->depth = depth;
   for (size_t si = s->st->nslots; rc == TERN_OK && si-- > 0;)
     rc = resolve_slot(b, &s->st->slots[si], depth, w, r);
   free(b->c);
+  free(b->pv);
   free(w);
   free(r);
   return rc;
@@ -292,7 +401,7 @@ int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batc
   for (size_t i = 0; rc == TERN_OK && i < n; i++)
     items[i].key = (tern_keyref){keys[i].data, (uint32_t)keys[i].len, (uint32_t)i};
   if (rc == TERN_OK) rc = tern_sort_by_key(order, items, sizeof *items, n, NULL);
-  batch b = {s, items, order, n, res, &vals, NULL};
+  batch b = {s, items, order, n, res, &vals, NULL, 0, NULL, 0, 0};
   if (rc == TERN_OK) rc = batch_resolve(&b);
   for (size_t i = 0; rc == TERN_OK && i < n; i++) {
     int r = res[i].val ? fn(payload, i, TERN_OK, res[i].val, res[i].vlen)
