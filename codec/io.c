@@ -361,6 +361,12 @@ void tern_rfile_will_need(const tern_rfile *f, uint64_t off) {
   uint64_t start = off / TERN_IO_PAGE * TERN_IO_PAGE;
   (void)madvise(f->map + start, page_len(f, start / TERN_IO_PAGE), MADV_WILLNEED);
 }
+void tern_rfile_prefetch(const tern_rfile *f, uint64_t off, uint64_t len) {
+  if (f->borrowed || off >= f->size) return;
+  if (len > f->size - off) len = f->size - off;
+  (void)posix_fadvise(f->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
+}
+
 const char *tern_rfile_path(const tern_rfile *f) { return f->path; }
 tern_io_mode tern_rfile_mode(const tern_rfile *f) { return f->mode; }
 

@@ -159,6 +159,10 @@ int tern_rfile_check_cached(tern_rfile *f, uint64_t off);
 /* Asks the kernel to read the page holding `off` in the background
  * (MADV_WILLNEED; mmap mode only, a hint). */
 void tern_rfile_will_need(const tern_rfile *f, uint64_t off);
+/* Asks the kernel to read [off, off + len) in the background
+ * (POSIX_FADV_WILLNEED; either mode, a hint: nothing counted or checked;
+ * the reads that use the bytes are counted and checked as usual). */
+void tern_rfile_prefetch(const tern_rfile *f, uint64_t off, uint64_t len);
 /* Checks every page against its sum or trailer, whether checked before or
  * not (verify). */
 int tern_rfile_check_pages(tern_rfile *f);

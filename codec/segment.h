@@ -114,6 +114,7 @@ typedef struct tern_seg_cursor {
   const tern_seg_field *field;
   int64_t block_no;              /* block held in `page`, -1 none */
   const uint8_t *block;          /* the block's bytes (mapping or page) */
+  uint64_t ra_until;             /* private: a scan asked the kernel for blocks below this */
   uint8_t page[TERN_BLOCK_SIZE]; /* pread mode: the block */
   uint8_t term[TERN_KEY_MAX];    /* the decoded term */
   uint32_t entry;                /* entry index in the block of the last result */
