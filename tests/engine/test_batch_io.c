@@ -223,6 +223,31 @@ static void test_failed_and_short_reads(void **state) {
   free(dir);
 }
 
+/* read_depth: 0 to 1024, per open, reported by tern_get_options. */
+static void test_read_depth_option(void **state) {
+  (void)state;
+  build();
+  tern_index *idx;
+  tern_options o;
+  tern_options_init(&o);
+  assert_int_equal(o.read_depth, 32);
+  o.read_depth = 1025;
+  assert_int_equal(tern_open(&idx, dir, TERN_RDONLY, &o), TERN_EINVAL);
+  assert_null(idx);
+  o.read_depth = 7;
+  ET_OK(tern_open(&idx, dir, TERN_RDONLY, &o));
+  tern_options got;
+  ET_OK(tern_get_options(idx, &got));
+  assert_int_equal(got.read_depth, 7);
+  ET_OK(tern_close(idx));
+  ET_OK(tern_open(&idx, dir, TERN_RDONLY, NULL)); /* not stored: the default again */
+  ET_OK(tern_get_options(idx, &got));
+  assert_int_equal(got.read_depth, 32);
+  ET_OK(tern_close(idx));
+  tu_rmtree(dir);
+  free(dir);
+}
+
 int main(void) {
   /* Not tmpfs: cold means out of the page cache here, and tmpfs files never
    * leave it.  /var/tmp is on disk by the FHS. */
@@ -237,6 +262,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_backends_agree),
       cmocka_unit_test(test_failed_and_short_reads),
+      cmocka_unit_test(test_read_depth_option),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
