@@ -209,8 +209,6 @@ void tern_segments_dropped(tern_index *idx, const uint64_t *numbers, size_t n);
 void tern_states_close(tern_index *idx);
 
 /* ---- lookups shared by reads and the writer */
-/* The doc of `key` in slot `s` when it is live there: TERN_OK with *doc
- * and the entry in c/e; TERN_NOTFOUND otherwise. */
 /* The live value of `key` in the snapshot (snapshot.c); TERN_NOTFOUND. */
 int tern_snapshot_find(tern_snapshot *s, const void *key, size_t klen, tern_seg_cursor *c,
                        tern_slice *val);
@@ -218,6 +216,8 @@ int tern_snapshot_find(tern_snapshot *s, const void *key, size_t klen, tern_seg_
  * default, and at most (tern_options.read_depth). */
 #define TERN_READ_DEPTH_DEFAULT 32u
 #define TERN_READ_DEPTH_MAX 1024u
+/* The doc of `key` in slot `s` when it is live there: TERN_OK with *doc
+ * and the entry in c/e; TERN_NOTFOUND otherwise. */
 int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,
                    tern_term_entry *e, uint32_t *doc);
 /* The live entry of the probe's key in the state's segments, newest

@@ -77,8 +77,8 @@
  * postings when the key is not pulsed (threshold 0) and one of .val when
  * its value exceeds inline_value_max.  A present key on a cold cache costs
  * one read with the defaults.  tern_get_batch costs the same reads at most,
- * fewer when keys share blocks, with many in flight at once.  A commit without TERN_TXN_BULK is one LMDB
- * write transaction (two fsyncs) holding the documents in the buffer.  When
+ * fewer when keys share blocks, with many in flight at once.  A commit
+ * without TERN_TXN_BULK is one LMDB write transaction (two fsyncs) holding the documents in the buffer.  When
  * the buffer passes write_buffer_bytes, or segments changed, the commit
  * hands the work to the index's background worker (one thread, started by
  * the first commit that needs it) and returns: the worker writes the
@@ -402,9 +402,9 @@ typedef int (*tern_batch_fn)(void *payload, size_t i, int status, const void *va
  *  where the kernel allows it, else a few threads, else one at a time),
  *  blocks close together in one read, and each key answered as its block
  *  arrives (docs/ARCHITECTURE.md, "Cold batches").  When every segment is
- *  mapped and in the page cache (or the keys come sorted and read_depth is
- *  0), they are looked up in the order given instead (sorting would save
- *  no read); then an error may stop the batch after some keys were
+ *  mapped and in the page cache, or the keys come sorted and either
+ *  read_depth is 0 or there are fewer keys than one per 64 pages of a
+ *  segment's terms, they are looked up in the order given instead; then an error may stop the batch after some keys were
  *  answered.  Memory: O(n) plus the found values (copied until the
  *  callbacks ran) plus up to read_depth reads of at most 512 KiB in
  *  flight; split very large batches.  Uses up to 16 short-lived threads
