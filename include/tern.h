@@ -78,8 +78,8 @@
  * its value exceeds inline_value_max.  A present key on a cold cache costs
  * one read with the defaults.  tern_get_batch costs the same reads at most,
  * fewer when keys share blocks, with many in flight at once.  A commit
- * without TERN_TXN_BULK is one LMDB write transaction (two fsyncs) holding the documents in the buffer.  When
- * the buffer passes write_buffer_bytes, or segments changed, the commit
+ * without TERN_TXN_BULK is one LMDB write transaction (two fsyncs)
+ * holding the documents in the buffer.  When the buffer passes write_buffer_bytes, or segments changed, the commit
  * hands the work to the index's background worker (one thread, started by
  * the first commit that needs it) and returns: the worker writes the
  * buffer out as a segment and runs the merge policy, one flush or merge at
