@@ -6,6 +6,7 @@
 #   lib/pkgconfig/tern.pc         pkg-config --libs tern (--static for libtern.a's needs)
 #   lib/cmake/tern/               find_package(tern): tern::tern (shared), tern::tern_static
 #   share/man/man1/tern.1
+#   share/doc/tern/copyright      LICENSE, in Debian's machine-readable format
 
 install(TARGETS tern tern_static EXPORT ternTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -14,6 +15,26 @@ install(TARGETS tern tern_static EXPORT ternTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES include/tern.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES docs/tern.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+
+# The licence as Debian ships it (copyright-format 1.0): LICENSE's text,
+# every line indented by one space and blank lines written " .".
+file(READ ${PROJECT_SOURCE_DIR}/LICENSE TERN_LICENSE_TEXT)
+string(REGEX REPLACE "\n$" "" TERN_LICENSE_TEXT "${TERN_LICENSE_TEXT}")
+string(REGEX REPLACE "\n\n" "\n.\n" TERN_LICENSE_TEXT "${TERN_LICENSE_TEXT}")
+string(REGEX REPLACE "\n" "\n " TERN_LICENSE_TEXT "${TERN_LICENSE_TEXT}")
+file(WRITE ${PROJECT_BINARY_DIR}/copyright
+"Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: tern
+Upstream-Contact: tern maintainers <tern@localhost>
+
+Files: *
+Copyright: 2026 the tern authors
+License: MIT
+
+License: MIT
+ ${TERN_LICENSE_TEXT}
+")
+install(FILES ${PROJECT_BINARY_DIR}/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # pkg-config: -ltern is the shared library; `pkg-config --static` adds what
 # libtern.a needs (see README.md for linking the static one).
@@ -40,7 +61,9 @@ install(FILES ${PROJECT_BINARY_DIR}/ternConfig.cmake ${PROJECT_BINARY_DIR}/ternC
   cmake/TernDeps.cmake DESTINATION ${TERN_CMAKE_DIR})
 
 # Debian package: one package with the tool, both libraries, header, pkg-config
-# and CMake files, and the man page.
+# and CMake files, the man page and the copyright file.  tern.pc and
+# ternConfig.cmake require LMDB's and xxHash's development files, so the
+# package depends on them (shlibdeps adds the runtime libraries).
 set(CPACK_PACKAGE_NAME tern)
 set(CPACK_PACKAGE_VENDOR "tern")
 set(CPACK_PACKAGE_CONTACT "tern maintainers <tern@localhost>")
@@ -49,6 +72,6 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION database)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "liblmdb-dev, libxxhash-dev")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "liblmdb-dev, libxxhash-dev, pkg-config")
 set(CPACK_GENERATOR DEB)
 include(CPack)

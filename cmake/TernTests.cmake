@@ -24,9 +24,10 @@ if(TERN_SANITIZE)
 endif()
 add_test(NAME tools/install COMMAND ${PROJECT_SOURCE_DIR}/scripts/check-install
          ${PROJECT_BINARY_DIR} "${TERN_INSTALL_CFLAGS}")
-# libtern.so exports exactly the functions tern.h declares.
+# libtern.so exports exactly the functions tern.h declares; libtern.a
+# defines no global symbol without the tern_ prefix.
 add_test(NAME tools/symbols COMMAND ${PROJECT_SOURCE_DIR}/tests/tools/symbols.sh
-         $<TARGET_FILE:tern> ${PROJECT_SOURCE_DIR}/include/tern.h)
+         $<TARGET_FILE:tern> ${PROJECT_SOURCE_DIR}/include/tern.h $<TARGET_FILE:tern_static>)
 # docs/cli.md, the man page and `tern help` name the same subcommands and options.
 add_test(NAME tools/cli_docs COMMAND ${PROJECT_SOURCE_DIR}/tests/tools/cli_docs.sh
          $<TARGET_FILE:tern_cli> ${PROJECT_SOURCE_DIR}/docs/cli.md ${PROJECT_SOURCE_DIR}/docs/tern.1)

@@ -9,7 +9,7 @@
  * reference count, so applying a few deletions to a large segment costs a
  * directory copy and a chunk or two, and the old generation never changes.
  * A runs set is one block (struct and its runs): apply() expands it to a
- * directory, applies, and ld_settle() turns the result back into a runs set
+ * directory, applies, and tern_ld_settle() turns the result back into a runs set
  * when that costs fewer bytes — which is what keeps a segment with a few
  * clustered deletions at tens of bytes instead of 16 bytes per chunk.
  */
@@ -34,21 +34,21 @@ static int block(tern_livedocs **out, uint32_t max_doc, size_t tail) {
   return TERN_OK;
 }
 
-int ld_alloc(tern_livedocs **out, uint32_t max_doc) {
+int tern_ld_alloc(tern_livedocs **out, uint32_t max_doc) {
   size_t nslots = (size_t)ld_nchunks(max_doc) + 1u; /* +1: never empty */
   TERN_TRY(block(out, max_doc, sizeof(ld_chunk) * nslots));
   (*out)->slots = (ld_chunk *)(void *)((uint8_t *)*out + AT_BODY);
   return TERN_OK;
 }
 
-int ld_alloc_runs(tern_livedocs **out, uint32_t max_doc, uint32_t nruns) {
+int tern_ld_alloc_runs(tern_livedocs **out, uint32_t max_doc, uint32_t nruns) {
   TERN_TRY(block(out, max_doc, 8u * (size_t)nruns));
   (*out)->first = (const uint32_t *)(const void *)((uint8_t *)*out + AT_BODY);
   (*out)->nruns = nruns;
   return TERN_OK;
 }
 
-void ld_push(tern_livedocs *ld, uint32_t c, const ld_chunk *k) {
+void tern_ld_push(tern_livedocs *ld, uint32_t c, const ld_chunk *k) {
   ld->slots[c] = *k;
   ld->deleted += k->n;
   ld->nused++;
@@ -57,12 +57,12 @@ void ld_push(tern_livedocs *ld, uint32_t c, const ld_chunk *k) {
 int tern_livedocs_new(tern_livedocs **out, uint32_t max_doc) {
   if (!out || max_doc == UINT32_MAX)
     return tern_fail(TERN_EINVAL, "livedocs: max_doc %u out of range", max_doc);
-  return ld_alloc_runs(out, max_doc, 0); /* no runs: the cheapest empty set */
+  return tern_ld_alloc_runs(out, max_doc, 0); /* no runs: the cheapest empty set */
 }
 
 void tern_livedocs_free(tern_livedocs *ld) {
   if (!ld) return;
-  for (uint32_t c = 0; ld->slots && c < ld->nchunks; c++) ld_payload_release(ld->slots[c].p);
+  for (uint32_t c = 0; ld->slots && c < ld->nchunks; c++) tern_ld_payload_release(ld->slots[c].p);
   free(ld);
 }
 
@@ -72,15 +72,15 @@ void tern_livedocs_free(tern_livedocs *ld) {
 static int push_words(tern_livedocs *ld, uint32_t c, const uint64_t *words) {
   uint32_t len = ld_chunk_len(ld->max_doc, c);
   ld_chunk k;
-  ld_chunk_choose(&k, words, len);
-  TERN_TRY(ld_chunk_build(&k, words, len));
-  ld_push(ld, c, &k);
+  tern_ld_chunk_choose(&k, words, len);
+  TERN_TRY(tern_ld_chunk_build(&k, words, len));
+  tern_ld_push(ld, c, &k);
   return TERN_OK;
 }
 
-int ld_expand(tern_livedocs **out, const tern_livedocs *rs) {
+int tern_ld_expand(tern_livedocs **out, const tern_livedocs *rs) {
   tern_livedocs *ld;
-  TERN_TRY(ld_alloc(&ld, rs->max_doc));
+  TERN_TRY(tern_ld_alloc(&ld, rs->max_doc));
   uint64_t *words = malloc(8u * LD_CHUNK_WORDS);
   int rc = words ? TERN_OK : tern_fail(TERN_ENOMEM, "livedocs: out of memory");
   uint32_t cur = UINT32_MAX; /* chunk whose deletions are in words */
@@ -91,7 +91,7 @@ int ld_expand(tern_livedocs **out, const tern_livedocs *rs) {
       uint32_t lo = rs->first[i] > base ? rs->first[i] - base : 0;
       uint32_t hi = last[i] - base < len - 1u ? last[i] - base : len - 1u;
       if (c != cur && lo == 0 && hi == len - 1u) { /* wholly inside one run */
-        ld_push(ld, c, &(ld_chunk){.form = LD_FULL, .n = len});
+        tern_ld_push(ld, c, &(ld_chunk){.form = LD_FULL, .n = len});
         continue;
       }
       if (c != cur) {
@@ -99,7 +99,7 @@ int ld_expand(tern_livedocs **out, const tern_livedocs *rs) {
         memset(words, 0, 8u * LD_CHUNK_WORDS);
         cur = c;
       }
-      ld_set_range(words, lo, hi);
+      tern_ld_set_range(words, lo, hi);
     }
   }
   if (rc == TERN_OK && cur != UINT32_MAX) rc = push_words(ld, cur, words);
@@ -136,11 +136,11 @@ static uint32_t count_set_runs(const tern_livedocs *ld, uint64_t *words) {
       first0 = (runs[0] >> 16) == 0;
       lastd = (runs[k->len - 1u] & 0xffffu) == len - 1u;
     } else {
-      size_t least = (ld_payload_bytes(k->form, k->shift, k->len, k->n) + 3u) / 4u;
+      size_t least = (tern_ld_payload_bytes(k->form, k->shift, k->len, k->n) + 3u) / 4u;
       if (r + least > (size_t)too_many) return too_many; /* merging saves at most one */
       memset(words, 0, 8u * LD_CHUNK_WORDS);
-      ld_chunk_to_words(k, words);
-      kr = ld_count_runs(words, (len + 63u) / 64u);
+      tern_ld_chunk_to_words(k, words);
+      kr = tern_ld_count_runs(words, (len + 63u) / 64u);
       first0 = (int)(words[0] & 1u);
       lastd = (int)((words[(len - 1u) >> 6] >> ((len - 1u) & 63u)) & 1u);
     }
@@ -154,7 +154,7 @@ static uint32_t count_set_runs(const tern_livedocs *ld, uint64_t *words) {
 /* The runs of a directory whose count_set_runs is nruns, into a runs set. */
 static int runs_of(tern_livedocs **out, const tern_livedocs *ld, uint32_t nruns, uint64_t *words) {
   tern_livedocs *rs;
-  TERN_TRY(ld_alloc_runs(&rs, ld->max_doc, nruns));
+  TERN_TRY(tern_ld_alloc_runs(&rs, ld->max_doc, nruns));
   uint32_t *first = (uint32_t *)(void *)((uint8_t *)rs + AT_BODY), *last = first + nruns, nr = 0;
   for (uint32_t c = 0; c < ld->nchunks; c++) {
     const ld_chunk *k = ld_slot(ld, c);
@@ -168,8 +168,8 @@ static int runs_of(tern_livedocs **out, const tern_livedocs *ld, uint32_t nruns,
         ld_runs_append(first, last, &nr, nruns, base + (runs[i] >> 16), base + (runs[i] & 0xffffu));
     } else {
       memset(words, 0, 8u * LD_CHUNK_WORDS);
-      ld_chunk_to_words(k, words);
-      ld_words_runs(words, (len + 63u) / 64u, base, first, last, &nr, nruns);
+      tern_ld_chunk_to_words(k, words);
+      tern_ld_words_runs(words, (len + 63u) / 64u, base, first, last, &nr, nruns);
     }
   }
   rs->deleted = ld->deleted;
@@ -186,7 +186,7 @@ static uint64_t dir_cost(const tern_livedocs *ld) {
   for (uint32_t c = 0; c < ld->nchunks; c++) {
     const ld_chunk *k = &ld->slots[c];
     if (k->form != LD_NONE && k->form != LD_FULL)
-      bytes += 8u + ((ld_payload_bytes(k->form, k->shift, k->len, k->n) + 7u) & ~(uint64_t)7u);
+      bytes += 8u + ((tern_ld_payload_bytes(k->form, k->shift, k->len, k->n) + 7u) & ~(uint64_t)7u);
   }
   return bytes;
 }
@@ -198,7 +198,7 @@ static int judge_runs(const tern_livedocs *ld, uint64_t *words, uint32_t *nruns)
   return r <= LD_SET_RUNS_MAX && 8u * (uint64_t)r < dir_cost(ld);
 }
 
-int ld_runs_cheaper(const tern_livedocs *ld) {
+int tern_ld_runs_cheaper(const tern_livedocs *ld) {
   uint64_t *words = malloc(8u * LD_CHUNK_WORDS);
   if (!words) return 0;
   uint32_t r;
@@ -207,7 +207,7 @@ int ld_runs_cheaper(const tern_livedocs *ld) {
   return cheaper;
 }
 
-int ld_settle(tern_livedocs **ld) {
+int tern_ld_settle(tern_livedocs **ld) {
   if (!(*ld)->slots) return TERN_OK;
   uint64_t *words = malloc(8u * LD_CHUNK_WORDS);
   if (!words) return tern_fail(TERN_ENOMEM, "livedocs: out of memory");
@@ -248,17 +248,17 @@ static int rebuild_chunk(tern_livedocs *nl, uint32_t c, const ld_chunk *old, con
                          size_t n, uint64_t *words) {
   uint32_t len = ld_chunk_len(nl->max_doc, c);
   memset(words, 0, 8u * LD_CHUNK_WORDS);
-  if (old) ld_chunk_to_words(old, words);
+  if (old) tern_ld_chunk_to_words(old, words);
   for (size_t i = 0; i < n; i++) words[(d[i] >> 6) & 1023u] |= 1ull << (d[i] & 63u);
   ld_chunk k;
-  ld_chunk_choose(&k, words, len);
+  tern_ld_chunk_choose(&k, words, len);
   if (old && k.n == old->n) { /* every doc was already deleted */
     ld_payload_retain(old->p);
-    ld_push(nl, c, old);
+    tern_ld_push(nl, c, old);
     return TERN_OK;
   }
-  TERN_TRY(ld_chunk_build(&k, words, len));
-  ld_push(nl, c, &k);
+  TERN_TRY(tern_ld_chunk_build(&k, words, len));
+  tern_ld_push(nl, c, &k);
   return TERN_OK;
 }
 
@@ -267,7 +267,7 @@ static int apply_dir(tern_livedocs **out, const tern_livedocs *base, const uint3
                      const size_t *start) {
   tern_livedocs *nl = NULL;
   uint64_t *words = malloc(8u * LD_CHUNK_WORDS);
-  int rc = words ? ld_alloc(&nl, base->max_doc)
+  int rc = words ? tern_ld_alloc(&nl, base->max_doc)
                  : tern_fail(TERN_ENOMEM, "livedocs_apply: out of memory");
   for (uint32_t c = 0; rc == TERN_OK && c < base->nchunks; c++) {
     const ld_chunk *old = ld_slot(base, c);
@@ -275,7 +275,7 @@ static int apply_dir(tern_livedocs **out, const tern_livedocs *base, const uint3
       rc = rebuild_chunk(nl, c, old, d + start[c], start[c + 1] - start[c], words);
     } else if (old) {
       ld_payload_retain(old->p);
-      ld_push(nl, c, old);
+      tern_ld_push(nl, c, old);
     }
   }
   free(words);
@@ -298,9 +298,9 @@ int tern_livedocs_apply(tern_livedocs **out, const tern_livedocs *base, const ui
   size_t *start;
   TERN_TRY(group_by_chunk(docs, n, base->nchunks, &d, &start));
   tern_livedocs *expanded = NULL, *nl = NULL;
-  int rc = base->slots ? TERN_OK : ld_expand(&expanded, base);
+  int rc = base->slots ? TERN_OK : tern_ld_expand(&expanded, base);
   if (rc == TERN_OK) rc = apply_dir(&nl, expanded ? expanded : base, d, start);
-  if (rc == TERN_OK) rc = ld_settle(&nl);
+  if (rc == TERN_OK) rc = tern_ld_settle(&nl);
   tern_livedocs_free(expanded);
   free(d);
   free(start);
@@ -324,7 +324,7 @@ int tern_livedocs_is_live(const tern_livedocs *ld, uint32_t doc) {
   return !ld_set_runs_has(ld, doc);
 }
 
-uint32_t ld_set_runs_from(const tern_livedocs *ld, uint32_t doc) {
+uint32_t tern_ld_set_runs_from(const tern_livedocs *ld, uint32_t doc) {
   const uint32_t *last = ld->first + ld->nruns;
   uint32_t lo = 0, hi = ld->nruns;
   while (lo < hi) {
@@ -340,7 +340,7 @@ uint32_t ld_set_runs_from(const tern_livedocs *ld, uint32_t doc) {
 static uint32_t runs_count_deleted(const tern_livedocs *ld, uint32_t from, uint32_t to) {
   const uint32_t *first = ld->first, *last = first + ld->nruns;
   uint32_t sum = 0;
-  for (uint32_t i = ld_set_runs_from(ld, from); i < ld->nruns && first[i] < to; i++) {
+  for (uint32_t i = tern_ld_set_runs_from(ld, from); i < ld->nruns && first[i] < to; i++) {
     uint32_t a = first[i] > from ? first[i] : from, z = last[i] < to - 1u ? last[i] : to - 1u;
     sum += z - a + 1u;
   }
@@ -355,10 +355,10 @@ uint32_t tern_livedocs_count_deleted(const tern_livedocs *ld, uint32_t from, uin
   uint64_t sum = 0;
   for (uint32_t c = cf; c <= cl; c++) sum += ld->slots[c].n;
   const ld_chunk *first = ld_slot(ld, cf), *last = ld_slot(ld, cl);
-  if (first) sum -= ld_chunk_rank(first, from & 0xffffu, ld_chunk_len(ld->max_doc, cf));
+  if (first) sum -= tern_ld_chunk_rank(first, from & 0xffffu, ld_chunk_len(ld->max_doc, cf));
   if (last) {
     uint32_t len = ld_chunk_len(ld->max_doc, cl);
-    sum -= last->n - ld_chunk_rank(last, ((to - 1u) & 0xffffu) + 1u, len);
+    sum -= last->n - tern_ld_chunk_rank(last, ((to - 1u) & 0xffffu) + 1u, len);
   }
   return (uint32_t)sum;
 }
@@ -388,7 +388,7 @@ size_t tern_livedocs_filter(const tern_livedocs *ld, uint32_t *docs, size_t n) {
     while (j < n && (docs[j] >> LD_CHUNK_BITS) == c && docs[j] < ld->max_doc) j++;
     if (out != i) memmove(docs + out, docs + i, (j - i) * sizeof *docs);
     const ld_chunk *k = ld_slot(ld, c);
-    out += k ? ld_chunk_filter(k, docs + out, j - i) : j - i;
+    out += k ? tern_ld_chunk_filter(k, docs + out, j - i) : j - i;
     i = j;
   }
   return out; /* docs >= max_doc (not of this segment) are dropped */

@@ -21,7 +21,7 @@
 
 static uint32_t words_of(uint32_t len) { return (len + 63u) >> 6; }
 
-size_t ld_payload_bytes(uint8_t form, uint8_t shift, uint16_t len, uint32_t n) {
+size_t tern_ld_payload_bytes(uint8_t form, uint8_t shift, uint16_t len, uint32_t n) {
   switch (form) {
   case LD_ARRAY: {
     size_t index = 2u * ((size_t)len + 1u);
@@ -36,7 +36,7 @@ size_t ld_payload_bytes(uint8_t form, uint8_t shift, uint16_t len, uint32_t n) {
   }
 }
 
-ld_payload *ld_payload_new(size_t bytes) {
+ld_payload *tern_ld_payload_new(size_t bytes) {
   size_t total = sizeof(ld_payload) + ((bytes + 7u) & ~(size_t)7u);
   ld_payload *p = malloc(total);
   if (!p) return NULL;
@@ -45,12 +45,12 @@ ld_payload *ld_payload_new(size_t bytes) {
   return p;
 }
 
-void ld_payload_release(ld_payload *p) {
+void tern_ld_payload_release(ld_payload *p) {
   /* acq_rel: the last dropper must see every other holder's reads done. */
   if (p && atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1) free(p);
 }
 
-uint32_t ld_count_runs(const uint64_t *words, uint32_t nw) {
+uint32_t tern_ld_count_runs(const uint64_t *words, uint32_t nw) {
   uint32_t r = 0;
   uint64_t carry = 0;
   for (uint32_t i = 0; i < nw; i++) {
@@ -61,7 +61,7 @@ uint32_t ld_count_runs(const uint64_t *words, uint32_t nw) {
   return r;
 }
 
-size_t ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint32_t r, uint32_t len) {
+size_t tern_ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint32_t r, uint32_t len) {
   uint32_t nw = words_of(len);
   k->n = n;
   k->shift = 0;
@@ -73,7 +73,7 @@ size_t ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint32_t 
   }
   k->form = LD_BITMAP;
   k->len = (uint16_t)nw;
-  size_t best = ld_payload_bytes(LD_BITMAP, 0, (uint16_t)nw, n);
+  size_t best = tern_ld_payload_bytes(LD_BITMAP, 0, (uint16_t)nw, n);
   uint32_t buckets = nw;
   for (unsigned s = LD_MIN_SHIFT; s <= LD_MAX_SHIFT; s++) {
     if (s > LD_MIN_SHIFT) { /* merge bucket pairs: occupancy at shift s */
@@ -85,7 +85,7 @@ size_t ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint32_t 
     uint32_t most = 0;
     for (uint32_t b = 0; b < buckets; b++) most = occ[b] > most ? occ[b] : most;
     if (most * ld_arr_width(s) > LD_SCAN_BYTES) continue;
-    size_t cost = ld_payload_bytes(LD_ARRAY, (uint8_t)s, (uint16_t)buckets, n);
+    size_t cost = tern_ld_payload_bytes(LD_ARRAY, (uint8_t)s, (uint16_t)buckets, n);
     if (cost < best) {
       best = cost;
       k->form = LD_ARRAY;
@@ -103,12 +103,12 @@ size_t ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint32_t 
   return best;
 }
 
-size_t ld_chunk_choose(ld_chunk *k, const uint64_t *words, uint32_t len) {
+size_t tern_ld_chunk_choose(ld_chunk *k, const uint64_t *words, uint32_t len) {
   uint32_t nw = words_of(len);
   uint16_t occ[LD_CHUNK_WORDS];
   uint32_t n = 0;
   for (uint32_t i = 0; i < nw; i++) n += occ[i] = (uint16_t)ld_popcount(words[i]);
-  return ld_chunk_choose_profile(k, occ, n, ld_count_runs(words, nw), len);
+  return tern_ld_chunk_choose_profile(k, occ, n, tern_ld_count_runs(words, nw), len);
 }
 
 /* First set bit at or after `from` in words[0..nw), or nw*64. */
@@ -151,7 +151,7 @@ static void build_array(ld_chunk *k, const uint64_t *words, uint32_t nw) {
     }
   }
   while (b < k->len) index[++b] = (uint16_t)i;
-  uint8_t *end = (uint8_t *)(index + k->len + 1u), *stop = (uint8_t *)k->p->data + ld_payload_bytes(k->form, k->shift, k->len, k->n);
+  uint8_t *end = (uint8_t *)(index + k->len + 1u), *stop = (uint8_t *)k->p->data + tern_ld_payload_bytes(k->form, k->shift, k->len, k->n);
   if (k->n & 1u && s <= 8) e[k->n] = 0;
   memset(end, 0, (size_t)(stop - end));
 }
@@ -167,7 +167,7 @@ static void build_runs(ld_chunk *k, const uint64_t *words, uint32_t nw) {
   }
 }
 
-int ld_words_runs(const uint64_t *words, uint32_t nw, uint32_t base, uint32_t *first,
+int tern_ld_words_runs(const uint64_t *words, uint32_t nw, uint32_t base, uint32_t *first,
                   uint32_t *last, uint32_t *nr, uint32_t cap) {
   for (uint32_t at = next_set(words, nw, 0); at < nw * 64u;) {
     uint32_t end = next_clear(words, nw, at);
@@ -177,10 +177,10 @@ int ld_words_runs(const uint64_t *words, uint32_t nw, uint32_t base, uint32_t *f
   return 1;
 }
 
-int ld_chunk_build(ld_chunk *k, const uint64_t *words, uint32_t len) {
-  size_t bytes = ld_payload_bytes(k->form, k->shift, k->len, k->n);
+int tern_ld_chunk_build(ld_chunk *k, const uint64_t *words, uint32_t len) {
+  size_t bytes = tern_ld_payload_bytes(k->form, k->shift, k->len, k->n);
   if (k->form == LD_FULL) return TERN_OK;
-  k->p = ld_payload_new(bytes);
+  k->p = tern_ld_payload_new(bytes);
   if (!k->p) return tern_fail(TERN_ENOMEM, "livedocs: out of memory for a chunk of %zu bytes", bytes);
   uint32_t nw = words_of(len);
   if (k->form == LD_BITMAP)
@@ -192,7 +192,7 @@ int ld_chunk_build(ld_chunk *k, const uint64_t *words, uint32_t len) {
   return TERN_OK;
 }
 
-void ld_set_range(uint64_t *words, uint32_t first, uint32_t last) {
+void tern_ld_set_range(uint64_t *words, uint32_t first, uint32_t last) {
   uint32_t a = first >> 6, z = last >> 6;
   uint64_t lo = ~0ull << (first & 63u), hi = ~0ull >> (63u - (last & 63u));
   if (a == z) {
@@ -204,17 +204,17 @@ void ld_set_range(uint64_t *words, uint32_t first, uint32_t last) {
   words[z] |= hi;
 }
 
-void ld_chunk_to_words(const ld_chunk *k, uint64_t *words) {
+void tern_ld_chunk_to_words(const ld_chunk *k, uint64_t *words) {
   switch (k->form) {
   case LD_FULL:
-    ld_set_range(words, 0, k->n - 1u);
+    tern_ld_set_range(words, 0, k->n - 1u);
     break;
   case LD_BITMAP:
     for (uint32_t i = 0; i < k->len; i++) words[i] |= k->p->data[i];
     break;
   case LD_RUNS: {
     const uint32_t *runs = (const uint32_t *)k->p->data;
-    for (uint32_t i = 0; i < k->len; i++) ld_set_range(words, runs[i] >> 16, runs[i] & 0xffffu);
+    for (uint32_t i = 0; i < k->len; i++) tern_ld_set_range(words, runs[i] >> 16, runs[i] & 0xffffu);
     break;
   }
   case LD_ARRAY: {
@@ -229,7 +229,7 @@ void ld_chunk_to_words(const ld_chunk *k, uint64_t *words) {
   }
 }
 
-int ld_runs_has(const uint32_t *runs, uint32_t nr, uint32_t off) {
+int tern_ld_runs_has(const uint32_t *runs, uint32_t nr, uint32_t off) {
   /* Branchless upper bound of (off << 16 | 0xffff): runs starting <= off. */
   uint32_t key = off << 16 | 0xffffu, lo = 0, len = nr;
   while (len > 1) {
@@ -241,7 +241,7 @@ int ld_runs_has(const uint32_t *runs, uint32_t nr, uint32_t off) {
   return lo > 0 && (runs[lo - 1] & 0xffffu) >= off;
 }
 
-uint32_t ld_chunk_rank(const ld_chunk *k, uint32_t off, uint32_t len) {
+uint32_t tern_ld_chunk_rank(const ld_chunk *k, uint32_t off, uint32_t len) {
   if (off >= len) return k->n;
   switch (k->form) {
   case LD_ARRAY: {
@@ -269,7 +269,7 @@ uint32_t ld_chunk_rank(const ld_chunk *k, uint32_t off, uint32_t len) {
   }
 }
 
-size_t ld_chunk_filter(const ld_chunk *k, uint32_t *d, size_t n) {
+size_t tern_ld_chunk_filter(const ld_chunk *k, uint32_t *d, size_t n) {
   size_t out = 0;
   switch (k->form) {
   case LD_FULL:

@@ -76,7 +76,7 @@ static int put_dense(uint8_t *p, const tern_livedocs *ld) {
     const ld_chunk *k = ld_slot(ld, c);
     if (!k) continue;
     memset(words, 0, 8u * LD_CHUNK_WORDS);
-    ld_chunk_to_words(k, words);
+    tern_ld_chunk_to_words(k, words);
     uint32_t cnt = (ld_chunk_len(ld->max_doc, c) + 63u) / 64u;
     for (uint32_t i = 0; i < cnt; i++)
       tern_store64(p + 8u * ((size_t)c * LD_CHUNK_WORDS + i), words[i]);
@@ -207,7 +207,7 @@ static int check_runs(uint32_t c, const ld_chunk *k, const uint8_t *p, uint32_t 
 static void load_payload(ld_chunk *k, const uint8_t *p) {
   uint8_t *d = (uint8_t *)k->p->data;
   if (k->form == LD_ARRAY) {
-    size_t eb = ld_arr_entry_bytes(k->n, k->shift), total = ld_payload_bytes(k->form, k->shift, k->len, k->n);
+    size_t eb = ld_arr_entry_bytes(k->n, k->shift), total = tern_ld_payload_bytes(k->form, k->shift, k->len, k->n);
     memset(d, 0, total);
     uint16_t *index = (uint16_t *)(d + eb);
     for (uint32_t b = 0; b <= k->len; b++) index[b] = tern_load16(p + 2u * b);
@@ -252,16 +252,16 @@ static int read_record(tern_livedocs *ld, const uint8_t **pp, const uint8_t *end
   else if (k.shift != 0 || k.len != 0 || k.n != clen)
     return bad(c, "bad full-chunk record");
   ld_chunk want;
-  ld_chunk_choose_profile(&want, occ, k.n, runs, clen);
+  tern_ld_chunk_choose_profile(&want, occ, k.n, runs, clen);
   if (want.form != k.form || want.shift != k.shift || want.len != k.len)
     return bad(c, "not in the form the cost rule picks");
   if (k.form != LD_FULL) {
-    size_t bytes = ld_payload_bytes(k.form, k.shift, k.len, k.n);
-    if (!(k.p = ld_payload_new(bytes)))
+    size_t bytes = tern_ld_payload_bytes(k.form, k.shift, k.len, k.n);
+    if (!(k.p = tern_ld_payload_new(bytes)))
       return tern_fail(TERN_ENOMEM, WHAT ": out of memory for chunk %u", c);
     load_payload(&k, p);
   }
-  ld_push(ld, c, &k);
+  tern_ld_push(ld, c, &k);
   *pp = p + need;
   *next_c = c + 1u;
   return TERN_OK;
@@ -292,9 +292,9 @@ static int read_dense(tern_livedocs *ld, const uint8_t *p) {
       rc = tern_fail(TERN_ECORRUPT, WHAT ": dense bits past max_doc");
     } else if (any) {
       ld_chunk k;
-      ld_chunk_choose(&k, words, clen);
-      rc = ld_chunk_build(&k, words, clen);
-      if (rc == TERN_OK) ld_push(ld, c, &k);
+      tern_ld_chunk_choose(&k, words, clen);
+      rc = tern_ld_chunk_build(&k, words, clen);
+      if (rc == TERN_OK) tern_ld_push(ld, c, &k);
     }
   }
   free(words);
@@ -305,7 +305,7 @@ static int read_dense(tern_livedocs *ld, const uint8_t *p) {
  * the cost rule would keep these docs as a runs set. */
 static int read_runs(tern_livedocs **out, uint32_t max_doc, uint32_t nruns, const uint8_t *p) {
   tern_livedocs *rs, *dir = NULL;
-  TERN_TRY(ld_alloc_runs(&rs, max_doc, nruns));
+  TERN_TRY(tern_ld_alloc_runs(&rs, max_doc, nruns));
   uint32_t *first = (uint32_t *)(uintptr_t)rs->first, *last = first + nruns;
   uint64_t n = 0;
   int rc = TERN_OK;
@@ -317,8 +317,8 @@ static int read_runs(tern_livedocs **out, uint32_t max_doc, uint32_t nruns, cons
     n += (uint64_t)last[i] - first[i] + 1u;
   }
   rs->deleted = (uint32_t)n;
-  if (rc == TERN_OK) rc = ld_expand(&dir, rs);
-  if (rc == TERN_OK && !ld_runs_cheaper(dir))
+  if (rc == TERN_OK) rc = tern_ld_expand(&dir, rs);
+  if (rc == TERN_OK && !tern_ld_runs_cheaper(dir))
     rc = tern_fail(TERN_ECORRUPT, WHAT ": %u runs stored as a runs set, not the shape the cost rule picks", nruns);
   tern_livedocs_free(dir);
   if (rc != TERN_OK) {
@@ -376,11 +376,11 @@ int tern_livedocs_read(tern_livedocs **out, const uint8_t *buf, size_t len, cons
     TERN_TRY(read_runs(&ld, max_doc, nslots, body + BODY_HEADER));
     rc = TERN_OK;
   } else {
-    TERN_TRY(ld_alloc(&ld, max_doc));
+    TERN_TRY(tern_ld_alloc(&ld, max_doc));
     const uint8_t *end = body + body_len;
     rc = body[8] == LAYOUT_DENSE ? read_dense(ld, body + BODY_HEADER)
                                  : read_chunks(ld, nslots, body + BODY_HEADER, end);
-    if (rc == TERN_OK && ld_runs_cheaper(ld))
+    if (rc == TERN_OK && tern_ld_runs_cheaper(ld))
       rc = tern_fail(TERN_ECORRUPT, WHAT ": chunks stored for a set the cost rule keeps as runs");
   }
   if (rc == TERN_OK && ld->deleted != expected_deleted)

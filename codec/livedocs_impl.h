@@ -1,7 +1,7 @@
 /*
  * livedocs_impl.h — the inside of a live-docs set, shared by livedocs*.c only.
  *
- * A set takes one of two shapes, whichever costs fewer bytes (ld_settle):
+ * A set takes one of two shapes, whichever costs fewer bytes (tern_ld_settle):
  *
  *   RUNS SET   the deleted docs as one sorted list of maximal runs, first[]
  *              then last[] (u32 doc ids), when there are at most
@@ -17,7 +17,7 @@
  *              deletions has form LD_NONE and no payload.
  *
  * Each stored chunk of a directory takes the form that costs the fewest
- * bytes for its actual contents (ld_chunk_choose), among:
+ * bytes for its actual contents (tern_ld_chunk_choose), among:
  *
  *   ARRAY   sorted in-chunk offsets, split into B = ceil(len / 2^shift)
  *           buckets of 2^shift docs; u16 index[B+1] gives each bucket's first
@@ -136,27 +136,27 @@ static inline uint32_t ld_arr_off(const ld_chunk *k, uint32_t i, uint32_t b) {
 /* --- chunk forms (livedocs_chunk.c) --- */
 
 /* 1 when a run of runs[0..nr) holds off. */
-int ld_runs_has(const uint32_t *runs, uint32_t nr, uint32_t off);
+int tern_ld_runs_has(const uint32_t *runs, uint32_t nr, uint32_t off);
 
 /* The cheapest form for a chunk of len docs whose deletions are the bitmap
  * words[0..ceil(len/64)) (bits past len zero, at least one set).  Fills
  * *k (form, shift, len, n) and returns the payload bytes it needs. */
-size_t ld_chunk_choose(ld_chunk *k, const uint64_t *words, uint32_t len);
+size_t tern_ld_chunk_choose(ld_chunk *k, const uint64_t *words, uint32_t len);
 /* The same from a profile: n deletions in r maximal runs, occ[i] of them in
  * 64-doc word i (occ[0..1024) is overwritten). */
-size_t ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint32_t r, uint32_t len);
-/* Builds k's payload from the words ld_chunk_choose saw.  TERN_ENOMEM. */
-int ld_chunk_build(ld_chunk *k, const uint64_t *words, uint32_t len);
+size_t tern_ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint32_t r, uint32_t len);
+/* Builds k's payload from the words tern_ld_chunk_choose saw.  TERN_ENOMEM. */
+int tern_ld_chunk_build(ld_chunk *k, const uint64_t *words, uint32_t len);
 /* ORs the chunk's deletions into words[0..1024) (zeroed by the caller). */
-void ld_chunk_to_words(const ld_chunk *k, uint64_t *words);
+void tern_ld_chunk_to_words(const ld_chunk *k, uint64_t *words);
 /* Deleted offsets < off. */
-uint32_t ld_chunk_rank(const ld_chunk *k, uint32_t off, uint32_t len);
+uint32_t tern_ld_chunk_rank(const ld_chunk *k, uint32_t off, uint32_t len);
 /* Keeps the docs of d[0..n) (all in this chunk, sorted) that are live. */
-size_t ld_chunk_filter(const ld_chunk *k, uint32_t *d, size_t n);
+size_t tern_ld_chunk_filter(const ld_chunk *k, uint32_t *d, size_t n);
 /* Payload bytes a chunk of this shape needs. */
-size_t ld_payload_bytes(uint8_t form, uint8_t shift, uint16_t len, uint32_t n);
-ld_payload *ld_payload_new(size_t bytes);
-void ld_payload_release(ld_payload *p);
+size_t tern_ld_payload_bytes(uint8_t form, uint8_t shift, uint16_t len, uint32_t n);
+ld_payload *tern_ld_payload_new(size_t bytes);
+void tern_ld_payload_release(ld_payload *p);
 static inline void ld_payload_retain(ld_payload *p) {
   if (p) atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
 }
@@ -201,7 +201,7 @@ static inline int ld_chunk_has(const ld_chunk *k, uint32_t off) {
     return ld_scan(ld_arr_entries(k) + (size_t)lo * w, index[b + 1] - lo, w, off);
   }
   if (k->form == LD_BITMAP) return (int)((k->p->data[off >> 6] >> (off & 63u)) & 1u);
-  if (k->form == LD_RUNS) return ld_runs_has((const uint32_t *)k->p->data, k->len, off);
+  if (k->form == LD_RUNS) return tern_ld_runs_has((const uint32_t *)k->p->data, k->len, off);
   return k->form == LD_FULL;
 }
 
@@ -220,7 +220,7 @@ static inline int ld_set_runs_has(const tern_livedocs *ld, uint32_t doc) {
 }
 
 /* The first run of a runs set ending at or after doc (nruns: none). */
-uint32_t ld_set_runs_from(const tern_livedocs *ld, uint32_t doc);
+uint32_t tern_ld_set_runs_from(const tern_livedocs *ld, uint32_t doc);
 
 /* Appends run [f, l] to first[]/last[] (*nr used), merging it into the
  * run before when they touch; 0 when that would need more than cap. */
@@ -239,28 +239,28 @@ static inline int ld_runs_append(uint32_t *first, uint32_t *last, uint32_t *nr, 
 /* Maximal runs of set bits in words[0..nw), as absolute doc ids base + bit:
  * appended to first[]/last[] from *nr, merging with the run before when it
  * touches; stops (returns 0) once more than `cap` runs are needed. */
-int ld_words_runs(const uint64_t *words, uint32_t nw, uint32_t base, uint32_t *first,
+int tern_ld_words_runs(const uint64_t *words, uint32_t nw, uint32_t base, uint32_t *first,
                   uint32_t *last, uint32_t *nr, uint32_t cap);
 /* Sets bits [first, last] of words. */
-void ld_set_range(uint64_t *words, uint32_t first, uint32_t last);
+void tern_ld_set_range(uint64_t *words, uint32_t first, uint32_t last);
 /* Maximal runs of set bits in words[0..nw). */
-uint32_t ld_count_runs(const uint64_t *words, uint32_t nw);
+uint32_t tern_ld_count_runs(const uint64_t *words, uint32_t nw);
 
 /* --- set assembly (livedocs.c) --- */
 
 /* An empty directory for max_doc docs. */
-int ld_alloc(tern_livedocs **out, uint32_t max_doc);
+int tern_ld_alloc(tern_livedocs **out, uint32_t max_doc);
 /* A runs set of max_doc docs with room for nruns runs (nruns, deleted set;
  * the caller fills first[]/last[]). */
-int ld_alloc_runs(tern_livedocs **out, uint32_t max_doc, uint32_t nruns);
+int tern_ld_alloc_runs(tern_livedocs **out, uint32_t max_doc, uint32_t nruns);
 /* The directory of a runs set's docs. */
-int ld_expand(tern_livedocs **out, const tern_livedocs *rs);
+int tern_ld_expand(tern_livedocs **out, const tern_livedocs *rs);
 /* 1 when the directory `ld` would cost fewer bytes as a runs set. */
-int ld_runs_cheaper(const tern_livedocs *ld);
+int tern_ld_runs_cheaper(const tern_livedocs *ld);
 /* Replaces the directory *ld by its runs set when that is cheaper. */
-int ld_settle(tern_livedocs **ld);
+int tern_ld_settle(tern_livedocs **ld);
 /* Sets chunk c's slot (empty before); takes k->p. */
-void ld_push(tern_livedocs *ld, uint32_t c, const ld_chunk *k);
+void tern_ld_push(tern_livedocs *ld, uint32_t c, const ld_chunk *k);
 static inline uint32_t ld_nchunks(uint32_t max_doc) {
   return max_doc ? ((max_doc - 1u) >> LD_CHUNK_BITS) + 1u : 0u;
 }

@@ -341,7 +341,7 @@ static size_t runs_set_fill(tern_ld_iter *it, uint32_t *out, size_t cap) {
   const tern_livedocs *ld = it->ld;
   const uint32_t *first = ld->first, *last = first + ld->nruns;
   if (it->chunk != 0) {
-    it->idx = ld_set_runs_from(ld, it->at);
+    it->idx = tern_ld_set_runs_from(ld, it->at);
     it->chunk = 0;
   }
   uint32_t i = it->idx, at = it->at, nr = ld->nruns;

@@ -8,7 +8,8 @@
  *   NAME.tim  terms blocks, each in its own 4 KiB page
  *   NAME.tix  field table and terms index (read and verified at open)
  *   NAME.doc  postings of terms above their field's pulsing threshold
- *   NAME.flt  membership filter of the unique field (read and verified at open)
+ *   NAME.flt  membership filter of the unique field (probed in place, each
+ *             page checked on first use: codec/segment_filter.c)
  *   NAME.val  values longer than the inline limit
  *
  * A segment knows nothing of other segments, deletions or time.
@@ -40,7 +41,7 @@
 typedef struct tern_segw_options {
   uint32_t inline_value_max;   /* values up to this many bytes sit in the entry (128) */
   uint32_t bloom_bits_per_key; /* filter bits per unique key (10; 0 = no filter) */
-  uint32_t restart_interval;   /* terms block restart interval, 1 to 255 (32) */
+  uint32_t restart_interval;   /* terms block restart interval, 1 to 255 (TERN_TB_RESTART) */
 } tern_segw_options;
 void tern_segw_options_init(tern_segw_options *o);
 
@@ -72,6 +73,12 @@ int tern_seg_remove(const char *dir, const char *name);
 /* Starts reading what opening segment `name` reads (NAME.tix), without
  * waiting: a hint for a process about to open it. */
 void tern_seg_prefetch(const char *dir, const char *name);
+/* Links (same file system) or else copies and fsyncs every file of
+ * segment from_dir/from_name as segment to_dir/to_name (files it lacks
+ * are skipped; the source is left as it is).  The caller fsyncs to_dir.
+ * On failure the files made are removed.  -errno naming the file. */
+int tern_seg_link(const char *from_dir, const char *from_name, const char *to_dir,
+                  const char *to_name);
 /* 1 when `filename` (no directory) is a file of some segment, with its
  * segment name copied into name[cap]; 0 otherwise. */
 int tern_seg_file_segment(const char *filename, char *name, size_t cap);
@@ -81,8 +88,9 @@ int tern_seg_file_segment(const char *filename, char *name, size_t cap);
 typedef struct tern_seg tern_seg;
 typedef struct tern_seg_field tern_seg_field;
 
-/* Opens segment `name`: reads and verifies NAME.tix and NAME.flt, opens the
- * other files (checking their headers).  TERN_ECORRUPT / TERN_EVERSION /
+/* Opens segment `name`: reads and verifies NAME.tix, maps NAME.flt (its
+ * pages checked on first use), opens the other files (checking their
+ * headers).  TERN_ECORRUPT / TERN_EVERSION /
  * -errno with the file named. */
 int tern_seg_open(tern_seg **out, const char *dir, const char *name, tern_io_mode mode);
 void tern_seg_close(tern_seg *s);
@@ -256,6 +264,16 @@ int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cur
  * its term ordinals (segments the engine writes).  TERN_EINVAL otherwise. */
 int tern_seg_doc(const tern_seg *s, uint32_t doc, tern_seg_cursor *c, tern_slice *key,
                  tern_slice *value);
+
+/* segment_sample.c.  The field's terms blocks as its resident terms index
+ * knows them, without I/O: how many there are, and block b's separator
+ * (every term of blocks >= b sorts at or above it, every term of the
+ * blocks before below it; block 0's is empty, pointing into the index:
+ * valid while s is open) and its number of entries.  For sampling the
+ * key space (tern_split_keys). */
+uint64_t tern_seg_field_nblocks(const tern_seg_field *f);
+int tern_seg_field_block(const tern_seg_field *f, uint64_t b, const uint8_t **sep, size_t *len,
+                         uint32_t *entries);
 
 /* Full check: every file's checksum, every block decoded, terms ascending,
  * counts and postings consistent.  TERN_ECORRUPT naming the file. */

@@ -7,6 +7,8 @@
 #include "codec/coding.h"
 #include "codec/status.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,4 +69,56 @@ int tern_seg_file_segment(const char *filename, char *name, size_t cap) {
     return 1;
   }
   return 0;
+}
+
+/* A copy of one file, fsynced (another file system: no link). */
+static int copy_file(const char *from, const char *to) {
+  int in = open(from, O_RDONLY | O_CLOEXEC);
+  if (in < 0) return tern_fail_errno(from);
+  int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (out < 0) {
+    close(in);
+    return tern_fail_errno(to);
+  }
+  enum { BUF = 1 << 20 };
+  char *buf = malloc(BUF);
+  int rc = buf ? TERN_OK : tern_fail(TERN_ENOMEM, "copying %s: out of memory", from);
+  while (rc == TERN_OK) {
+    ssize_t n = read(in, buf, BUF);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) rc = tern_fail_errno(from);
+    if (n <= 0) break;
+    for (ssize_t done = 0; rc == TERN_OK && done < n;) {
+      ssize_t w = write(out, buf + done, (size_t)(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) rc = tern_fail_errno(to);
+      else done += w;
+    }
+  }
+  if (rc == TERN_OK && fsync(out) < 0) rc = tern_fail_errno(to);
+  free(buf);
+  close(in);
+  if (close(out) < 0 && rc == TERN_OK) rc = tern_fail_errno(to);
+  return rc;
+}
+
+static int link_file(const char *from, const char *to) {
+  if (link(from, to) == 0) return TERN_OK;
+  if (errno == ENOENT) return 1; /* a file the segment lacks */
+  if (errno == EXDEV || errno == EPERM || errno == EMLINK) return copy_file(from, to);
+  return tern_fail_errno(to);
+}
+
+int tern_seg_link(const char *from_dir, const char *from_name, const char *to_dir,
+                  const char *to_name) {
+  int rc = TERN_OK;
+  for (int f = 0; rc == TERN_OK && f < TERN_SEG_NFILES; f++) {
+    char *from = tern_seg_path(from_dir, from_name, f, 0), *to = tern_seg_path(to_dir, to_name, f, 0);
+    rc = from && to ? link_file(from, to) : tern_fail(TERN_ENOMEM, "out of memory");
+    if (rc > 0) rc = TERN_OK;
+    free(from);
+    free(to);
+  }
+  if (rc != TERN_OK) tern_seg_remove(to_dir, to_name);
+  return rc;
 }

@@ -398,8 +398,8 @@ int tern_seg_unique_find(const tern_seg *s, const void *key, size_t len, tern_se
   /* The filter first: an absent key costs its hash and one filter line,
    * no index search.  A present key's filter miss is then no longer
    * overlapped by that search; measured, present lookups lost nothing
-   * visible and absent ones gained 10-20% (docs/BENCHMARKS.md, "Format
-   * 4").  The block's lines once the filter lets the key through.
+   * visible and absent ones gained 10-20% (docs/benchmarks/HISTORY.md,
+   * "The filter before the terms index").  The block's lines once the filter lets the key through.
    * (Hints only: the read is counted below, when it happens.) */
   uint64_t hash = 0;
   if (s->filter) {

@@ -20,7 +20,7 @@ const char *tern_strerror(int status) {
   case TERN_NOTFOUND: return "not found";
   case TERN_EINVAL: return "invalid argument";
   case TERN_ECORRUPT: return "corrupt or truncated file";
-  case TERN_EVERSION: return "file written by a newer version of tern";
+  case TERN_EVERSION: return "file of a format version this tern does not read";
   case TERN_EBUSY: return "another write transaction is open";
   case TERN_ENOMEM: return "out of memory";
   case TERN_ERANGE: return "buffer too small";

@@ -11,7 +11,7 @@
  * either does not exist or is a whole, sound index.  As RocksDB's
  * Checkpoint and Lucene's SnapshotDeletionPolicy (docs/ARCHITECTURE.md).
  */
-#include "engine/index.h"
+#include "engine/edit.h"
 
 #include "codec/status.h"
 
@@ -72,49 +72,39 @@ static int fsync_path(const char *path, int flags) {
 
 /* ------------------------------------------------------------ catalog */
 
-static int put_buffer(tern_index *b, MDB_txn *t, const tern_memseg *m, tern_rec_state *rec) {
-  rec->buffered_docs = rec->buffered_bytes = 0;
-  TERN_TRY(tern_memseg_flat(m));
-  for (size_t i = 0; i < m->n; i++) {
-    const tern_mdoc *d = &m->docs[i];
-    size_t stored;
-    TERN_TRY(tern_catalog_put_doc(b, t, d->key.p, d->key.len, d->doc, d->key.aux, &stored));
-    rec->buffered_docs++;
-    rec->buffered_bytes += stored;
-  }
-  return TERN_OK;
-}
-
-typedef struct commit_copy {
-  tern_index *dst;
-  const tern_snapshot *snap;
-} commit_copy;
-
-static int apply_copy(void *ctx, MDB_txn *t, tern_rec_state *rec) {
-  const commit_copy *cc = ctx;
-  const tern_state *st = cc->snap->st;
+/* The snapshot's catalog as one edit of the new index (log only: that
+ * index is closed right after, never served). */
+static int copy_edit(tern_index *dst, const tern_snapshot *snap, tern_edit *e) {
+  const tern_state *st = snap->st;
   for (size_t i = 0; i < st->nslots; i++) {
     const tern_slot *sl = &st->slots[i];
     tern_rec_segment r;
     memcpy(r.segid, sl->segid, TERN_SEGID_SIZE);
     r.max_doc = sl->ref->max_doc;
-    r.deleted = sl->deleted;
-    r.livedocs_gen = sl->gen;
-    TERN_TRY(tern_catalog_put_segment(cc->dst, t, sl->ref->number, &r));
-    if (sl->live)
-      TERN_TRY(tern_catalog_put_livedocs(cc->dst, t, sl->ref->number, sl->live->ld, sl->segid));
+    TERN_TRY(tern_edit_add_segment(dst, e, sl->ref->number, &r, NULL,
+                                   sl->live ? sl->live->ld : NULL));
+    e->adds[e->nadds - 1].rec.deleted = sl->deleted;
+    e->adds[e->nadds - 1].rec.livedocs_gen = sl->gen;
   }
-  TERN_TRY(put_buffer(cc->dst, t, cc->snap->buf, rec));
-  rec->next_segment = st->rec.next_segment;
-  rec->seq = st->rec.seq ? st->rec.seq - 1 : 0; /* commit adds one */
+  e->buf = TERN_EDIT_BUF_COPY;
+  e->view = snap->buf;
+  e->copy_counters = 1;
+  e->copy_seq = st->rec.seq;
+  e->copy_next_segment = st->rec.next_segment;
   return TERN_OK;
 }
 
 static int write_catalog(const tern_snapshot *snap, const char *tmp) {
   tern_index *dst;
   TERN_TRY(tern_open(&dst, tmp, TERN_CREATE, &snap->idx->opts));
-  commit_copy cc = {dst, snap};
-  int rc = tern_commit_catalog(dst, apply_copy, &cc, NULL);
+  tern_edit e;
+  tern_edit_init(&e, NULL);
+  e.borrowed_ld = 1; /* the snapshot's */
+  tern_install_lock(dst);
+  int rc = copy_edit(dst, snap, &e);
+  if (rc == TERN_OK) rc = tern_edit_log(dst, &e);
+  tern_install_unlock(dst);
+  tern_edit_free(dst, &e);
   int crc = tern_close(dst);
   return rc != TERN_OK ? rc : crc;
 }

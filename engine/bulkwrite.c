@@ -157,19 +157,6 @@ static int write_unique(tern_segw *w, const tern_options *o, ring *r, uint32_t *
 }
 
 /* The secondary fields: inverted from the live documents in order. */
-static int write_fields(tern_segw *w, const tern_options *o, const tern_mdoc *ops,
-                        const uint32_t *order, size_t n, uint32_t ndocs) {
-  tern_memseg *m;
-  TERN_TRY(tern_memseg_new(&m));
-  m->docs = malloc((ndocs ? ndocs : 1) * sizeof *m->docs);
-  int rc = m->docs ? TERN_OK : tern_fail(TERN_ENOMEM, "bulk commit: out of memory");
-  for (size_t i = 0; rc == TERN_OK && i < n; i++)
-    if (ops[order[i]].doc) m->docs[m->n++] = ops[order[i]];
-  if (rc == TERN_OK) rc = tern_memseg_write_fields(m, w, o);
-  tern_memseg_free(m);
-  return rc;
-}
-
 int tern_bulk_write(const char *dir, const char *name, const tern_options *o, const tern_mdoc *ops,
                     const uint32_t *order, size_t n, int has_terms, uint32_t *ndocs,
                     tern_progress_fn fn, void *payload, uint8_t *segid) {
@@ -207,7 +194,7 @@ int tern_bulk_write(const char *dir, const char *name, const tern_options *o, co
     report(&r, "write", 0, live);
     rc = write_unique(w, o, &r, &written);
     report(&r, "terms", 0, 1);
-    if (rc == TERN_OK && has_terms) rc = write_fields(w, o, ops, order, n, written);
+    if (rc == TERN_OK && has_terms) rc = tern_bulk_write_terms(w, o, ops, order, n);
     report(&r, "terms", 1, 1);
     report(&r, "sync", 0, 1);
     if (rc == TERN_OK)

@@ -27,4 +27,12 @@ int tern_bulk_write(const char *dir, const char *name, const tern_options *o, co
                     const uint32_t *order, size_t n, int has_terms, uint32_t *ndocs,
                     tern_progress_fn fn, void *payload, uint8_t *segid);
 
+struct tern_segw;
+/* Writes the secondary terms of ops[order[0..n)] (the live ones numbered
+ * 0, 1, ... in that order) into w, one field at a time (bulk_terms.c): the
+ * memory of one field's (term, doc) tuples at a time, read where the
+ * transaction holds the documents. */
+int tern_bulk_write_terms(struct tern_segw *w, const tern_options *o, const tern_mdoc *ops,
+                          const uint32_t *order, size_t n);
+
 #endif

@@ -15,10 +15,11 @@
  * nothing into it (tern_writer_lock refuses).  The bytes themselves are
  * encoded and decoded by codec/record.c.
  */
+#include "engine/counters.h"
 #include "engine/errwrap.h"
 #include "engine/index.h"
 
-
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +34,12 @@ static int short_write_cause(MDB_env *env, int err) {
   return (uint64_t)vs.f_bavail * vs.f_frsize < (64u << 10) ? ENOSPC : err;
 }
 
+/* This thread's last LMDB failure was MDB_MAP_FULL (tern_catalog_map_full). */
+static _Thread_local int t_map_full;
+
 static int mdb_status_of(MDB_env *env, int rc, const char *what) {
   if (rc == 0) return TERN_OK;
+  if (rc == MDB_MAP_FULL) t_map_full = 1;
   if (rc == MDB_NOTFOUND) return TERN_NOTFOUND;
   if (rc > 0) {
     rc = short_write_cause(env, rc);
@@ -43,12 +48,11 @@ static int mdb_status_of(MDB_env *env, int rc, const char *what) {
   switch (rc) {
   case MDB_MAP_FULL:
     return tern_fail(TERN_EFULL,
-                     "catalog: %s: map full (reopen the index with a larger map_size, or "
-                     "tern_flush the buffered writes)",
+                     "catalog: %s: map full and it could not grow (tern_flush the buffered "
+                     "writes)",
                      what);
   case MDB_MAP_RESIZED:
-    return tern_fail(TERN_EFULL, "catalog: %s: another process grew the map; reopen the index",
-                     what);
+    return tern_fail(TERN_EBUSY, "catalog: %s: another process grew the map; try again", what);
   case MDB_VERSION_MISMATCH:
     return tern_fail(TERN_EVERSION, "catalog: %s: %s", what, mdb_strerror(rc));
   case MDB_READERS_FULL:
@@ -251,55 +255,62 @@ void tern_segment_name(char out[TERN_SEGNAME_MAX], uint64_t number) {
 }
 
 uint64_t tern_new_segment_number(tern_index *idx, const tern_rec_state *rec) {
+  assert(tern_install_held(idx));
   uint64_t n = rec->next_segment > idx->number_floor ? rec->next_segment : idx->number_floor;
   idx->number_floor = n + 1;
   return n;
 }
 
-/* Count and digest of the segment records a write transaction leaves. */
-static int seal_segments(tern_index *idx, MDB_txn *t, tern_rec_state *rec) {
-  MDB_cursor *c;
-  TERN_TRY(tern_mdb_status(mdb_cursor_open(t, idx->dbi_segs, &c), "opening a cursor"));
-  MDB_val k, v;
-  rec->nsegments = rec->seg_digest = 0;
-  int rc;
-  for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-    rec->nsegments++;
-    rec->seg_digest ^= seal_of_value(&v);
-  }
-  mdb_cursor_close(c);
-  return rc == MDB_NOTFOUND ? TERN_OK : tern_mdb_status(rc, "reading segment records");
+int tern_catalog_map_full(void) {
+  int full = t_map_full;
+  t_map_full = 0;
+  return full;
 }
 
-int tern_commit_catalog(tern_index *idx, tern_apply_fn apply, void *ctx, tern_rec_state *out) {
-  if (atomic_load(&idx->catalog_bad))
-    return tern_fail(TERN_ECORRUPT, "%s/%s: catalog found damaged; nothing is written into it",
-                     idx->dir, TERN_CATALOG_FILE);
-  MDB_txn *t;
-  idx->commit_uncertain = 0;
-  pthread_mutex_lock(&idx->mu); /* the catalog moves past idx->cur unless handed forward */
-  idx->handed_seq = 0;
-  pthread_mutex_unlock(&idx->mu);
-  TERN_TRY(tern_mdb_env_status(idx, mdb_txn_begin(idx->env, NULL, 0, &t), "beginning a write"));
-  tern_rec_state rec;
-  int rc = tern_catalog_get_state(idx, t, &rec);
-  if (rc == TERN_OK) rc = apply(ctx, t, &rec);
-  if (rc == TERN_OK) rc = seal_segments(idx, t, &rec);
-  if (rc == TERN_OK) {
-    rec.seq++;
-    rc = tern_catalog_put_state(idx, t, &rec);
+/* Sets the map to `size` bytes (0: the size another process gave the
+ * file) with no LMDB transaction of this process open: env_rw keeps out
+ * verify and stats, mu the state readers (and parks the reused read txn). */
+static int set_mapsize(tern_index *idx, size_t size) {
+  assert(!tern_mu_held(idx)); /* LOCKS: env_rw before mu */
+  /* Adopting may be asked under a read hold of this very thread (verify):
+   * only tried, then; growing waits for verify and stats to finish. */
+  if (size == 0 && pthread_rwlock_trywrlock(&idx->env_rw) != 0)
+    return tern_fail(TERN_EBUSY, "%s: another process grew the catalog's map; try again",
+                     idx->dir);
+  if (size) pthread_rwlock_wrlock(&idx->env_rw);
+  tern_mu_lock(idx);
+  if (idx->rtxn) mdb_txn_abort(idx->rtxn);
+  idx->rtxn = NULL;
+  int rc = mdb_env_set_mapsize(idx->env, size);
+  tern_mu_unlock(idx);
+  pthread_rwlock_unlock(&idx->env_rw);
+  return tern_mdb_status(rc, "growing the map");
+}
+
+int tern_catalog_grow(tern_index *idx) {
+  assert(tern_install_held(idx));
+  MDB_envinfo info;
+  TERN_TRY(tern_mdb_status(mdb_env_info(idx->env, &info), "reading the map size"));
+  size_t size = info.me_mapsize;
+  if (size > SIZE_MAX / 2) return tern_fail(TERN_EFULL, "%s: catalog map at its limit", idx->dir);
+  TERN_COUNT(map_grows);
+  return set_mapsize(idx, size * 2);
+}
+
+int tern_catalog_adopt_size(tern_index *idx) {
+  TERN_COUNT(map_adopts);
+  return set_mapsize(idx, 0);
+}
+
+int tern_catalog_begin(tern_index *idx, unsigned flags, MDB_txn **t) {
+  assert(flags == MDB_RDONLY || tern_install_held(idx));
+  int rc = mdb_txn_begin(idx->env, NULL, flags, t);
+  if (rc == MDB_MAP_RESIZED) { /* another process grew the map: adopt its size */
+    TERN_TRY(tern_catalog_adopt_size(idx));
+    rc = mdb_txn_begin(idx->env, NULL, flags, t);
   }
-  if (rc != TERN_OK) {
-    mdb_txn_abort(t);
-    return rc;
-  }
-  rc = mdb_txn_commit(t);
-  if (rc != 0) {
-    idx->commit_uncertain = 1;
-    return tern_mdb_env_status(idx, rc, "committing");
-  }
-  if (out) *out = rec;
-  return TERN_OK;
+  return flags == MDB_RDONLY ? tern_mdb_status(rc, "beginning a read")
+                             : tern_mdb_env_status(idx, rc, "beginning a write");
 }
 
 void tern_discard_new_segment(tern_index *idx, const char *name) {

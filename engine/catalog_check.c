@@ -11,9 +11,11 @@
 #include "codec/status.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 enum {
@@ -108,7 +110,12 @@ static int meta_read(int fd, uint64_t off, const char *path, meta *m) {
   return TERN_OK;
 }
 
-/* Both meta pages (LMDB refuses the file unless both are sound) and the newest. */
+/* Both meta pages (LMDB refuses the file unless both are sound) and the
+ * newest.  The size is taken after the meta pages are read: a writer in
+ * another process writes a commit's pages (growing the file) before the
+ * meta page that claims them, and LMDB never shrinks the file, so a size
+ * read after a meta holds every page it claims; read before, it may not
+ * (a false "truncated"). */
 static int metas_read(int fd, uint64_t size, const char *path, meta ms[2], int *newest) {
   if (size < 2u * 512u) return tern_fail(TERN_ECORRUPT, "%s: %llu bytes, not an LMDB file", path,
                                          (unsigned long long)size);
@@ -127,12 +134,20 @@ static int metas_read(int fd, uint64_t size, const char *path, meta ms[2], int *
                        (unsigned long long)ms[i].txnid);
   *newest = ms[1].txnid > ms[0].txnid;
   const meta *m = &ms[*newest];
+  struct stat st;
+  if (fstat(fd, &st) < 0) return tern_fail_errno(path);
+  size = (uint64_t)st.st_size;
   if (m->last_pg < 1 || m->last_pg >= UINT64_MAX / m->psize || (m->last_pg + 1) * m->psize > size)
     return tern_fail(TERN_ECORRUPT,
                      "%s: truncated: %llu bytes hold fewer than the %llu pages its meta page claims",
                      path, (unsigned long long)size, (unsigned long long)m->last_pg + 1);
   return TERN_OK;
 }
+
+/* Damage is what two reads in a row see the same: a meta page read while
+ * another process's commit writes it may come out torn, and the next
+ * read sees it whole.  At most CHECK_READS reads, 1 ms apart. */
+#define CHECK_READS 4
 
 int tern_catalog_precheck(const char *path, int *empty) {
   int fd;
@@ -143,9 +158,16 @@ int tern_catalog_precheck(const char *path, int *empty) {
   if (size == 0) {
     *empty = 1;
   } else {
-    meta ms[2];
-    int newest;
-    rc = metas_read(fd, size, path, ms, &newest);
+    char last[256] = "";
+    for (int i = 0; i < CHECK_READS; i++) {
+      meta ms[2];
+      int newest;
+      rc = metas_read(fd, size, path, ms, &newest);
+      if (rc != TERN_ECORRUPT || !strcmp(last, tern_errmsg())) break;
+      snprintf(last, sizeof last, "%s", tern_errmsg());
+      struct timespec ms1 = {0, 1000000};
+      nanosleep(&ms1, NULL);
+    }
   }
   close(fd);
   return rc;

@@ -83,7 +83,7 @@ int tern_catalog_compact(tern_index *idx) {
   if (pthread_rwlock_trywrlock(&idx->env_rw) != 0) return TERN_OK;
   int rc = TERN_OK;
   if (dir_exclusive(idx)) {
-    pthread_mutex_lock(&idx->mu);
+    tern_mu_lock(idx);
     if (idx->snapshots == 0) {
       size_t n = strlen(idx->dir) + sizeof "/" TERN_CATALOG_FILE ".compact";
       char *cat = malloc(n), *tmp = malloc(n);
@@ -98,7 +98,7 @@ int tern_catalog_compact(tern_index *idx) {
       free(cat);
       free(tmp);
     }
-    pthread_mutex_unlock(&idx->mu);
+    tern_mu_unlock(idx);
     dir_shared(idx);
   }
   pthread_rwlock_unlock(&idx->env_rw);

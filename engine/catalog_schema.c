@@ -287,6 +287,15 @@ int tern_rec_doc_decode(tern_rec_doc *out, const uint8_t *buf, size_t len) {
   return tern_rec_get_done(&r);
 }
 
+int tern_rec_doc_decode_checked(tern_rec_doc *out, const uint8_t *buf, size_t len) {
+  rd r = tern_rec_reader_of(buf, len, "catalog document");
+  TERN_TRY(decode_value(&r, &out->val, &out->vlen));
+  TERN_TRY(tern_rec_get_varint(&r, &out->nterms));
+  out->terms = r.p;
+  out->end = r.end;
+  return TERN_OK;
+}
+
 void tern_rec_terms_init(tern_rec_terms *it, const tern_rec_doc *d) {
   it->p = d->terms;
   it->end = d->end;

@@ -144,6 +144,9 @@ typedef struct tern_rec_doc {
 } tern_rec_doc;
 /* Decodes and checks the whole record (every term's bounds and lengths). */
 int tern_rec_doc_decode(tern_rec_doc *out, const uint8_t *buf, size_t len);
+/* Decodes the value and the term count, not the terms (a record already
+ * checked once by tern_rec_doc_decode). */
+int tern_rec_doc_decode_checked(tern_rec_doc *out, const uint8_t *buf, size_t len);
 /* Decodes only the value (records already checked once). */
 int tern_rec_doc_value(const uint8_t *buf, size_t len, const uint8_t **val, size_t *vlen);
 

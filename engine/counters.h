@@ -17,6 +17,9 @@ typedef struct tern_engine_counts {
   atomic_ulong catalog_reads;  /* LMDB read transactions on the catalog (state.c) */
   atomic_ulong state_loads;    /* states built from the catalog's segment records */
   atomic_ulong buffer_loads;   /* buffer views read from the catalog's buffer DBI */
+  atomic_ulong ingest_probes;  /* keys an ingest looked up in the index (overlapping ranges) */
+  atomic_ulong map_grows;      /* catalog maps doubled by this process's writer */
+  atomic_ulong map_adopts;     /* map sizes adopted after another process grew it */
 } tern_engine_counts;
 
 extern tern_engine_counts tern_engine_count;

@@ -9,8 +9,8 @@
  * another process shows it and merges in every process skip a segment
  * found damaged instead of failing on it after every commit.
  */
+#include "engine/edit.h"
 #include "engine/errwrap.h"
-#include "engine/index.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -33,50 +33,53 @@ int tern_health_is_bad(const tern_state *st, uint64_t number) {
   return 0;
 }
 
-typedef struct health_edit {
-  tern_index *idx;
-  int status;
-  const char *msg;
-  uint64_t bad; /* 0: none */
-} health_edit;
-
-static int segment_listed(tern_index *idx, MDB_txn *t, uint64_t number) {
-  uint8_t key[TERN_REC_SEGKEY_SIZE];
-  tern_rec_segkey_encode(key, number);
-  MDB_val k = {sizeof key, key}, v;
-  return mdb_get(t, idx->dbi_segs, &k, &v) == 0;
+static int segment_listed(const tern_state *st, uint64_t number) {
+  for (size_t i = 0; i < st->nslots; i++)
+    if (st->slots[i].ref->number == number) return 1;
+  return 0;
 }
 
-/* Keeps the failure; forgets bad segments no longer in the catalog. */
-static int apply_health(void *ctx, MDB_txn *t, tern_rec_state *rec) {
-  const health_edit *e = ctx;
-  tern_rec_health h;
-  TERN_TRY(tern_health_read(e->idx, t, &h));
-  h.status = e->status;
-  h.seq = rec->seq;
-  snprintf(h.msg, sizeof h.msg, "%s", e->msg);
+/* The health record after a failure: kept, and bad segments no longer
+ * in the catalog forgotten. */
+static void health_after(const tern_state *st, int status, const char *msg, uint64_t bad,
+                         tern_rec_health *h) {
+  *h = st->health;
+  h->status = status;
+  h->seq = st->rec.seq;
+  snprintf(h->msg, sizeof h->msg, "%s", msg);
   size_t m = 0;
-  for (size_t i = 0; i < h.nbad; i++)
-    if (h.bad[i] != e->bad && segment_listed(e->idx, t, h.bad[i])) h.bad[m++] = h.bad[i];
-  h.nbad = m;
-  if (e->bad && h.nbad < TERN_REC_HEALTH_BAD_MAX) h.bad[h.nbad++] = e->bad;
-  uint8_t buf[TERN_REC_HEALTH_MAX];
-  return tern_catalog_put_meta(e->idx, t, "health", buf, tern_rec_health_encode(buf, &h));
+  for (size_t i = 0; i < h->nbad; i++)
+    if (h->bad[i] != bad && segment_listed(st, h->bad[i])) h->bad[m++] = h->bad[i];
+  h->nbad = m;
+  if (bad && h->nbad < TERN_REC_HEALTH_BAD_MAX) h->bad[h->nbad++] = bad;
+}
+
+/* The failure written into the catalog as an edit. */
+static void log_health(tern_index *idx, int status, const char *msg, uint64_t bad) {
+  tern_install_lock(idx);
+  tern_state *cur;
+  if (tern_state_acquire(idx, 0, &cur) == TERN_OK) {
+    tern_edit e;
+    tern_edit_init(&e, cur);
+    e.health_set = 1;
+    health_after(cur, status, msg, bad, &e.health);
+    (void)tern_log_and_apply(idx, &e);
+    tern_edit_free(idx, &e);
+    tern_state_release(idx, cur);
+  }
+  tern_install_unlock(idx);
 }
 
 int tern_health_note(tern_index *idx, int status, uint64_t bad_segment) {
   char msg[TERN_REC_HEALTH_MSG_MAX + 1];
   snprintf(msg, sizeof msg, "%s", tern_errmsg());
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   idx->last_error = status;
   snprintf(idx->last_error_msg, sizeof idx->last_error_msg, "%s", msg);
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   /* Best effort: a catalog that cannot take this small write (full map,
    * full disk, found damaged) still has the failure in this process. */
-  if (!atomic_load(&idx->catalog_bad)) {
-    health_edit e = {idx, status, msg, bad_segment};
-    (void)tern_commit_catalog(idx, apply_health, &e, NULL);
-  }
+  if (!atomic_load(&idx->catalog_bad)) log_health(idx, status, msg, bad_segment);
   tern_fail(status, "%s", msg); /* the cause, not the health write's outcome */
   return status;
 }

@@ -12,6 +12,7 @@
  * table or a record: an existing catalog missing one is damaged.
  */
 #include "engine/catalog_check.h"
+#include "engine/create.h"
 #include "engine/errwrap.h"
 #include "engine/index.h"
 #include "engine/vec.h"
@@ -149,7 +150,7 @@ static int scan_dir(const char *dir, dir_scan *out) {
     uint64_t n;
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
         !strcmp(e->d_name, TERN_CATALOG_FILE "-lock") || !strcmp(e->d_name, TERN_LOCK_FILE) ||
-        !strcmp(e->d_name, TERN_CATALOG_FILE))
+        !strcmp(e->d_name, TERN_CATALOG_FILE) || !strcmp(e->d_name, TERN_CATALOG_NEW_FILE))
       continue;
     out->others++;
     out->segments += segment_file_number(e->d_name, &n);
@@ -179,7 +180,7 @@ static int prepare_dir(const char *dir, unsigned flags, int *create) {
   if (stat(dir, &st) < 0) {
     if (errno != ENOENT) return tern_fail_errno(dir);
     if (!(flags & TERN_CREATE)) return tern_fail(TERN_ENOTINDEX, "%s: no such index", dir);
-    if (mkdir(dir, 0777) < 0 && errno != EEXIST) return tern_fail_errno(dir);
+    TERN_TRY(tern_index_mkdir(dir));
     *create = 1;
     return TERN_OK;
   }
@@ -273,32 +274,6 @@ static int share_dir(tern_index *idx) {
   return rc == 0 ? TERN_OK : tern_fail_errno(idx->dir);
 }
 
-/* The creating transaction: tables, format, options, state, and last the
- * creation record (one LMDB commit: all of it lands or none). */
-static int create_catalog(tern_index *idx, const tern_options *o) {
-  MDB_txn *t;
-  TERN_TRY(tern_mdb_env_status(idx, mdb_txn_begin(idx->env, NULL, 0, &t), "begin"));
-  int rc = open_dbi(t, "meta", MDB_CREATE, &idx->dbi_meta);
-  if (rc == TERN_OK) rc = open_dbi(t, "segments", MDB_CREATE, &idx->dbi_segs);
-  if (rc == TERN_OK) rc = open_dbi(t, "livedocs", MDB_CREATE, &idx->dbi_live);
-  if (rc == TERN_OK) rc = open_dbi(t, "buffer", MDB_CREATE, &idx->dbi_buf);
-  uint8_t fmt[TERN_REC_FORMAT_SIZE], *ob = NULL;
-  size_t olen = 0;
-  tern_rec_format_encode(fmt);
-  if (rc == TERN_OK) rc = tern_rec_options_encode(o, &ob, &olen);
-  if (rc == TERN_OK) rc = tern_catalog_put_meta(idx, t, "format", fmt, sizeof fmt);
-  if (rc == TERN_OK) rc = tern_catalog_put_meta(idx, t, "options", ob, olen);
-  free(ob);
-  tern_rec_state s = {0, 1, 0, 0, 0, 0};
-  if (rc == TERN_OK) rc = tern_catalog_put_state(idx, t, &s);
-  if (rc == TERN_OK) rc = tern_catalog_put_meta(idx, t, "created", fmt, sizeof fmt);
-  if (rc != TERN_OK) {
-    mdb_txn_abort(t);
-    return rc;
-  }
-  return tern_mdb_env_status(idx, mdb_txn_commit(t), "committing the catalog");
-}
-
 /* The page walk, in a read transaction that pins the pages it reads. */
 static int walk_catalog(tern_index *idx, tern_catalog_walk_info *info) {
   char *cat = tern_path_join(idx->dir, TERN_CATALOG_FILE);
@@ -382,7 +357,7 @@ static int load_catalog(tern_index *idx, const tern_options *copts) {
     TERN_TRY(no_catalog(idx->dir, idx->flags, "a catalog without tables", &create));
     if (idx->flags & TERN_RDONLY)
       return tern_fail(TERN_ENOTINDEX, "%s: catalog without tables", idx->dir);
-    TERN_TRY(create_catalog(idx, copts));
+    TERN_TRY(tern_index_create_catalog(idx, copts)); /* an older tern's cut-short creation */
   }
   MDB_txn *t;
   TERN_TRY(tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &t), "begin"));
@@ -522,7 +497,8 @@ static int open_lock_file(tern_index *idx) {
   if (!lp) return tern_fail(TERN_ENOMEM, "out of memory");
   int rc = TERN_OK;
   struct stat st;
-  if (lstat(lp, &st) == 0 && !S_ISREG(st.st_mode)) {
+  int existed = lstat(lp, &st) == 0;
+  if (existed && !S_ISREG(st.st_mode)) {
     rc = tern_fail(TERN_ECORRUPT, "%s: not a regular file", lp);
   } else {
     idx->lock_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0666);
@@ -530,6 +506,8 @@ static int open_lock_file(tern_index *idx) {
       rc = tern_fail_errno(lp);
     else if (!S_ISREG(st.st_mode))
       rc = tern_fail(TERN_ECORRUPT, "%s: not a regular file", lp);
+    else if (!existed) /* created: durable before a commit relies on it */
+      rc = tern_fsync_dir(idx->dir);
   }
   free(lp);
   return rc;
@@ -546,6 +524,7 @@ static void index_free(tern_index *idx) {
   options_release(&idx->opts);
   pthread_mutex_destroy(&idx->mu);
   pthread_mutex_destroy(&idx->install_mu);
+  free(idx->flight.runs);
   free(idx->dir);
   free(idx);
 }
@@ -565,7 +544,6 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
   int create;
   prefetch_segments(dir);
   TERN_TRY(prepare_dir(dir, flags, &create));
-  (void)create; /* the walk tells a fresh catalog apart; creating needs TERN_CREATE */
   tern_index *idx = calloc(1, sizeof *idx);
   if (!idx) return tern_fail(TERN_ENOMEM, "out of memory");
   idx->lock_fd = idx->dir_fd = -1;
@@ -575,6 +553,7 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
   pthread_rwlock_init(&idx->env_rw, NULL);
   idx->dir = strdup(dir);
   int rc = idx->dir ? TERN_OK : tern_fail(TERN_ENOMEM, "out of memory");
+  if (rc == TERN_OK && create) rc = tern_index_create(idx, opts);
   if (rc == TERN_OK) rc = share_dir(idx);
   if (rc == TERN_OK) rc = open_env(idx, (flags & TERN_CREATE) ? opts->map_size : 0);
   if (rc == TERN_OK) {
@@ -611,9 +590,9 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
 int tern_close(tern_index *idx) {
   tern_clear_error();
   if (!idx) return TERN_OK;
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   int busy = idx->snapshots > 0 || idx->writing;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   if (busy)
     return tern_fail(TERN_EBUSY, "%s: snapshots or a write transaction still open", idx->dir);
   index_free(idx);

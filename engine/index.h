@@ -28,6 +28,7 @@
 #include "engine/memseg.h"
 #include "tern.h"
 
+#include <assert.h>
 #include <lmdb.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -77,6 +78,44 @@ typedef struct tern_state {
 /* How this index reads its segments (TERN_PREAD or the default mapping). */
 #define TERN_IDX_IO_MODE(idx) (((idx)->flags & TERN_PREAD) ? TERN_IO_PREAD : TERN_IO_MMAP)
 
+/* What edits did to the buffer while a flush writes its frozen view
+ * (edit.c; under install_mu). */
+typedef struct tern_flight {
+  int frozen, unknown;
+  struct tern_mrun **runs;
+  size_t nruns, cap;
+} tern_flight;
+
+/*
+ * LOCKS — every lock of the engine, what it guards, and the order.
+ *
+ * Order (a thread holding one may take only those below it):
+ *   1. writer lock    idx->writing (under mu) + flock(write.lock), held by
+ *                     the user's write transaction, tern_flush/compact and,
+ *                     counted in flock_holds, by the worker from the commit
+ *                     that gives it work to that work's install.  Never
+ *                     waited for (TERN_EBUSY).  Guards: one writer thread
+ *                     per process, one writing process per index.
+ *   2. worker->mu     worker.c: kicked/busy/stop/streak/skip/unreported.
+ *                     Released before the work runs.
+ *   3. install_mu     tern_install_lock(): the catalog writer's critical
+ *                     section.  Guards: every LMDB write transaction, the
+ *                     move of idx->cur by tern_log_and_apply, number_floor,
+ *                     commit_uncertain, flight (the flush in flight).  A
+ *                     commit holds it from resolving its keys to installing
+ *                     its state, so no flush or merge lands in between.
+ *   4. env_rw         read-held by calls that use env outside mu (verify,
+ *                     stats); write-held to swap env (catalog_compact.c) or
+ *                     to grow the map (catalog.c): no LMDB txn is open then.
+ *   5. idx->mu        idx->cur, cur_seq, rtxn, segrefs, every refcount of
+ *                     states, segment readers and live docs, snapshots,
+ *                     writing, flock_holds, last_error(_msg).
+ *   6. g_held_mu      writer.c: this process's list of held write.locks.
+ *   (LMDB's own writer mutex is taken inside install_mu only.)
+ *
+ * Atomics need no lock: catalog_bad (set once, read anywhere).
+ * Functions say "REQUIRES: <lock> held"; debug builds assert it.
+ */
 struct tern_index {
   char *dir;
   unsigned flags;
@@ -86,30 +125,65 @@ struct tern_index {
   int lock_fd;       /* DIR/write.lock, -1 read-only */
   int dir_fd;        /* DIR, flock(LOCK_SH) while open: catalog_compact.c replaces
                         catalog.mdb only when it alone holds the directory */
-  pthread_rwlock_t env_rw; /* read-held by calls that use env outside mu (verify, stats);
-                              write-held while catalog_compact.c swaps env */
-  pthread_mutex_t mu;
+  pthread_rwlock_t env_rw; /* LOCKS 4 */
+  pthread_mutex_t mu;      /* LOCKS 5 */
   tern_state *cur; /* newest state known (holds a ref) */
+  uint64_t cur_seq; /* under mu: cur is commit cur_seq and no other process can have
+                       committed since (this process holds the write lock, or wrote it):
+                       acquiring needs no catalog read.  0: read the commit counter */
   MDB_txn *rtxn;   /* a reset read transaction reused under mu (renew is cheaper than begin) */
   tern_segref *segrefs;
   unsigned snapshots;
-  int writing; /* a transaction, flush or compaction holds the write lock */
-  atomic_int catalog_bad; /* a check failed: nothing more is written into the catalog */
-  int nolock;             /* read-only without access to the LMDB lock file (MDB_NOLOCK) */
-  int commit_uncertain;   /* the last LMDB commit failed inside mdb_txn_commit (writer only) */
-  uint64_t number_floor;  /* numbers below were handed out by this process (writer only) */
-  int last_error;         /* this process's last post-commit failure (under mu) */
-  uint64_t handed_seq;    /* under mu: idx->cur is commit handed_seq, handed forward by this
-                             process, which still holds the write lock, so it is the newest
-                             and acquiring needs no catalog read (0: read it) */
-  char last_error_msg[TERN_REC_HEALTH_MSG_MAX + 1];
+  int writing; /* under mu: a transaction, flush or compaction holds the write lock */
   unsigned flock_holds; /* under mu: the user's writer and the worker's job (write.lock held
                            while > 0) */
-  pthread_mutex_t install_mu; /* the catalog writer's critical section: a commit (resolve to
-                                 handoff) and the worker's installs (worker.h) */
+  atomic_int catalog_bad; /* a check failed: nothing more is written into the catalog */
+  int nolock;             /* read-only without access to the LMDB lock file (MDB_NOLOCK) */
+  int commit_uncertain;   /* install_mu: the last LMDB commit failed inside mdb_txn_commit */
+  uint64_t number_floor;  /* install_mu: numbers below were handed out by this process */
+  int last_error;         /* under mu: this process's last post-commit failure */
+  char last_error_msg[TERN_REC_HEALTH_MSG_MAX + 1];
+  pthread_mutex_t install_mu; /* LOCKS 3 */
+  tern_flight flight;         /* install_mu */
   struct tern_worker *worker; /* background flushes and merges (worker.h); NULL read-only */
-  int cur_behind; /* under mu: the worker wrote the catalog and could not reload idx->cur */
+  /* debug builds: which thread holds mu and install_mu (tern_lock_self()), 0: none */
+  atomic_uintptr_t mu_owner, install_owner;
 };
+
+/* A value unique to the calling thread (the address of a thread-local). */
+uintptr_t tern_lock_self(void);
+
+/* idx->mu, with its holder tracked for the asserts of debug builds. */
+static inline void tern_mu_lock(tern_index *idx) {
+  pthread_mutex_lock(&idx->mu);
+#ifndef NDEBUG
+  atomic_store_explicit(&idx->mu_owner, tern_lock_self(), memory_order_relaxed);
+#endif
+}
+static inline void tern_mu_unlock(tern_index *idx) {
+#ifndef NDEBUG
+  assert(atomic_load_explicit(&idx->mu_owner, memory_order_relaxed) == tern_lock_self());
+  atomic_store_explicit(&idx->mu_owner, 0, memory_order_relaxed);
+#endif
+  pthread_mutex_unlock(&idx->mu);
+}
+/* Whether this thread holds mu / install_mu (debug builds; 1 otherwise). */
+static inline int tern_mu_held(const tern_index *idx) {
+#ifndef NDEBUG
+  return atomic_load_explicit(&idx->mu_owner, memory_order_relaxed) == tern_lock_self();
+#else
+  (void)idx;
+  return 1;
+#endif
+}
+static inline int tern_install_held(const tern_index *idx) {
+#ifndef NDEBUG
+  return atomic_load_explicit(&idx->install_owner, memory_order_relaxed) == tern_lock_self();
+#else
+  (void)idx;
+  return 1;
+#endif
+}
 
 struct tern_snapshot {
   tern_index *idx;
@@ -122,6 +196,20 @@ struct tern_snapshot {
 char *tern_path_join(const char *dir, const char *name);
 
 /* ---- catalog.c: LMDB records (every value sealed, checked on read) */
+/* Begins an LMDB transaction (flags 0: the write one, REQUIRES install_mu;
+ * MDB_RDONLY: a read) and, when another process grew the map, adopts
+ * its size first (takes env_rw and mu: REQUIRES neither held, and for a
+ * read no other LMDB transaction of this thread open). */
+int tern_catalog_begin(tern_index *idx, unsigned flags, MDB_txn **t);
+/* Adopts the map size another process gave the file (after
+ * MDB_MAP_RESIZED).  REQUIRES: neither env_rw nor mu held. */
+int tern_catalog_adopt_size(tern_index *idx);
+/* Whether the last failure of this thread was LMDB's MDB_MAP_FULL
+ * (and forgets it). */
+int tern_catalog_map_full(void);
+/* Doubles the catalog's map (takes env_rw and mu: no LMDB transaction of
+ * this process is open meanwhile).  REQUIRES: install_mu held. */
+int tern_catalog_grow(tern_index *idx);
 int tern_mdb_status(int rc, const char *what);
 /* The same, telling a full disk from EIO (LMDB reports a short write as EIO). */
 int tern_mdb_env_status(tern_index *idx, int rc, const char *what);
@@ -159,50 +247,23 @@ int tern_catalog_get_livedocs(tern_index *idx, MDB_txn *t, uint64_t number, cons
 /* Segment file name of a number. */
 void tern_segment_name(char out[TERN_SEGNAME_MAX], uint64_t number);
 
-/* ---- state.c: states and shared readers (call with idx->mu held unless noted) */
+/* ---- state.c: states and shared readers (each takes idx->mu itself unless noted) */
 /* The newest committed state, refreshed from the catalog when another
  * commit happened since; with want_buffer, its buffer view built.  Takes
  * idx->mu itself.  The caller owns one reference. */
 int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out);
-/* tern_state_acquire between commits (under install_mu), for the worker:
- * a read that lands between a commit's catalog write and its hand-off
- * would make idx->cur that commit without its buffer view, and the next
- * transaction would rebuild the view from the catalog at O(buffer).  Not
- * with install_mu held. */
-int tern_state_acquire_settled(tern_index *idx, int want_buffer, tern_state **out);
 /* Drops one reference.  Takes idx->mu itself. */
 void tern_state_release(tern_index *idx, tern_state *st);
 /* The buffer DBI as read in t, checked against rec's totals: a flat memseg. */
 int tern_buffer_read(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, tern_memseg **out);
-/* What a buffered commit of this process changed, besides its state record. */
-typedef struct tern_slot_edit {
-  tern_livedocs *ld; /* the slot's new live docs (owned); NULL: unchanged */
-  uint64_t deleted;
-} tern_slot_edit;
-/* Installs as idx->cur the state that commit `rec` made from prev (the
- * state it built on): prev's segments shared, edits[i] (one per slot of
- * prev; may be NULL) the new live docs, and prev's buffer view with `run`
- * on top (consumed).  The live docs in edits pass to the state.  Takes
- * idx->mu itself.  When prev is no longer current, nothing is installed and
- * the catalog is read back at the next acquire. */
-void tern_state_handoff(tern_index *idx, tern_state *prev, const tern_rec_state *rec,
-                        tern_slot_edit *edits, tern_mrun *run);
-/* Installs as idx->cur the newest state read from the catalog (its
- * segments' readers shared or opened), the buffer view shared from
- * buffer_of (work that left the buffer as it was) or, buffer_of NULL,
- * read from the catalog; this process holds the write lock, so the state
- * is marked handed forward.  Takes idx->mu itself. */
-int tern_state_reload(tern_index *idx, const tern_state *buffer_of);
 /* Opens the reader of a segment not yet committed (outside idx->mu) and
  * lists it, so that the state that commits it shares it instead of
  * opening the files under idx->mu.  The caller owns one reference. */
 int tern_segref_preopen(tern_index *idx, uint64_t number, const tern_rec_segment *r,
                         tern_segref **out);
 void tern_segref_release(tern_index *idx, tern_segref *s);
-/* Installs as idx->cur a copy of prev (which must be idx->cur:
- * TERN_NOTFOUND otherwise) with the buffer view `view` (consumed), the
- * same documents laid out otherwise.  Takes idx->mu itself. */
-int tern_state_swap_buffer(tern_index *idx, tern_state *prev, tern_memseg *view);
+/* Drops one reference.  REQUIRES: idx->mu held. */
+void tern_state_put_locked(tern_index *idx, tern_state *st);
 /* Marks segments dropped by a merge (files go when unreferenced). */
 void tern_segments_dropped(tern_index *idx, const uint64_t *numbers, size_t n);
 /* Releases idx->cur and every reader (close). */
@@ -234,9 +295,9 @@ static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
 int tern_health_read(tern_index *idx, MDB_txn *t, tern_rec_health *out);
 int tern_health_is_bad(const tern_state *st, uint64_t number);
 /* Keeps `status` with tern_errmsg() as this index's last post-commit
- * failure (in memory, and in the catalog when it can be written), and
- * bad_segment (0: none) as a segment merges skip.  Returns status with
- * the message unchanged. */
+ * failure (in memory, and in the catalog when it can be written, as an
+ * edit), and bad_segment (0: none) as a segment merges skip.  Returns
+ * status with the message unchanged.  REQUIRES: install_mu not held. */
 int tern_health_note(tern_index *idx, int status, uint64_t bad_segment);
 /* tern_health_note, then TERN_EPARTIAL naming the cause. */
 int tern_post_commit_failed(tern_index *idx, int status);
@@ -257,17 +318,25 @@ int tern_index_reopen_env(tern_index *idx);
  * when no one else has the index open (writer lock held); skips otherwise. */
 int tern_catalog_compact(tern_index *idx);
 
-/* ---- maintenance, run by the worker or by a caller holding the write lock
- * with the worker drained; each takes install_mu for its installs */
+/* ---- maintenance (flush.c, merge.c), run by the worker or by a caller
+ * holding the write lock with the worker drained; each builds an edit and
+ * installs it with tern_log_and_apply.  REQUIRES: the write lock held,
+ * install_mu not. */
 /* Writes the buffer as of now as a segment and installs it, carrying what
  * commits did meanwhile (maint.c).  TERN_WORKER_RETRY: start over. */
 int tern_flush_locked(tern_index *idx);
+/* TERN_WORKER_RETRY from tern_flush_locked: a commit changed the buffer
+ * in a way the flush cannot follow; start over (not a failure). */
+#define TERN_WORKER_RETRY 1
 /* One merge the policy picks, if any (*merged 1). */
 int tern_merge_once(tern_index *idx, int *merged);
 int tern_merge_policy_run(tern_index *idx);
 int tern_merge_everything(tern_index *idx);
+/* Checks the whole-file checksums of every segment of the newest commit
+ * (each reader once), writing nothing: TERN_ECORRUPT naming the file. */
+int tern_merge_verify_all(tern_index *idx);
 /* The number for a new segment: never one this process handed out before,
- * even when the write it was for failed (write lock held). */
+ * even when the write it was for failed.  REQUIRES: install_mu held. */
 uint64_t tern_new_segment_number(tern_index *idx, const tern_rec_state *rec);
 /* A commit registers segment `number`: the next number passes it.  Numbers
  * come from tern_new_segment_number, unique in this process, and a flush
@@ -276,10 +345,6 @@ uint64_t tern_new_segment_number(tern_index *idx, const tern_rec_state *rec);
 static inline void tern_number_used(tern_rec_state *rec, uint64_t number) {
   if (rec->next_segment <= number) rec->next_segment = number + 1;
 }
-typedef int (*tern_apply_fn)(void *ctx, MDB_txn *t, tern_rec_state *rec);
-/* One LMDB write transaction: apply(), then seq + 1.  *out (may be NULL)
- * receives the state record committed. */
-int tern_commit_catalog(tern_index *idx, tern_apply_fn apply, void *ctx, tern_rec_state *out);
 /* Removes the files of a new segment whose commit failed -- unless
  * mdb_txn_commit itself failed: that commit may yet be durable, so its
  * files stay for the next open, which removes them only when the

@@ -1,5 +1,7 @@
 /*
- * maint.c — flush, compaction, verification and statistics.
+ * maint.c — the public maintenance calls: flush, compaction,
+ * verification and statistics (the flush itself is flush.c, merges
+ * merge.c; both run here with the worker drained).
  */
 #include "engine/errwrap.h"
 #include "engine/index.h"
@@ -11,197 +13,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* ------------------------------------------------------------ flush */
-
-/*
- * A flush freezes the buffer view of the newest commit (B), writes it as
- * segment N outside install_mu while commits go on, and installs N in one
- * LMDB transaction under install_mu.  Every commit in between noted the
- * keys it put into or took out of the buffer (tern_worker_note).  At the
- * install, a frozen doc whose key a later commit touched is deleted in N
- * (the newer document, if any, is still in the buffer: newest wins, and a
- * key deleted meanwhile stays deleted); the buffer DBI keeps exactly the
- * touched keys it still holds (dropped whole and those put back: the cost
- * is the work done since the freeze, not the buffer's size).
- */
-typedef struct flush_ctx {
-  tern_index *idx;
-  const tern_state *cur; /* the newest state at the install */
-  const tern_memseg *frozen;
-  uint64_t number;
-  uint8_t segid[TERN_SEGID_SIZE];
-  tern_livedocs *ld; /* N's deletions, NULL: none */
-  tern_mdoc *touched; /* keys commits touched since the freeze, sorted, unique */
-  size_t ntouched;
-} flush_ctx;
-
-/* The keys of the noted runs, sorted and unique (pointing into the runs). */
-static int gather_touched(flush_ctx *f, tern_mrun *const *runs, size_t nruns) {
-  size_t n = 0;
-  for (size_t i = 0; i < nruns; i++)
-    n += runs[i]->n;
-  tern_mdoc *all = malloc((n ? n : 1) * sizeof *all);
-  uint32_t *perm = malloc((n ? n : 1) * sizeof *perm);
-  f->touched = malloc((n ? n : 1) * sizeof *f->touched);
-  int rc = all && perm && f->touched ? TERN_OK : tern_fail(TERN_ENOMEM, "flush: out of memory");
-  size_t k = 0;
-  for (size_t i = 0; rc == TERN_OK && i < nruns; i++)
-    for (size_t j = 0; j < runs[i]->n; j++)
-      all[k++] = runs[i]->docs[j];
-  if (rc == TERN_OK) rc = tern_sort_by_key(perm, all, sizeof *all, n, NULL);
-  for (size_t i = 0; rc == TERN_OK && i < n; i++) {
-    const tern_mdoc *d = &all[perm[i]];
-    const tern_mdoc *p = f->ntouched ? &f->touched[f->ntouched - 1] : NULL;
-    if (p && !tern_key_cmp(p->key.p, p->key.len, d->key.p, d->key.len)) continue;
-    f->touched[f->ntouched++] = *d;
-  }
-  free(all);
-  free(perm);
-  return rc;
-}
-
-/* N's live docs: its docs whose keys a commit touched since the freeze. */
-static int frozen_deletions(flush_ctx *f) {
-  uint32_t *dels = malloc((f->ntouched ? f->ntouched : 1) * sizeof *dels);
-  if (!dels) return tern_fail(TERN_ENOMEM, "flush: out of memory");
-  size_t n = 0;
-  for (size_t i = 0; i < f->ntouched; i++) {
-    ptrdiff_t r = tern_mdocs_find(f->frozen->docs, f->frozen->n, f->touched[i].key.p,
-                                  f->touched[i].key.len);
-    if (r >= 0) dels[n++] = (uint32_t)r;
-  }
-  tern_livedocs *none = NULL;
-  int rc = TERN_OK;
-  if (n) rc = tern_livedocs_new(&none, (uint32_t)f->frozen->n);
-  if (n && rc == TERN_OK) rc = tern_livedocs_apply(&f->ld, none, dels, n);
-  tern_livedocs_free(none);
-  free(dels);
-  return rc;
-}
-
-typedef struct kept_doc {
-  uint8_t *key, *doc;
-  size_t klen, dlen;
-} kept_doc;
-
-/* The buffer DBI after the install: the touched keys it holds now, put
- * back after the whole table is dropped. */
-static int rebuild_buffer(flush_ctx *f, MDB_txn *t, tern_rec_state *rec) {
-  tern_index *idx = f->idx;
-  tern_arena a;
-  tern_arena_init(&a);
-  kept_doc *kept = malloc((f->ntouched ? f->ntouched : 1) * sizeof *kept);
-  int rc = kept ? TERN_OK : tern_fail(TERN_ENOMEM, "flush: out of memory");
-  size_t nk = 0;
-  for (size_t i = 0; rc == TERN_OK && i < f->ntouched; i++) {
-    const tern_keyref *kr = &f->touched[i].key;
-    uint8_t lk[TERN_REC_BUFKEY_MAX], key[TERN_KEY_MAX];
-    MDB_val k = {tern_rec_bufkey(lk, kr->p, kr->len), lk}, v;
-    int mrc = mdb_get(t, idx->dbi_buf, &k, &v);
-    if (mrc == MDB_NOTFOUND) continue;
-    if (mrc != 0) rc = tern_mdb_status(mrc, "reading the buffer");
-    size_t klen, dlen;
-    const uint8_t *doc;
-    if (rc == TERN_OK) rc = tern_catalog_decode_doc(idx, &k, &v, key, &klen, &doc, &dlen);
-    uint8_t *p = rc == TERN_OK ? tern_arena_alloc(&a, klen + dlen + 1) : NULL;
-    if (rc == TERN_OK && !p) rc = tern_fail(TERN_ENOMEM, "flush: out of memory");
-    if (rc != TERN_OK) break;
-    memcpy(p, key, klen);
-    if (dlen) memcpy(p + klen, doc, dlen);
-    kept[nk++] = (kept_doc){p, p + klen, klen, dlen};
-  }
-  if (rc == TERN_OK) rc = tern_mdb_status(mdb_drop(t, idx->dbi_buf, 0), "emptying the buffer");
-  rec->buffered_docs = rec->buffered_bytes = 0;
-  for (size_t i = 0; rc == TERN_OK && i < nk; i++) {
-    size_t stored;
-    rc = tern_catalog_put_doc(idx, t, kept[i].key, kept[i].klen, kept[i].doc, kept[i].dlen,
-                              &stored);
-    rec->buffered_docs++;
-    rec->buffered_bytes += stored;
-  }
-  free(kept);
-  tern_arena_free(&a);
-  return rc;
-}
-
-static int apply_flush(void *ctx, MDB_txn *t, tern_rec_state *rec) {
-  flush_ctx *f = ctx;
-  if (rec->seq != f->cur->rec.seq)
-    return tern_fail(TERN_EBUSY, "%s: catalog changed under the flush", f->idx->dir);
-  TERN_TRY(rebuild_buffer(f, t, rec));
-  tern_rec_segment r = {{0}, f->frozen->n, 0, 0};
-  memcpy(r.segid, f->segid, TERN_SEGID_SIZE);
-  if (f->ld) {
-    r.deleted = tern_livedocs_deleted(f->ld);
-    r.livedocs_gen = 1;
-    TERN_TRY(tern_catalog_put_livedocs(f->idx, t, f->number, f->ld, f->segid));
-  }
-  TERN_TRY(tern_catalog_put_segment(f->idx, t, f->number, &r));
-  tern_number_used(rec, f->number);
-  return TERN_OK;
-}
-
-/* Under install_mu: segment N (written from f->frozen) into the catalog. */
-static int install_flush(flush_ctx *f) {
-  tern_index *idx = f->idx;
-  tern_mrun *const *runs;
-  size_t nruns;
-  int unknown;
-  tern_worker_noted(idx, &runs, &nruns, &unknown);
-  if (unknown) return TERN_WORKER_RETRY;
-  tern_state *cur;
-  TERN_TRY(tern_state_acquire(idx, 0, &cur));
-  f->cur = cur;
-  int rc = gather_touched(f, runs, nruns);
-  if (rc == TERN_OK) rc = frozen_deletions(f);
-  if (rc == TERN_OK) rc = tern_commit_catalog(idx, apply_flush, f, NULL);
-  if (rc == TERN_OK) tern_worker_reload(idx, NULL);
-  tern_state_release(idx, cur);
-  return rc;
-}
-
-int tern_flush_locked(tern_index *idx) {
-  tern_state *st;
-  pthread_mutex_lock(&idx->install_mu);
-  int rc = tern_state_acquire(idx, 1, &st);
-  if (rc != TERN_OK || !st->buffer->n) {
-    if (rc == TERN_OK) tern_state_release(idx, st);
-    pthread_mutex_unlock(&idx->install_mu);
-    return rc;
-  }
-  flush_ctx f = {idx, NULL, st->buffer, tern_new_segment_number(idx, &st->rec), {0}, NULL, NULL, 0};
-  tern_worker_freeze(idx);
-  pthread_mutex_unlock(&idx->install_mu);
-  /* Outside the lock: commits go on while the segment is written. */
-  char name[TERN_SEGNAME_MAX];
-  tern_segment_name(name, f.number);
-  tern_segref *ref = NULL;
-  rc = tern_memseg_write(st->buffer, idx->dir, name, &idx->opts, f.segid);
-  tern_rec_segment r = {{0}, st->buffer->n, 0, 0};
-  memcpy(r.segid, f.segid, TERN_SEGID_SIZE);
-  if (rc == TERN_OK) rc = tern_segref_preopen(idx, f.number, &r, &ref);
-  pthread_mutex_lock(&idx->install_mu);
-  if (rc == TERN_OK) rc = install_flush(&f);
-  tern_worker_thaw(idx);
-  if (rc != TERN_OK) tern_discard_new_segment(idx, name);
-  pthread_mutex_unlock(&idx->install_mu);
-  if (ref) tern_segref_release(idx, ref);
-  tern_livedocs_free(f.ld);
-  free(f.touched);
-  tern_state_release(idx, st);
-  return rc;
-}
-
 int tern_flush(tern_index *idx) {
   tern_clear_error();
   if (!idx) return tern_fail(TERN_EINVAL, "tern_flush: NULL index");
   TERN_TRY(tern_writer_lock(idx));
-  tern_worker_drain(idx);
+  int pending = tern_worker_drain(idx);
   int rc;
   while ((rc = tern_flush_locked(idx)) == TERN_WORKER_RETRY) {
   }
   if (rc == TERN_OK && (rc = tern_merge_policy_run(idx)) != TERN_OK)
     rc = tern_post_commit_failed(idx, rc);
+  rc = tern_worker_report(idx, rc, pending);
   tern_writer_unlock(idx);
   return rc;
 }
@@ -210,12 +32,17 @@ int tern_compact(tern_index *idx) {
   tern_clear_error();
   if (!idx) return tern_fail(TERN_EINVAL, "tern_compact: NULL index");
   TERN_TRY(tern_writer_lock(idx));
-  tern_worker_drain(idx);
-  int rc;
-  while ((rc = tern_flush_locked(idx)) == TERN_WORKER_RETRY) {
+  int pending = tern_worker_drain(idx);
+  /* Every input checked before anything is written: a damaged segment
+   * leaves the index as it was (no flush, no health record). */
+  int rc = tern_merge_verify_all(idx);
+  if (rc == TERN_OK) {
+    while ((rc = tern_flush_locked(idx)) == TERN_WORKER_RETRY) {
+    }
   }
   if (rc == TERN_OK) rc = tern_merge_everything(idx);
   if (rc == TERN_OK) rc = tern_catalog_compact(idx);
+  rc = tern_worker_report(idx, rc, pending);
   tern_writer_unlock(idx);
   return rc;
 }
@@ -363,7 +190,7 @@ int tern_verify(tern_index *idx) {
  * catalog could take), else the catalog's. */
 static void stats_health(tern_index *idx, const tern_state *st, tern_stats *s, char *msg) {
   const size_t cap = TERN_REC_HEALTH_MSG_MAX + 1;
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   if (idx->last_error) {
     s->last_error = idx->last_error;
     snprintf(msg, cap, "%s", idx->last_error_msg);
@@ -372,7 +199,7 @@ static void stats_health(tern_index *idx, const tern_state *st, tern_stats *s, c
     s->last_error_commit = st->health.seq;
     snprintf(msg, cap, "%s", st->health.msg);
   }
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   if (idx->last_error && st->health.status == idx->last_error && !strcmp(st->health.msg, msg))
     s->last_error_commit = st->health.seq;
   s->last_error_msg = msg;

@@ -7,8 +7,8 @@
  * in every segment tern writes); the old -> new doc id maps then carry the
  * secondary fields, whose terms are k-way merged too, with each term's
  * postings concatenated, remapped, cleared of deleted docs and sorted.
- * The new segment is written and fsynced, then ONE LMDB commit replaces
- * the sources by it in the catalog; the sources' files are unlinked once
+ * The new segment is written and fsynced, then ONE edit (edit.h)
+ * replaces the sources by it in the catalog and in the state; the sources' files are unlinked once
  * no snapshot holds them.
  *
  * Policy (after Lucene's TieredMergePolicy, simplified): segments are
@@ -17,11 +17,11 @@
  * a segment with no live doc is dropped; one with more than a third of
  * its docs deleted is rewritten.  Repeated until nothing qualifies.
  */
+#include "engine/edit.h"
 #include "engine/errwrap.h"
-#include "engine/index.h"
 #include "engine/vec.h"
-#include "engine/worker.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -286,8 +286,8 @@ static int merge_write(tern_index *idx, const tern_slot *const *slots, size_t n,
 
 /*
  * A merge reads its inputs as one state had them (st), writes the new
- * segment outside install_mu while commits go on, and installs it in one
- * LMDB transaction under install_mu.  Commits in between may have deleted
+ * segment outside install_mu while commits go on, and installs it as one
+ * edit under install_mu.  Commits in between may have deleted
  * input docs (a delete, or a put replacing the key): each input whose
  * live-docs generation moved has those docs, found by comparing the two
  * generations and mapped through the merge's doc map, deleted in the new
@@ -306,26 +306,6 @@ typedef struct merge_ctx {
   tern_livedocs *ld; /* deletions carried over, NULL: none */
 } merge_ctx;
 
-static int apply_merge_catalog(void *ctx, MDB_txn *t, tern_rec_state *rec) {
-  merge_ctx *m = ctx;
-  if (rec->seq != m->cur->rec.seq)
-    return tern_fail(TERN_EBUSY, "%s: catalog changed under the merge", m->idx->dir);
-  for (size_t i = 0; i < m->n; i++)
-    TERN_TRY(tern_catalog_del_segment(m->idx, t, m->slots[i]->ref->number));
-  tern_number_used(rec, m->number); /* the number is used even when no segment resulted */
-  if (m->ndocs) {
-    tern_rec_segment r = {{0}, m->ndocs, 0, 0};
-    memcpy(r.segid, m->segid, TERN_SEGID_SIZE);
-    if (m->ld) {
-      r.deleted = tern_livedocs_deleted(m->ld);
-      r.livedocs_gen = 1;
-      TERN_TRY(tern_catalog_put_livedocs(m->idx, t, m->number, m->ld, m->segid));
-    }
-    TERN_TRY(tern_catalog_put_segment(m->idx, t, m->number, &r));
-  }
-  return TERN_OK;
-}
-
 static const tern_slot *slot_now(const tern_state *cur, uint64_t number) {
   for (size_t i = 0; i < cur->nslots; i++)
     if (cur->slots[i].ref->number == number) return &cur->slots[i];
@@ -335,7 +315,11 @@ static const tern_slot *slot_now(const tern_state *cur, uint64_t number) {
 /* The new docs of input docs deleted since the merge read them. */
 static int carried_docs(const merge_ctx *m, size_t i, tern_u32vec *out) {
   const tern_slot *was = m->slots[i], *now = slot_now(m->cur, was->ref->number);
-  if (!now) return tern_fail(TERN_EBUSY, "%s: merge input %s vanished", m->idx->dir, was->ref->name);
+  if (!now) { /* dropped meanwhile (a deleted range held it all): every doc goes */
+    for (uint32_t d = 0; d < was->ref->max_doc; d++)
+      if (m->docmaps[i][d] != NO_DOC) TERN_TRY(tern_u32vec_push(out, m->docmaps[i][d]));
+    return TERN_OK;
+  }
   if (now->gen == was->gen || !now->live) return TERN_OK;
   tern_ld_iter it;
   tern_livedocs_iter_deleted(&it, now->live->ld);
@@ -360,24 +344,37 @@ static int carried_deletions(merge_ctx *m) {
   return rc;
 }
 
-/* Under install_mu: the merged segment in the catalog, its inputs out. */
-static int install_merge(merge_ctx *m) {
+/* The merged segment (reader ref: consumed; NULL when no doc was live)
+ * in the catalog, its inputs out, as an edit.  REQUIRES: install_mu held. */
+static int install_merge(merge_ctx *m, tern_segref *ref) {
   tern_index *idx = m->idx;
+  assert(tern_install_held(idx));
   tern_state *cur;
-  TERN_TRY(tern_state_acquire(idx, 0, &cur));
-  m->cur = cur;
-  int rc = carried_deletions(m);
-  if (rc == TERN_OK) rc = tern_commit_catalog(idx, apply_merge_catalog, m, NULL);
-  if (rc == TERN_OK) {
-    uint64_t *numbers = malloc(m->n * sizeof *numbers);
-    if (numbers) {
-      for (size_t i = 0; i < m->n; i++)
-        numbers[i] = m->slots[i]->ref->number;
-      tern_segments_dropped(idx, numbers, m->n);
-      free(numbers);
-    }
-    tern_worker_reload(idx, cur); /* a merge leaves the buffer as it was */
+  int rc = tern_state_acquire(idx, 0, &cur);
+  if (rc != TERN_OK) {
+    if (ref) tern_segref_release(idx, ref);
+    return rc;
   }
+  m->cur = cur;
+  tern_edit e;
+  tern_edit_init(&e, cur);
+  rc = carried_deletions(m);
+  e.number_used = m->number; /* the number is used even when no segment resulted */
+  for (size_t i = 0; rc == TERN_OK && i < m->n; i++)
+    if (slot_now(cur, m->slots[i]->ref->number)) /* else dropped meanwhile */
+      rc = tern_edit_drop_segment(&e, m->slots[i]->ref->number);
+  if (m->ndocs) {
+    tern_rec_segment r = {{0}, m->ndocs, 0, 0};
+    memcpy(r.segid, m->segid, TERN_SEGID_SIZE);
+    if (rc == TERN_OK) {
+      rc = tern_edit_add_segment(idx, &e, m->number, &r, ref, m->ld);
+      m->ld = NULL;
+    } else {
+      tern_segref_release(idx, ref);
+    }
+  }
+  if (rc == TERN_OK) rc = tern_log_and_apply(idx, &e); /* a merge leaves the buffer as it was */
+  tern_edit_free(idx, &e);
   tern_state_release(idx, cur);
   return rc;
 }
@@ -406,9 +403,9 @@ static int merge_slots(tern_index *idx, const tern_state *st, const tern_slot *c
   TERN_TRY(verify_inputs(slots, n, bad));
   uint32_t **docmaps = calloc(n, sizeof *docmaps);
   if (!docmaps) return tern_fail(TERN_ENOMEM, "merge: out of memory");
-  pthread_mutex_lock(&idx->install_mu);
+  tern_install_lock(idx);
   merge_ctx m = {idx, NULL, slots, n, tern_new_segment_number(idx, &st->rec), 0, {0}, docmaps, NULL};
-  pthread_mutex_unlock(&idx->install_mu);
+  tern_install_unlock(idx);
   char name[TERN_SEGNAME_MAX];
   tern_segment_name(name, m.number);
   uint64_t live = 0;
@@ -420,10 +417,13 @@ static int merge_slots(tern_index *idx, const tern_state *st, const tern_slot *c
   tern_rec_segment r = {{0}, m.ndocs, 0, 0};
   memcpy(r.segid, m.segid, TERN_SEGID_SIZE);
   if (rc == TERN_OK && m.ndocs) rc = tern_segref_preopen(idx, m.number, &r, &ref);
-  pthread_mutex_lock(&idx->install_mu);
-  if (rc == TERN_OK) rc = install_merge(&m);
+  tern_install_lock(idx);
+  if (rc == TERN_OK) {
+    rc = install_merge(&m, ref); /* ref consumed */
+    ref = NULL;
+  }
   if (rc != TERN_OK) tern_discard_new_segment(idx, name);
-  pthread_mutex_unlock(&idx->install_mu);
+  tern_install_unlock(idx);
   if (ref) tern_segref_release(idx, ref);
   for (size_t i = 0; i < n; i++)
     free(docmaps[i]);
@@ -486,7 +486,7 @@ static int pick_merge(const tern_state *st, const tern_slot **sel, size_t *n) {
 int tern_merge_once(tern_index *idx, int *merged) {
   *merged = 0;
   tern_state *st;
-  TERN_TRY(tern_state_acquire_settled(idx, 0, &st));
+  TERN_TRY(tern_state_acquire(idx, 0, &st));
   const tern_slot **sel = malloc((st->nslots ? st->nslots : 1) * sizeof *sel);
   size_t n = 0;
   int rc = sel ? pick_merge(st, sel, &n) : tern_fail(TERN_ENOMEM, "out of memory");
@@ -495,7 +495,7 @@ int tern_merge_once(tern_index *idx, int *merged) {
   *merged = rc == TERN_OK && n;
   free(sel);
   tern_state_release(idx, st);
-  if (bad) tern_worker_note_failure(idx, rc, bad);
+  if (bad) tern_health_note(idx, rc, bad);
   return rc;
 }
 
@@ -504,6 +504,21 @@ int tern_merge_policy_run(tern_index *idx) {
   for (int round = 0; merged && round < MAX_ROUNDS; round++)
     TERN_TRY(tern_merge_once(idx, &merged));
   return TERN_OK;
+}
+
+int tern_merge_verify_all(tern_index *idx) {
+  tern_state *st;
+  TERN_TRY(tern_state_acquire(idx, 0, &st));
+  int rc = TERN_OK;
+  const tern_slot **sel = malloc((st->nslots ? st->nslots : 1) * sizeof *sel);
+  if (!sel) rc = tern_fail(TERN_ENOMEM, "out of memory");
+  for (size_t i = 0; rc == TERN_OK && i < st->nslots; i++)
+    sel[i] = &st->slots[i];
+  uint64_t bad = 0;
+  if (rc == TERN_OK) rc = verify_inputs(sel, st->nslots, &bad);
+  free(sel);
+  tern_state_release(idx, st);
+  return rc;
 }
 
 int tern_merge_everything(tern_index *idx) {
@@ -519,7 +534,7 @@ int tern_merge_everything(tern_index *idx) {
     uint64_t bad = 0;
     if (rc == TERN_OK) rc = merge_slots(idx, st, sel, st->nslots, &bad);
     free(sel);
-    if (bad) tern_worker_note_failure(idx, rc, bad);
+    if (bad) tern_health_note(idx, rc, bad);
   }
   tern_state_release(idx, st);
   return rc;

@@ -2,7 +2,8 @@
  * snapshot.c — reads through a snapshot: one commit's state, held without
  * any LMDB transaction or lock, so many threads read at once.
  *
- * The path of one get: the buffer view (binary search in memory), then the
+ * The path of one get: the buffer view (in memory: a hash index over runs
+ * of 64 or more documents, binary search below), then the
  * segments newest first; in each, the key range and the bloom filter (no
  * I/O), the resident terms index to one terms block, the entry in that
  * block (with the doc id pulsed into it, or one postings read), the live
@@ -31,9 +32,9 @@ int tern_snapshot_open(tern_snapshot **out, tern_index *idx) {
   }
   s->idx = idx;
   s->buf = s->st->buffer;
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   idx->snapshots++;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   *out = s;
   return TERN_OK;
 }
@@ -46,9 +47,9 @@ int tern_snapshot_close(tern_snapshot *s) {
     return tern_fail(TERN_EBUSY, "tern_snapshot_close: %u postings iterators still open", iters);
   tern_index *idx = s->idx;
   tern_state_release(idx, s->st);
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   idx->snapshots--;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   free(s);
   return TERN_OK;
 }
@@ -86,4 +87,11 @@ int tern_get(tern_snapshot *s, const void *key, size_t klen, void *buf, size_t c
   if (rc == TERN_OK) rc = copy_out(&v, buf, cap, vlen);
   tern_seg_cursor_release(&c);
   return rc;
+}
+
+int tern_snapshot_seq(const tern_snapshot *snap, uint64_t *seq) {
+  tern_clear_error();
+  if (!snap || !seq) return tern_fail(TERN_EINVAL, "tern_snapshot_seq: NULL argument");
+  *seq = snap->st->rec.seq;
+  return TERN_OK;
 }

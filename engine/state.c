@@ -4,10 +4,12 @@
  * file lifetime of dropped segments.
  */
 #include "engine/counters.h"
+#include "engine/edit.h"
 #include "engine/errwrap.h"
 #include "engine/index.h"
 #include "engine/vec.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,14 +63,15 @@ static int segref_get(tern_index *idx, uint64_t number, const tern_rec_segment *
 int tern_segref_preopen(tern_index *idx, uint64_t number, const tern_rec_segment *r,
                         tern_segref **out) {
   TERN_TRY(segref_open(idx, number, r, out));
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   (*out)->next = idx->segrefs;
   idx->segrefs = *out;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   return TERN_OK;
 }
 
 static void segref_put(tern_index *idx, tern_segref *s) {
+  assert(s->refs > 0);
   if (--s->refs > 0) return;
   for (tern_segref **pp = &idx->segrefs; *pp; pp = &(*pp)->next)
     if (*pp == s) {
@@ -81,12 +84,13 @@ static void segref_put(tern_index *idx, tern_segref *s) {
 }
 
 void tern_segref_release(tern_index *idx, tern_segref *s) {
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   segref_put(idx, s);
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
 }
 
 static void ldref_put(tern_ldref *l) {
+  assert(!l || l->refs > 0);
   if (l && --l->refs == 0) {
     tern_livedocs_free(l->ld);
     free(l);
@@ -94,7 +98,7 @@ static void ldref_put(tern_ldref *l) {
 }
 
 void tern_segments_dropped(tern_index *idx, const uint64_t *numbers, size_t n) {
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   for (size_t i = 0; i < n; i++) {
     int found = 0;
     for (tern_segref *s = idx->segrefs; s; s = s->next)
@@ -108,7 +112,7 @@ void tern_segments_dropped(tern_index *idx, const uint64_t *numbers, size_t n) {
       tern_seg_remove(idx->dir, name);
     }
   }
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
 }
 
 /* ------------------------------------------------------------ states */
@@ -124,22 +128,28 @@ static void state_free(tern_index *idx, tern_state *st) {
 }
 
 static void state_put(tern_index *idx, tern_state *st) {
+  assert(!st || st->refs > 0);
   if (st && --st->refs == 0) state_free(idx, st);
 }
 
-void tern_state_release(tern_index *idx, tern_state *st) {
-  pthread_mutex_lock(&idx->mu);
+void tern_state_put_locked(tern_index *idx, tern_state *st) {
+  assert(tern_mu_held(idx));
   state_put(idx, st);
-  pthread_mutex_unlock(&idx->mu);
+}
+
+void tern_state_release(tern_index *idx, tern_state *st) {
+  tern_mu_lock(idx);
+  state_put(idx, st);
+  tern_mu_unlock(idx);
 }
 
 void tern_states_close(tern_index *idx) {
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   state_put(idx, idx->cur);
   idx->cur = NULL;
   if (idx->rtxn) mdb_txn_abort(idx->rtxn);
   idx->rtxn = NULL;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
 }
 
 typedef struct build_ctx {
@@ -298,7 +308,11 @@ static int build_buffer(tern_index *idx, MDB_txn *t, tern_state *st) {
   return tern_memseg_layered(m, &st->buffer);
 }
 
+enum { READ_AGAIN = 1, READ_RESIZED = 2 }; /* internal: a torn read under MDB_NOLOCK; the map grew */
+
+/* REQUIRES: idx->mu held. */
 static int begin_read(tern_index *idx, MDB_txn **t) {
+  assert(tern_mu_held(idx));
   TERN_COUNT(catalog_reads);
   if (idx->rtxn) {
     int rc = mdb_txn_renew(idx->rtxn);
@@ -310,7 +324,9 @@ static int begin_read(tern_index *idx, MDB_txn **t) {
     mdb_txn_abort(idx->rtxn);
     idx->rtxn = NULL;
   }
-  return tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, t), "beginning a read");
+  int rc = mdb_txn_begin(idx->env, NULL, MDB_RDONLY, t);
+  if (rc == MDB_MAP_RESIZED) return READ_RESIZED;
+  return tern_mdb_status(rc, "beginning a read");
 }
 
 static void end_read(tern_index *idx, MDB_txn *t) {
@@ -332,20 +348,21 @@ static int read_was_stable(tern_index *idx, MDB_txn *t) {
   return info.me_last_txnid <= (size_t)mdb_txn_id(t) + 1;
 }
 
-enum { READ_AGAIN = 1 }; /* internal: a torn read under MDB_NOLOCK */
-
+/* REQUIRES: idx->mu held. */
 static int acquire_once(tern_index *idx, int want_buffer, tern_state **out) {
+  assert(tern_mu_held(idx));
   tern_state *known = idx->cur;
-  if (idx->handed_seq && known && known->rec.seq == idx->handed_seq &&
+  if (idx->cur_seq && known && known->rec.seq == idx->cur_seq &&
       (!want_buffer || known->buffer)) {
     known->refs++;
     *out = known;
     return TERN_OK;
   }
   MDB_txn *t;
-  TERN_TRY(begin_read(idx, &t));
+  int rc = begin_read(idx, &t);
+  if (rc != TERN_OK) return rc; /* READ_RESIZED too (TERN_TRY passes it: positive) */
   tern_rec_state rec;
-  int rc = tern_catalog_get_state(idx, t, &rec);
+  rc = tern_catalog_get_state(idx, t, &rec);
   tern_state *st = idx->cur, *fresh = NULL;
   if (rc == TERN_OK && (!st || st->rec.seq != rec.seq)) {
     rc = build_state(idx, t, &rec, &fresh);
@@ -371,6 +388,8 @@ static int acquire_once(tern_index *idx, int want_buffer, tern_state **out) {
     state_put(idx, idx->cur);
     idx->cur = fresh;
   }
+  /* This process holds the write lock: no other commits until it goes. */
+  if (rc == TERN_OK && idx->flock_holds) idx->cur_seq = st->rec.seq;
   if (rc == TERN_OK) {
     st->refs++;
     *out = st;
@@ -379,135 +398,186 @@ static int acquire_once(tern_index *idx, int want_buffer, tern_state **out) {
 }
 
 int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out) {
-  pthread_mutex_lock(&idx->mu);
+  assert(!tern_mu_held(idx));
+  tern_mu_lock(idx);
   int rc;
   /* A segment can vanish between reading the catalog and opening its
    * files when another process merges meanwhile: read the catalog again. */
   for (int attempt = 0;; attempt++) {
     rc = acquire_once(idx, want_buffer, out);
+    if (rc == READ_RESIZED && attempt < 8) { /* another process grew the map */
+      tern_mu_unlock(idx);
+      rc = tern_catalog_adopt_size(idx);
+      tern_mu_lock(idx);
+      if (rc != TERN_OK) break;
+      continue;
+    }
     if ((rc != -ENOENT && rc != READ_AGAIN) || attempt == 8) break;
   }
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
+  if (rc == READ_RESIZED)
+    rc = tern_fail(TERN_EBUSY, "%s: the catalog's map kept growing under every read", idx->dir);
   if (rc == READ_AGAIN)
     rc = tern_fail(TERN_EBUSY, "%s: the catalog changed under every read (no lock file)", idx->dir);
   return rc;
 }
 
-int tern_state_acquire_settled(tern_index *idx, int want_buffer, tern_state **out) {
-  pthread_mutex_lock(&idx->install_mu);
-  int rc = tern_state_acquire(idx, want_buffer, out);
-  pthread_mutex_unlock(&idx->install_mu);
-  return rc;
+/* ------------------------------------------------------------ apply */
+
+static int edit_drops(const tern_edit *e, uint64_t number) {
+  for (size_t i = 0; i < e->ndrops; i++)
+    if (e->drops[i] == number) return 1;
+  return 0;
 }
 
-/* ------------------------------------------------------------ reload */
-
-int tern_state_reload(tern_index *idx, const tern_state *buffer_of) {
-  pthread_mutex_lock(&idx->mu);
-  MDB_txn *t;
-  int rc = begin_read(idx, &t);
-  if (rc != TERN_OK) {
-    pthread_mutex_unlock(&idx->mu);
-    return rc;
-  }
-  tern_rec_state rec;
-  tern_state *fresh = NULL;
-  rc = tern_catalog_get_state(idx, t, &rec);
-  if (rc == TERN_OK) rc = build_state(idx, t, &rec, &fresh);
-  if (rc == TERN_OK && buffer_of && buffer_of->buffer) /* none: built on first need */
-    rc = tern_memseg_layer(buffer_of->buffer, NULL, (size_t)rec.buffered_docs,
-                           rec.buffered_bytes, &fresh->buffer);
-  else if (rc == TERN_OK && !buffer_of)
-    rc = build_buffer(idx, t, fresh);
-  end_read(idx, t);
-  if (rc == TERN_OK) {
-    state_put(idx, idx->cur);
-    idx->cur = fresh;
-    idx->handed_seq = rec.seq;
-  } else if (fresh) {
-    state_free(idx, fresh);
-  }
-  pthread_mutex_unlock(&idx->mu);
-  return rc;
+static tern_edit_live *edit_live(tern_edit *e, uint64_t number) {
+  for (size_t i = 0; i < e->nlives; i++)
+    if (e->lives[i].number == number) return &e->lives[i];
+  return NULL;
 }
 
-/* ------------------------------------------------------------ handoff */
-
-static int handoff_slots(tern_state *st, const tern_state *prev, tern_slot_edit *edits) {
-  st->slots = malloc((prev->nslots ? prev->nslots : 1) * sizeof *st->slots);
-  if (!st->slots) return tern_fail(TERN_ENOMEM, "state: out of memory");
-  for (size_t i = 0; i < prev->nslots; i++) {
-    tern_slot *sl = &st->slots[i];
-    *sl = prev->slots[i];
-    if (edits && edits[i].ld) {
-      tern_ldref *l = calloc(1, sizeof *l);
-      if (!l) return tern_fail(TERN_ENOMEM, "state: out of memory");
-      l->refs = 1;
-      l->ld = edits[i].ld;
-      edits[i].ld = NULL;
-      sl->live = l;
-      sl->deleted = edits[i].deleted;
-      sl->gen++;
-    } else if (sl->live) {
-      sl->live->refs++;
-    }
-    sl->ref->refs++;
-    st->nslots++;
-  }
+/* A live-docs reference taking ld over (*ld NULL afterwards). */
+static int ldref_of(tern_livedocs **ld, tern_ldref **out) {
+  tern_ldref *l = calloc(1, sizeof *l);
+  if (!l) return tern_fail(TERN_ENOMEM, "state: out of memory");
+  l->refs = 1;
+  l->ld = *ld;
+  *ld = NULL;
+  *out = l;
   return TERN_OK;
 }
 
-void tern_state_handoff(tern_index *idx, tern_state *prev, const tern_rec_state *rec,
-                        tern_slot_edit *edits, tern_mrun *run) {
-  pthread_mutex_lock(&idx->mu);
-  /* idx->cur may already be this very commit, read back from the catalog
-   * by the worker between mdb_txn_commit and here (installs wait for
-   * install_mu, which the commit holds; reads do not): without the buffer
-   * view, which the next transaction would then rebuild from the catalog
-   * at O(buffer).  The state handed forward is the same commit, view and all. */
-  int same = idx->cur == prev || (idx->cur && idx->cur->rec.seq == rec->seq);
-  tern_state *st = same ? calloc(1, sizeof *st) : NULL;
-  int rc = st ? handoff_slots(st, prev, edits) : TERN_ENOMEM;
-  if (rc == TERN_OK) {
-    st->refs = 1;
-    st->rec = *rec;
-    st->health = prev->health;
-    /* Without a view to extend (or memory to), the first snapshot reads
-     * the buffer from the catalog. */
-    if (prev->buffer) {
-      if (tern_memseg_layer(prev->buffer, run, (size_t)rec->buffered_docs, rec->buffered_bytes,
-                            &st->buffer) != TERN_OK)
-        st->buffer = NULL;
-      run = NULL; /* consumed */
-    }
-    state_put(idx, idx->cur);
-    idx->cur = st;
-    idx->handed_seq = rec->seq;
-  } else if (st) {
-    state_free(idx, st);
+/* Base's slot i as the edit leaves it. */
+static int apply_base_slot(tern_state *st, const tern_slot *old, tern_edit *e) {
+  tern_slot *sl = &st->slots[st->nslots];
+  *sl = *old;
+  tern_edit_live *l = edit_live(e, old->ref->number);
+  if (l) {
+    sl->deleted = tern_livedocs_deleted(l->ld);
+    sl->gen++;
+    TERN_TRY(ldref_of(&l->ld, &sl->live));
+  } else if (sl->live) {
+    assert(sl->live->refs > 0);
+    sl->live->refs++;
   }
-  pthread_mutex_unlock(&idx->mu);
-  tern_mrun_put(run);
+  assert(sl->ref->refs > 0);
+  sl->ref->refs++;
+  st->nslots++;
+  return TERN_OK;
 }
 
-int tern_state_swap_buffer(tern_index *idx, tern_state *prev, tern_memseg *view) {
-  pthread_mutex_lock(&idx->mu);
-  tern_state *st = idx->cur == prev ? calloc(1, sizeof *st) : NULL;
-  int rc = st ? handoff_slots(st, prev, NULL) : TERN_NOTFOUND;
-  if (rc == TERN_OK) {
-    st->refs = 1;
-    st->rec = prev->rec;
-    st->health = prev->health;
-    st->buffer = view;
-    view = NULL;
-    state_put(idx, idx->cur);
-    idx->cur = st; /* handed_seq unchanged: the same commit */
-  } else if (st) {
-    state_free(idx, st);
+static int apply_added_slot(tern_state *st, tern_edit_add *a) {
+  tern_slot *sl = &st->slots[st->nslots];
+  memset(sl, 0, sizeof *sl);
+  assert(a->ref && a->ref->refs > 0);
+  sl->ref = a->ref;
+  sl->gate = a->ref->gate;
+  sl->deleted = a->rec.deleted;
+  sl->gen = a->rec.livedocs_gen;
+  memcpy(sl->segid, a->rec.segid, TERN_SEGID_SIZE);
+  if (a->ld) TERN_TRY(ldref_of(&a->ld, &sl->live));
+  a->ref->refs++;
+  st->nslots++;
+  return TERN_OK;
+}
+
+static int cmp_add(const void *a, const void *b) {
+  uint64_t x = ((const tern_edit_add *)a)->number, y = ((const tern_edit_add *)b)->number;
+  return (x > y) - (x < y);
+}
+
+/* Base's slots minus drops, plus adds, by number (oldest first). */
+static int apply_slots(tern_state *st, const tern_state *base, tern_edit *e) {
+  st->slots = malloc((base->nslots + e->nadds + 1) * sizeof *st->slots);
+  if (!st->slots) return tern_fail(TERN_ENOMEM, "state: out of memory");
+  if (e->nadds > 1) qsort(e->adds, e->nadds, sizeof *e->adds, cmp_add);
+  size_t j = 0;
+  for (size_t i = 0; i < base->nslots; i++) {
+    const tern_slot *old = &base->slots[i];
+    for (; j < e->nadds && e->adds[j].number < old->ref->number; j++)
+      TERN_TRY(apply_added_slot(st, &e->adds[j]));
+    if (!edit_drops(e, old->ref->number)) TERN_TRY(apply_base_slot(st, old, e));
   }
-  pthread_mutex_unlock(&idx->mu);
-  tern_memseg_free(view);
-  return rc;
+  for (; j < e->nadds; j++)
+    TERN_TRY(apply_added_slot(st, &e->adds[j]));
+  return TERN_OK;
+}
+
+/* The document behind a handle of tern_memseg_find. */
+static const tern_mdoc *memseg_doc(const tern_memseg *m, ptrdiff_t h) {
+  size_t i = (size_t)h;
+  if (i & TERN_MEMSEG_HANDLE) return &m->runs[(i & ~TERN_MEMSEG_HANDLE) >> 32]->docs[i & UINT32_MAX];
+  return &m->docs[i];
+}
+
+/* A flush's view: the documents of the ops' keys base's view holds. */
+static int kept_view(const tern_memseg *b, const tern_edit *e, const tern_rec_state *rec,
+                     tern_memseg **out) {
+  tern_mrun *run;
+  TERN_TRY(tern_mrun_new(e->nops ? e->nops : 1, &run));
+  for (size_t i = 0; i < e->nops; i++) {
+    ptrdiff_t h = tern_memseg_find(b, e->ops[i].key.p, e->ops[i].key.len);
+    if (h < 0) continue;
+    int rc = tern_mrun_push(run, memseg_doc(b, h));
+    if (rc != TERN_OK) {
+      tern_mrun_put(run);
+      return rc;
+    }
+  }
+  assert(run->n == rec->buffered_docs);
+  return tern_memseg_layer(NULL, run, (size_t)rec->buffered_docs, rec->buffered_bytes, out);
+}
+
+/* The next state's buffer view; NULL (built on first need) when base had
+ * none or memory ran out: never wrong, at worst read from the catalog. */
+static void apply_buffer(tern_state *st, const tern_state *base, tern_edit *e) {
+  const tern_rec_state *rec = &e->rec;
+  tern_memseg *view = NULL;
+  int rc = TERN_OK;
+  switch (e->buf) {
+  case TERN_EDIT_BUF_VIEW:
+    view = e->view;
+    e->view = NULL;
+    break;
+  case TERN_EDIT_BUF_OPS:
+  case TERN_EDIT_BUF_DROP:
+    if (base->buffer)
+      rc = tern_memseg_layer(base->buffer, e->run, (size_t)rec->buffered_docs,
+                             rec->buffered_bytes, &view);
+    else
+      tern_mrun_put(e->run);
+    e->run = NULL; /* consumed */
+    break;
+  case TERN_EDIT_BUF_KEEP:
+    if (base->buffer) rc = kept_view(base->buffer, e, rec, &view);
+    break;
+  case TERN_EDIT_BUF_SAME:
+    if (base->buffer)
+      rc = tern_memseg_layer(base->buffer, NULL, (size_t)rec->buffered_docs, rec->buffered_bytes,
+                             &view);
+    break;
+  case TERN_EDIT_BUF_COPY: break;
+  }
+  st->buffer = rc == TERN_OK ? view : NULL;
+}
+
+int tern_state_apply(tern_index *idx, const tern_state *base, tern_edit *e, tern_state **out) {
+  assert(tern_mu_held(idx));
+  assert(base->refs > 0);
+  tern_state *st = calloc(1, sizeof *st);
+  if (!st) return tern_fail(TERN_ENOMEM, "state: out of memory");
+  st->refs = 1;
+  st->rec = e->rec;
+  st->health = e->health_set ? e->health : base->health;
+  int rc = apply_slots(st, base, e);
+  if (rc != TERN_OK) {
+    state_free(idx, st);
+    return rc;
+  }
+  assert(st->nslots == e->rec.nsegments);
+  apply_buffer(st, base, e);
+  *out = st;
+  return TERN_OK;
 }
 
 /* ------------------------------------------------------------ lookups */

@@ -13,19 +13,24 @@
  * commit; LMDB's commit is the single point where the change becomes
  * durable and visible.
  *
- * Afterwards, still holding the write lock, the writer flushes a buffer
- * grown past write_buffer_bytes and runs the merge policy, each as a
- * commit of its own.
+ * The commit is an edit (edit.h) installed by tern_log_and_apply, which
+ * hands the next state forward without reading the catalog back.
+ * Afterwards the worker is told (worker.h): it flushes a buffer grown past
+ * write_buffer_bytes and runs the merge policy in the background, each as
+ * an edit of its own.
  */
 #include "engine/index.h"
 #include "engine/bigmem.h"
+#include "engine/edit.h"
 #include "engine/bulkwrite.h"
 #include "engine/keymap.h"
+#include "engine/range.h"
 #include "engine/vec.h"
 #include "engine/worker.h"
 
 #include "codec/status.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +55,8 @@ struct tern_txn {
   tern_seg_cursor *probe; /* deletes' segment probes (one per transaction: it is large) */
   delloc *locs;           /* deletes' findings, so that commit probes those keys no more */
   size_t nlocs, caplocs;
+  tern_krange *ranges;       /* tern_delete_range, bounds copied into the arena */
+  size_t nranges, capranges;
   tern_progress_fn progress; /* tern_txn_set_progress; may be NULL */
   void *progress_payload;
 };
@@ -94,6 +101,7 @@ static void txn_free(tern_txn *t) {
   if (t->probe) tern_seg_cursor_release(t->probe);
   free(t->probe);
   free(t->locs);
+  free(t->ranges);
   tern_state_release(t->idx, t->st);
   tern_arena_free(&t->arena);
   tern_keymap_free(&t->map);
@@ -203,6 +211,47 @@ static int note_loc(tern_txn *t, uint32_t slot, uint32_t doc) {
   return TERN_OK;
 }
 
+static int in_ranges(const tern_txn *t, const void *key, size_t klen) {
+  for (size_t i = 0; i < t->nranges; i++)
+    if (tern_krange_has(&t->ranges[i], key, klen)) return 1;
+  return 0;
+}
+
+/* A bound of a range, copied into the arena (NULL: unbounded). */
+static int copy_bound(tern_txn *t, const tern_slice *b, const uint8_t **p, size_t *len) {
+  *p = NULL;
+  *len = 0;
+  if (!b) return TERN_OK;
+  TERN_TRY(check_key(b->data, b->len));
+  uint8_t *c = tern_arena_alloc(&t->arena, b->len);
+  if (!c) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
+  memcpy(c, b->data, b->len);
+  *p = c;
+  *len = b->len;
+  return TERN_OK;
+}
+
+int tern_delete_range(tern_txn *t, const tern_slice *from, const tern_slice *to) {
+  tern_clear_error();
+  if (!t) return tern_fail(TERN_EINVAL, "tern_delete_range: NULL transaction");
+  tern_krange r;
+  TERN_TRY(copy_bound(t, from, &r.from, &r.flen));
+  TERN_TRY(copy_bound(t, to, &r.to, &r.tlen));
+  if (r.from && r.to && tern_key_cmp(r.from, r.flen, r.to, r.tlen) >= 0) return TERN_OK; /* empty */
+  tern_krange *v = tern_vec_room(t->ranges, t->nranges, &t->capranges, sizeof *v);
+  if (!v) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
+  t->ranges = v;
+  t->ranges[t->nranges++] = r;
+  /* This transaction's own writes in the range are deleted too: the
+   * commit applies them after the range, so they become deletions. */
+  for (size_t i = 0; i < t->nops; i++)
+    if (t->ops[i].doc && tern_krange_has(&r, t->ops[i].key.p, t->ops[i].key.len)) {
+      t->ops[i].doc = NULL;
+      t->ops[i].key.aux = 0;
+    }
+  return TERN_OK;
+}
+
 int tern_delete(tern_txn *t, const void *key, size_t klen) {
   tern_clear_error();
   if (!t) return tern_fail(TERN_EINVAL, "tern_delete: NULL transaction");
@@ -218,6 +267,8 @@ int tern_delete(tern_txn *t, const void *key, size_t klen) {
   uint32_t slot = UINT32_MAX, doc = 0;
   if (last >= 0)
     has = t->ops[last].doc != NULL;
+  else if (in_ranges(t, key, klen))
+    has = 0; /* a range this transaction deleted */
   else
     TERN_TRY(committed_find(t, key, klen, &has, &slot, &doc));
   if (!has) return TERN_NOTFOUND;
@@ -230,14 +281,24 @@ int tern_delete(tern_txn *t, const void *key, size_t klen) {
 
 /* ------------------------------------------------------------ commit */
 
+/*
+ * A commit builds an edit (edit.h) and installs it with
+ * tern_log_and_apply: new live docs for every segment that lost a
+ * document, and either its documents for the buffer (a run on top of the
+ * buffer view) or, written as a segment of its own, that segment with its
+ * keys taken out of the buffer.
+ */
 typedef struct commit_ctx {
   tern_txn *t;
   uint32_t *uniq; /* op indices, one per key (its last op), in key order */
   size_t nuniq, uniq_bytes;
+  tern_mdoc *sorted; /* the ops of uniq, in key order (the edit's buffer ops) */
   tern_u32vec *dels; /* per slot of t->st: docs that lose their document */
-  int touched;  /* some slot has deletions */
-  tern_slot_edit *edits; /* per slot: its new live docs, handed to the next state */
-  tern_mrun *run;        /* buffered: the keys put into or taken out of the buffer */
+  int touched;       /* some slot has deletions (or is dropped) */
+  uint8_t *dropped;  /* per slot: wholly inside a deleted range */
+  tern_mdoc *ranged; /* buffered docs in deleted ranges that no op names, key order */
+  size_t nranged, capranged;
+  tern_edit e;
   /* bulk: */
   uint64_t seg_number;
   uint32_t seg_docs;
@@ -277,7 +338,20 @@ static int unique_ops(commit_ctx *c) {
   return TERN_OK;
 }
 
-static ptrdiff_t key_in_uniq(const commit_ctx *c, const void *key, size_t klen);
+static ptrdiff_t key_in_uniq(const commit_ctx *c, const void *key, size_t klen) {
+  size_t lo = 0, hi = c->nuniq;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const tern_keyref *k = &op_at(c, mid)->key;
+    int cmp = tern_key_cmp(k->p, k->len, key, klen);
+    if (cmp == 0) return (ptrdiff_t)mid;
+    if (cmp < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return -1;
+}
 
 /* The keys tern_delete already found (its first op was that delete):
  * their committed documents need no probe. */
@@ -332,145 +406,128 @@ static int resolve_segments(commit_ctx *c) {
   return rc;
 }
 
-/* A new live-docs generation for every segment that lost documents. */
-static int apply_deletions(commit_ctx *c, MDB_txn *mt) {
-  tern_state *st = c->t->st;
-  tern_index *idx = c->t->idx;
-  if (c->touched && !(c->edits = calloc(st->nslots, sizeof *c->edits)))
+/* ---- deleted ranges: segments inside one dropped, the rest's live docs
+ * in them marked, their buffered keys taken out */
+
+static int note_ranged(void *ctx, const tern_mdoc *d) {
+  commit_ctx *c = ctx;
+  if (key_in_uniq(c, d->key.p, d->key.len) >= 0) return TERN_OK; /* an op decides */
+  if (c->nranged && tern_key_cmp(c->ranged[c->nranged - 1].key.p, c->ranged[c->nranged - 1].key.len,
+                                 d->key.p, d->key.len) >= 0)
+    return TERN_OK; /* ranges overlap: once, in order */
+  tern_mdoc *v = tern_vec_room(c->ranged, c->nranged, &c->capranged, sizeof *v);
+  if (!v) return tern_fail(TERN_ENOMEM, "commit: out of memory");
+  c->ranged = v;
+  c->ranged[c->nranged++] = (tern_mdoc){{d->key.p, d->key.len, 0}, NULL};
+  return TERN_OK;
+}
+
+static int cmp_range_from(const void *a, const void *b) {
+  const tern_krange *x = a, *y = b;
+  if (!x->from || !y->from) return (y->from == NULL) - (x->from == NULL);
+  return tern_key_cmp(x->from, x->flen, y->from, y->flen);
+}
+
+static int resolve_ranges(commit_ctx *c) {
+  tern_txn *t = c->t;
+  tern_state *st = t->st;
+  if (!t->nranges) return TERN_OK;
+  qsort(t->ranges, t->nranges, sizeof *t->ranges, cmp_range_from);
+  if (!c->dels && st->nslots && !(c->dels = calloc(st->nslots, sizeof *c->dels)))
     return tern_fail(TERN_ENOMEM, "commit: out of memory");
+  if (!(c->dropped = calloc(st->nslots + 1, 1))) return tern_fail(TERN_ENOMEM, "commit: out of memory");
+  for (size_t s = 0; s < st->nslots; s++) {
+    for (size_t i = 0; !c->dropped[s] && i < t->nranges; i++)
+      c->dropped[s] = (uint8_t)tern_krange_covers(&t->ranges[i], &st->slots[s]);
+    if (c->dropped[s]) {
+      TERN_TRY(tern_edit_drop_segment(&c->e, st->slots[s].ref->number));
+      c->touched = 1;
+      continue;
+    }
+    for (size_t i = 0; i < t->nranges; i++)
+      TERN_TRY(tern_krange_slot_docs(&t->ranges[i], &st->slots[s], &c->dels[s]));
+    c->touched |= c->dels[s].n > 0;
+  }
+  for (size_t i = 0; i < t->nranges; i++)
+    TERN_TRY(tern_krange_buffer(&t->ranges[i], st->buffer, note_ranged, c));
+  return TERN_OK;
+}
+
+/* The edit's new live docs: every segment that lost documents. */
+static int edit_deletions(commit_ctx *c) {
+  tern_state *st = c->t->st;
   for (size_t s = 0; c->dels && s < st->nslots; s++) {
     tern_u32vec *d = &c->dels[s];
-    if (!d->n) continue;
+    if (!d->n || (c->dropped && c->dropped[s])) continue;
     const tern_slot *sl = &st->slots[s];
     tern_livedocs *fresh = NULL, *next = NULL;
     const tern_livedocs *base = sl->live ? sl->live->ld : NULL;
     int rc = base ? TERN_OK : tern_livedocs_new(&fresh, sl->ref->max_doc);
     if (!base) base = fresh;
     if (rc == TERN_OK) rc = tern_livedocs_apply(&next, base, d->v, d->n);
-    tern_rec_segment r;
-    memcpy(r.segid, sl->segid, TERN_SEGID_SIZE);
-    r.max_doc = sl->ref->max_doc;
-    if (rc == TERN_OK) {
-      r.deleted = tern_livedocs_deleted(next);
-      r.livedocs_gen = sl->gen + 1;
-      c->edits[s] = (tern_slot_edit){next, r.deleted};
-      rc = tern_catalog_put_livedocs(idx, mt, sl->ref->number, next, sl->segid);
-    }
-    if (rc == TERN_OK) rc = tern_catalog_put_segment(idx, mt, sl->ref->number, &r);
     tern_livedocs_free(fresh);
+    if (rc == TERN_OK) rc = tern_edit_set_livedocs(&c->e, sl->ref->number, next);
     TERN_TRY(rc);
   }
   return TERN_OK;
 }
 
-/* Buffered commit: the documents go into the buffer DBI. */
-static int apply_buffered(void *ctx, MDB_txn *mt, tern_rec_state *rec) {
-  commit_ctx *c = ctx;
-  tern_index *idx = c->t->idx;
-  if (rec->seq != c->t->st->rec.seq)
-    return tern_fail(TERN_EBUSY, "%s: catalog changed under the writer", idx->dir);
-  for (size_t i = 0; i < c->nuniq; i++) {
-    const tern_mdoc *op = op_at(c, i);
-    uint8_t lk[TERN_REC_BUFKEY_MAX];
-    MDB_val k = {tern_rec_bufkey(lk, op->key.p, op->key.len), lk}, v;
-    int rc = mdb_get(mt, idx->dbi_buf, &k, &v), found = rc == 0;
-    if (rc == 0) {
-      rec->buffered_docs--;
-      rec->buffered_bytes -= k.mv_size + v.mv_size;
-      if (!op->doc) rc = mdb_del(mt, idx->dbi_buf, &k, NULL);
-    } else if (rc == MDB_NOTFOUND) {
-      rc = 0;
-    }
-    if (rc != 0) return tern_mdb_env_status(idx, rc, "writing the buffer");
-    if (op->doc || found) TERN_TRY(tern_mrun_push(c->run, op));
-    if (op->doc) {
-      size_t stored;
-      TERN_TRY(tern_catalog_put_doc(idx, mt, op->key.p, op->key.len, op->doc, op->key.aux, &stored));
-      rec->buffered_docs++;
-      rec->buffered_bytes += stored;
-    }
-  }
-  return apply_deletions(c, mt);
-}
-
-static ptrdiff_t key_in_uniq(const commit_ctx *c, const void *key, size_t klen) {
-  size_t lo = 0, hi = c->nuniq;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    const tern_keyref *k = &op_at(c, mid)->key;
-    int cmp = tern_key_cmp(k->p, k->len, key, klen);
-    if (cmp == 0) return (ptrdiff_t)mid;
-    if (cmp < 0)
-      lo = mid + 1;
+/* The ops of uniq in key order, and the run the buffer view gains: the
+ * keys put, and those taken out of it (deleted: all, when the view is
+ * not built and cannot say). */
+static int edit_buffer_ops(commit_ctx *c, int puts) {
+  const tern_memseg *view = c->t->st->buffer;
+  size_t n = c->nuniq + c->nranged;
+  c->sorted = malloc((n ? n : 1) * sizeof *c->sorted);
+  if (!c->sorted) return tern_fail(TERN_ENOMEM, "commit: out of memory");
+  TERN_TRY(tern_mrun_new(n, &c->e.run));
+  for (size_t i = 0, j = 0, k = 0; k < n; k++) { /* ops and ranged keys, merged in key order */
+    const tern_mdoc *op;
+    if (j == c->nranged ||
+        (i < c->nuniq && tern_key_cmp(op_at(c, i)->key.p, op_at(c, i)->key.len,
+                                      c->ranged[j].key.p, c->ranged[j].key.len) < 0))
+      op = op_at(c, i++);
     else
-      hi = mid;
+      op = &c->ranged[j++];
+    c->sorted[k] = *op;
+    int buffered = !view || tern_memseg_find(view, op->key.p, op->key.len) >= 0;
+    if (puts && op->doc) {
+      TERN_TRY(tern_mrun_push(c->e.run, op));
+    } else if (buffered) {
+      tern_mdoc gone = {op->key, NULL};
+      gone.key.aux = 0;
+      TERN_TRY(tern_mrun_push(c->e.run, &gone));
+    }
   }
-  return -1;
+  c->e.ops = c->sorted;
+  c->e.nops = n;
+  return TERN_OK;
 }
 
-/* Removes from the buffer DBI the documents of keys this transaction
- * writes: the buffer is small, so it is scanned, not probed per key. */
-static int unbuffer_keys(commit_ctx *c, MDB_txn *mt, tern_rec_state *rec) {
-  tern_index *idx = c->t->idx;
-  tern_u32vec hits = {0};
-  MDB_cursor *cur;
-  TERN_TRY(tern_mdb_status(mdb_cursor_open(mt, idx->dbi_buf, &cur), "opening a cursor"));
-  MDB_val k, v;
-  int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST), trc = TERN_OK;
-  for (; rc == 0 && trc == TERN_OK; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-    uint8_t key[TERN_KEY_MAX];
-    size_t klen, dlen;
-    const uint8_t *doc;
-    trc = tern_catalog_decode_doc(idx, &k, &v, key, &klen, &doc, &dlen);
-    if (trc != TERN_OK) break;
-    ptrdiff_t at = key_in_uniq(c, key, klen);
-    if (at < 0) continue;
-    rec->buffered_docs--;
-    rec->buffered_bytes -= k.mv_size + v.mv_size;
-    trc = tern_u32vec_push(&hits, (uint32_t)at);
-  }
-  mdb_cursor_close(cur);
-  if (trc == TERN_OK && rc != MDB_NOTFOUND) trc = tern_mdb_status(rc, "reading the buffer");
-  for (size_t i = 0; trc == TERN_OK && i < hits.n; i++) {
-    const tern_keyref *kr = &op_at(c, hits.v[i])->key;
-    uint8_t lk[TERN_REC_BUFKEY_MAX];
-    MDB_val dk = {tern_rec_bufkey(lk, kr->p, kr->len), lk};
-    trc = tern_mdb_status(mdb_del(mt, idx->dbi_buf, &dk, NULL), "removing buffered documents");
-  }
-  free(hits.v);
-  return trc;
-}
-
-/* Bulk commit: the documents are segment c->seg_number; buffered
- * documents of the same keys leave the buffer. */
-static int apply_bulk(void *ctx, MDB_txn *mt, tern_rec_state *rec) {
-  commit_ctx *c = ctx;
-  tern_index *idx = c->t->idx;
-  if (rec->seq != c->t->st->rec.seq)
-    return tern_fail(TERN_EBUSY, "%s: catalog changed under the writer", idx->dir);
-  if (rec->buffered_docs) TERN_TRY(unbuffer_keys(c, mt, rec));
-  if (c->seg_docs) {
-    tern_rec_segment r = {{0}, c->seg_docs, 0, 0};
-    memcpy(r.segid, c->segid, TERN_SEGID_SIZE);
-    TERN_TRY(tern_catalog_put_segment(idx, mt, c->seg_number, &r));
-    tern_number_used(rec, c->seg_number);
-  }
-  return apply_deletions(c, mt);
-}
-
-/* Writes the live puts of a bulk transaction as one segment. */
-static int write_bulk_segment(commit_ctx *c, char *name) {
+/* Writes the live puts of a bulk transaction as one segment, opens it
+ * and adds it to the edit; its keys leave the buffer. */
+static int edit_bulk_segment(commit_ctx *c) {
   tern_txn *t = c->t;
+  char name[TERN_SEGNAME_MAX];
   c->seg_number = tern_new_segment_number(t->idx, &t->st->rec);
   tern_segment_name(name, c->seg_number);
   int rc = tern_bulk_write(t->idx->dir, name, &t->idx->opts, t->ops, c->uniq, c->nuniq,
                            t->has_terms, &c->seg_docs, t->progress, t->progress_payload,
                            c->segid);
+  tern_segref *ref = NULL;
+  tern_rec_segment r = {{0}, c->seg_docs, 0, 0};
+  memcpy(r.segid, c->segid, TERN_SEGID_SIZE);
+  if (rc == TERN_OK && c->seg_docs) rc = tern_segref_preopen(t->idx, c->seg_number, &r, &ref);
+  if (rc == TERN_OK && c->seg_docs)
+    rc = tern_edit_add_segment(t->idx, &c->e, c->seg_number, &r, ref, NULL);
   if (rc != TERN_OK) {
     tern_seg_remove(t->idx->dir, name);
     c->seg_docs = 0;
+    return rc;
   }
-  return rc;
+  if (!t->st->rec.buffered_docs) return TERN_OK;
+  c->e.buf = TERN_EDIT_BUF_DROP;
+  return edit_buffer_ops(c, 0);
 }
 
 /* Whether the commit writes its documents as a segment of their own: a
@@ -482,16 +539,17 @@ static int commits_as_segment(const tern_txn *t) {
   return (t->flags & TERN_TXN_BULK) || t->arena.bytes > t->idx->opts.write_buffer_bytes;
 }
 
-/* Moves the transaction onto the newest state when the worker installed a
- * flush or merge since it began (install_mu held): the keys' documents
- * are the same, but where they live changed, so tern_delete's findings go
- * and every key is resolved again. */
+/* Moves the transaction onto the newest state when a flush or merge was
+ * installed since it began, or idx->cur is not known to be the newest:
+ * the keys' documents are the same, but where they live changed, so
+ * tern_delete's findings go and every key is resolved again.  REQUIRES:
+ * install_mu held. */
 static int rebase(tern_txn *t) {
   tern_index *idx = t->idx;
-  pthread_mutex_lock(&idx->mu);
-  int moved = idx->cur != t->st || idx->cur_behind;
-  idx->cur_behind = 0;
-  pthread_mutex_unlock(&idx->mu);
+  assert(tern_install_held(idx));
+  tern_mu_lock(idx);
+  int moved = idx->cur != t->st || idx->cur_seq != t->st->rec.seq;
+  tern_mu_unlock(idx);
   if (!moved) return TERN_OK;
   tern_state *st;
   TERN_TRY(tern_state_acquire(idx, 1, &st));
@@ -501,43 +559,52 @@ static int rebase(tern_txn *t) {
   return TERN_OK;
 }
 
+static void commit_ctx_free(commit_ctx *c) {
+  tern_txn *t = c->t;
+  tern_edit_free(t->idx, &c->e);
+  for (size_t s = 0; c->dels && s < t->st->nslots; s++)
+    free(c->dels[s].v);
+  free(c->dels);
+  free(c->dropped);
+  free(c->ranged);
+  free(c->sorted);
+  tern_big_free(c->uniq, c->uniq_bytes);
+}
+
 static int commit_ops(tern_txn *t, int *segments_changed, tern_rec_state *rec) {
   commit_ctx c = {0};
   c.t = t;
-  char name[TERN_SEGNAME_MAX] = "";
   int bulk = commits_as_segment(t);
   report(t, "sort", 0, t->nops);
   int rc = unique_ops(&c);
-  pthread_mutex_lock(&t->idx->install_mu); /* resolve to hand-off: no install in between */
+  tern_install_lock(t->idx); /* resolve to install: no flush or merge in between */
   if (rc == TERN_OK) rc = rebase(t);
+  tern_edit_init(&c.e, t->st);
+  c.e.log_always = 1; /* every commit with operations gets a number of its own */
   report(t, "sort", t->nops, t->nops);
   report(t, "resolve", 0, 1);
   if (rc == TERN_OK) rc = resolve_segments(&c);
+  if (rc == TERN_OK) rc = resolve_ranges(&c);
+  if (rc == TERN_OK) rc = edit_deletions(&c);
   report(t, "resolve", 1, 1);
-  if (rc == TERN_OK && bulk) rc = write_bulk_segment(&c, name);
-  if (rc == TERN_OK && !bulk) rc = tern_mrun_new(c.nuniq, &c.run);
-  report(t, "commit", 0, 1);
-  if (rc == TERN_OK) rc = tern_commit_catalog(t->idx, bulk ? apply_bulk : apply_buffered, &c, rec);
-  report(t, "commit", 1, 1);
-  if (rc != TERN_OK && bulk && c.seg_docs) tern_discard_new_segment(t->idx, name);
-  *segments_changed = rc == TERN_OK && (c.touched || c.seg_docs);
-  /* For a flush in flight; a commit that may have landed unseen (its
-   * mdb_txn_commit failed) is one the flush cannot follow. */
-  if (rc == TERN_OK || t->idx->commit_uncertain)
-    tern_worker_note(t->idx, rc == TERN_OK ? c.run : NULL, bulk || rc != TERN_OK);
-  if (rc == TERN_OK && !bulk) { /* the next state, without reading the catalog back */
-    tern_state_handoff(t->idx, t->st, rec, c.edits, c.run);
-    c.run = NULL;
+  if (rc == TERN_OK && bulk) rc = edit_bulk_segment(&c);
+  if (rc == TERN_OK && !bulk) {
+    c.e.buf = TERN_EDIT_BUF_OPS;
+    rc = edit_buffer_ops(&c, 1);
   }
-  pthread_mutex_unlock(&t->idx->install_mu);
-  tern_mrun_put(c.run);
-  for (size_t s = 0; c.edits && s < t->st->nslots; s++)
-    tern_livedocs_free(c.edits[s].ld);
-  free(c.edits);
-  for (size_t s = 0; c.dels && s < t->st->nslots; s++)
-    free(c.dels[s].v);
-  free(c.dels);
-  tern_big_free(c.uniq, c.uniq_bytes);
+  report(t, "commit", 0, 1);
+  if (rc == TERN_OK) rc = tern_log_and_apply(t->idx, &c.e);
+  report(t, "commit", 1, 1);
+  if (rc == TERN_OK) *rec = c.e.rec;
+  *segments_changed = rc == TERN_OK && (c.touched || c.seg_docs);
+  int discard = rc != TERN_OK && bulk && c.seg_docs;
+  commit_ctx_free(&c); /* releases the new segment's reader before its files may go */
+  if (discard) {
+    char name[TERN_SEGNAME_MAX];
+    tern_segment_name(name, c.seg_number);
+    tern_discard_new_segment(t->idx, name);
+  }
+  tern_install_unlock(t->idx);
   return rc;
 }
 
@@ -548,20 +615,23 @@ static int after_commit(tern_index *idx, const tern_rec_state *rec, int segments
   int failed = tern_worker_after_commit(idx, rec, segments_changed);
   if (!failed) return TERN_OK;
   char msg[TERN_REC_HEALTH_MSG_MAX + 1];
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   snprintf(msg, sizeof msg, "%s", idx->last_error_msg);
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   return tern_fail(TERN_EPARTIAL, "%s: committed; a flush or merge after a commit failed (%s): %s",
                    idx->dir, tern_strerror(failed), msg);
 }
 
-int tern_commit(tern_txn *t) {
+int tern_commit_seq(tern_txn *t, uint64_t *seq) {
   tern_clear_error();
+  if (seq) *seq = 0;
   if (!t) return tern_fail(TERN_EINVAL, "tern_commit: NULL transaction");
   int changed = 0;
-  tern_rec_state rec;
-  int rc = t->nops ? commit_ops(t, &changed, &rec) : TERN_OK;
-  if (rc == TERN_OK && t->nops) {
+  tern_rec_state rec = t->st->rec; /* nothing in it: the commit it began on */
+  int work = t->nops || t->nranges;
+  int rc = work ? commit_ops(t, &changed, &rec) : TERN_OK;
+  if (rc == TERN_OK && seq) *seq = rec.seq;
+  if (rc == TERN_OK && work) {
     report(t, "merge", 0, 1);
     rc = after_commit(t->idx, &rec, changed);
     report(t, "merge", 1, 1);
@@ -570,3 +640,5 @@ int tern_commit(tern_txn *t) {
   txn_free(t);
   return rc;
 }
+
+int tern_commit(tern_txn *t) { return tern_commit_seq(t, NULL); }

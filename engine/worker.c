@@ -4,9 +4,11 @@
  * while a flush is in flight.
  */
 #include "engine/worker.h"
+#include "engine/edit.h"
 
 #include "codec/status.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 enum { BACKOFF_MAX_SHIFT = 10 };
@@ -21,10 +23,6 @@ typedef struct tern_worker {
   unsigned streak;  /* failures in a row */
   uint64_t skip;    /* kicks to ignore before trying again after a failure */
   int unreported;   /* status of a failure no commit has reported yet */
-  /* under idx->install_mu: the flush in flight */
-  int frozen, unknown;
-  tern_mrun **runs;
-  size_t nruns, cap;
 } tern_worker;
 
 int tern_worker_new(tern_index *idx) {
@@ -42,7 +40,7 @@ int tern_worker_new(tern_index *idx) {
 /* Whether the buffer of the newest state is past write_buffer_bytes. */
 static int flush_due(tern_index *idx, int *due) {
   tern_state *st;
-  TERN_TRY(tern_state_acquire_settled(idx, 0, &st));
+  TERN_TRY(tern_state_acquire(idx, 0, &st));
   *due = st->rec.buffered_bytes > idx->opts.write_buffer_bytes;
   tern_state_release(idx, st);
   return TERN_OK;
@@ -51,9 +49,9 @@ static int flush_due(tern_index *idx, int *due) {
 /* Whether the newest buffer view holds more runs than lookups should
  * search (commits merge only small runs: memseg.h). */
 static int runs_due(tern_index *idx) {
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   int due = idx->cur && idx->cur->buffer && idx->cur->buffer->nruns > TERN_WORKER_RUNS_MAX;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   return due;
 }
 
@@ -62,7 +60,7 @@ static int runs_due(tern_index *idx) {
  * merged those runs meanwhile (else the next commit asks again). */
 static int merge_runs(tern_index *idx) {
   tern_state *st;
-  TERN_TRY(tern_state_acquire_settled(idx, 1, &st));
+  TERN_TRY(tern_state_acquire(idx, 1, &st));
   const tern_memseg *b = st->buffer;
   /* The leading runs past half TERN_MRUN_MERGE_MAX, the newest two left
    * out: no commit merges those, so the install finds them in place. */
@@ -72,18 +70,21 @@ static int merge_runs(tern_index *idx) {
   tern_mrun *merged = NULL;
   int rc = k >= 2 ? tern_mruns_merge(b, k, &merged) : TERN_OK;
   if (merged) {
-    pthread_mutex_lock(&idx->install_mu);
+    tern_install_lock(idx);
     tern_state *cur = NULL;
     rc = tern_state_acquire(idx, 1, &cur);
     int same = rc == TERN_OK && cur->buffer->nruns >= k;
     for (size_t i = 0; same && i < k; i++)
       same = cur->buffer->runs[i] == b->runs[i];
-    tern_memseg *view = NULL;
-    if (same) rc = tern_memseg_rebottom(cur->buffer, k, merged, &view);
+    tern_edit e;
+    tern_edit_init(&e, cur);
+    e.buf = TERN_EDIT_BUF_VIEW; /* the same documents: nothing for the catalog */
+    if (same) rc = tern_memseg_rebottom(cur->buffer, k, merged, &e.view);
     else tern_mrun_put(merged);
-    if (view) (void)tern_state_swap_buffer(idx, cur, view); /* cur is idx->cur: install_mu */
+    if (e.view) (void)tern_log_and_apply(idx, &e);
+    tern_edit_free(idx, &e);
     if (cur) tern_state_release(idx, cur);
-    pthread_mutex_unlock(&idx->install_mu);
+    tern_install_unlock(idx);
   }
   tern_state_release(idx, st);
   return rc;
@@ -119,7 +120,7 @@ static void *worker_main(void *arg) {
     w->busy = 1;
     pthread_mutex_unlock(&w->mu);
     int rc = run_due_work(idx);
-    if (rc != TERN_OK) tern_worker_note_failure(idx, rc, 0);
+    if (rc != TERN_OK) tern_health_note(idx, rc, 0);
     pthread_mutex_lock(&w->mu);
     if (rc != TERN_OK) {
       w->unreported = rc;
@@ -154,7 +155,7 @@ static void kick(tern_index *idx) {
     pthread_mutex_unlock(&w->mu);
     int rc = run_due_work(idx);
     if (rc != TERN_OK) {
-      tern_worker_note_failure(idx, rc, 0);
+      tern_health_note(idx, rc, 0);
       pthread_mutex_lock(&w->mu);
       w->unreported = rc;
       pthread_mutex_unlock(&w->mu);
@@ -192,14 +193,32 @@ void tern_worker_wait(tern_index *idx) {
   pthread_mutex_unlock(&w->mu);
 }
 
-void tern_worker_drain(tern_index *idx) {
+int tern_worker_drain(tern_index *idx) {
   tern_worker *w = idx->worker;
-  if (!w) return;
+  if (!w) return 0;
   pthread_mutex_lock(&w->mu);
   wait_idle(w);
+  int pending = w->unreported;
   w->unreported = 0;
   w->skip = 0;
   pthread_mutex_unlock(&w->mu);
+  return pending;
+}
+
+int tern_worker_report(tern_index *idx, int rc, int pending) {
+  if (!pending || rc == TERN_EPARTIAL) return rc;
+  if (rc != TERN_OK) { /* the caller's own error first; the next call reports this one */
+    pthread_mutex_lock(&idx->worker->mu);
+    if (!idx->worker->unreported) idx->worker->unreported = pending;
+    pthread_mutex_unlock(&idx->worker->mu);
+    return rc;
+  }
+  char msg[TERN_REC_HEALTH_MSG_MAX + 1];
+  pthread_mutex_lock(&idx->mu);
+  snprintf(msg, sizeof msg, "%s", idx->last_error_msg);
+  pthread_mutex_unlock(&idx->mu);
+  return tern_fail(TERN_EPARTIAL, "%s: done; a flush or merge after an earlier commit failed (%s): %s",
+                   idx->dir, tern_strerror(pending), msg);
 }
 
 void tern_worker_free(tern_index *idx) {
@@ -215,70 +234,6 @@ void tern_worker_free(tern_index *idx) {
   pthread_mutex_destroy(&w->mu);
   pthread_cond_destroy(&w->wake);
   pthread_cond_destroy(&w->idle);
-  free(w->runs);
   free(w);
   idx->worker = NULL;
-}
-
-/* ------------------------------------------------------------ the flush in flight */
-
-void tern_worker_freeze(tern_index *idx) {
-  tern_worker *w = idx->worker;
-  w->frozen = 1;
-  w->unknown = 0;
-  w->nruns = 0;
-}
-
-void tern_worker_note(tern_index *idx, tern_mrun *run, int unknown) {
-  tern_worker *w = idx->worker;
-  if (!w || !w->frozen) return;
-  if (unknown) w->unknown = 1;
-  if (!run || !run->n || w->unknown) return;
-  if (w->nruns == w->cap) {
-    size_t cap = w->cap ? 2 * w->cap : 16;
-    tern_mrun **r = realloc(w->runs, cap * sizeof *r);
-    if (!r) { /* cannot follow this commit: the flush starts over */
-      w->unknown = 1;
-      return;
-    }
-    w->runs = r;
-    w->cap = cap;
-  }
-  atomic_fetch_add(&run->refs, 1);
-  w->runs[w->nruns++] = run;
-}
-
-void tern_worker_noted(tern_index *idx, tern_mrun *const **runs, size_t *n, int *unknown) {
-  tern_worker *w = idx->worker;
-  *runs = w->runs;
-  *n = w->nruns;
-  *unknown = w->unknown;
-}
-
-void tern_worker_thaw(tern_index *idx) {
-  tern_worker *w = idx->worker;
-  for (size_t i = 0; i < w->nruns; i++)
-    tern_mrun_put(w->runs[i]);
-  w->nruns = 0;
-  w->frozen = w->unknown = 0;
-}
-
-/* ------------------------------------------------------------ catalog writes */
-
-void tern_worker_reload(tern_index *idx, const tern_state *buffer_of) {
-  if (tern_state_reload(idx, buffer_of) == TERN_OK) return;
-  pthread_mutex_lock(&idx->mu);
-  idx->cur_behind = 1;
-  pthread_mutex_unlock(&idx->mu);
-}
-
-int tern_worker_note_failure(tern_index *idx, int status, uint64_t bad_segment) {
-  pthread_mutex_lock(&idx->install_mu);
-  tern_state *cur = NULL;
-  int have = tern_state_acquire(idx, 0, &cur) == TERN_OK;
-  tern_health_note(idx, status, bad_segment);
-  tern_worker_reload(idx, have ? cur : NULL);
-  if (have) tern_state_release(idx, cur);
-  pthread_mutex_unlock(&idx->install_mu);
-  return status;
 }

@@ -8,12 +8,13 @@
  * (tern_flock_hold) from the commit that gave it work until that work is
  * installed, so no other process commits meanwhile, and the commits of
  * this process go on.  A flush or merge writes its segment outside any
- * lock and installs it in one LMDB transaction under idx->install_mu, the
- * lock every commit holds from its resolve to its hand-off; what commits
- * did to its inputs meanwhile is carried into the new segment (maint.c,
- * merge.c).  Every catalog write the worker makes is followed, under
- * install_mu, by a reload of idx->cur, so a commit that began on an older
- * state sees idx->cur moved and resolves its keys again (txn.c).
+ * lock and installs it as an edit (edit.h) under idx->install_mu, the
+ * lock every commit holds from its resolve to its install; what commits
+ * did to its inputs meanwhile is carried into the new segment (flush.c,
+ * merge.c).  tern_log_and_apply moves idx->cur, so a commit that began on
+ * an older state sees idx->cur moved and resolves its keys again (txn.c).
+ * The worker only schedules: it calls flush.c and merge.c, which never
+ * call back into it.
  *
  * Failures are recorded in health (tern_stats last_error) and reported
  * once, as TERN_EPARTIAL, by the next tern_commit; the work is retried
@@ -40,35 +41,18 @@ void tern_worker_free(tern_index *idx);
 /* Buffer view runs past which the worker merges the older ones. */
 #define TERN_WORKER_RUNS_MAX 12
 int tern_worker_after_commit(tern_index *idx, const tern_rec_state *rec, int segments_changed);
-/* Waits until the worker has nothing to do (tern_flush, tern_compact).
- * Forgets a failure not yet reported: the caller does the work itself. */
-void tern_worker_drain(tern_index *idx);
+/* Waits until the worker has nothing to do (tern_flush, tern_compact) and
+ * ends its back-off: the caller does the work itself.  Returns the status
+ * of a background failure not yet reported (0: none), which the caller
+ * hands to tern_worker_report. */
+int tern_worker_drain(tern_index *idx);
+/* What tern_flush or tern_compact returns after its own work ended with
+ * `rc`, when drain returned `pending`: a failure of the background worker
+ * is reported once, as TERN_EPARTIAL (tern.h), by the first of commit,
+ * flush and compact after it; when the caller's own work failed, its
+ * error is returned and the pending failure kept for the next call. */
+int tern_worker_report(tern_index *idx, int rc, int pending);
 /* Waits until the worker has nothing to do, and forgets nothing (verify). */
 void tern_worker_wait(tern_index *idx);
-
-/* ---- the flush in flight, followed by commits (install_mu held) */
-/* A flush froze the buffer: commits from now on note what they change. */
-void tern_worker_freeze(tern_index *idx);
-/* A commit's changes to the buffer: run (shared, may be NULL for a
- * commit that changed none) holds the keys it put into or took out of it;
- * `unknown`: it changed the buffer in a way a run does not say (a commit
- * written as a segment), and the flush in flight must start over. */
-void tern_worker_note(tern_index *idx, tern_mrun *run, int unknown);
-/* The runs noted since the freeze (valid until tern_worker_thaw) and
- * whether the flush must start over. */
-void tern_worker_noted(tern_index *idx, tern_mrun *const **runs, size_t *n, int *unknown);
-void tern_worker_thaw(tern_index *idx);
-
-/* After a catalog write outside a commit (install_mu held): idx->cur
- * reloaded, its buffer view shared from buffer_of (NULL: read again);
- * when that fails, the next commit rebuilds its state. */
-void tern_worker_reload(tern_index *idx, const tern_state *buffer_of);
-/* Records a failure of background work in health (install_mu taken
- * here), bad_segment as in tern_health_note.  Returns status. */
-int tern_worker_note_failure(tern_index *idx, int status, uint64_t bad_segment);
-
-/* Internal status: the work met a change it cannot follow and must be
- * tried again (not a failure). */
-#define TERN_WORKER_RETRY 1
 
 #endif

@@ -59,25 +59,25 @@ int tern_writer_lock(tern_index *idx) {
   if (atomic_load(&idx->catalog_bad))
     return tern_fail(TERN_ECORRUPT, "%s/%s: catalog found damaged; nothing is written into it",
                      idx->dir, TERN_CATALOG_FILE);
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   int busy = idx->writing;
   idx->writing = 1;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   if (busy)
     return tern_fail(TERN_EBUSY, "%s: a write transaction is open in this process", idx->dir);
   /* Under mu: the worker's last release unlocks the flock under mu too. */
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   int rc = 0;
   if (!idx->flock_holds)
     while ((rc = flock(idx->lock_fd, LOCK_EX | LOCK_NB)) < 0 && errno == EINTR) {
     }
   int err = rc ? errno : 0;
   if (rc == 0 && !idx->flock_holds++) held_mark(idx, 1);
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   if (rc == 0) return TERN_OK;
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   idx->writing = 0;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
   if (err == EWOULDBLOCK && held_here(idx))
     return tern_fail(TERN_EBUSY,
                      "%s: another handle of this index in this process holds the write lock "
@@ -90,24 +90,24 @@ int tern_writer_lock(tern_index *idx) {
 }
 
 void tern_flock_hold(tern_index *idx) {
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   idx->flock_holds++;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
 }
 
 void tern_flock_release(tern_index *idx) {
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   if (--idx->flock_holds == 0) {
-    idx->handed_seq = 0; /* before the lock goes: others may commit after */
+    idx->cur_seq = 0; /* before the lock goes: others may commit after */
     held_mark(idx, 0);
     flock(idx->lock_fd, LOCK_UN);
   }
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
 }
 
 void tern_writer_unlock(tern_index *idx) {
   tern_flock_release(idx);
-  pthread_mutex_lock(&idx->mu);
+  tern_mu_lock(idx);
   idx->writing = 0;
-  pthread_mutex_unlock(&idx->mu);
+  tern_mu_unlock(idx);
 }

@@ -98,10 +98,12 @@
  * its peak memory is about that of a bulk one.  docs/BENCHMARKS.md has
  * the measured figures.
  *
- * SPACE.  TERN_EFULL means the catalog reached map_size (64 GiB by
- * default); the remedy is to reopen the index with a larger
- * tern_options.map_size (the stored value grows) or to tern_flush the
- * buffered writes into a segment.  LMDB reuses the catalog's free pages but
+ * SPACE.  The catalog's map starts at map_size (64 GiB by default) and
+ * grows by itself: a write that finds it full doubles it and is tried
+ * again (other processes adopt the new size at their next read).
+ * TERN_EFULL means the map could not grow (the address space, or the disk
+ * for the pages the write needed); tern_flush moves buffered writes into
+ * a segment.  LMDB reuses the catalog's free pages but
  * never shrinks its file; tern_compact does (see there).
  *
  * BACKUP.  tern_backup(snap, dest) writes a consistent, verified, openable
@@ -152,8 +154,8 @@ const char *tern_version(void);
 #define TERN_ENOMEM (-30705)    /**< out of memory */
 #define TERN_ERANGE (-30706)    /**< caller's buffer too small; the needed size is reported */
 #define TERN_ENOTINDEX (-30707) /**< the directory is not a tern index */
-#define TERN_EFULL (-30708)     /**< the catalog's map is full: reopen with a larger
-                                     map_size, or tern_flush (see SPACE above) */
+#define TERN_EFULL (-30708)     /**< the catalog's map is full and could not grow
+                                     (see SPACE above) */
 /** The commit (or flush) is durable and visible, but work run after it
  *  (flushing the buffer, merging) failed: tern_errmsg() gives the cause,
  *  tern_stats_get() keeps it (last_error). Nothing is lost; the next
@@ -259,7 +261,11 @@ int tern_options_init(tern_options *opts);
 
 /** Opens the index in `dir` (copied; the caller's string may go).  With
  *  TERN_CREATE, creates `dir` and the index when `dir` is absent or empty,
- *  with `opts` (NULL for the defaults; copied, field names included).  An
+ *  with `opts` (NULL for the defaults; copied, field names included).
+ *  Creation is durable and all or nothing: the catalog is built aside and
+ *  renamed into place, `dir` and its parent fsynced, before this returns;
+ *  a creation cut short (crash, I/O error) leaves no index, and the next
+ *  TERN_CREATE open replaces what it left.  An
  *  existing index keeps its stored options (but see map_size above).
  *  Unless TERN_RDONLY, and when no writer is at work, removes the files a
  *  crashed writer left uncommitted.  Costs a few small reads of the
@@ -321,6 +327,16 @@ int tern_put(tern_txn *txn, const void *key, size_t klen, const void *val, size_
  *  Errors: TERN_EINVAL (bad key), TERN_ECORRUPT and -errno from that
  *  lookup. */
 int tern_delete(tern_txn *txn, const void *key, size_t klen);
+/** Deletes every document whose key k has from <= k < to (from NULL: from
+ *  the first key; to NULL: to the last; from >= to: nothing), as of the
+ *  commit: segments wholly inside the range are dropped, the others'
+ *  documents in it marked deleted (one pass over that part of each
+ *  segment's dictionary, no per-key write), and buffered documents in it
+ *  taken out of the buffer.  The transaction's earlier puts of keys in the
+ *  range are deleted with them; later ones stand.  Bounds are copied.
+ *  Costs memory only until the commit.  Errors: TERN_EINVAL (txn NULL, a
+ *  bound of 0 or more than TERN_KEY_MAX bytes), TERN_ENOMEM. */
+int tern_delete_range(tern_txn *txn, const tern_slice *from, const tern_slice *to);
 /** Makes the transaction durable and visible, and frees it (even on error:
  *  a failed commit changes nothing, and a crash during it leaves the index
  *  at the previous commit).  A transaction with nothing in it costs
@@ -328,7 +344,8 @@ int tern_delete(tern_txn *txn, const void *key, size_t klen);
  *  TERN_EPARTIAL: the commit is durable and visible, but a flush or merge
  *  failed since the last commit returned: in the background worker (run
  *  after an earlier commit) or, with TERN_FOREGROUND, after this one.  Each
- *  such failure is returned once, by the next tern_commit (the cause in
+ *  such failure is returned once, by the next tern_commit, tern_flush or
+ *  tern_compact, whichever comes first (the cause in
  *  tern_errmsg(); tern_stats_get() shows it from the moment it happened);
  *  the worker tries again after 1, 2, 4, ... up to 1024 further commits,
  *  and tern_flush tries at once.  Nothing committed is lost by it: the
@@ -339,9 +356,49 @@ int tern_delete(tern_txn *txn, const void *key, size_t klen);
  *  protocol), -errno (-ENOSPC, -EIO while writing a segment or the
  *  catalog), TERN_ENOMEM. */
 int tern_commit(tern_txn *txn);
+/** Ingest flags: */
+#define TERN_INGEST_BEHIND 0x1u     /**< keys the index already has keep their document; the
+                                         ingested one is marked deleted */
+#define TERN_INGEST_LATER_WINS 0x2u /**< a key in two ingested segments: the later path's
+                                         document wins (else TERN_EINVAL) */
+/** Adds segments built outside the index (each paths[i] a directory holding
+ *  exactly one segment's files, named as tern names them: NAME.tim, .tix,
+ *  .doc, .flt, .val) in one commit: all or nothing, durable on return,
+ *  visible to snapshots opened after it, never to open ones.  Every
+ *  segment is verified whole first (every file's checksums); its files are
+ *  then hard-linked into the index directory under fresh names (copied and
+ *  fsynced on another file system; the sources are left as they are).  A
+ *  key the index already has (in a segment or the write buffer): the
+ *  ingested document wins and the older is marked deleted in the same
+ *  commit, or with TERN_INGEST_BEHIND the other way round.  Only where an
+ *  ingested segment's key range overlaps a segment's or the buffer's are
+ *  keys looked up: disjoint ranges cost no per-key work.  A crash at any
+ *  point leaves the index as before or after; files of an ingest that did
+ *  not commit are removed at the next writable open.  Takes the write lock
+ *  as tern_txn_begin (not with a transaction open).  n 0: nothing.
+ *  Errors: TERN_EINVAL (bad arguments or flags; a path that is not one
+ *  segment's directory; not an index segment; a key in two ingested
+ *  segments without TERN_INGEST_LATER_WINS, naming it), TERN_ECORRUPT (a
+ *  segment does not verify, naming the file), TERN_EVERSION (a segment
+ *  format this library does not read), TERN_EBUSY (as tern_txn_begin),
+ *  TERN_EFULL, TERN_EPARTIAL (ingested; background work failed, as
+ *  tern_commit), TERN_ENOMEM, -errno (a missing or unreadable file,
+ *  naming it).  The index is unchanged on every error but TERN_EPARTIAL. */
+int tern_ingest(tern_index *idx, const char *const *paths, size_t n, unsigned flags);
 /** Drops the transaction's writes, releases the write lock and frees it;
  *  NULL is a no-op.  Never fails otherwise. */
 int tern_abort(tern_txn *txn);
+/** tern_commit, also giving the commit's sequence number in *seq (NULL:
+ *  not wanted): the index's commit counter as this commit left it.  The
+ *  counter grows with every change of the index's catalog, by any process
+ *  (commits, flushes, merges, failure records) and never goes back, so a
+ *  snapshot sees this commit exactly when tern_snapshot_seq() gives a
+ *  number >= *seq.  A transaction with nothing in it gives the number of
+ *  the commit it began on.  *seq is set on TERN_OK and on TERN_EPARTIAL
+ *  (the commit is durable) and is 0 after any other error.  Frees the
+ *  transaction as tern_commit does.  Errors: those of tern_commit,
+ *  TERN_EINVAL (txn NULL). */
+int tern_commit_seq(tern_txn *txn, uint64_t *seq);
 
 /** Told by tern_commit() how far it is, on the committing thread: `phase` is
  *  "sort", "resolve", "write", "terms", "sync", "commit" and "merge" (the
@@ -508,6 +565,9 @@ int tern_terms_docfreq(tern_terms *te, uint64_t *df);
 int tern_terms_postings(tern_terms *te, tern_postings **out);
 int tern_terms_close(tern_terms *te);
 
+/** The sequence number of the commit the snapshot sees (tern_commit_seq);
+ *  no I/O.  Errors: TERN_EINVAL (snap or seq NULL). */
+int tern_snapshot_seq(const tern_snapshot *snap, uint64_t *seq);
 /** Live documents of the snapshot (no I/O). */
 int tern_snapshot_count(tern_snapshot *snap, uint64_t *live);
 /** Segments of the snapshot, oldest first. */
@@ -545,7 +605,9 @@ int tern_backup(tern_snapshot *snap, const char *dest);
  *  worker's work in flight (a barrier: when it returns TERN_OK, every
  *  flush and merge due is done).  Nothing to do on an empty buffer.
  *  TERN_EPARTIAL when the segment is committed but the merges after it
- *  failed.
+ *  failed, or when it succeeded but the background worker's work after
+ *  an earlier commit had failed and no call reported it yet (see
+ *  tern_commit; the cause in tern_errmsg()).
  *  Errors: TERN_EBUSY (a writer is at work), TERN_EINVAL (read-only),
  *  TERN_EFULL, TERN_ECORRUPT, -errno. */
 int tern_flush(tern_index *idx);
@@ -553,8 +615,11 @@ int tern_flush(tern_index *idx);
  *  documents (reads and writes the whole index: cost proportional to its
  *  size; snapshots keep reading the old segments until closed), after
  *  waiting for the background worker as tern_flush does.  Verifies
- *  every input's checksums first: TERN_ECORRUPT naming the damaged
- *  segment, which stays as it is (nothing is written).  Then, when this
+ *  every input's checksums first, before flushing the buffer:
+ *  TERN_ECORRUPT naming the damaged segment, and nothing is written (no
+ *  segment, no note in the catalog: every file stays as it was).
+ *  TERN_EPARTIAL: done, but the background worker's work after an earlier
+ *  commit had failed and no call reported it yet (as tern_flush).  Then, when this
  *  handle holds the directory alone (no other handle open on it in any
  *  process, no snapshot open on this one), rewrites catalog.mdb without
  *  its free pages (LMDB's compacting copy, renamed over it); otherwise the
@@ -610,6 +675,113 @@ typedef struct tern_stats {
 int tern_stats_get(tern_stats **out, tern_index *idx);
 /** Frees statistics; NULL is a no-op. */
 int tern_stats_free(tern_stats *stats);
+/** @} */
+
+/** @defgroup build Building segments outside an index, splitting, exporting
+ *  A segment can be built without an index, on any machine, and brought
+ *  into one later (see tern_ingest where available): this is the bulk-load
+ *  path of a host that partitions the key space (RocksDB's SstFileWriter).
+ *
+ *  A BUILT SEGMENT is a directory holding exactly one segment's files,
+ *  named as an index names them (s000000000001.tim .tix .doc .flt .val;
+ *  the number means nothing outside an index, which renames them), every
+ *  file checksummed and carrying the segment's 16-byte id: the directory
+ *  may be copied anywhere and checked on its own (tern_builder_verify).
+ *  Doc ids are the keys' ranks, as in the segments an index writes.
+ *  @{ */
+typedef struct tern_builder tern_builder; /**< one segment being built; one thread at a time */
+
+/** What tern_builder_finish built. */
+typedef struct tern_build_info {
+  uint64_t documents;                /**< documents in the segment (0: none, no segment) */
+  uint8_t first_key[TERN_KEY_MAX];   /**< its smallest key (first_len bytes) */
+  size_t first_len;
+  uint8_t last_key[TERN_KEY_MAX];    /**< its largest key (last_len bytes) */
+  size_t last_len;
+  uint64_t bytes;                    /**< bytes of its files */
+  char name[32];                     /**< the segment's name in the directory ("s000000000001") */
+} tern_build_info;
+
+/** Starts building a segment into directory `path` (copied), which must be
+ *  absent or an empty directory; its parent must exist.  Files are written
+ *  under `path`.tmp (a leftover of an interrupted build there is removed
+ *  first; one builder per path at a time), and renamed to `path` by
+ *  tern_builder_finish, so a crash or abort never leaves a finished-looking
+ *  `path`.  `opts` (NULL: tern_options_init's defaults) gives the pulsing
+ *  thresholds, inline_value_max and bloom_bits_per_key, as for an index
+ *  that is to take the segment in (write_buffer_bytes and map_size are not
+ *  used).  Memory: the builder streams keys and values to disk; it keeps
+ *  the secondary terms (every (field, term, doc) of the segment) in memory
+ *  until finish, plus about 8 bytes per key for the filter.
+ *  Errors: TERN_EINVAL (path NULL or empty, `path` exists and is not an
+ *  empty directory, bad options, `path`.tmp holding foreign files),
+ *  -errno (creating `path`.tmp). */
+int tern_builder_open(tern_builder **out, const char *path, const tern_options *opts);
+/** Adds a document.  Keys must be strictly increasing in byte order
+ *  (shorter first on a common prefix): a key not greater than the one
+ *  before is TERN_EINVAL with tern_errmsg() naming both keys (escaped as
+ *  the CLI does: \\, \t, \n, \r, \xHH), and the builder stays usable.
+ *  Arguments as tern_put (keys 1 to TERN_KEY_MAX bytes, values to
+ *  TERN_VALUE_MAX, terms as tern_term; a term repeated in one document
+ *  counts once).  At most 2^32 - 1 documents per segment.
+ *  Errors: TERN_EINVAL (bad or out-of-order argument; the builder is
+ *  unchanged), -errno (a write failed: the builder is then failed, and
+ *  only tern_builder_abort is left to call). */
+int tern_builder_add(tern_builder *b, const void *key, size_t klen, const void *val, size_t vlen,
+                     const tern_term *terms, size_t nterms);
+/** Writes the secondary terms, the terms index and the filter, fsyncs
+ *  every file and `path`.tmp, renames `path`.tmp to `path` and fsyncs the
+ *  parent directory: when it returns TERN_OK the segment is durable.  A
+ *  builder given no document makes `path` an empty directory (info
+ *  documents 0).  Frees b whatever the outcome; on failure `path`.tmp is
+ *  removed and `path` holds no segment (an empty `path` directory given
+ *  to open may be gone).
+ *  info may be NULL.  Errors: -errno, TERN_ENOMEM, or the failure that
+ *  failed the builder. */
+int tern_builder_finish(tern_builder *b, tern_build_info *info);
+/** Drops what was built (removes `path`.tmp) and frees b.  NULL is a
+ *  no-op. */
+int tern_builder_abort(tern_builder *b);
+/** Checks a built segment directory on its own: exactly one segment's five
+ *  files and nothing else, every checksum and structural invariant (as
+ *  tern_verify does for an index's segments: reads every byte), doc ids
+ *  being key ranks.  info (may be NULL) receives its documents, key range
+ *  and bytes.  Errors: TERN_ECORRUPT naming the file (damaged, truncated,
+ *  foreign or missing file, a stray file, not a segment), TERN_EVERSION
+ *  (a segment format version this library does not read), -errno
+ *  (-ENOENT: no such directory). */
+int tern_builder_verify(const char *path, tern_build_info *info);
+
+/** Returns in keys_out[0..n-1) the n-1 boundary keys that split the
+ *  snapshot's live keys into n parts about equal in size: part i holds
+ *  the keys k with keys_out[i-1] <= k < keys_out[i] (the first from the
+ *  smallest key, the last to the largest).  Boundaries ascend strictly;
+ *  when there are fewer distinct split points than n-1 (few keys), the
+ *  rest are left empty (len 0) and the call still succeeds.  Cost: no scan
+ *  of the keys: each segment's resident terms index (one entry and one
+ *  key count per 4 KiB block) and the buffer's keys give a weighted sample
+ *  of the key space; live counts are scaled per segment by its live
+ *  fraction (deletions are assumed spread evenly), and keys present in
+ *  several segments (shadowed, deleted) are counted once per live copy
+ *  only.  The parts are within about one block's keys of equal (±10% for
+ *  parts of more than ~50 blocks).  keys_out[i].data is malloc'd; free
+ *  each with free().  Any thread, as the snapshot's other reads.  Errors:
+ *  TERN_EINVAL (n < 1), TERN_ECORRUPT, TERN_ENOMEM. */
+int tern_split_keys(tern_snapshot *snap, size_t n, tern_slice *keys_out);
+/** Adds the snapshot's live documents with from <= key < to (from NULL or
+ *  empty: from the first; to NULL or to->data NULL: to the last; an empty
+ *  non-NULL `to`: nothing), in key order, with their
+ *  values and secondary terms, to builder b (which must be empty or hold
+ *  smaller keys).  Cost: a key-order walk of the range, plus, per segment
+ *  overlapping it, one pass over its secondary fields' terms and postings
+ *  (terms are kept by term, not per document), holding the range's terms
+ *  in memory.  The builder is left open: finish or abort it (after a
+ *  failure it may hold part of the range).  Any thread, with the builder
+ *  used by no other.  Errors: those of tern_builder_add (TERN_EINVAL when
+ *  the builder's last key is not below the range's first), TERN_ECORRUPT,
+ *  -errno. */
+int tern_export(tern_snapshot *snap, const tern_slice *from, const tern_slice *to,
+                tern_builder *b);
 /** @} */
 
 #if defined(__GNUC__)

@@ -10,6 +10,16 @@
  * To undo what was not kept, renames and unlinks first hard-link the file
  * they would lose to a stash, and catalog writes save the bytes they
  * overwrite.
+ *
+ * Strict POSIX (ff_strict): a directory entry is kept only once ITS
+ * directory was fsynced after it (an fsync of another directory keeps
+ * nothing), and the creations tern and LMDB make through libc are tracked
+ * as well: interposers over open (O_CREAT), mkdir, rename and a
+ * directory's fsync see catalog.mdb, its lock file, write.lock, the index
+ * directory itself and backup's files.  Without strict, any directory
+ * fsync keeps every earlier entry of the codec's files, as before.  The
+ * codec VFS reaches the same libc calls: a thread-local flag keeps them
+ * from being counted twice.
  */
 #include "tests/engine/faultfs.h"
 
@@ -17,6 +27,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,10 +53,11 @@ typedef struct tracked {
   int alive;
 } tracked;
 
-enum ns_op { NS_CREATE, NS_RENAME, NS_UNLINK };
+enum ns_op { NS_CREATE, NS_RENAME, NS_UNLINK, NS_MKDIR };
 typedef struct ns_entry {
   enum ns_op op;
   char a[FF_PATH], b[FF_PATH], stash[FF_PATH]; /* stash "": none */
+  char dir[FF_PATH]; /* the directory whose fsync keeps it (real path) */
 } ns_entry;
 
 typedef struct undo {
@@ -59,7 +74,7 @@ static struct {
   uint64_t fail_n;
   int fail_err;
   uint64_t crash_n;
-  int torn, crashed, fired;
+  int torn, crashed, fired, strict;
   uint64_t rng;
   int fd_file[FF_FDS]; /* index+1 into files, 0: none; -1: a directory */
   tracked files[FF_MAX];
@@ -114,6 +129,35 @@ static int failed(int err) {
 
 static const tern_io_vfs *sys(void) { return tern_io_system_vfs(); }
 
+/* Set while a VFS call runs: the libc interposers below then pass through. */
+static _Thread_local int in_vfs;
+
+/* The real path of path's parent directory into out ("" when unknown). */
+static void parent_of(const char *path, char *out) {
+  char tmp[FF_PATH];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  size_t n = strlen(tmp);
+  while (n > 1 && tmp[n - 1] == '/') tmp[--n] = '\0';
+  char *slash = strrchr(tmp, '/');
+  const char *dir = !slash ? "." : slash == tmp ? "/" : (*slash = '\0', tmp);
+  char real[PATH_MAX];
+  size_t len = realpath(dir, real) ? strlen(real) : FF_PATH;
+  out[0] = '\0';
+  if (len < FF_PATH) memcpy(out, real, len + 1);
+}
+
+/* The real path of a directory descriptor into out; 0 if fd is no directory. */
+static int dir_of_fd(int fd, char *out) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+  char link[64];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, out, FF_PATH - 1);
+  if (n <= 0) return 0;
+  out[n] = '\0';
+  return 1;
+}
+
 static tracked *file_of(int fd) {
   if (fd < 0 || fd >= FF_FDS || F.fd_file[fd] <= 0) return NULL;
   return &F.files[F.fd_file[fd] - 1];
@@ -126,6 +170,7 @@ static void ns_log(enum ns_op op, const char *a, const char *b, const char *stas
   snprintf(e->a, sizeof e->a, "%s", a);
   snprintf(e->b, sizeof e->b, "%s", b ? b : "");
   snprintf(e->stash, sizeof e->stash, "%s", stash ? stash : "");
+  parent_of(op == NS_RENAME ? b : a, e->dir);
 }
 
 /* Hard-links `path` to a fresh stash name (into out); 0 if there is no file. */
@@ -135,6 +180,7 @@ static int stash(const char *path, char *out) {
 }
 
 static int ff_open(const char *path, int flags, unsigned mode) {
+  in_vfs = 1;
   pthread_mutex_lock(&F.mu);
   int err = fault(FF_OPEN);
   int existed = access(path, F_OK) == 0;
@@ -153,6 +199,7 @@ static int ff_open(const char *path, int flags, unsigned mode) {
     }
   }
   pthread_mutex_unlock(&F.mu);
+  in_vfs = 0;
   return fd;
 }
 
@@ -179,14 +226,28 @@ static ssize_t ff_write(int fd, const void *buf, size_t len) {
   return err ? failed(err) : sys()->write(fd, buf, len);
 }
 
-/* The directory's creations, renames and unlinks are durable now. */
-static void ns_durable(void) {
-  for (size_t i = 0; i < F.nns; i++)
+/* The creations, renames and unlinks in `dir` (real path; NULL or not
+ * strict: in every directory) are durable now. */
+static void ns_durable(const char *dir) {
+  size_t k = 0;
+  for (size_t i = 0; i < F.nns; i++) {
+    if (dir && F.strict && strcmp(F.ns[i].dir, dir) != 0) {
+      F.ns[k++] = F.ns[i];
+      continue;
+    }
     if (F.ns[i].stash[0]) unlink(F.ns[i].stash);
-  F.nns = 0;
+  }
+  F.nns = k;
+}
+
+/* A directory's fsync succeeded: what it holds is durable. */
+static void dir_synced(int fd) {
+  char dir[FF_PATH];
+  if (dir_of_fd(fd, dir)) ns_durable(dir);
 }
 
 static int ff_fsync(int fd, int data_only) {
+  in_vfs = 1;
   pthread_mutex_lock(&F.mu);
   int err = fault(FF_SYNC);
   if (!err && sync_point()) err = EIO;
@@ -195,9 +256,10 @@ static int ff_fsync(int fd, int data_only) {
     tracked *t = file_of(fd);
     struct stat st;
     if (t && fstat(fd, &st) == 0) t->synced = (uint64_t)st.st_size;
-    if (fd >= 0 && fd < FF_FDS && F.fd_file[fd] == -1) ns_durable();
+    if (fd >= 0 && fd < FF_FDS && F.fd_file[fd] == -1) dir_synced(fd);
   }
   pthread_mutex_unlock(&F.mu);
+  in_vfs = 0;
   return rc;
 }
 
@@ -208,6 +270,7 @@ static void retarget(const char *from, const char *to) {
 }
 
 static int ff_rename(const char *from, const char *to) {
+  in_vfs = 1;
   pthread_mutex_lock(&F.mu);
   int err = fault(FF_RENAME);
   char st[FF_PATH] = "";
@@ -220,10 +283,12 @@ static int ff_rename(const char *from, const char *to) {
     unlink(st);
   }
   pthread_mutex_unlock(&F.mu);
+  in_vfs = 0;
   return rc;
 }
 
 static int ff_unlink(const char *path) {
+  in_vfs = 1;
   pthread_mutex_lock(&F.mu);
   int err = fault(FF_UNLINK);
   char st[FF_PATH] = "";
@@ -234,6 +299,7 @@ static int ff_unlink(const char *path) {
   else if (st[0])
     unlink(st);
   pthread_mutex_unlock(&F.mu);
+  in_vfs = 0;
   return rc;
 }
 
@@ -301,9 +367,12 @@ static int is_catalog(int fd, char *out) {
   ssize_t n = readlink(link, out, FF_PATH - 1);
   if (n <= 0) return 0;
   out[n] = '\0';
-  const char *suffix = "/catalog.mdb";
-  size_t sl = strlen(suffix);
-  return (size_t)n >= sl && !strcmp(out + n - sl, suffix);
+  static const char *const suffixes[2] = {"/catalog.mdb", "/catalog.mdb.new"};
+  for (int i = 0; i < 2; i++) {
+    size_t sl = strlen(suffixes[i]);
+    if ((size_t)n >= sl && !strcmp(out + n - sl, suffixes[i])) return 1;
+  }
+  return 0;
 }
 
 static int dsync_fd(int fd) { return (fcntl(fd, F_GETFL) & O_DSYNC) == O_DSYNC; }
@@ -399,8 +468,78 @@ static int catalog_sync(int fd, long nr) {
   return (int)syscall(nr, fd);
 }
 
-int fsync(int fd) { return catalog_sync(fd, SYS_fsync); }
+/* Strict: a directory's fsync through libc (engine/, not the codec VFS) is
+ * a sync point that keeps that directory's entries. */
+static int strict_dir_sync(int fd, int *rc) {
+  char dir[FF_PATH];
+  if (!F.installed || !F.strict || in_vfs || !dir_of_fd(fd, dir)) return 0;
+  pthread_mutex_lock(&F.mu);
+  int err = fault(FF_SYNC);
+  if (!err && sync_point()) err = EIO;
+  *rc = err ? failed(err) : (int)syscall(SYS_fsync, fd);
+  if (*rc == 0) ns_durable(dir);
+  pthread_mutex_unlock(&F.mu);
+  return 1;
+}
+
+int fsync(int fd) {
+  int rc;
+  return strict_dir_sync(fd, &rc) ? rc : catalog_sync(fd, SYS_fsync);
+}
 int fdatasync(int fd) { return catalog_sync(fd, SYS_fdatasync); }
+
+/* ------------------------------- strict: libc's creations, renames, mkdir */
+
+static int tracking(void) { return F.installed && F.strict && !in_vfs; }
+
+int open(const char *path, int flags, ...) {
+  unsigned mode = 0;
+  if (flags & (O_CREAT | O_TMPFILE)) {
+    va_list ap;
+    va_start(ap, flags);
+    mode = va_arg(ap, unsigned);
+    va_end(ap);
+  }
+  if (!tracking() || !(flags & O_CREAT)) return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+  pthread_mutex_lock(&F.mu);
+  int existed = access(path, F_OK) == 0, err = fault(FF_OPEN);
+  int fd = err ? failed(err) : (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+  if (fd >= 0 && !existed) ns_log(NS_CREATE, path, NULL, NULL);
+  pthread_mutex_unlock(&F.mu);
+  return fd;
+}
+
+int mkdir(const char *path, mode_t mode) {
+  if (!tracking()) return (int)syscall(SYS_mkdirat, AT_FDCWD, path, mode);
+  pthread_mutex_lock(&F.mu);
+  int rc = (int)syscall(SYS_mkdirat, AT_FDCWD, path, mode);
+  if (rc == 0) ns_log(NS_MKDIR, path, NULL, NULL);
+  pthread_mutex_unlock(&F.mu);
+  return rc;
+}
+
+static int sys_rename(const char *from, const char *to) {
+#ifdef SYS_renameat2
+  return (int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 0);
+#else
+  return (int)syscall(SYS_renameat, AT_FDCWD, from, AT_FDCWD, to);
+#endif
+}
+
+int rename(const char *from, const char *to) {
+  if (!tracking()) return sys_rename(from, to);
+  pthread_mutex_lock(&F.mu);
+  int err = fault(FF_RENAME);
+  char st[FF_PATH] = "";
+  if (!err && !stash(to, st)) st[0] = '\0';
+  int rc = err ? failed(err) : sys_rename(from, to);
+  if (rc == 0)
+    ns_log(NS_RENAME, from, to, st);
+  else if (st[0])
+    unlink(st);
+  pthread_mutex_unlock(&F.mu);
+  return rc;
+}
 
 /* ------------------------------------------------------------ control */
 
@@ -415,7 +554,7 @@ void ff_reset(void) {
   F.crashed = F.fired = F.torn = 0;
   F.nfiles = 0;
   memset(F.fd_file, 0, sizeof F.fd_file);
-  ns_durable();
+  ns_durable(NULL);
   log_free();
   pthread_mutex_unlock(&F.mu);
 }
@@ -430,6 +569,12 @@ void ff_uninstall(void) {
   tern_io_set_vfs(NULL);
   F.installed = 0;
   ff_reset();
+}
+
+void ff_strict(int on) {
+  pthread_mutex_lock(&F.mu);
+  F.strict = on;
+  pthread_mutex_unlock(&F.mu);
 }
 
 void ff_fail_nth(ff_kind kind, uint64_t n, int err) {
@@ -464,6 +609,11 @@ uint64_t ff_count(ff_kind kind) { return F.count[kind]; }
 uint64_t ff_syncs(void) { return F.syncs; }
 int ff_fired(void) { return F.fired; }
 
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)ftw;
+  return (flag == FTW_DP ? rmdir(path) : unlink(path)), 0;
+}
+
 static void undo_namespace(void) {
   for (size_t i = F.nns; i-- > 0;) {
     ns_entry *e = &F.ns[i];
@@ -480,6 +630,9 @@ static void undo_namespace(void) {
       break;
     case NS_UNLINK:
       (void)rename(e->stash, e->a);
+      break;
+    case NS_MKDIR: /* the directory and all in it */
+      (void)nftw(e->a, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
       break;
     }
   }
@@ -508,7 +661,10 @@ static void lose_data(const tracked *t) {
 static void undo_catalog(void) {
   if (!F.nlog) return;
   int fd = open(F.catalog, O_WRONLY);
-  if (fd < 0) abort();
+  if (fd < 0) { /* its creation was undone */
+    log_free();
+    return;
+  }
   uint64_t size = F.log[0].old_size;
   for (size_t i = F.nlog; i-- > 0;) {
     const undo *u = &F.log[i];
@@ -522,10 +678,12 @@ static void undo_catalog(void) {
 }
 
 void ff_power_loss(void) {
+  in_vfs = 1; /* its own renames and opens are not the index's */
   pthread_mutex_lock(&F.mu);
   undo_namespace();
   for (size_t i = 0; i < F.nfiles; i++) lose_data(&F.files[i]);
   undo_catalog();
   pthread_mutex_unlock(&F.mu);
+  in_vfs = 0;
   ff_reset();
 }

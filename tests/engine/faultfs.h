@@ -65,6 +65,12 @@ void ff_refuse_uring(int err);
 /* Calls of `kind` so far; sync points so far (all layers). */
 uint64_t ff_count(ff_kind kind);
 uint64_t ff_syncs(void);
+/* Strict POSIX power loss (on: 1): a creation, rename or unlink survives
+ * only if its own directory was fsynced after it, and libc's creations
+ * (LMDB's catalog and lock file, write.lock, mkdir, engine renames) are
+ * tracked too; open(O_CREAT) and rename through libc then also count as
+ * FF_OPEN and FF_RENAME calls. */
+void ff_strict(int on);
 /* Whether the armed fault has happened. */
 int ff_fired(void);
 /* After a crash, with the index closed: the files after a reboot. */

@@ -2,7 +2,11 @@
  * test_faults.c — fault loops (SQLite's do_ioerr_test and crash tests):
  * for an import, a commit with deletes (and the merge it triggers, in the
  * background worker: a fault there must not touch the commit), a flush
- * (and its merge), a commit and flush that merges, and a compact:
+ * (and its merge), a commit and flush that merges, a compact, an ingest
+ * (of a segment a bulk commit wrote elsewhere, keys new, in segments and
+ * in the buffer) and a commit of a deleted range; after an ingest or a
+ * range, the reopened index also holds no file of a segment it does not
+ * list:
  *
  *   - for every call kind (open, pread, write, fsync, rename, unlink, mmap,
  *     ftruncate, LMDB's catalog writes and syncs) and errno (EIO, ENOSPC),
@@ -20,10 +24,14 @@
  *
  * The catalog's own writes are covered by faultfs.c's interposers over
  * LMDB's pwrite/writev/fdatasync (included here so that no other test
- * gets them).  TERN_TEST_SCALE=n runs n plans of different shapes.
+ * gets them).  The power cuts are strict POSIX (ff_strict): a directory
+ * entry survives only once its own directory was fsynced after it.  TERN_TEST_SCALE=n runs n plans of different shapes.
  */
 #include "tests/engine/enginetest.h"
 #include "tests/engine/faultfs.c"
+
+#include "codec/segment.h"
+#include "engine/index.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -41,9 +49,10 @@ typedef struct plan {
   uint32_t vmod;     /* shapes values: some go to .val */
 } plan;
 
-enum op { OP_IMPORT, OP_DELETES, OP_FLUSH, OP_MERGE, OP_COMPACT, NOPS };
+enum op { OP_IMPORT, OP_DELETES, OP_FLUSH, OP_MERGE, OP_COMPACT, OP_INGEST, OP_RANGE, NOPS };
 static const char *const op_name[NOPS] = {"import", "commit with deletes", "flush", "merge",
-                                          "compact"};
+                                          "compact", "ingest", "delete range"};
+static const char *g_ingest; /* the segment directory OP_INGEST ingests */
 
 typedef struct tally {
   uint64_t rounds, clean_errors, partial, ok_despite_fault, wrong, lost;
@@ -72,6 +81,12 @@ static int del(tern_txn *t, kstate *m, uint32_t id) {
   size_t kl = et_key(id, SALT, key);
   if (m) m->ver[id] = 0;
   return t ? tern_delete(t, key, kl) : TERN_OK;
+}
+
+static int byte_order(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {
+  size_t n = al < bl ? al : bl;
+  int c = n ? memcmp(a, b, n) : 0;
+  return c ? c : (al > bl) - (al < bl);
 }
 
 static tern_index *open_index(const char *dir, unsigned flags) {
@@ -105,6 +120,23 @@ static void build_base(const char *dir, const plan *p, kstate *m) {
   for (uint32_t i = 0; i < 10; i++) assert_int_equal(del(t, m, p->seg_docs + i), TERN_OK);
   assert_int_equal(tern_commit(t), TERN_OK);
   assert_int_equal(tern_close(idx), TERN_OK);
+}
+
+/* OP_INGEST's documents: new keys, keys in segments, keys in the buffer. */
+#define NINGEST 40
+static uint32_t ingest_id(const plan *p, uint32_t i) {
+  uint32_t n = 9 * p->seg_docs;
+  if (i < 20) return n + 200 + i;
+  if (i < 35) return 4 * p->seg_docs + (i - 20);
+  return n + (i - 35);
+}
+
+/* OP_RANGE's bounds: the keys of two ids. */
+static uint8_t g_range_from[ET_KEY_MAX], g_range_to[ET_KEY_MAX];
+static size_t g_range_flen, g_range_tlen;
+static int in_range(const uint8_t *k, size_t kl) {
+  return byte_order(k, kl, g_range_from, g_range_flen) >= 0 &&
+         byte_order(k, kl, g_range_to, g_range_tlen) < 0;
 }
 
 /* The operation, on the index (idx) and on the model (m), either may be
@@ -147,6 +179,20 @@ static int run_op(tern_index *idx, enum op op, const plan *p, kstate *m) {
   case OP_COMPACT:
     if (idx) STEP(tern_compact(idx));
     return rc;
+  case OP_INGEST: /* the model: what ingest_ids put, at version 6 */
+    for (uint32_t i = 0; i < NINGEST; i++) STEP(put(NULL, p, m, ingest_id(p, i), 6));
+    if (idx) STEP(tern_ingest(idx, &g_ingest, 1, 0));
+    return rc;
+  case OP_RANGE: /* ids whose keys sort in the middle third, segments and buffer */
+    if (idx) STEP(tern_txn_begin(&t, idx, 0));
+    if (t) STEP(tern_delete_range(t, &(tern_slice){g_range_from, g_range_flen},
+                                  &(tern_slice){g_range_to, g_range_tlen}));
+    for (uint32_t id = 0; m && id < NK; id++) {
+      uint8_t key[ET_KEY_MAX];
+      size_t kl = et_key(id, SALT, key);
+      if (in_range(key, kl)) m->ver[id] = 0;
+    }
+    break;
   default:
     break;
   }
@@ -206,6 +252,54 @@ static void copy_dir(const char *from, const char *to) {
     free(b);
   }
   closedir(d);
+}
+
+/* Every segment file in dir belongs to a segment the index lists. */
+static void no_leftovers(tern_index *idx, const char *dir, enum op op, const char *what,
+                         uint64_t n) {
+  tern_stats *st;
+  assert_int_equal(tern_stats_get(&st, idx), TERN_OK);
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char name[64];
+    if (!tern_seg_file_segment(e->d_name, name, sizeof name)) continue;
+    int listed = 0;
+    for (size_t i = 0; i < st->nsegments; i++) {
+      char want[TERN_SEGNAME_MAX];
+      tern_segment_name(want, st->segments[i].id);
+      listed |= !strcmp(want, name);
+    }
+    if (!listed)
+      fprintf(stderr, "%s, %s #%llu: leftover %s\n", op_name[op], what, (unsigned long long)n,
+              e->d_name);
+    assert_true(listed);
+  }
+  closedir(d);
+  tern_stats_free(st);
+}
+
+/* The segment OP_INGEST ingests: a bulk commit of a scratch index under
+ * root, linked into root/ingest. */
+static char *build_ingest(const char *root, const plan *p) {
+  char *scratch = tu_path(root, "scratch"), *seg = tu_path(root, "ingest");
+  tern_index *idx = open_index(scratch, TERN_CREATE);
+  tern_txn *t;
+  assert_int_equal(tern_txn_begin(&t, idx, TERN_TXN_BULK), TERN_OK);
+  for (uint32_t i = 0; i < NINGEST; i++) assert_int_equal(put(t, p, NULL, ingest_id(p, i), 6), TERN_OK);
+  assert_int_equal(tern_commit(t), TERN_OK);
+  tern_stats *st;
+  assert_int_equal(tern_stats_get(&st, idx), TERN_OK);
+  assert_int_equal(st->nsegments, 1);
+  char name[TERN_SEGNAME_MAX];
+  tern_segment_name(name, st->segments[0].id);
+  tern_stats_free(st);
+  assert_int_equal(mkdir(seg, 0755), 0);
+  assert_int_equal(tern_seg_link(scratch, name, seg, name), TERN_OK);
+  assert_int_equal(tern_close(idx), TERN_OK);
+  free(scratch);
+  return seg;
 }
 
 typedef struct fault_spec {
@@ -274,6 +368,7 @@ static int round_of(const char *base, const char *work, enum op op, const plan *
             (unsigned long long)f->n);
     t->lost++;
   }
+  if (op == OP_INGEST || op == OP_RANGE) no_leftovers(re, work, op, what, f->n);
   assert_int_equal(tern_close(re), TERN_OK);
   assert_int_equal(t->wrong + t->lost, 0);
   return fired;
@@ -308,20 +403,27 @@ static void test_fault_loops(void **state) {
   tu_rng_init(&r, 0xfa);
   tally t = {0};
   ff_install();
+  ff_strict(1); /* a directory entry survives a power cut only once its directory was fsynced */
   for (unsigned s = 0; s < tu_scale(); s++) {
     plan p = {s == 0 ? 30 : 20 + (uint32_t)tu_below(&r, 21), s == 0 ? 5 : 2 + (uint32_t)tu_below(&r, 6)};
     char *root = tu_tmpdir("faults");
     char *base = tu_path(root, "base"), *work = tu_path(root, "work");
     kstate before;
     build_base(base, &p, &before);
+    char *ingest = build_ingest(root, &p);
+    g_ingest = ingest;
+    g_range_flen = et_key(2 * p.seg_docs, SALT, g_range_from); /* two keys: in_range decides */
+    g_range_tlen = et_key(7 * p.seg_docs + 3, SALT, g_range_to);
     for (int op = 0; op < NOPS; op++) {
       loop_op(base, work, (enum op)op, &p, &before, &t);
     }
     tu_rmtree(root);
+    free(ingest);
     free(base);
     free(work);
     free(root);
   }
+  ff_strict(0);
   ff_uninstall();
   print_message("fault rounds %llu: clean errors %llu, committed with post-commit work "
                 "failed (TERN_EPARTIAL) %llu, success despite the fault %llu, "

@@ -2,7 +2,8 @@
  * test_model.c — the engine against a reference model.
  *
  * Long random sequences of put / replace / delete / commit / abort /
- * reopen / compact / flush, with a write buffer of a few KiB so that
+ * reopen / compact / flush / delete-range / ingest (segments made by a bulk
+ * commit of a scratch index, ingested winning or TERN_INGEST_BEHIND), with a write buffer of a few KiB so that
  * segments, live-docs generations and merges happen all the time, and
  * bulk transactions mixed in.  After every step the index is compared
  * with the model: get on every key, get_batch on a random batch,
@@ -12,7 +13,12 @@
  */
 #include "tests/engine/enginetest.h"
 
+#include "codec/segment.h"
 #include "codec/status.h"
+#include "engine/index.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
 
 typedef struct world {
   tu_rng r;
@@ -655,6 +661,83 @@ static void step_delete(world *w) {
   }
 }
 
+/* A random range [from, to) (either end may be open), deleted in the
+ * transaction and in the pending model. */
+static void step_delete_range(world *w) {
+  uint8_t fk[ET_KEY_MAX], tk[ET_KEY_MAX];
+  size_t fl, tl;
+  key_of(w, (uint32_t)tu_below(&w->r, w->pending.n), fk, &fl);
+  key_of(w, (uint32_t)tu_below(&w->r, w->pending.n), tk, &tl);
+  tern_slice from = {fk, fl}, to = {tk, tl};
+  int open_from = tu_below(&w->r, 8) == 0, open_to = tu_below(&w->r, 8) == 0;
+  ET_OK(tern_delete_range(w->txn, open_from ? NULL : &from, open_to ? NULL : &to));
+  for (uint32_t id = 0; id < w->pending.n; id++) {
+    uint8_t k[ET_KEY_MAX];
+    size_t kl;
+    key_of(w, id, k, &kl);
+    if (!open_from && byte_cmp(k, kl, fk, fl) < 0) continue;
+    if (!open_to && byte_cmp(k, kl, tk, tl) >= 0) continue;
+    et_doc_clear(&w->pending.docs[id]);
+  }
+}
+
+/* The one segment a bulk commit wrote in scratch, linked into segdir. */
+static void take_segment(const char *scratch, const char *segdir) {
+  DIR *d = opendir(scratch);
+  assert_non_null(d);
+  char name[64] = "";
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (tern_seg_file_segment(e->d_name, name, sizeof name)) break;
+  closedir(d);
+  assert_true(name[0] != '\0');
+  assert_int_equal(mkdir(segdir, 0755), 0);
+  ET_OK(tern_seg_link(scratch, name, segdir, name));
+}
+
+/* Random documents written by a bulk commit elsewhere, then ingested. */
+static void step_ingest(world *w) {
+  char *root = tu_tmpdir("modelseg");
+  char *scratch = tu_path(root, "scratch"), *segdir = tu_path(root, "seg");
+  tern_index *s;
+  ET_OK(tern_open(&s, scratch, TERN_CREATE | TERN_FOREGROUND, &w->opts));
+  tern_txn *t;
+  ET_OK(tern_txn_begin(&t, s, TERN_TXN_BULK));
+  et_model ing;
+  et_model_init(&ing, w->committed.n);
+  uint32_t lo = (uint32_t)tu_below(&w->r, ing.n), span = 1 + (uint32_t)tu_below(&w->r, ing.n);
+  size_t n = 0;
+  for (uint32_t id = lo; id < ing.n && id < lo + span; id++) {
+    if (tu_below(&w->r, 2)) continue;
+    et_doc *d = &ing.docs[id];
+    et_doc_random(&w->r, d);
+    uint8_t key[ET_KEY_MAX];
+    size_t klen;
+    key_of(w, id, key, &klen);
+    tern_term terms[8];
+    size_t nt = et_doc_terms(d, terms);
+    ET_OK(tern_put(t, key, klen, d->val, d->vlen, terms, nt));
+    n++;
+  }
+  ET_OK(tern_commit(t));
+  ET_OK(tern_close(s));
+  if (n) {
+    take_segment(scratch, segdir);
+    unsigned flags = tu_below(&w->r, 2) ? TERN_INGEST_BEHIND : 0;
+    const char *paths[1] = {segdir};
+    ET_OK(tern_ingest(w->idx, paths, 1, flags));
+    for (uint32_t id = 0; id < ing.n; id++)
+      if (ing.docs[id].present && (!flags || !w->committed.docs[id].present))
+        et_doc_copy(&w->committed.docs[id], &ing.docs[id]);
+    w->commits++;
+  }
+  et_model_free(&ing);
+  tu_rmtree(root);
+  free(scratch);
+  free(segdir);
+  free(root);
+}
+
 static void begin(world *w) {
   w->txn_flags = tu_below(&w->r, 5) == 0 ? TERN_TXN_BULK : 0;
   ET_OK(tern_txn_begin(&w->txn, w->idx, w->txn_flags));
@@ -677,16 +760,20 @@ static void step(world *w) {
   if (w->txn) {
     if (p < 55)
       step_put(w);
-    else if (p < 80)
+    else if (p < 78)
       step_delete(w);
+    else if (p < 80)
+      step_delete_range(w);
     else if (p < 95)
       end_txn(w, 1);
     else
       end_txn(w, 0);
     return;
   }
-  if (p < 80) {
+  if (p < 77) {
     begin(w);
+  } else if (p < 80) {
+    step_ingest(w);
   } else if (p < 84) {
     if (w->held) tern_snapshot_close(w->held);
     w->held = NULL;

@@ -35,6 +35,15 @@ int cmd_flush(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_terms(int argc, char **argv);
 int cmd_backup(int argc, char **argv);
+int cmd_build(int argc, char **argv);
+int cmd_split(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+/* verify_built.c: whether dir holds a built segment (segment files, no
+ * catalog), and `tern verify` of one (returns the exit code). */
+int cli_is_built_segment(const char *dir);
+int cli_verify_built(const char *dir);
+int cmd_ingest(int argc, char **argv);
+int cmd_delete_range(int argc, char **argv);
 /* limit.c: --limit N of scan and terms; 0, or -1 after reporting. */
 int cli_parse_limit(const char *cmd, const char *arg, uint64_t *out);
 

@@ -71,10 +71,13 @@ static void print_summary(const import_run *r) {
   if (r->dry_run)
     fprintf(stderr, "%s: %llu %s checked in %.2f s (%.0f docs/s)\n", r->dir,
             (unsigned long long)r->docs, cli_plural(r->docs, "document", "documents"), secs, rate);
-  else
-    fprintf(stderr, "%s: %llu %s imported in %.2f s (%.0f docs/s; commit %.2f s)\n", r->dir,
+  else {
+    char phases[256];
+    progress_phases(&r->prog, phases, sizeof phases);
+    fprintf(stderr, "%s: %llu %s imported in %.2f s (%.0f docs/s; commit %.2f s; %s)\n", r->dir,
             (unsigned long long)r->docs, cli_plural(r->docs, "document", "documents"), secs, rate,
-            r->commit_secs);
+            r->commit_secs, phases);
+  }
 }
 
 /* Opens the index and the transaction, imports, commits. */
@@ -84,7 +87,7 @@ static int import_into_index(import_run *r) {
   if (cli_open_create(&idx, r->dir, &r->co)) return CLI_FAIL;
   int st = tern_txn_begin(&r->txn, idx, TERN_TXN_BULK);
   if (st) return cli_close(idx, r->dir, cli_fail(r->dir, st));
-  if (r->prog.on) tern_txn_set_progress(r->txn, progress_commit, &r->prog);
+  if (!r->quiet) tern_txn_set_progress(r->txn, progress_commit, &r->prog); /* phase times */
   int rc = import_lines(r);
   if (rc == CLI_OK) {
     double t0 = progress_elapsed(&r->prog);
@@ -116,6 +119,7 @@ static int run_import(import_run *r) {
   } else {
     rc = import_into_index(r);
   }
+  if (r->prog.ticking) progress_end(&r->prog); /* a failure before the commit */
   if (rc == CLI_OK && !r->quiet) print_summary(r);
   tsv_doc_free(&r->doc);
   tsv_reader_free(&r->rd);

@@ -21,6 +21,7 @@ int cmd_verify(int argc, char **argv) {
   if (argc - optind < 1) return cli_usage_error("verify", "missing DIR");
   if (argc - optind > 1) return cli_usage_error("verify", "too many arguments");
   const char *dir = argv[optind];
+  if (cli_is_built_segment(dir)) return cli_verify_built(dir);
   tern_index *idx;
   int st = cli_open(&idx, dir, TERN_RDONLY);
   if (st) return st == TERN_ECORRUPT ? CLI_CORRUPT : CLI_FAIL;

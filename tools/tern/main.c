@@ -27,6 +27,11 @@ static const command k_commands[] = {
     {"scan", cmd_scan},
     {"terms", cmd_terms},
     {"backup", cmd_backup},
+    {"build", cmd_build},
+    {"split", cmd_split},
+    {"export", cmd_export},
+    {"ingest", cmd_ingest},
+    {"delete-range", cmd_delete_range},
 };
 
 static int print_version(void) {
