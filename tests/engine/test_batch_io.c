@@ -107,6 +107,8 @@ static void evict(void) {
 
 /* A fresh open (nothing checked: every block cold), one batch; its status
  * and the reads it made. */
+static unsigned open_flags = TERN_RDONLY; /* | TERN_PREAD for the copying mode */
+
 static int cold_batch(uint32_t depth, const uint32_t *ids, const tern_slice *keys, tern_batch_fn fn,
                       tern_io_stats *io) {
   tern_index *idx;
@@ -114,7 +116,7 @@ static int cold_batch(uint32_t depth, const uint32_t *ids, const tern_slice *key
   tern_options_init(&o);
   o.read_depth = depth;
   evict();
-  ET_OK(tern_open(&idx, dir, TERN_RDONLY, &o));
+  ET_OK(tern_open(&idx, dir, open_flags, &o));
   tern_snapshot *s;
   ET_OK(tern_snapshot_open(&s, idx));
   check c = {ids, 0};
@@ -172,6 +174,11 @@ static void test_backends_agree(void **state) {
     }
     tern_io_set_queue_kind(TERN_RQ_AUTO);
     ff_refuse_uring(0);
+    /* pread mode: blocks and values copied, never mapped */
+    open_flags = TERN_RDONLY | TERN_PREAD;
+    assert_int_equal(cold_batch(32, ids, keys, check_cb, &io), TERN_OK);
+    assert_true(io.reads <= one.reads);
+    open_flags = TERN_RDONLY;
   }
   ff_uninstall();
   free(ids);
