@@ -34,3 +34,6 @@ add_test(NAME tools/cli_docs COMMAND ${PROJECT_SOURCE_DIR}/tests/tools/cli_docs.
 # The README's first command, on a small index.
 add_test(NAME tools/demo COMMAND ${PROJECT_SOURCE_DIR}/scripts/demo)
 set_tests_properties(tools/demo PROPERTIES ENVIRONMENT "TERN_BIN=$<TARGET_FILE:tern_cli>;DOCS=20000")
+# Every call of tern.h lists its errors and has a row in test_conventions.c.
+add_test(NAME tools/header_errors COMMAND ${PROJECT_SOURCE_DIR}/tests/tools/header_errors.sh
+         ${PROJECT_SOURCE_DIR}/include/tern.h ${PROJECT_SOURCE_DIR}/tests/engine/test_conventions.c)

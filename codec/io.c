@@ -96,6 +96,14 @@ int tern_io_unlink(const char *path) {
 static _Atomic int read_checks = 1;
 void tern_io_set_read_checks(int on) { atomic_store(&read_checks, on != 0); }
 
+/* Pages checked and reads that had to check a page first, process-wide:
+ * both on the first-touch path only (rare), so one shared atomic each. */
+static atomic_ulong pages_checked, first_touch_reads;
+void tern_io_check_counts(uint64_t *checked, uint64_t *first_touch) {
+  *checked = atomic_load_explicit(&pages_checked, memory_order_relaxed);
+  *first_touch = atomic_load_explicit(&first_touch_reads, memory_order_relaxed);
+}
+
 /* Mapped files: the first read of a page (its check) by pread (1), or by
  * faulting it in through the mapping (0); see tern_rfile_read. */
 static _Atomic int first_touch_pread = 1;
@@ -313,6 +321,7 @@ static int check_page(tern_rfile *f, uint64_t p, const uint8_t *bytes) {
                      "%s: checksum mismatch in the page at offset %llu (stored %08x, computed %08x)",
                      f->path, (unsigned long long)(p * TERN_IO_PAGE), want, got);
   atomic_fetch_or_explicit(&f->checked[p / 64], 1ull << (p % 64), memory_order_release);
+  atomic_fetch_add_explicit(&pages_checked, 1, memory_order_relaxed);
   return TERN_OK;
 }
 
@@ -430,6 +439,7 @@ int tern_rfile_read(tern_rfile *f, uint64_t off, size_t len, void *scratch, cons
   count_read(f, len);
   uint64_t first, last;
   int check = read_pages(f, off, len, &first, &last);
+  if (TERN_UNLIKELY(check)) atomic_fetch_add_explicit(&first_touch_reads, 1, memory_order_relaxed);
   if (f->mode == TERN_IO_MMAP) {
     if (TERN_UNLIKELY(check)) {
       /* First touch: a pread costs less than the page fault that would

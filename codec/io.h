@@ -172,6 +172,10 @@ int tern_rfile_check_pages(tern_rfile *f);
 void tern_rfile_stats(const tern_rfile *f, tern_io_stats *out);
 void tern_rfile_reset_stats(tern_rfile *f);
 void tern_io_global_stats(tern_io_stats *out);
+/* Process-wide since load (not reset): pages whose checksum was verified,
+ * and reads that touched a page not yet checked (the other reads found
+ * every page already checked: the cache's hits). */
+void tern_io_check_counts(uint64_t *checked, uint64_t *first_touch);
 void tern_io_reset_global_stats(void);
 
 /* Drops the file's pages from the page cache (posix_fadvise DONTNEED), for

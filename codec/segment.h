@@ -123,6 +123,9 @@ typedef struct tern_seg_cursor {
   int64_t block_no;              /* block held in `page`, -1 none */
   const uint8_t *block;          /* the block's bytes (mapping or page) */
   uint64_t ra_until;             /* private: a scan asked the kernel for blocks below this */
+  tern_tb_pairs *pairs;          /* stepping: the pair decode table (use_pairs), or NULL */
+  uint32_t block_steps;          /* steps taken in the block held */
+  uint32_t plain_steps;          /* steps decoded without the pair table since it was built */
   uint8_t page[TERN_BLOCK_SIZE]; /* pread mode: the block */
   uint8_t term[TERN_KEY_MAX];    /* the decoded term */
   uint32_t entry;                /* entry index in the block of the last result */

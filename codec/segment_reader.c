@@ -35,7 +35,11 @@ void tern_seg_cursor_init(tern_seg_cursor *c) {
 }
 
 void tern_seg_cursor_release(tern_seg_cursor *c) {
-  free(c->value);
+  /* Every tern_get releases a cursor that mostly holds nothing: no calls
+   * to free then. */
+  if (c->pairs) free(c->pairs);
+  c->pairs = NULL;
+  if (c->value) free(c->value);
   c->value = NULL;
   c->value_cap = 0;
   c->block_no = -1;
@@ -47,6 +51,7 @@ static int hold_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, co
                       const tern_ti_block *info, tern_seg_cursor *c) {
   uint64_t gb = f->first_block + b;
   TERN_TRY(tern_tb_open_lookup(&c->blk, p, &f->tbf, info->entries, tern_rfile_path(s->tim), gb));
+  c->block_steps = 0;
   c->seg = s;
   c->field = f;
   c->seg_uid = s->uid;
@@ -238,11 +243,38 @@ int tern_seg_seek_exact(const tern_seg *s, const tern_seg_field *f, const void *
   return seek_exact_in(s, f, b, term, len, c, e);
 }
 
+/* A step decodes a whole suffix: with the pair table when the block's
+ * alphabet suits it.  The table is the cursor's; it serves every block
+ * with the alphabet it was built for (a scan of uniform keys builds it
+ * once), and is rebuilt for another alphabet only after the cursor has
+ * decoded K^2 / 8 entries without it (a rebuild costs about what that
+ * many table lookups save), so that short range scans over blocks of
+ * varied alphabets pay for few rebuilds.  Without memory, decoding goes on
+ * without it. */
+static void use_pairs(tern_seg_cursor *c) {
+  if (c->blk.pair) return;
+  if (++c->block_steps == 1 && c->pairs) { /* once per block: the table as it is */
+    tern_tb_use_pairs(&c->blk, c->pairs, 0);
+    if (c->blk.pair) return;
+  }
+  uint32_t k = c->blk.nsym, build_at = k * k / 8;
+  if (k > TERN_TB_PAIR_K || c->blk.group < 2 || ++c->plain_steps < build_at) return;
+  c->plain_steps = 0;
+  if (!c->pairs) {
+    c->pairs = malloc(sizeof *c->pairs);
+    if (!c->pairs) return;
+    c->pairs->nsym = 0;
+  }
+  tern_tb_use_pairs(&c->blk, c->pairs, 1);
+}
+
 /* Decodes entry `index` of the cursor's block (0 <= index <= n: n means the
  * first entry of the next block). */
 static int entry_at(const tern_seg *s, tern_seg_cursor *c, uint32_t index, tern_term_entry *e) {
   const tern_seg_field *f = c->field;
+  int here = c->positioned; /* c->it follows the entry in c->term, in this block */
   if (index >= c->blk.n) {
+    here = 0;
     if (c->field_block + 1 >= f->nblocks) {
       c->positioned = 0;
       return TERN_NOTFOUND;
@@ -252,7 +284,11 @@ static int entry_at(const tern_seg *s, tern_seg_cursor *c, uint32_t index, tern_
   }
   c->positioned = 0;
   tern_tb_tables(&c->blk);
-  TERN_TRY(tern_tb_iter_seek(&c->blk, &c->it, index, c->term));
+  use_pairs(c);
+  if (here)
+    TERN_TRY(tern_tb_iter_seek_from(&c->blk, &c->it, index, c->term));
+  else
+    TERN_TRY(tern_tb_iter_seek(&c->blk, &c->it, index, c->term));
   tern_tb_tail t = {.docs = e->docs};
   TERN_TRY(tern_tb_iter_next(&c->blk, &c->it, c->term, &t));
   fill_entry(c, index, &t, e);
@@ -309,6 +345,7 @@ int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e
   uint32_t index = c->it.entry;
   c->positioned = 0;
   tern_tb_tables(&c->blk);
+  use_pairs(c);
   tern_tb_tail t = {.docs = e->docs};
   TERN_TRY(tern_tb_iter_next(&c->blk, &c->it, c->term, &t));
   fill_entry(c, index, &t, e);
@@ -471,9 +508,14 @@ int tern_seg_doc(const tern_seg *s, uint32_t doc, tern_seg_cursor *c, tern_slice
   if (!f || !(f->flags & TERN_FIELD_DOC_ORDERED))
     return tern_fail(TERN_EINVAL, "doc lookup: the segment's keys are not in doc order");
   if (doc >= f->nterms) return TERN_NOTFOUND;
-  uint64_t b;
-  TERN_TRY(tern_terms_index_find_ordinal(&f->index, doc, &b));
-  TERN_TRY(load_block(s, f, b, c));
+  /* A doc in the block the cursor stands in (the next hits of a term, in
+   * key order) needs neither the index nor the block's header again. */
+  if (!(c->positioned && c->seg_uid == s->uid && c->seg == s && c->field == f &&
+        doc >= c->block_ord && doc - c->block_ord < c->blk.n)) {
+    uint64_t b;
+    TERN_TRY(tern_terms_index_find_ordinal(&f->index, doc, &b));
+    TERN_TRY(load_block(s, f, b, c));
+  }
   tern_term_entry e;
   TERN_TRY(entry_at(s, c, (uint32_t)(doc - c->block_ord), &e));
   if (!e.meta.pulsed || e.meta.df != 1 || e.docs[0] != doc) {

@@ -27,6 +27,8 @@ const char *tern_strerror(int status) {
   case TERN_ENOTINDEX: return "not a tern index";
   case TERN_EFULL: return "catalog map full";
   case TERN_EPARTIAL: return "committed, but the work after the commit failed";
+  case TERN_ESTOPPED: return "stopped by the callback";
+  case TERN_EEXIST: return "key exists";
   default: break;
   }
   if (status < 0 && status > -4096) return strerror(-status);

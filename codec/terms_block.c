@@ -97,6 +97,7 @@ static int parse_alphabet(tern_tb_block *b, const uint8_t **pp) {
   const uint8_t *p = *pp;
   uint32_t d = 0;
   b->tables = 0;
+  b->pair = NULL;
   if (b->page[0] & TERN_TB_RANGES) {
     uint32_t nr = *p++;
     if (nr > 15) return corrupt(b, "bad alphabet range count");
@@ -482,9 +483,71 @@ static int decode_single(const tern_tb_block *b, uint32_t sp, uint32_t slen, uin
   return TERN_OK;
 }
 
+void tern_tb_use_pairs(tern_tb_block *b, tern_tb_pairs *pairs, int build) {
+  uint32_t k = b->nsym;
+  if (b->pair || b->group < 2 || k == 0 || k > TERN_TB_PAIR_K) return;
+  if (pairs->nsym != k || memcmp(pairs->sym, b->sym, k) != 0) {
+    if (!build) return;
+    for (uint32_t hi = 0; hi < k; hi++)
+      for (uint32_t lo = 0; lo < k; lo++) {
+        pairs->tab[2 * (hi * k + lo)] = b->sym[hi];
+        pairs->tab[2 * (hi * k + lo) + 1] = b->sym[lo];
+      }
+    memcpy(pairs->sym, b->sym, k);
+    pairs->nsym = k;
+  }
+  b->pair = pairs->tab;
+}
+
+/* decode_code with the pair table: the quotients by K^2, K^4 only, each
+ * two digits q[j] - K^2 q[j+2] one lookup; an odd r's leading digit
+ * alone.  r constant when inlined. */
+static inline __attribute__((always_inline)) int decode_code_pairs(const tern_tb_block *b,
+                                                                   uint32_t code, uint32_t r,
+                                                                   uint8_t *out) {
+  uint32_t q[TERN_TB_GROUP_MAX + 2];
+  uint32_t k2 = b->nsym * b->nsym;
+  q[0] = code;
+  for (uint32_t j = 2; j < r; j += 2) q[j] = digit_div(b, code, j);
+  q[r] = 0;
+  q[r + 1] = 0;
+  uint32_t j = r - 2;
+  if (r & 1) {
+    if (q[r - 1] >= b->nsym) return -1;
+    *out++ = b->sym[q[r - 1]];
+    j = r - 3;
+  } else if (q[r - 2] >= k2) {
+    return -1;
+  }
+  for (; j < r; j -= 2, out += 2) /* j wraps past 0 to end the loop */
+    memcpy(out, b->pair + 2 * (q[j] - k2 * q[j + 2]), 2);
+  return 0;
+}
+
+/* decode_suffix with the pair table (b->pair set, group >= 2). */
+static int decode_suffix_pairs(const tern_tb_block *b, uint32_t sp, uint32_t slen, uint8_t *out) {
+  for (uint32_t i = 0, r; i < slen; i += r, out += r) {
+    r = slen - i < b->group ? slen - i : b->group;
+    uint32_t code = (uint32_t)get(b, sp, b->gbits[r]);
+    sp += b->gbits[r];
+    int bad;
+    switch (r) {
+    case 1: bad = decode_code(b, code, 1, out); break;
+    case 2: bad = decode_code_pairs(b, code, 2, out); break;
+    case 3: bad = decode_code_pairs(b, code, 3, out); break;
+    case 4: bad = decode_code_pairs(b, code, 4, out); break;
+    case 5: bad = decode_code_pairs(b, code, 5, out); break;
+    default: bad = decode_code_pairs(b, code, 6, out); break;
+    }
+    if (bad) return corrupt(b, "character outside the block alphabet");
+  }
+  return TERN_OK;
+}
+
 /* Decodes slen suffix characters at sp into out. */
 static int decode_suffix(const tern_tb_block *b, uint32_t sp, uint32_t slen, uint8_t *out) {
   if (b->group == 1 && b->gbits[1] > 0) return decode_single(b, sp, slen, out);
+  if (b->pair) return decode_suffix_pairs(b, sp, slen, out);
   for (uint32_t i = 0, r; i < slen; i += r, out += r) {
     r = slen - i < b->group ? slen - i : b->group;
     uint32_t code = (uint32_t)get(b, sp, b->gbits[r]);
@@ -793,6 +856,57 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
   if (it->entry == b->n && (it->kpos + 7) / 8 * 8 != b->tails_start)
     return corrupt(b, "key stream length differs from its entries");
   return TERN_OK;
+}
+
+/* tern_tb_iter_seek from where `it` stands instead of from the restart,
+ * when entry index is in the run of the entry just decoded: the entries
+ * between are walked by their lengths alone, and only the characters that
+ * survive into the term before index are decoded — the bytes the term
+ * already holds from the entry just decoded stay as they are. */
+static int iter_skip(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, uint8_t *term) {
+  uint32_t n = index - it->entry + 1; /* entry 0 of the walk: the term in `term` */
+  uint32_t sp[256], pl[256], sl[256]; /* n <= restart interval <= 255 */
+  uint32_t len = it->len, pos = it->kpos;
+  pl[0] = 0;
+  sl[0] = len;
+  for (uint32_t k = 1; k < n; k++) {
+    TERN_TRY(read_prefix(b, &pos, len, &pl[k], &sl[k]));
+    sp[k] = pos;
+    pos += suffix_bits(b, sl[k]);
+    len = pl[k] + sl[k];
+    if (TERN_UNLIKELY(pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
+  }
+  uint32_t need, peek = pos, slen;
+  TERN_TRY(read_prefix(b, &peek, len, &need, &slen));
+  uint8_t tmp[TERN_TB_TERM_MAX + TERN_TB_GROUP_MAX];
+  for (uint32_t k = n; k-- > 1 && need > 0;) {
+    if (pl[k] >= need) continue;
+    uint32_t m = need - pl[k];
+    uint32_t whole = (m + b->group - 1) / b->group * b->group;
+    TERN_TRY(decode_suffix(b, sp[k], whole < sl[k] ? whole : sl[k], tmp));
+    memcpy(term + pl[k], tmp, m);
+    need = pl[k];
+  }
+  uint32_t tpos = it->pos;
+  if (TERN_LIKELY(b->tail_bits >= 0))
+    tpos = b->tails_start + index * (uint32_t)b->tail_bits;
+  else
+    for (uint32_t k = it->entry; k < index && tpos <= b->used_bits; k++) tpos = skip_tail(b, tpos);
+  if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
+  it->pos = tpos;
+  it->entry = index;
+  it->kpos = pos;
+  it->len = len;
+  return TERN_OK;
+}
+
+int tern_tb_iter_seek_from(const tern_tb_block *b, tern_tb_iter *it, uint32_t index,
+                           uint8_t *term) {
+  uint32_t e = it->entry;
+  if (index >= e && e > 0 && e < b->n && index < b->n && e % b->restart != 0 &&
+      index / b->restart == e / b->restart && it->len <= TERN_TB_TERM_MAX)
+    return iter_skip(b, it, index, term);
+  return tern_tb_iter_seek(b, it, index, term);
 }
 
 /* Skipping to an entry decodes only the characters that survive in the

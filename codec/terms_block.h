@@ -130,6 +130,7 @@ typedef struct tern_tb_block {
   uint32_t nranges;     /* RANGES: their count; bitmap: 0 */
   uint32_t below[4];    /* bitmap: alphabet bytes below 64 * word */
   int tables;           /* sym and dig are filled (tern_tb_tables) */
+  const uint8_t *pair;  /* two digits -> their two bytes (tern_tb_use_pairs), or NULL */
   uint8_t sym[256 + 8]; /* digit -> byte (8 bytes of slack for filling) */
   uint16_t dig[256];    /* byte -> digit, TERN_TB_NODIGIT when not in the alphabet */
 } tern_tb_block;
@@ -148,6 +149,25 @@ int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_fie
  * they are filled). */
 void tern_tb_tables(tern_tb_block *b);
 
+/* A table decoding two characters of a suffix with one lookup, for blocks
+ * whose alphabet has at most TERN_TB_PAIR_K bytes and that code several
+ * characters as one number: a scan decodes every suffix, and one lookup
+ * and half the divisions per two characters is most of a step's decode.
+ * Held by the caller (a scanning cursor), which decides when a block whose
+ * alphabet differs from the table's is worth a rebuild. */
+#define TERN_TB_PAIR_K 64u
+typedef struct tern_tb_pairs {
+  uint32_t nsym;                 /* 0: not built */
+  uint8_t sym[TERN_TB_PAIR_K];   /* the alphabet it was built for */
+  uint8_t tab[2 * TERN_TB_PAIR_K * TERN_TB_PAIR_K]; /* [2 (hi * K + lo)] = sym[hi], sym[lo] */
+} tern_tb_pairs;
+/* Points b (tables filled) at `pairs` when the table holds b's alphabet,
+ * or, with `build`, after rebuilding it for b's alphabet; leaves b without
+ * a pair table when it would not help.  No effect on what decodes, only
+ * on how fast.  A rebuild costs about K^2 stores (K: the alphabet's size),
+ * which a caller pays only when it steps through enough of the block. */
+void tern_tb_use_pairs(tern_tb_block *b, tern_tb_pairs *pairs, int build);
+
 /* Sequential decoding state.  The caller's term buffer holds the last term
  * decoded (TERN_TB_TERM_MAX bytes). */
 typedef struct tern_tb_iter {
@@ -164,6 +184,13 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
 /* Positions `it` so that the next entry decoded is entry `index` (term[]
  * then holds the bytes that entry shares with its predecessor, no more). */
 int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, uint8_t *term);
+/* tern_tb_iter_seek for an iterator that already stands in the block, its
+ * term in `term` (the state tern_tb_iter_next left): an entry further on
+ * in the same restart run is reached from there (the entries between
+ * walked by their lengths, no restart re-read); any other is sought from
+ * its restart. */
+int tern_tb_iter_seek_from(const tern_tb_block *b, tern_tb_iter *it, uint32_t index,
+                           uint8_t *term);
 
 /* A hint: entry `index` is decoded soon (tern_tb_iter_seek, then next). */
 void tern_tb_prefetch(const tern_tb_block *b, uint32_t index);

@@ -12,6 +12,8 @@
  * Checkpoint and Lucene's SnapshotDeletionPolicy (docs/ARCHITECTURE.md).
  */
 #include "engine/edit.h"
+#include "engine/errwrap.h"
+#include "engine/index.h"
 
 #include "codec/status.h"
 
@@ -26,10 +28,48 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The parent directory of path (a malloc'd copy), "." for a bare name. */
+static char *parent_of(const char *path) {
+  char *copy = strdup(path);
+  if (!copy) return NULL;
+  char *d = strdup(dirname(copy));
+  free(copy);
+  return d;
+}
+
+/* Whether dir `inner` (resolved) is `outer` (resolved) or lies under it. */
+static int path_within(const char *inner, const char *outer) {
+  size_t n = strlen(outer);
+  if (strncmp(inner, outer, n) != 0) return 0;
+  return inner[n] == '\0' || inner[n] == '/' || (n == 1 && outer[0] == '/');
+}
+
+/* dest's parent exists, is a directory, and is not inside the index. */
+static int check_dest_parent(const char *dest, const char *index_dir) {
+  char *parent = parent_of(dest);
+  if (!parent) return tern_fail(TERN_ENOMEM, "backup: out of memory");
+  char *rp = realpath(parent, NULL), *ri = rp ? realpath(index_dir, NULL) : NULL;
+  int rc = TERN_OK;
+  if (!rp) {
+    int e = errno ? errno : ENOENT;
+    rc = tern_fail(-e, "%s: its parent directory %s: %s", dest, parent, strerror(e));
+  } else if (!ri) {
+    rc = tern_fail_errno(index_dir);
+  } else if (path_within(rp, ri)) {
+    rc = tern_fail(TERN_EINVAL, "%s: inside the index directory %s (a backup goes elsewhere)",
+                   dest, index_dir);
+  }
+  free(ri);
+  free(rp);
+  free(parent);
+  return rc;
+}
+
 /* TERN_OK when dest is absent or an empty directory (*exists says which). */
-static int check_dest(const char *dest, int *exists) {
+static int check_dest(const char *dest, const char *index_dir, int *exists) {
   struct stat st;
   *exists = 0;
+  TERN_TRY(check_dest_parent(dest, index_dir));
   if (stat(dest, &st) < 0) return errno == ENOENT ? TERN_OK : tern_fail_errno(dest);
   if (!S_ISDIR(st.st_mode)) return tern_fail(TERN_EINVAL, "%s: exists and is not a directory", dest);
   DIR *d = opendir(dest);
@@ -39,7 +79,10 @@ static int check_dest(const char *dest, int *exists) {
   while (empty && (e = readdir(d)) != NULL)
     empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
   closedir(d);
-  if (!empty) return tern_fail(TERN_EINVAL, "%s: not empty", dest);
+  if (!empty)
+    return tern_fail(TERN_EINVAL,
+                     "%s: exists and is not empty (a backup goes into a new or empty directory)",
+                     dest);
   *exists = 1;
   return TERN_OK;
 }
@@ -105,8 +148,10 @@ static int write_catalog(const tern_snapshot *snap, const char *tmp) {
   if (rc == TERN_OK) rc = tern_edit_log(dst, &e);
   tern_install_unlock(dst);
   tern_edit_free(dst, &e);
-  int crc = tern_close(dst);
-  return rc != TERN_OK ? rc : crc;
+  tern_errsave es;
+  tern_err_save(&es);
+  int crc = tern_close(dst); /* clears the message */
+  return rc != TERN_OK ? tern_err_restore(&es, rc) : crc;
 }
 
 /* ------------------------------------------------------------ segment files */
@@ -198,9 +243,11 @@ static int verify_copy(const tern_snapshot *snap, const char *tmp) {
       rc = tern_fail(TERN_ECORRUPT, "%s: the copy holds %" PRIu64 " documents, not %" PRIu64,
                      tmp, got, want);
   }
-  tern_snapshot_close(s);
+  tern_errsave e;
+  tern_err_save(&e);
+  tern_snapshot_close(s); /* these clear the message */
   int crc = tern_close(b);
-  return rc != TERN_OK ? rc : crc;
+  return rc != TERN_OK ? tern_err_restore(&e, rc) : crc;
 }
 
 static int fsync_parent(const char *path) {
@@ -211,10 +258,22 @@ static int fsync_parent(const char *path) {
   return rc;
 }
 
+/* Damage the copy's verification found is the source's: the segment files
+ * are its own, linked or copied.  The message names the source's file. */
+static int name_source_file(const char *dir, const char *tmp) {
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s", tern_errmsg());
+  size_t n = strlen(tmp);
+  if (strncmp(msg, tmp, n) != 0 || msg[n] != '/')
+    return tern_fail_wrap(TERN_ECORRUPT, "the copy failed verification");
+  return tern_fail(TERN_ECORRUPT, "%s%s (found verifying the copy)", dir, msg + n);
+}
+
 int tern_backup(tern_snapshot *snap, const char *dest) {
+  tern_clear_error();
   if (!snap || !dest || !*dest) return tern_fail(TERN_EINVAL, "tern_backup: bad arguments");
   int exists;
-  TERN_TRY(check_dest(dest, &exists));
+  TERN_TRY(check_dest(dest, snap->idx->dir, &exists));
   size_t n = strlen(dest);
   char *tmp = malloc(n + 5);
   if (!tmp) return tern_fail(TERN_ENOMEM, "out of memory");
@@ -224,10 +283,16 @@ int tern_backup(tern_snapshot *snap, const char *dest) {
   if (rc == TERN_OK) rc = write_catalog(snap, tmp);
   if (rc == TERN_OK) rc = copy_segments(snap, tmp);
   if (rc == TERN_OK) rc = verify_copy(snap, tmp);
+  if (rc == TERN_ECORRUPT) rc = name_source_file(snap->idx->dir, tmp);
   if (rc == TERN_OK) rc = fsync_path(tmp, O_RDONLY | O_DIRECTORY);
   if (rc == TERN_OK && rename(tmp, dest) < 0) rc = tern_fail_errno(dest);
   if (rc == TERN_OK) rc = fsync_parent(dest);
-  if (rc != TERN_OK) remove_tmp(tmp);
+  if (rc != TERN_OK) {
+    tern_errsave e;
+    tern_err_save(&e);
+    remove_tmp(tmp);
+    rc = tern_err_restore(&e, rc);
+  }
   free(tmp);
   return rc;
 }

@@ -23,6 +23,7 @@
  * (docs/ARCHITECTURE.md, "Cold batches").
  */
 #include "engine/counters.h"
+#include "engine/errwrap.h"
 #include "engine/index.h"
 
 #include "codec/io.h"
@@ -372,10 +373,11 @@ static int batch_in_order(tern_snapshot *s, const tern_slice *keys, size_t n, te
   int rc = TERN_OK;
   for (size_t i = 0; rc == TERN_OK && i < n; i++) {
     tern_slice v;
-    int st = tern_snapshot_find(s, keys[i].data, keys[i].len, c, &v);
-    if (st == TERN_OK) rc = fn(payload, i, TERN_OK, v.len ? v.data : "", v.len);
-    else if (st == TERN_NOTFOUND) rc = fn(payload, i, TERN_NOTFOUND, NULL, 0);
+    int st = tern_snapshot_find(s, keys[i].data, keys[i].len, c, &v), cb = 0;
+    if (st == TERN_OK) cb = fn(payload, i, TERN_OK, v.len ? v.data : "", v.len);
+    else if (st == TERN_NOTFOUND) cb = fn(payload, i, TERN_NOTFOUND, NULL, 0);
     else rc = st;
+    if (cb != 0) rc = tern_fail_stopped(cb);
   }
   tern_seg_cursor_release(c);
   free(c);
@@ -391,6 +393,7 @@ int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batc
     if (!keys[i].data || keys[i].len == 0 || keys[i].len > TERN_KEY_MAX)
       return tern_fail(TERN_EINVAL, "tern_get_batch: key %zu of %zu bytes", i, keys[i].len);
   if (n == 0) return TERN_OK;
+  tern_count_gets(n);
   if (batch_in_order_pays(s, keys, n)) return batch_in_order(s, keys, n, fn, payload);
   batch_item *items = malloc(n * sizeof *items);
   uint32_t *order = malloc(n * sizeof *order);
@@ -406,7 +409,7 @@ int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batc
   for (size_t i = 0; rc == TERN_OK && i < n; i++) {
     int r = res[i].val ? fn(payload, i, TERN_OK, res[i].val, res[i].vlen)
                        : fn(payload, i, TERN_NOTFOUND, NULL, 0);
-    if (r != 0) rc = r;
+    if (r != 0) rc = tern_fail_stopped(r);
   }
   tern_arena_free(&vals);
   free(items);

@@ -20,6 +20,9 @@ typedef struct tern_engine_counts {
   atomic_ulong ingest_probes;  /* keys an ingest looked up in the index (overlapping ranges) */
   atomic_ulong map_grows;      /* catalog maps doubled by this process's writer */
   atomic_ulong map_adopts;     /* map sizes adopted after another process grew it */
+  atomic_ulong commits;        /* tern_commit calls that committed (tern_stats counters) */
+  atomic_ulong flushes;        /* buffers installed as segments */
+  atomic_ulong merges;         /* merges installed */
 } tern_engine_counts;
 
 extern tern_engine_counts tern_engine_count;
@@ -37,5 +40,11 @@ extern _Thread_local tern_get_counts tern_get_count TERN_TLS_IE;
 #define TERN_COUNT_GET(field, n) (tern_get_count.field += (n))
 
 #define TERN_COUNT(field) atomic_fetch_add_explicit(&tern_engine_count.field, 1, memory_order_relaxed)
+
+/* Keys looked up (tern_get, tern_get_batch, tern_txn_get), process-wide:
+ * striped as the file layer's read counts are (each thread adds to its own
+ * cache line), summed when asked (tern_stats_get). */
+void tern_count_gets(unsigned long n);
+uint64_t tern_gets_total(void);
 
 #endif

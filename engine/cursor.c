@@ -31,6 +31,7 @@ struct tern_cursor {
   int dir;    /* +1, -1, or 0 when unpositioned */
   size_t top; /* the source shown */
   int solo;   /* top is the only source with keys left in direction dir */
+  int counted; /* in snap->iters */
 };
 
 static int slice_ok(const tern_slice *s) {
@@ -79,9 +80,19 @@ static void set_bounds(tern_cursor *c, const tern_bounds *b) {
   c->empty = c->has_hi && tern_key_cmp(c->lo, c->lolen, c->hi, c->hilen) >= 0;
 }
 
+/* Frees the cursor; the snapshot's count of open handles drops when counted. */
+static void cursor_free(tern_cursor *c) {
+  for (size_t i = 0; i < c->n; i++)
+    tern_src_release(&c->src[i]);
+  free(c->src);
+  if (c->counted) atomic_fetch_sub(&c->snap->iters, 1);
+  free(c);
+}
+
 int tern_cursor_open(tern_cursor **out, tern_snapshot *snap, const tern_bounds *bounds) {
+  tern_clear_error();
+  if (out) *out = NULL;
   if (!out || !snap) return tern_fail(TERN_EINVAL, "tern_cursor_open: NULL argument");
-  *out = NULL;
   if (bounds && (!slice_ok(&bounds->from) || !slice_ok(&bounds->to) ||
                  !slice_ok(&bounds->prefix) || (bounds->prefix.len && !bounds->prefix.data)))
     return tern_fail(TERN_EINVAL, "tern_cursor_open: bound longer than %u bytes", TERN_KEY_MAX);
@@ -96,20 +107,19 @@ int tern_cursor_open(tern_cursor **out, tern_snapshot *snap, const tern_bounds *
     if (rc == TERN_OK) c->n = i + 1;
   }
   if (rc != TERN_OK) {
-    tern_cursor_close(c);
+    cursor_free(c);
     return rc;
   }
   set_bounds(c, bounds);
+  atomic_fetch_add(&snap->iters, 1); /* tern_snapshot_close refuses while it is open */
+  c->counted = 1;
   *out = c;
   return TERN_OK;
 }
 
 int tern_cursor_close(tern_cursor *c) {
-  if (!c) return TERN_OK;
-  for (size_t i = 0; i < c->n; i++)
-    tern_src_release(&c->src[i]);
-  free(c->src);
-  free(c);
+  tern_clear_error();
+  if (c) cursor_free(c);
   return TERN_OK;
 }
 
@@ -169,11 +179,13 @@ static int position_le(tern_cursor *c, const void *key, size_t klen, int strict)
 }
 
 int tern_cursor_first(tern_cursor *c) {
+  tern_clear_error();
   if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_first: NULL cursor");
   return position_ge(c, c->lo, c->lolen, 0);
 }
 
 int tern_cursor_last(tern_cursor *c) {
+  tern_clear_error();
   if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_last: NULL cursor");
   if (c->has_hi) return position_le(c, c->hi, c->hilen, 1);
   return position_le(c, NULL, 0, 0);
@@ -184,12 +196,14 @@ static int key_ok(const void *key, size_t klen) {
 }
 
 int tern_cursor_seek(tern_cursor *c, const void *key, size_t klen) {
+  tern_clear_error();
   if (!c || !key_ok(key, klen)) return tern_fail(TERN_EINVAL, "tern_cursor_seek: bad arguments");
   if (tern_key_cmp(key, klen, c->lo, c->lolen) < 0) return tern_cursor_first(c);
   return position_ge(c, key, klen, 0);
 }
 
 int tern_cursor_seek_for_prev(tern_cursor *c, const void *key, size_t klen) {
+  tern_clear_error();
   if (!c || !key_ok(key, klen))
     return tern_fail(TERN_EINVAL, "tern_cursor_seek_for_prev: bad arguments");
   if (c->has_hi && tern_key_cmp(key, klen, c->hi, c->hilen) >= 0) return tern_cursor_last(c);
@@ -237,16 +251,19 @@ static int move(tern_cursor *c, int dir) {
 }
 
 int tern_cursor_next(tern_cursor *c) {
+  tern_clear_error();
   if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_next: NULL cursor");
   return move(c, 1);
 }
 
 int tern_cursor_prev(tern_cursor *c) {
+  tern_clear_error();
   if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_prev: NULL cursor");
   return move(c, -1);
 }
 
 int tern_cursor_key(tern_cursor *c, tern_slice *key) {
+  tern_clear_error();
   if (!c || !key || c->dir == 0) return tern_fail(TERN_EINVAL, "tern_cursor_key: not on a key");
   key->data = c->src[c->top].key;
   key->len = c->src[c->top].klen;
@@ -254,6 +271,7 @@ int tern_cursor_key(tern_cursor *c, tern_slice *key) {
 }
 
 int tern_cursor_value(tern_cursor *c, tern_slice *val) {
+  tern_clear_error();
   if (!c || !val || c->dir == 0)
     return tern_fail(TERN_EINVAL, "tern_cursor_value: not on a key");
   return tern_src_value(&c->src[c->top], val);

@@ -10,6 +10,7 @@
  * seek — and the sources are merged by key, a linear min over the few of
  * them.
  */
+#include "engine/errwrap.h"
 #include "engine/index.h"
 
 #include "codec/segment_scan.h"
@@ -126,40 +127,80 @@ static void walks_close(hit_walk *w, size_t n) {
     }
 }
 
-static int merge_walks(const tern_snapshot *snap, hit_walk *w, size_t nw, int want,
+/* The walk of one iterator's hits, kept in it between calls so that a walk
+ * a callback stopped resumes where it stopped. */
+struct tern_by_key {
+  uint64_t *docs;
+  size_t n;
+  hit_walk *w;
+  size_t nw;
+  tern_slice *vals; /* of each walker's current hit */
+  int heads_want;   /* want_values the walkers' current hits were resolved with; -1: not */
+};
+
+void tern_by_key_free(struct tern_by_key *b) {
+  if (!b) return;
+  if (b->w) walks_close(b->w, b->nw);
+  free(b->w);
+  free(b->vals);
+  free(b->docs);
+  free(b);
+}
+
+/* Drains p and splits its hits by source, once. */
+static int by_key_start(tern_postings *p, const tern_snapshot *snap, struct tern_by_key **out) {
+  struct tern_by_key *b = calloc(1, sizeof *b);
+  if (!b) return tern_fail(TERN_ENOMEM, "hits: out of memory");
+  b->heads_want = -1;
+  int rc = drain(p, &b->docs, &b->n);
+  if (rc == TERN_OK) {
+    b->w = calloc(snap->st->nslots + 1, sizeof *b->w);
+    b->vals = calloc(snap->st->nslots + 1, sizeof *b->vals);
+    rc = b->w && b->vals ? walks_open(snap, b->docs, b->n, b->w, &b->nw)
+                         : tern_fail(TERN_ENOMEM, "hits: out of memory");
+  }
+  if (rc != TERN_OK) {
+    tern_by_key_free(b);
+    return rc;
+  }
+  *out = b;
+  return TERN_OK;
+}
+
+static int merge_walks(struct tern_by_key *b, const tern_snapshot *snap, int want,
                        tern_doc_fn fn, void *payload) {
-  tern_slice *vals = calloc(nw ? nw : 1, sizeof *vals);
-  if (!vals) return tern_fail(TERN_ENOMEM, "hits: out of memory");
-  int rc = TERN_OK;
-  for (size_t i = 0; rc == TERN_OK && i < nw; i++)
-    rc = walk_resolve(&w[i], snap, want, &vals[i]);
-  while (rc == TERN_OK) {
+  hit_walk *w = b->w;
+  size_t nw = b->nw;
+  if (b->heads_want != want) {
+    for (size_t i = 0; i < nw; i++)
+      if (w[i].pos < w[i].n) TERN_TRY(walk_resolve(&w[i], snap, want, &b->vals[i]));
+    b->heads_want = want;
+  }
+  for (;;) {
     size_t best = nw;
     for (size_t i = 0; i < nw; i++)
       if (w[i].pos < w[i].n &&
           (best == nw || tern_key_cmp(w[i].key.data, w[i].key.len, w[best].key.data,
                                       w[best].key.len) < 0))
         best = i;
-    if (best == nw) break;
-    rc = fn(payload, w[best].key, vals[best]);
-    if (rc == TERN_OK && ++w[best].pos < w[best].n) rc = walk_resolve(&w[best], snap, want, &vals[best]);
+    if (best == nw) return TERN_OK;
+    int cb = fn(payload, w[best].key, b->vals[best]);
+    if (++w[best].pos < w[best].n) {
+      int rc = walk_resolve(&w[best], snap, want, &b->vals[best]);
+      if (rc != TERN_OK) {
+        b->heads_want = -1; /* resolved again by the next call */
+        return rc;
+      }
+    }
+    if (cb != 0) return tern_fail_stopped(cb);
   }
-  free(vals);
-  return rc;
 }
 
 int tern_postings_each_by_key(tern_postings *p, int want_values, tern_doc_fn fn, void *payload) {
+  tern_clear_error();
   if (!p || !fn) return tern_fail(TERN_EINVAL, "tern_postings_each_by_key: bad arguments");
   const tern_snapshot *snap = tern_postings_snapshot(p);
-  uint64_t *docs = NULL;
-  size_t n = 0;
-  TERN_TRY(drain(p, &docs, &n));
-  hit_walk *w = calloc(snap->st->nslots + 1, sizeof *w);
-  size_t nw = 0;
-  int rc = w ? walks_open(snap, docs, n, w, &nw) : tern_fail(TERN_ENOMEM, "hits: out of memory");
-  if (rc == TERN_OK) rc = merge_walks(snap, w, nw, want_values, fn, payload);
-  if (w) walks_close(w, nw);
-  free(w);
-  free(docs);
-  return rc;
+  struct tern_by_key **b = tern_postings_by_key(p);
+  if (!*b) TERN_TRY(by_key_start(p, snap, b));
+  return merge_walks(*b, snap, want_values != 0, fn, payload);
 }

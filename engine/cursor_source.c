@@ -94,7 +94,9 @@ static int seg_step(tern_src *s, int dir) {
 
 /* Steps in direction dir while the source stands on a deleted doc. */
 static int settle(tern_src *s, int dir) {
-  if (!s->slot) return TERN_OK;
+  /* A segment with no deletions has every entry live (and the codec
+   * checked each doc id against the segment's doc count as it decoded). */
+  if (!s->slot || !s->slot->live) return TERN_OK;
   while (s->valid) {
     uint32_t doc = 0;
     TERN_TRY(seg_doc(s, &doc));

@@ -19,3 +19,14 @@ int tern_fail_wrap(int status, const char *fmt, ...) {
   if (!cause[0]) return tern_fail(status, "%s", prefix);
   return tern_fail(status, "%s: %s", prefix, cause);
 }
+
+int tern_fail_stopped(int cb) {
+  return tern_fail(TERN_ESTOPPED, "stopped by the callback, which returned %d", cb);
+}
+
+void tern_err_save(tern_errsave *e) { snprintf(e->msg, sizeof e->msg, "%s", tern_errmsg()); }
+
+int tern_err_restore(const tern_errsave *e, int status) {
+  if (status == TERN_OK || status == TERN_NOTFOUND) return status;
+  return tern_fail(status, "%s", e->msg);
+}

@@ -14,4 +14,17 @@
 /* Records "<fmt...>: <previous message>" and returns `status`. */
 int tern_fail_wrap(int status, const char *fmt, ...) TERN_PRINTF(2, 3);
 
+/* A callback's non-zero return `cb` as TERN_ESTOPPED (tern.h): the
+ * callback's value is named in the message, never returned. */
+int tern_fail_stopped(int cb);
+
+/* A recorded failure kept across cleanup calls that clear the message
+ * (every tern.h call does): saved before them, put back after. */
+typedef struct tern_errsave {
+  char msg[512];
+} tern_errsave;
+void tern_err_save(tern_errsave *e);
+/* Records the saved message again (when status is a failure); returns status. */
+int tern_err_restore(const tern_errsave *e, int status);
+
 #endif

@@ -1,6 +1,7 @@
 /*
  * flush.c — the write buffer written as a segment, installed as an edit.
  */
+#include "engine/counters.h"
 #include "engine/edit.h"
 #include "engine/errwrap.h"
 
@@ -103,6 +104,7 @@ static int install_flush(flush_ctx *f, tern_segref *ref) {
   e.ops = f->touched;
   e.nops = f->ntouched;
   if (rc == TERN_OK) rc = tern_log_and_apply(idx, &e);
+  if (rc == TERN_OK) TERN_COUNT(flushes);
   tern_edit_free(idx, &e);
   tern_state_release(idx, cur);
   return rc;

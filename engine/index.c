@@ -49,8 +49,8 @@ static int valid_field_name(const char *f) {
 }
 
 static int options_check(const tern_options *o) {
-  if (o->version != TERN_OPTIONS_VERSION)
-    return tern_fail(TERN_EINVAL, "options version %d, expected %d", o->version,
+  if (o->version < 1 || o->version > TERN_OPTIONS_VERSION)
+    return tern_fail(TERN_EINVAL, "options version %d, expected 1 to %d", o->version,
                      TERN_OPTIONS_VERSION);
   if (o->pulsing_threshold > TERN_THRESHOLD_MAX)
     return tern_fail(TERN_EINVAL, "pulsing_threshold %u > %u", o->pulsing_threshold,
@@ -62,7 +62,7 @@ static int options_check(const tern_options *o) {
   if (o->write_buffer_bytes == 0) return tern_fail(TERN_EINVAL, "write_buffer_bytes is 0");
   if (o->map_size < (1u << 20)) return tern_fail(TERN_EINVAL, "map_size below 1 MiB");
   if (o->nfields && !o->fields) return tern_fail(TERN_EINVAL, "nfields without fields");
-  if (o->read_depth > TERN_READ_DEPTH_MAX)
+  if (o->version >= 2 && o->read_depth > TERN_READ_DEPTH_MAX)
     return tern_fail(TERN_EINVAL, "read_depth %u > %u", o->read_depth, TERN_READ_DEPTH_MAX);
   if (o->nfields > 4096) return tern_fail(TERN_EINVAL, "%zu field options", o->nfields);
   for (size_t i = 0; i < o->nfields; i++) {
@@ -531,9 +531,9 @@ static void index_free(tern_index *idx) {
 
 int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_options *opts) {
   tern_clear_error();
+  if (out) *out = NULL;
   if (!out || !dir || !*dir || (flags & ~(TERN_CREATE | TERN_RDONLY | TERN_PREAD | TERN_FOREGROUND)))
     return tern_fail(TERN_EINVAL, "tern_open: bad arguments");
-  *out = NULL;
   if ((flags & TERN_CREATE) && (flags & TERN_RDONLY))
     return tern_fail(TERN_EINVAL, "tern_open: TERN_CREATE with TERN_RDONLY");
   tern_options defaults;
@@ -561,9 +561,11 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
     if (!idx->nolock) mdb_reader_check(idx->env, &dead);
     rc = load_catalog(idx, opts);
   }
-  if (rc == TERN_OK && opts->read_depth > TERN_READ_DEPTH_MAX)
-    rc = tern_fail(TERN_EINVAL, "read_depth %u > %u", opts->read_depth, TERN_READ_DEPTH_MAX);
-  if (rc == TERN_OK) idx->opts.read_depth = opts->read_depth; /* per open, not stored */
+  /* Not stored: this open's (version 1 options have none: the default). */
+  uint32_t depth = opts->version >= 2 ? opts->read_depth : TERN_READ_DEPTH_DEFAULT;
+  if (rc == TERN_OK && depth > TERN_READ_DEPTH_MAX)
+    rc = tern_fail(TERN_EINVAL, "read_depth %u > %u", depth, TERN_READ_DEPTH_MAX);
+  if (rc == TERN_OK) idx->opts.read_depth = depth;
   if (rc == TERN_OK && given && !(flags & TERN_RDONLY) && opts->map_size > idx->opts.map_size) {
     if (opts->map_size < (1u << 20)) rc = tern_fail(TERN_EINVAL, "map_size below 1 MiB");
     if (rc == TERN_OK) rc = grow_map_size(idx, opts->map_size);
@@ -583,6 +585,8 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
     index_free(idx);
     return rc;
   }
+  /* Not stored: a property of this handle (version 1 options have none). */
+  idx->busy_timeout_ms = given && opts->version >= 2 ? opts->busy_timeout_ms : 0;
   *out = idx;
   return TERN_OK;
 }
@@ -603,5 +607,7 @@ int tern_get_options(const tern_index *idx, tern_options *out) {
   tern_clear_error();
   if (!idx || !out) return tern_fail(TERN_EINVAL, "tern_get_options: NULL argument");
   *out = idx->opts;
+  out->version = TERN_OPTIONS_VERSION;
+  out->busy_timeout_ms = idx->busy_timeout_ms;
   return TERN_OK;
 }

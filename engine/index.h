@@ -135,6 +135,7 @@ struct tern_index {
   tern_segref *segrefs;
   unsigned snapshots;
   int writing; /* under mu: a transaction, flush or compaction holds the write lock */
+  uint32_t busy_timeout_ms; /* how long taking the write lock waits (tern_open's options) */
   unsigned flock_holds; /* under mu: the user's writer and the worker's job (write.lock held
                            while > 0) */
   atomic_int catalog_bad; /* a check failed: nothing more is written into the catalog */
@@ -189,7 +190,8 @@ struct tern_snapshot {
   tern_index *idx;
   tern_state *st;
   tern_memseg *buf;   /* st->buffer */
-  atomic_uint iters;  /* open postings iterators: close refuses while any */
+  atomic_uint iters;  /* open postings iterators, cursors, terms enumerations and deleted-docs
+                         iterators: close refuses while any */
 };
 
 /* "dir/name" in a malloc'd string, NULL when out of memory (index.c). */
@@ -302,7 +304,19 @@ int tern_health_note(tern_index *idx, int status, uint64_t bad_segment);
 /* tern_health_note, then TERN_EPARTIAL naming the cause. */
 int tern_post_commit_failed(tern_index *idx, int status);
 
-/* ---- writer.c: the write lock */
+/* ---- doc_terms.c: doc ids per window of tern_docs_each (0: the default,
+ * 65536), for tests. */
+void tern_docs_window_set(uint32_t docs);
+
+/* ---- txn.c, for txn_read.c: the transaction's latest op on key (*op NULL:
+ * none; op->doc NULL: deleted) and the commit it began on. */
+int tern_txn_find_own(tern_txn *t, const void *key, size_t klen, const tern_mdoc **op,
+                      const tern_state **st);
+
+/* ---- writer.c: the write lock, taken without waiting (TERN_EBUSY) */
+int tern_writer_try_lock(tern_index *idx);
+/* busy_wait.c: tern_writer_try_lock, tried again until the handle's busy
+ * timeout (tern_options.busy_timeout_ms) passes. */
 int tern_writer_lock(tern_index *idx);
 void tern_writer_unlock(tern_index *idx);
 /* One more (or one fewer) holder of write.lock's flock in this process,
@@ -378,5 +392,10 @@ int tern_src_step(tern_src *s, int dir);
 int tern_src_value(tern_src *s, tern_slice *val);
 /* postings.c: the snapshot an iterator reads. */
 tern_snapshot *tern_postings_snapshot(const tern_postings *p);
+/* postings.c: where tern_postings_each_by_key keeps the walk it resumes
+ * (cursor_hits.c), freed by tern_postings_close through tern_by_key_free. */
+struct tern_by_key;
+struct tern_by_key **tern_postings_by_key(tern_postings *p);
+void tern_by_key_free(struct tern_by_key *b);
 
 #endif

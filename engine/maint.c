@@ -4,6 +4,7 @@
  * merge.c; both run here with the worker drained).
  */
 #include "engine/errwrap.h"
+#include "engine/counters.h"
 #include "engine/index.h"
 #include "engine/worker.h"
 
@@ -181,6 +182,9 @@ int tern_verify(tern_index *idx) {
   for (int attempt = 0; (rc = verify_once(idx)) == TERN_EBUSY && attempt < 8; attempt++) {
   }
   pthread_rwlock_unlock(&idx->env_rw);
+  /* A file the commit lists and the directory lacks is damage, as a
+   * damaged one is: the index cannot serve that commit. */
+  if (rc == -ENOENT) rc = tern_fail_wrap(TERN_ECORRUPT, "a file of the last commit is missing");
   return rc;
 }
 
@@ -216,10 +220,26 @@ static uint64_t catalog_file_bytes(tern_index *idx) {
   return ok ? (uint64_t)sb.st_size : 0;
 }
 
+/* The process's totals (tern_counters): the engine's counts and the file
+ * layer's. */
+static void stats_counters(tern_counters *c) {
+  c->gets = tern_gets_total();
+  c->commits = atomic_load_explicit(&tern_engine_count.commits, memory_order_relaxed);
+  c->flushes = atomic_load_explicit(&tern_engine_count.flushes, memory_order_relaxed);
+  c->merges = atomic_load_explicit(&tern_engine_count.merges, memory_order_relaxed);
+  tern_io_stats io;
+  tern_io_global_stats(&io);
+  uint64_t first_touch;
+  tern_io_check_counts(&c->pages_checked, &first_touch);
+  c->reads = io.reads;
+  c->bytes_read = io.bytes;
+  c->cache_hits = io.reads > first_touch ? io.reads - first_touch : 0;
+}
+
 int tern_stats_get(tern_stats **out, tern_index *idx) {
   tern_clear_error();
+  if (out) *out = NULL;
   if (!out || !idx) return tern_fail(TERN_EINVAL, "tern_stats_get: NULL argument");
-  *out = NULL;
   tern_state *st;
   TERN_TRY(tern_state_acquire(idx, 0, &st));
   tern_stats *s = calloc(1, sizeof *s + TERN_REC_HEALTH_MSG_MAX + 1);
@@ -256,6 +276,7 @@ int tern_stats_get(tern_stats **out, tern_index *idx) {
   }
   tern_state_release(idx, st);
   s->catalog_bytes = catalog_file_bytes(idx);
+  stats_counters(&s->counters);
   *out = s;
   return TERN_OK;
 }

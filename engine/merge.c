@@ -19,6 +19,8 @@
  */
 #include "engine/edit.h"
 #include "engine/errwrap.h"
+#include "engine/counters.h"
+#include "engine/index.h"
 #include "engine/vec.h"
 
 #include <assert.h>
@@ -374,6 +376,7 @@ static int install_merge(merge_ctx *m, tern_segref *ref) {
     }
   }
   if (rc == TERN_OK) rc = tern_log_and_apply(idx, &e); /* a merge leaves the buffer as it was */
+  if (rc == TERN_OK) TERN_COUNT(merges);
   tern_edit_free(idx, &e);
   tern_state_release(idx, cur);
   return rc;

@@ -39,6 +39,7 @@ struct tern_postings {
   int empty, started;
   uint64_t doc;
   tern_seg_cursor *cursor; /* for tern_postings_doc */
+  struct tern_by_key *by_key; /* tern_postings_each_by_key's walk, resumed (cursor_hits.c) */
 };
 
 static int term_check(const tern_term *t) {
@@ -181,11 +182,22 @@ static int cmp_cost(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+static void postings_free(tern_postings *p) {
+  for (size_t i = 0; p->terms && i < p->n; i++)
+    term_close(&p->terms[i]);
+  free(p->terms);
+  if (p->cursor) tern_seg_cursor_release(p->cursor);
+  free(p->cursor);
+  tern_by_key_free(p->by_key);
+  atomic_fetch_sub(&p->snap->iters, 1);
+  free(p);
+}
+
 int tern_postings_open(tern_postings **out, tern_snapshot *snap, const tern_term *terms, size_t n) {
   tern_clear_error();
+  if (out) *out = NULL;
   if (!out || !snap || !terms || n == 0)
     return tern_fail(TERN_EINVAL, "tern_postings_open: bad arguments");
-  *out = NULL;
   for (size_t i = 0; i < n; i++)
     TERN_TRY(term_check(&terms[i]));
   tern_postings *p = calloc(1, sizeof *p);
@@ -201,7 +213,7 @@ int tern_postings_open(tern_postings **out, tern_snapshot *snap, const tern_term
     p->n = i + 1;
   }
   if (rc != TERN_OK) {
-    tern_postings_close(p);
+    postings_free(p);
     return rc;
   }
   qsort(p->terms, p->n, sizeof *p->terms, cmp_cost);
@@ -291,15 +303,10 @@ int tern_postings_doc(tern_postings *p, tern_slice *key, tern_slice *val) {
 
 int tern_postings_close(tern_postings *p) {
   tern_clear_error();
-  if (!p) return TERN_OK;
-  for (size_t i = 0; p->terms && i < p->n; i++)
-    term_close(&p->terms[i]);
-  free(p->terms);
-  if (p->cursor) tern_seg_cursor_release(p->cursor);
-  free(p->cursor);
-  atomic_fetch_sub(&p->snap->iters, 1);
-  free(p);
+  if (p) postings_free(p);
   return TERN_OK;
 }
 
 tern_snapshot *tern_postings_snapshot(const tern_postings *p) { return p->snap; }
+
+struct tern_by_key **tern_postings_by_key(tern_postings *p) { return &p->by_key; }

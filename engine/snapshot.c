@@ -12,6 +12,7 @@
  * the first live hit is the answer.
  */
 #include "engine/counters.h"
+#include "engine/errwrap.h"
 #include "engine/index.h"
 
 #include "codec/status.h"
@@ -21,8 +22,8 @@
 
 int tern_snapshot_open(tern_snapshot **out, tern_index *idx) {
   tern_clear_error();
+  if (out) *out = NULL;
   if (!out || !idx) return tern_fail(TERN_EINVAL, "tern_snapshot_open: NULL argument");
-  *out = NULL;
   tern_snapshot *s = calloc(1, sizeof *s);
   if (!s) return tern_fail(TERN_ENOMEM, "snapshot: out of memory");
   int rc = tern_state_acquire(idx, 1, &s->st);
@@ -44,7 +45,10 @@ int tern_snapshot_close(tern_snapshot *s) {
   if (!s) return TERN_OK;
   unsigned iters = atomic_load(&s->iters);
   if (iters)
-    return tern_fail(TERN_EBUSY, "tern_snapshot_close: %u postings iterators still open", iters);
+    return tern_fail(TERN_EBUSY,
+                     "tern_snapshot_close: %u handles opened on it (postings, cursors, terms "
+                     "enumerations, deleted-docs iterators) still open",
+                     iters);
   tern_index *idx = s->idx;
   tern_state_release(idx, s->st);
   tern_mu_lock(idx);
@@ -80,6 +84,7 @@ int tern_get(tern_snapshot *s, const void *key, size_t klen, void *buf, size_t c
   tern_clear_error();
   if (!s || !key || klen == 0 || klen > TERN_KEY_MAX || !vlen || (cap && !buf))
     return tern_fail(TERN_EINVAL, "tern_get: bad arguments");
+  tern_count_gets(1);
   tern_seg_cursor c;
   tern_seg_cursor_init(&c);
   tern_slice v;

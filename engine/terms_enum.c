@@ -37,6 +37,7 @@ struct tern_terms {
   int on;       /* positioned */
   size_t top;   /* a source showing the current term */
   uint64_t df;  /* of the current term */
+  int counted;  /* in snap->iters */
 };
 
 static void src_buf_at(term_src *s, size_t i) {
@@ -108,11 +109,26 @@ static int src_live_df(const term_src *s, uint64_t *df) {
   return rc;
 }
 
+/* Frees the enumeration; the snapshot's count of open handles drops when
+ * counted. */
+static void terms_free(tern_terms *te) {
+  for (size_t i = 0; te->src && i < te->n; i++)
+    if (te->src[i].sc) {
+      tern_seg_cursor_release(te->src[i].sc);
+      free(te->src[i].sc);
+    }
+  free(te->src);
+  free(te->field);
+  if (te->counted) atomic_fetch_sub(&te->snap->iters, 1);
+  free(te);
+}
+
 int tern_terms_open(tern_terms **out, tern_snapshot *snap, const char *field) {
+  tern_clear_error();
+  if (out) *out = NULL;
   size_t fl = field ? strnlen(field, TERN_FIELD_MAX + 1) : 0;
   if (!out || !snap || fl == 0 || fl > TERN_FIELD_MAX)
     return tern_fail(TERN_EINVAL, "tern_terms_open: bad arguments");
-  *out = NULL;
   const tern_state *st = snap->st;
   tern_terms *te = calloc(1, sizeof *te);
   if (!te) return tern_fail(TERN_ENOMEM, "terms: out of memory");
@@ -139,23 +155,18 @@ int tern_terms_open(tern_terms **out, tern_snapshot *snap, const char *field) {
   const tern_mfield *mf = inv ? tern_minv_field(inv, field, fl) : NULL;
   if (rc == TERN_OK && mf) te->src[te->n++].mf = mf;
   if (rc != TERN_OK) {
-    tern_terms_close(te);
+    terms_free(te);
     return rc;
   }
+  atomic_fetch_add(&snap->iters, 1); /* tern_snapshot_close refuses while it is open */
+  te->counted = 1;
   *out = te;
   return TERN_OK;
 }
 
 int tern_terms_close(tern_terms *te) {
-  if (!te) return TERN_OK;
-  for (size_t i = 0; te->src && i < te->n; i++)
-    if (te->src[i].sc) {
-      tern_seg_cursor_release(te->src[i].sc);
-      free(te->src[i].sc);
-    }
-  free(te->src);
-  free(te->field);
-  free(te);
+  tern_clear_error();
+  if (te) terms_free(te);
   return TERN_OK;
 }
 
@@ -218,6 +229,7 @@ static int positioned(tern_terms *te, int rc) {
 }
 
 int tern_terms_seek_ceil(tern_terms *te, const void *term, size_t len, int *exact) {
+  tern_clear_error();
   if (!te || (!term && len) || len > TERN_KEY_MAX)
     return tern_fail(TERN_EINVAL, "tern_terms_seek_ceil: bad arguments");
   te->on = 0;
@@ -231,6 +243,7 @@ int tern_terms_seek_ceil(tern_terms *te, const void *term, size_t len, int *exac
 }
 
 int tern_terms_next(tern_terms *te) {
+  tern_clear_error();
   if (!te) return tern_fail(TERN_EINVAL, "tern_terms_next: NULL enumeration");
   if (!te->on) return tern_terms_seek_ceil(te, NULL, 0, NULL);
   te->on = 0;
@@ -239,6 +252,7 @@ int tern_terms_next(tern_terms *te) {
 }
 
 int tern_terms_term(tern_terms *te, tern_slice *term) {
+  tern_clear_error();
   if (!te || !term || !te->on) return tern_fail(TERN_EINVAL, "tern_terms_term: not on a term");
   term->data = te->src[te->top].term;
   term->len = te->src[te->top].len;
@@ -246,12 +260,15 @@ int tern_terms_term(tern_terms *te, tern_slice *term) {
 }
 
 int tern_terms_docfreq(tern_terms *te, uint64_t *df) {
+  tern_clear_error();
   if (!te || !df || !te->on) return tern_fail(TERN_EINVAL, "tern_terms_docfreq: not on a term");
   *df = te->df;
   return TERN_OK;
 }
 
 int tern_terms_postings(tern_terms *te, tern_postings **out) {
+  tern_clear_error();
+  if (out) *out = NULL;
   if (!te || !out || !te->on) return tern_fail(TERN_EINVAL, "tern_terms_postings: not on a term");
   tern_term t = {te->field, te->src[te->top].term, te->src[te->top].len};
   return tern_postings_open(out, te->snap, &t, 1);

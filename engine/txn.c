@@ -19,6 +19,7 @@
  * write_buffer_bytes and runs the merge policy in the background, each as
  * an edit of its own.
  */
+#include "engine/counters.h"
 #include "engine/index.h"
 #include "engine/bigmem.h"
 #include "engine/edit.h"
@@ -75,9 +76,9 @@ int tern_txn_set_progress(tern_txn *txn, tern_progress_fn fn, void *payload) {
 
 int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
   tern_clear_error();
+  if (out) *out = NULL;
   if (!out || !idx || (flags & ~TERN_TXN_BULK))
     return tern_fail(TERN_EINVAL, "tern_txn_begin: bad arguments");
-  *out = NULL;
   TERN_TRY(tern_writer_lock(idx));
   tern_txn *t = calloc(1, sizeof *t);
   /* With its buffer view, which a commit of this process hands forward:
@@ -112,7 +113,7 @@ static void txn_free(tern_txn *t) {
 
 int tern_abort(tern_txn *t) {
   tern_clear_error();
-  if (!t) return tern_fail(TERN_EINVAL, "tern_abort: NULL transaction");
+  if (!t) return TERN_OK; /* tern.h: NULL is a no-op */
   txn_free(t);
   return TERN_OK;
 }
@@ -637,8 +638,31 @@ int tern_commit_seq(tern_txn *t, uint64_t *seq) {
     report(t, "merge", 1, 1);
   }
   if (rc == TERN_OK) tern_clear_error();
+  if (rc == TERN_OK || rc == TERN_EPARTIAL) TERN_COUNT(commits);
   txn_free(t);
   return rc;
 }
 
 int tern_commit(tern_txn *t) { return tern_commit_seq(t, NULL); }
+/* ------------------------------------------------------------ txn_read.c */
+
+/* The transaction's latest operation on `key` (*op NULL: none; its doc
+ * NULL: a deletion, also for a key in a range the transaction deleted),
+ * mapping a bulk transaction's keys at the first ask as tern_delete does,
+ * and the commit it builds on. */
+int tern_txn_find_own(tern_txn *t, const void *key, size_t klen, const tern_mdoc **op,
+                      const tern_state **st) {
+  if (!t->mapped) {
+    for (size_t i = 0; i < t->nops; i++)
+      TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)i, TERN_KEYPOS_NONE));
+    t->mapped = 1;
+  }
+  tern_keypos at;
+  int64_t last = tern_keymap_get(&t->map, t->ops, key, klen, &at);
+  /* A key in a range this transaction deleted, and not written since,
+   * reads as deleted (an op without a document). */
+  static const tern_mdoc ranged_out = {{NULL, 0, 0}, NULL};
+  *op = last >= 0 ? &t->ops[last] : in_ranges(t, key, klen) ? &ranged_out : NULL;
+  *st = t->st;
+  return TERN_OK;
+}

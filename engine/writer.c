@@ -53,7 +53,7 @@ static int held_here(const tern_index *idx) {
   return found;
 }
 
-int tern_writer_lock(tern_index *idx) {
+int tern_writer_try_lock(tern_index *idx) {
   if (idx->flags & TERN_RDONLY)
     return tern_fail(TERN_EINVAL, "%s: index opened read-only", idx->dir);
   if (atomic_load(&idx->catalog_bad))

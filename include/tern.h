@@ -27,7 +27,11 @@
  *    lists below name the others.  tern_strerror() turns a status into
  *    text; tern_errmsg() gives the calling thread's detailed message (which
  *    file, which line, which check) of its last failed call and is "" after
- *    a call that succeeded or returned TERN_NOTFOUND.
+ *    a call that succeeded or returned TERN_NOTFOUND: every call clears it
+ *    first, except tern_version, tern_strerror and tern_errmsg, which read
+ *    nothing tern keeps per call (so `tern_strerror(rc), tern_errmsg()` in
+ *    one printf is safe).  tests/engine/test_conventions.c checks these
+ *    rules on every call.
  *  - Handles are opaque and allocated by tern; out-parameters come first.
  *    On failure an out-handle is set to NULL.
  *  - Byte strings are (pointer, length) pairs; keys and terms may hold NUL.
@@ -52,8 +56,9 @@
  * no LMDB transaction).  A tern_postings and a tern_txn are used by one
  * thread at a time (they may move between threads).  One write transaction
  * exists at a time per index, across threads and processes: a second
- * tern_txn_begin, tern_flush or tern_compact gets TERN_EBUSY at once, never
- * waits.  tern_errmsg() is per thread.
+ * tern_txn_begin, tern_flush or tern_compact gets TERN_EBUSY at once, or
+ * waits up to tern_options.busy_timeout_ms for it.  tern_errmsg() is per
+ * thread.
  *
  * PROCESSES.  Any number of processes may open one index; each sees the
  * commits of the others from its next snapshot on, and they share the one
@@ -138,7 +143,8 @@ extern "C" {
 #define TERN_VERSION_MINOR 1
 #define TERN_VERSION_PATCH 0
 /** Returns "MAJOR.MINOR.PATCH" of the library linked in (a static string;
- *  never fails, any thread).  The soname's number is TERN_VERSION_MAJOR. */
+ *  any thread).  Errors: none (never fails; tern_errmsg() is left as it
+ *  is).  The soname's number is TERN_VERSION_MAJOR. */
 const char *tern_version(void);
 /** @} */
 
@@ -162,16 +168,27 @@ const char *tern_version(void);
  *  writer tries the work again, except merges of a segment found damaged,
  *  which are skipped until it leaves the index. */
 #define TERN_EPARTIAL (-30709)
-#define TERN_ELAST TERN_EPARTIAL
+/** A callback (tern_batch_fn, tern_doc_fn, tern_term_fn) returned non-zero,
+ *  and the call stopped there: not a failure of tern's (tern_errmsg() says
+ *  which value the callback returned).  The callback's own value never comes
+ *  back as the status, so it cannot be mistaken for one of tern's: a
+ *  callback that wants to say why it stopped keeps that in its payload. */
+#define TERN_ESTOPPED (-30710)
+/** tern_put with TERN_NOOVERWRITE of a key the transaction sees: nothing
+ *  changed, the transaction stays usable. */
+#define TERN_EEXIST (-30711)
+#define TERN_ELAST TERN_EEXIST
 
 /** Text for a status: tern's own codes, or a negated errno.  A static
- *  string, never NULL ("unknown status" for other values); any thread. */
+ *  string, never NULL ("unknown status" for other values); any thread.
+ *  Errors: none (never fails; tern_errmsg() is left as it is). */
 const char *tern_strerror(int status);
 /** The calling thread's message for its last failed call, naming the file or
  *  input that failed when there was one; "" when none and after every call
  *  that succeeded or returned TERN_NOTFOUND (each call clears it first).
  *  Thread-local storage owned by tern: valid until the thread's next tern
- *  call; copy it to keep it. */
+ *  call (closing a handle included: report a failure before closing the
+ *  handles around it); copy it to keep it.  Errors: none (never fails). */
 const char *tern_errmsg(void);
 /** @} */
 
@@ -223,7 +240,7 @@ typedef struct tern_field_option {
  *  map_size given to tern_open (not read-only) grows the map and is stored;
  *  a smaller one is ignored (the map never shrinks).
  *  @{ */
-#define TERN_OPTIONS_VERSION 1
+#define TERN_OPTIONS_VERSION 2
 typedef struct tern_options {
   int version;                  /**< TERN_OPTIONS_VERSION */
   uint32_t pulsing_threshold;   /**< default threshold of every field (1; 0 = never inline) */
@@ -235,11 +252,19 @@ typedef struct tern_options {
                                      as it fills */
   const tern_field_option *fields; /**< per-field thresholds overriding the default */
   size_t nfields;
-  uint32_t read_depth;          /**< reads a cold tern_get_batch keeps in flight at once
-                                     (32, see docs/ARCHITECTURE.md "Cold batches"; 0 =
+  /** Since version 2.  How long tern_txn_begin, tern_flush and tern_compact
+   *  wait for the write lock held by another thread or process (0, the
+   *  default: not at all, TERN_EBUSY at once).  Not stored: each tern_open
+   *  gives its handle its own (version 1 options mean 0).  The wait polls
+   *  the lock with a backoff from 1 ms up to 50 ms, so a waiter may start up
+   *  to 50 ms after the lock is free; it is not first come, first served.
+   *  A thread that itself holds the transaction waits the whole timeout. */
+  uint32_t busy_timeout_ms;
+  uint32_t read_depth;          /**< since version 2: reads a cold tern_get_batch keeps in
+                                     flight at once (32, see docs/ARCHITECTURE.md "Cold batches"; 0 =
                                      one read at a time; at most 1024).  Not stored: taken
                                      from the options given to each tern_open (the default
-                                     when NULL) */
+                                     when NULL or version 1) */
 } tern_options;
 /** Fills `opts` with the defaults above (fields NULL, nfields 0).
  *  Errors: TERN_EINVAL (opts NULL).  Any thread. */
@@ -286,7 +311,9 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
  *  otherwise, and nothing is closed.  Waits for the background worker's
  *  flush or merge in flight to finish (see COSTS), and starts no other: a
  *  buffer past write_buffer_bytes stays in the catalog for the next
- *  writer.  Not concurrently with other calls on the same handle. */
+ *  writer.  Not concurrently with other calls on the same handle.
+ *  Errors: TERN_EBUSY (a snapshot or the transaction open), -errno (of
+ *  closing the catalog's environment; the handle is freed all the same). */
 int tern_close(tern_index *idx);
 /** The options the index was created with (map_size: the current one).
  *  `out->fields` points into the index, valid until tern_close(); do not
@@ -295,10 +322,11 @@ int tern_get_options(const tern_index *idx, tern_options *out);
 /** @} */
 
 /** @defgroup write Write transactions
- *  One at a time per index, across threads and processes (never waited
- *  for: TERN_EBUSY).  A transaction reads the commit it began on: its own
- *  writes are not visible to lookups (snapshots see commits only), but
- *  tern_delete sees its earlier puts.  Nothing it does is visible to
+ *  One at a time per index, across threads and processes (TERN_EBUSY, or
+ *  waited for up to tern_options.busy_timeout_ms).  A transaction reads
+ *  the commit it began on: its own writes are not visible to snapshots
+ *  (they see commits only), but tern_txn_get, tern_delete and
+ *  tern_put_flags see its earlier puts and deletes.  Nothing it does is visible to
  *  snapshots until tern_commit() returns TERN_OK; after that a crash loses
  *  none of it.  Writes are held in memory (copied) until the commit.
  *  @{ */
@@ -307,10 +335,11 @@ int tern_get_options(const tern_index *idx, tern_options *out);
 
 /** Begins the write transaction; the caller must end it with tern_commit
  *  or tern_abort (which free it).  Takes the index's write lock (a flock
- *  of DIR/write.lock) without waiting.  Errors: TERN_EBUSY if a transaction,
+ *  of DIR/write.lock), waiting for it up to the busy_timeout_ms the handle
+ *  was opened with (0: not at all).  Errors: TERN_EBUSY if a transaction,
  *  flush or compaction is open (this handle, another handle in this process,
- *  or another process: tern_errmsg() says which), TERN_EINVAL on a read-only
- *  index or bad flags, -errno. */
+ *  or another process: tern_errmsg() says which) and stays open past the
+ *  timeout, TERN_EINVAL on a read-only index or bad flags, -errno. */
 int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags);
 /** Inserts the document with primary key `key`, or replaces the one the
  *  key has (value and all its terms).  Key, value and terms are copied.
@@ -320,6 +349,23 @@ int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags);
  *  bad field or term; the transaction stays usable), TERN_ENOMEM. */
 int tern_put(tern_txn *txn, const void *key, size_t klen, const void *val, size_t vlen,
              const tern_term *terms, size_t nterms);
+#define TERN_NOOVERWRITE 0x1u /**< tern_put_flags: refuse a key the transaction sees */
+/** tern_put with flags.  TERN_NOOVERWRITE: when the transaction sees a
+ *  document with this key (as tern_txn_get would find it), nothing changes
+ *  and TERN_EEXIST is returned (the transaction stays usable); costs that
+ *  lookup.  flags 0 is tern_put.  Errors: as tern_put, TERN_EEXIST,
+ *  TERN_EINVAL (unknown flags), TERN_ECORRUPT and -errno from the lookup. */
+int tern_put_flags(tern_txn *txn, unsigned flags, const void *key, size_t klen, const void *val,
+                   size_t vlen, const tern_term *terms, size_t nterms);
+/** Looks up `key` as the transaction sees it: its own puts and deletes
+ *  first (a key it deleted is TERN_NOTFOUND, one it put has the value it
+ *  put last), else the commit it began on (not later commits: there are
+ *  none while it holds the write lock).  Value out as tern_get: copied to
+ *  `buf`, TERN_ERANGE with *vlen set when it does not fit.  Cost: a hash
+ *  lookup in the transaction, then as tern_get.  Errors: TERN_EINVAL (bad
+ *  key, txn or vlen NULL), TERN_ERANGE, TERN_ECORRUPT, -errno. */
+int tern_txn_get(tern_txn *txn, const void *key, size_t klen, void *buf, size_t cap,
+                 size_t *vlen);
 /** Deletes the document with primary key `key`.  TERN_NOTFOUND when the
  *  transaction sees no such document (nothing changes; not a failure).
  *  Costs a lookup of the key in the commit the transaction began on (as
@@ -386,7 +432,7 @@ int tern_commit(tern_txn *txn);
  *  naming it).  The index is unchanged on every error but TERN_EPARTIAL. */
 int tern_ingest(tern_index *idx, const char *const *paths, size_t n, unsigned flags);
 /** Drops the transaction's writes, releases the write lock and frees it;
- *  NULL is a no-op.  Never fails otherwise. */
+ *  NULL is a no-op.  Errors: none (never fails). */
 int tern_abort(tern_txn *txn);
 /** tern_commit, also giving the commit's sequence number in *seq (NULL:
  *  not wanted): the index's commit counter as this commit left it.  The
@@ -427,10 +473,11 @@ int tern_txn_set_progress(tern_txn *txn, tern_progress_fn fn, void *payload);
  *  or live docs of that commit are damaged, naming the file), TERN_EBUSY
  *  (LMDB's reader table is full), -errno (opening a segment file). */
 int tern_snapshot_open(tern_snapshot **out, tern_index *idx);
-/** Closes the snapshot.  TERN_EBUSY (and nothing is closed) while postings
- *  iterators opened on it are still open.  Segment files that later merges
- *  dropped are unlinked when no snapshot holds them any more.  NULL is a
- *  no-op. */
+/** Closes the snapshot.  Segment files that later merges dropped are
+ *  unlinked when no snapshot holds them any more.  NULL is a no-op.
+ *  Errors: TERN_EBUSY (and nothing is closed) while any handle opened on
+ *  it is open: a postings iterator, a cursor, a terms enumeration or a
+ *  deleted-docs iterator (one rule for all; close them first). */
 int tern_snapshot_close(tern_snapshot *snap);
 
 /** Looks up `key` in the snapshot.  On TERN_OK the value's length is in
@@ -448,8 +495,8 @@ int tern_get(tern_snapshot *snap, const void *key, size_t klen, void *buf, size_
 /** Called once per key of tern_get_batch(), in input order, on the
  *  caller's thread, after every key was looked up.  `status` is TERN_OK
  *  (val, vlen set; the bytes are valid during the call only) or
- *  TERN_NOTFOUND.  A non-zero return stops the batch, and tern_get_batch()
- *  returns it. */
+ *  TERN_NOTFOUND.  A non-zero return stops the batch: tern_get_batch()
+ *  returns TERN_ESTOPPED (never the callback's value). */
 typedef int (*tern_batch_fn)(void *payload, size_t i, int status, const void *val,
                              size_t vlen);
 /** Looks up `n` keys (any order, duplicates allowed; n 0 does nothing),
@@ -467,8 +514,8 @@ typedef int (*tern_batch_fn)(void *payload, size_t i, int status, const void *va
  *  flight; split very large batches.  Uses up to 16 short-lived threads
  *  when io_uring is refused.  Nothing is
  *  called back when a lookup fails.  Errors: TERN_EINVAL (a bad key: none
- *  is looked up; fn NULL), TERN_ECORRUPT, -errno, TERN_ENOMEM, or fn's
- *  non-zero return. */
+ *  is looked up; fn NULL), TERN_ECORRUPT, -errno, TERN_ENOMEM,
+ *  TERN_ESTOPPED (fn returned non-zero). */
 int tern_get_batch(tern_snapshot *snap, const tern_slice *keys, size_t n, tern_batch_fn fn,
                    void *payload);
 
@@ -490,7 +537,8 @@ int tern_postings_next(tern_postings *p, uint64_t *doc);
  *  postings blocks.  Errors: as tern_postings_next. */
 int tern_postings_advance(tern_postings *p, uint64_t target, uint64_t *doc);
 /** An upper bound of the number of documents left to visit (0 when
- *  exhausted, or p NULL); no I/O. */
+ *  exhausted, or p NULL); no I/O.  Errors: none (a count, never a status;
+ *  clears tern_errmsg()). */
 uint64_t tern_postings_cost(const tern_postings *p);
 /** The current document's key and value; the pointers are into tern's
  *  memory, valid until the iterator moves or closes.  Cost: the document's
@@ -498,13 +546,17 @@ uint64_t tern_postings_cost(const tern_postings *p);
  *  Errors: TERN_EINVAL (no current document: before the first next or at
  *  the end), TERN_ECORRUPT, -errno. */
 int tern_postings_doc(tern_postings *p, tern_slice *key, tern_slice *val);
-/** Frees the iterator; NULL is a no-op. */
+/** Frees the iterator; NULL is a no-op.  Errors: none (never fails). */
 int tern_postings_close(tern_postings *p);
 /** @} */
 
 /** @defgroup ordered Ordered access, term enumeration, deleted documents, backup
  *  Everything here reads one snapshot: what commits meanwhile never shows.
- *  The snapshot must outlive the handles opened on it.
+ *  The snapshot must outlive the handles opened on it: tern_snapshot_close
+ *  returns TERN_EBUSY while a cursor, terms enumeration or deleted-docs
+ *  iterator of it is open.  Every handle here is used by one thread at a
+ *  time.  "TERN_ECORRUPT" below always names the damaged file in
+ *  tern_errmsg(); "-errno" is an I/O failure reading a segment (-EIO).
  *  @{ */
 typedef struct tern_cursor tern_cursor;       /**< live keys in byte order */
 typedef struct tern_terms tern_terms;         /**< one field's terms in byte order */
@@ -521,79 +573,149 @@ typedef struct tern_bounds {
 /** Opens an unpositioned cursor over the snapshot's live documents, the
  *  write buffer and every segment merged, within `bounds` (NULL: all keys).
  *  Positioning reads one terms block per segment; each step decodes the
- *  next entry of each segment it passes.  Use by one thread at a time. */
+ *  next entry of each segment it passes.  Use by one thread at a time.
+ *  Errors: TERN_EINVAL (out or snap NULL, a bound longer than
+ *  TERN_KEY_MAX, a prefix of non-zero length and NULL data), TERN_ENOMEM;
+ *  *out is NULL on failure. */
 int tern_cursor_open(tern_cursor **out, tern_snapshot *snap, const tern_bounds *bounds);
 /** Positions on the first key in bounds; TERN_NOTFOUND (unpositioned) when
- *  there is none. */
+ *  there is none.  Errors: TERN_EINVAL (c NULL; seeks: key NULL with a
+ *  non-zero length, or longer than TERN_KEY_MAX), TERN_ECORRUPT, -errno;
+ *  the cursor is left unpositioned (so for every positioning call below). */
 int tern_cursor_first(tern_cursor *c);
-/** Positions on the last key in bounds; TERN_NOTFOUND when none. */
+/** Positions on the last key in bounds; TERN_NOTFOUND when none.
+ *  Errors: as tern_cursor_first. */
 int tern_cursor_last(tern_cursor *c);
-/** Positions on the first key >= `key` in bounds; TERN_NOTFOUND when none. */
+/** Positions on the first key >= `key` in bounds; TERN_NOTFOUND when none.
+ *  Errors: as tern_cursor_first. */
 int tern_cursor_seek(tern_cursor *c, const void *key, size_t klen);
-/** Positions on the last key <= `key` in bounds; TERN_NOTFOUND when none. */
+/** Positions on the last key <= `key` in bounds; TERN_NOTFOUND when none.
+ *  Errors: as tern_cursor_first. */
 int tern_cursor_seek_for_prev(tern_cursor *c, const void *key, size_t klen);
 /** Moves to the next (prev: previous) key in bounds; TERN_NOTFOUND past the
  *  end, leaving the cursor unpositioned.  On an unpositioned cursor, next
- *  is first and prev is last.  Changing direction re-seeks every source. */
+ *  is first and prev is last.  Changing direction re-seeks every source.
+ *  Errors: as tern_cursor_first. */
 int tern_cursor_next(tern_cursor *c);
 int tern_cursor_prev(tern_cursor *c);
-/** The current key; valid until the cursor moves or closes.  TERN_EINVAL
- *  when unpositioned. */
+/** The current key; valid until the cursor moves or closes.  No I/O.
+ *  Errors: TERN_EINVAL (c or key NULL, or the cursor unpositioned). */
 int tern_cursor_key(tern_cursor *c, tern_slice *key);
 /** The current value, read now (values are not read while stepping); valid
- *  until the cursor moves or closes. */
+ *  until the cursor moves or closes.  Errors: TERN_EINVAL (c or val NULL,
+ *  or the cursor unpositioned), TERN_ECORRUPT, -errno (reading .val). */
 int tern_cursor_value(tern_cursor *c, tern_slice *val);
+/** Frees the cursor; NULL is a no-op.  Errors: none (never fails). */
 int tern_cursor_close(tern_cursor *c);
 
 /** Opens an unpositioned enumeration of the terms of `field` (not the
  *  primary key: that is the cursor above) having at least one live
- *  document, merged over the buffer and every segment. */
+ *  document, merged over the buffer and every segment.  Errors: TERN_EINVAL
+ *  (out or snap NULL, field empty or longer than TERN_FIELD_MAX),
+ *  TERN_ECORRUPT, -errno, TERN_ENOMEM; *out is NULL on failure. */
 int tern_terms_open(tern_terms **out, tern_snapshot *snap, const char *field);
 /** Positions on the first term >= `term` (Lucene's seekCeil).  TERN_OK and
  *  *exact 1 when the term itself is there, 0 when positioned on the next
  *  term; TERN_NOTFOUND (unpositioned) when no term follows.  exact may be
- *  NULL. */
+ *  NULL.  Errors: TERN_EINVAL (te NULL, term NULL with a non-zero length,
+ *  or longer than TERN_KEY_MAX), TERN_ECORRUPT, -errno (counting a term's
+ *  live documents reads its postings in segments with deletions); the
+ *  enumeration is left unpositioned (so for tern_terms_next). */
 int tern_terms_seek_ceil(tern_terms *te, const void *term, size_t len, int *exact);
-/** The next term (the first when unpositioned); TERN_NOTFOUND after the last. */
+/** The next term (the first when unpositioned); TERN_NOTFOUND after the last.
+ *  Errors: as tern_terms_seek_ceil. */
 int tern_terms_next(tern_terms *te);
-/** The current term; valid until the enumeration moves or closes. */
+/** The current term; valid until the enumeration moves or closes.  No I/O.
+ *  Errors: TERN_EINVAL (te or term NULL, or unpositioned). */
 int tern_terms_term(tern_terms *te, tern_slice *term);
 /** The number of live documents having the current term, exact (deleted
- *  documents not yet merged away are not counted). */
+ *  documents not yet merged away are not counted).  No I/O (counted when
+ *  positioned).  Errors: TERN_EINVAL (te or df NULL, or unpositioned). */
 int tern_terms_docfreq(tern_terms *te, uint64_t *df);
-/** Opens the postings of the current term (as tern_postings_open would). */
+/** Opens the postings of the current term (as tern_postings_open would).
+ *  Errors: TERN_EINVAL (te or out NULL, or unpositioned), and those of
+ *  tern_postings_open; *out is NULL on failure. */
 int tern_terms_postings(tern_terms *te, tern_postings **out);
+/** Frees the enumeration; NULL is a no-op.  Errors: none (never fails). */
 int tern_terms_close(tern_terms *te);
 
 /** The sequence number of the commit the snapshot sees (tern_commit_seq);
  *  no I/O.  Errors: TERN_EINVAL (snap or seq NULL). */
 int tern_snapshot_seq(const tern_snapshot *snap, uint64_t *seq);
-/** Live documents of the snapshot (no I/O). */
+/** Live documents of the snapshot (no I/O).  Errors: TERN_EINVAL (snap or
+ *  live NULL). */
 int tern_snapshot_count(tern_snapshot *snap, uint64_t *live);
-/** Segments of the snapshot, oldest first. */
+/** Segments of the snapshot, oldest first (0 for snap NULL).  Errors: none
+ *  (a count, never a status; clears tern_errmsg()). */
 size_t tern_snapshot_nsegments(tern_snapshot *snap);
 /** An iterator over the deleted doc ids (segment-local, ascending) of
- *  segment `i` of the snapshot; costs O(deleted), not O(documents). */
+ *  segment `i` of the snapshot; costs O(deleted), not O(documents).
+ *  Errors: TERN_EINVAL (out or snap NULL, i >= tern_snapshot_nsegments),
+ *  TERN_ENOMEM; *out is NULL on failure. */
 int tern_deleted_open(tern_deleted **out, tern_snapshot *snap, size_t i);
-/** The next deleted doc id, or TERN_NO_MORE_DOCS. */
+/** The next deleted doc id, or TERN_NO_MORE_DOCS (and on every call after).
+ *  No I/O.  Errors: TERN_EINVAL (d or doc NULL). */
 int tern_deleted_next(tern_deleted *d, uint64_t *doc);
-/** The number of doc ids the iterator returns in all. */
+/** The number of doc ids the iterator returns in all (0 for d NULL).
+ *  Errors: none (a count, never a status; clears tern_errmsg()). */
 uint64_t tern_deleted_cost(const tern_deleted *d);
+/** Frees the iterator; NULL is a no-op.  Errors: none (never fails). */
 int tern_deleted_close(tern_deleted *d);
 
+/** Called by tern_postings_each_by_key per document, on the caller's
+ *  thread; key and val are valid during the call only.  0 goes on; any
+ *  other value stops the walk (TERN_ESTOPPED). */
+typedef int (*tern_doc_fn)(void *payload, tern_slice key, tern_slice val);
 /** Visits the documents left in `p` in key byte order (not doc-id order),
  *  resolving their keys by walking each segment's primary-key blocks
- *  forward; with want_values, the values too (else val is empty).  A
- *  non-zero return of fn stops the walk and is returned. */
-typedef int (*tern_doc_fn)(void *payload, tern_slice key, tern_slice val);
+ *  forward; with want_values, the values too (else val is empty).  The
+ *  first call takes every document left in p (tern_postings_next then
+ *  returns TERN_NO_MORE_DOCS) and keeps the walk in p.  A non-zero return
+ *  of fn stops the walk after that document: TERN_ESTOPPED; calling again
+ *  resumes at the next document (want_values may change), and after a walk
+ *  that ended (TERN_OK) a call visits nothing.  A walk stopped by an error
+ *  resumes the same way, at the document the error stopped it on.
+ *  Memory: 8 bytes per document of p.  Errors: TERN_EINVAL (p or fn NULL),
+ *  TERN_ESTOPPED, TERN_ECORRUPT, -errno, TERN_ENOMEM. */
 int tern_postings_each_by_key(tern_postings *p, int want_values, tern_doc_fn fn, void *payload);
+
+/** Called per document by tern_docs_each and tern_doc_terms, on the
+ *  caller's thread, with the document's key, value and every one of its
+ *  terms (each (field, term) pair once: fields in byte order, a field's
+ *  terms in byte order, for a document of a segment; in the order put, for
+ *  one in the write buffer; terms may be NULL when nterms is 0).
+ *  Everything is valid during the call only.  0
+ *  goes on; any other value stops (TERN_ESTOPPED). */
+typedef int (*tern_doc_terms_fn)(void *payload, tern_slice key, tern_slice val,
+                                 const tern_term *terms, size_t nterms);
+/** Visits the snapshot's live documents within `bounds` (NULL: all; as
+ *  tern_cursor_open's) in key byte order, each with its value and all its
+ *  terms: what a lossless dump writes (`tern dump`).  Segments keep no
+ *  terms per document, so a segment's are recovered by inverting its
+ *  postings 65,536 doc ids at a time.  Cost: per such window of a segment,
+ *  one pass over its terms dictionary and the window's postings; memory:
+ *  the window's terms.  Errors: TERN_EINVAL (snap or fn NULL, a bound
+ *  longer than TERN_KEY_MAX), TERN_ESTOPPED, TERN_ECORRUPT, -errno,
+ *  TERN_ENOMEM. */
+int tern_docs_each(tern_snapshot *snap, const tern_bounds *bounds, tern_doc_terms_fn fn,
+                   void *payload);
+/** Calls fn once with the live document `key` and all its terms, or
+ *  returns TERN_NOTFOUND.  Cost: one pass over the terms dictionary of the
+ *  segment holding it (a whole dump: tern_docs_each).  Errors: TERN_EINVAL
+ *  (bad key, snap or fn NULL), TERN_ESTOPPED, TERN_ECORRUPT, -errno,
+ *  TERN_ENOMEM. */
+int tern_doc_terms(tern_snapshot *snap, const void *key, size_t klen, tern_doc_terms_fn fn,
+                   void *payload);
 
 /** Writes a copy of exactly the snapshot's commit into directory `dest`
  *  (absent or empty) while writers go on: segment files hard-linked where
  *  the file system allows, else copied; a fresh catalog holding that commit
  *  only; the copy opened and verified, fsynced, then renamed into place
- *  from dest.tmp.  Errors: TERN_EINVAL (dest not empty), TERN_ECORRUPT
- *  (the copy failed verification), -errno. */
+ *  from dest.tmp.  Errors: TERN_EINVAL (dest not empty, not a directory,
+ *  or inside the index's directory), TERN_ECORRUPT (the copy failed
+ *  verification: the message names the source's damaged file), -errno
+ *  (-ENOENT: dest's parent is missing, or another process's merge dropped a
+ *  file; the message names the path). */
 int tern_backup(tern_snapshot *snap, const char *dest);
 /** @} */
 
@@ -608,7 +730,7 @@ int tern_backup(tern_snapshot *snap, const char *dest);
  *  failed, or when it succeeded but the background worker's work after
  *  an earlier commit had failed and no call reported it yet (see
  *  tern_commit; the cause in tern_errmsg()).
- *  Errors: TERN_EBUSY (a writer is at work), TERN_EINVAL (read-only),
+ *  Errors: TERN_EBUSY (a writer is at work past busy_timeout_ms), TERN_EINVAL (read-only),
  *  TERN_EFULL, TERN_ECORRUPT, -errno. */
 int tern_flush(tern_index *idx);
 /** Merges every segment and the buffer into one segment without deleted
@@ -625,14 +747,15 @@ int tern_flush(tern_index *idx);
  *  its free pages (LMDB's compacting copy, renamed over it); otherwise the
  *  catalog is left as it is (also while another thread of this process
  *  runs tern_verify or tern_stats_get on the handle; those started during
- *  the swap wait for it).  Errors: TERN_EBUSY (a writer is at work),
+ *  the swap wait for it).  Errors: TERN_EBUSY (a writer is at work past busy_timeout_ms),
  *  TERN_EINVAL (read-only), TERN_EFULL, TERN_ECORRUPT, -errno (-ENOSPC: it
  *  needs room for a second copy of the index). */
 int tern_compact(tern_index *idx);
 /** Checks every checksum and structural invariant of the last commit:
  *  reads every file of it (cost: a full read of the index), after waiting
- *  for this handle's background worker to finish its work in flight.  TERN_ECORRUPT
- *  with tern_errmsg() naming the file when unsound; TERN_EBUSY when other
+ *  for this handle's background worker to finish its work in flight.
+ *  Errors: TERN_ECORRUPT with tern_errmsg() naming the file when unsound
+ *  (a file of the commit missing included); TERN_EBUSY when other
  *  processes kept committing during 8 attempts; -errno. */
 int tern_verify(tern_index *idx);
 
@@ -652,6 +775,27 @@ typedef struct tern_segment_stats {
   uint64_t bytes;           /**< all of the segment's files */
 } tern_segment_stats;
 
+/** What this process did, for a service to export: totals since tern was
+ *  loaded, over every index the process opened (not per index; counted
+ *  with relaxed atomics, so a total read while other threads work may miss
+ *  their last few).  Never reset. */
+typedef struct tern_counters {
+  uint64_t gets;          /**< keys looked up: tern_get, each key of tern_get_batch,
+                               tern_txn_get */
+  uint64_t commits;       /**< tern_commit calls that committed (TERN_OK or TERN_EPARTIAL) */
+  uint64_t flushes;       /**< buffers written out and installed as segments (background
+                               worker, tern_flush, TERN_FOREGROUND commits, tern_compact) */
+  uint64_t merges;        /**< merges installed */
+  uint64_t reads;         /**< reads of segment files (one per block, postings run or
+                               value read; through the mapping or by pread) */
+  uint64_t bytes_read;    /**< bytes those reads asked for */
+  uint64_t pages_checked; /**< 4 KiB pages whose checksum was verified: a page's first
+                               read in this process, and every page tern_verify reads */
+  uint64_t cache_hits;    /**< reads whose every page this process had already read and
+                               checked (served through the mapping, no check); the
+                               others are first touches */
+} tern_counters;
+
 typedef struct tern_stats {
   uint64_t docs;      /**< live documents */
   uint64_t deleted;   /**< deleted documents still held in segments */
@@ -667,13 +811,15 @@ typedef struct tern_stats {
   uint64_t last_error_commit;
   size_t nskipped; /**< segments merges skip: they failed verification as merge input */
   uint64_t catalog_bytes; /**< size of the catalog file (catalog.mdb), free pages included */
+  tern_counters counters; /**< this process's totals (see tern_counters) */
 } tern_stats;
 
 /** Statistics of the last commit, from memory and the catalog (no segment
- *  reads); *out is tern's, valid until tern_stats_free() (its strings are
- *  static).  Errors: TERN_ECORRUPT, -errno (as tern_snapshot_open). */
+ *  reads), and the process's counters; *out is tern's, valid until
+ *  tern_stats_free() (its strings are static).  Errors: TERN_ECORRUPT,
+ *  -errno (as tern_snapshot_open). */
 int tern_stats_get(tern_stats **out, tern_index *idx);
-/** Frees statistics; NULL is a no-op. */
+/** Frees statistics; NULL is a no-op.  Errors: none (never fails). */
 int tern_stats_free(tern_stats *stats);
 /** @} */
 
@@ -740,7 +886,8 @@ int tern_builder_add(tern_builder *b, const void *key, size_t klen, const void *
  *  failed the builder. */
 int tern_builder_finish(tern_builder *b, tern_build_info *info);
 /** Drops what was built (removes `path`.tmp) and frees b.  NULL is a
- *  no-op. */
+ *  no-op.  Errors: none (always TERN_OK; a leftover `path`.tmp is removed
+ *  by the next build of `path`). */
 int tern_builder_abort(tern_builder *b);
 /** Checks a built segment directory on its own: exactly one segment's five
  *  files and nothing else, every checksum and structural invariant (as

@@ -149,6 +149,66 @@ static void check_tail(const ref_term *want, const tern_tb_block *b, const tern_
   }
 }
 
+/* The pair decode table (tern_tb_use_pairs), shared by every block the
+ * test checks, so that it is rebuilt when the alphabet changes and reused
+ * when it does not; pair_blocks counts the blocks decoded with it. */
+static tern_tb_pairs g_pairs;
+static uint32_t pair_blocks;
+
+/* Iterates the block again with the pair table: the same terms. */
+static void check_pairs(tern_tb_block *b, const ref_term *v, uint32_t n) {
+  tern_tb_tables(b);
+  tern_tb_use_pairs(b, &g_pairs, 0); /* reuse only: the table may hold another alphabet */
+  if (b->pair) assert_memory_equal(g_pairs.sym, b->sym, b->nsym);
+  b->pair = NULL;
+  tern_tb_use_pairs(b, &g_pairs, 1);
+  if (!b->pair) {
+    assert_true(b->group < 2 || b->nsym > TERN_TB_PAIR_K || b->nsym == 0);
+    return;
+  }
+  pair_blocks++;
+  uint8_t term[TERN_TB_TERM_MAX];
+  uint32_t docs[TERN_TB_DOCS_MAX];
+  tern_tb_tail t = {.docs = docs};
+  tern_tb_iter it;
+  assert_int_equal(tern_tb_iter_restart(b, &it, 0, term), TERN_OK);
+  for (uint32_t i = 0; i < n; i++) {
+    assert_int_equal(tern_tb_iter_next(b, &it, term, &t), TERN_OK);
+    assert_int_equal(it.len, v[i].len);
+    assert_memory_equal(term, v[i].t, v[i].len);
+  }
+  assert_int_equal(tern_tb_iter_next(b, &it, term, &t), TERN_NOTFOUND);
+  for (uint32_t i = 0; i < n; i += 5) {
+    assert_int_equal(tern_tb_iter_seek(b, &it, i, term), TERN_OK);
+    assert_int_equal(tern_tb_iter_next(b, &it, term, &t), TERN_OK);
+    assert_memory_equal(term, v[i].t, v[i].len);
+  }
+}
+
+/* tern_tb_iter_seek_from: from entry i just decoded to an entry j >= i + 1
+ * (in its run or past it), then the iterator goes on from j. */
+static void check_seek_from(tu_rng *r, const tern_tb_block *b, const ref_term *v, uint32_t n) {
+  uint8_t term[TERN_TB_TERM_MAX];
+  uint32_t docs[TERN_TB_DOCS_MAX];
+  tern_tb_tail t = {.docs = docs};
+  tern_tb_iter it;
+  for (uint32_t i = 0; i + 1 < n; i += 1 + (uint32_t)tu_below(r, 3)) {
+    assert_int_equal(tern_tb_iter_seek(b, &it, i, term), TERN_OK);
+    assert_int_equal(tern_tb_iter_next(b, &it, term, &t), TERN_OK);
+    uint32_t j = i + 1 + (uint32_t)tu_below(r, 2 * b->restart);
+    if (j >= n) j = n - 1;
+    assert_int_equal(tern_tb_iter_seek_from(b, &it, j, term), TERN_OK);
+    assert_int_equal(tern_tb_iter_next(b, &it, term, &t), TERN_OK);
+    assert_int_equal(it.len, v[j].len);
+    assert_memory_equal(term, v[j].t, v[j].len);
+    check_tail(&v[j], b, &t);
+    if (j + 1 < n) {
+      assert_int_equal(tern_tb_iter_next(b, &it, term, &t), TERN_OK);
+      assert_memory_equal(term, v[j + 1].t, v[j + 1].len);
+    }
+  }
+}
+
 /* Checks one encoded block holding terms v[0..n). */
 static void check_block(tu_rng *r, const uint8_t *page, const tern_tb_field *f, const ref_term *v,
                         uint32_t n, const ref_term *next) {
@@ -170,6 +230,8 @@ static void check_block(tu_rng *r, const uint8_t *page, const tern_tb_field *f, 
     check_tail(&v[i], &b, &t);
   }
   assert_int_equal(tern_tb_iter_next(&b, &it, term, &t), TERN_NOTFOUND);
+  check_pairs(&b, v, n);
+  check_seek_from(r, &b, v, n);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t idx;
     tern_tb_iter at;
@@ -307,6 +369,10 @@ static void fuzz_block(tu_rng *r, const uint8_t *page, const tern_tb_field *f, c
     uint8_t term[TERN_TB_TERM_MAX];
     uint32_t docs[TERN_TB_DOCS_MAX];
     tern_tb_tail t = {.docs = docs};
+    if (round & 1) { /* half the rounds decode with the pair table */
+      tern_tb_tables(&b);
+      tern_tb_use_pairs(&b, &g_pairs, 1);
+    }
     iterate_damaged(&b, term, &t);
     search_damaged(&b, v, n, term, &t);
   }
@@ -366,6 +432,7 @@ static void test_base36_keys(void **state) {
   run_shape(&s, 5000, 1);
   shape s0 = {"threshold-0", 36, 'a', 16, 16, 0, 0, 1, 0, 64, 0};
   run_shape(&s0, 5000, TERN_TB_RESTART);
+  assert_true(pair_blocks > 0); /* base36 codes several characters a number */
 }
 
 /* Paths, URLs, scoped names: many restarts share their head, and the

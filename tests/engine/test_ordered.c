@@ -143,7 +143,7 @@ static void test_cursor_view_fixed_while_committing(void **state) {
   free(dir);
 }
 
-/* dest_parent NULL: the backup beside the index (hard links); else in
+/* dest_parent NULL: the backup beside the index directory (hard links); else in
  * another directory, on another file system when it is one (copies). */
 static void backup_while_committing(const char *dest_parent) {
   char *dir = tu_tmpdir("ordered-backup");
@@ -160,7 +160,16 @@ static void backup_while_committing(const char *dest_parent) {
   assert_int_equal(pthread_create(&th, NULL, writer, &w), 0);
   char *other = dest_parent ? tu_path(dest_parent, "tern-backup-test-XXXXXX") : NULL;
   if (other) assert_non_null(mkdtemp(other));
-  char *dest = tu_path(other ? other : dir, "copy");
+  char *dest = other ? tu_path(other, "copy") : NULL;
+  if (!dest) {
+    dest = malloc(strlen(dir) + 6);
+    assert_non_null(dest);
+    sprintf(dest, "%s.copy", dir);
+  }
+  char *inside = tu_path(dir, "copy"); /* refused: a backup inside the index */
+  assert_int_equal(tern_backup(s, inside), TERN_EINVAL);
+  assert_non_null(strstr(tern_errmsg(), "inside the index directory"));
+  free(inside);
   ET_OK(tern_backup(s, dest));
   void *ret;
   assert_int_equal(pthread_join(th, &ret), 0);
@@ -185,6 +194,7 @@ static void backup_while_committing(const char *dest_parent) {
   assert_int_equal(tern_backup(NULL, dest), TERN_EINVAL);
   free(got);
   free(want);
+  if (!other) tu_rmtree(dest);
   free(dest);
   if (other) tu_rmtree(other);
   free(other);

@@ -63,4 +63,9 @@ void tern_bench_cold_batch_usage(FILE *out) __attribute__((weak));
 int tern_bench_scan(int argc, char **argv) __attribute__((weak));
 void tern_bench_scan_usage(FILE *out) __attribute__((weak));
 
+/* Issue 24's table: tern.h's get, batch, cursor scans and search by term vs
+ * LMDB, per key shape (tools/bench/api.c, optional). */
+int tern_bench_api(int argc, char **argv) __attribute__((weak));
+void tern_bench_api_usage(FILE *out) __attribute__((weak));
+
 #endif

@@ -32,7 +32,7 @@ int cli_parse_u32(const char *cmd, const char *opt, const char *arg, uint32_t ma
   char *end;
   errno = 0;
   unsigned long long v = strtoull(arg, &end, 10);
-  if (!*arg || *end || errno || arg[0] == '-' || v > max) {
+  if (!*arg || *end || errno || arg[0] < '0' || arg[0] > '9' || v > max) {
     cli_usage_error(cmd, "%s: '%s' is not a number from 0 to %u", opt, arg, max);
     return -1;
   }

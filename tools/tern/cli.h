@@ -44,6 +44,7 @@ int cli_is_built_segment(const char *dir);
 int cli_verify_built(const char *dir);
 int cmd_ingest(int argc, char **argv);
 int cmd_delete_range(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 /* limit.c: --limit N of scan and terms; 0, or -1 after reporting. */
 int cli_parse_limit(const char *cmd, const char *arg, uint64_t *out);
 
@@ -103,6 +104,12 @@ int cli_create_option(cli_create_opts *co, const char *cmd, int opt, const char 
 int cli_key_operand(char *arg, tern_slice *key);
 int cli_value_operand(char *arg, tern_slice *val);
 int cli_term_operand(char *arg, tern_term *term);
+/* A --prefix: escaped as a key, but '' is allowed and means no prefix
+ * (every key or term starts with it). */
+int cli_prefix_operand(char *arg, tern_slice *prefix);
+/* A field name (terms FIELD), escaped as the field of search's field:term;
+ * NUL-terminated in place. */
+int cli_field_operand(char *arg, const char **field);
 
 /* The keys of get and delete: the operands, or with the single operand "-"
  * the lines of standard input (each up to its first TAB). */

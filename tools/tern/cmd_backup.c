@@ -2,8 +2,19 @@
  * cmd_backup.c — `tern backup`: a verified copy of the current commit,
  * taken while writers go on (tern_backup).
  */
+#include <string.h>
+
 #include "cli.h"
 #include "out.h"
+
+/* A failure about DEST (its message starts with DEST's name) is reported
+ * as DEST's, any other as DIR's. */
+static void report(const char *dir, const char *dest, int st) {
+  size_t n = strlen(dest);
+  int about_dest = !strncmp(tern_errmsg(), dest, n) &&
+                   (tern_errmsg()[n] == ':' || !strncmp(tern_errmsg() + n, ".tmp", 4));
+  cli_fail(about_dest ? dest : dir, st);
+}
 
 static int backup(const char *dir, const char *dest) {
   tern_index *idx;
@@ -14,7 +25,10 @@ static int backup(const char *dir, const char *dest) {
   if (!st) {
     st = tern_snapshot_count(snap, &docs);
     if (!st) st = tern_backup(snap, dest);
+    if (st) report(dir, dest, st); /* before the close clears tern_errmsg() */
     tern_snapshot_close(snap);
+  } else {
+    report(dir, dest, st);
   }
   if (!st) {
     out_str(&g_out, dest);
@@ -22,7 +36,7 @@ static int backup(const char *dir, const char *dest) {
     out_u64(&g_out, docs);
     out_str(&g_out, " documents\n");
   }
-  return cli_close(idx, dir, st ? cli_fail(st == TERN_EINVAL ? dest : dir, st) : CLI_OK);
+  return cli_close(idx, dir, st ? CLI_FAIL : CLI_OK);
 }
 
 int cmd_backup(int argc, char **argv) {

@@ -12,15 +12,18 @@ static int put_document(const char *dir, const tern_slice *key, const tern_slice
   tern_index *idx;
   if (cli_open(&idx, dir, 0)) return CLI_FAIL;
   tern_txn *txn;
-  int st = tern_txn_begin(&txn, idx, 0);
+  int st = tern_txn_begin(&txn, idx, 0), rc = CLI_OK;
   if (!st) {
     st = tern_put(txn, key->data, key->len, val->data, val->len, terms, nterms);
-    if (st)
+    if (st) {
+      rc = cli_fail(dir, st); /* before the abort clears tern_errmsg() */
       tern_abort(txn);
-    else
+    } else {
       st = tern_commit(txn);
+    }
   }
-  return cli_close(idx, dir, st ? cli_fail(dir, st) : CLI_OK);
+  if (st && rc == CLI_OK) rc = cli_fail(dir, st);
+  return cli_close(idx, dir, rc);
 }
 
 int cmd_put(int argc, char **argv) {

@@ -9,7 +9,7 @@
 
 typedef struct scan_opts {
   tern_bounds b;
-  int reverse, keys_only, count;
+  int reverse, keys_only, count, given_prefix;
   uint64_t limit; /* UINT64_MAX: none */
 } scan_opts;
 
@@ -55,11 +55,16 @@ static int scan(const char *dir, const scan_opts *o) {
     st = tern_cursor_open(&c, snap, &o->b);
     if (!st) {
       st = scan_cursor(c, o);
+      if (st) cli_fail(dir, st); /* before the closes clear tern_errmsg() */
       tern_cursor_close(c);
+    } else {
+      cli_fail(dir, st);
     }
     tern_snapshot_close(snap);
+  } else {
+    cli_fail(dir, st);
   }
-  return cli_close(idx, dir, st ? cli_fail(dir, st) : CLI_OK);
+  return cli_close(idx, dir, st ? CLI_FAIL : CLI_OK);
 }
 
 int cmd_scan(int argc, char **argv) {
@@ -77,7 +82,7 @@ int cmd_scan(int argc, char **argv) {
   while (!bad && (c = cli_getopt(argc, argv, ":p:f:t:rn:kch", longopts)) != -1) {
     switch (c) {
     case 'h': return cli_help("scan");
-    case 'p': bad = cli_key_operand(optarg, &o.b.prefix); break;
+    case 'p': bad = cli_prefix_operand(optarg, &o.b.prefix); o.given_prefix = 1; break;
     case 'f': bad = cli_key_operand(optarg, &o.b.from); break;
     case 't': bad = cli_key_operand(optarg, &o.b.to); break;
     case 'r': o.reverse = 1; break;
@@ -88,7 +93,7 @@ int cmd_scan(int argc, char **argv) {
     }
   }
   if (bad) return CLI_FAIL;
-  if (o.b.prefix.data && (o.b.from.data || o.b.to.data))
+  if (o.given_prefix && (o.b.from.data || o.b.to.data))
     return cli_usage_error("scan", "--prefix excludes --from and --to");
   int nargs = argc - optind;
   if (nargs < 1) return cli_usage_error("scan", "missing DIR");

@@ -53,11 +53,16 @@ static int search(const char *dir, const tern_term *terms, size_t n, const searc
     st = tern_postings_open(&p, snap, terms, n);
     if (!st) {
       st = print_matches(p, o);
+      if (st) cli_fail(dir, st); /* before the closes clear tern_errmsg() */
       tern_postings_close(p);
+    } else {
+      cli_fail(dir, st);
     }
     tern_snapshot_close(snap);
+  } else {
+    cli_fail(dir, st);
   }
-  return cli_close(idx, dir, st ? cli_fail(dir, st) : CLI_OK);
+  return cli_close(idx, dir, st ? CLI_FAIL : CLI_OK);
 }
 
 int cmd_search(int argc, char **argv) {

@@ -64,7 +64,17 @@ static void print_json(const char *dir, const tern_stats *s, const tern_options 
   }
   out_char(&g_out, ',');
   json_u64("skipped_segments", s->nskipped, 1);
-  out_str(&g_out, "\"options\":{");
+  const tern_counters *k = &s->counters; /* this process's: what stats itself did */
+  out_str(&g_out, "\"counters\":{");
+  json_u64("gets", k->gets, 1);
+  json_u64("commits", k->commits, 1);
+  json_u64("flushes", k->flushes, 1);
+  json_u64("merges", k->merges, 1);
+  json_u64("reads", k->reads, 1);
+  json_u64("bytes_read", k->bytes_read, 1);
+  json_u64("pages_checked", k->pages_checked, 1);
+  json_u64("cache_hits", k->cache_hits, 0);
+  out_str(&g_out, "},\"options\":{");
   json_u64("threshold", o->pulsing_threshold, 1);
   json_u64("inline_max", o->inline_value_max, 1);
   json_u64("bloom_bits", o->bloom_bits_per_key, 1);

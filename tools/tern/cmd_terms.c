@@ -43,11 +43,16 @@ static int terms(const char *dir, const char *field, const terms_opts *o) {
     st = tern_terms_open(&te, snap, field);
     if (!st) {
       st = list_terms(te, o);
+      if (st) cli_fail(dir, st); /* before the closes clear tern_errmsg() */
       tern_terms_close(te);
+    } else {
+      cli_fail(dir, st);
     }
     tern_snapshot_close(snap);
+  } else {
+    cli_fail(dir, st);
   }
-  return cli_close(idx, dir, st ? cli_fail(dir, st) : CLI_OK);
+  return cli_close(idx, dir, st ? CLI_FAIL : CLI_OK);
 }
 
 int cmd_terms(int argc, char **argv) {
@@ -63,7 +68,7 @@ int cmd_terms(int argc, char **argv) {
     switch (c) {
     case 'h': return cli_help("terms");
     case 'p':
-      if (cli_key_operand(optarg, &o.prefix)) return CLI_FAIL;
+      if (cli_prefix_operand(optarg, &o.prefix)) return CLI_FAIL;
       break;
     case 'n':
       if (cli_parse_limit("terms", optarg, &o.limit)) return CLI_FAIL;
@@ -75,9 +80,7 @@ int cmd_terms(int argc, char **argv) {
   if (nargs < 1) return cli_usage_error("terms", "missing DIR");
   if (nargs < 2) return cli_usage_error("terms", "missing FIELD");
   if (nargs > 2) return cli_usage_error("terms", "unexpected argument '%s'", argv[optind + 2]);
-  const char *field = argv[optind + 1];
-  size_t fl = strlen(field);
-  if (fl == 0 || fl > TERN_FIELD_MAX)
-    return cli_usage_error("terms", "FIELD of 1 to %u bytes wanted", TERN_FIELD_MAX);
+  const char *field;
+  if (cli_field_operand(argv[optind + 1], &field)) return CLI_FAIL;
   return terms(argv[optind], field, &o);
 }

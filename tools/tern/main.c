@@ -32,6 +32,7 @@ static const command k_commands[] = {
     {"export", cmd_export},
     {"ingest", cmd_ingest},
     {"delete-range", cmd_delete_range},
+    {"dump", cmd_dump},
 };
 
 static int print_version(void) {
@@ -47,7 +48,7 @@ int main(int argc, char **argv) {
   if (argc < 2) return cli_usage_error(NULL, "missing command");
   const char *name = argv[1];
   if (!strcmp(name, "--version") || !strcmp(name, "-V")) return print_version();
-  if (!strcmp(name, "--help") || !strcmp(name, "-h")) return cli_help(NULL);
+  if (!strcmp(name, "--help") || !strcmp(name, "-h")) return cmd_help(argc - 1, argv + 1);
   for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)
     if (!strcmp(name, k_commands[i].name)) return out_finish(k_commands[i].run(argc - 1, argv + 1));
   if (name[0] == '-') return cli_usage_error(NULL, "unknown option '%s'", name);

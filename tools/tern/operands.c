@@ -3,6 +3,7 @@
  * standard input, in the escaped form of escape.h.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,33 @@ int cli_term_operand(char *arg, tern_term *term) {
   tsv_error err;
   int rc = tsv_parse_term(arg, strlen(arg), term, &err) ? bad_operand("term", orig, &err) : 0;
   free(orig);
+  return rc;
+}
+
+int cli_prefix_operand(char *arg, tern_slice *prefix) {
+  char *orig = keep_copy(arg);
+  if (!orig) return -1;
+  tsv_error err;
+  size_t len = 0;
+  int rc = tsv_parse_value(arg, strlen(arg), &len, &err);
+  if (!rc && len > TERN_KEY_MAX) {
+    snprintf(err.reason, sizeof err.reason, "prefix longer than %u bytes", TERN_KEY_MAX);
+    rc = -1;
+  }
+  if (rc) rc = bad_operand("prefix", orig, &err);
+  free(orig);
+  prefix->data = len ? arg : NULL;
+  prefix->len = len;
+  return rc;
+}
+
+int cli_field_operand(char *arg, const char **field) {
+  char *orig = keep_copy(arg);
+  if (!orig) return -1;
+  tsv_error err;
+  int rc = tsv_parse_field(arg, strlen(arg), &err) ? bad_operand("field", orig, &err) : 0;
+  free(orig);
+  *field = arg;
   return rc;
 }
 

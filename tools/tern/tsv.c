@@ -131,6 +131,21 @@ int tsv_parse_value(char *s, size_t len, size_t *vlen, tsv_error *err) {
   return 0;
 }
 
+int tsv_parse_field(char *s, size_t len, tsv_error *err) {
+  size_t flen;
+  if (decode(s, len, &flen, err)) return -1;
+  const char *why = flen == 0                 ? "empty field"
+                    : flen > TERN_FIELD_MAX   ? "field longer than 255 bytes"
+                    : memchr(s, '\0', flen) ? "NUL byte in field"
+                                              : NULL;
+  if (why) {
+    snprintf(err->reason, sizeof err->reason, "%s", why);
+    return -1;
+  }
+  s[flen] = '\0';
+  return 0;
+}
+
 int tsv_parse_term(char *s, size_t len, tern_term *t, tsv_error *err) {
   char *colon = memchr(s, ':', len);
   if (!colon) {

@@ -85,5 +85,8 @@ int tsv_parse_value(char *s, size_t len, size_t *vlen, tsv_error *err);
  * the ':' (or the end of the field's escaped form) was.  The field may not
  * hold NUL (it is a C string) and its escaped form no raw ':'. */
 int tsv_parse_term(char *s, size_t len, tern_term *t, tsv_error *err);
+/* Decodes a field name in place (1 to TERN_FIELD_MAX bytes, no NUL) and
+ * NUL-terminates it: the field of "field:term" on its own. */
+int tsv_parse_field(char *s, size_t len, tsv_error *err);
 
 #endif

@@ -33,6 +33,7 @@ static const usage k_usages[] = {
            "  export   a key range of the index as a built segment\n"
            "  ingest   add segments built elsewhere, in one commit\n"
            "  delete-range  delete every document of a key range\n"
+           "  dump     every document with its value and terms, as import reads them\n"
            "  stats    counts and sizes of the index and its segments\n"
            "  verify   check every checksum and invariant\n"
            "  compact  merge all segments into one without deleted documents\n"
@@ -226,6 +227,16 @@ static const usage k_usages[] = {
                "  --from K      from the first key >= K\n"
                "  --to K        up to the last key < K (exclusive)\n"
                "  -h, --help    this text\n"},
+    {"dump", "usage: tern dump [OPTIONS] DIR\n"
+             "\n"
+             "Prints every live document as `key<TAB>value<TAB>field:term...`, in key\n"
+             "byte order, with all its terms: the TSV `tern import` reads, so that\n"
+             "`tern dump A | tern import B` makes B answer as A does.\n" ESCAPES "\n"
+             "options:\n"
+             "  --prefix P    only keys starting with P\n"
+             "  --from K      from the first key >= K\n"
+             "  --to K        up to the last key < K (exclusive)\n"
+             "  -h, --help    this text\n"},
     {"help", "usage: tern help [COMMAND]\n"
              "\n"
              "Prints the overview, or the usage of COMMAND.\n"},

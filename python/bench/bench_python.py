@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Benchmarks of the Python package (docs/BENCHMARKS.md, "Python"):
+
+  gets  [--keys N] [--runs R]   warm point reads from Python, same keys, same run:
+        tern Snapshot.get and Index.get vs py-lmdb txn.get per key; get_many
+        vs a per-key txn.get loop; the shard router's get_many vs one index's.
+  dask  [--records N] [--partitions P]   tern.dask.build_index of a TSV on a
+        2-worker LocalCluster vs a single-process `tern import` of the same
+        file ($TERN_BIN, default build/tern), with each worker's peak RSS.
+
+Run with Debian's interpreter and the built package:
+  PYTHONPATH=build/python /usr/bin/python3 python/bench/bench_python.py gets
+Figures are medians of R alternating runs (the machine may be shared);
+the gets are timed in process CPU time, the builds in wall time.
+"""
+import argparse
+import bisect
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import tern
+import tern.shards
+
+
+def keyset(n, seed=1):
+    rng = random.Random(seed)
+    keys = [b"user%012d" % k for k in rng.sample(range(10**12), n)]
+    return keys, rng
+
+
+def build_tern(path, keys, val):
+    with tern.open(path, create=True) as idx:
+        with idx.write(bulk=True) as txn:
+            for k in keys:
+                txn.put(k, val(k))
+
+
+def build_lmdb(path, keys, val):
+    import lmdb
+    env = lmdb.open(path, map_size=1 << 34, writemap=False, sync=False)
+    with env.begin(write=True) as txn:
+        for k in sorted(keys):
+            txn.put(k, val(k), append=True)
+    env.sync()
+    return env
+
+
+# CPU time of the process: on a shared, loaded machine the wall clock
+# counts other programs' turns (reads here are warm and single-threaded).
+def per_key(fn, keys):
+    t = time.process_time()
+    for k in keys:
+        fn(k)
+    return time.process_time() - t
+
+
+def timed(fn, *a):
+    t = time.process_time()
+    fn(*a)
+    return time.process_time() - t
+
+
+def bench_gets(args):
+    keys, rng = keyset(args.keys)
+    val = lambda k: b"value-" + k[-8:] + b"-" * 20  # noqa: E731  (34 bytes, inline)
+    tmp = tempfile.mkdtemp(prefix="tern-pybench.", dir=args.dir)
+    try:
+        t = time.perf_counter()
+        build_tern(os.path.join(tmp, "tern"), keys, val)
+        env = build_lmdb(os.path.join(tmp, "lmdb"), keys, val)
+        # Three shards of the same keys (the router's boundaries from the keys).
+        skeys = sorted(keys)
+        bounds = [skeys[len(skeys) // 3], skeys[2 * len(skeys) // 3]]
+        dirs = [os.path.join(tmp, f"shard{i}") for i in range(3)]
+        for i, d in enumerate(dirs):
+            part = [k for k in keys if bisect.bisect_right(bounds, k) == i]
+            build_tern(d, part, val)
+        tern.shards.write_map(os.path.join(tmp, "map.json"), bounds, dirs)
+        print(f"built {len(keys)} keys in tern, LMDB and 3 shards: "
+              f"{time.perf_counter() - t:.1f} s", flush=True)
+        probe = keys[:]
+        rng.shuffle(probe)
+        probe = probe[:args.lookups]
+        absent = [b"user%012dx" % rng.randrange(10**12) for _ in range(args.lookups)]
+        idx = tern.open(os.path.join(tmp, "tern"), readonly=True)
+        router = tern.shards.open(os.path.join(tmp, "map.json"))
+        snap = idx.snapshot()
+        rtx = env.begin(buffers=False)
+        # warm every page of both
+        snap.get_many(keys)
+        for k in keys:
+            rtx.get(k)
+        router.get_many(keys)
+        B = args.batch
+
+        def batches(fn, ks):
+            for i in range(0, len(ks), B):
+                fn(ks[i:i + B])
+
+        cases = {
+            "lmdb txn.get (present)": lambda: per_key(rtx.get, probe),
+            "tern snap.get (present)": lambda: per_key(snap.get, probe),
+            "tern idx.get (present)": lambda: per_key(idx.get, probe),
+            "lmdb txn.get (absent)": lambda: per_key(rtx.get, absent),
+            "tern snap.get (absent)": lambda: per_key(snap.get, absent),
+            f"tern snap.get_many, batches of {B}": lambda: timed(batches, snap.get_many, probe),
+            f"tern idx.get_many, batches of {B}": lambda: timed(batches, idx.get_many, probe),
+            f"router get_many (3 shards), batches of {B}":
+                lambda: timed(batches, router.get_many, probe),
+        }
+        res = {name: [] for name in cases}
+        for r in range(args.runs):
+            order = list(cases)
+            if r % 2:
+                order.reverse()
+            for name in order:
+                res[name].append(cases[name]())
+        n = len(probe)
+        print(f"\n{n} lookups, {args.runs} alternating runs; ns per key, median (min-max)")
+        med = {}
+        for name, ts in res.items():
+            ns = [t / n * 1e9 for t in ts]
+            med[name] = statistics.median(ns)
+            print(f"  {name:45s} {med[name]:8.0f}  ({min(ns):.0f}-{max(ns):.0f})")
+        L = med["lmdb txn.get (present)"]
+        print("\nratios (lmdb per-key txn.get time / tern time; > 1: tern faster)")
+        print(f"  snap.get present        {L / med['tern snap.get (present)']:.2f}x")
+        print(f"  idx.get present         {L / med['tern idx.get (present)']:.2f}x")
+        print(f"  snap.get absent         "
+              f"{med['lmdb txn.get (absent)'] / med['tern snap.get (absent)']:.2f}x")
+        print(f"  snap.get_many           {L / med[f'tern snap.get_many, batches of {B}']:.2f}x")
+        print(f"  idx.get_many            {L / med[f'tern idx.get_many, batches of {B}']:.2f}x")
+        print(f"  router get_many / one index's get_many: "
+              f"{med[f'router get_many (3 shards), batches of {B}'] / med[f'tern idx.get_many, batches of {B}']:.2f}x the time")
+        rtx.abort()
+        snap.close()
+        router.close()
+        idx.close()
+        env.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_tsv(path, n, seed=2):
+    rng = random.Random(seed)
+    with open(path, "wb") as f:
+        ks = rng.sample(range(10**12), n)
+        for i, k in enumerate(ks):
+            f.write(b"user%012d\tvalue-%d%s\n" % (k, i, b"\tcolor:red" if i % 16 == 0 else b""))
+
+
+def bench_dask(args):
+    import tern.dask
+    from distributed import Client, LocalCluster
+    tmp = tempfile.mkdtemp(prefix="tern-pybench-dask.", dir=args.dir)
+    tern_bin = os.environ.get("TERN_BIN", "build/tern")
+    try:
+        tsv = os.path.join(tmp, "in.tsv")
+        write_tsv(tsv, args.records)
+        print(f"{args.records} records, {os.path.getsize(tsv) / 2**20:.0f} MiB of TSV", flush=True)
+        cl = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                          dashboard_address=None, silence_logs=40)
+        client = Client(cl)
+        times = {"tern import (1 process)": [], "tern.dask.build_index (2 workers)": []}
+        for r in range(args.runs):
+            for name in (list(times) if r % 2 == 0 else list(reversed(list(times)))):
+                out = os.path.join(tmp, f"out{r}-{len(times[name])}-{name[:4]}")
+                if not name.startswith("tern import"):
+                    client.restart()  # fresh workers: the peak RSS is this build's
+                t = time.perf_counter()
+                if name.startswith("tern import"):
+                    subprocess.run([tern_bin, "import", "-q", out, tsv], check=True)
+                else:
+                    tern.dask.build_index(tsv, out, partitions=args.partitions, client=client,
+                                          blocksize=args.blocksize, progress=False)
+                times[name].append(time.perf_counter() - t)
+                if not name.startswith("tern import"):
+                    rss = client.run(lambda: __import__("resource").getrusage(
+                        __import__("resource").RUSAGE_SELF).ru_maxrss)
+                    print(f"  worker peak RSS (MiB): "
+                          f"{[round(v / 1024) for v in rss.values()]}", flush=True)
+                print(f"  run {r}: {name}: {times[name][-1]:.1f} s", flush=True)
+                shutil.rmtree(out, ignore_errors=True)
+        client.close()
+        cl.close()
+        m = {k: statistics.median(v) for k, v in times.items()}
+        for k, v in m.items():
+            print(f"{k:40s} median {v:.1f} s")
+        print(f"speed-up of the Dask build: "
+              f"{m['tern import (1 process)'] / m['tern.dask.build_index (2 workers)']:.2f}x")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("gets")
+    g.add_argument("--keys", type=int, default=1_000_000)
+    g.add_argument("--lookups", type=int, default=200_000)
+    g.add_argument("--batch", type=int, default=1000)
+    g.add_argument("--runs", type=int, default=5)
+    g.add_argument("--dir", default=None)
+    d = sub.add_parser("dask")
+    d.add_argument("--records", type=int, default=1_000_000)
+    d.add_argument("--partitions", type=int, default=8)
+    d.add_argument("--blocksize", default="4MiB")
+    d.add_argument("--runs", type=int, default=3)
+    d.add_argument("--dir", default=None)
+    args = ap.parse_args()
+    (bench_gets if args.cmd == "gets" else bench_dask)(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

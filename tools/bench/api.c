@@ -1,0 +1,509 @@
+/*
+ * api.c — `tern-bench api`: what a user gets through tern.h, operation by
+ * operation, against LMDB on the same keys in the same process (issue 24's
+ * table).  The caller holds the keys in memory; tern holds them in one
+ * compacted segment, LMDB in one B+tree ("pk") plus, for the search, the
+ * keys of the term's documents stored under the term ("term": what an LMDB
+ * application keeps to answer "keys having term t in key order").
+ *
+ *   get      tern_get per key            vs mdb_get (value copied out)
+ *   batch    tern_get_batch, --batch keys a call vs the same mdb_get loop
+ *   scan     tern_cursor_next + key + value over every key vs MDB_NEXT
+ *   range    tern_cursor_seek + 10 next  vs MDB_SET_RANGE + 10 MDB_NEXT
+ *   search   tern_postings_each_by_key (keys in key order) of the term
+ *            w:common vs MDB_SET_RANGE + MDB_NEXT over the term's keys
+ *
+ * Rounds alternate which store runs first; each figure is the median of
+ * the rounds, each ratio (LMDB time / tern time, > 1: tern faster) the
+ * median of the per-round ratios.  Warm: both stores are read once first.
+ */
+#include "tools/bench/bench.h"
+#include "tools/bench/bench_common.h"
+#include "tools/bench/keys_common.h"
+#include "tern.h"
+
+#include <getopt.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define API_ROUNDS_MAX 50u
+#define API_SHAPES_MAX 16u
+#define API_STEPS 10u
+#define API_NOPS 5u
+#define API_TERM_PREFIX "w:common" /* LMDB's key prefix of the term's entries */
+
+typedef struct api_opts {
+  uint64_t docs, lookups, ranges, rounds, seed, vbytes, batch, hit_every;
+  bench_key_spec shapes[API_SHAPES_MAX];
+  size_t nshapes;
+  const char *parent;
+} api_opts;
+
+static const char *const op_names[API_NOPS] = {"get", "batch", "scan", "range", "search"};
+
+void tern_bench_api_usage(FILE *out) {
+  fprintf(out,
+          "tern-bench api [options]   the public API vs LMDB, operation by operation (warm)\n"
+          "  --docs N         keys per shape (1000000); a file's keys are capped at N\n"
+          "  --shape S[,S..]  random | uuid4 | sequential | timeprefixed | decimal | paths |\n"
+          "                   packages | emails | varlen | file:PATH | all (random)\n"
+          "  --lookups N      present keys looked up per round, get and batch (500000)\n"
+          "  --batch N        keys per tern_get_batch call (1024)\n"
+          "  --ranges N       seeks (+ 10 next) per round (100000)\n"
+          "  --hit-every N    one document in N has the term w:common (10)\n"
+          "  --value-bytes B  value of every document, >= 4 (4)\n"
+          "  --rounds R       rounds, alternating which store runs first (5)\n"
+          "  --seed S         key and sample seed (1)\n"
+          "  --dir PATH       parent of the scratch directory (/var/tmp)\n");
+}
+
+static int parse_shapes(const char *s, api_opts *o) {
+  if (!strcmp(s, "all")) {
+    for (int i = 0; i < BENCH_KEYS_NSHAPES; i++)
+      o->shapes[i] = (bench_key_spec){(bench_key_shape)i, NULL};
+    o->nshapes = BENCH_KEYS_NSHAPES;
+    return 0;
+  }
+  o->nshapes = 0;
+  for (const char *p = s; *p;) {
+    const char *comma = p[0] == 'f' && !strncmp(p, "file:", 5) ? NULL : strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    char *name = strndup(p, len); /* kept: a file spec points into it */
+    if (!name || o->nshapes == API_SHAPES_MAX || bench_key_spec_parse(name, &o->shapes[o->nshapes]))
+      return -1;
+    o->nshapes++;
+    p += len + (comma != NULL);
+  }
+  return o->nshapes ? 0 : -1;
+}
+
+static int parse_opts(int argc, char **argv, api_opts *o) {
+  static const struct option lo[] = {
+      {"docs", 1, 0, 'n'},  {"shape", 1, 0, 'S'},       {"lookups", 1, 0, 'l'},
+      {"batch", 1, 0, 'b'}, {"ranges", 1, 0, 'q'},      {"hit-every", 1, 0, 'e'},
+      {"value-bytes", 1, 0, 'v'}, {"rounds", 1, 0, 'r'}, {"seed", 1, 0, 's'},
+      {"dir", 1, 0, 'd'},   {"help", 0, 0, 'h'},        {0, 0, 0, 0}};
+  *o = (api_opts){.docs = 1000000, .lookups = 500000, .ranges = 100000, .rounds = 5, .seed = 1,
+                  .vbytes = 4, .batch = 1024, .hit_every = 10, .parent = "/var/tmp"};
+  o->shapes[0] = (bench_key_spec){BENCH_KEYS_RANDOM, NULL};
+  o->nshapes = 1;
+  optind = 1;
+  int ch;
+  while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    int bad = 0;
+    switch (ch) {
+    case 'n': bad = bench_parse_u64(optarg, &o->docs) || o->docs < 2; break;
+    case 'S': bad = parse_shapes(optarg, o); break;
+    case 'l': bad = bench_parse_u64(optarg, &o->lookups) || !o->lookups; break;
+    case 'b': bad = bench_parse_u64(optarg, &o->batch) || !o->batch; break;
+    case 'q': bad = bench_parse_u64(optarg, &o->ranges) || !o->ranges; break;
+    case 'e': bad = bench_parse_u64(optarg, &o->hit_every) || !o->hit_every; break;
+    case 'v': bad = bench_parse_u64(optarg, &o->vbytes) || o->vbytes < 4 || o->vbytes > 1024; break;
+    case 'r': bad = bench_parse_u64(optarg, &o->rounds) || !o->rounds || o->rounds > API_ROUNDS_MAX; break;
+    case 's': bad = bench_parse_u64(optarg, &o->seed); break;
+    case 'd': o->parent = optarg; break;
+    case 'h': tern_bench_api_usage(stdout); return 1;
+    default: bad = 1;
+    }
+    if (bad) {
+      tern_bench_api_usage(stderr);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- build */
+
+static int build_tern(const char *dir, const bench_keys *k, const api_opts *o) {
+  tern_index *idx;
+  tern_txn *t;
+  int rc = tern_open(&idx, dir, TERN_CREATE, NULL);
+  if (rc) return rc;
+  rc = tern_txn_begin(&t, idx, TERN_TXN_BULK);
+  uint8_t v[1024];
+  tern_term common = {"w", "common", 6};
+  for (size_t i = 0; rc == 0 && i < k->n; i++) {
+    bench_value_fill(v, (uint32_t)i, (size_t)o->vbytes);
+    rc = tern_put(t, bench_key_at(k, i), bench_key_len(k, i), v, (size_t)o->vbytes, &common,
+                  i % o->hit_every == 0);
+  }
+  if (rc == 0) rc = tern_commit(t);
+  if (rc == 0) rc = tern_compact(idx);
+  tern_close(idx);
+  return rc;
+}
+
+static int lmdb_put_sorted(MDB_txn *t, MDB_dbi pk, MDB_dbi term, const bench_keys *k,
+                           const api_opts *o) {
+  uint8_t v[1024], tk[sizeof API_TERM_PREFIX + BENCH_FILE_KEY_MAX];
+  memcpy(tk, API_TERM_PREFIX, sizeof API_TERM_PREFIX); /* the NUL separates term and key */
+  int rc = 0;
+  for (size_t j = 0; !rc && j < k->n; j++) {
+    uint32_t i = k->order[j];
+    size_t len = bench_key_len(k, i);
+    bench_value_fill(v, i, (size_t)o->vbytes);
+    MDB_val mk = {len, (void *)bench_key_at(k, i)}, mv = {(size_t)o->vbytes, v};
+    rc = mdb_put(t, pk, &mk, &mv, MDB_APPEND);
+    if (rc || i % o->hit_every) continue;
+    memcpy(tk + sizeof API_TERM_PREFIX, bench_key_at(k, i), len);
+    MDB_val tkv = {sizeof API_TERM_PREFIX + len, tk}, tv = {4, v};
+    rc = mdb_put(t, term, &tkv, &tv, MDB_APPEND);
+  }
+  return rc;
+}
+
+static int build_lmdb(const char *dir, const bench_keys *k, const api_opts *o) {
+  MDB_env *env;
+  MDB_txn *t;
+  MDB_dbi pk, term;
+  int rc = mdb_env_create(&env);
+  if (!rc) rc = mdb_env_set_mapsize(env, (size_t)64 << 30);
+  if (!rc) rc = mdb_env_set_maxdbs(env, 2);
+  if (!rc) rc = mdb_env_open(env, dir, MDB_NOSYNC, 0644);
+  if (!rc) rc = mdb_txn_begin(env, NULL, 0, &t);
+  if (!rc) rc = mdb_dbi_open(t, "pk", MDB_CREATE, &pk);
+  if (!rc) rc = mdb_dbi_open(t, "term", MDB_CREATE, &term);
+  if (!rc) rc = lmdb_put_sorted(t, pk, term, k, o);
+  if (!rc) rc = mdb_txn_commit(t);
+  if (!rc) rc = mdb_env_sync(env, 1);
+  mdb_env_close(env);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- stores */
+
+typedef struct stores {
+  tern_index *idx;
+  tern_snapshot *snap;
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi pk, term;
+} stores;
+
+static int stores_open(stores *s, const char *tdir, const char *ldir) {
+  memset(s, 0, sizeof *s);
+  if (tern_open(&s->idx, tdir, TERN_RDONLY, NULL) || tern_snapshot_open(&s->snap, s->idx))
+    return -1;
+  if (mdb_env_create(&s->env) || mdb_env_set_maxdbs(s->env, 2) ||
+      mdb_env_set_mapsize(s->env, (size_t)64 << 30) ||
+      mdb_env_open(s->env, ldir, MDB_RDONLY, 0644) ||
+      mdb_txn_begin(s->env, NULL, MDB_RDONLY, &s->txn) || mdb_dbi_open(s->txn, "pk", 0, &s->pk) ||
+      mdb_dbi_open(s->txn, "term", 0, &s->term))
+    return -1;
+  return 0;
+}
+
+static void stores_close(stores *s) {
+  if (s->txn) mdb_txn_abort(s->txn);
+  if (s->env) mdb_env_close(s->env);
+  if (s->snap) tern_snapshot_close(s->snap);
+  if (s->idx) tern_close(s->idx);
+}
+
+/* ---------------------------------------------------------------- timed operations */
+
+/* What each operation saw: items and a checksum of the bytes, compared
+ * between the stores so that neither can skip work. */
+typedef struct sink {
+  uint64_t n, sum;
+  uint8_t buf[1024];
+} sink;
+
+static void sink_add(sink *k, const void *key, size_t klen, const void *val, size_t vlen) {
+  k->n++;
+  k->sum += klen + vlen;
+  if (vlen) k->sum += ((const uint8_t *)val)[0];
+  if (klen) k->sum += ((const uint8_t *)key)[klen - 1];
+}
+
+typedef struct workload {
+  const bench_keys *k;
+  bench_key_stream gets;  /* present keys in random order */
+  tern_slice *slices;     /* the same keys as slices, for tern_get_batch */
+  bench_key_stream seeks; /* range starts */
+  size_t batch;
+} workload;
+
+static NOIPA double tern_op_get(stores *s, const workload *w, sink *out) {
+  double t0 = bench_now();
+  for (size_t i = 0; i < w->gets.n; i++) {
+    size_t vlen;
+    if (tern_get(s->snap, bench_stream_key(&w->gets, i), bench_stream_len(&w->gets, i), out->buf,
+                 sizeof out->buf, &vlen) == TERN_OK)
+      sink_add(out, NULL, 0, out->buf, vlen);
+  }
+  return bench_now() - t0;
+}
+
+static NOIPA double lmdb_op_get(stores *s, const workload *w, sink *out) {
+  double t0 = bench_now();
+  for (size_t i = 0; i < w->gets.n; i++) {
+    MDB_val mk = {bench_stream_len(&w->gets, i), (void *)bench_stream_key(&w->gets, i)}, mv;
+    if (mdb_get(s->txn, s->pk, &mk, &mv) == 0 && mv.mv_size <= sizeof out->buf) {
+      memcpy(out->buf, mv.mv_data, mv.mv_size);
+      sink_add(out, NULL, 0, out->buf, mv.mv_size);
+    }
+  }
+  return bench_now() - t0;
+}
+
+static int batch_hit(void *payload, size_t i, int status, const void *val, size_t vlen) {
+  sink *out = payload;
+  (void)i;
+  if (status == TERN_OK && vlen <= sizeof out->buf) {
+    memcpy(out->buf, val, vlen);
+    sink_add(out, NULL, 0, out->buf, vlen);
+  }
+  return 0;
+}
+
+static NOIPA double tern_op_batch(stores *s, const workload *w, sink *out) {
+  double t0 = bench_now();
+  for (size_t at = 0; at < w->gets.n; at += w->batch) {
+    size_t n = w->gets.n - at < w->batch ? w->gets.n - at : w->batch;
+    if (tern_get_batch(s->snap, w->slices + at, n, batch_hit, out)) return -1;
+  }
+  return bench_now() - t0;
+}
+
+static NOIPA double tern_op_scan(stores *s, const workload *w, sink *out) {
+  (void)w;
+  tern_cursor *c;
+  double t0 = bench_now();
+  if (tern_cursor_open(&c, s->snap, NULL)) return -1;
+  while (tern_cursor_next(c) == TERN_OK) {
+    tern_slice key, val;
+    tern_cursor_key(c, &key);
+    tern_cursor_value(c, &val);
+    sink_add(out, key.data, key.len, val.data, val.len);
+  }
+  tern_cursor_close(c);
+  return bench_now() - t0;
+}
+
+static NOIPA double lmdb_op_scan(stores *s, const workload *w, sink *out) {
+  (void)w;
+  MDB_cursor *c;
+  double t0 = bench_now();
+  if (mdb_cursor_open(s->txn, s->pk, &c)) return -1;
+  MDB_val mk, mv;
+  for (int rc = mdb_cursor_get(c, &mk, &mv, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(c, &mk, &mv, MDB_NEXT))
+    sink_add(out, mk.mv_data, mk.mv_size, mv.mv_data, mv.mv_size);
+  mdb_cursor_close(c);
+  return bench_now() - t0;
+}
+
+static NOIPA double tern_op_range(stores *s, const workload *w, sink *out) {
+  tern_cursor *c;
+  if (tern_cursor_open(&c, s->snap, NULL)) return -1;
+  double t0 = bench_now();
+  for (size_t i = 0; i < w->seeks.n; i++) {
+    int rc = tern_cursor_seek(c, bench_stream_key(&w->seeks, i), bench_stream_len(&w->seeks, i));
+    for (unsigned j = 0; rc == TERN_OK && j <= API_STEPS; j++) {
+      tern_slice key, val;
+      tern_cursor_key(c, &key);
+      tern_cursor_value(c, &val);
+      sink_add(out, key.data, key.len, val.data, val.len);
+      if (j < API_STEPS) rc = tern_cursor_next(c);
+    }
+  }
+  double dt = bench_now() - t0;
+  tern_cursor_close(c);
+  return dt;
+}
+
+static NOIPA double lmdb_op_range(stores *s, const workload *w, sink *out) {
+  MDB_cursor *c;
+  if (mdb_cursor_open(s->txn, s->pk, &c)) return -1;
+  double t0 = bench_now();
+  for (size_t i = 0; i < w->seeks.n; i++) {
+    MDB_val mk = {bench_stream_len(&w->seeks, i), (void *)bench_stream_key(&w->seeks, i)}, mv;
+    int rc = mdb_cursor_get(c, &mk, &mv, MDB_SET_RANGE);
+    for (unsigned j = 0; rc == 0 && j <= API_STEPS; j++) {
+      sink_add(out, mk.mv_data, mk.mv_size, mv.mv_data, mv.mv_size);
+      if (j < API_STEPS) rc = mdb_cursor_get(c, &mk, &mv, MDB_NEXT);
+    }
+  }
+  double dt = bench_now() - t0;
+  mdb_cursor_close(c);
+  return dt;
+}
+
+static int search_hit(void *payload, tern_slice key, tern_slice val) {
+  (void)val;
+  sink_add(payload, key.data, key.len, NULL, 0);
+  return 0;
+}
+
+static NOIPA double tern_op_search(stores *s, const workload *w, sink *out) {
+  (void)w;
+  tern_term t = {"w", "common", 6};
+  tern_postings *p;
+  double t0 = bench_now();
+  if (tern_postings_open(&p, s->snap, &t, 1) || tern_postings_each_by_key(p, 0, search_hit, out))
+    return -1;
+  tern_postings_close(p);
+  return bench_now() - t0;
+}
+
+static NOIPA double lmdb_op_search(stores *s, const workload *w, sink *out) {
+  (void)w;
+  MDB_cursor *c;
+  const size_t plen = sizeof API_TERM_PREFIX;
+  double t0 = bench_now();
+  if (mdb_cursor_open(s->txn, s->term, &c)) return -1;
+  MDB_val mk = {plen, (void *)API_TERM_PREFIX}, mv;
+  for (int rc = mdb_cursor_get(c, &mk, &mv, MDB_SET_RANGE);
+       rc == 0 && mk.mv_size >= plen && !memcmp(mk.mv_data, API_TERM_PREFIX, plen);
+       rc = mdb_cursor_get(c, &mk, &mv, MDB_NEXT))
+    sink_add(out, (const uint8_t *)mk.mv_data + plen, mk.mv_size - plen, NULL, 0);
+  mdb_cursor_close(c);
+  return bench_now() - t0;
+}
+
+typedef double (*op_fn)(stores *s, const workload *w, sink *out);
+static const op_fn tern_ops[API_NOPS] = {tern_op_get, tern_op_batch, tern_op_scan, tern_op_range,
+                                         tern_op_search};
+static const op_fn lmdb_ops[API_NOPS] = {lmdb_op_get, lmdb_op_get, lmdb_op_scan, lmdb_op_range,
+                                         lmdb_op_search};
+
+/* ---------------------------------------------------------------- driver */
+
+typedef struct results {
+  double t[API_NOPS][2][API_ROUNDS_MAX]; /* [op][0 tern, 1 LMDB][round] seconds */
+  double ratio[API_NOPS][API_ROUNDS_MAX];
+  uint64_t items[API_NOPS][2];
+  int mismatch[API_NOPS];
+} results;
+
+static int workload_init(workload *w, const bench_keys *k, const api_opts *o) {
+  memset(w, 0, sizeof *w);
+  w->k = k;
+  w->batch = (size_t)o->batch;
+  bench_rng r;
+  bench_rng_init(&r, o->seed ^ 0xa91);
+  size_t ng = (size_t)o->lookups, nq = (size_t)o->ranges;
+  uint32_t *idx = malloc((ng > nq ? ng : nq) * sizeof *idx);
+  if (!idx || bench_sample(&r, k->n, ng, idx) || bench_key_stream_fill(&w->gets, k, idx, ng) ||
+      bench_sample(&r, k->n, nq, idx) || bench_key_stream_fill(&w->seeks, k, idx, nq)) {
+    free(idx);
+    return -1;
+  }
+  free(idx);
+  w->slices = malloc(ng * sizeof *w->slices);
+  if (!w->slices) return -1;
+  for (size_t i = 0; i < ng; i++)
+    w->slices[i] = (tern_slice){bench_stream_key(&w->gets, i), bench_stream_len(&w->gets, i)};
+  return 0;
+}
+
+static void workload_free(workload *w) {
+  bench_key_stream_free(&w->gets);
+  bench_key_stream_free(&w->seeks);
+  free(w->slices);
+}
+
+static int run_rounds(const api_opts *o, stores *s, const workload *w, results *r) {
+  sink warm = {0};
+  tern_op_scan(s, w, &warm);
+  lmdb_op_scan(s, w, &warm);
+  for (uint64_t round = 0; round < o->rounds; round++)
+    for (unsigned op = 0; op < API_NOPS; op++) {
+      sink out[2] = {{0}, {0}};
+      for (unsigned j = 0; j < 2; j++) {
+        unsigned who = (unsigned)((j + round) & 1); /* alternate which runs first */
+        r->t[op][who][round] = (who ? lmdb_ops : tern_ops)[op](s, w, &out[who]);
+        if (r->t[op][who][round] < 0) {
+          fprintf(stderr, "api: %s failed: %s\n", op_names[op], tern_errmsg());
+          return -1;
+        }
+      }
+      r->ratio[op][round] = r->t[op][1][round] / r->t[op][0][round];
+      r->items[op][0] = out[0].n;
+      r->items[op][1] = out[1].n;
+      r->mismatch[op] |= out[0].n != out[1].n || out[0].sum != out[1].sum;
+    }
+  return 0;
+}
+
+static void report_row(const api_opts *o, const char *shape, size_t n, results *r) {
+  size_t rounds = (size_t)o->rounds;
+  printf("| %s (%zu) ", shape, n);
+  for (unsigned op = 0; op < API_NOPS; op++) {
+    double items = (double)(r->items[op][0] ? r->items[op][0] : 1);
+    double tn = bench_summarize(r->t[op][0], rounds).median * 1e9 / items;
+    double ln = bench_summarize(r->t[op][1], rounds).median * 1e9 / items;
+    if (op == 3) { /* per seek, not per key read */
+      tn *= API_STEPS + 1;
+      ln *= API_STEPS + 1;
+    }
+    bench_summary q = bench_summarize(r->ratio[op], rounds);
+    printf("| %.2f× (%.0f vs %.1f ns)%s ", q.median, ln, tn, r->mismatch[op] ? " MISMATCH" : "");
+  }
+  printf("|\n");
+  fflush(stdout);
+}
+
+static int run_shape(const api_opts *o, const bench_key_spec *spec) {
+  bench_keys k = {0};
+  char *dir = bench_mkdtemp(o->parent, "tern-api");
+  char tdir[4096], ldir[4096];
+  const char *name = spec->path ? spec->path : bench_key_shape_name(spec->shape);
+  if (!dir || bench_keys_load(&k, spec, (size_t)o->docs, o->seed)) {
+    fprintf(stderr, "api: %s: no keys\n", name);
+    return 1;
+  }
+  bench_path(tdir, sizeof tdir, dir, "tern");
+  bench_path(ldir, sizeof ldir, dir, "lmdb");
+  int ret = 1, rc;
+  stores s;
+  workload w;
+  results *r = calloc(1, sizeof *r);
+  bench_log("api: %s: %zu keys, building\n", name, k.n);
+  if (!r || bench_mkdirs(ldir) || (rc = build_tern(tdir, &k, o)) != 0 ||
+      (rc = build_lmdb(ldir, &k, o)) != 0) {
+    fprintf(stderr, "api: %s: build failed: %s\n", name, tern_errmsg());
+  } else if (stores_open(&s, tdir, ldir) || workload_init(&w, &k, o)) {
+    fprintf(stderr, "api: %s: open failed: %s\n", name, tern_errmsg());
+  } else {
+    bench_log("api: %s: tern %.1f MB, LMDB %.1f MB\n", name, bench_dir_bytes(tdir) / 1e6,
+              bench_dir_bytes(ldir) / 1e6);
+    if (run_rounds(o, &s, &w, r) == 0) {
+      report_row(o, spec->path ? "file" : name, k.n, r);
+      ret = 0;
+    }
+    workload_free(&w);
+    stores_close(&s);
+  }
+  free(r);
+  bench_keys_free(&k);
+  bench_rmtree(dir);
+  free(dir);
+  return ret;
+}
+
+int tern_bench_api(int argc, char **argv) {
+  api_opts o;
+  int prc = parse_opts(argc, argv, &o);
+  if (prc) return prc < 0 ? 2 : 0;
+  char machine[256], cmd[1024];
+  bench_machine(machine, sizeof machine);
+  bench_cmdline(cmd, sizeof cmd, argc, argv, "tern-bench");
+  printf("# %s\n# %s\n# %llu lookups (batches of %llu), %llu seeks + %u next, term in 1 doc of "
+         "%llu, %llu-byte values, %llu rounds alternating; LMDB ns / tern ns per key (per seek "
+         "for range), median of per-round ratios (> 1: tern faster)\n",
+         cmd, machine, (unsigned long long)o.lookups, (unsigned long long)o.batch,
+         (unsigned long long)o.ranges, API_STEPS, (unsigned long long)o.hit_every,
+         (unsigned long long)o.vbytes, (unsigned long long)o.rounds);
+  printf("| keys | get | batch (vs mdb_get loop) | full scan | seek + %u next | search by term, "
+         "per hit |\n|---|---|---|---|---|---|\n",
+         API_STEPS);
+  int ret = 0;
+  for (size_t i = 0; i < o.nshapes; i++)
+    ret |= run_shape(&o, &o.shapes[i]);
+  return ret;
+}
