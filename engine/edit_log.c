@@ -14,6 +14,7 @@
 #include "codec/status.h"
 
 #include <assert.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +45,9 @@ static int log_livedocs(tern_index *idx, MDB_txn *t, const tern_edit *e) {
     const tern_edit_live *l = &e->lives[i];
     const tern_slot *sl = base_slot(e->base, l->number);
     assert(sl); /* the edit's builder took it from base */
-    if (!sl) return tern_fail(TERN_EBUSY, "%s: edited segment %s vanished", idx->dir, "?");
+    if (!sl)
+      return tern_fail(TERN_EBUSY, "%s: edited segment %" PRIu64 " is not in the state", idx->dir,
+                       l->number);
     tern_rec_segment r;
     memcpy(r.segid, sl->segid, TERN_SEGID_SIZE);
     r.max_doc = sl->ref->max_doc;

@@ -337,7 +337,7 @@ int tern_catalog_compact(tern_index *idx);
  * installs it with tern_log_and_apply.  REQUIRES: the write lock held,
  * install_mu not. */
 /* Writes the buffer as of now as a segment and installs it, carrying what
- * commits did meanwhile (maint.c).  TERN_WORKER_RETRY: start over. */
+ * commits did meanwhile (flush.c).  TERN_WORKER_RETRY: start over. */
 int tern_flush_locked(tern_index *idx);
 /* TERN_WORKER_RETRY from tern_flush_locked: a commit changed the buffer
  * in a way the flush cannot follow; start over (not a failure). */

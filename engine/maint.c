@@ -176,6 +176,10 @@ int tern_verify(tern_index *idx) {
   if (!idx) return tern_fail(TERN_EINVAL, "tern_verify: NULL index");
   int rc;
   tern_worker_wait(idx); /* its installs would make the reads below start over */
+  /* A map another process grew is adopted here, before env_rw is held
+   * (adopting takes it for writing). */
+  tern_state *st;
+  if (tern_state_acquire(idx, 0, &st) == TERN_OK) tern_state_release(idx, st);
   /* The catalog is read twice (state, then records): another writer's
    * commit in between means verifying again. */
   pthread_rwlock_rdlock(&idx->env_rw);

@@ -491,10 +491,9 @@ static int edit_buffer_ops(commit_ctx *c, int puts) {
     else
       op = &c->ranged[j++];
     c->sorted[k] = *op;
-    int buffered = !view || tern_memseg_find(view, op->key.p, op->key.len) >= 0;
     if (puts && op->doc) {
       TERN_TRY(tern_mrun_push(c->e.run, op));
-    } else if (buffered) {
+    } else if (!view || tern_memseg_find(view, op->key.p, op->key.len) >= 0) { /* buffered */
       tern_mdoc gone = {op->key, NULL};
       gone.key.aux = 0;
       TERN_TRY(tern_mrun_push(c->e.run, &gone));

@@ -33,7 +33,8 @@ static pt_exc_def g_excs[] = {
     {TERN_EVERSION, "VersionError", NULL,
      "TERN_EVERSION: a file of a format version this library does not read.", NULL},
     {TERN_EBUSY, "BusyError", NULL,
-     "TERN_EBUSY: another write transaction is open (tern never waits for it), or a "
+     "TERN_EBUSY: another write transaction is open (waited for up to busy_timeout_ms, "
+     "0 by default), or a "
      "handle is still in use (close() with snapshots, transactions or iterators open, "
      "or calls running in other threads).",
      NULL},
@@ -49,6 +50,12 @@ static pt_exc_def g_excs[] = {
     {TERN_EPARTIAL, "PartialError", NULL,
      "TERN_EPARTIAL: the commit (or flush) is durable and visible, but work run after "
      "it (a flush or merge) failed; nothing is lost, the next writer tries again.",
+     NULL},
+    {TERN_EEXIST, "ExistsError", NULL,
+     "TERN_EEXIST: the key exists (Txn.put with no_overwrite=True).", NULL},
+    {TERN_ESTOPPED, "StoppedError", NULL,
+     "TERN_ESTOPPED: a callback stopped a walk (internal: the package's callbacks stop "
+     "only on a limit, which is not an error).",
      NULL},
     {0, "OSError", &PyExc_OSError,
      "A negated errno from the system (-ENOENT, -EACCES, -ENOSPC, -EIO, ...): also a "
@@ -137,7 +144,8 @@ static int add_status_constants(PyObject *m) {
       {"OK", TERN_OK},           {"NOTFOUND", TERN_NOTFOUND}, {"EINVAL", TERN_EINVAL},
       {"ECORRUPT", TERN_ECORRUPT}, {"EVERSION", TERN_EVERSION}, {"EBUSY", TERN_EBUSY},
       {"ENOMEM", TERN_ENOMEM},   {"ERANGE", TERN_ERANGE},     {"ENOTINDEX", TERN_ENOTINDEX},
-      {"EFULL", TERN_EFULL},     {"EPARTIAL", TERN_EPARTIAL}, {"KEY_MAX", TERN_KEY_MAX},
+      {"EFULL", TERN_EFULL},     {"EPARTIAL", TERN_EPARTIAL}, {"EEXIST", TERN_EEXIST},
+      {"ESTOPPED", TERN_ESTOPPED}, {"KEY_MAX", TERN_KEY_MAX},
       {"FIELD_MAX", TERN_FIELD_MAX}, {"VALUE_MAX", TERN_VALUE_MAX},
   };
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)

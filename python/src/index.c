@@ -80,23 +80,24 @@ int pt_options_get(PyObject *pt, PyObject *ivm, PyObject *bb, PyObject *wbb, PyO
 static int index_init(pt_index *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"path", "create", "readonly", "pread", "foreground",
                            "pulsing_threshold", "inline_value_max", "bloom_bits_per_key",
-                           "write_buffer_bytes", "map_size", "fields", NULL};
+                           "write_buffer_bytes", "map_size", "fields", "busy_timeout_ms", NULL};
   PyObject *path = NULL, *pt = NULL, *ivm = NULL, *bb = NULL, *wbb = NULL, *ms = NULL,
-           *fields = NULL;
+           *fields = NULL, *busy = NULL;
   int create = 0, readonly = 0, pread_ = 0, fg = 0;
   if (self->idx) {
     pt_raise_msg(TERN_EINVAL, "Index.__init__ called twice");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$ppppOOOOOO", kwlist, PyUnicode_FSConverter,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$ppppOOOOOOO", kwlist, PyUnicode_FSConverter,
                                    &path, &create, &readonly, &pread_, &fg, &pt, &ivm, &bb,
-                                   &wbb, &ms, &fields))
+                                   &wbb, &ms, &fields, &busy))
     return -1;
   tern_options o;
   tern_field_option *fo = NULL;
   PyObject *names = PyList_New(0);
   int rc = -1;
   if (!names || pt_options_get(pt, ivm, bb, wbb, ms, fields, &o, &fo, names) < 0) goto out;
+  if (set_u32(busy, &o.busy_timeout_ms, "busy_timeout_ms") < 0) goto out;
   unsigned flags = (create ? TERN_CREATE : 0) | (readonly ? TERN_RDONLY : 0) |
                    (pread_ ? TERN_PREAD : 0) | (fg ? TERN_FOREGROUND : 0);
   const char *dir = PyBytes_AS_STRING(path);
@@ -482,14 +483,17 @@ PyTypeObject pt_index_type = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Index(path, *, create=False, readonly=False, pread=False, foreground=False, "
               "pulsing_threshold=None, inline_value_max=None, bloom_bits_per_key=None, "
-              "write_buffer_bytes=None, map_size=None, fields=None)\n--\n\n"
+              "write_buffer_bytes=None, map_size=None, fields=None, busy_timeout_ms=None)"
+              "\n--\n\n"
               "An open tern index directory (tern_open); tern.open() is the usual way to "
               "make one.  create=True makes the index when the directory is absent or "
               "empty, with the options given (kept in the index; see include/tern.h, "
               "tern_options; fields maps a field name to its pulsing threshold).  "
               "readonly=True opens for reading only; pread=True reads segments with "
               "pread(2) only (TERN_PREAD); foreground=True runs flushes and merges inside "
-              "the commit that makes them due (TERN_FOREGROUND).\n\n"
+              "the commit that makes them due (TERN_FOREGROUND); busy_timeout_ms: how long "
+              "write(), flush() and compact() wait for another writer before BusyError "
+              "(0, the default: not at all).\n\n"
               "`key in idx`, `idx[key]` (NotFoundError, a KeyError, when absent), get(), "
               "get_many() read the last commit; write() and snapshot() return context "
               "managers.  One Index may be shared by any number of threads: every call that "

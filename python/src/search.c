@@ -86,26 +86,32 @@ typedef struct hits {
   hit *v;
   size_t n, cap, limit;
   int values;
+  int why; /* why collect stopped the walk: 0 the limit, else a status */
 } hits;
 
-#define STOP_LIMIT 1
+/* Stops the walk (tern_postings_each_by_key then returns TERN_ESTOPPED);
+ * h->why says why. */
+static int stop(hits *h, int why) {
+  h->why = why;
+  return 1;
+}
 
 static int collect(void *payload, tern_slice key, tern_slice val) {
   hits *h = payload;
-  if (h->n == h->limit) return STOP_LIMIT;
+  if (h->n == h->limit) return stop(h, 0);
   if (h->n == h->cap) {
     size_t cap = h->cap ? h->cap * 2 : 64;
     hit *nv = realloc(h->v, cap * sizeof *nv);
-    if (!nv) return TERN_ENOMEM;
+    if (!nv) return stop(h, TERN_ENOMEM);
     h->v = nv;
     h->cap = cap;
   }
   hit *x = &h->v[h->n];
-  if (pt_arena_put(&h->arena, key.data, key.len, &x->koff)) return TERN_ENOMEM;
+  if (pt_arena_put(&h->arena, key.data, key.len, &x->koff)) return stop(h, TERN_ENOMEM);
   x->klen = key.len;
   x->vlen = 0;
   if (h->values) {
-    if (pt_arena_put(&h->arena, val.data, val.len, &x->voff)) return TERN_ENOMEM;
+    if (pt_arena_put(&h->arena, val.data, val.len, &x->voff)) return stop(h, TERN_ENOMEM);
     x->vlen = val.len;
   }
   h->n++;
@@ -157,7 +163,7 @@ PyObject *pt_snap_search(pt_snapshot *self, PyObject *args, PyObject *kw) {
   }
   pt_termv tv;
   if (need_terms(args, &tv) < 0) return NULL;
-  hits h = {{NULL, 0, 0}, NULL, 0, 0, limit < 0 ? SIZE_MAX : (size_t)limit, values};
+  hits h = {{NULL, 0, 0}, NULL, 0, 0, limit < 0 ? SIZE_MAX : (size_t)limit, values, 0};
   int st;
   tern_snapshot *snap = self->snap;
   Py_BEGIN_ALLOW_THREADS
@@ -165,7 +171,7 @@ PyObject *pt_snap_search(pt_snapshot *self, PyObject *args, PyObject *kw) {
   st = tern_postings_open(&p, snap, tv.terms, (size_t)tv.n);
   if (!st) {
     st = tern_postings_each_by_key(p, values, collect, &h);
-    if (st == STOP_LIMIT) st = 0;
+    if (st == TERN_ESTOPPED) st = h.why;
     tern_postings_close(p);
   }
   Py_END_ALLOW_THREADS

@@ -46,7 +46,7 @@ static int sh_cb(void *payload, size_t i, int status, const void *val, size_t vl
     return 0;
   }
   r->len = vlen;
-  return pt_arena_put(&c->arena, val, vlen, &r->off) ? TERN_ENOMEM : 0;
+  return pt_arena_put(&c->arena, val, vlen, &r->off) ? 1 : 0; /* out of memory: stop (TERN_ESTOPPED) */
 }
 
 typedef struct sh_args {
@@ -188,6 +188,7 @@ PyObject *pt_get_many_sharded(PyObject *m, PyObject *args) {
     if (st) break;
     c.pos = a.pos + a.off[s];
     st = tern_get_batch(snap, a.sl + a.off[s], a.cnt[s], sh_cb, &c);
+    if (st == TERN_ESTOPPED) st = TERN_ENOMEM; /* the callback stops only when out of memory */
     tern_snapshot_close(snap);
   }
   Py_END_ALLOW_THREADS

@@ -65,7 +65,7 @@ static int batch_cb(void *payload, size_t i, int status, const void *val, size_t
     return 0;
   }
   c->recs[i].len = vlen;
-  return pt_arena_put(&c->arena, val, vlen, &c->recs[i].off) ? TERN_ENOMEM : 0;
+  return pt_arena_put(&c->arena, val, vlen, &c->recs[i].off) ? 1 : 0; /* out of memory: stop (TERN_ESTOPPED) */
 }
 
 static PyObject *batch_list(batch_ctx *c, Py_ssize_t n) {
@@ -106,6 +106,7 @@ PyObject *pt_snap_get_many(tern_snapshot *snap, PyObject *keys) {
   int st;
   Py_BEGIN_ALLOW_THREADS
   st = tern_get_batch(snap, sl, (size_t)n, batch_cb, &c);
+  if (st == TERN_ESTOPPED) st = TERN_ENOMEM; /* the callback stops only when out of memory */
   Py_END_ALLOW_THREADS
   r = st ? pt_raise(st) : batch_list(&c, n);
 out:
@@ -285,6 +286,14 @@ static PyObject *snap_get_closed(pt_snapshot *self, void *c) {
   return PyBool_FromLong(self->snap == NULL);
 }
 
+static PyObject *snap_get_seq(pt_snapshot *self, void *c) {
+  (void)c;
+  if (!self->snap) return pt_raise_msg(PT_CLOSED, "the snapshot is closed");
+  uint64_t seq;
+  int st = tern_snapshot_seq(self->snap, &seq);
+  return st ? pt_raise(st) : PyLong_FromUnsignedLongLong(seq);
+}
+
 static PyObject *snap_get_index(pt_snapshot *self, void *c) {
   (void)c;
   return Py_NewRef(self->index);
@@ -350,6 +359,9 @@ static PyMethodDef snap_methods[] = {
 static PyGetSetDef snap_getset[] = {
     {"closed", (getter)snap_get_closed, NULL, "True once close() succeeded.", NULL},
     {"index", (getter)snap_get_index, NULL, "The Index the snapshot was opened on.", NULL},
+    {"seq", (getter)snap_get_seq, NULL,
+     "The sequence number of the commit the snapshot sees (tern_snapshot_seq): what "
+     "Txn.commit() returned for that commit.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

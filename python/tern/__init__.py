@@ -62,9 +62,9 @@ from ._tern import (  # noqa: F401  (re-exported)
     Index, Snapshot, Txn, ScanIterator, TermsIterator,
     Error, NotFoundError, InvalidError, CorruptError, VersionError, BusyError,
     NoMemoryError, RangeError, NotIndexError, FullError, PartialError, OSError,
-    ClosedError,
+    ClosedError, ExistsError, StoppedError,
     OK, NOTFOUND, EINVAL, ECORRUPT, EVERSION, EBUSY, ENOMEM, ERANGE, ENOTINDEX,
-    EFULL, EPARTIAL, KEY_MAX, FIELD_MAX, VALUE_MAX,
+    EFULL, EPARTIAL, EEXIST, ESTOPPED, KEY_MAX, FIELD_MAX, VALUE_MAX,
     version, strerror,
 )
 
@@ -72,7 +72,8 @@ __all__ = [
     "open", "Index", "Snapshot", "Txn", "ScanIterator", "TermsIterator",
     "Error", "NotFoundError", "InvalidError", "CorruptError", "VersionError",
     "BusyError", "NoMemoryError", "RangeError", "NotIndexError", "FullError",
-    "PartialError", "OSError", "ClosedError", "version", "strerror",
+    "PartialError", "OSError", "ClosedError", "ExistsError", "StoppedError",
+    "version", "strerror",
 ]
 
 HAVE_BUILDER = _tern.HAVE_BUILDER  # tern.Builder, Index.split_keys, Snapshot.export
@@ -93,7 +94,8 @@ def open(path, create=False, readonly=False, **options):  # noqa: A001 (tern.ope
     except a larger map_size): pulsing_threshold, inline_value_max,
     bloom_bits_per_key, write_buffer_bytes, map_size, fields (a dict of
     field name -> pulsing threshold); and for this handle only pread=True
-    (TERN_PREAD) and foreground=True (TERN_FOREGROUND).  include/tern.h,
+    (TERN_PREAD), foreground=True (TERN_FOREGROUND) and busy_timeout_ms
+    (how long a writer waits for another before BusyError; 0: not at all).  include/tern.h,
     tern_options, documents each.
 
     Use it as a context manager (``with tern.open(p) as idx:``) or call

@@ -236,3 +236,58 @@ def test_help_reads_as_a_manual():
         for name, attr in vars(cls).items():
             if not name.startswith("_") and callable(attr):
                 assert attr.__doc__, f"{cls.__name__}.{name} has no docstring"
+
+
+@pytest.mark.parametrize("bulk", [False, True])
+def test_txn_reads_its_writes_and_ranges(idxdir, rng, bulk):
+    """Txn.get sees the transaction's own puts, deletes and deleted ranges,
+    put(no_overwrite=True) refuses a key it sees, and commit() returns the
+    sequence number a later snapshot reports."""
+    m = {}
+    with tern.open(idxdir, create=True, write_buffer_bytes=1 << 14,
+                   busy_timeout_ms=50) as idx:
+        with idx.write() as txn:
+            for _ in range(400):
+                k, v = rkey(rng), rkey(rng, b"xyz", 20)
+                txn.put(k, v)
+                m[k] = v
+        seqs = []
+        for rnd in range(6):
+            txn = idx.write(bulk=bulk)
+            for _ in range(rng.randint(1, 200)):
+                k = rkey(rng)
+                op = rng.randrange(5)
+                if op == 0:
+                    v = rkey(rng, b"xyz", 20)
+                    txn.put(k, v)
+                    m[k] = v
+                elif op == 1:
+                    assert txn.delete(k) == (k in m)
+                    m.pop(k, None)
+                elif op == 2:
+                    v = b"new"
+                    if k in m:
+                        with pytest.raises(tern.ExistsError):
+                            txn.put(k, v, no_overwrite=True)
+                    else:
+                        txn.put(k, v, no_overwrite=True)
+                        m[k] = v
+                elif op == 3 and rng.randrange(10) == 0:
+                    a, b = sorted((rkey(rng), rkey(rng)))
+                    txn.delete_range(a, b)
+                    for key in [key for key in m if a <= key < b]:
+                        del m[key]
+                probe = rkey(rng)
+                assert txn.get(probe) == m.get(probe)
+            for k in list(m)[:100]:
+                assert txn.get(k) == m[k]
+            seqs.append(txn.commit())
+            with idx.snapshot() as s:
+                assert s.seq >= seqs[-1]  # a background flush may have committed since
+                assert list(s.scan()) == sorted(m.items())
+        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+        with idx.write() as txn:
+            txn.delete_range()  # everything
+            assert txn.get(next(iter(m))) is None
+        with idx.snapshot() as s:
+            assert s.count() == 0

@@ -21,6 +21,8 @@ STATUS_CLASS = {
     tern.ENOTINDEX: tern.NotIndexError,
     tern.EFULL: tern.FullError,
     tern.EPARTIAL: tern.PartialError,
+    tern.EEXIST: tern.ExistsError,
+    tern.ESTOPPED: tern.StoppedError,
     -errno.EIO: tern.OSError,
     -errno.ENOSPC: tern.OSError,
 }

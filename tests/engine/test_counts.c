@@ -21,6 +21,8 @@
 #include "engine/counters.h"
 
 #include <dirent.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 enum { NIDS = 400 };
 
@@ -324,6 +326,52 @@ static void test_no_reloads(void **state) {
   no_reloads(0);
 }
 
+/* The other half of the rule: another process's commit is noticed by the
+ * commit counter and loaded once (one state, one buffer view when asked),
+ * and nothing more after that while this process writes again. */
+static void test_reload_after_other_process(void **state) {
+  (void)state;
+  char *dir;
+  tern_index *idx = open_fresh(&dir, TERN_FILTER_BITS_PER_KEY);
+  uint32_t ver[NIDS] = {0};
+  put_range(idx, 0, 0, 10, ver, 99, 1);
+  check_all(idx, ver, 99);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    tern_index *w;
+    if (tern_open(&w, dir, TERN_FOREGROUND, NULL) != TERN_OK) _exit(2);
+    tern_txn *t;
+    uint32_t v = 2;
+    uint8_t key[ET_KEY_MAX];
+    int ok = tern_txn_begin(&t, w, 0) == TERN_OK &&
+             tern_put(t, key, et_key(20, 99, key), &v, sizeof v, NULL, 0) == TERN_OK &&
+             tern_commit(t) == TERN_OK;
+    _exit(tern_close(w) == TERN_OK && ok ? 0 : 3);
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ver[20] = 2;
+  counts c0 = now();
+  check_all(idx, ver, 99); /* another process committed: one state loaded */
+  counts c1 = now();
+  assert_int_equal(c1.state_loads - c0.state_loads, 1);
+  put_range(idx, 0, 30, 40, ver, 99, 3); /* the transaction's view: one buffer load */
+  check_all(idx, ver, 99);
+  counts c2 = now();
+  assert_int_equal(c2.state_loads, c1.state_loads);
+  assert_true(c2.buffer_loads - c1.buffer_loads <= 1);
+  for (int i = 0; i < 50; i++) put_range(idx, 0, 40 + (uint32_t)i, 41 + (uint32_t)i, ver, 99, 4);
+  check_all(idx, ver, 99);
+  counts c3 = now();
+  assert_int_equal(c3.state_loads, c2.state_loads);
+  assert_int_equal(c3.buffer_loads, c2.buffer_loads);
+  assert_int_equal(tern_close(idx), TERN_OK);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 static void test_get_probes(void **state) {
   (void)state;
   for (int mode = 0; mode < 3; mode++) {
@@ -441,6 +489,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_commit_counts),
       cmocka_unit_test(test_no_reloads),
+      cmocka_unit_test(test_reload_after_other_process),
       cmocka_unit_test(test_get_probes),
       cmocka_unit_test(test_worker_keeps_view),
   };
