@@ -12,6 +12,7 @@
  * read fetches one page instead of the device's readahead window.
  */
 #include "codec/io.h"
+#include "codec/io_internal.h"
 
 #include "codec/bytebuf.h"
 #include "codec/coding.h"
@@ -34,6 +35,23 @@ static int sys_open(const char *path, int flags, unsigned mode) { return open(pa
 static void *sys_mmap(size_t len, int fd) { return mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0); }
 static int sys_fsync(int fd, int data) { return data ? fdatasync(fd) : fsync(fd); }
 
+#ifdef TERN_HAVE_LIBURING
+#include <liburing.h>
+int tern_io_uring_init(unsigned entries, void *ring) {
+  return io_uring_queue_init(entries, (struct io_uring *)ring, 0);
+}
+#else
+int tern_io_uring_init(unsigned entries, void *ring) {
+  (void)entries;
+  (void)ring;
+  return -ENOSYS;
+}
+#endif
+static ssize_t sys_read_done(int fd, void *buf, size_t len, off_t off, ssize_t res) {
+  (void)fd, (void)buf, (void)len, (void)off;
+  return res;
+}
+
 static const tern_io_vfs system_vfs = {
     .open = sys_open,
     .close = close,
@@ -46,6 +64,8 @@ static const tern_io_vfs system_vfs = {
     .mmap = sys_mmap,
     .munmap = munmap,
     .ftruncate = ftruncate,
+    .uring_init = tern_io_uring_init,
+    .read_done = sys_read_done,
 };
 
 static const tern_io_vfs *_Atomic vfs = &system_vfs;
@@ -53,6 +73,18 @@ static const tern_io_vfs *_Atomic vfs = &system_vfs;
 const tern_io_vfs *tern_io_system_vfs(void) { return &system_vfs; }
 void tern_io_set_vfs(const tern_io_vfs *v) { atomic_store(&vfs, v ? v : &system_vfs); }
 static const tern_io_vfs *V(void) { return atomic_load_explicit(&vfs, memory_order_relaxed); }
+
+/* The table with its read-queue calls filled in: a table written before
+ * they existed (NULL there) gets the system's. */
+static _Thread_local tern_io_vfs vfs_now;
+const tern_io_vfs *tern_io_vfs_now(void) {
+  const tern_io_vfs *v = V();
+  if (v->uring_init && v->read_done) return v;
+  vfs_now = *v;
+  if (!vfs_now.uring_init) vfs_now.uring_init = tern_io_uring_init;
+  if (!vfs_now.read_done) vfs_now.read_done = sys_read_done;
+  return &vfs_now;
+}
 
 int tern_io_unlink(const char *path) {
   if (V()->unlink(path) == 0 || errno == ENOENT) return TERN_OK;
@@ -338,6 +370,12 @@ void tern_rfile_will_need(const tern_rfile *f, uint64_t off) {
   uint64_t start = off / TERN_IO_PAGE * TERN_IO_PAGE;
   (void)madvise(f->map + start, page_len(f, start / TERN_IO_PAGE), MADV_WILLNEED);
 }
+void tern_rfile_prefetch(const tern_rfile *f, uint64_t off, uint64_t len) {
+  if (f->borrowed || off >= f->size) return;
+  if (len > f->size - off) len = f->size - off;
+  (void)posix_fadvise(f->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
+}
+
 const char *tern_rfile_path(const tern_rfile *f) { return f->path; }
 tern_io_mode tern_rfile_mode(const tern_rfile *f) { return f->mode; }
 
@@ -421,6 +459,29 @@ int tern_rfile_read(tern_rfile *f, uint64_t off, size_t len, void *scratch, cons
   if (TERN_UNLIKELY(check)) TERN_TRY(pread_checked(f, off, len, scratch, first, last));
   else TERN_TRY(pread_all(f, scratch, len, off));
   *out = scratch;
+  return TERN_OK;
+}
+
+/* ------------------------------------------------- for the read queue */
+
+int tern_rfile_fd(const tern_rfile *f) { return f->fd; }
+const uint8_t *tern_rfile_borrowed(const tern_rfile *f) { return f->borrowed ? f->map : NULL; }
+void tern_rfile_count(tern_rfile *f, size_t len) { count_read(f, len); }
+
+int tern_rfile_finish(tern_rfile *f, uint64_t off, size_t len, uint8_t *buf, ssize_t got) {
+  if (got < 0) {
+    errno = (int)-got;
+    return tern_fail_errno(f->path);
+  }
+  if ((size_t)got > len) got = (ssize_t)len;
+  /* A short completion (a signal, the kernel's choice, or a fault): the
+   * rest by pread, which also tells a file that shrank. */
+  if ((size_t)got < len) TERN_TRY(pread_all(f, buf + got, len - (size_t)got, off + (uint64_t)got));
+  if (!f->checked || len == 0 || !atomic_load_explicit(&read_checks, memory_order_relaxed))
+    return TERN_OK;
+  uint64_t first = off / TERN_IO_PAGE, last = (off + len - 1) / TERN_IO_PAGE;
+  for (uint64_t p = first; p <= last; p++)
+    if (!page_checked(f, p)) TERN_TRY(check_page(f, p, buf + (p - first) * TERN_IO_PAGE));
   return TERN_OK;
 }
 

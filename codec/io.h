@@ -60,6 +60,15 @@ typedef struct tern_io_vfs {
   void *(*mmap)(size_t len, int fd);
   int (*munmap)(void *addr, size_t len);
   int (*ftruncate)(int fd, off_t len);
+  /* The read queue's (tern_rqueue; NULL in a table: the system's).
+   * uring_init sets up an io_uring of `entries` in *ring (a struct
+   * io_uring): 0, or -errno (-ENOSYS when built without liburing, -EPERM
+   * or -ENOSYS where seccomp or io_uring_disabled refuse it).  read_done
+   * sees every queued read's result (bytes read, or -errno) as it
+   * completes, whatever ran it (io_uring, a pool thread, or the caller),
+   * and returns it, or what a fault makes of it. */
+  int (*uring_init)(unsigned entries, void *ring);
+  ssize_t (*read_done)(int fd, void *buf, size_t len, off_t off, ssize_t res);
 } tern_io_vfs;
 
 /* Installs `vfs` for every later call (NULL: the system's).  For tests:
@@ -150,6 +159,10 @@ int tern_rfile_check_cached(tern_rfile *f, uint64_t off);
 /* Asks the kernel to read the page holding `off` in the background
  * (MADV_WILLNEED; mmap mode only, a hint). */
 void tern_rfile_will_need(const tern_rfile *f, uint64_t off);
+/* Asks the kernel to read [off, off + len) in the background
+ * (POSIX_FADV_WILLNEED; either mode, a hint: nothing counted or checked;
+ * the reads that use the bytes are counted and checked as usual). */
+void tern_rfile_prefetch(const tern_rfile *f, uint64_t off, uint64_t len);
 /* Checks every page against its sum or trailer, whether checked before or
  * not (verify). */
 int tern_rfile_check_pages(tern_rfile *f);
@@ -174,6 +187,54 @@ int tern_io_evict_path(const char *path);
 /* Asks the kernel to start reading the whole file at `path` (a hint: no
  * error, no read counted; the reads that use it are counted as usual). */
 void tern_io_prefetch_path(const char *path);
+
+/* ------------------------------------------------------- the read queue
+ *
+ * Reads in flight together, so that a cold batch uses the device's
+ * parallelism (a disk serving several reads at once) instead of waiting
+ * for each read before asking the next (io_queue.c).  Backends, the first
+ * that works: io_uring (liburing), a bounded pool of threads calling
+ * pread, plain pread in the caller at submit time.  Each read is of
+ * whole pages (offset a multiple of TERN_IO_PAGE, length whole pages or up
+ * to the end of the file), counted as one read of its length when
+ * submitted (as tern_rfile_read counts), and on completion every page of
+ * it this process has not checked yet is checked against its checksum
+ * and remembered (tern_rfile_page_checked), exactly as tern_rfile_read
+ * does.  One thread uses a queue at a time. */
+typedef enum tern_rq_kind {
+  TERN_RQ_AUTO = 0,    /* io_uring, else threads, else sync */
+  TERN_RQ_URING = 1,   /* io_uring only (else threads, else sync) */
+  TERN_RQ_THREADS = 2, /* a pool of pread threads (else sync) */
+  TERN_RQ_SYNC = 3     /* pread in tern_rqueue_submit */
+} tern_rq_kind;
+/* Process-wide: the backend new queues start from (TERN_RQ_AUTO): for tests
+ * that force each fallback. */
+void tern_io_set_queue_kind(tern_rq_kind kind);
+
+typedef struct tern_rqueue tern_rqueue;
+/* A queue of up to `depth` (1 to 1024) reads in flight.  Errors: TERN_EINVAL,
+ * TERN_ENOMEM.  A backend refused (io_uring: ENOSYS, EPERM; threads:
+ * EAGAIN) is no error: the next one is used. */
+int tern_rqueue_open(tern_rqueue **out, unsigned depth);
+/* Waits for the reads still in flight (their results dropped), frees q. */
+void tern_rqueue_close(tern_rqueue *q);
+/* The backend in use (TERN_RQ_URING, _THREADS or _SYNC). */
+tern_rq_kind tern_rqueue_kind(const tern_rqueue *q);
+unsigned tern_rqueue_depth(const tern_rqueue *q);
+unsigned tern_rqueue_inflight(const tern_rqueue *q);
+/* Queues a read of `len` bytes at `off` of f into `buf`, which stays
+ * untouched by the caller until the read's completion is taken; `tag` is
+ * returned with it.  Whole pages only (above), else TERN_EINVAL; a range
+ * past the end is TERN_ECORRUPT; a full queue is TERN_EBUSY (take a
+ * completion first). */
+int tern_rqueue_submit(tern_rqueue *q, tern_rfile *f, uint64_t off, size_t len, void *buf,
+                       uint64_t tag);
+/* Takes one completed read, waiting for one if none is done: its tag in
+ * *tag, and its status: TERN_OK (all its bytes in its buffer and its
+ * pages checked), -errno (the file named), TERN_ECORRUPT (a page failed
+ * its checksum, or the file shrank).  A short completion is finished
+ * with pread.  TERN_NOTFOUND when nothing is in flight. */
+int tern_rqueue_wait(tern_rqueue *q, uint64_t *tag);
 
 typedef struct tern_wfile tern_wfile;
 

@@ -122,6 +122,7 @@ typedef struct tern_seg_cursor {
   const tern_seg_field *field;
   int64_t block_no;              /* block held in `page`, -1 none */
   const uint8_t *block;          /* the block's bytes (mapping or page) */
+  uint64_t ra_until;             /* private: a scan asked the kernel for blocks below this */
   tern_tb_pairs *pairs;          /* stepping: the pair decode table (use_pairs), or NULL */
   uint32_t block_steps;          /* steps taken in the block held */
   uint32_t plain_steps;          /* steps decoded without the pair table since it was built */
@@ -234,6 +235,30 @@ int tern_seg_gate_filter(const tern_seg_gate *g, const tern_seg_probe *p);
  * and one block.  TERN_NOTFOUND when absent. */
 int tern_seg_probe_find(const tern_seg *s, const tern_seg_probe *p, int filter, tern_seg_cursor *c,
                         tern_term_entry *e);
+/* Cold batches (the engine's tern_get_batch reads the blocks of many keys
+ * through a read queue, tern_rqueue, then resolves each key in its block).
+ * The terms block a lookup of the probe's key would read, once the gate
+ * let it through: its number in NAME.tim (global, all fields), TERN_OK; or
+ * TERN_NOTFOUND (no unique field).  No I/O. */
+int tern_seg_probe_block(const tern_seg *s, const tern_seg_probe *p, uint64_t *gb);
+/* The terms file, and where block gb sits in it (a whole page). */
+tern_rfile *tern_seg_terms_file(const tern_seg *s);
+static inline uint64_t tern_seg_block_offset(uint64_t gb) { return (uint64_t)TERN_BLOCK_SIZE * (gb + 1); }
+/* Blocks of the terms file (all fields). */
+uint64_t tern_seg_nblocks(const tern_seg *s);
+/* Makes unique-field block gb, whose bytes `page` a read queue read and
+ * checked, the cursor's block (copied): a lookup whose key the index sends
+ * to it then reads nothing.  TERN_ECORRUPT when the block is damaged. */
+int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const uint8_t *page, tern_seg_cursor *c);
+
+/* The value of a unique-field entry when it needs a read: 1 with its place
+ * in NAME.val (*off, *len), whose pages this process has not all checked
+ * yet (a batch reads it through its queue, then copies it out); 0 when
+ * tern_seg_value gives it without waiting for storage (inline, or its
+ * pages checked); TERN_ECORRUPT when it lies outside the file. */
+int tern_seg_value_span(const tern_seg *s, const tern_term_entry *e, uint64_t *off, uint32_t *len);
+tern_rfile *tern_seg_values_file(const tern_seg *s);
+
 /* Primary-key lookup: range and filter, seek_exact in the unique field, the
  * doc id (postings) and the value.  TERN_NOTFOUND when absent. */
 int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,

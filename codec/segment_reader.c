@@ -46,6 +46,22 @@ void tern_seg_cursor_release(tern_seg_cursor *c) {
   c->positioned = 0;
 }
 
+/* Makes block b of field f, whose bytes are at p, the cursor's block. */
+static int hold_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, const uint8_t *p,
+                      const tern_ti_block *info, tern_seg_cursor *c) {
+  uint64_t gb = f->first_block + b;
+  TERN_TRY(tern_tb_open_lookup(&c->blk, p, &f->tbf, info->entries, tern_rfile_path(s->tim), gb));
+  c->block_steps = 0;
+  c->seg = s;
+  c->field = f;
+  c->seg_uid = s->uid;
+  c->block = p;
+  c->block_no = (int64_t)gb;
+  c->field_block = b;
+  c->block_ord = info->first_ord;
+  return TERN_OK;
+}
+
 /* Makes block b of field f the cursor's block, reading it unless held. */
 static int load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, tern_seg_cursor *c) {
   uint64_t gb = f->first_block + b;
@@ -55,19 +71,35 @@ static int load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, te
   tern_ti_block info = {0};
   TERN_TRY(tern_terms_index_block(&f->index, b, &info));
   const uint8_t *p;
-  TERN_TRY(tern_rfile_read(s->tim, (uint64_t)TERN_BLOCK_SIZE * (gb + 1), TERN_BLOCK_SIZE, c->page,
-                           &p));
-  TERN_TRY(tern_tb_open_lookup(&c->blk, p, &f->tbf, info.entries, tern_rfile_path(s->tim), gb));
-  c->block_steps = 0;
-  c->seg = s;
-  c->field = f;
-  c->seg_uid = s->uid;
-  c->block = p;
-  c->block_no = (int64_t)gb;
-  c->field_block = b;
-  c->block_ord = info.first_ord;
+  TERN_TRY(tern_rfile_read(s->tim, tern_seg_block_offset(gb), TERN_BLOCK_SIZE, c->page, &p));
+  return hold_block(s, f, b, p, &info, c);
+}
+
+int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const uint8_t *page, tern_seg_cursor *c) {
+  const tern_seg_field *f = s->unique;
+  if (!f || gb < f->first_block || gb - f->first_block >= f->nblocks)
+    return tern_fail(TERN_EINVAL, "%s: block %llu is not the unique field's", tern_rfile_path(s->tim),
+                     (unsigned long long)gb);
+  uint64_t b = gb - f->first_block;
+  c->block_no = -1;
+  c->positioned = 0;
+  tern_ti_block info = {0};
+  TERN_TRY(tern_terms_index_block(&f->index, b, &info));
+  memcpy(c->page, page, TERN_BLOCK_SIZE);
+  return hold_block(s, f, b, c->page, &info, c);
+}
+
+int tern_seg_probe_block(const tern_seg *s, const tern_seg_probe *p, uint64_t *gb) {
+  const tern_seg_field *f = s->unique;
+  if (!f || !f->nterms) return TERN_NOTFOUND;
+  uint64_t ih = tern_terms_index_key_head(&f->index, p->key, p->len), b;
+  TERN_TRY(tern_terms_index_find_head(&f->index, ih, p->key, p->len, &b));
+  *gb = f->first_block + b;
   return TERN_OK;
 }
+
+tern_rfile *tern_seg_terms_file(const tern_seg *s) { return s->tim; }
+uint64_t tern_seg_nblocks(const tern_seg *s) { return s->nblocks; }
 
 /* Fills *e with the cursor's current entry (term in c->term, c->it.len). */
 static void fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,
@@ -281,12 +313,32 @@ int tern_seg_seek_ceil(const tern_seg *s, const tern_seg_field *f, const void *t
   return entry_at(s, c, index, e);
 }
 
+/* A scan stepping into block b of f (the field's number): when that block
+ * is cold (not checked by this process), the kernel is asked to read the
+ * next SCAN_AHEAD blocks in the background, and again each time the scan
+ * passes the middle of what it asked for, so a cold scan's reads find
+ * their pages in the page cache, read in large requests, instead of
+ * waiting for the device block by block.  A warm scan pays one bit test
+ * per block.  Hints only: each block is still one counted, checked read. */
+#define SCAN_AHEAD 64u /* 256 KiB */
+static void scan_ahead(const tern_seg *s, const tern_seg_field *f, uint64_t b, tern_seg_cursor *c) {
+  uint64_t gb = f->first_block + b, end = f->first_block + f->nblocks;
+  if (c->seg_uid != s->uid || gb + 2 * SCAN_AHEAD < c->ra_until) c->ra_until = 0; /* elsewhere */
+  if (gb + SCAN_AHEAD / 2 < c->ra_until || c->ra_until >= end) return;
+  if (tern_rfile_page_checked(s->tim, tern_seg_block_offset(gb))) return;
+  uint64_t from = c->ra_until > gb ? c->ra_until : gb;
+  uint64_t to = from + SCAN_AHEAD < end ? from + SCAN_AHEAD : end;
+  tern_rfile_prefetch(s->tim, tern_seg_block_offset(from), (to - from) * TERN_BLOCK_SIZE);
+  c->ra_until = to;
+}
+
 int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e) {
   if (!c->positioned || c->seg_uid != s->uid || c->seg != s)
     return tern_fail(TERN_EINVAL, "next_term: the cursor holds no position in this segment");
   const tern_seg_field *f = c->field;
   if (c->it.entry >= c->blk.n) {
     if (c->field_block + 1 >= f->nblocks) return TERN_NOTFOUND;
+    scan_ahead(s, f, c->field_block + 1, c);
     TERN_TRY(load_block(s, f, c->field_block + 1, c));
     TERN_TRY(tern_tb_iter_restart(&c->blk, &c->it, 0, c->term));
   }
@@ -312,6 +364,30 @@ static int read_value_copy(const tern_seg *s, const tern_term_entry *e, tern_seg
   return tern_rfile_read(s->val, e->value_off, e->value_len, c->value, p);
 }
 
+static int value_in_file(const tern_seg *s, const tern_term_entry *e) {
+  uint64_t size = tern_rfile_size(s->val);
+  if (e->value_off < TERN_FRAME_HEADER_SIZE || e->value_off > size ||
+      e->value_len > size - TERN_FRAME_FOOTER_SIZE - e->value_off)
+    return tern_fail(TERN_ECORRUPT, "%s: value of %u bytes at %llu outside the file",
+                     tern_rfile_path(s->val), e->value_len, (unsigned long long)e->value_off);
+  return TERN_OK;
+}
+
+int tern_seg_value_span(const tern_seg *s, const tern_term_entry *e, uint64_t *off, uint32_t *len) {
+  if (e->value_inline || e->value_len == 0) return 0;
+  TERN_TRY(value_in_file(s, e));
+  uint64_t last = e->value_off + e->value_len - 1;
+  for (uint64_t p = e->value_off / TERN_IO_PAGE; p <= last / TERN_IO_PAGE; p++)
+    if (!tern_rfile_page_checked(s->val, p * TERN_IO_PAGE)) {
+      *off = e->value_off;
+      *len = e->value_len;
+      return 1;
+    }
+  return 0;
+}
+
+tern_rfile *tern_seg_values_file(const tern_seg *s) { return s->val; }
+
 int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
                    tern_slice *value) {
   if (e->value_inline) {
@@ -319,11 +395,7 @@ int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor 
     value->len = e->value_len;
     return TERN_OK;
   }
-  uint64_t size = tern_rfile_size(s->val);
-  if (e->value_off < TERN_FRAME_HEADER_SIZE || e->value_off > size ||
-      e->value_len > size - TERN_FRAME_FOOTER_SIZE - e->value_off)
-    return tern_fail(TERN_ECORRUPT, "%s: value of %u bytes at %llu outside the file",
-                     tern_rfile_path(s->val), e->value_len, (unsigned long long)e->value_off);
+  TERN_TRY(value_in_file(s, e));
   /* Warm, in the mapping: one counted read, no buffer.  A buffer is for
    * pread mode and for a mapped page's first touch, read into it (io.h);
    * either way a value costs one read, whatever pages it spans. */

@@ -38,6 +38,7 @@ int tern_options_init(tern_options *opts) {
   opts->bloom_bits_per_key = 10;
   opts->write_buffer_bytes = 8u << 20;
   opts->map_size = (uint64_t)64 << 30;
+  opts->read_depth = TERN_READ_DEPTH_DEFAULT;
   return TERN_OK;
 }
 
@@ -61,6 +62,8 @@ static int options_check(const tern_options *o) {
   if (o->write_buffer_bytes == 0) return tern_fail(TERN_EINVAL, "write_buffer_bytes is 0");
   if (o->map_size < (1u << 20)) return tern_fail(TERN_EINVAL, "map_size below 1 MiB");
   if (o->nfields && !o->fields) return tern_fail(TERN_EINVAL, "nfields without fields");
+  if (o->version >= 2 && o->read_depth > TERN_READ_DEPTH_MAX)
+    return tern_fail(TERN_EINVAL, "read_depth %u > %u", o->read_depth, TERN_READ_DEPTH_MAX);
   if (o->nfields > 4096) return tern_fail(TERN_EINVAL, "%zu field options", o->nfields);
   for (size_t i = 0; i < o->nfields; i++) {
     if (!valid_field_name(o->fields[i].field))
@@ -558,6 +561,11 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
     if (!idx->nolock) mdb_reader_check(idx->env, &dead);
     rc = load_catalog(idx, opts);
   }
+  /* Not stored: this open's (version 1 options have none: the default). */
+  uint32_t depth = opts->version >= 2 ? opts->read_depth : TERN_READ_DEPTH_DEFAULT;
+  if (rc == TERN_OK && depth > TERN_READ_DEPTH_MAX)
+    rc = tern_fail(TERN_EINVAL, "read_depth %u > %u", depth, TERN_READ_DEPTH_MAX);
+  if (rc == TERN_OK) idx->opts.read_depth = depth;
   if (rc == TERN_OK && given && !(flags & TERN_RDONLY) && opts->map_size > idx->opts.map_size) {
     if (opts->map_size < (1u << 20)) rc = tern_fail(TERN_EINVAL, "map_size below 1 MiB");
     if (rc == TERN_OK) rc = grow_map_size(idx, opts->map_size);

@@ -121,7 +121,7 @@ struct tern_index {
   unsigned flags;
   MDB_env *env;
   MDB_dbi dbi_meta, dbi_segs, dbi_live, dbi_buf;
-  tern_options opts; /* fields: owned copies */
+  tern_options opts; /* fields: owned copies; read_depth: this open's */
   int lock_fd;       /* DIR/write.lock, -1 read-only */
   int dir_fd;        /* DIR, flock(LOCK_SH) while open: catalog_compact.c replaces
                         catalog.mdb only when it alone holds the directory */
@@ -272,6 +272,13 @@ void tern_segments_dropped(tern_index *idx, const uint64_t *numbers, size_t n);
 void tern_states_close(tern_index *idx);
 
 /* ---- lookups shared by reads and the writer */
+/* The live value of `key` in the snapshot (snapshot.c); TERN_NOTFOUND. */
+int tern_snapshot_find(tern_snapshot *s, const void *key, size_t klen, tern_seg_cursor *c,
+                       tern_slice *val);
+/* Cold batches (batch.c): reads a cold tern_get_batch keeps in flight by
+ * default, and at most (tern_options.read_depth). */
+#define TERN_READ_DEPTH_DEFAULT 32u
+#define TERN_READ_DEPTH_MAX 1024u
 /* The doc of `key` in slot `s` when it is live there: TERN_OK with *doc
  * and the entry in c/e; TERN_NOTFOUND otherwise. */
 int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,

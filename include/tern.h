@@ -82,9 +82,9 @@
  * postings when the key is not pulsed (threshold 0) and one of .val when
  * its value exceeds inline_value_max.  A present key on a cold cache costs
  * one read with the defaults.  tern_get_batch costs the same reads at most,
- * fewer when keys share blocks.  A commit without TERN_TXN_BULK is one LMDB
- * write transaction (two fsyncs) holding the documents in the buffer.  When
- * the buffer passes write_buffer_bytes, or segments changed, the commit
+ * fewer when keys share blocks, with many in flight at once.  A commit
+ * without TERN_TXN_BULK is one LMDB write transaction (two fsyncs)
+ * holding the documents in the buffer.  When the buffer passes write_buffer_bytes, or segments changed, the commit
  * hands the work to the index's background worker (one thread, started by
  * the first commit that needs it) and returns: the worker writes the
  * buffer out as a segment and runs the merge policy, one flush or merge at
@@ -260,6 +260,11 @@ typedef struct tern_options {
    *  to 50 ms after the lock is free; it is not first come, first served.
    *  A thread that itself holds the transaction waits the whole timeout. */
   uint32_t busy_timeout_ms;
+  uint32_t read_depth;          /**< since version 2: reads a cold tern_get_batch keeps in
+                                     flight at once (32, see docs/ARCHITECTURE.md "Cold batches"; 0 =
+                                     one read at a time; at most 1024).  Not stored: taken
+                                     from the options given to each tern_open (the default
+                                     when NULL or version 1) */
 } tern_options;
 /** Fills `opts` with the defaults above (fields NULL, nfields 0).
  *  Errors: TERN_EINVAL (opts NULL).  Any thread. */
@@ -497,11 +502,18 @@ typedef int (*tern_batch_fn)(void *payload, size_t i, int status, const void *va
                              size_t vlen);
 /** Looks up `n` keys (any order, duplicates allowed; n 0 does nothing),
  *  visiting each segment's blocks in key order so that a cold batch reads
- *  each block once and in file order.  When the keys come sorted, or
- *  every segment is mapped and in the page cache, they are looked up in
- *  the order given instead (sorting would save no read); then an error may
- *  stop the batch after some keys were answered.  Memory: O(n) plus the found values
- *  (copied until the callbacks ran); split very large batches.  Nothing is
+ *  each block once and in file order: the blocks this process has not read
+ *  yet are read with up to tern_options.read_depth reads in flight (io_uring
+ *  where the kernel allows it, else a few threads, else one at a time),
+ *  blocks close together in one read, and each key answered as its block
+ *  arrives (docs/ARCHITECTURE.md, "Cold batches").  When every segment is
+ *  mapped and in the page cache, or the keys come sorted and either
+ *  read_depth is 0 or there are fewer keys than one per 64 pages of a
+ *  segment's terms, they are looked up in the order given instead; then an error may stop the batch after some keys were
+ *  answered.  Memory: O(n) plus the found values (copied until the
+ *  callbacks ran) plus up to read_depth reads of at most 512 KiB in
+ *  flight; split very large batches.  Uses up to 16 short-lived threads
+ *  when io_uring is refused.  Nothing is
  *  called back when a lookup fails.  Errors: TERN_EINVAL (a bad key: none
  *  is looked up; fn NULL), TERN_ECORRUPT, -errno, TERN_ENOMEM,
  *  TERN_ESTOPPED (fn returned non-zero). */

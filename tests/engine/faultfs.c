@@ -41,7 +41,7 @@
 
 const char *const ff_kind_name[FF_NKINDS] = {"open",   "pread",    "write",     "fsync",
                                              "rename", "unlink",   "mmap",      "ftruncate",
-                                             "catalog write", "catalog sync"};
+                                             "catalog write", "catalog sync", "queued read"};
 
 #define FF_PATH 512
 #define FF_FDS 4096
@@ -85,6 +85,8 @@ static struct {
   size_t nlog;
   char catalog[FF_PATH];
   uint64_t stashes;
+  uint64_t short_n;
+  int uring_err;
 } F = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t rnd(void) {
@@ -321,6 +323,24 @@ static int ff_ftruncate(int fd, off_t len) {
   return err ? failed(err) : sys()->ftruncate(fd, len);
 }
 
+static int ff_uring_init(unsigned entries, void *ring) {
+  pthread_mutex_lock(&F.mu);
+  int err = F.uring_err;
+  pthread_mutex_unlock(&F.mu);
+  return err ? -err : sys()->uring_init(entries, ring);
+}
+
+static ssize_t ff_read_done(int fd, void *buf, size_t len, off_t off, ssize_t res) {
+  pthread_mutex_lock(&F.mu);
+  int err = fault(FF_AREAD);
+  int shorten = F.short_n && F.count[FF_AREAD] == F.short_n;
+  if (shorten) F.fired = 1;
+  pthread_mutex_unlock(&F.mu);
+  if (err) return -err;
+  if (shorten && res > 0) return res / 2;
+  return sys()->read_done(fd, buf, len, off, res);
+}
+
 static const tern_io_vfs fault_vfs = {
     .open = ff_open,
     .close = ff_close,
@@ -333,6 +353,8 @@ static const tern_io_vfs fault_vfs = {
     .mmap = ff_mmap,
     .munmap = ff_munmap,
     .ftruncate = ff_ftruncate,
+    .uring_init = ff_uring_init,
+    .read_done = ff_read_done,
 };
 
 /* ------------------------------------------- LMDB's calls on catalog.mdb */
@@ -526,6 +548,8 @@ void ff_reset(void) {
   memset(F.count, 0, sizeof F.count);
   F.syncs = 0;
   F.fail_n = 0;
+  F.short_n = 0;
+  F.uring_err = 0;
   F.crash_n = 0;
   F.crashed = F.fired = F.torn = 0;
   F.nfiles = 0;
@@ -558,6 +582,18 @@ void ff_fail_nth(ff_kind kind, uint64_t n, int err) {
   F.fail_kind = kind;
   F.fail_n = n;
   F.fail_err = err;
+  pthread_mutex_unlock(&F.mu);
+}
+
+void ff_short_nth(uint64_t n) {
+  pthread_mutex_lock(&F.mu);
+  F.short_n = n;
+  pthread_mutex_unlock(&F.mu);
+}
+
+void ff_refuse_uring(int err) {
+  pthread_mutex_lock(&F.mu);
+  F.uring_err = err;
   pthread_mutex_unlock(&F.mu);
 }
 

@@ -42,6 +42,7 @@ typedef enum ff_kind {
   FF_FTRUNCATE,
   FF_CAT_WRITE, /* LMDB's writes to catalog.mdb */
   FF_CAT_SYNC,  /* LMDB's syncs of catalog.mdb (O_DSYNC meta writes included) */
+  FF_AREAD,     /* a queued read's completion (tern_rqueue: io_uring, pool or sync) */
   FF_NKINDS
 } ff_kind;
 
@@ -55,6 +56,12 @@ void ff_uninstall(void);
 void ff_reset(void);
 void ff_fail_nth(ff_kind kind, uint64_t n, int err);
 void ff_crash_at_sync(uint64_t n, int torn, uint64_t seed);
+/* The n-th queued read's completion (FF_AREAD, counted with it) brings
+ * only half its bytes, once: a short completion. */
+void ff_short_nth(uint64_t n);
+/* io_uring set-up fails with errno `err` (EPERM, ENOSYS: as seccomp or a
+ * kernel without it would); 0: the system's answer. */
+void ff_refuse_uring(int err);
 /* Calls of `kind` so far; sync points so far (all layers). */
 uint64_t ff_count(ff_kind kind);
 uint64_t ff_syncs(void);

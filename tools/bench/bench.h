@@ -53,6 +53,11 @@ void tern_bench_seek_usage(FILE *out) __attribute__((weak));
 int tern_bench_open(int argc, char **argv) __attribute__((weak));
 void tern_bench_open_usage(FILE *out) __attribute__((weak));
 
+/* Cold batches of N keys in fresh processes: tern vs LMDB (readahead on
+ * and off) vs the device's random 4 KiB reads (tools/bench/coldbatch.c). */
+int tern_bench_cold_batch(int argc, char **argv) __attribute__((weak));
+void tern_bench_cold_batch_usage(FILE *out) __attribute__((weak));
+
 /* Key cursors, range scans and hit resolution vs LMDB cursors
  * (tools/bench/scan.c, optional). */
 int tern_bench_scan(int argc, char **argv) __attribute__((weak));

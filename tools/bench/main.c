@@ -43,6 +43,8 @@ static size_t subcommands(subcommand *out) {
        tern_bench_open, tern_bench_open_usage},
       {"api", "the public API per operation (get, batch, scan, seek, search) vs LMDB",
        tern_bench_api, tern_bench_api_usage},
+      {"cold-batch", "cold batches of N keys: tern vs LMDB (readahead on, off) vs 4 KiB reads",
+       tern_bench_cold_batch, tern_bench_cold_batch_usage},
       {"lmdb-get", "the LMDB reader of `whole` (keys on stdin)", tern_bench_lmdb_get,
        tern_bench_lmdb_get_usage},
   };

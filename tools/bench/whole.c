@@ -50,7 +50,8 @@ void tern_bench_whole_usage(FILE *out);
 /* ------------------------------------------------------------ the reader */
 
 void tern_bench_lmdb_get_usage(FILE *out) {
-  fprintf(out, "tern-bench lmdb-get DIR   LMDB's `tern get DIR -`: keys on stdin, key<TAB>value out\n");
+  fprintf(out, "tern-bench lmdb-get [--nordahead] DIR   LMDB's `tern get DIR -`: keys on stdin, "
+               "key<TAB>value out\n  --nordahead   open with MDB_NORDAHEAD (default: LMDB's readahead)\n");
 }
 
 static void put_escaped(FILE *f, const void *p, size_t n, char *buf) {
@@ -58,13 +59,14 @@ static void put_escaped(FILE *f, const void *p, size_t n, char *buf) {
 }
 
 int tern_bench_lmdb_get(int argc, char **argv) {
-  if (argc != 2 || argv[1][0] == '-') {
+  int nordahead = argc == 3 && !strcmp(argv[1], "--nordahead");
+  if (argc != 2 + nordahead || argv[1 + nordahead][0] == '-') {
     tern_bench_lmdb_get_usage(stderr);
     return 2;
   }
   char msg[256];
   bench_lmdb l;
-  if (bench_lmdb_open(&l, argv[1], 0, msg, sizeof msg) != 0) {
+  if (bench_lmdb_open(&l, argv[1 + nordahead], nordahead, msg, sizeof msg) != 0) {
     fprintf(stderr, "lmdb-get: %s\n", msg);
     return 2;
   }
