@@ -144,6 +144,21 @@ static int metas_read(int fd, uint64_t size, const char *path, meta ms[2], int *
   return TERN_OK;
 }
 
+/* The two meta pages hold the last two transactions, N and N - 1: LMDB
+ * writes page N & 1 at commit N, so the other holds N - 1 (0 and 1 in a
+ * file with one commit, or in a compacted copy; both 0 before any).  A damaged transaction
+ * number would make LMDB pick the older meta page and so serve the commit
+ * before the last as if it were the last, every record of it soundly
+ * sealed: refused here instead.  (A reader racing two commits can see
+ * N + 2 beside N - 1; the next read sees them consecutive.) */
+static int metas_consecutive(const meta ms[2], int newest, const char *path) {
+  uint64_t hi = ms[newest].txnid, lo = ms[!newest].txnid;
+  if (hi - lo == 1 || hi == 0) return TERN_OK; /* hi 0: never committed */
+  return tern_fail(TERN_ECORRUPT,
+                   "%s: meta pages hold transactions %llu and %llu, not two in a row", path,
+                   (unsigned long long)ms[0].txnid, (unsigned long long)ms[1].txnid);
+}
+
 /* Damage is what two reads in a row see the same: a meta page read while
  * another process's commit writes it may come out torn, and the next
  * read sees it whole.  At most CHECK_READS reads, 1 ms apart. */
@@ -163,6 +178,7 @@ int tern_catalog_precheck(const char *path, int *empty) {
       meta ms[2];
       int newest;
       rc = metas_read(fd, size, path, ms, &newest);
+      if (rc == TERN_OK) rc = metas_consecutive(ms, newest, path);
       if (rc != TERN_ECORRUPT || !strcmp(last, tern_errmsg())) break;
       snprintf(last, sizeof last, "%s", tern_errmsg());
       struct timespec ms1 = {0, 1000000};

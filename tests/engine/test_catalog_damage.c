@@ -488,6 +488,36 @@ static void test_catalog_battery(void **state) {
   free(scratch);
 }
 
+/* The older meta page's transaction number raised past the newer's (same
+ * parity, so its slot looks right): LMDB would read the commit before the
+ * last as if it were the last, every record soundly sealed — k00006 and
+ * the other deletions of the last commit undone.  The open refuses. */
+static void test_older_meta_made_newest(void **state) {
+  (void)state;
+  enum { META_TXNID_AT = 16 + 128 }; /* page header, then MDB_meta's txnid */
+  char *root = tu_tmpdir("damage-meta"), *ix = tu_path(root, "ix");
+  build_base(ix);
+  char *cat = tu_path(ix, TERN_CATALOG_FILE_NAME);
+  size_t len;
+  uint8_t *b = tu_read_file(cat, &len);
+  uint64_t txn[2];
+  for (int i = 0; i < 2; i++)
+    memcpy(&txn[i], b + i * k_page + META_TXNID_AT, 8); /* little-endian host, as LMDB's */
+  int older = txn[1] < txn[0];
+  uint64_t raised = txn[older] + 1000000; /* even: the same slot parity */
+  memcpy(b + (size_t)older * k_page + META_TXNID_AT, &raised, 8);
+  tu_write_file(cat, b, len);
+  assert_int_equal(api_reads(ix), R_ERROR);
+  tern_index *idx;
+  assert_int_equal(tern_open(&idx, ix, TERN_RDONLY, NULL), TERN_ECORRUPT);
+  assert_non_null(strstr(tern_errmsg(), "not two in a row"));
+  free(b);
+  free(cat);
+  tu_rmtree(root);
+  free(ix);
+  free(root);
+}
+
 int main(void) {
   et_prefer_tmpfs();
   g_bin = getenv("TERN_BIN");
@@ -495,6 +525,7 @@ int main(void) {
     fprintf(stderr, "TERN_BIN is not set to the tern binary; run through ctest\n");
     return 1;
   }
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_catalog_battery)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_older_meta_made_newest),
+                                     cmocka_unit_test(test_catalog_battery)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
