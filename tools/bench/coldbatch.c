@@ -116,7 +116,8 @@ static void evict_dir(const char *dir) {
   char p[4096];
   while ((e = readdir(d)) != NULL) {
     if (e->d_name[0] == '.') continue;
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    int n = snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    if (n < 0 || (size_t)n >= sizeof p) continue; /* a path too long to be ours */
     (void)tern_io_evict_path(p);
   }
   closedir(d);
