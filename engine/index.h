@@ -75,11 +75,13 @@ typedef struct tern_state {
   tern_rec_health health; /* meta "health": last post-commit failure, segments merges skip */
   /* The range map (state_ranges.c), built with the slots: disjoint[] the
    * most slots whose key ranges are pairwise disjoint, sorted by range (their
-   * max's heads in disjoint_hi[]), searched; overlap[] the others, oldest
+   * max's heads in disjoint_hi[], their filters in disjoint_filter[]),
+   * searched; overlap[] the others, oldest
    * first, probed in turn.  NULL and 0 (every slot probed in turn) below
    * TERN_RANGE_MAP_MIN slots or fewer than 2 disjoint ones. */
   uint32_t *disjoint, *overlap;
   uint64_t *disjoint_hi;
+  tern_filter_view *disjoint_filter;
   size_t ndisjoint, noverlap;
 } tern_state;
 

@@ -47,9 +47,11 @@ static int by_max_cmp(const void *x, const void *y) {
 void tern_state_ranges_free(tern_state *st) {
   free(st->disjoint);
   free(st->disjoint_hi);
+  free(st->disjoint_filter);
   free(st->overlap);
   st->disjoint = st->overlap = NULL;
   st->disjoint_hi = NULL;
+  st->disjoint_filter = NULL;
   st->ndisjoint = st->noverlap = 0;
 }
 
@@ -61,8 +63,9 @@ int tern_state_index_ranges(tern_state *st) {
   uint8_t *shared = calloc(n, 1); /* 1: probed in turn (overlapping the map's, or no range) */
   st->disjoint = malloc(n * sizeof *st->disjoint);
   st->disjoint_hi = malloc(n * sizeof *st->disjoint_hi);
+  st->disjoint_filter = malloc(n * sizeof *st->disjoint_filter);
   st->overlap = malloc(n * sizeof *st->overlap);
-  if (!v || !shared || !st->disjoint || !st->disjoint_hi || !st->overlap) {
+  if (!v || !shared || !st->disjoint || !st->disjoint_hi || !st->disjoint_filter || !st->overlap) {
     free(v);
     free(shared);
     tern_state_ranges_free(st);
@@ -88,6 +91,7 @@ int tern_state_index_ranges(tern_state *st) {
     }
     last = v[k].g;
     st->disjoint[st->ndisjoint] = v[k].slot;
+    st->disjoint_filter[st->ndisjoint] = v[k].g->filter;
     st->disjoint_hi[st->ndisjoint++] = v[k].g->hi;
   }
   for (size_t i = 0; i < n; i++)
@@ -110,6 +114,12 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, uin
     len -= half;
   }
   size_t lo = (size_t)(base - st->disjoint_hi) + (*base < p->head);
+  /* The candidate's filter line and gate fetched at once, not one after
+   * the other (the gate is a cache miss of its own among many slots). */
+  if (lo < st->ndisjoint) {
+    tern_filter_view_prefetch(st->disjoint_filter[lo], p->fk.hash);
+    __builtin_prefetch(&st->slots[st->disjoint[lo]].gate);
+  }
   /* Ranges sharing the key's head (long common prefixes) are tested in
    * full; by disjointness at most one admits the key. */
   size_t n = 0;
