@@ -9,8 +9,8 @@
  * exists across all sources (docs/ARCHITECTURE.md, invariant 3), so the
  * first live hit is the answer whichever slot gives it; newest first only
  * saves probes.  The other slots (a flushed segment of random keys spans
- * everything) stay in the list probed in turn, newest first.  A state with few slots keeps no map: testing them in turn costs
- * less than the search.
+ * everything) stay in the list probed in turn, newest first.  A state with few slots keeps no map:
+ * testing them in turn costs less than the search.
  */
 #include "engine/index.h"
 

@@ -203,8 +203,8 @@ static void compare(tu_rng *r, tern_snapshot *a, tern_snapshot *b, const et_mode
 
 /* Exports src in `parts` parts cut by tern_split_keys, ingests them into
  * a fresh index under dir, and compares. */
-static void round_trip(tu_rng *r, const char *dir, tern_index *src, const et_model *m,
-                       size_t parts, unsigned dst_flags) {
+static void round_trip(tu_rng *r, const char *dir, tern_index *src, const et_model *m, size_t parts,
+                       unsigned dst_flags) {
   tern_snapshot *s;
   ET_OK(tern_snapshot_open(&s, src));
   tern_slice b[16];
@@ -227,7 +227,8 @@ static void round_trip(tu_rng *r, const char *dir, tern_index *src, const et_mod
     docs += info.documents;
   }
   assert_int_equal(docs, et_model_count(m));
-  printf("%zu parts asked: %zu segments, %llu documents\n", parts, cuts + 1, (unsigned long long)docs);
+  printf("%zu parts asked: %zu segments, %llu documents\n", parts, cuts + 1,
+         (unsigned long long)docs);
   char name[64];
   sprintf(name, "dst-%zu", parts);
   char *dst = tu_path(dir, name);

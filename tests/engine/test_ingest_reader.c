@@ -26,9 +26,9 @@ static size_t new_key(uint32_t r, uint32_t i, char *out) {
 typedef struct shared {
   tern_index *idx;
   atomic_int done;
-  atomic_int bad;        /* inconsistent snapshots seen */
-  atomic_int snapshots;  /* snapshots checked */
-  atomic_int maxround;   /* the newest round a snapshot saw */
+  atomic_int bad;         /* inconsistent snapshots seen */
+  atomic_int snapshots;   /* snapshots checked */
+  atomic_int maxround;    /* the newest round a snapshot saw */
   atomic_int rounds_seen; /* distinct rounds seen (bit set) */
 } shared;
 

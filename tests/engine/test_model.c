@@ -814,7 +814,8 @@ static void step_split(world *w) {
   ref_keys r;
   ref_build(&r, w, &w->committed);
   size_t given = 0;
-  while (given + 1 < n && b[given].len) given++;
+  while (given + 1 < n && b[given].len)
+    given++;
   for (size_t i = given; i + 1 < n; i++)
     assert_int_equal(b[i].len, 0);
   for (size_t i = 0; i < given; i++) {
@@ -870,8 +871,10 @@ static void step(world *w) {
   } else if (p < 80) {
     step_ingest(w);
   } else if (p < 82) {
-    if (tu_below(&w->r, 3)) step_split(w);
-    else step_export(w);
+    if (tu_below(&w->r, 3))
+      step_split(w);
+    else
+      step_export(w);
   } else if (p < 84) {
     if (w->held) tern_snapshot_close(w->held);
     w->held = NULL;

@@ -75,7 +75,8 @@ static void check_key(tern_snapshot *s, ref *r, const char *key, size_t len) {
   size_t vlen = 0;
   int rc = tern_get(s, key, len, &v, sizeof v, &vlen);
   if (e && e->ver) {
-    if (rc != TERN_OK) fprintf(stderr, "%.*s: %d, expected version %u\n", (int)len, key, rc, e->ver);
+    if (rc != TERN_OK)
+      fprintf(stderr, "%.*s: %d, expected version %u\n", (int)len, key, rc, e->ver);
     assert_int_equal(rc, TERN_OK);
     assert_int_equal(vlen, sizeof v);
     assert_int_equal(v, e->ver);
@@ -104,8 +105,9 @@ static void check_all(tern_snapshot *s, ref *r, unsigned long *range_checks, siz
     check_key(s, r, k, len - 3);
     n += 5;
   }
-  static const char *const outside[] = {"", "0", "same-hea", "same-head", "same-head99", "zzzz",
-                                        "\xff\xff", "same-head08-9", "j09-", "r17-999999"};
+  static const char *const outside[] = {
+      "",     "0",        "same-hea",      "same-head", "same-head99",
+      "zzzz", "\xff\xff", "same-head08-9", "j09-",      "r17-999999"};
   for (size_t i = 0; i < sizeof outside / sizeof *outside; i++)
     if (outside[i][0]) {
       check_key(s, r, outside[i], strlen(outside[i]));

@@ -39,22 +39,26 @@ typedef struct ing_opts {
 } ing_opts;
 
 void tern_bench_ingest_usage(FILE *out) {
-  fprintf(out,
-          "tern-bench ingest [options]   warm get after ingesting S disjoint segments vs compacted\n"
-          "  --docs N       keys (4000000), 16 random hex characters each\n"
-          "  --segments S   range-disjoint segments built and ingested (64)\n"
-          "  --lookups N    present and absent keys looked up per round, each (500000)\n"
-          "  --rounds R     rounds, alternating which index runs first (7)\n"
-          "  --seed S       key seed (1)\n"
-          "  --dir PATH     parent of the scratch directory (/var/tmp)\n");
+  fprintf(
+      out,
+      "tern-bench ingest [options]   warm get after ingesting S disjoint segments vs compacted\n"
+      "  --docs N       keys (4000000), 16 random hex characters each\n"
+      "  --segments S   range-disjoint segments built and ingested (64)\n"
+      "  --lookups N    present and absent keys looked up per round, each (500000)\n"
+      "  --rounds R     rounds, rotating which index runs first (7)\n"
+      "  --seed S       key seed (1)\n"
+      "  --dir PATH     parent of the scratch directory (/var/tmp)\n");
 }
 
 static int parse_opts(int argc, char **argv, ing_opts *o) {
-  static const struct option lo[] = {{"docs", 1, 0, 'n'},   {"segments", 1, 0, 'S'},
-                                     {"lookups", 1, 0, 'l'}, {"rounds", 1, 0, 'r'},
-                                     {"seed", 1, 0, 's'},   {"dir", 1, 0, 'd'},
-                                     {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
-  *o = (ing_opts){.docs = 4000000, .segments = 64, .lookups = 500000, .rounds = 7, .seed = 1,
+  static const struct option lo[] = {
+      {"docs", 1, 0, 'n'}, {"segments", 1, 0, 'S'}, {"lookups", 1, 0, 'l'}, {"rounds", 1, 0, 'r'},
+      {"seed", 1, 0, 's'}, {"dir", 1, 0, 'd'},      {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
+  *o = (ing_opts){.docs = 4000000,
+                  .segments = 64,
+                  .lookups = 500000,
+                  .rounds = 7,
+                  .seed = 1,
                   .parent = "/var/tmp"};
   optind = 1;
   int ch;
@@ -62,9 +66,13 @@ static int parse_opts(int argc, char **argv, ing_opts *o) {
     int bad = 0;
     switch (ch) {
     case 'n': bad = bench_parse_u64(optarg, &o->docs) || o->docs < 2; break;
-    case 'S': bad = bench_parse_u64(optarg, &o->segments) || !o->segments || o->segments > 4096; break;
+    case 'S':
+      bad = bench_parse_u64(optarg, &o->segments) || !o->segments || o->segments > 4096;
+      break;
     case 'l': bad = bench_parse_u64(optarg, &o->lookups) || !o->lookups; break;
-    case 'r': bad = bench_parse_u64(optarg, &o->rounds) || !o->rounds || o->rounds > ING_ROUNDS_MAX; break;
+    case 'r':
+      bad = bench_parse_u64(optarg, &o->rounds) || !o->rounds || o->rounds > ING_ROUNDS_MAX;
+      break;
     case 's': bad = bench_parse_u64(optarg, &o->seed); break;
     case 'd': o->parent = optarg; break;
     case 'h': tern_bench_ingest_usage(stdout); return 1;
