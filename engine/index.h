@@ -80,7 +80,7 @@ typedef struct tern_state {
    * first, probed in turn.  NULL and 0 (every slot probed in turn) below
    * TERN_RANGE_MAP_MIN slots or fewer than 2 disjoint ones. */
   uint32_t *disjoint, *overlap;
-  uint64_t *disjoint_hi;
+  uint64_t *disjoint_hi, *disjoint_lo; /* their max's and min's heads */
   tern_filter_view *disjoint_filter;
   size_t ndisjoint, noverlap;
 } tern_state;

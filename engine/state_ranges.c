@@ -47,10 +47,11 @@ static int by_max_cmp(const void *x, const void *y) {
 void tern_state_ranges_free(tern_state *st) {
   free(st->disjoint);
   free(st->disjoint_hi);
+  free(st->disjoint_lo);
   free(st->disjoint_filter);
   free(st->overlap);
   st->disjoint = st->overlap = NULL;
-  st->disjoint_hi = NULL;
+  st->disjoint_hi = st->disjoint_lo = NULL;
   st->disjoint_filter = NULL;
   st->ndisjoint = st->noverlap = 0;
 }
@@ -63,9 +64,10 @@ int tern_state_index_ranges(tern_state *st) {
   uint8_t *shared = calloc(n, 1); /* 1: probed in turn (overlapping the map's, or no range) */
   st->disjoint = malloc(n * sizeof *st->disjoint);
   st->disjoint_hi = malloc(n * sizeof *st->disjoint_hi);
+  st->disjoint_lo = malloc(n * sizeof *st->disjoint_lo);
   st->disjoint_filter = malloc(n * sizeof *st->disjoint_filter);
   st->overlap = malloc(n * sizeof *st->overlap);
-  if (!v || !shared || !st->disjoint || !st->disjoint_hi || !st->disjoint_filter || !st->overlap) {
+  if (!v || !shared || !st->disjoint || !st->disjoint_hi || !st->disjoint_lo || !st->disjoint_filter || !st->overlap) {
     free(v);
     free(shared);
     tern_state_ranges_free(st);
@@ -92,6 +94,7 @@ int tern_state_index_ranges(tern_state *st) {
     last = v[k].g;
     st->disjoint[st->ndisjoint] = v[k].slot;
     st->disjoint_filter[st->ndisjoint] = v[k].g->filter;
+    st->disjoint_lo[st->ndisjoint] = v[k].g->lo;
     st->disjoint_hi[st->ndisjoint++] = v[k].g->hi;
   }
   for (size_t i = 0; i < n; i++)
@@ -119,15 +122,23 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, uin
   if (lo < st->ndisjoint) {
     tern_filter_view_prefetch(st->disjoint_filter[lo], p->fk.hash);
     __builtin_prefetch(&st->slots[st->disjoint[lo]].gate);
+  } else {
+    return 0;
   }
-  /* Ranges sharing the key's head (long common prefixes) are tested in
-   * full; by disjointness at most one admits the key. */
+  /* The heads decide, from the map's own arrays, unless the key's head is
+   * a range's first or last key's: then its gate compares whole keys.  By
+   * disjointness at most one range admits the key, and the search stops at
+   * the first whose min's head lies above the key's, without touching its
+   * gate. */
   size_t n = 0;
   for (size_t k = lo; k < st->ndisjoint && n < cap; k++) {
-    const tern_seg_gate *g = &st->slots[st->disjoint[k]].gate;
-    if (g->lo > p->head) break;
+    if (st->disjoint_lo[k] > p->head) break;
     cand[n] = st->disjoint[k];
-    n += (size_t)tern_seg_gate_start(g, p);
+    if (p->head != st->disjoint_lo[k] && p->head != st->disjoint_hi[k]) {
+      n++; /* strictly inside by heads; its filter line is on its way */
+      continue;
+    }
+    n += (size_t)tern_seg_gate_start(&st->slots[st->disjoint[k]].gate, p);
   }
   return n;
 }
