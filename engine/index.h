@@ -73,6 +73,16 @@ typedef struct tern_state {
   tern_slot *slots;    /* oldest (lowest number) first */
   tern_memseg *buffer; /* the write buffer, built on first need (under idx->mu) */
   tern_rec_health health; /* meta "health": last post-commit failure, segments merges skip */
+  /* The range map (state_ranges.c), built with the slots: disjoint[] the
+   * most slots whose key ranges are pairwise disjoint, sorted by range (their
+   * max's heads in disjoint_hi[], their filters in disjoint_filter[]),
+   * searched; overlap[] the others, oldest
+   * first, probed in turn.  NULL and 0 (every slot probed in turn) below
+   * TERN_RANGE_MAP_MIN slots or fewer than 2 disjoint ones. */
+  uint32_t *disjoint, *overlap;
+  uint64_t *disjoint_hi, *disjoint_lo; /* their max's and min's heads */
+  tern_filter_view *disjoint_filter;
+  size_t ndisjoint, noverlap;
 } tern_state;
 
 /* How this index reads its segments (TERN_PREAD or the default mapping). */
@@ -289,6 +299,17 @@ int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cu
  * *found; TERN_NOTFOUND otherwise. */
 int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
                     tern_term_entry *e, const tern_slot **found);
+/* ---- state_ranges.c: the range map over disjoint slots */
+#define TERN_RANGE_MAP_MIN 8u /* slots below which every slot is tested in turn */
+/* (Re)builds st's range map from its slots.  Errors: TERN_ENOMEM (st then
+ * has none: still right, every slot probed in turn). */
+int tern_state_index_ranges(tern_state *st);
+void tern_state_ranges_free(tern_state *st);
+/* The map's slots whose range admits the probe's key (at most one, the
+ * ranges being disjoint) into cand[0..cap), their filter lines' fetch
+ * started; returns how many. */
+size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, uint32_t *cand,
+                              size_t cap);
 static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
   return !s->live || tern_livedocs_is_live(s->live->ld, doc);
 }

@@ -123,6 +123,7 @@ static void state_free(tern_index *idx, tern_state *st) {
     ldref_put(st->slots[i].live);
   }
   free(st->slots);
+  tern_state_ranges_free(st);
   tern_memseg_free(st->buffer);
   free(st);
 }
@@ -218,6 +219,7 @@ static int build_state(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, t
   build_ctx b = {idx, t, st, 0};
   int rc = tern_catalog_each_segment(idx, t, rec, add_slot, &b);
   if (rc == TERN_OK) rc = tern_health_read(idx, t, &st->health);
+  if (rc == TERN_OK) rc = tern_state_index_ranges(st);
   if (rc != TERN_OK) {
     state_free(idx, st);
     return rc;
@@ -570,6 +572,7 @@ int tern_state_apply(tern_index *idx, const tern_state *base, tern_edit *e, tern
   st->rec = e->rec;
   st->health = e->health_set ? e->health : base->health;
   int rc = apply_slots(st, base, e);
+  if (rc == TERN_OK) rc = tern_state_index_ranges(st);
   if (rc != TERN_OK) {
     state_free(idx, st);
     return rc;
@@ -611,36 +614,62 @@ int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cu
 /* Segments probed per wave: their filter lines are fetched together. */
 #define PROBE_WAVE 32u
 
-int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
-                    tern_term_entry *e, const tern_slot **found) {
+/* Filters and blocks of the slots cand[0..n), in that order (their ranges
+ * admitted the key): TERN_OK with the first live hit, else TERN_NOTFOUND. */
+static int probe_candidates(const tern_state *st, const uint32_t *cand, size_t n,
+                            const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
+                            const tern_slot **found) {
+  for (size_t k = 0; k < n; k++) {
+    const tern_slot *sl = &st->slots[cand[k]];
+    TERN_COUNT_GET(filter_checks, 1);
+    int filter = tern_seg_gate_filter(&sl->gate, p);
+    if (filter <= 0) {
+      if (filter < 0) return filter;
+      continue;
+    }
+    TERN_COUNT_GET(block_probes, 1);
+    uint32_t doc;
+    int rc = tern_seg_probe_find(sl->ref->seg, p, filter, c, e);
+    if (rc == TERN_OK) rc = slot_entry_doc(sl, e, &doc);
+    if (rc == TERN_NOTFOUND) continue;
+    if (rc == TERN_OK) *found = sl;
+    return rc;
+  }
+  return TERN_NOTFOUND;
+}
+
+/* slots[ids[i]] for i in [0, n) newest first, in waves: first every
+ * slot's range, starting its filter line's fetch, so that the filters'
+ * cache misses overlap instead of following one another; then the
+ * filters and the blocks.  ids NULL: the slots 0..n-1 themselves. */
+static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count,
+                         const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
+                         const tern_slot **found) {
   uint32_t cand[PROBE_WAVE];
-  for (size_t hi = st->nslots; hi > 0;) {
+  for (size_t hi = count; hi > 0;) {
     size_t lo = hi > PROBE_WAVE ? hi - PROBE_WAVE : 0, n = 0;
-    /* First every segment's range, starting its filter line's fetch, so
-     * that the filters' cache misses overlap instead of following one
-     * another; then the filters and the blocks, newest first. */
     for (size_t i = hi; i-- > lo;) {
-      cand[n] = (uint32_t)i;
-      n += (size_t)tern_seg_gate_start(&st->slots[i].gate, p);
+      cand[n] = ids ? ids[i] : (uint32_t)i;
+      n += (size_t)tern_seg_gate_start(&st->slots[cand[n]].gate, p);
     }
     TERN_COUNT_GET(range_checks, hi - lo);
-    for (size_t k = 0; k < n; k++) {
-      const tern_slot *sl = &st->slots[cand[k]];
-      TERN_COUNT_GET(filter_checks, 1);
-      int filter = tern_seg_gate_filter(&sl->gate, p);
-      if (filter <= 0) {
-        if (filter < 0) return filter;
-        continue;
-      }
-      TERN_COUNT_GET(block_probes, 1);
-      uint32_t doc;
-      int rc = tern_seg_probe_find(sl->ref->seg, p, filter, c, e);
-      if (rc == TERN_OK) rc = slot_entry_doc(sl, e, &doc);
-      if (rc == TERN_NOTFOUND) continue;
-      if (rc == TERN_OK) *found = sl;
-      return rc;
-    }
+    int rc = probe_candidates(st, cand, n, p, c, e, found);
+    if (rc != TERN_NOTFOUND) return rc;
     hi = lo;
   }
   return TERN_NOTFOUND;
+}
+
+int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
+                    tern_term_entry *e, const tern_slot **found) {
+  if (!st->ndisjoint) return probe_in_turn(st, NULL, st->nslots, p, c, e, found);
+  /* The one disjoint slot whose range admits the key, by binary search,
+   * then the overlapping ones newest first: any order finds the one live
+   * document (state_ranges.c). */
+  uint32_t cand[PROBE_WAVE];
+  size_t n = tern_state_ranges_find(st, p, cand, PROBE_WAVE);
+  TERN_COUNT_GET(range_checks, n ? n : 1);
+  int rc = probe_candidates(st, cand, n, p, c, e, found);
+  if (rc != TERN_NOTFOUND) return rc;
+  return probe_in_turn(st, st->overlap, st->noverlap, p, c, e, found);
 }

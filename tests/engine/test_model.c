@@ -3,7 +3,9 @@
  *
  * Long random sequences of put / replace / delete / commit / abort /
  * reopen / compact / flush / delete-range / ingest (segments made by a bulk
- * commit of a scratch index, ingested winning or TERN_INGEST_BEHIND), with a write buffer of a few KiB so that
+ * commit of a scratch index, ingested winning or TERN_INGEST_BEHIND) /
+ * export (into a builder, ingested into a fresh index and compared with the
+ * model's range) / split_keys, with a write buffer of a few KiB so that
  * segments, live-docs generations and merges happen all the time, and
  * bulk transactions mixed in.  After every step the index is compared
  * with the model: get on every key, get_batch on a random batch,
@@ -738,6 +740,100 @@ static void step_ingest(world *w) {
   free(root);
 }
 
+/* The committed live documents of a random range [from, to) (either end
+ * open), exported from a snapshot into a builder; the built segment is
+ * ingested into a fresh index and compared with the model cut to the range:
+ * gets, scans, postings and terms. */
+static void step_export(world *w) {
+  uint8_t fk[ET_KEY_MAX], tk[ET_KEY_MAX];
+  size_t fl, tl;
+  key_of(w, (uint32_t)tu_below(&w->r, w->committed.n), fk, &fl);
+  key_of(w, (uint32_t)tu_below(&w->r, w->committed.n), tk, &tl);
+  if (byte_cmp(fk, fl, tk, tl) > 0) {
+    uint8_t x[ET_KEY_MAX];
+    size_t xl = fl;
+    memcpy(x, fk, fl);
+    memcpy(fk, tk, tl);
+    fl = tl;
+    memcpy(tk, x, xl);
+    tl = xl;
+  }
+  int open_from = tu_below(&w->r, 6) == 0, open_to = tu_below(&w->r, 6) == 0;
+  tern_slice from = {fk, fl}, to = {tk, tl};
+  et_model sub;
+  et_model_init(&sub, w->committed.n);
+  for (uint32_t id = 0; id < sub.n; id++) {
+    uint8_t k[ET_KEY_MAX];
+    size_t kl;
+    key_of(w, id, k, &kl);
+    if (!open_from && byte_cmp(k, kl, fk, fl) < 0) continue;
+    if (!open_to && byte_cmp(k, kl, tk, tl) >= 0) continue;
+    et_doc_copy(&sub.docs[id], &w->committed.docs[id]);
+  }
+  char *root = tu_tmpdir("modelexp");
+  char *out = tu_path(root, "out"), *other = tu_path(root, "other");
+  tern_snapshot *s;
+  ET_OK(tern_snapshot_open(&s, w->idx));
+  tern_builder *b;
+  ET_OK(tern_builder_open(&b, out, &w->opts));
+  ET_OK(tern_export(s, open_from ? NULL : &from, open_to ? NULL : &to, b));
+  ET_OK(tern_snapshot_close(s));
+  tern_build_info info;
+  ET_OK(tern_builder_finish(b, &info));
+  assert_int_equal(info.documents, et_model_count(&sub));
+  if (info.documents) ET_OK(tern_builder_verify(out, NULL));
+  tern_index *o;
+  ET_OK(tern_open(&o, other, TERN_CREATE | TERN_FOREGROUND, &w->opts));
+  const char *paths[1] = {out};
+  ET_OK(tern_ingest(o, paths, 1, 0));
+  ET_OK(tern_snapshot_open(&s, o));
+  check_gets(s, w, &sub);
+  check_scans(w, s, &sub, 2);
+  check_postings(w, s, &sub);
+  check_terms(w, s, &sub);
+  ET_OK(tern_snapshot_close(s));
+  ET_OK(tern_close(o));
+  et_model_free(&sub);
+  tu_rmtree(root);
+  free(out);
+  free(other);
+  free(root);
+}
+
+/* tern_split_keys on a snapshot against the model: n-1 boundaries, the
+ * given ones strictly ascending and inside the key space, the empty ones
+ * last; when the parts are large (the model's are not, mostly) each holds
+ * its share within 10%. */
+static void step_split(world *w) {
+  size_t n = 1 + (size_t)tu_below(&w->r, 8);
+  tern_slice b[8];
+  tern_snapshot *s;
+  ET_OK(tern_snapshot_open(&s, w->idx));
+  ET_OK(tern_split_keys(s, n, b));
+  ET_OK(tern_snapshot_close(s));
+  ref_keys r;
+  ref_build(&r, w, &w->committed);
+  size_t given = 0;
+  while (given + 1 < n && b[given].len)
+    given++;
+  for (size_t i = given; i + 1 < n; i++)
+    assert_int_equal(b[i].len, 0);
+  for (size_t i = 0; i < given; i++) {
+    assert_true(b[i].len <= TERN_KEY_MAX);
+    if (i) assert_true(byte_cmp(b[i - 1].data, b[i - 1].len, b[i].data, b[i].len) < 0);
+  }
+  size_t start = 0;
+  for (size_t i = 0; i <= given && r.n / n >= 20000; i++) { /* large parts only */
+    size_t end = i < given ? ref_lower(&r, b[i].data, b[i].len) : r.n;
+    double share = (double)r.n / (double)n;
+    assert_true((double)(end - start) >= 0.9 * share && (double)(end - start) <= 1.1 * share);
+    start = end;
+  }
+  for (size_t i = 0; i < given; i++)
+    free((void *)b[i].data);
+  ref_free(&r);
+}
+
 static void begin(world *w) {
   w->txn_flags = tu_below(&w->r, 5) == 0 ? TERN_TXN_BULK : 0;
   ET_OK(tern_txn_begin(&w->txn, w->idx, w->txn_flags));
@@ -774,6 +870,11 @@ static void step(world *w) {
     begin(w);
   } else if (p < 80) {
     step_ingest(w);
+  } else if (p < 82) {
+    if (tu_below(&w->r, 3))
+      step_split(w);
+    else
+      step_export(w);
   } else if (p < 84) {
     if (w->held) tern_snapshot_close(w->held);
     w->held = NULL;

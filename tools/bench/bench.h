@@ -68,4 +68,9 @@ void tern_bench_scan_usage(FILE *out) __attribute__((weak));
 int tern_bench_api(int argc, char **argv) __attribute__((weak));
 void tern_bench_api_usage(FILE *out) __attribute__((weak));
 
+/* A warm get after ingesting many range-disjoint segments vs compacted
+ * (tools/bench/ingest.c, optional). */
+int tern_bench_ingest(int argc, char **argv) __attribute__((weak));
+void tern_bench_ingest_usage(FILE *out) __attribute__((weak));
+
 #endif

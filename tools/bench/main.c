@@ -47,6 +47,8 @@ static size_t subcommands(subcommand *out) {
        tern_bench_cold_batch, tern_bench_cold_batch_usage},
       {"lmdb-get", "the LMDB reader of `whole` (keys on stdin)", tern_bench_lmdb_get,
        tern_bench_lmdb_get_usage},
+      {"ingest", "warm get after ingesting many disjoint segments vs compacted",
+       tern_bench_ingest, tern_bench_ingest_usage},
   };
   memcpy(out, all, sizeof all);
   return sizeof all / sizeof all[0];

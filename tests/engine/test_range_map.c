@@ -1,0 +1,261 @@
+/*
+ * test_range_map.c — gets over many range-disjoint segments (the state's
+ * range map, engine/state_ranges.c) against a reference.
+ *
+ * 13 segments with pairwise disjoint key ranges are built with the public
+ * builder and ingested in one call (9 of 200 documents and 4 of 1,500: the
+ * merge policy's tiers of 10 leave them alone).  Nine share their keys'
+ * 8-byte head ("same-hea..."), so the search must break ties by the whole
+ * key.  Every key, keys just off every segment's ends,
+ * keys between and beyond the segments are looked up against a sorted
+ * reference, and each get tests one range, not 13 (counted).  Then
+ * overlapping bulk commits (new keys between the segments' keys: each a
+ * segment spanning every range, 3 in all, in the large ones' tier; a get
+ * then tests the map's one range and theirs), rewrites and deletes in the
+ * write buffer, a deleted range that drops
+ * whole segments, and a reopen (the state rebuilt from the catalog): the
+ * same checks each time.
+ */
+#include "tests/engine/enginetest.h"
+
+#include "engine/counters.h"
+
+enum { NSEG = 13, SMALL = 200, LARGE = 1500, MAXK = 9 * SMALL + 4 * LARGE + 4000 };
+
+typedef struct entry {
+  char key[40];
+  size_t len;
+  uint32_t ver; /* 0: absent */
+} entry;
+
+typedef struct ref {
+  entry *v;
+  size_t n;
+} ref;
+
+static size_t seg_key(int seg, uint32_t j, char *out) {
+  if (seg < 9) return (size_t)sprintf(out, "same-head%02d-%06u", seg, j * 2);
+  return (size_t)sprintf(out, "%c%02d-%06u", 'a' + seg, seg, j * 2);
+}
+
+static int entry_cmp(const void *x, const void *y) {
+  const entry *a = x, *b = y;
+  size_t n = a->len < b->len ? a->len : b->len;
+  int c = memcmp(a->key, b->key, n);
+  return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+static entry *ref_find(ref *r, const char *key, size_t len) {
+  entry e;
+  memcpy(e.key, key, len);
+  e.len = len;
+  return bsearch(&e, r->v, r->n, sizeof e, entry_cmp);
+}
+
+static void ref_add(ref *r, const char *key, size_t len, uint32_t ver) {
+  entry *e = ref_find(r, key, len);
+  if (e) {
+    e->ver = ver;
+    return;
+  }
+  assert_true(r->n < MAXK);
+  entry x = {{0}, len, ver};
+  memcpy(x.key, key, len);
+  size_t at = r->n;
+  while (at > 0 && entry_cmp(&r->v[at - 1], &x) > 0)
+    at--;
+  memmove(&r->v[at + 1], &r->v[at], (r->n - at) * sizeof x);
+  r->v[at] = x;
+  r->n++;
+}
+
+static void check_key(tern_snapshot *s, ref *r, const char *key, size_t len) {
+  entry *e = ref_find(r, key, len);
+  uint32_t v = 0;
+  size_t vlen = 0;
+  int rc = tern_get(s, key, len, &v, sizeof v, &vlen);
+  if (e && e->ver) {
+    if (rc != TERN_OK)
+      fprintf(stderr, "%.*s: %d, expected version %u\n", (int)len, key, rc, e->ver);
+    assert_int_equal(rc, TERN_OK);
+    assert_int_equal(vlen, sizeof v);
+    assert_int_equal(v, e->ver);
+  } else {
+    if (rc != TERN_NOTFOUND) fprintf(stderr, "%.*s: %d, expected absent\n", (int)len, key, rc);
+    assert_int_equal(rc, TERN_NOTFOUND);
+  }
+}
+
+/* Every reference key, and keys just off each: one byte more, the last
+ * byte one less and one more, a prefix; plus keys outside every range. */
+static void check_all(tern_snapshot *s, ref *r, unsigned long *range_checks, size_t *gets) {
+  unsigned long before = tern_get_count.range_checks;
+  size_t n = 0;
+  for (size_t i = 0; i < r->n; i++) {
+    char k[48];
+    size_t len = r->v[i].len;
+    memcpy(k, r->v[i].key, len);
+    check_key(s, r, k, len);
+    k[len] = '!';
+    check_key(s, r, k, len + 1);
+    k[len - 1]--;
+    check_key(s, r, k, len);
+    k[len - 1] += 2;
+    check_key(s, r, k, len);
+    check_key(s, r, k, len - 3);
+    n += 5;
+  }
+  static const char *const outside[] = {
+      "",     "0",        "same-hea",      "same-head", "same-head99",
+      "zzzz", "\xff\xff", "same-head08-9", "j09-",      "r17-999999"};
+  for (size_t i = 0; i < sizeof outside / sizeof *outside; i++)
+    if (outside[i][0]) {
+      check_key(s, r, outside[i], strlen(outside[i]));
+      n++;
+    }
+  *range_checks = tern_get_count.range_checks - before;
+  *gets = n;
+}
+
+static void build(const char *path, int seg, ref *r) {
+  tern_builder *b;
+  ET_OK(tern_builder_open(&b, path, NULL));
+  uint32_t n = seg < 9 ? SMALL : LARGE;
+  for (uint32_t j = 0; j < n; j++) {
+    char k[40];
+    size_t len = seg_key(seg, j, k);
+    uint32_t ver = 1;
+    ET_OK(tern_builder_add(b, k, len, &ver, sizeof ver, NULL, 0));
+    ref_add(r, k, len, ver);
+  }
+  ET_OK(tern_builder_finish(b, NULL));
+}
+
+static size_t nsegments(tern_index *idx) {
+  tern_stats *st;
+  ET_OK(tern_stats_get(&st, idx));
+  size_t n = st->nsegments;
+  tern_stats_free(st);
+  return n;
+}
+
+/* most_ranges: the most ranges a get may test (0: any number). */
+static void check_index(tern_index *idx, ref *r, const char *when, unsigned long most_ranges) {
+  tern_snapshot *s;
+  ET_OK(tern_snapshot_open(&s, idx));
+  unsigned long checks;
+  size_t gets;
+  check_all(s, r, &checks, &gets);
+  printf("%s: %zu segments, %zu gets, %.2f ranges tested a get\n", when, nsegments(idx), gets,
+         (double)checks / (double)gets);
+  if (most_ranges) assert_true(checks <= most_ranges * gets); /* not one a segment */
+  ET_OK(tern_snapshot_close(s));
+}
+
+static void test_disjoint_segments(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  printf("seed %llu\n", (unsigned long long)seed);
+  tu_rng rng;
+  tu_rng_init(&rng, seed);
+  ref r = {calloc(MAXK, sizeof(entry)), 0};
+  char *dir = tu_tmpdir("range_map");
+  char *idxdir = tu_path(dir, "idx");
+  char *paths[NSEG];
+  for (int i = 0; i < NSEG; i++) {
+    char name[16];
+    sprintf(name, "seg%02d", i);
+    paths[i] = tu_path(dir, name);
+    build(paths[i], i, &r);
+  }
+  tern_index *idx;
+  ET_OK(tern_open(&idx, idxdir, TERN_CREATE | TERN_FOREGROUND, NULL));
+  /* in a shuffled order: the map sorts by range, not by number */
+  for (int i = NSEG - 1; i > 0; i--) {
+    int j = (int)tu_below(&rng, (uint64_t)i + 1);
+    char *x = paths[i];
+    paths[i] = paths[j];
+    paths[j] = x;
+  }
+  ET_OK(tern_ingest(idx, (const char *const *)paths, NSEG, 0));
+  assert_int_equal(nsegments(idx), NSEG);
+  check_index(idx, &r, "ingested", 1);
+
+  /* overlapping bulk commits: 1,100 new keys between the segments' keys,
+   * spread over every range (a segment each, in the large ones' tier) */
+  for (int round = 0; round < 3; round++) {
+    tern_txn *t;
+    ET_OK(tern_txn_begin(&t, idx, TERN_TXN_BULK));
+    for (uint32_t k = 0; k < 1100; k++) {
+      char key[40];
+      size_t len = seg_key((int)(k % NSEG), (uint32_t)round * 100 + k / NSEG, key);
+      key[len - 1]++; /* odd: between the segment's keys */
+      uint32_t ver = (uint32_t)(2 + round);
+      ET_OK(tern_put(t, key, len, &ver, sizeof ver, NULL, 0));
+      ref_add(&r, key, len, ver);
+    }
+    ET_OK(tern_commit(t));
+    assert_int_equal(nsegments(idx), NSEG + (size_t)round + 1);
+    check_index(idx, &r, "after an overlapping bulk commit", 2 + round);
+  }
+  /* rewrites and deletes of the segments' keys, in the buffer */
+  {
+    tern_txn *t;
+    ET_OK(tern_txn_begin(&t, idx, 0));
+    for (int k = 0; k < 300; k++) {
+      int seg = (int)tu_below(&rng, NSEG);
+      char key[40];
+      size_t len = seg_key(seg, (uint32_t)tu_below(&rng, SMALL), key);
+      entry *e = ref_find(&r, key, len);
+      if (tu_below(&rng, 2)) {
+        uint32_t ver = 9;
+        ET_OK(tern_put(t, key, len, &ver, sizeof ver, NULL, 0));
+        ref_add(&r, key, len, ver);
+        continue;
+      }
+      int rc = tern_delete(t, key, len);
+      assert_int_equal(rc, e && e->ver ? TERN_OK : TERN_NOTFOUND);
+      if (e) e->ver = 0;
+    }
+    ET_OK(tern_commit(t));
+    check_index(idx, &r, "after rewrites and deletes", 0);
+  }
+
+  /* a range dropping whole segments (k10 to m12, same-head00 and 01) and
+   * cutting two others */
+  {
+    tern_txn *t;
+    ET_OK(tern_txn_begin(&t, idx, 0));
+    tern_slice from = {"j09-000100", 10}, to = {"same-head02-000300", 18};
+    ET_OK(tern_delete_range(t, &from, &to));
+    ET_OK(tern_commit(t));
+    for (size_t i = 0; i < r.n; i++) {
+      entry x = {{0}, from.len, 0}, y = {{0}, to.len, 0};
+      memcpy(x.key, from.data, from.len);
+      memcpy(y.key, to.data, to.len);
+      if (entry_cmp(&r.v[i], &x) >= 0 && entry_cmp(&r.v[i], &y) < 0) r.v[i].ver = 0;
+    }
+    check_index(idx, &r, "after a deleted range", 0);
+  }
+  ET_OK(tern_close(idx));
+  ET_OK(tern_open(&idx, idxdir, TERN_FOREGROUND, NULL));
+  check_index(idx, &r, "reopened", 0);
+  ET_OK(tern_compact(idx));
+  check_index(idx, &r, "compacted", 0);
+  ET_OK(tern_verify(idx));
+  ET_OK(tern_close(idx));
+  for (int i = 0; i < NSEG; i++)
+    free(paths[i]);
+  free(r.v);
+  tu_rmtree(dir);
+  free(idxdir);
+  free(dir);
+}
+
+int main(void) {
+  et_prefer_tmpfs();
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_disjoint_segments),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
