@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tern_find_dep(NAME HEADER LIB WHAT DEBPKG REQUIRED|OPTIONAL)
 # Finds a C library by header and library name and makes the imported target
 # tern::NAME.  Each dependency is a Debian package: a missing REQUIRED one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # What `cmake --install` puts under the prefix, and the Debian package of it
 # (`cpack -G DEB` in a build directory):
 #   bin/tern                      the tool, RPATH $ORIGIN/../lib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The test suite, run by ctest: every tests/AREA/test_NAME.c is the cmocka
 # test AREA/test_NAME; the scripts below check the built and installed
 # artefacts as a user sees them.
@@ -37,3 +38,5 @@ set_tests_properties(tools/demo PROPERTIES ENVIRONMENT "TERN_BIN=$<TARGET_FILE:t
 # Every call of tern.h lists its errors and has a row in test_conventions.c.
 add_test(NAME tools/header_errors COMMAND ${PROJECT_SOURCE_DIR}/tests/tools/header_errors.sh
          ${PROJECT_SOURCE_DIR}/include/tern.h ${PROJECT_SOURCE_DIR}/tests/engine/test_conventions.c)
+# Every tracked source file carries the MIT licence's SPDX line.
+add_test(NAME tools/licence COMMAND ${PROJECT_SOURCE_DIR}/tests/tools/licence.sh ${PROJECT_SOURCE_DIR})

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bitpack.c — frame-of-reference bit packing (bitpack.h).
  *

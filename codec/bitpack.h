@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bitpack.h — frame-of-reference bit packing of blocks of 128 integers:
  * every value is stored in the same number of bits, the fewest that hold

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bitstream.h — little-endian bit fields inside one terms block page.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bytebuf.h — a growable byte buffer for building small files in memory
  * (the terms index, the field table).  Growth doubles, so appending is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * coding.h — integers to bytes and back: fixed-width little-endian and
  * LEB128 varints.  Every load goes through memcpy, so any alignment is fine,

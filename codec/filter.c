@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * filter.c — the split-block Bloom filter (filter.h, docs/FORMAT.md).
  *

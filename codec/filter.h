@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * filter.h — the membership filter of a segment's unique field: a
  * split-block Bloom filter (Putze et al., "Cache-, hash- and space-efficient

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * frame.c — header and footer of every tern file (see frame.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * frame.h — the envelope of every tern file (docs/FORMAT.md, "Framing").
  *

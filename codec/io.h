@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * io.h — the file layer.  Every byte the codec reads or writes goes through
  * here, and every read is counted, so that tests and benchmarks can assert

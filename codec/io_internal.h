@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * io_internal.h — what the read queue (io_queue.c) needs of a reader
  * (io.c).  Not for use outside codec/io*.c.

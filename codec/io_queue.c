@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * io_queue.c — the read queue (io.h, "the read queue"): many reads in
  * flight at once.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * livedocs.c — the live-docs set: its two shapes (a runs set, a chunk
  * directory) and the rule between them, new generations by copy-on-write,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * livedocs_chunk.c — one chunk of 65,536 doc ids in each of its forms
  * (livedocs_impl.h describes them): choosing the form by its byte cost,

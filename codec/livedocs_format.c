@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * livedocs_format.c — a live-docs generation to .liv bytes and back
  * (docs/FORMAT.md has the byte layout).

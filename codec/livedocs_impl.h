@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * livedocs_impl.h — the inside of a live-docs set, shared by livedocs*.c only.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * livedocs_iter.c — iterating the deleted or the live docs of a set.
  *

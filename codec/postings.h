@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * postings.h — a term's postings: the sorted doc ids of the documents that
  * have it, written through a writer interface and read through one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * postings_reader.c — the postings iterator (postings.h) over inlined doc
  * ids or a term's postings in the postings file (docs/FORMAT.md).

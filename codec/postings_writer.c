@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * postings_writer.c — the block writer: appends each term's postings to the
  * postings file (docs/FORMAT.md):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pulsing.c — the pulsing writer (Lucene's PulsingPostingsFormat): a term
  * whose doc frequency is at most the threshold keeps its doc ids in its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * record.c — the generic record coder (record.h): seals, the bounded
  * reader, big-endian keys.  Readers trust nothing; writers trust their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * record.h — a generic coder of small sealed records (tuples of fields):
  * the bytes every record is made of, and the seal that checks it.  It

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * segment.h — one immutable segment: for each field, its terms in a
  * prefix-compressed block dictionary with a resident terms index, their

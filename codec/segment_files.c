@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * segment_files.c — the names of a segment's files: NAME.tim, .tix, .doc,
  * .flt and .val, and "<file>.tmp" while a writer has not committed them.

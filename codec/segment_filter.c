@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * segment_filter.c — the membership filter of a segment's unique field,
  * probed where it lies in the mapping of NAME.flt and checked one 4 KiB page

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * segment_internal.h — what the segment reader, writer and verifier share:
  * file names and versions, the field table's layout, the open segment.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * segment_open.c — opening a segment: NAME.tix is read whole (one read),
  * its checksum verified and its field table and terms indexes decoded into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * segment_resident.c — whether a segment's terms file is in the page cache.
  *

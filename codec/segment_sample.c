@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * segment_sample.c — a field's blocks as its resident terms index sees
  * them (segment.h): a sample of the key space that costs no I/O.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * segment_scan.c — backward stepping through a field's terms by restart
  * runs (segment_scan.h).

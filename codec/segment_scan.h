@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * segment_scan.h — walking a field's terms backwards.
  *

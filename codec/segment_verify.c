@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * segment_verify.c — the full check of a segment: every file's checksum,
  * then every block decoded entry by entry and checked against the field

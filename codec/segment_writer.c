@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * segment_writer.c — writes one segment (segment.h, docs/FORMAT.md).
  *

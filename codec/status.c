@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * status.c — status codes to text, and the thread-local message that says
  * which file, line or check a failure came from.

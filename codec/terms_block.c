@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * terms_block.c — reads a terms block (terms_block.h, docs/FORMAT.md).
  *

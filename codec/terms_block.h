@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * terms_block.h — one terms block: up to 4096 consecutive terms of a field
  * with their postings metadata (and values, for the unique field), coded

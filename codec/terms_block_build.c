@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * terms_block_build.c — fills a terms block (terms_block.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * terms_index.c — the resident terms index (terms_index.h): its writer,
  * the directory read at open, the per-group decode on first use, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * terms_index.h — the resident terms index of one field: for every terms
  * block, a separator key and the ordinal of its first term.  A lookup

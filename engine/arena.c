@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * arena.c — chunks from 4 KiB, doubling up to 64 MiB (small transactions stay
  * small; an import of millions of documents makes few chunks).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * arena.h — a bump allocator of chunks, freed all at once.  Holds the
  * bytes of a write transaction's documents and of a buffer view, whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backup.c — tern_backup: a consistent, verified copy of one snapshot.
  *

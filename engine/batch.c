@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * batch.c — tern_get_batch: many keys looked up at once.
  *

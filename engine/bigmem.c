@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bigmem.c — mmap + MADV_HUGEPAGE from 2 MiB up, malloc below (bigmem.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bigmem.h — large arrays (sort buffers, a bulk transaction's documents)
  * in their own mappings advised MADV_HUGEPAGE.

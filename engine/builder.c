@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * builder.c — segments built outside an index (tern.h, "build"): the
  * public tern_builder over the codec's segment writer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * builder.h — what the segment builder (builder.c), its verifier
  * (builder_verify.c) and export (export.c) share.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * builder_verify.c — checking a built segment directory on its own
  * (tern_builder_verify, tern.h): that it holds one segment's five files

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bulk_terms.c — a bulk commit's secondary terms, inverted one field at a
  * time (bulkwrite.h).

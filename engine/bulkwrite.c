@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bulkwrite.c — a gatherer thread and the codec's writer, overlapped
  * through a ring of chunks (bulkwrite.h).

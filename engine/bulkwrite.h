@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bulkwrite.h — writing a bulk transaction's documents as one segment.
  *

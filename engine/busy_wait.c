@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * busy_wait.c — taking the write lock with a busy timeout
  * (tern_options.busy_timeout_ms), as SQLite's busy_timeout and LMDB users'

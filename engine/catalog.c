@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * catalog.c — the engine's records in LMDB (docs/FORMAT.md):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * catalog_check.c — catalog.mdb checked with plain reads (catalog_check.h).
  *

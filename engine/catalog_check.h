@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * catalog_check.h — checking catalog.mdb before and while LMDB opens it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * catalog_compact.c — giving back the catalog's free pages.
  *

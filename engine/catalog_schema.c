@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * catalog_schema.c — the catalog's records (catalog_schema.h,
  * docs/FORMAT.md): which fields, in which order, and which values are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * catalog_schema.h — the schema of what the engine keeps in its LMDB
  * catalog and in memory: the catalog format version, the options, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * counters.c — the engine's operation counts (counters.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * counters.h — what the engine does per operation, counted (like the file
  * layer's read counts) so that tests can assert it: segment opens, reads

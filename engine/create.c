@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * create.c — creating an index durably, all or nothing.
  *

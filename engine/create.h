@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * create.h — creating an index directory durably and all or nothing
  * (create.c): a directory holds an index exactly when it holds catalog.mdb.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cursor.c — key cursors over a snapshot (tern.h, "ordered").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cursor_hits.c — a postings iterator's documents in key byte order
  * (tern_postings_each_by_key).

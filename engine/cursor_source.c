@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cursor_source.c — one source of a key cursor (index.h, "cursors"): a
  * segment's primary-key field walked with a codec cursor, or the buffer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * deleted_docs.c — a snapshot's live-document count and, per segment, the
  * deleted doc ids (tern.h, "ordered"), walked by the live docs' own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * doc_terms.c — documents with all their terms (tern_docs_each,
  * tern_doc_terms): what a lossless dump writes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * edit.c — building an edit, and tern_log_and_apply: the one place that
  * writes the catalog and moves idx->cur for a write of this process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * edit.h — one change of the index, as a delta from the state it builds
  * on (after LevelDB's VersionEdit): segments added (with their open reader

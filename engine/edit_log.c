@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * edit_log.c — an edit written into the catalog (edit.h): one LMDB write
  * transaction that checks the catalog is at the edit's base commit,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * errwrap.c — tern_fail_wrap (errwrap.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * errwrap.h — adding context to a failure already recorded.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * export.c — a key range of a snapshot into a segment builder
  * (tern_export, tern.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * flush.c — the write buffer written as a segment, installed as an edit.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * health.c — failures of the work a commit runs after it is durable
  * (flush, merge), and the segments that failed verification as merge

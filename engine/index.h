@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * index.h — the engine's internal view of an open index: the LMDB
  * catalog, the shared segment readers, and the immutable "states" that

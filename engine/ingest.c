@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ingest.c — tern_ingest: segments built outside the index (a directory
  * holding one segment's files, as tern names them: NAME.tim, .tix, .doc,

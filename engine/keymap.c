@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * keymap.c — linear probing, XXH3 hashes (the filters'), grows at half load.  Each slot
  * keeps 32 bits of its key's hash beside the op index, so a probe compares

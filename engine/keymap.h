@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * keymap.h — a hash map from key bytes to the index of the latest
  * operation of a write transaction on that key, so that tern_delete can

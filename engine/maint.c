@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * maint.c — the public maintenance calls: flush, compaction,
  * verification and statistics (the flush itself is flush.c, merges

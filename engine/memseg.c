@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * memseg.c — in-memory documents in key order (memseg.h).
  */

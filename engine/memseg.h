@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * memseg.h — documents held in memory in key order, looked up like a
  * segment: the view of the write buffer a snapshot reads, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * memseg_runs.c — the layered buffer view (memseg.h): sorted immutable
  * runs, newest last, shared between the views of successive commits.

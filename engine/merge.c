@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * merge.c — merging segments, and the policy choosing what to merge.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * postings.c — documents having terms, over every source of a snapshot.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * range.c — what a key range deletes (range.h): tern_delete_range's
  * commit drops the segments wholly inside it, marks the live docs of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * range.h — a key range [from, to) of tern_delete_range (range.c): which
  * keys, which segments lie wholly inside it, and the live documents and

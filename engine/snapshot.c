@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * snapshot.c — reads through a snapshot: one commit's state, held without
  * any LMDB transaction or lock, so many threads read at once.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sort.c — radix sort of keys by 8-byte chunks, most significant first (sort.h).
  */

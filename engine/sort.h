@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sort.h — sorting byte strings fast enough for bulk imports.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * split.c — boundary keys that cut a snapshot's live keys into parts of
  * about equal size (tern_split_keys, tern.h), without scanning the keys.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * state.c — materialised commits (index.h): building a state from the
  * catalog, sharing segment readers and live docs between states, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * state_ranges.c — a state's range map: the most slots whose key ranges
  * are pairwise disjoint, sorted by range, so that a get finds the one of them

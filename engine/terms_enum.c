@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * terms_enum.c — one field's terms over a snapshot (tern.h, "ordered"),
  * Lucene's TermsEnum with exact live document frequencies.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * txn_read.c — reads inside the write transaction (tern_txn_get) and the
  * put that reads first (tern_put_flags with TERN_NOOVERWRITE).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "engine/vec.h"
 
 #include "codec/status.h"

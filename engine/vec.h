@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vec.h — growable arrays of the engine's bookkeeping (doc lists of a
  * commit or a merge, segment numbers, free pages, slots): one growth rule

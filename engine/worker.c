@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * worker.c — the background worker (worker.h): its thread, when it runs,
  * its back-off after failures, and the record of what commits change

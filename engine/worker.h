@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * worker.h — the background worker of a writing process: flushes of the
  * write buffer and merges of segments, run off the commit path.

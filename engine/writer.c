@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * writer.c — one writer per index: an in-process flag (threads) and an
  * exclusive flock(2) on DIR/write.lock (processes).  Both are tried, never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hello.c — tern in forty lines: create an index, put three documents in
  * one transaction, commit, then read them back from a snapshot by key and

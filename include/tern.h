@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tern.h — the one public header of tern, an embedded primary-key index, and
  * its manual.

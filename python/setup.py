@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The extension tern._tern for pip (pyproject.toml): compiled from src/*.c
 against the libtern that pkg-config finds, with an RPATH to its directory
 so that a libtern outside the loader's path still loads."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Benchmarks of the Python package (docs/BENCHMARKS.md, "Python"):
 
   gets  [--keys N] [--runs R]   warm point reads from Python, same keys, same run:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * builder.c — tern.Builder (tern_builder_*: one segment built outside any
  * index), tern.verify_segment (tern_builder_verify), and the index-side

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bytesarg.c — keys, values and terms from Python objects (bytes without a
  * copy, str as its UTF-8, any buffer), and the arena that collects results

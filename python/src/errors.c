@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * errors.c — tern statuses as Python exceptions: tern.Error and one
  * subclass per status, each carrying .status, .errmsg (tern_errmsg() of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * index.c — tern.Index: an open index directory (tern_open / tern_close),
  * its one-shot reads (each on a snapshot of the last commit), transactions,

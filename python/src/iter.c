@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * iter.c — tern.ScanIterator (tern_cursor_*) and tern.TermsIterator
  * (tern_terms_*): Python iterators that fetch entries in chunks with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * module.c — the tern._tern extension module: its types, exceptions,
  * constants and the library-level functions.  The package tern

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pytern.h — shared declarations of the tern._tern extension module: the
  * handle objects (Index, Snapshot, Txn and the iterators), the status ->

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * search.c — (field, term) pairs from Python, Snapshot.search() and
  * Snapshot.count() over tern_postings_*.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sharded.c — the shard router's get_many (tern.shards.Router.get_many) in
  * C: each key routed to its shard by a binary search of the boundaries,

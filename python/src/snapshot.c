@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * snapshot.c — tern.Snapshot: a read view of one commit (tern_snapshot_*),
  * its lookups (tern_get, tern_get_batch), backup, and the factories of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * txn.c — tern.Txn: the write transaction (tern_txn_begin, tern_put,
  * tern_delete, tern_commit, tern_abort) as a context manager.

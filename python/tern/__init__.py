@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tern — an embedded primary-key index with secondary terms, from Python.
 
 tern stores documents: a primary key (1 to KEY_MAX bytes), a value (0 to

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tern.dask — a distributed bulk build on dask.distributed.
 
 ``build_index(source, out, partitions=N)`` builds one tern index at `out`

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tern.shards — read-only serving of a range-sharded build.
 
 A sharded build (tern.dask.build_index(..., shards=S)) writes S tern

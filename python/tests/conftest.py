@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Shared fixtures of the tern pytest suite: a fresh index directory per
 test and a seeded random generator whose seed is printed (TERN_SEED=N
 replays a run)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Shared by the Dask tests: a real LocalCluster with 2 worker processes,
 reference data and the exactness check."""
 import random

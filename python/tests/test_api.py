@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tern's Python API against a dict reference: every call, plain and bulk
 transactions, snapshots across commits, scans with every bound, terms and
 searches (random inputs, printed seed)."""

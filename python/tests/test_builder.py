@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tern.Builder, verify_segment, split_keys and export (when the library
 has them), against sorted references with a printed seed."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tern.dask.build_index on a real LocalCluster with 2 worker processes:
 300,000 records into one index and into 3 shards, exactly as the
 reference; duplicate keys by version and as an error; TSV input."""

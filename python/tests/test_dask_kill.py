@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A worker process killed in the middle of tern.dask.build_index: Dask
 retries its tasks on the other worker (and the nanny's restarted one), the
 killed task's partial segment is discarded, and the index is still exact.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Statuses as exceptions: the class of every status, the real failures
 that reach each reachable one, and misuse that must raise, never crash."""
 import errno

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Reference counts and memory: a workload repeated many times keeps the
 Python heap (tracemalloc) and the process (RSS) flat, and objects the
 binding returns or takes are not kept alive."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tern.shards: the map file and the Router's get, get_many and merged scan
 against a dict reference, on shards written directly (no Dask)."""
 import bisect

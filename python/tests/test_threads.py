@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Threads reading while one writes: every snapshot a reader takes holds
 exactly a prefix of the writer's commits (never half a commit), and reads
 run in parallel (the GIL is released around them)."""

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * segment_fixture.h — random segments with their reference model, shared
  * by the segment tests (test_segment*.c).  A fixture is a list of fields,

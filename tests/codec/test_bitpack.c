@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bitpack.c — bitpack.h against a one-bit-at-a-time reference packer
  * and unpacker: random widths 0..32, counts 0..128 (full blocks take the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Varints, zig-zag and fixed-width little-endian coding against plain
  * arithmetic references, and hostile varint bytes. */
 #include "codec/coding.h"

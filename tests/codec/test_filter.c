@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_filter.c — the split-block Bloom filter: no false negatives on random
  * binary keys, the false-positive rate on 1M absent keys (printed; asserted

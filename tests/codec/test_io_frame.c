@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The file layer and framing: counted reads in both modes, atomic writes,
  * and every corruption of a framed file reported, never a crash. */
 #include "codec/coding.h"

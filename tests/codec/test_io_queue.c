@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_io_queue.c — the read queue (codec/io.h, tern_rqueue) on each
  * backend: io_uring, the thread pool, synchronous pread.  Random page

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Live docs against a plain bitset reference: every deletion pattern at
  * sizes around the 65,536-doc chunk boundary, every query (is_live, both
  * iterators with next, next_batch and advance mixed, cost, counts,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* .liv bytes under attack: every single-byte flip and every truncation of
  * small files (one per form and both layouts), wrong segment id / max_doc /
  * count, and bodies that pass the frame but lie inside (re-framed flips,

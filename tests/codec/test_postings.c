@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_postings.c — the postings writers and iterator against reference
  * sorted arrays.  Terms are written through the pulsing and block writers

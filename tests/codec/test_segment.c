@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_segment.c — segments written and read back against the reference
  * model of segment_fixture.h: several fields of several term shapes and

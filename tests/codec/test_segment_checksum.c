@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_segment_checksum.c — the read-path checksums: a damaged byte
  * anywhere a lookup reads gives TERN_ECORRUPT naming the file and the

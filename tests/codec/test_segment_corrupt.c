@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_segment_corrupt.c — damaged segments are reported, never crash:
  *   - every single byte of NAME.tix flipped: open fails with TERN_ECORRUPT

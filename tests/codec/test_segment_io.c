@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_segment_io.c — the I/O count contract of a lookup, asserted with the
  * counted file layer (codec/io.h), in both I/O modes:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_segment_scan.c — backward walks of a field (codec/segment_scan.h)
  * against the fixture's sorted reference: last term then prev to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_segment_values.c — values read from NAME.val, against the fixture's
  * reference values, in both I/O modes:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_terms_block.c — the terms block codec alone: random sorted terms of
  * several shapes are packed into blocks as full as the builder makes them,

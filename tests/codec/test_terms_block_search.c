@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_terms_block_search.c — tern_tb_lower_bound against a sorted array:
  * the restart search (8-byte big-endian words, each probe starting past

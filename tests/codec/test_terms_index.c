@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_terms_index.c — the resident terms index (codec/terms_index.c):
  * separators written and decoded, then find() of random keys checked

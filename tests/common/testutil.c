@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "tests/common/testutil.h"
 
 #include <dirent.h>

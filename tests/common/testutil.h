@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * testutil.h — what every cmocka test of tern shares: a seeded random
  * generator whose seed is printed (and taken from TERN_SEED when set, to

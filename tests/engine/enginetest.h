@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * enginetest.h — what the engine tests share: keys made from small ids
  * (binary bytes, NUL included, lengths 5 to 1005), random documents, and a

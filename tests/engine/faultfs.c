@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faultfs.c — the fault layer of faultfs.h: a tern_io_vfs over the system
  * calls, and interposers over LMDB's writes to catalog.mdb.

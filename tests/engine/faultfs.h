@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * faultfs.h — fault injection under tern, for the fault loops
  * (tests/engine/test_faults.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rawcatalog.h — the catalog as plain LMDB, for tests that damage or
  * rewrite it behind tern's back (dropped tables, foreign files, records of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_api.c — promises tern.h makes about the API as a whole: tern_errmsg()
  * is "" after every call that succeeds or finds nothing; a second handle in

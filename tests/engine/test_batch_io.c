@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_batch_io.c — cold tern_get_batch through the read queue (engine/
  * batch.c): on every backend (io_uring, io_uring refused, the thread pool,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_builder.c — the public segment builder (tern_builder_*), its
  * verifier, tern_split_keys and tern_export.

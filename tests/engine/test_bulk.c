@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bulk.c — a large TERN_TXN_BULK transaction (past the size where
  * the segment writer gathers documents on a helper thread): random key

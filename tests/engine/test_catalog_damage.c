@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_catalog_damage.c — the damage battery for catalog.mdb.
  *

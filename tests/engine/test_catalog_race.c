@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_catalog_race.c — the open-time catalog check against another
  * process's commits: a child commits as fast as it can, each commit

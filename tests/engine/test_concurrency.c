@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_concurrency.c — snapshots read by many threads while a writer
  * commits, flushes, merges and compacts.

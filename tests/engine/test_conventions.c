@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_conventions.c — the header's conventions (tern.h, CONVENTIONS), on
  * every call it declares, checked mechanically:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_counts.c — the work a commit does, counted (engine/counters.h):
  * a one-document commit and the snapshot after it open no segment, read

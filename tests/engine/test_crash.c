@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_crash.c — kill -9 at any instant leaves the last completed commit.
  *

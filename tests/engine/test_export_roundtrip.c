@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_export_roundtrip.c — export → build → ingest into another index
  * gives the same index.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_faults.c — fault loops (SQLite's do_ioerr_test and crash tests):
  * for an import, a commit with deletes (and the merge it triggers, in the

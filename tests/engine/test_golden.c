@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_golden.c — indexes frozen on disk (tests/golden/, never
  * regenerated): the current format must keep reading the index written by

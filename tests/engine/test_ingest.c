@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ingest.c — tern_ingest against a reference map.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ingest_reader.c — a reader sees an ingest whole or not at all.
  *

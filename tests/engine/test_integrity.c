@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_integrity.c — never destroy, never serve wrong, say what failed:
  * the scenarios of issue 9 (a 0-byte catalog then create/import, a

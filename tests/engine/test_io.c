@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_io.c — the read costs the engine promises, counted by the file
  * layer (codec/io.h): a get of a present key reads one terms block (doc id

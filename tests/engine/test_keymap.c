@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_keymap.c — engine/keymap.c against a reference (the latest op index
  * of each key, by linear search) on random keys with many repeats, empty

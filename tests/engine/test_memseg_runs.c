@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_memseg_runs.c — the layered buffer view (engine/memseg_runs.c)
  * against a reference array (id -> version, 0 absent), over random commits

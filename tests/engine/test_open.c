@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_open.c — opening and the edges of the API: options kept in the
  * catalog, not-an-index and newer-version refusals, invalid arguments,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ordered.c — ordered access under the promises that need a whole
  * index: a cursor's view and a backup are exactly their snapshot's while

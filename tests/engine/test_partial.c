@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_partial.c — every failure after a commit reaches the next call
  * (tern.h, tern_commit: TERN_EPARTIAL), and compact writes nothing when

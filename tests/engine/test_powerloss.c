@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_powerloss.c — power loss under strict POSIX (faultfs.h, ff_strict):
  * a created or renamed file survives only if its own directory was

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_range_map.c — gets over many range-disjoint segments (the state's
  * range map, engine/state_ranges.c) against a reference.

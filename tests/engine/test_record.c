@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_record.c — the catalog's records (engine/catalog_schema.c) and the
  * generic record coder under them (codec/record.c): round trips on random

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_seq.c — commit sequence numbers and the catalog map growing by
  * itself.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_sort.c — engine/sort.c against qsort with a stable tie-break, on
  * random keys with long shared prefixes, duplicates, embedded NULs and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_stats_counters.c — tern_stats.counters, the process's totals a
  * service exports: gets counted exactly across threads (tern_get, each key

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_txn_read.c — reads inside the write transaction (tern_txn_get), the
  * no-overwrite put (tern_put_flags with TERN_NOOVERWRITE -> TERN_EEXIST)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_worker.c — flushes and merges in the background worker while the
  * caller keeps committing, and large plain transactions written as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz.h — libFuzzer targets over tern's decoders and the validators behind
  * their checksums (tests/fuzz/README.md).  Each target file defines

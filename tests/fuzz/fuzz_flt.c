@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_flt.c — a .flt body (codec/filter.c): tern_filter_load (a copy) and
  * tern_filter_open (probed in place, as a segment probes its mapping) must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_liv.c — a .liv body (codec/livedocs_format.c), framed with a valid
  * checksum; max_doc and the deleted count are the body's own, as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_postings.c — one term's postings in .doc (codec/postings_reader.c).
  * Input: [0..3] df (LE), [4..7] max_doc (LE), then the term's bytes, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_record.c — the catalog records (engine/catalog_schema.c over the
  * generic coder codec/record.c).  Input: a selector

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_terms_block.c — one terms block (codec/terms_block.c), as a lookup,
  * a scan and a seek to an entry see it.  Input: 10 bytes of context, then

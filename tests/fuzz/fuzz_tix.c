@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_tix.c — a .tix body (codec/segment_open.c: field table, terms
  * indexes, page checksums of .doc, .val and .flt), framed with a valid

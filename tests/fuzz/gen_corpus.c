@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gen_corpus.c — writes the fuzz targets' seed corpus and must-reject
  * golden files:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replay.c — the driver that runs a fuzz target without libFuzzer (gcc
  * builds, ctest): each argument is a file or a directory of files, fed to

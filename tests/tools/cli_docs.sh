@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # docs/cli.md, the man page and `tern help` stay in step: every subcommand
 # docs/cli.md documents has a section in the man page and a line in
 # `tern help`, and back; every option docs/cli.md gives a subcommand is in

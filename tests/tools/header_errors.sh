@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Every call tern.h declares states its errors ("Errors:" in its comment, or
 # in the comment of the group of declarations it belongs to), and every one
 # has its row in tests/engine/test_conventions.c, which checks the header's

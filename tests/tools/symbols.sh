@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # libtern.so exports the functions tern.h declares, and nothing else: no
 # internal name can clash with an application's.  libtern.a (optional third
 # argument) defines only tern_ names: its internal functions are hidden in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bench.c — runs the built tern-bench (TERN_BENCH_BIN, set by ctest)
  * at a small scale and checks what it wrote, not how fast anything was:

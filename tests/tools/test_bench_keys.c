@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bench_keys.c — the benchmark's key generators and helpers
  * (tools/bench/keys_common.c, bench_common.c), compiled into this test:

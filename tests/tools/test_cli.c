@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cli.c — the `tern` command end to end: runs the built binary
  * ($TERN_BIN, set by ctest) in scratch directories, feeding standard input

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cli_build.c — `tern build`, `tern split`, `tern export` and `tern
  * verify` of a built segment, end to end through the binary ($TERN_BIN).

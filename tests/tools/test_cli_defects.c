@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cli_defects.c — `tern` where it once misreported (issue 20): each
  * case runs the built binary through the shell in a scratch directory and

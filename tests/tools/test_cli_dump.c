@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cli_dump.c — a lossless dump: tern_docs_each and tern_doc_terms give
  * every live document with its value and all its terms, as a reference

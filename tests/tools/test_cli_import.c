@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cli_import.c — `tern import`'s summary gives every phase its real
  * time: read, then the commit's phases (sort, resolve, write, terms,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cli_ingest.c — `tern ingest` and `tern delete-range` end to end:
  * a segment made by `tern import` in a scratch index, linked into a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cli_scan.c — `tern scan`, `tern terms`, `tern backup` and the key
  * order of `tern search`, end to end: every option and exit code, against

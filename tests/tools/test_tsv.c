@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tsv.c — the CLI's escaping and TSV parsing (tools/tern/escape.c and
  * tsv.c, compiled into this test), against straightforward references:

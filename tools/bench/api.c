@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * api.c — `tern-bench api`: what a user gets through tern.h, operation by
  * operation, against LMDB on the same keys in the same process (issue 24's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench.h — the subcommands of tern-bench.  Each is a main-like function
  * (argv[0] is the subcommand's name) and a usage printer that lists its

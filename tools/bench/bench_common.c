@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_common.c — clock, generator, I/O counters, eviction and the other
  * plumbing of tern-bench (see bench_common.h).

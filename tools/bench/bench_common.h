@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_common.h — what every tern-bench subcommand shares: a clock, a
  * seeded generator, the process's I/O counters (codec reads, major faults,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * codec.c — `tern-bench codec`: one segment written and read through the
  * codec directly (codec/segment.h), with no engine around it.

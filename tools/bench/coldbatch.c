@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * coldbatch.c — tern-bench cold-batch: cold batches of N random present
  * keys as a user runs them, fresh processes with the page cache evicted

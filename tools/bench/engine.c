@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * engine.c — `tern-bench engine`: what the engine adds on top of the codec.
  *

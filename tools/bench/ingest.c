@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ingest.c — `tern-bench ingest`: a warm get after ingesting many
  * range-disjoint segments against the same keys after `tern_compact`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tern-bench io — why the file layer reads through a mapping: random 4 KiB
  * reads of one file, warm (all pages cached) and cold (evicted with

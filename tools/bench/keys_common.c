@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * keys_common.c — key shapes, unique key sets and lookup samples (see
  * keys_common.h for the shapes).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * keys_common.h — the primary keys the benchmarks index, in several
  * shapes, reproducible from a seed and unique.  Keys have any length from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * livedocs.c — `tern-bench livedocs`: tern's adaptive live docs against a
  * plain dense bitset measured side by side in the same run, on the rows of

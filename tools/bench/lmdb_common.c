@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lmdb_common.c — build and read the LMDB baseline (see lmdb_common.h).
  *

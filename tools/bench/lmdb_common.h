@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lmdb_common.h — the LMDB baseline of the benchmarks: key -> 4-byte
  * little-endian doc id in one B+tree, loaded the fastest correct way

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c — tern-bench: one binary, one subcommand per benchmark.
  *

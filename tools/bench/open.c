@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * open.c — tern-bench open: what a cold open costs, and cold lookups by
  * the way segments are read, tern against LMDB in the same run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pk.c — `tern-bench pk`: primary-key lookups on a cold and a warm page
  * cache, tern (pulsing threshold 1 and 0, through the public API) side by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * postings.c — `tern-bench postings`: the speed of the postings format,
  * each figure next to a varint baseline measured in the same run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * process.h — running the tools as fresh processes (tools/bench/whole.c),
  * for the whole-process benchmarks (`whole`, `open`).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scan.c — tern-bench scan: ordered access through the public API against
  * LMDB in the same run: a full scan reading every key and value (tern key

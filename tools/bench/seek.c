@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * seek.c — `tern-bench seek`: warm primary-key lookups in one segment,
  * through the codec alone, against LMDB's mdb_get on the same keys in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * whole.c — whole-process lookups: `tern get DIR -` against an LMDB reader
  * doing the same work (tern-bench lmdb-get), both fed the same key list on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * args.c — option parsing shared by the subcommands: getopt_long with
  * tern's error messages, numeric option values, and the creation options.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli.h — what the parts of the `tern` command share: exit codes, the
  * subcommands, usage texts, error reports and opening an index.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_backup.c — `tern backup`: a verified copy of the current commit,
  * taken while writers go on (tern_backup).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_build.c — `tern build`: TSV lines (as `tern import` reads them) into
  * a segment built outside any index (tern_builder_*), sorted in bounded

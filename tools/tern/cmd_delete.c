@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_delete.c — `tern delete`: documents by key, in one transaction.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_dump.c — `tern dump`: every live document with its value and all its
  * terms, in key byte order, as `import` reads them (tern_docs_each), so

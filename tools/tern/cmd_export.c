@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_export.c — `tern export`: the live documents of a key range, with
  * their terms, as a built segment in OUT (tern_export into a builder made

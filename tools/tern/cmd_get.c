@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_get.c — `tern get`: values of keys, in the order given.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_import.c — `tern import`: TSV lines into the index, as one bulk
  * transaction.

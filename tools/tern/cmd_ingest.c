@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_ingest.c — `tern ingest`: segments built elsewhere added in one
  * commit; `tern delete-range`: every document of a key range deleted in

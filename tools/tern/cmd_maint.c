@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_maint.c — the maintenance subcommands that take just DIR: compact,
  * flush, and create (which also takes the creation options).

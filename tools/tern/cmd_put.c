@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_put.c — `tern put`: one document, in one transaction.
  */

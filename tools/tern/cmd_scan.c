@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_scan.c — `tern scan`: live documents in key byte order through a
  * key cursor, within --prefix or [--from, --to), either way, with a limit.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_search.c — `tern search`: the live documents having all the terms,
  * in key byte order.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_split.c — `tern split`: the keys that cut the index's live keys into
  * N parts of about equal size (tern_split_keys), escaped, one a line.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_stats.c — `tern stats`: counts and sizes, as a table or as JSON.
  */

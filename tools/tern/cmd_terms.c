@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_terms.c — `tern terms`: a field's terms in byte order with their
  * live document counts, through a terms enumeration.

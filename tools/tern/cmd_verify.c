@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_verify.c — `tern verify`: is the index sound?
  *

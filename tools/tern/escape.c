@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * escape.c — encoder and decoder of the escaped form (see escape.h).
  *

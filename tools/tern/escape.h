@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * escape.h — the escaped form of byte strings on tern's command line and in
  * its TSV files.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * extsort.c — runs sorted in memory, spilled, merged (extsort.h).
  *

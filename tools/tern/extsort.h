@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * extsort.h — sorting documents by key in bounded memory, for `tern build`.
  *

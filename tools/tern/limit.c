@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * limit.c — the --limit N option of scan and terms.
  */

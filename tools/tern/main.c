@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c — the `tern` command: finds the subcommand and runs it.
  * docs/cli.md describes every subcommand.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * open.c — opening and closing an index for a subcommand, with the checks
  * and messages the command line wants: a missing directory is "not a tern

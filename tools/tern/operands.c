@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * operands.c — keys, values and terms from the command line and from
  * standard input, in the escaped form of escape.h.

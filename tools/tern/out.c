@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * out.c — the buffered output of out.h.
  */

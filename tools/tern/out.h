@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * out.h — buffered output to a file descriptor.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * progress.h — the progress line of long commands (import), drawn on stderr
  * only when stderr is a terminal, redrawn at most a few times a second.

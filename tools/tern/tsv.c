@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tsv.c — the line reader and the parsers of import lines, keys and terms
  * (see tsv.h for the format).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tsv.h — reading tern's TSV input: lines from a file descriptor, and the
  * documents and keys those lines hold.

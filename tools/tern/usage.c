@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * usage.c — the usage texts of tern and its subcommands (docs/cli.md says
  * the same at length).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * verify_built.c — `tern verify` on a built segment's directory (the OUT
  * of `tern build` or `tern export`): a directory with segment files and
