@@ -288,8 +288,6 @@ typedef struct tern_seg_summary {
   uint64_t bytes_terms, bytes_index, bytes_postings, bytes_filter, bytes_values, bytes;
 } tern_seg_summary;
 void tern_seg_summarize(const tern_seg *s, tern_seg_summary *out);
-/* Bytes the open segment keeps in memory: field table, terms indexes, filter. */
-size_t tern_seg_memory(const tern_seg *s);
 /* 1 when the segment is mapped and its terms file is (almost) all in the
  * page cache: lookups in any order then cost no read (segment_resident.c).
  * 0 without asking when the file has more than max_pages pages. */

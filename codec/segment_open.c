@@ -332,9 +332,3 @@ int tern_seg_evict(tern_seg *s) {
   return TERN_OK;
 }
 
-size_t tern_seg_memory(const tern_seg *s) {
-  size_t n = sizeof *s + s->nfields * sizeof *s->fields + (size_t)s->tix_size;
-  for (size_t i = 0; i < s->nfields; i++) n += tern_terms_index_memory(&s->fields[i].index);
-  n += tern_filter_memory(s->filter); /* the mapped pages are the page cache's */
-  return n;
-}

@@ -307,16 +307,6 @@ void tern_terms_index_free(tern_terms_index *ix) {
   memset(ix, 0, sizeof *ix);
 }
 
-size_t tern_terms_index_memory(const tern_terms_index *ix) {
-  size_t n = ix->ngroups * (sizeof *ix->gheads * (1 + TERN_TI_MORE) + sizeof *ix->gord +
-                            sizeof *ix->glen + sizeof *ix->gsep + sizeof *ix->groups) +
-             ix->skip;
-  for (uint64_t g = 0; g < ix->ngroups; g++)
-    if (atomic_load_explicit(&ix->groups[g], memory_order_relaxed))
-      n += sizeof(tern_ti_group) + (dir_arena(ix, g + 1) - dir_arena(ix, g));
-  return n;
-}
-
 /* ----------------------------------------------------------------- groups */
 
 /* The slot after group g's last block: the next group's first (or the

@@ -113,7 +113,6 @@ int tern_terms_index_decode(tern_terms_index *ix, const uint8_t **p, const uint8
                             uint64_t nblocks, uint64_t nterms, uint32_t max_entries,
                             const char *what);
 void tern_terms_index_free(tern_terms_index *ix);
-size_t tern_terms_index_memory(const tern_terms_index *ix);
 
 /* Block b's ordinals and heads (decoding its group if no thread did). */
 static inline int tern_terms_index_block(const tern_terms_index *ix, uint64_t b,

@@ -41,13 +41,6 @@ uint8_t *tern_arena_alloc(tern_arena *a, size_t n) {
   return r;
 }
 
-void tern_arena_trim(tern_arena *a, uint8_t *last, size_t used) {
-  if (last + used <= a->p && a->head && last >= (uint8_t *)(a->head + 1)) {
-    a->bytes -= (size_t)(a->p - (last + used));
-    a->p = last + used;
-  }
-}
-
 void tern_arena_free(tern_arena *a) {
   tern_arena_chunk *c = a->head;
   while (c) {

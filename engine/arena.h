@@ -21,8 +21,6 @@ typedef struct tern_arena {
 void tern_arena_init(tern_arena *a);
 /* n bytes (unaligned), or NULL when out of memory. */
 uint8_t *tern_arena_alloc(tern_arena *a, size_t n);
-/* Gives back the last allocation's unused tail: `used` of its n bytes. */
-void tern_arena_trim(tern_arena *a, uint8_t *last, size_t used);
 void tern_arena_free(tern_arena *a);
 
 #endif
