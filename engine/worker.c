@@ -174,14 +174,28 @@ static void wait_idle(tern_worker *w) {
     pthread_cond_wait(&w->idle, &w->mu);
 }
 
+/* The failure this commit reports (tern.h, tern_commit): one of work run
+ * after an earlier commit, taken before this commit's kick, so that the
+ * worker, fast enough, cannot make this commit report work it only just
+ * started (the next call does); in the foreground, or when the commit
+ * waited for the worker (back-pressure), the work it ran or waited for. */
+static int take_unreported(tern_worker *w) {
+  int failed = w->unreported;
+  w->unreported = 0;
+  return failed;
+}
+
 int tern_worker_after_commit(tern_index *idx, const tern_rec_state *rec, int segments_changed) {
   tern_worker *w = idx->worker;
   uint64_t limit = idx->opts.write_buffer_bytes;
+  pthread_mutex_lock(&w->mu);
+  int failed = take_unreported(w);
+  pthread_mutex_unlock(&w->mu);
   if (rec->buffered_bytes > limit || segments_changed || runs_due(idx)) kick(idx);
   pthread_mutex_lock(&w->mu);
-  if (rec->buffered_bytes > TERN_WORKER_BUDGET * limit) wait_idle(w);
-  int failed = w->unreported;
-  w->unreported = 0;
+  int waited = rec->buffered_bytes > TERN_WORKER_BUDGET * limit;
+  if (waited) wait_idle(w);
+  if (!failed && (waited || !w->started)) failed = take_unreported(w);
   pthread_mutex_unlock(&w->mu);
   return failed;
 }
