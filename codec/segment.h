@@ -74,6 +74,9 @@ int tern_seg_remove(const char *dir, const char *name);
 /* Starts reading what opening segment `name` reads (NAME.tix), without
  * waiting: a hint for a process about to open it. */
 void tern_seg_prefetch(const char *dir, const char *name);
+/* A copy of file `from` as the new file `to` (O_EXCL), fsynced: where a
+ * hard link cannot be made (another file system).  -errno naming the file. */
+int tern_file_copy(const char *from, const char *to);
 /* Links (same file system) or else copies and fsyncs every file of
  * segment from_dir/from_name as segment to_dir/to_name (files it lacks
  * are skipped; the source is left as it is).  The caller fsyncs to_dir.

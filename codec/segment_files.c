@@ -72,8 +72,7 @@ int tern_seg_file_segment(const char *filename, char *name, size_t cap) {
   return 0;
 }
 
-/* A copy of one file, fsynced (another file system: no link). */
-static int copy_file(const char *from, const char *to) {
+int tern_file_copy(const char *from, const char *to) {
   int in = open(from, O_RDONLY | O_CLOEXEC);
   if (in < 0) return tern_fail_errno(from);
   int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -106,7 +105,7 @@ static int copy_file(const char *from, const char *to) {
 static int link_file(const char *from, const char *to) {
   if (link(from, to) == 0) return TERN_OK;
   if (errno == ENOENT) return 1; /* a file the segment lacks */
-  if (errno == EXDEV || errno == EPERM || errno == EMLINK) return copy_file(from, to);
+  if (errno == EXDEV || errno == EPERM || errno == EMLINK) return tern_file_copy(from, to);
   return tern_fail_errno(to);
 }
 

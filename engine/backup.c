@@ -157,36 +157,6 @@ static int write_catalog(const tern_snapshot *snap, const char *tmp) {
 
 /* ------------------------------------------------------------ segment files */
 
-static int copy_file(const char *from, const char *to) {
-  int in = open(from, O_RDONLY | O_CLOEXEC);
-  if (in < 0) return tern_fail_errno(from);
-  int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (out < 0) {
-    close(in);
-    return tern_fail_errno(to);
-  }
-  static const size_t bufsz = 1 << 20;
-  char *buf = malloc(bufsz);
-  int rc = buf ? TERN_OK : tern_fail(TERN_ENOMEM, "backup: out of memory");
-  while (rc == TERN_OK) {
-    ssize_t n = read(in, buf, bufsz);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) rc = tern_fail_errno(from);
-    if (n <= 0) break;
-    for (ssize_t done = 0; rc == TERN_OK && done < n;) {
-      ssize_t w = write(out, buf + done, (size_t)(n - done));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) rc = tern_fail_errno(to);
-      else done += w;
-    }
-  }
-  if (rc == TERN_OK && fsync(out) < 0) rc = tern_fail_errno(to);
-  free(buf);
-  close(in);
-  if (close(out) < 0 && rc == TERN_OK) rc = tern_fail_errno(to);
-  return rc;
-}
-
 /* Links (else copies) one file; *linked counts the links. */
 static int link_or_copy(const char *from, const char *to, size_t *linked) {
   if (link(from, to) == 0) {
@@ -195,7 +165,7 @@ static int link_or_copy(const char *from, const char *to, size_t *linked) {
   }
   if (errno != EXDEV && errno != EPERM && errno != ENOTSUP && errno != EMLINK)
     return tern_fail_errno(to);
-  return copy_file(from, to);
+  return tern_file_copy(from, to);
 }
 
 static int slot_named(const tern_state *st, const char *name) {
