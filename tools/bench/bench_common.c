@@ -411,6 +411,13 @@ int bench_parse_u64(const char *s, uint64_t *out) {
   if (!s || !isdigit((unsigned char)*s)) return -1;
   errno = 0;
   char *end;
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) { /* hexadecimal, no suffix */
+    if (!isxdigit((unsigned char)s[2])) return -1;
+    unsigned long long h = strtoull(s + 2, &end, 16);
+    if (errno || *end != '\0') return -1;
+    *out = (uint64_t)h;
+    return 0;
+  }
   unsigned long long v = strtoull(s, &end, 10);
   if (errno) return -1;
   uint64_t mult = 1;

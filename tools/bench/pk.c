@@ -21,145 +21,98 @@
 #include "tools/bench/bench_common.h"
 #include "tools/bench/keys_common.h"
 #include "tools/bench/lmdb_common.h"
+#include "tools/bench/opts.h"
 
 #include "codec/io.h"
 #include "tern.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define PK_SEED 0x7465726E2D706Bull /* "tern-pk" */
-
 /* ------------------------------------------------------------ options */
+
+typedef struct pk_inline {
+  uint64_t max; /* tern's inline value limit, when set */
+  int set;
+} pk_inline;
 
 typedef struct pk_opts {
   uint64_t docs;
   bench_key_spec spec;
-  uint64_t values; /* value bytes */
-  uint64_t inline_max; /* tern's inline value limit, when inline_set */
-  uint64_t map_size;   /* tern's catalog map, 0: the default */
-  int inline_set;
+  uint64_t values;   /* value bytes */
+  pk_inline inl;     /* --inline */
+  uint64_t map_size; /* tern's catalog map, 0: the default */
   uint64_t *lookups;
   size_t nlookups;
   uint64_t runs, segments, warm, seed;
   const char *parent, *out;
   int lmdb_readahead, keep;
-  bench_evict_method evict;
+  int evict;          /* bench_evict_method */
   const char *stores; /* comma-separated subset, NULL: all */
 } pk_opts;
 
-void tern_bench_pk_usage(FILE *out) {
-  fprintf(out, "tern-bench pk [options]   cold/warm primary-key lookups: tern vs LMDB\n"
-               "  --docs N              documents (keys) to index (10000000; k/M suffixes)\n"
-               "  --keys SHAPE          random (16 base36 chars) | uuid4 | sequential |\n"
-               "                        timeprefixed | decimal | paths | packages | emails |\n"
-               "                        varlen | file:PATH (one key a line) (random)\n"
-               "  --values BYTES        value size, >= 4 (4)\n"
-               "  --inline BYTES        tern's inline value limit (the library's default)\n"
-               "  --map-size BYTES      tern's catalog map size (the default; smaller under\n"
-               "                        valgrind, which cannot map 64 GiB)\n"
-               "  --lookups LIST        cold lookup counts (100,1000,10000,100000,1000000)\n"
-               "  --runs R              repetitions of every measurement (3)\n"
-               "  --segments S          tern: S bulk commits of docs/S each (1)\n"
-               "  --warm N              warm lookups per run, present and absent each (1000000)\n"
-               "  --dir DIR             parent of the scratch directory (/var/tmp; not tmpfs)\n"
-               "  --out OUTDIR          results.csv, build.csv, results.md, cold-lookups.png\n"
-               "                        (./bench-out)\n"
-               "  --lmdb-readahead      include LMDB with default flags (read-ahead) (default)\n"
-               "  --no-lmdb-readahead   only LMDB with MDB_NORDAHEAD\n"
-               "  --drop-caches         evict with /proc/sys/vm/drop_caches (whole machine)\n"
-               "                        instead of fdatasync + POSIX_FADV_DONTNEED per file\n"
-               "  --stores LIST         only these of tern-pulse1,tern-pulse0,tern-pulse1-pread,lmdb-nordahead,\n"
-               "                        lmdb-readahead (all)\n"
-               "  --seed S              key generator seed (fixed default)\n"
-               "  --keep                keep the scratch directory\n");
-}
-
-static int pk_parse(pk_opts *o, int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"docs", required_argument, 0, 'n'},     {"keys", required_argument, 0, 'k'},
-      {"lookups", required_argument, 0, 'l'},  {"runs", required_argument, 0, 'r'},
-      {"segments", required_argument, 0, 's'}, {"warm", required_argument, 0, 'w'},
-      {"dir", required_argument, 0, 'd'},      {"out", required_argument, 0, 'o'},
-      {"lmdb-readahead", no_argument, 0, 'a'}, {"no-lmdb-readahead", no_argument, 0, 'A'},
-      {"drop-caches", no_argument, 0, 'D'},    {"seed", required_argument, 0, 'S'},
-      {"keep", no_argument, 0, 'K'},           {"help", no_argument, 0, 'h'},
-      {"stores", required_argument, 0, 'x'},   {"values", required_argument, 0, 'V'},
-      {"inline", required_argument, 0, 'I'},   {"map-size", required_argument, 0, 'M'},
-      {0, 0, 0, 0}};
-  memset(o, 0, sizeof *o);
-  o->docs = 10000000;
-  o->spec.shape = BENCH_KEYS_RANDOM;
-  o->values = 4;
-  o->runs = 3;
-  o->segments = 1;
-  o->warm = 1000000;
-  o->seed = PK_SEED;
-  o->parent = "/var/tmp";
-  o->out = "bench-out";
-  o->lmdb_readahead = 1;
-  o->evict = BENCH_EVICT_FADVISE;
-  const char *lookups = "100,1000,10000,100000,1000000";
-  optind = 1;
-  int c, li = -1;
-  while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
-    int bad = 0;
-    switch (c) {
-    case 'n':
-      bad = bench_parse_u64(optarg, &o->docs) || o->docs == 0 || o->docs >= UINT32_MAX;
-      break;
-    case 'k': bad = bench_key_spec_parse(optarg, &o->spec); break;
-    case 'V': bad = bench_parse_u64(optarg, &o->values) || o->values < 4 || o->values > (1u << 20); break;
-    case 'I':
-      bad = bench_parse_u64(optarg, &o->inline_max) || o->inline_max > TERN_INLINE_MAX;
-      o->inline_set = 1;
-      break;
-    case 'M': bad = bench_parse_u64(optarg, &o->map_size) || o->map_size < (1u << 20); break;
-    case 'l': lookups = optarg; break;
-    case 'r': bad = bench_parse_u64(optarg, &o->runs) || o->runs == 0 || o->runs > 1000; break;
-    case 's': bad = bench_parse_u64(optarg, &o->segments) || o->segments == 0; break;
-    case 'w': bad = bench_parse_u64(optarg, &o->warm) || o->warm >= UINT32_MAX; break;
-    case 'd': o->parent = optarg; break;
-    case 'o': o->out = optarg; break;
-    case 'a': o->lmdb_readahead = 1; break;
-    case 'A': o->lmdb_readahead = 0; break;
-    case 'D': o->evict = BENCH_EVICT_DROP_CACHES; break;
-    case 'S': bad = bench_parse_u64(optarg, &o->seed); break;
-    case 'K': o->keep = 1; break;
-    case 'x': o->stores = optarg; break;
-    case 'h': tern_bench_pk_usage(stdout); return 1;
-    default: tern_bench_pk_usage(stderr); return -1;
-    }
-    if (bad) {
-      fprintf(stderr, "tern-bench pk: bad value for --%s: %s\n", li >= 0 ? longopts[li].name : "?",
-              optarg ? optarg : "");
-      return -1;
-    }
-  }
-  if (optind < argc) {
-    fprintf(stderr, "tern-bench pk: unexpected argument '%s'\n", argv[optind]);
-    return -1;
-  }
-  if (bench_parse_u64_list(lookups, &o->lookups, &o->nlookups) != 0) {
-    fprintf(stderr, "tern-bench pk: bad --lookups list '%s'\n", lookups);
-    return -1;
-  }
-  for (size_t i = 0; i < o->nlookups; i++) {
-    if (o->lookups[i] == 0 || o->lookups[i] >= UINT32_MAX) {
-      fprintf(stderr, "tern-bench pk: lookup counts must be 1 .. 2^32-2\n");
-      return -1;
-    }
-  }
-  if (o->segments > o->docs) {
-    fprintf(stderr, "tern-bench pk: --segments must be <= --docs\n");
-    return -1;
-  }
+static int parse_inline(const char *text, void *field) {
+  pk_inline *in = field;
+  if (bench_parse_u64(text, &in->max) || in->max > TERN_INLINE_MAX) return -1;
+  in->set = 1;
   return 0;
 }
+
+static const char *pk_check(void *opts) {
+  const pk_opts *o = opts;
+  return o->segments > o->docs ? "--segments must be <= --docs" : NULL;
+}
+
+#define PK_OPT(field) offsetof(pk_opts, field)
+static const bench_opt k_pk_opts[] = {
+    BENCH_U64("docs", PK_OPT(docs), "N", "10000000", 1, UINT32_MAX - 1,
+              "documents (keys) to index (k/M suffixes)"),
+    BENCH_CUSTOM("keys", PK_OPT(spec), bench_opt_key_spec, "SHAPE", "random",
+                 "random (16 base36 chars) | uuid4 | sequential |\n"
+                 "timeprefixed | decimal | paths | packages | emails |\n"
+                 "varlen | file:PATH (one key a line)"),
+    BENCH_U64("values", PK_OPT(values), "BYTES", "4", 4, 1u << 20, "value size, >= 4"),
+    BENCH_CUSTOM("inline", PK_OPT(inl), parse_inline, "BYTES", NULL,
+                 "tern's inline value limit (the library's default)"),
+    BENCH_U64("map-size", PK_OPT(map_size), "BYTES", NULL, 1u << 20, 0,
+              "tern's catalog map size (the default; smaller under\n"
+              "valgrind, which cannot map 64 GiB)"),
+    BENCH_U64S("lookups", PK_OPT(lookups), PK_OPT(nlookups), "LIST",
+               "100,1000,10000,100000,1000000", 1, UINT32_MAX - 1, "cold lookup counts"),
+    BENCH_U64("runs", PK_OPT(runs), "R", "3", 1, 1000, "repetitions of every measurement"),
+    BENCH_U64("segments", PK_OPT(segments), "S", "1", 1, 0, "tern: S bulk commits of docs/S each"),
+    BENCH_U64("warm", PK_OPT(warm), "N", "1000000", 0, UINT32_MAX - 1,
+              "warm lookups per run, present and absent each"),
+    BENCH_STR("dir", PK_OPT(parent), "DIR", "/var/tmp", "parent of the scratch directory (not tmpfs)"),
+    BENCH_STR("out", PK_OPT(out), "OUTDIR", "bench-out",
+              "results.csv, build.csv, results.md, cold-lookups.png"),
+    BENCH_FLAG("lmdb-readahead", PK_OPT(lmdb_readahead), 1, 1,
+               "include LMDB with default flags (read-ahead)"),
+    BENCH_FLAG("no-lmdb-readahead", PK_OPT(lmdb_readahead), 0, 0, "only LMDB with MDB_NORDAHEAD"),
+    BENCH_FLAG("drop-caches", PK_OPT(evict), BENCH_EVICT_DROP_CACHES, 0,
+               "evict with /proc/sys/vm/drop_caches (whole machine)\n"
+               "instead of fdatasync + POSIX_FADV_DONTNEED per file"),
+    BENCH_STR("stores", PK_OPT(stores), "LIST", NULL,
+              "only these of tern-pulse1,tern-pulse0,tern-pulse1-pread,\n"
+              "lmdb-nordahead,lmdb-readahead (all)"),
+    BENCH_U64("seed", PK_OPT(seed), "S", "0x7465726E2D706B" /* "tern-pk" */, 0, 0,
+              "key generator seed"),
+    BENCH_FLAG("keep", PK_OPT(keep), 1, 0, "keep the scratch directory"),
+};
+
+static const bench_cmd k_pk_cmd = {.name = "pk",
+                                   .synopsis = "[options]",
+                                   .summary = "cold/warm primary-key lookups: tern vs LMDB",
+                                   .opts = k_pk_opts,
+                                   .nopts = BENCH_NOPTS(k_pk_opts),
+                                   .struct_size = sizeof(pk_opts),
+                                   .check = pk_check};
+
+void tern_bench_pk_usage(FILE *out) { bench_opts_usage(&k_pk_cmd, out); }
 
 /* ------------------------------------------------------------ stores */
 
@@ -241,7 +194,7 @@ static int build_tern(pk_store *s, const bench_keys *k, const pk_opts *o) {
   tern_options opts;
   tern_options_init(&opts);
   opts.pulsing_threshold = s->threshold;
-  if (o->inline_set) opts.inline_value_max = (uint32_t)o->inline_max;
+  if (o->inl.set) opts.inline_value_max = (uint32_t)o->inl.max;
   if (o->map_size) opts.map_size = o->map_size;
   double t0 = bench_now();
   tern_index *idx = NULL;
@@ -752,7 +705,7 @@ static int write_results_md(const char *path, const pk_rows *r, const pk_rows *b
           "answer verified\n",
           (unsigned long long)o->values);
   char inl[64] = "default";
-  if (o->inline_set) snprintf(inl, sizeof inl, "%llu", (unsigned long long)o->inline_max);
+  if (o->inl.set) snprintf(inl, sizeof inl, "%llu", (unsigned long long)o->inl.max);
   fprintf(f,
           "- tern %s (pulsing threshold 1 and 0, inline value limit %s, other options default), "
           "%s\n\n",
@@ -1108,10 +1061,10 @@ static int write_outputs(const pk_opts *o, pk_store *st, size_t ns, const pk_row
 
 int tern_bench_pk(int argc, char **argv) {
   pk_opts o;
-  int prc = pk_parse(&o, argc, argv);
+  int prc = bench_opts_parse(&k_pk_cmd, &o, argc, argv);
   if (prc) {
     free(o.lookups);
-    return prc > 0 ? 0 : 2;
+    return bench_opts_exit(prc);
   }
   char cmdline[2048];
   bench_cmdline(cmdline, sizeof cmdline, argc - 1, argv + 1, "tern-bench pk");
