@@ -24,6 +24,7 @@
 #include "tools/bench/bench_common.h"
 #include "tools/bench/keys_common.h"
 #include "tools/bench/lmdb_common.h"
+#include "tools/bench/opts.h"
 
 #include "codec/io.h"
 #include "codec/postings.h"
@@ -31,12 +32,11 @@
 #include "tern.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CODEC_SEED 0x636F646563ull /* "codec" */
 #define SEG_NAME "seg"
 #define ZIPF_FIELD "tag"
 
@@ -51,126 +51,52 @@ typedef struct codec_opts {
   int checks_ab;      /* also warm present lookups without read-path checksums */
 } codec_opts;
 
-void tern_bench_codec_usage(FILE *out) {
-  fprintf(out, "tern-bench codec [options]   one segment through the codec (issue #3)\n"
-               "  --docs N              unique random base36 keys (10000000)\n"
-               "  --runs R              repetitions; medians reported (3)\n"
-               "  --warm N              warm lookups per run, present and absent each (1000000)\n"
-               "  --cold N              cold lookups per run after eviction (1000)\n"
-               "  --io MODE             mmap | pread | both (both)\n"
-               "  --read-checks-ab      warm present lookups also without the read-path page\n"
-               "                        checksums (io \"mmap-nocheck\"), alternating in each run\n"
-               "  --zipf-docs N         docs of the Zipf field (= --docs; 0 skips part 2)\n"
-               "  --zipf-terms T        ranks of the Zipf distribution (1000000)\n"
-               "  --zipf-s LIST         Zipf exponents (1.0,1.2)\n"
-               "  --thresholds LIST     pulsing thresholds of the Zipf field (0,1,2,4,8,16)\n"
-               "  --zipf-lookups N      cold term lookups per run (1000)\n"
-               "  --dir DIR             parent of the scratch directory (/var/tmp)\n"
-               "  --out OUTDIR          codec-pk.csv, codec-zipf.csv, codec.md (./bench-out)\n"
-               "  --seed S              generator seed (fixed default)\n"
-               "  --keep                keep the scratch directory\n");
+/* --zipf-docs defaults to --docs. */
+static const char *codec_check(void *opts) {
+  codec_opts *o = opts;
+  if (o->zipf_docs == UINT64_MAX) o->zipf_docs = o->docs;
+  return o->zipf_docs >= UINT32_MAX ? "--zipf-docs must be < 2^32" : NULL;
 }
 
-static int codec_parse(codec_opts *o, int argc, char **argv) {
-  static const struct option longopts[] = {{"docs", required_argument, 0, 'n'},
-                                           {"runs", required_argument, 0, 'r'},
-                                           {"warm", required_argument, 0, 'w'},
-                                           {"cold", required_argument, 0, 'c'},
-                                           {"io", required_argument, 0, 'i'},
-                                           {"zipf-docs", required_argument, 0, 'Z'},
-                                           {"zipf-terms", required_argument, 0, 'T'},
-                                           {"zipf-s", required_argument, 0, 'z'},
-                                           {"thresholds", required_argument, 0, 't'},
-                                           {"zipf-lookups", required_argument, 0, 'L'},
-                                           {"dir", required_argument, 0, 'd'},
-                                           {"out", required_argument, 0, 'o'},
-                                           {"seed", required_argument, 0, 'S'},
-                                           {"keep", no_argument, 0, 'K'},
-                                           {"read-checks-ab", no_argument, 0, 'A'},
-                                           {"help", no_argument, 0, 'h'},
-                                           {0, 0, 0, 0}};
-  memset(o, 0, sizeof *o);
-  o->docs = 10000000;
-  o->runs = 3;
-  o->warm = 1000000;
-  o->cold = 1000;
-  o->seed = CODEC_SEED;
-  o->zipf_terms = 1000000;
-  o->zipf_docs = UINT64_MAX; /* = docs */
-  o->zipf_lookups = 1000;
-  o->parent = "/var/tmp";
-  o->out = "bench-out";
-  o->io_modes = 3;
-  const char *zs = "1.0,1.2", *th = "0,1,2,4,8,16";
-  optind = 1;
-  int c, li = -1;
-  while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
-    int bad = 0;
-    switch (c) {
-    case 'n':
-      bad = bench_parse_u64(optarg, &o->docs) || o->docs == 0 || o->docs >= UINT32_MAX;
-      break;
-    case 'r': bad = bench_parse_u64(optarg, &o->runs) || o->runs == 0 || o->runs > 1000; break;
-    case 'w': bad = bench_parse_u64(optarg, &o->warm) || o->warm >= UINT32_MAX; break;
-    case 'c':
-      bad = bench_parse_u64(optarg, &o->cold) || o->cold == 0 || o->cold >= UINT32_MAX;
-      break;
-    case 'i':
-      o->io_modes = !strcmp(optarg, "mmap")    ? 1
-                    : !strcmp(optarg, "pread") ? 2
-                    : !strcmp(optarg, "both")  ? 3
-                                               : 0;
-      bad = o->io_modes == 0;
-      break;
-    case 'Z': bad = bench_parse_u64(optarg, &o->zipf_docs) || o->zipf_docs >= UINT32_MAX; break;
-    case 'T':
-      bad = bench_parse_u64(optarg, &o->zipf_terms) || o->zipf_terms == 0 ||
-            o->zipf_terms >= UINT32_MAX;
-      break;
-    case 'z': zs = optarg; break;
-    case 't': th = optarg; break;
-    case 'L': bad = bench_parse_u64(optarg, &o->zipf_lookups) || o->zipf_lookups == 0; break;
-    case 'd': o->parent = optarg; break;
-    case 'o': o->out = optarg; break;
-    case 'S': bad = bench_parse_u64(optarg, &o->seed); break;
-    case 'K': o->keep = 1; break;
-    case 'A': o->checks_ab = 1; break;
-    case 'h': tern_bench_codec_usage(stdout); return 1;
-    default: tern_bench_codec_usage(stderr); return -1;
-    }
-    if (bad) {
-      fprintf(stderr, "tern-bench codec: bad value for --%s: %s\n",
-              li >= 0 ? longopts[li].name : "?", optarg ? optarg : "");
-      return -1;
-    }
-  }
-  if (optind < argc) {
-    fprintf(stderr, "tern-bench codec: unexpected argument '%s'\n", argv[optind]);
-    return -1;
-  }
-  if (o->zipf_docs == UINT64_MAX) o->zipf_docs = o->docs;
-  if (bench_parse_double_list(zs, &o->zipf_s, &o->nzipf_s) != 0) {
-    fprintf(stderr, "tern-bench codec: bad --zipf-s list '%s'\n", zs);
-    return -1;
-  }
-  for (size_t i = 0; i < o->nzipf_s; i++) {
-    if (o->zipf_s[i] <= 0 || o->zipf_s[i] > 10) {
-      fprintf(stderr, "tern-bench codec: Zipf exponents must be in (0, 10]\n");
-      return -1;
-    }
-  }
-  if (bench_parse_u64_list(th, &o->thresholds, &o->nthresholds) != 0) {
-    fprintf(stderr, "tern-bench codec: bad --thresholds list '%s'\n", th);
-    return -1;
-  }
-  for (size_t i = 0; i < o->nthresholds; i++) {
-    if (o->thresholds[i] > TERN_PULSE_MAX) {
-      fprintf(stderr, "tern-bench codec: thresholds must be 0..%u\n", TERN_PULSE_MAX);
-      return -1;
-    }
-  }
-  return 0;
-}
+#define CODEC_OPT(field) offsetof(codec_opts, field)
+static const bench_opt k_codec_opts[] = {
+    BENCH_U64("docs", CODEC_OPT(docs), "N", "10000000", 1, UINT32_MAX - 1,
+              "unique random base36 keys"),
+    BENCH_U64("runs", CODEC_OPT(runs), "R", "3", 1, 1000, "repetitions; medians reported"),
+    BENCH_U64("warm", CODEC_OPT(warm), "N", "1000000", 0, UINT32_MAX - 1,
+              "warm lookups per run, present and absent each"),
+    BENCH_U64("cold", CODEC_OPT(cold), "N", "1000", 1, UINT32_MAX - 1,
+              "cold lookups per run after eviction"),
+    BENCH_CHOICE("io", CODEC_OPT(io_modes), "MODE", "mmap|pread|both", "both",
+                 "mmap | pread | both"),
+    BENCH_FLAG("read-checks-ab", CODEC_OPT(checks_ab), 1, 0,
+               "warm present lookups also without the read-path page\n"
+               "checksums (io \"mmap-nocheck\"), alternating in each run"),
+    BENCH_U64("zipf-docs", CODEC_OPT(zipf_docs), "N", "0xFFFFFFFFFFFFFFFF" /* = docs */, 0, 0,
+              "docs of the Zipf field (= --docs; 0 skips part 2)"),
+    BENCH_U64("zipf-terms", CODEC_OPT(zipf_terms), "T", "1000000", 1, UINT32_MAX - 1,
+              "ranks of the Zipf distribution"),
+    BENCH_DBLS("zipf-s", CODEC_OPT(zipf_s), CODEC_OPT(nzipf_s), "LIST", "1.0,1.2", 1e-300, 10,
+               "Zipf exponents, each in (0, 10]"),
+    BENCH_U64S("thresholds", CODEC_OPT(thresholds), CODEC_OPT(nthresholds), "LIST",
+               "0,1,2,4,8,16", 0, TERN_PULSE_MAX, "pulsing thresholds of the Zipf field"),
+    BENCH_U64("zipf-lookups", CODEC_OPT(zipf_lookups), "N", "1000", 1, 0,
+              "cold term lookups per run"),
+    BENCH_STR("dir", CODEC_OPT(parent), "DIR", "/var/tmp", "parent of the scratch directory"),
+    BENCH_STR("out", CODEC_OPT(out), "OUTDIR", "bench-out", "codec-pk.csv, codec-zipf.csv, codec.md"),
+    BENCH_U64("seed", CODEC_OPT(seed), "S", "0x636F646563" /* "codec" */, 0, 0, "generator seed"),
+    BENCH_FLAG("keep", CODEC_OPT(keep), 1, 0, "keep the scratch directory"),
+};
+
+static const bench_cmd k_codec_cmd = {.name = "codec",
+                                      .synopsis = "[options]",
+                                      .summary = "one segment through the codec (issue #3)",
+                                      .opts = k_codec_opts,
+                                      .nopts = BENCH_NOPTS(k_codec_opts),
+                                      .struct_size = sizeof(codec_opts),
+                                      .check = codec_check};
+
+void tern_bench_codec_usage(FILE *out) { bench_opts_usage(&k_codec_cmd, out); }
 
 static const char *io_name(tern_io_mode m) { return m == TERN_IO_MMAP ? "mmap" : "pread"; }
 static const char *io_name_nocheck(tern_io_mode m) {
@@ -946,7 +872,7 @@ static int run_zipf_part(const codec_opts *o, const char *work, zipf_result *zr)
 
 int tern_bench_codec(int argc, char **argv) {
   codec_opts o;
-  int prc = codec_parse(&o, argc, argv);
+  int prc = bench_opts_parse(&k_codec_cmd, &o, argc, argv);
   if (prc) {
     free(o.zipf_s);
     free(o.thresholds);

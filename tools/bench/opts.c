@@ -9,6 +9,7 @@
 #include "tools/bench/bench_common.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define USAGE_COL 24 /* where the help text starts */
@@ -39,12 +40,14 @@ static int parse_list(const bench_opt *d, const char *text, void *opts) {
     if (bench_parse_u64_list(text, &v, &n)) return -1;
     for (size_t i = 0; i < n; i++)
       if (!in_range(d, (double)v[i])) return -1;
+    free(*(uint64_t **)field_at(opts, d->off)); /* the default's */
     *(uint64_t **)field_at(opts, d->off) = v;
   } else {
     double *v;
     if (bench_parse_double_list(text, &v, &n)) return -1;
     for (size_t i = 0; i < n; i++)
       if (!in_range(d, v[i])) return -1;
+    free(*(double **)field_at(opts, d->off));
     *(double **)field_at(opts, d->off) = v;
   }
   *count = n;
