@@ -8,11 +8,13 @@
  * tern_postings_each_by_key in key order).  Warm cache; medians of rounds.
  */
 #include "tools/bench/bench.h"
+#include "tools/bench/harness.h"
 #include "tools/bench/keys_common.h"
+#include "tools/bench/opts.h"
 #include "tern.h"
 
-#include <getopt.h>
 #include <lmdb.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,47 +29,28 @@ typedef struct scan_opts {
   const char *parent;
 } scan_opts;
 
-void tern_bench_scan_usage(FILE *out) {
-  fprintf(out,
-          "tern-bench scan [options]   key cursors and hit resolution, tern vs LMDB (warm)\n"
-          "  --keys N        documents (1000000)\n"
-          "  --shape S       random | uuid4 | sequential | timeprefixed (random)\n"
-          "  --value-bytes B value of every document (16)\n"
-          "  --ranges N      short range scans per round, a seek and 10 steps (200000)\n"
-          "  --rounds R      rounds; medians reported (3)\n"
-          "  --seed S        key seed (1)\n"
-          "  --dir PATH      parent of the scratch directory (/var/tmp)\n");
-}
+#define SCAN_OPT(field) offsetof(scan_opts, field)
+static const bench_opt k_scan_opts[] = {
+    BENCH_U64("keys", SCAN_OPT(keys), "N", "1000000", 2, 0, "documents"),
+    BENCH_CUSTOM("shape", SCAN_OPT(shape), bench_opt_key_shape, "S", "random",
+                 "random | uuid4 | sequential | timeprefixed"),
+    BENCH_U64("value-bytes", SCAN_OPT(vbytes), "B", "16", 0, 1024, "value of every document"),
+    BENCH_U64("ranges", SCAN_OPT(ranges), "N", "200000", 0, 0,
+              "short range scans per round, a seek and 10 steps"),
+    BENCH_U64("rounds", SCAN_OPT(rounds), "R", "3", 1, SCAN_ROUNDS_MAX, "rounds; medians reported"),
+    BENCH_U64("seed", SCAN_OPT(seed), "S", "1", 0, 0, "key seed"),
+    BENCH_STR("dir", SCAN_OPT(parent), "PATH", "/var/tmp", "parent of the scratch directory"),
+};
 
-static int parse_opts(int argc, char **argv, scan_opts *o) {
-  static const struct option lo[] = {
-      {"keys", 1, 0, 'n'}, {"shape", 1, 0, 'S'}, {"value-bytes", 1, 0, 'v'}, {"ranges", 1, 0, 'q'},
-      {"rounds", 1, 0, 'r'}, {"seed", 1, 0, 's'}, {"dir", 1, 0, 'd'}, {"help", 0, 0, 'h'},
-      {0, 0, 0, 0}};
-  *o = (scan_opts){1000000, 200000, 3, 1, 16, BENCH_KEYS_RANDOM, "/var/tmp"};
-  optind = 1;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-    int bad = 0;
-    switch (ch) {
-    case 'n': bad = bench_parse_u64(optarg, &o->keys); break;
-    case 'S': bad = bench_key_shape_parse(optarg, &o->shape); break;
-    case 'v': bad = bench_parse_u64(optarg, &o->vbytes) || o->vbytes > 1024; break;
-    case 'q': bad = bench_parse_u64(optarg, &o->ranges); break;
-    case 'r': bad = bench_parse_u64(optarg, &o->rounds) || !o->rounds || o->rounds > SCAN_ROUNDS_MAX; break;
-    case 's': bad = bench_parse_u64(optarg, &o->seed); break;
-    case 'd': o->parent = optarg; break;
-    case 'h': tern_bench_scan_usage(stdout); return 1;
-    default: bad = 1;
-    }
-    if (bad) {
-      tern_bench_scan_usage(stderr);
-      return -1;
-    }
-  }
-  if (o->keys < 2) return -1;
-  return 0;
-}
+static const bench_cmd k_scan_cmd = {
+    .name = "scan",
+    .synopsis = "[options]",
+    .summary = "key cursors and hit resolution, tern vs LMDB (warm)",
+    .opts = k_scan_opts,
+    .nopts = BENCH_NOPTS(k_scan_opts),
+    .struct_size = sizeof(scan_opts)};
+
+void tern_bench_scan_usage(FILE *out) { bench_opts_usage(&k_scan_cmd, out); }
 
 static void value_of(uint64_t i, uint8_t *v, size_t n) {
   for (size_t j = 0; j < n; j++)
@@ -295,13 +278,10 @@ static void report(const scan_opts *o, results *r) {
 
 int tern_bench_scan(int argc, char **argv) {
   scan_opts o;
-  int prc = parse_opts(argc, argv, &o);
-  if (prc) return prc < 0 ? 2 : 0;
-  char machine[256], cmd[1024];
-  bench_machine(machine, sizeof machine);
-  bench_cmdline(cmd, sizeof cmd, argc, argv, "tern-bench");
-  printf("# %s\n# %s\n# %llu %s keys, %llu-byte values, %llu rounds (medians), warm\n", cmd,
-         machine, (unsigned long long)o.keys, bench_key_shape_name(o.shape),
+  int prc = bench_opts_parse(&k_scan_cmd, &o, argc, argv);
+  if (prc) return bench_opts_exit(prc);
+  bench_print_header(argc, argv);
+  printf("# %llu %s keys, %llu-byte values, %llu rounds (medians), warm\n", (unsigned long long)o.keys, bench_key_shape_name(o.shape),
          (unsigned long long)o.vbytes, (unsigned long long)o.rounds);
   bench_keys k = {0};
   char *dir = bench_mkdtemp(o.parent, "tern-scan");
