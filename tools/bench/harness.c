@@ -40,15 +40,20 @@ double bench_rounds_median(const bench_rounds *r, size_t who, size_t m) {
   return med;
 }
 
-double bench_rounds_ratio(const bench_rounds *r, size_t m, size_t a, size_t b) {
+bench_summary bench_rounds_ratios(const bench_rounds *r, size_t m, size_t a, size_t b) {
+  bench_summary none = {0, 0, 0, 0};
   double *v = malloc((r->rounds + 1) * sizeof *v);
-  if (!v) return 0;
+  if (!v) return none;
   const double *x = bench_rounds_of(r, a, m), *y = bench_rounds_of(r, b, m);
   for (size_t i = 0; i < r->rounds; i++)
     v[i] = x[i] / y[i];
-  double med = bench_median(v, r->rounds);
+  bench_summary q = bench_summarize(v, r->rounds);
   free(v);
-  return med;
+  return q;
+}
+
+double bench_rounds_ratio(const bench_rounds *r, size_t m, size_t a, size_t b) {
+  return bench_rounds_ratios(r, m, a, b).median;
 }
 
 void bench_rounds_free(bench_rounds *r) {

@@ -16,6 +16,8 @@
 #ifndef TERN_BENCH_HARNESS_H
 #define TERN_BENCH_HARNESS_H
 
+#include "tools/bench/bench_common.h"
+
 #include <stddef.h>
 
 typedef struct bench_rounds {
@@ -36,8 +38,10 @@ int bench_rounds_run(bench_rounds *r, bench_time_fn fn, bench_round_fn done, voi
 /* The figures of one contender and measure, one per round. */
 double *bench_rounds_of(const bench_rounds *r, size_t who, size_t m);
 double bench_rounds_median(const bench_rounds *r, size_t who, size_t m);
-/* The median over the rounds of t[a] / t[b] on measure m. */
+/* The median over the rounds of t[a] / t[b] on measure m; with min and
+ * max, bench_rounds_ratios. */
 double bench_rounds_ratio(const bench_rounds *r, size_t m, size_t a, size_t b);
+bench_summary bench_rounds_ratios(const bench_rounds *r, size_t m, size_t a, size_t b);
 void bench_rounds_free(bench_rounds *r);
 
 /* The median of v[0..n) (v is reordered); 0 when n is 0. */
