@@ -68,6 +68,25 @@ static int choice_of(const char *choices, const char *text) {
   return 0;
 }
 
+/* The bits of the comma-separated words of `text` among `choices`; 0 when
+ * a word is not one of them. */
+static int set_of(const char *choices, const char *text) {
+  int bits = 0;
+  char word[64];
+  for (const char *p = text; *p;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    if (len == 0 || len >= sizeof word) return 0;
+    memcpy(word, p, len);
+    word[len] = '\0';
+    int pos = choice_of(choices, word);
+    if (!pos) return 0;
+    bits |= 1 << (pos - 1);
+    p += len + (comma != NULL);
+  }
+  return bits;
+}
+
 /* Stores one option's value; 0 or -1 (bad value). */
 static int apply(const bench_opt *d, const char *text, void *opts) {
   void *field = field_at(opts, d->off);
@@ -79,6 +98,14 @@ static int apply(const bench_opt *d, const char *text, void *opts) {
   case BENCH_OPT_U64_LIST:
   case BENCH_OPT_DOUBLE_LIST: return parse_list(d, text, opts);
   case BENCH_OPT_CHOICE: return (*(int *)field = choice_of(d->choices, text)) ? 0 : -1;
+  case BENCH_OPT_SET: return (*(int *)field = set_of(d->choices, text)) ? 0 : -1;
+  case BENCH_OPT_U64_SET: {
+    bench_opt_u64 *u = field;
+    bench_opt as_u64 = *d;
+    as_u64.kind = BENCH_OPT_U64;
+    u->set = 1;
+    return parse_number(&as_u64, text, &u->v);
+  }
   case BENCH_OPT_CUSTOM: return d->parse(text, field);
   }
   return -1;

@@ -15,6 +15,7 @@
 #define TERN_BENCH_OPTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef enum bench_opt_kind {
@@ -25,8 +26,17 @@ typedef enum bench_opt_kind {
   BENCH_OPT_U64_LIST,    /* "a,b,c": uint64_t * (malloc'd) + size_t count at count_off */
   BENCH_OPT_DOUBLE_LIST, /* the same of doubles */
   BENCH_OPT_CHOICE,      /* int: 1 + the position of the value in `choices` ("a|b|c") */
+  BENCH_OPT_SET,         /* int: "a,c" sets bit i for the i-th word of `choices` ("a|b|c") */
+  BENCH_OPT_U64_SET,     /* bench_opt_u64: a uint64_t in [min, max] and whether it was given */
   BENCH_OPT_CUSTOM       /* parse(text, field): 0 or -1 */
 } bench_opt_kind;
+
+/* The field of a BENCH_OPT_U64_SET option: "the library's default" unless
+ * given. */
+typedef struct bench_opt_u64 {
+  uint64_t v;
+  int set;
+} bench_opt_u64;
 
 typedef struct bench_opt {
   const char *name; /* without the leading "--" */
@@ -78,6 +88,10 @@ typedef struct bench_cmd {
    .help = h, .min = lo, .max = hi}
 #define BENCH_CHOICE(n, o, a, words, d, h)                                                         \
   {.name = n, .kind = BENCH_OPT_CHOICE, .off = o, .arg = a, .choices = words, .def = d, .help = h}
+#define BENCH_SET(n, o, a, words, d, h)                                                            \
+  {.name = n, .kind = BENCH_OPT_SET, .off = o, .arg = a, .choices = words, .def = d, .help = h}
+#define BENCH_U64_SET(n, o, a, lo, hi, h)                                                          \
+  {.name = n, .kind = BENCH_OPT_U64_SET, .off = o, .arg = a, .help = h, .min = lo, .max = hi}
 #define BENCH_CUSTOM(n, o, fn, a, d, h)                                                            \
   {.name = n, .kind = BENCH_OPT_CUSTOM, .off = o, .parse = fn, .arg = a, .def = d, .help = h}
 

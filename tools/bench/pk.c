@@ -35,16 +35,11 @@
 
 /* ------------------------------------------------------------ options */
 
-typedef struct pk_inline {
-  uint64_t max; /* tern's inline value limit, when set */
-  int set;
-} pk_inline;
-
 typedef struct pk_opts {
   uint64_t docs;
   bench_key_spec spec;
   uint64_t values;   /* value bytes */
-  pk_inline inl;     /* --inline */
+  bench_opt_u64 inl; /* --inline: tern's inline value limit */
   uint64_t map_size; /* tern's catalog map, 0: the default */
   uint64_t *lookups;
   size_t nlookups;
@@ -54,13 +49,6 @@ typedef struct pk_opts {
   int evict;          /* bench_evict_method */
   const char *stores; /* comma-separated subset, NULL: all */
 } pk_opts;
-
-static int parse_inline(const char *text, void *field) {
-  pk_inline *in = field;
-  if (bench_parse_u64(text, &in->max) || in->max > TERN_INLINE_MAX) return -1;
-  in->set = 1;
-  return 0;
-}
 
 static const char *pk_check(void *opts) {
   const pk_opts *o = opts;
@@ -76,8 +64,8 @@ static const bench_opt k_pk_opts[] = {
                  "timeprefixed | decimal | paths | packages | emails |\n"
                  "varlen | file:PATH (one key a line)"),
     BENCH_U64("values", PK_OPT(values), "BYTES", "4", 4, 1u << 20, "value size, >= 4"),
-    BENCH_CUSTOM("inline", PK_OPT(inl), parse_inline, "BYTES", NULL,
-                 "tern's inline value limit (the library's default)"),
+    BENCH_U64_SET("inline", PK_OPT(inl), "BYTES", 0, TERN_INLINE_MAX,
+                  "tern's inline value limit (the library's default)"),
     BENCH_U64("map-size", PK_OPT(map_size), "BYTES", NULL, 1u << 20, 0,
               "tern's catalog map size (the default; smaller under\n"
               "valgrind, which cannot map 64 GiB)"),
@@ -194,7 +182,7 @@ static int build_tern(pk_store *s, const bench_keys *k, const pk_opts *o) {
   tern_options opts;
   tern_options_init(&opts);
   opts.pulsing_threshold = s->threshold;
-  if (o->inl.set) opts.inline_value_max = (uint32_t)o->inl.max;
+  if (o->inl.set) opts.inline_value_max = (uint32_t)o->inl.v;
   if (o->map_size) opts.map_size = o->map_size;
   double t0 = bench_now();
   tern_index *idx = NULL;
@@ -705,7 +693,7 @@ static int write_results_md(const char *path, const pk_rows *r, const pk_rows *b
           "answer verified\n",
           (unsigned long long)o->values);
   char inl[64] = "default";
-  if (o->inl.set) snprintf(inl, sizeof inl, "%llu", (unsigned long long)o->inl.max);
+  if (o->inl.set) snprintf(inl, sizeof inl, "%llu", (unsigned long long)o->inl.v);
   fprintf(f,
           "- tern %s (pulsing threshold 1 and 0, inline value limit %s, other options default), "
           "%s\n\n",
