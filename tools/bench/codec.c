@@ -22,9 +22,9 @@
  */
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/opts.h"
 #include "tools/bench/keys_common.h"
 #include "tools/bench/lmdb_common.h"
-#include "tools/bench/opts.h"
 
 #include "codec/io.h"
 #include "codec/postings.h"

@@ -31,6 +31,8 @@
  * the same run.
  */
 #include "tools/bench/bench.h"
+#include "tools/bench/harness.h"
+#include "tools/bench/opts.h"
 #include "tools/bench/bench_common.h"
 
 #include "codec/segment.h"
@@ -38,6 +40,7 @@
 
 #include <dirent.h>
 #include <lmdb.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -48,7 +51,7 @@
 typedef struct eopts {
   uint64_t docs, lookups, commits, import, runs, buffer;
   const char *parent;
-  char phases[128];
+  int phases; /* bit i: the i-th word of k_phase_words */
 } eopts;
 
 #define KEY_LEN 16
@@ -229,55 +232,36 @@ static int load_twenty(tern_index *idx, uint64_t docs) {
   return 0;
 }
 
-/* ns of present and absent gets on two indexes, runs alternating between
- * them so that both see the same machine; ratios (index 0 / index 1) per
- * run.  t[w][k]: w 0 present, 1 absent; k the index. */
-static int time_pairs(tern_snapshot *s[2], const eopts *o, uint64_t seed, double *t[2][2],
-                      double *ratio[2]) {
-  for (uint64_t run = 0; run < o->runs; run++)
-    for (int w = 0; w < 2; w++) {
-      for (int k = 0; k < 2; k++) {
-        uint64_t found;
-        t[w][k][run] = time_gets(s[k], o->docs, o->lookups, w ? o->docs : 0, run + seed, &found);
-        if (found != (w ? 0 : o->lookups)) {
-          bench_log("engine bench: %llu of %llu %s keys found\n", (unsigned long long)found,
-                    (unsigned long long)o->lookups, w ? "absent" : "present");
-          return -1;
-        }
-      }
-      ratio[w][run] = t[w][0][run] / t[w][1][run];
-    }
-  return 0;
+/* Present (measure 0) and absent (1) gets on two indexes, the rounds
+ * alternating between them (the harness) so that both see the same
+ * machine. */
+typedef struct pair_run {
+  tern_snapshot *s[2];
+  const eopts *o;
+  uint64_t seed;
+} pair_run;
+
+static double time_pair(void *ctx, size_t k, size_t w, size_t run) {
+  const pair_run *x = ctx;
+  const eopts *o = x->o;
+  uint64_t found;
+  double t = time_gets(x->s[k], o->docs, o->lookups, w ? o->docs : 0, run + x->seed, &found);
+  if (found != (w ? 0 : o->lookups)) {
+    bench_log("engine bench: %llu of %llu %s keys found\n", (unsigned long long)found,
+              (unsigned long long)o->lookups, w ? "absent" : "present");
+    return -1;
+  }
+  return t;
 }
 
-static void print_pairs(const eopts *o, double *t[2][2], double *ratio[2]) {
-  for (int w = 0; w < 2; w++) {
-    bench_summary r = bench_summarize(ratio[w], o->runs);
+/* Medians of each index and of the per-run ratios index 0 / index 1. */
+static void print_pairs(const bench_rounds *r) {
+  for (size_t w = 0; w < 2; w++) {
+    bench_summary q = bench_rounds_ratios(r, w, 0, 1);
     printf("| %s | %.0f | %.0f | %.2fx | %.2fx | %.2fx |\n", w ? "absent" : "present",
-           bench_summarize(t[w][0], o->runs).median, bench_summarize(t[w][1], o->runs).median,
-           r.median, r.min, r.max);
+           bench_rounds_median(r, 0, w), bench_rounds_median(r, 1, w), q.median, q.min, q.max);
   }
   printf("\n");
-}
-
-typedef struct pair_bufs {
-  double *t[2][2], *ratio[2];
-} pair_bufs;
-
-static void pair_bufs_init(pair_bufs *b, uint64_t runs) {
-  for (int w = 0; w < 2; w++) {
-    b->ratio[w] = calloc(runs, sizeof *b->ratio[w]);
-    for (int k = 0; k < 2; k++)
-      b->t[w][k] = calloc(runs, sizeof *b->t[w][k]);
-  }
-}
-
-static void pair_bufs_free(pair_bufs *b) {
-  for (int w = 0; w < 2; w++) {
-    free(b->ratio[w]);
-    for (int k = 0; k < 2; k++)
-      free(b->t[w][k]);
-  }
 }
 
 typedef struct bench_ix {
@@ -320,19 +304,19 @@ typedef int (*bench_load_fn)(tern_index *idx, const eopts *o);
 /* Two indexes loaded alike (the second then compacted), with their
  * snapshots, timed in runs alternating between them. */
 static int pair_measure(const eopts *o, const char *name, bench_load_fn loader, uint64_t seed,
-                        bench_ix x[2], pair_bufs *b) {
+                        bench_ix x[2], bench_rounds *r) {
+  *r = (bench_rounds){.contenders = 2, .measures = 2, .rounds = (size_t)o->runs};
   for (int k = 0; k < 2; k++) {
     x[k].dir = bench_mkdtemp(o->parent, name);
     x[k].idx = x[k].dir ? fresh_index(x[k].dir) : NULL;
     if (!x[k].idx || loader(x[k].idx, o) || bench_ix_ready(&x[k], k)) return -1;
   }
-  pair_bufs_init(b, o->runs);
-  tern_snapshot *s[2] = {x[0].snap, x[1].snap};
-  return time_pairs(s, o, seed, b->t, b->ratio);
+  pair_run p = {{x[0].snap, x[1].snap}, o, seed};
+  return bench_rounds_run(r, time_pair, NULL, &p);
 }
 
-static void pair_close(bench_ix x[2], pair_bufs *b) {
-  pair_bufs_free(b);
+static void pair_close(bench_ix x[2], bench_rounds *r) {
+  bench_rounds_free(r);
   for (int k = 0; k < 2; k++)
     bench_ix_close(&x[k]);
 }
@@ -341,7 +325,7 @@ static int load_twenty_docs(tern_index *idx, const eopts *o) { return load_twent
 
 static int phase_absent(const eopts *o) {
   bench_ix x[2] = {{0}, {0}};
-  pair_bufs b;
+  bench_rounds b;
   if (pair_measure(o, "engine-absent", load_twenty_docs, 7, x, &b)) return 1;
   printf("absent: %llu docs in %zu segments vs the same compacted into %zu, %llu lookups per "
          "run, %llu runs alternating (warm)\n",
@@ -350,7 +334,7 @@ static int phase_absent(const eopts *o) {
   printf("| keys | %zu segments ns/lookup | 1 segment ns/lookup | ratio (median of runs) | min | "
          "max |\n|---|---|---|---|---|---|\n",
          x[0].nseg);
-  print_pairs(o, b.t, b.ratio);
+  print_pairs(&b);
   pair_close(x, &b);
   return 0;
 }
@@ -385,7 +369,7 @@ static int load_incremental_docs(tern_index *idx, const eopts *o) {
 
 static int phase_incremental(const eopts *o) {
   bench_ix x[2] = {{0}, {0}};
-  pair_bufs b;
+  bench_rounds b;
   double t0 = bench_now();
   if (pair_measure(o, "engine-incremental", load_incremental_docs, 11, x, &b)) return 1;
   printf("incremental: %llu docs put in transactions of %u, twice, the second index then "
@@ -395,7 +379,7 @@ static int phase_incremental(const eopts *o) {
   printf("| keys | incremental: %zu segments + %llu buffered, ns/lookup | compacted: %zu segment, "
          "ns/lookup | ratio (median of runs) | min | max |\n|---|---|---|---|---|---|\n",
          x[0].nseg, (unsigned long long)x[0].buffered, x[1].nseg);
-  print_pairs(o, b.t, b.ratio);
+  print_pairs(&b);
   pair_close(x, &b);
   return 0;
 }
@@ -989,71 +973,48 @@ static int phase_latency(const eopts *o) {
   return 0;
 }
 
-void tern_bench_engine_usage(FILE *out) {
-  fprintf(out,
-          "tern-bench engine [options]\n"
-          "  --phases LIST   get,absent,commit,import,batch,buffer,delete,latency,memory,\n"
-          "                  incremental\n"
-          "                  (default get,absent,commit,import)\n"
-          "  --docs N        docs of the get/absent indexes (default 1M)\n"
-          "  --lookups N     lookups per run (default 200k)\n"
-          "  --commits N     one-document commits per run (default 300)\n"
-          "  --buffer BYTES  write_buffer_bytes of the latency phase's indexes (default 8 MiB)\n"
-          "  --import N      keys of the bulk import and of the memory phase (default 2M)\n"
-          "  --runs N        runs; figures are medians (default 5)\n"
-          "  --dir PATH      where scratch indexes go (default /tmp; fsync cost depends on it)\n");
-}
+/* The phases in the order they run; --phases selects them by name. */
+#define PHASE_WORDS "get|absent|commit|import|batch|buffer|delete|latency|memory|incremental"
+static int (*const k_phases[])(const eopts *) = {
+    phase_get,   phase_absent,  phase_commit, phase_import, phase_batch,
+    phase_buffer, phase_delete, phase_latency, phase_memory, phase_incremental};
+
+#define ENGINE_OPT(field) offsetof(eopts, field)
+static const bench_opt k_engine_opts[] = {
+    BENCH_SET("phases", ENGINE_OPT(phases), "LIST", PHASE_WORDS, "get,absent,commit,import",
+              "get,absent,commit,import,batch,buffer,delete,latency,memory,\n"
+              "incremental"),
+    BENCH_U64("docs", ENGINE_OPT(docs), "N", "1M", 1000, 0, "docs of the get/absent indexes"),
+    BENCH_U64("lookups", ENGINE_OPT(lookups), "N", "200k", 1, 0, "lookups per run"),
+    BENCH_U64("commits", ENGINE_OPT(commits), "N", "300", 0, 0, "one-document commits per run"),
+    BENCH_U64("buffer", ENGINE_OPT(buffer), "BYTES", NULL, 0, 0,
+              "write_buffer_bytes of the latency phase's indexes (default 8 MiB)"),
+    BENCH_U64("import", ENGINE_OPT(import), "N", "2M", 0, 0,
+              "keys of the bulk import and of the memory phase"),
+    BENCH_U64("runs", ENGINE_OPT(runs), "N", "5", 1, 0, "runs; figures are medians"),
+    BENCH_STR("dir", ENGINE_OPT(parent), "PATH", "/tmp",
+              "where scratch indexes go (fsync cost depends on it)"),
+};
+
+static const bench_cmd k_engine_cmd = {.name = "engine",
+                                       .synopsis = "[options]",
+                                       .summary = "engine writes, commits and merges",
+                                       .opts = k_engine_opts,
+                                       .nopts = BENCH_NOPTS(k_engine_opts),
+                                       .struct_size = sizeof(eopts)};
+
+void tern_bench_engine_usage(FILE *out) { bench_opts_usage(&k_engine_cmd, out); }
 
 int tern_bench_engine(int argc, char **argv) {
-  eopts o = {1000000, 200000, 300, 2000000, 5, 0, "/tmp", "get,absent,commit,import"};
-  /* Options come in pairs: NAME VALUE. */
-  for (int i = 1; i < argc; i += 2) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int bad = 0;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      tern_bench_engine_usage(stdout);
-      return 0;
-    } else if (!v) {
-      bad = 1;
-    } else if (!strcmp(a, "--docs")) {
-      bad = bench_parse_u64(v, &o.docs);
-    } else if (!strcmp(a, "--lookups")) {
-      bad = bench_parse_u64(v, &o.lookups);
-    } else if (!strcmp(a, "--commits")) {
-      bad = bench_parse_u64(v, &o.commits);
-    } else if (!strcmp(a, "--import")) {
-      bad = bench_parse_u64(v, &o.import);
-    } else if (!strcmp(a, "--buffer")) {
-      bad = bench_parse_u64(v, &o.buffer);
-    } else if (!strcmp(a, "--runs")) {
-      bad = bench_parse_u64(v, &o.runs);
-    } else if (!strcmp(a, "--dir")) {
-      o.parent = v;
-    } else if (!strcmp(a, "--phases")) {
-      snprintf(o.phases, sizeof o.phases, "%s", v);
-    } else {
-      bad = 1;
-    }
-    if (bad || o.runs == 0 || o.docs < 1000 || o.lookups == 0) {
-      fprintf(stderr, "tern-bench engine: bad option %s\n", a);
-      tern_bench_engine_usage(stderr);
-      return 2;
-    }
-  }
+  eopts o;
+  int prc = bench_opts_parse(&k_engine_cmd, &o, argc, argv);
+  if (prc) return bench_opts_exit(prc);
   char machine[256];
   bench_machine(machine, sizeof machine);
   printf("tern-bench engine on %s; scratch in %s (%s)\n\n", machine, o.parent,
          bench_fs_name(o.parent));
   int rc = 0;
-  if (!rc && strstr(o.phases, "get")) rc = phase_get(&o);
-  if (!rc && strstr(o.phases, "absent")) rc = phase_absent(&o);
-  if (!rc && strstr(o.phases, "commit")) rc = phase_commit(&o);
-  if (!rc && strstr(o.phases, "import")) rc = phase_import(&o);
-  if (!rc && strstr(o.phases, "batch")) rc = phase_batch(&o);
-  if (!rc && strstr(o.phases, "buffer")) rc = phase_buffer(&o);
-  if (!rc && strstr(o.phases, "delete")) rc = phase_delete(&o);
-  if (!rc && strstr(o.phases, "latency")) rc = phase_latency(&o);
-  if (!rc && strstr(o.phases, "memory")) rc = phase_memory(&o);
-  if (!rc && strstr(o.phases, "incremental")) rc = phase_incremental(&o);
+  for (size_t i = 0; !rc && i < sizeof k_phases / sizeof k_phases[0]; i++)
+    if (o.phases & (1 << i)) rc = k_phases[i](&o);
   return rc;
 }

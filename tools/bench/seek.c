@@ -23,10 +23,10 @@
  */
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
-#include "tools/bench/keys_common.h"
 #include "tools/bench/harness.h"
-#include "tools/bench/lmdb_common.h"
 #include "tools/bench/opts.h"
+#include "tools/bench/keys_common.h"
+#include "tools/bench/lmdb_common.h"
 
 #include "codec/segment.h"
 #include "tern.h"
