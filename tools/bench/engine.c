@@ -32,7 +32,6 @@
  */
 #include "tools/bench/bench.h"
 #include "tools/bench/engine.h"
-#include "tools/bench/harness.h"
 #include "tools/bench/opts.h"
 #include "tools/bench/bench_common.h"
 
