@@ -282,6 +282,78 @@ static int write_outputs(const pk_opts *o, pk_store *st, size_t ns, const pk_row
   return 0;
 }
 
+/* The scratch directory under --dir (malloc'd), announced; NULL on failure. */
+static char *make_workdir(const pk_opts *o) {
+  if (bench_is_memory_fs(o->parent))
+    bench_log("WARNING: %s is a memory file system (%s): 'cold' reads will not reach a disk; "
+              "use --dir on a disk",
+              o->parent, bench_fs_name(o->parent));
+  if (!bench_proc_io_available())
+    bench_log("note: /proc/self/io is unavailable: read_bytes will read 0");
+  char *work = bench_mkdtemp(o->parent, "tern-bench-pk");
+  if (!work) {
+    bench_log("tern-bench pk: cannot create a scratch directory in %s: %s", o->parent,
+              strerror(errno));
+    return NULL;
+  }
+  bench_log("tern-bench pk: %llu %s keys in %s (%s), eviction: %s", (unsigned long long)o->docs,
+            bench_key_shape_name(o->spec.shape), work, bench_fs_name(work),
+            bench_evict_method_text(o->evict));
+  return work;
+}
+
+/* The present keys (o->docs shrinks to a key file's count) and as many
+ * absent ones as the largest lookup count; 0 or -1. */
+static int load_keys(pk_opts *o, bench_keys *present, bench_keys *absent) {
+  double t0 = bench_now();
+  size_t pool = o->warm;
+  for (size_t i = 0; i < o->nlookups; i++)
+    if (o->lookups[i] > pool) pool = o->lookups[i];
+  int krc = bench_keys_load(present, &o->spec, o->docs, o->seed);
+  if (krc == 0) {
+    if (present->n < o->docs) o->docs = present->n; /* a file with fewer keys */
+    if (pool > o->docs) pool = o->docs;
+    krc = bench_keys_absent(absent, present, pool, o->seed ^ 0xAB5E47ull);
+  }
+  if (krc != 0) {
+    bench_log("tern-bench pk: keys: %s", strerror(-krc));
+    return -1;
+  }
+  bench_log("keys: %.2f s (%zu present, %zu absent)", bench_now() - t0, present->n, absent->n);
+  return 0;
+}
+
+/* Builds, measures, writes the outputs; 0 when every lookup was right. */
+static int run_stores(pk_opts *o, pk_store *stores, size_t ns, const char *cmdline,
+                      const char *work) {
+  bench_keys present = {0}, absent = {0};
+  pk_rows rows = {0}, base = {0};
+  char raw[4096] = "";
+  double t0 = bench_now();
+  int rc = -1;
+  if (load_keys(o, &present, &absent) == 0 && build_all(stores, ns, &present, o) == 0) {
+    if (bench_largest_file(stores[0].dir, raw, sizeof raw) != 0) raw[0] = '\0';
+    if (pk_cold_phase(stores, ns, &present, &absent, o, &rows, raw, &base) == 0 &&
+        pk_warm_phase(stores, ns, &present, &absent, o, &rows) == 0 &&
+        write_outputs(o, stores, ns, &rows, &base, raw, cmdline, work) == 0)
+      rc = 0;
+  }
+  uint64_t errors = total_errors(&rows);
+  if (rc == 0 && errors) {
+    bench_log("FAILED: %llu lookups answered wrongly", (unsigned long long)errors);
+    rc = -1;
+  } else if (rc == 0) {
+    bench_log("done in %.1f s; every lookup verified", bench_now() - t0);
+  }
+  for (size_t i = 0; i < ns; i++)
+    pk_store_close(&stores[i]);
+  bench_keys_free(&present);
+  bench_keys_free(&absent);
+  free(rows.v);
+  free(base.v);
+  return rc;
+}
+
 int tern_bench_pk(int argc, char **argv) {
   pk_opts o;
   int prc = bench_opts_parse(&k_pk_cmd, &o, argc, argv);
@@ -291,78 +363,18 @@ int tern_bench_pk(int argc, char **argv) {
   }
   char cmdline[2048];
   bench_cmdline(cmdline, sizeof cmdline, argc - 1, argv + 1, "tern-bench pk");
-  if (bench_is_memory_fs(o.parent))
-    bench_log("WARNING: %s is a memory file system (%s): 'cold' reads will not reach a disk; "
-              "use --dir on a disk",
-              o.parent, bench_fs_name(o.parent));
-  if (!bench_proc_io_available())
-    bench_log("note: /proc/self/io is unavailable: read_bytes will read 0");
-  char *work = bench_mkdtemp(o.parent, "tern-bench-pk");
-  if (!work) {
-    bench_log("tern-bench pk: cannot create a scratch directory in %s: %s", o.parent,
-              strerror(errno));
-    free(o.lookups);
-    return 1;
-  }
-  bench_log("tern-bench pk: %llu %s keys in %s (%s), eviction: %s", (unsigned long long)o.docs,
-            bench_key_shape_name(o.spec.shape), work, bench_fs_name(work),
-            bench_evict_method_text(o.evict));
-
-  bench_keys present = {0}, absent = {0};
+  char *work = make_workdir(&o);
   pk_store stores[5];
-  size_t ns = setup_stores(stores, work, &o);
-  if (ns == 0) {
-    bench_log("tern-bench pk: --stores selects no store");
-    bench_rmtree(work);
-    free(work);
-    free(o.lookups);
-    return 2;
-  }
-  pk_rows rows = {0}, base = {0};
-  int rc = 1;
-  double t0 = bench_now();
-  size_t pool = o.warm;
-  for (size_t i = 0; i < o.nlookups; i++)
-    if (o.lookups[i] > pool) pool = o.lookups[i];
-  if (pool > o.docs) pool = o.docs;
+  size_t ns = work ? setup_stores(stores, work, &o) : 0;
+  int rc = !work ? 1 : ns == 0 ? 2 : 0;
+  if (work && ns == 0) bench_log("tern-bench pk: --stores selects no store");
   pk_values = (size_t)o.values;
-  int krc = bench_keys_load(&present, &o.spec, o.docs, o.seed);
-  if (krc == 0) {
-    if (present.n < o.docs) o.docs = present.n; /* a file with fewer keys */
-    if (pool > o.docs) pool = o.docs;
-    krc = bench_keys_absent(&absent, &present, pool, o.seed ^ 0xAB5E47ull);
-  }
-  if (krc != 0) {
-    bench_log("tern-bench pk: keys: %s", strerror(-krc));
-    goto out;
-  }
-  bench_log("keys: %.2f s (%zu present, %zu absent)", bench_now() - t0, present.n, absent.n);
-  if (build_all(stores, ns, &present, &o) != 0) goto out;
-  char raw[4096] = "";
-  if (bench_largest_file(stores[0].dir, raw, sizeof raw) != 0) raw[0] = '\0';
-  if (pk_cold_phase(stores, ns, &present, &absent, &o, &rows, raw, &base) != 0) goto out;
-  if (pk_warm_phase(stores, ns, &present, &absent, &o, &rows) != 0) goto out;
-  if (write_outputs(&o, stores, ns, &rows, &base, raw, cmdline, work) != 0) goto out;
-  uint64_t errors = total_errors(&rows);
-  if (errors) {
-    bench_log("FAILED: %llu lookups answered wrongly", (unsigned long long)errors);
-    goto out;
-  }
-  bench_log("done in %.1f s; every lookup verified", bench_now() - t0);
-  rc = 0;
-out:
-  for (size_t i = 0; i < ns; i++)
-    pk_store_close(&stores[i]);
-  bench_keys_free(&present);
-  bench_keys_free(&absent);
-  free(rows.v);
-  free(base.v);
-  if (o.keep)
+  if (rc == 0) rc = run_stores(&o, stores, ns, cmdline, work) ? 1 : 0;
+  if (work && o.keep && ns)
     bench_log("kept %s", work);
-  else
+  else if (work)
     bench_rmtree(work);
   free(work);
   free(o.lookups);
   return rc;
 }
-
