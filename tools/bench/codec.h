@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * codec.h — what the two files of `tern-bench codec` share: the options,
+ * the segment helpers (sizes, eviction, read counts) and part 2's results.
+ * codec.c: options, part 1 (primary keys: build, warm and cold seeks vs
+ * LMDB), the outputs and the run; codec_zipf.c: part 2 (pulsing
+ * thresholds on a Zipf-distributed field).
+ */
+#ifndef TERN_BENCH_CODEC_H
+#define TERN_BENCH_CODEC_H
+
+#include "codec/segment.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SEG_NAME "seg"
+#define ZIPF_FIELD "tag"
+
+typedef struct codec_opts {
+  uint64_t docs, runs, warm, cold, seed, zipf_terms, zipf_docs, zipf_lookups;
+  double *zipf_s;
+  size_t nzipf_s;
+  uint64_t *thresholds;
+  size_t nthresholds;
+  const char *parent, *out;
+  int keep, io_modes; /* bit 0: mmap, bit 1: pread */
+  int checks_ab;      /* also warm present lookups without read-path checksums */
+} codec_opts;
+
+typedef struct seg_sizes {
+  uint64_t tim, tix, doc, flt, val, all;
+} seg_sizes;
+
+/* The sizes of segment SEG_NAME's files in dir, and of the whole dir. */
+seg_sizes sizes_of(const char *dir);
+/* Drops the open segment's pages and confirms that none stayed resident;
+ * 0 or -1 (logged). */
+int evict_segment(tern_seg *s, const char *dir);
+/* The codec's reads of the segment so far. */
+uint64_t seg_reads(const tern_seg *s);
+/* Logs a failed call: what, the status and tern_errmsg(). */
+void log_tern(const char *what, int rc);
+
+/* Part 2: the document frequency buckets of the cold term lookups. */
+#define NBUCKETS 7
+
+/* One (Zipf exponent, pulsing threshold) of part 2. */
+typedef struct zipf_result {
+  double s;
+  uint32_t threshold;
+  double build_s;
+  seg_sizes z;
+  uint64_t terms, pulsed;
+  /* per run */
+  double *us, *reads, *pages;
+  uint64_t breads[NBUCKETS], bcount[NBUCKETS]; /* summed over runs */
+  uint64_t errors;
+} zipf_result;
+
+/* Builds and measures every (s, threshold): *n results (free with
+ * codec_zipf_free), or NULL on a failure (logged). */
+zipf_result *codec_zipf_run(const codec_opts *o, const char *work, size_t *n);
+void codec_zipf_free(zipf_result *zr);
+/* The Markdown section and the CSV file (0 or -errno) of part 2. */
+void codec_zipf_md(FILE *f, const codec_opts *o, zipf_result *zr, size_t nzr);
+int codec_zipf_csv(const char *path, const codec_opts *o, zipf_result *zr, size_t nzr);
+
+#endif
