@@ -38,8 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-
 /* --zipf-docs defaults to --docs. */
 static const char *codec_check(void *opts) {
   codec_opts *o = opts;
@@ -102,8 +100,6 @@ static uint64_t seg_file_bytes(const char *dir, const char *ext) {
   return bench_file_bytes(bench_path(path, sizeof path, dir, name));
 }
 
-
-
 seg_sizes sizes_of(const char *dir) {
   seg_sizes z = {seg_file_bytes(dir, "tim"), seg_file_bytes(dir, "tix"), seg_file_bytes(dir, "doc"),
                  seg_file_bytes(dir, "flt"), seg_file_bytes(dir, "val"), bench_dir_bytes(dir)};
@@ -139,24 +135,6 @@ uint64_t seg_reads(const tern_seg *s) {
 
 /* ================================================================ part 1 */
 
-typedef struct pk_result {
-  const char *store; /* "tern-pulse1", ... */
-  const char *io;
-  int phase; /* 0 warm-present, 1 warm-absent, 2 cold-present, 3 cold-absent */
-  int run;
-  uint64_t n;
-  double total_s;
-  uint64_t reads, read_bytes, majflt, errors;
-} pk_result;
-
-static const char *const k_pk_phases[4] = {"warm-present", "warm-absent", "cold-present",
-                                           "cold-absent"};
-
-typedef struct results {
-  pk_result *v;
-  size_t n, cap;
-} results;
-
 static pk_result *results_add(results *r) {
   if (r->n == r->cap) {
     size_t cap = r->cap ? 2 * r->cap : 64;
@@ -168,15 +146,6 @@ static pk_result *results_add(results *r) {
   memset(&r->v[r->n], 0, sizeof r->v[0]);
   return &r->v[r->n++];
 }
-
-typedef struct pk_build {
-  const char *store;
-  char dir[4096];
-  uint32_t threshold;
-  double build_s;
-  seg_sizes z;
-  uint64_t pulsed, terms;
-} pk_build;
 
 static int build_pk_segment(pk_build *b, const bench_keys *k) {
   tern_segw_options so;
@@ -357,122 +326,6 @@ static int measure_lmdb_pk(const char *dir, const codec_opts *o, const bench_key
 }
 
 /* Median over runs of `metric` for (store, io, phase). */
-typedef double (*metric_fn)(const pk_result *);
-static double m_ns(const pk_result *r) { return r->total_s * 1e9 / (double)r->n; }
-static double m_reads(const pk_result *r) { return (double)r->reads / (double)r->n; }
-static double m_pages(const pk_result *r) { return (double)r->read_bytes / 4096.0 / (double)r->n; }
-static double m_majflt(const pk_result *r) { return (double)r->majflt / (double)r->n; }
-
-static bench_summary med(const results *res, const char *store, const char *io, int phase,
-                         metric_fn fn) {
-  double *v = calloc(res->n + 1, sizeof *v);
-  size_t k = 0;
-  for (size_t i = 0; v && i < res->n; i++) {
-    const pk_result *r = &res->v[i];
-    if (!strcmp(r->store, store) && !strcmp(r->io, io) && r->phase == phase) v[k++] = fn(r);
-  }
-  bench_summary s = bench_summarize(v, k);
-  free(v);
-  return s;
-}
-
-/* ================================================================ report */
-
-static void md_header(FILE *f, const codec_opts *o, const char *cmdline, const char *work) {
-  char machine[256];
-  bench_machine(machine, sizeof machine);
-  fprintf(f, "# tern-bench codec\n\n- command: `%s`\n- machine: %s\n", cmdline, machine);
-  fprintf(f, "- storage: %s (%s), device read-ahead %ld KiB\n", work, bench_fs_name(work),
-          bench_readahead_kb(work));
-  fprintf(f,
-          "- %llu unique random base36 keys (16 bytes), doc id = input position; %s "
-          "value = 4-byte doc id, tern value empty (the doc id is the posting)\n",
-          (unsigned long long)o->docs, MDB_VERSION_STRING);
-  fprintf(f,
-          "- cold: tern_seg_evict (segment stays open: its terms index and filter are in "
-          "memory) / LMDB closed, files evicted with fdatasync + POSIX_FADV_DONTNEED, reopened; "
-          "%llu lookups per run; warm: files read once, one untimed pass, then %llu lookups; "
-          "medians of %llu runs (min–max)\n\n",
-          (unsigned long long)o->cold, (unsigned long long)o->warm, (unsigned long long)o->runs);
-}
-
-static void md_pk(FILE *f, const codec_opts *o, pk_build *b, size_t nb, double lmdb_s,
-                  uint64_t lmdb_bytes, const results *res) {
-  double d = (double)o->docs;
-  fprintf(f, "## Primary keys: build and size\n\n");
-  fprintf(f, "| store | build s | .tim+.tix B/key | .doc B/key | terms+postings B/key | .flt B/key "
-             "| all files B/key |\n|---|---:|---:|---:|---:|---:|---:|\n");
-  for (size_t i = 0; i < nb; i++)
-    fprintf(f, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", b[i].store, b[i].build_s,
-            (double)(b[i].z.tim + b[i].z.tix) / d, (double)b[i].z.doc / d,
-            (double)(b[i].z.tim + b[i].z.tix + b[i].z.doc) / d, (double)b[i].z.flt / d,
-            (double)b[i].z.all / d);
-  fprintf(f, "| lmdb (sorted MDB_APPEND) | %.2f | – | – | – | – | %.2f |\n\n", lmdb_s,
-          (double)lmdb_bytes / d);
-
-  fprintf(f, "## Primary keys: warm seek (ns per lookup)\n\n");
-  fprintf(f, "| store | io | present ns | vs LMDB | absent ns | vs LMDB |\n"
-             "|---|---|---:|---:|---:|---:|\n");
-  bench_summary lp = med(res, "lmdb-nordahead", "mmap", 0, m_ns);
-  bench_summary la = med(res, "lmdb-nordahead", "mmap", 1, m_ns);
-  const char *stores[] = {"tern-pulse1", "tern-pulse0", "lmdb-nordahead"};
-  const char *ios[] = {"mmap", "mmap-nocheck", "pread", "pread-nocheck"};
-  for (size_t si = 0; si < 3; si++) {
-    for (size_t ii = 0; ii < 4; ii++) {
-      bench_summary p = med(res, stores[si], ios[ii], 0, m_ns);
-      bench_summary a = med(res, stores[si], ios[ii], 1, m_ns);
-      if (p.n == 0) continue;
-      if (a.n == 0) { /* the -nocheck rows: present keys only */
-        fprintf(f, "| %s | %s | %.0f (%.0f–%.0f) | %.2f× | – | – |\n", stores[si], ios[ii], p.median,
-                p.min, p.max, lp.median / p.median);
-        continue;
-      }
-      fprintf(f, "| %s | %s | %.0f (%.0f–%.0f) | %.2f× | %.0f (%.0f–%.0f) | %.2f× |\n", stores[si],
-              ios[ii], p.median, p.min, p.max, lp.median / p.median, a.median, a.min, a.max,
-              la.median / a.median);
-    }
-  }
-  fprintf(f, "\n## Primary keys: cold lookups after eviction (per lookup, medians)\n\n");
-  fprintf(f, "| store | io | present µs | reads | 4 KiB pages | majflt | absent µs | reads | 4 KiB "
-             "pages |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
-  for (size_t si = 0; si < 3; si++) {
-    for (size_t ii = 0; ii < 4; ii++) {
-      bench_summary p = med(res, stores[si], ios[ii], 2, m_ns);
-      if (p.n == 0) continue;
-      bench_summary a = med(res, stores[si], ios[ii], 3, m_ns);
-      int tern = si < 2;
-      char pr[32] = "–", ar[32] = "–";
-      if (tern) {
-        snprintf(pr, sizeof pr, "%.3f", med(res, stores[si], ios[ii], 2, m_reads).median);
-        snprintf(ar, sizeof ar, "%.3f", med(res, stores[si], ios[ii], 3, m_reads).median);
-      }
-      fprintf(f, "| %s | %s | %.1f | %s | %.2f | %.2f | %.1f | %s | %.2f |\n", stores[si], ios[ii],
-              p.median / 1e3, pr, med(res, stores[si], ios[ii], 2, m_pages).median,
-              med(res, stores[si], ios[ii], 2, m_majflt).median, a.median / 1e3, ar,
-              med(res, stores[si], ios[ii], 3, m_pages).median);
-    }
-  }
-  fprintf(f, "\n");
-}
-
-static int write_pk_csv(const char *path, const results *res) {
-  FILE *f = fopen(path, "w");
-  if (!f) return -errno;
-  fprintf(f, "store,io,phase,n,run,total_ms,ns_per_lookup,reads_per_lookup,pages_per_lookup,"
-             "majflt_per_lookup,errors\n");
-  for (size_t i = 0; i < res->n; i++) {
-    const pk_result *r = &res->v[i];
-    fprintf(f, "%s,%s,%s,%llu,%d,%.3f,%.1f,", r->store, r->io, k_pk_phases[r->phase],
-            (unsigned long long)r->n, r->run, r->total_s * 1e3, m_ns(r));
-    if (strncmp(r->store, "tern", 4) == 0)
-      fprintf(f, "%.4f,", m_reads(r));
-    else
-      fprintf(f, "NA,");
-    fprintf(f, "%.4f,%.4f,%llu\n", m_pages(r), m_majflt(r), (unsigned long long)r->errors);
-  }
-  return fclose(f) == 0 ? 0 : -errno;
-}
-
 /* ================================================================ main */
 
 static int run_pk_part(const codec_opts *o, const char *work, pk_build *b, double *lmdb_s,
@@ -537,7 +390,7 @@ static int write_outputs(const codec_opts *o, pk_build *b, double lmdb_s, uint64
                          const char *work) {
   char path[4096];
   if (bench_mkdirs(o->out) != 0 ||
-      write_pk_csv(bench_path(path, sizeof path, o->out, "codec-pk.csv"), res) != 0 ||
+      codec_pk_csv(bench_path(path, sizeof path, o->out, "codec-pk.csv"), res) != 0 ||
       (nzr && codec_zipf_csv(bench_path(path, sizeof path, o->out, "codec-zipf.csv"), o, zr, nzr) !=
                   0)) {
     bench_log("tern-bench codec: cannot write to %s", o->out);
@@ -545,8 +398,8 @@ static int write_outputs(const codec_opts *o, pk_build *b, double lmdb_s, uint64
   }
   FILE *f = fopen(bench_path(path, sizeof path, o->out, "codec.md"), "w");
   if (!f) return -1;
-  md_header(f, o, cmdline, work);
-  md_pk(f, o, b, 2, lmdb_s, lmdb_bytes, res);
+  codec_md_header(f, o, cmdline, work);
+  codec_md_pk(f, o, b, 2, lmdb_s, lmdb_bytes, res);
   if (nzr) codec_zipf_md(f, o, zr, nzr);
   return fclose(f) == 0 ? 0 : -1;
 }

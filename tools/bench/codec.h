@@ -3,8 +3,8 @@
  * codec.h — what the two files of `tern-bench codec` share: the options,
  * the segment helpers (sizes, eviction, read counts) and part 2's results.
  * codec.c: options, part 1 (primary keys: build, warm and cold seeks vs
- * LMDB), the outputs and the run; codec_zipf.c: part 2 (pulsing
- * thresholds on a Zipf-distributed field).
+ * LMDB) and the run; codec_report.c: part 1's Markdown and CSV;
+ * codec_zipf.c: part 2 (pulsing thresholds on a Zipf-distributed field).
  */
 #ifndef TERN_BENCH_CODEC_H
 #define TERN_BENCH_CODEC_H
@@ -42,6 +42,40 @@ int evict_segment(tern_seg *s, const char *dir);
 uint64_t seg_reads(const tern_seg *s);
 /* Logs a failed call: what, the status and tern_errmsg(). */
 void log_tern(const char *what, int rc);
+
+/* Part 1: one row of measurements, and all of them. */
+typedef struct pk_result {
+  const char *store; /* "tern-pulse1", ... */
+  const char *io;
+  int phase; /* 0 warm-present, 1 warm-absent, 2 cold-present, 3 cold-absent */
+  int run;
+  uint64_t n;
+  double total_s;
+  uint64_t reads, read_bytes, majflt, errors;
+} pk_result;
+
+typedef struct results {
+  pk_result *v;
+  size_t n, cap;
+} results;
+extern const char *const codec_pk_phases[4]; /* pk_result.phase's names */
+
+/* Part 1: one tern store's segment as built. */
+typedef struct pk_build {
+  const char *store;
+  char dir[4096];
+  uint32_t threshold;
+  double build_s;
+  seg_sizes z;
+  uint64_t pulsed, terms;
+} pk_build;
+
+/* Part 1's report (codec_report.c): the Markdown header and section, the
+ * CSV file (0 or -errno). */
+void codec_md_header(FILE *f, const codec_opts *o, const char *cmdline, const char *work);
+void codec_md_pk(FILE *f, const codec_opts *o, pk_build *b, size_t nb, double lmdb_s,
+                 uint64_t lmdb_bytes, const results *res);
+int codec_pk_csv(const char *path, const results *res);
 
 /* Part 2: the document frequency buckets of the cold term lookups. */
 #define NBUCKETS 7
