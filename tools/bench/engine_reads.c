@@ -377,33 +377,40 @@ static double time_same_gets(tern_index *idx, uint64_t space, uint64_t n, uint64
   return ns;
 }
 
+typedef struct delete_run {
+  tern_index *idx;
+  uint64_t docs, n;
+} delete_run;
+
+/* ns per get (0) or delete (1) of the run's keys. */
+static double time_delete_or_get(void *ctx, size_t who, size_t m, size_t run) {
+  const delete_run *x = ctx;
+  (void)m;
+  double ns = who ? time_deletes(x->idx, x->docs, x->n, run * 104729)
+                  : time_same_gets(x->idx, x->docs, x->n, run * 104729);
+  return ns > 0 ? ns : -1;
+}
+
 int phase_delete(const eopts *o) {
   char *dir = bench_mkdtemp(o->parent, "engine-delete");
   tern_index *idx = dir ? fresh_index(dir) : NULL;
   if (!idx || engine_load(idx, 0, o->docs)) return 1;
-  double *del = calloc(o->runs, sizeof *del), *get = calloc(o->runs, sizeof *get);
-  double *ratio = calloc(o->runs, sizeof *ratio);
-  uint64_t n = o->lookups < o->docs / 8 ? o->lookups : o->docs / 8; /* distinct keys */
-  time_same_gets(idx, o->docs, n, 1); /* warm the cache */
-  for (uint64_t run = 0; run < o->runs; run++) {
-    get[run] = time_same_gets(idx, o->docs, n, run * 104729);
-    del[run] = time_deletes(idx, o->docs, n, run * 104729);
-    if (get[run] <= 0 || del[run] <= 0) return 1;
-    ratio[run] = del[run] / get[run];
-  }
+  delete_run x = {idx, o->docs, o->lookups < o->docs / 8 ? o->lookups : o->docs / 8};
+  bench_rounds r = {.contenders = 2, .measures = 1, .rounds = (size_t)o->runs};
+  time_same_gets(idx, o->docs, x.n, 1); /* warm the cache */
+  int rc = bench_rounds_run(&r, time_delete_or_get, NULL, &x);
   tern_close(idx);
   bench_rmtree(dir);
   free(dir);
-  bench_summary bd = bench_summarize(del, o->runs), bg = bench_summarize(get, o->runs),
-                br = bench_summarize(ratio, o->runs);
-  printf("delete: %llu keys per run of a one-segment index of %llu docs (warm), %llu runs\n",
-         (unsigned long long)n, (unsigned long long)o->docs, (unsigned long long)o->runs);
-  printf("| operation | ns (median) | min | max |\n|---|---|---|---|\n");
-  printf("| tern_get (snapshot) | %.0f | %.0f | %.0f |\n", bg.median, bg.min, bg.max);
-  printf("| tern_delete (transaction) | %.0f | %.0f | %.0f |\n", bd.median, bd.min, bd.max);
-  printf("| ratio delete / get | %.2fx | %.2fx | %.2fx |\n\n", br.median, br.min, br.max);
-  free(del);
-  free(get);
-  free(ratio);
-  return 0;
+  if (rc == 0) {
+    printf("delete: %llu keys per run of a one-segment index of %llu docs (warm), %llu runs\n",
+           (unsigned long long)x.n, (unsigned long long)o->docs, (unsigned long long)o->runs);
+    printf("| operation | ns (median) | min | max |\n|---|---|---|---|\n");
+    bench_rounds_row(&r, "tern_get (snapshot)", 0, 0, "%.0f");
+    bench_rounds_row(&r, "tern_delete (transaction)", 1, 0, "%.0f");
+    bench_rounds_ratio_row(&r, "ratio delete / get", 0, 1, 0);
+    printf("\n");
+  }
+  bench_rounds_free(&r);
+  return rc ? 1 : 0;
 }

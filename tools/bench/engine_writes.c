@@ -7,6 +7,7 @@
  */
 #include "tools/bench/bench_common.h"
 #include "tools/bench/engine.h"
+#include "tools/bench/harness.h"
 
 #include "tern.h"
 
@@ -59,33 +60,33 @@ static double tern_commits(const char *dir, uint64_t n) {
   return rate;
 }
 
+/* Commits per second of one path (0 bare LMDB, 1 tern) in a fresh
+ * directory. */
+static double time_commits(void *ctx, size_t who, size_t m, size_t run) {
+  const eopts *o = ctx;
+  (void)m, (void)run;
+  char *dir = bench_mkdtemp(o->parent, who ? "engine-commit" : "engine-lmdb");
+  if (!dir) return -1;
+  double rate = who ? tern_commits(dir, o->commits) : lmdb_commits(dir, o->commits);
+  bench_rmtree(dir);
+  free(dir);
+  return rate > 0 ? rate : -1;
+}
+
 int phase_commit(const eopts *o) {
-  double *tr = calloc(o->runs, sizeof *tr), *lr = calloc(o->runs, sizeof *lr);
-  double *ratio = calloc(o->runs, sizeof *ratio);
-  for (uint64_t run = 0; run < o->runs; run++) {
-    char *d1 = bench_mkdtemp(o->parent, "engine-lmdb"),
-         *d2 = bench_mkdtemp(o->parent, "engine-commit");
-    if (!d1 || !d2) return 1;
-    lr[run] = lmdb_commits(d1, o->commits);
-    tr[run] = tern_commits(d2, o->commits);
-    if (lr[run] <= 0 || tr[run] <= 0) return 1;
-    ratio[run] = tr[run] / lr[run];
-    bench_rmtree(d1);
-    bench_rmtree(d2);
-    free(d1);
-    free(d2);
+  bench_rounds r = {.contenders = 2, .measures = 1, .rounds = (size_t)o->runs};
+  if (bench_rounds_run(&r, time_commits, NULL, (void *)o) != 0) {
+    bench_rounds_free(&r);
+    return 1;
   }
-  bench_summary bt = bench_summarize(tr, o->runs), bl = bench_summarize(lr, o->runs),
-                br = bench_summarize(ratio, o->runs);
   printf("commit: %llu one-document commits per run on %s, %llu runs\n",
          (unsigned long long)o->commits, bench_fs_name(o->parent), (unsigned long long)o->runs);
   printf("| path | commits/s (median) | min | max |\n|---|---|---|---|\n");
-  printf("| bare LMDB put + commit | %.0f | %.0f | %.0f |\n", bl.median, bl.min, bl.max);
-  printf("| tern put + commit | %.0f | %.0f | %.0f |\n", bt.median, bt.min, bt.max);
-  printf("| ratio tern / LMDB | %.2fx | %.2fx | %.2fx |\n\n", br.median, br.min, br.max);
-  free(tr);
-  free(lr);
-  free(ratio);
+  bench_rounds_row(&r, "bare LMDB put + commit", 0, 0, "%.0f");
+  bench_rounds_row(&r, "tern put + commit", 1, 0, "%.0f");
+  bench_rounds_ratio_row(&r, "ratio tern / LMDB", 0, 1, 0);
+  printf("\n");
+  bench_rounds_free(&r);
   return 0;
 }
 
@@ -213,37 +214,39 @@ static double time_commit_snapshot(tern_index *idx, uint64_t from, uint64_t n) {
   return (bench_now() - t0) * 1e6 / (double)n;
 }
 
-int phase_buffer(const eopts *o) {
-  static const uint64_t sizes[2] = {100, 100000};
-  double *us[2], *ratio = calloc(o->runs, sizeof *ratio);
-  for (int k = 0; k < 2; k++)
-    us[k] = calloc(o->runs, sizeof *us[k]);
-  uint64_t n = o->commits;
-  for (uint64_t run = 0; run < o->runs; run++) {
-    for (int k = 0; k < 2; k++) {
-      char *dir = bench_mkdtemp(o->parent, "engine-buffer");
-      tern_index *idx = dir ? buffered_index(dir, sizes[k]) : NULL;
-      if (!idx) return 1;
-      time_commit_snapshot(idx, sizes[k], 10); /* the first snapshot reads the catalog */
-      us[k][run] = time_commit_snapshot(idx, sizes[k] + 10, n);
-      tern_close(idx);
-      bench_rmtree(dir);
-      free(dir);
-      if (us[k][run] < 0) return 1;
-    }
-    ratio[run] = us[1][run] / us[0][run];
+static const uint64_t k_buffered[2] = {100, 100000};
+
+/* µs per round of a fresh index with k_buffered[k] documents buffered. */
+static double time_buffered(void *ctx, size_t k, size_t m, size_t run) {
+  const eopts *o = ctx;
+  (void)m, (void)run;
+  char *dir = bench_mkdtemp(o->parent, "engine-buffer");
+  tern_index *idx = dir ? buffered_index(dir, k_buffered[k]) : NULL;
+  double us = -1;
+  if (idx) {
+    time_commit_snapshot(idx, k_buffered[k], 10); /* the first snapshot reads the catalog */
+    us = time_commit_snapshot(idx, k_buffered[k] + 10, o->commits);
+    tern_close(idx);
   }
-  bench_summary b0 = bench_summarize(us[0], o->runs), b1 = bench_summarize(us[1], o->runs),
-                br = bench_summarize(ratio, o->runs);
+  if (dir) bench_rmtree(dir);
+  free(dir);
+  return us;
+}
+
+int phase_buffer(const eopts *o) {
+  bench_rounds r = {.contenders = 2, .measures = 1, .rounds = (size_t)o->runs};
+  if (bench_rounds_run(&r, time_buffered, NULL, (void *)o) != 0) {
+    bench_rounds_free(&r);
+    return 1;
+  }
   printf("buffer: %llu x (put + commit + snapshot open + get + close) per run on %s, %llu runs\n",
-         (unsigned long long)n, bench_fs_name(o->parent), (unsigned long long)o->runs);
+         (unsigned long long)o->commits, bench_fs_name(o->parent), (unsigned long long)o->runs);
   printf("| documents buffered | µs per round (median) | min | max |\n|---|---|---|---|\n");
-  printf("| 100 | %.2f | %.2f | %.2f |\n", b0.median, b0.min, b0.max);
-  printf("| 100,000 | %.2f | %.2f | %.2f |\n", b1.median, b1.min, b1.max);
-  printf("| ratio 100,000 / 100 | %.2fx | %.2fx | %.2fx |\n\n", br.median, br.min, br.max);
-  free(us[0]);
-  free(us[1]);
-  free(ratio);
+  bench_rounds_row(&r, "100", 0, 0, "%.2f");
+  bench_rounds_row(&r, "100,000", 1, 0, "%.2f");
+  bench_rounds_ratio_row(&r, "ratio 100,000 / 100", 0, 1, 0);
+  printf("\n");
+  bench_rounds_free(&r);
   return 0;
 }
 

@@ -56,6 +56,30 @@ double bench_rounds_ratio(const bench_rounds *r, size_t m, size_t a, size_t b) {
   return bench_rounds_ratios(r, m, a, b).median;
 }
 
+static void print_row(const char *label, bench_summary q, const char *fmt) {
+  printf("| %s | ", label);
+  printf(fmt, q.median);
+  printf(" | ");
+  printf(fmt, q.min);
+  printf(" | ");
+  printf(fmt, q.max);
+  printf(" |\n");
+}
+
+void bench_rounds_row(const bench_rounds *r, const char *label, size_t who, size_t m,
+                      const char *fmt) {
+  double *v = malloc((r->rounds + 1) * sizeof *v);
+  if (!v) return;
+  memcpy(v, bench_rounds_of(r, who, m), r->rounds * sizeof *v);
+  print_row(label, bench_summarize(v, r->rounds), fmt);
+  free(v);
+}
+
+void bench_rounds_ratio_row(const bench_rounds *r, const char *label, size_t m, size_t a,
+                            size_t b) {
+  print_row(label, bench_rounds_ratios(r, m, a, b), "%.2fx");
+}
+
 void bench_rounds_free(bench_rounds *r) {
   free(r->t);
   r->t = NULL;
