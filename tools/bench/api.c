@@ -89,13 +89,9 @@ static const bench_opt k_api_opts[] = {
     BENCH_STR("dir", API_OPT(parent), "PATH", "/var/tmp", "parent of the scratch directory"),
 };
 
-static const bench_cmd k_api_cmd = {
-    .name = "api",
-    .synopsis = "[options]",
-    .summary = "the public API vs LMDB, operation by operation (warm)",
-    .opts = k_api_opts,
-    .nopts = BENCH_NOPTS(k_api_opts),
-    .struct_size = sizeof(api_opts)};
+static const bench_cmd k_api_cmd =
+    BENCH_CMD("api", "[options]", "the public API vs LMDB, operation by operation (warm)",
+              k_api_opts, api_opts, NULL);
 
 void tern_bench_api_usage(FILE *out) { bench_opts_usage(&k_api_cmd, out); }
 
@@ -479,9 +475,9 @@ int tern_bench_api(int argc, char **argv) {
   printf("# %llu lookups (batches of %llu), %llu seeks + %u next, term in 1 doc of "
          "%llu, %llu-byte values, %llu rounds alternating; LMDB ns / tern ns per key (per seek "
          "for range), median of per-round ratios (> 1: tern faster)\n",
-         (unsigned long long)o.lookups, (unsigned long long)o.batch,
-         (unsigned long long)o.ranges, API_STEPS, (unsigned long long)o.hit_every,
-         (unsigned long long)o.vbytes, (unsigned long long)o.rounds);
+         (unsigned long long)o.lookups, (unsigned long long)o.batch, (unsigned long long)o.ranges,
+         API_STEPS, (unsigned long long)o.hit_every, (unsigned long long)o.vbytes,
+         (unsigned long long)o.rounds);
   printf("| keys | get | batch (vs mdb_get loop) | full scan | seek + %u next | search by term, "
          "per hit |\n|---|---|---|---|---|---|\n",
          API_STEPS);

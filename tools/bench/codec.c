@@ -65,23 +65,20 @@ static const bench_opt k_codec_opts[] = {
               "ranks of the Zipf distribution"),
     BENCH_DBLS("zipf-s", CODEC_OPT(zipf_s), CODEC_OPT(nzipf_s), "LIST", "1.0,1.2", 1e-300, 10,
                "Zipf exponents, each in (0, 10]"),
-    BENCH_U64S("thresholds", CODEC_OPT(thresholds), CODEC_OPT(nthresholds), "LIST",
-               "0,1,2,4,8,16", 0, TERN_PULSE_MAX, "pulsing thresholds of the Zipf field"),
+    BENCH_U64S("thresholds", CODEC_OPT(thresholds), CODEC_OPT(nthresholds), "LIST", "0,1,2,4,8,16",
+               0, TERN_PULSE_MAX, "pulsing thresholds of the Zipf field"),
     BENCH_U64("zipf-lookups", CODEC_OPT(zipf_lookups), "N", "1000", 1, 0,
               "cold term lookups per run"),
     BENCH_STR("dir", CODEC_OPT(parent), "DIR", "/var/tmp", "parent of the scratch directory"),
-    BENCH_STR("out", CODEC_OPT(out), "OUTDIR", "bench-out", "codec-pk.csv, codec-zipf.csv, codec.md"),
+    BENCH_STR("out", CODEC_OPT(out), "OUTDIR", "bench-out",
+              "codec-pk.csv, codec-zipf.csv, codec.md"),
     BENCH_U64("seed", CODEC_OPT(seed), "S", "0x636F646563" /* "codec" */, 0, 0, "generator seed"),
     BENCH_FLAG("keep", CODEC_OPT(keep), 1, 0, "keep the scratch directory"),
 };
 
-static const bench_cmd k_codec_cmd = {.name = "codec",
-                                      .synopsis = "[options]",
-                                      .summary = "one segment through the codec (issue #3)",
-                                      .opts = k_codec_opts,
-                                      .nopts = BENCH_NOPTS(k_codec_opts),
-                                      .struct_size = sizeof(codec_opts),
-                                      .check = codec_check};
+static const bench_cmd k_codec_cmd =
+    BENCH_CMD("codec", "[options]", "one segment through the codec (issue #3)", k_codec_opts,
+              codec_opts, codec_check);
 
 void tern_bench_codec_usage(FILE *out) { bench_opts_usage(&k_codec_cmd, out); }
 
@@ -391,8 +388,8 @@ static int write_outputs(const codec_opts *o, pk_build *b, double lmdb_s, uint64
   char path[4096];
   if (bench_mkdirs(o->out) != 0 ||
       codec_pk_csv(bench_path(path, sizeof path, o->out, "codec-pk.csv"), res) != 0 ||
-      (nzr && codec_zipf_csv(bench_path(path, sizeof path, o->out, "codec-zipf.csv"), o, zr, nzr) !=
-                  0)) {
+      (nzr &&
+       codec_zipf_csv(bench_path(path, sizeof path, o->out, "codec-zipf.csv"), o, zr, nzr) != 0)) {
     bench_log("tern-bench codec: cannot write to %s", o->out);
     return -1;
   }

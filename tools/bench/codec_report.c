@@ -13,7 +13,7 @@
 #include <string.h>
 
 const char *const codec_pk_phases[4] = {"warm-present", "warm-absent", "cold-present",
-                                           "cold-absent"};
+                                        "cold-absent"};
 
 typedef double (*metric_fn)(const pk_result *);
 static double m_ns(const pk_result *r) { return r->total_s * 1e9 / (double)r->n; }
@@ -53,7 +53,7 @@ void codec_md_header(FILE *f, const codec_opts *o, const char *cmdline, const ch
 }
 
 void codec_md_pk(FILE *f, const codec_opts *o, pk_build *b, size_t nb, double lmdb_s,
-                  uint64_t lmdb_bytes, const results *res) {
+                 uint64_t lmdb_bytes, const results *res) {
   double d = (double)o->docs;
   fprintf(f, "## Primary keys: build and size\n\n");
   fprintf(f, "| store | build s | .tim+.tix B/key | .doc B/key | terms+postings B/key | .flt B/key "
@@ -79,8 +79,8 @@ void codec_md_pk(FILE *f, const codec_opts *o, pk_build *b, size_t nb, double lm
       bench_summary a = med(res, stores[si], ios[ii], 1, m_ns);
       if (p.n == 0) continue;
       if (a.n == 0) { /* the -nocheck rows: present keys only */
-        fprintf(f, "| %s | %s | %.0f (%.0f–%.0f) | %.2f× | – | – |\n", stores[si], ios[ii], p.median,
-                p.min, p.max, lp.median / p.median);
+        fprintf(f, "| %s | %s | %.0f (%.0f–%.0f) | %.2f× | – | – |\n", stores[si], ios[ii],
+                p.median, p.min, p.max, lp.median / p.median);
         continue;
       }
       fprintf(f, "| %s | %s | %.0f (%.0f–%.0f) | %.2f× | %.0f (%.0f–%.0f) | %.2f× |\n", stores[si],
@@ -128,4 +128,3 @@ int codec_pk_csv(const char *path, const results *res) {
   }
   return fclose(f) == 0 ? 0 : -errno;
 }
-

@@ -114,8 +114,6 @@ static int bucket_of(uint32_t df) {
   return df <= 1 ? 0 : df <= 2 ? 1 : df <= 4 ? 2 : df <= 8 ? 3 : df <= 16 ? 4 : df <= 64 ? 5 : 6;
 }
 
-
-
 static int build_zipf_segment(const char *dir, const zipf_set *z, uint32_t threshold,
                               double *secs) {
   tern_segw_options so;

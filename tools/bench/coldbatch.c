@@ -74,17 +74,14 @@ static const bench_opt k_cb_opts[] = {
               "present.keys)"),
     BENCH_U64S("lookups", CB_OPT(ns), CB_OPT(nns), "LIST", "100,1000,10000,100000,1000000", 1, 0,
                "batch sizes N"),
-    BENCH_U64("runs", CB_OPT(runs), "R", "3", 1, CB_RUNS_MAX, "runs per N, sides alternating; medians"),
+    BENCH_U64("runs", CB_OPT(runs), "R", "3", 1, CB_RUNS_MAX,
+              "runs per N, sides alternating; medians"),
     BENCH_STR("tern", CB_OPT(tern), "PATH", NULL, "the tern tool (next to tern-bench)"),
 };
 
-static const bench_cmd k_cb_cmd = {.name = "cold-batch",
-                                   .synopsis = "--from DIR [options]",
-                                   .summary = "cold batches: tern vs LMDB vs the device",
-                                   .opts = k_cb_opts,
-                                   .nopts = BENCH_NOPTS(k_cb_opts),
-                                   .struct_size = sizeof(cb_opts),
-                                   .check = cb_check};
+static const bench_cmd k_cb_cmd =
+    BENCH_CMD("cold-batch", "--from DIR [options]", "cold batches: tern vs LMDB vs the device",
+              k_cb_opts, cb_opts, cb_check);
 
 void tern_bench_cold_batch_usage(FILE *out) { bench_opts_usage(&k_cb_cmd, out); }
 
@@ -305,7 +302,8 @@ int tern_bench_cold_batch(int argc, char **argv) {
   bench_print_header(argc, argv);
   printf("# cold: files evicted before every run; medians of %llu runs, sides alternating\n\n",
          (unsigned long long)o.runs);
-  printf("| N | tern s (MB read) | LMDB readahead s (MB) | LMDB NORDAHEAD s (MB) | 4 KiB reads depth 1 s | "
+  printf("| N | tern s (MB read) | LMDB readahead s (MB) | LMDB NORDAHEAD s (MB) | 4 KiB reads "
+         "depth 1 s | "
          "depth 32 s | tern / depth 32 | tern / LMDB readahead | NORDAHEAD / tern |\n"
          "|---|---|---|---|---|---|---|---|---|\n");
   static double warm[CB_NS_MAX][2];

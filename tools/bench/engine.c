@@ -80,8 +80,8 @@ tern_index *fresh_index(const char *dir) {
 }
 
 /* ns per lookup of `n` keys drawn from [0, space) (+ offset: absent keys). */
-double time_gets(tern_snapshot *s, uint64_t space, uint64_t n, uint64_t offset,
-                        uint64_t seed, uint64_t *found) {
+double time_gets(tern_snapshot *s, uint64_t space, uint64_t n, uint64_t offset, uint64_t seed,
+                 uint64_t *found) {
   bench_rng r;
   bench_rng_init(&r, seed);
   uint8_t key[KEY_LEN], buf[64];
@@ -209,7 +209,7 @@ static int phase_get(const eopts *o) {
 /* The phases in the order they run; --phases selects them by name. */
 #define PHASE_WORDS "get|absent|commit|import|batch|buffer|delete|latency|memory|incremental"
 static int (*const k_phases[])(const eopts *) = {
-    phase_get,   phase_absent,  phase_commit, phase_import, phase_batch,
+    phase_get,    phase_absent, phase_commit,  phase_import, phase_batch,
     phase_buffer, phase_delete, phase_latency, phase_memory, phase_incremental};
 
 #define ENGINE_OPT(field) offsetof(eopts, field)
@@ -229,12 +229,8 @@ static const bench_opt k_engine_opts[] = {
               "where scratch indexes go (fsync cost depends on it)"),
 };
 
-static const bench_cmd k_engine_cmd = {.name = "engine",
-                                       .synopsis = "[options]",
-                                       .summary = "engine writes, commits and merges",
-                                       .opts = k_engine_opts,
-                                       .nopts = BENCH_NOPTS(k_engine_opts),
-                                       .struct_size = sizeof(eopts)};
+static const bench_cmd k_engine_cmd = BENCH_CMD(
+    "engine", "[options]", "engine writes, commits and merges", k_engine_opts, eopts, NULL);
 
 void tern_bench_engine_usage(FILE *out) { bench_opts_usage(&k_engine_cmd, out); }
 

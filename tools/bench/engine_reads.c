@@ -265,7 +265,8 @@ static void print_batch_warm(const eopts *o, size_t n, double *ns[2]) {
   printf("| path | ns/lookup (median) | min | max | batch / one by one, per run (median) |\n"
          "|---|---|---|---|---|\n");
   double *ratio = calloc(o->runs, sizeof *ratio);
-  for (uint64_t r = 0; ratio && r < o->runs; r++) ratio[r] = ns[1][r] / ns[0][r];
+  for (uint64_t r = 0; ratio && r < o->runs; r++)
+    ratio[r] = ns[1][r] / ns[0][r];
   bench_summary t0 = bench_summarize(ns[0], o->runs), t1 = bench_summarize(ns[1], o->runs);
   printf("| tern_get, one key at a time | %.1f | %.1f | %.1f | |\n", t0.median, t0.min, t0.max);
   if (ratio) {

@@ -186,8 +186,10 @@ static tern_index *buffered_index(const char *dir, uint64_t n) {
     make_key(i, key);
     rc = engine_check(tern_put(t, key, KEY_LEN, val, sizeof val, NULL, 0), "put");
   }
-  if (!rc) rc = engine_check(tern_commit(t), "commit");
-  else tern_abort(t);
+  if (!rc)
+    rc = engine_check(tern_commit(t), "commit");
+  else
+    tern_abort(t);
   if (rc) {
     tern_close(idx);
     return NULL;
@@ -206,7 +208,8 @@ static double time_commit_snapshot(tern_index *idx, uint64_t from, uint64_t n) {
     make_key(i, key);
     if (engine_check(tern_txn_begin(&t, idx, 0), "begin") ||
         engine_check(tern_put(t, key, KEY_LEN, val, sizeof val, NULL, 0), "put") ||
-        engine_check(tern_commit(t), "commit") || engine_check(tern_snapshot_open(&s, idx), "snapshot") ||
+        engine_check(tern_commit(t), "commit") ||
+        engine_check(tern_snapshot_open(&s, idx), "snapshot") ||
         engine_check(tern_get(s, key, KEY_LEN, out, sizeof out, &vlen), "get"))
       return -1;
     tern_snapshot_close(s);
@@ -250,16 +253,15 @@ int phase_buffer(const eopts *o) {
   return 0;
 }
 
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
 
 enum lat_path { LAT_BARE, LAT_TERN, LAT_FOREGROUND, LAT_NPATHS };
-static const char *const lat_name[LAT_NPATHS] = {
-    "bare LMDB put + commit", "tern put + commit (background worker)",
-    "tern put + commit (TERN_FOREGROUND)"};
+static const char *const lat_name[LAT_NPATHS] = {"bare LMDB put + commit",
+                                                 "tern put + commit (background worker)",
+                                                 "tern put + commit (TERN_FOREGROUND)"};
 
 /* The calling thread's CPU time in seconds: what a commit made this thread
  * do, without the time other processes of a shared machine took from it. */
@@ -272,8 +274,8 @@ static double thread_cpu_now(void) {
 /* Sorted µs of each of n one-document commits on one path: wall clock in
  * us[0..n), the committing thread's CPU time in us[n..2n); *segments: the
  * segments tern's index has at the end (flushes and merges happened). */
-static double *commit_latencies(const char *dir, uint64_t n, enum lat_path path,
-                                uint64_t buffer, size_t *segments) {
+static double *commit_latencies(const char *dir, uint64_t n, enum lat_path path, uint64_t buffer,
+                                size_t *segments) {
   double *us = malloc(2 * n * sizeof *us);
   MDB_env *env = NULL;
   MDB_dbi dbi = 0;
@@ -316,7 +318,8 @@ static double *commit_latencies(const char *dir, uint64_t n, enum lat_path path,
     mdb_env_close(env);
   } else {
     tern_stats *st;
-    bad = bad || engine_check(tern_flush(idx), "flush") || engine_check(tern_stats_get(&st, idx), "stats");
+    bad = bad || engine_check(tern_flush(idx), "flush") ||
+          engine_check(tern_stats_get(&st, idx), "stats");
     if (!bad) {
       *segments = st->nsegments;
       tern_stats_free(st);
@@ -381,4 +384,3 @@ int phase_latency(const eopts *o) {
   free(ratio);
   return 0;
 }
-

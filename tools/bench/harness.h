@@ -49,8 +49,7 @@ void bench_rounds_free(bench_rounds *r);
  * per-round ratios a / b ("1.23x"). */
 void bench_rounds_row(const bench_rounds *r, const char *label, size_t who, size_t m,
                       const char *fmt);
-void bench_rounds_ratio_row(const bench_rounds *r, const char *label, size_t m, size_t a,
-                            size_t b);
+void bench_rounds_ratio_row(const bench_rounds *r, const char *label, size_t m, size_t a, size_t b);
 
 /* The median of v[0..n) (v is reordered); 0 when n is 0. */
 double bench_median(double *v, size_t n);

@@ -57,14 +57,9 @@ static const bench_opt k_ing_opts[] = {
     BENCH_STR("dir", ING_OPT(parent), "PATH", "/var/tmp", "parent of the scratch directory"),
 };
 
-static const bench_cmd k_ing_cmd = {
-    .name = "ingest",
-    .synopsis = "[options]",
-    .summary = "warm get after ingesting S disjoint segments vs compacted",
-    .opts = k_ing_opts,
-    .nopts = BENCH_NOPTS(k_ing_opts),
-    .struct_size = sizeof(ing_opts),
-    .check = ing_check};
+static const bench_cmd k_ing_cmd =
+    BENCH_CMD("ingest", "[options]", "warm get after ingesting S disjoint segments vs compacted",
+              k_ing_opts, ing_opts, ing_check);
 
 void tern_bench_ingest_usage(FILE *out) { bench_opts_usage(&k_ing_cmd, out); }
 
@@ -203,7 +198,8 @@ static double time_mode(void *ctx, size_t m, size_t measure, size_t round) {
               measure ? "absent" : "present");
     err = -1;
   }
-  if (err) fprintf(stderr, "tern-bench ingest: %d (%s): %s\n", err, tern_strerror(err), tern_errmsg());
+  if (err)
+    fprintf(stderr, "tern-bench ingest: %d (%s): %s\n", err, tern_strerror(err), tern_errmsg());
   return err ? -1 : t / (double)x->nl * 1e9;
 }
 
@@ -251,8 +247,8 @@ static void sample_keys(const ing_opts *o, const uint8_t *keys, size_t n, uint8_
 }
 
 /* The segments built, the three indexes made from them and warmed. */
-static int make_indexes(const char *dir, const uint8_t *keys, size_t n, size_t segs,
-                        char **paths, ing_run *x) {
+static int make_indexes(const char *dir, const uint8_t *keys, size_t n, size_t segs, char **paths,
+                        ing_run *x) {
   char segdir[4096];
   bench_path(segdir, sizeof segdir, dir, "segments");
   int rc = bench_mkdirs(segdir);
@@ -286,7 +282,8 @@ static int run(const ing_opts *o, const char *dir) {
   if (rc == 0) {
     sample_keys(o, keys, n, present, absent, nl);
     rc = make_indexes(dir, keys, n, segs, paths, &x);
-    if (rc) fprintf(stderr, "tern-bench ingest: %d (%s): %s\n", rc, tern_strerror(rc), tern_errmsg());
+    if (rc)
+      fprintf(stderr, "tern-bench ingest: %d (%s): %s\n", rc, tern_strerror(rc), tern_errmsg());
   }
   if (rc == 0 && (rc = bench_rounds_run(&r, time_mode, log_round, &x)) == 0)
     report(&r, n, segs, x.nseg);

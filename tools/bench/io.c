@@ -36,13 +36,9 @@ static const bench_opt k_io_opts[] = {
     BENCH_STR("dir", IO_OPT(dir), "DIR", "/var/tmp", "where the file is written"),
 };
 
-static const bench_cmd k_io_cmd = {
-    .name = "io",
-    .synopsis = "[options]",
-    .summary = "random 4 KiB reads through the file layer, mmap vs pread, warm and cold",
-    .opts = k_io_opts,
-    .nopts = BENCH_NOPTS(k_io_opts),
-    .struct_size = sizeof(io_opts)};
+static const bench_cmd k_io_cmd = BENCH_CMD(
+    "io", "[options]", "random 4 KiB reads through the file layer, mmap vs pread, warm and cold",
+    k_io_opts, io_opts, NULL);
 
 void tern_bench_io_usage(FILE *out) { bench_opts_usage(&k_io_cmd, out); }
 
@@ -110,9 +106,10 @@ typedef struct io_run {
 static double time_mode(void *ctx, size_t m, size_t warm, size_t round) {
   io_run *x = ctx;
   double b;
-  if (warm) return pass(x->path, (tern_io_mode)m, x->o->warm, 0, 11 + (uint64_t)round, &b, &x->sink);
-  return pass(x->path, (tern_io_mode)m, x->o->cold, 1, 7 + (uint64_t)round, &x->cold_bytes[m][round],
-              &x->sink);
+  if (warm)
+    return pass(x->path, (tern_io_mode)m, x->o->warm, 0, 11 + (uint64_t)round, &b, &x->sink);
+  return pass(x->path, (tern_io_mode)m, x->o->cold, 1, 7 + (uint64_t)round,
+              &x->cold_bytes[m][round], &x->sink);
 }
 
 int tern_bench_io(int argc, char **argv) {

@@ -332,8 +332,10 @@ static int fixture_make(fixture *f, const row *r, uint64_t nprobes, uint64_t see
     fprintf(stderr, "tern-bench livedocs: out of memory\n");
     return 1;
   }
-  for (size_t i = 0; i < f->n; i++) f->dn.w[f->docs[i] >> 6] |= 1ull << (f->docs[i] & 63);
-  for (uint64_t i = 0; i < nprobes; i++) f->probes[i] = (uint32_t)bench_rng_below(&rng, r->docs);
+  for (size_t i = 0; i < f->n; i++)
+    f->dn.w[f->docs[i] >> 6] |= 1ull << (f->docs[i] & 63);
+  for (uint64_t i = 0; i < nprobes; i++)
+    f->probes[i] = (uint32_t)bench_rng_below(&rng, r->docs);
   static const uint8_t segid[16] = "bench-livedocs!";
   if (tern_livedocs_new(&f->empty, (uint32_t)r->docs) != TERN_OK ||
       tern_livedocs_apply(&f->ld, f->empty, f->docs, f->n) != TERN_OK ||
@@ -489,14 +491,9 @@ static const bench_opt k_ld_opts[] = {
     BENCH_U64("seed", LD_OPT(seed), "S", "0x6C69766564" /* "lived" */, 0, 0, "generator seed"),
 };
 
-static const bench_cmd k_ld_cmd = {
-    .name = "livedocs",
-    .synopsis = "[options]",
-    .summary = "adaptive live docs vs a dense bitset (issue #4)",
-    .opts = k_ld_opts,
-    .nopts = BENCH_NOPTS(k_ld_opts),
-    .struct_size = sizeof(ld_opts),
-    .check = ld_check};
+static const bench_cmd k_ld_cmd =
+    BENCH_CMD("livedocs", "[options]", "adaptive live docs vs a dense bitset (issue #4)", k_ld_opts,
+              ld_opts, ld_check);
 
 void tern_bench_livedocs_usage(FILE *out) { bench_opts_usage(&k_ld_cmd, out); }
 

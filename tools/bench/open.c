@@ -68,7 +68,8 @@ static const bench_opt k_open_opts[] = {
     BENCH_U64("runs", OPEN_OPT(runs), "R", "3", 1, 0, "rounds; medians over all samples"),
     BENCH_U64S("cold", OPEN_OPT(cold), OPEN_OPT(ncold), "LIST", "100,1000", 0, 0,
                "cold lookups per process, comma-separated"),
-    BENCH_U64("warm", OPEN_OPT(warm), "M", "300000", 0, 0, "warm lookups per store and run (0: none)"),
+    BENCH_U64("warm", OPEN_OPT(warm), "M", "300000", 0, 0,
+              "warm lookups per store and run (0: none)"),
     BENCH_STR("tern", OPEN_OPT(tern), "PATH", NULL, "the tern tool (next to tern-bench)"),
     BENCH_STR("dir", OPEN_OPT(parent), "PATH", "/var/tmp", "parent of the scratch directory"),
     BENCH_U64("seed", OPEN_OPT(seed), "S", "0x6f70656e" /* "open" */, 0, 0, "key seed"),
@@ -78,15 +79,11 @@ static const bench_opt k_open_opts[] = {
               "of fresh,cold,warm"),
 };
 
-static const bench_cmd k_open_cmd = {
-    .name = "open",
-    .synopsis = "[options]",
-    .summary = "cold open + get in fresh processes, and cold/warm\n"
-               "                            lookups by read mode, tern vs LMDB",
-    .opts = k_open_opts,
-    .nopts = BENCH_NOPTS(k_open_opts),
-    .struct_size = sizeof(open_opts),
-    .check = open_check};
+static const bench_cmd k_open_cmd =
+    BENCH_CMD("open", "[options]",
+              "cold open + get in fresh processes, and cold/warm\n"
+              "                            lookups by read mode, tern vs LMDB",
+              k_open_opts, open_opts, open_check);
 
 void tern_bench_open_usage(FILE *out) { bench_opts_usage(&k_open_cmd, out); }
 

@@ -122,8 +122,7 @@ static int apply_defaults(const bench_cmd *cmd, void *opts) {
   memset(opts, 0, cmd->struct_size);
   for (size_t i = 0; i < cmd->nopts; i++) {
     const bench_opt *d = &cmd->opts[i];
-    if (d->def && apply(d, d->def, opts) != 0)
-      return fail(cmd, "bad default for", d->name, d->def);
+    if (d->def && apply(d, d->def, opts) != 0) return fail(cmd, "bad default for", d->name, d->def);
   }
   return 0;
 }
@@ -197,7 +196,9 @@ void bench_opts_usage(const bench_cmd *cmd, FILE *out) {
     char head[64];
     int is_flag = d->kind == BENCH_OPT_FLAG;
     int n = snprintf(head, sizeof head, "  --%s%s%s", d->name, is_flag ? "" : " ",
-                     is_flag ? "" : d->arg ? d->arg : "X");
+                     is_flag  ? ""
+                     : d->arg ? d->arg
+                              : "X");
     if (n < 0) n = 0;
     fprintf(out, "%-*s", USAGE_COL, head);
     if (n >= USAGE_COL) fprintf(out, "\n%*s", USAGE_COL, "");

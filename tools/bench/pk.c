@@ -61,7 +61,8 @@ static const bench_opt k_pk_opts[] = {
     BENCH_U64("segments", PK_OPT(segments), "S", "1", 1, 0, "tern: S bulk commits of docs/S each"),
     BENCH_U64("warm", PK_OPT(warm), "N", "1000000", 0, UINT32_MAX - 1,
               "warm lookups per run, present and absent each"),
-    BENCH_STR("dir", PK_OPT(parent), "DIR", "/var/tmp", "parent of the scratch directory (not tmpfs)"),
+    BENCH_STR("dir", PK_OPT(parent), "DIR", "/var/tmp",
+              "parent of the scratch directory (not tmpfs)"),
     BENCH_STR("out", PK_OPT(out), "OUTDIR", "bench-out",
               "results.csv, build.csv, results.md, cold-lookups.png"),
     BENCH_FLAG("lmdb-readahead", PK_OPT(lmdb_readahead), 1, 1,
@@ -78,13 +79,8 @@ static const bench_opt k_pk_opts[] = {
     BENCH_FLAG("keep", PK_OPT(keep), 1, 0, "keep the scratch directory"),
 };
 
-static const bench_cmd k_pk_cmd = {.name = "pk",
-                                   .synopsis = "[options]",
-                                   .summary = "cold/warm primary-key lookups: tern vs LMDB",
-                                   .opts = k_pk_opts,
-                                   .nopts = BENCH_NOPTS(k_pk_opts),
-                                   .struct_size = sizeof(pk_opts),
-                                   .check = pk_check};
+static const bench_cmd k_pk_cmd = BENCH_CMD(
+    "pk", "[options]", "cold/warm primary-key lookups: tern vs LMDB", k_pk_opts, pk_opts, pk_check);
 
 void tern_bench_pk_usage(FILE *out) { bench_opts_usage(&k_pk_cmd, out); }
 
@@ -107,8 +103,8 @@ static int build_tern(pk_store *s, const bench_keys *k, const pk_opts *o) {
     if ((rc = tern_txn_begin(&txn, idx, TERN_TXN_BULK)) != TERN_OK) goto fail;
     for (size_t i = from; i < to; i++) {
       bench_value_fill(pk_vbuf, (uint32_t)i, pk_values);
-      if ((rc = tern_put(txn, bench_key_at(k, i), bench_key_len(k, i), pk_vbuf, pk_values, NULL, 0)) !=
-          TERN_OK) {
+      if ((rc = tern_put(txn, bench_key_at(k, i), bench_key_len(k, i), pk_vbuf, pk_values, NULL,
+                         0)) != TERN_OK) {
         tern_abort(txn);
         goto fail;
       }
@@ -260,12 +256,13 @@ static int write_outputs(const pk_opts *o, pk_store *st, size_t ns, const pk_row
   int rc = bench_mkdirs(o->out);
   if (rc == 0)
     rc = pk_write_results_csv(bench_path(path, sizeof path, o->out, "results.csv"), rows, st, o);
-  if (rc == 0) rc = pk_write_build_csv(bench_path(path, sizeof path, o->out, "build.csv"), st, ns, o);
+  if (rc == 0)
+    rc = pk_write_build_csv(bench_path(path, sizeof path, o->out, "build.csv"), st, ns, o);
   if (rc == 0 && base->n)
     rc = write_baseline_csv(bench_path(path, sizeof path, o->out, "baseline.csv"), base, raw);
   if (rc == 0)
-    rc = pk_write_results_md(bench_path(path, sizeof path, o->out, "results.md"), rows, base, raw, st,
-                          ns, o, cmdline, work);
+    rc = pk_write_results_md(bench_path(path, sizeof path, o->out, "results.md"), rows, base, raw,
+                             st, ns, o, cmdline, work);
   if (rc) {
     bench_log("tern-bench pk: writing %s: %s", o->out, strerror(-rc));
     return rc;

@@ -36,7 +36,6 @@ typedef struct pk_opts {
 enum { STORE_TERN, STORE_LMDB };
 enum { PHASE_COLD_PRESENT, PHASE_COLD_ABSENT, PHASE_WARM_PRESENT, PHASE_WARM_ABSENT, NPHASES };
 
-
 typedef struct pk_store {
   const char *name;
   int kind;

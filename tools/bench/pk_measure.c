@@ -18,7 +18,7 @@
 /* ------------------------------------------------------------ stores */
 
 const char *const pk_phase_names[NPHASES] = {"cold-present", "cold-absent", "warm-present",
-                                                   "warm-absent"};
+                                             "warm-absent"};
 
 static int store_open(pk_store *s, char *msg, size_t cap) {
   if (s->kind == STORE_LMDB) return bench_lmdb_open(&s->lmdb, s->dir, s->nordahead, msg, cap);
@@ -68,7 +68,6 @@ static int store_get(pk_store *s, const uint8_t *key, size_t len, uint32_t *doc)
   return 0;
 }
 
-
 static pk_row *rows_add(pk_rows *r) {
   if (r->n == r->cap) {
     size_t cap = r->cap ? r->cap * 2 : 64;
@@ -96,7 +95,9 @@ typedef struct pk_batch {
   bench_key_stream ks;
 } pk_batch;
 
-static int batch_stream(pk_batch *b) { return bench_key_stream_fill(&b->ks, b->keys, b->idx, b->n); }
+static int batch_stream(pk_batch *b) {
+  return bench_key_stream_fill(&b->ks, b->keys, b->idx, b->n);
+}
 
 static void batch_stream_free(pk_batch *b) { bench_key_stream_free(&b->ks); }
 
@@ -190,9 +191,8 @@ static int raw_reads(const char *raw, uint64_t n, uint64_t run, const pk_opts *o
   return 0;
 }
 
-int pk_cold_phase(pk_store *stores, size_t ns, const bench_keys *present,
-                      const bench_keys *absent, const pk_opts *o, pk_rows *rows, const char *raw,
-                      pk_rows *base) {
+int pk_cold_phase(pk_store *stores, size_t ns, const bench_keys *present, const bench_keys *absent,
+                  const pk_opts *o, pk_rows *rows, const char *raw, pk_rows *base) {
   size_t maxn = 0;
   for (size_t i = 0; i < o->nlookups; i++)
     if (o->lookups[i] > maxn) maxn = o->lookups[i];
@@ -315,8 +315,8 @@ static __attribute__((noinline)) int same_lmdb_file(const pk_store *a, const pk_
   return a->kind == STORE_LMDB && b->kind == STORE_LMDB && strcmp(a->dir, b->dir) == 0;
 }
 
-int pk_warm_phase(pk_store *stores, size_t ns, const bench_keys *present,
-                      const bench_keys *absent, const pk_opts *o, pk_rows *rows) {
+int pk_warm_phase(pk_store *stores, size_t ns, const bench_keys *present, const bench_keys *absent,
+                  const pk_opts *o, pk_rows *rows) {
   if (o->warm == 0) return 0;
   unsigned char first[8] = {0}, second[8] = {0};
   int more = 0;
@@ -332,4 +332,3 @@ int pk_warm_phase(pk_store *stores, size_t ns, const bench_keys *present,
   if (rc == 0 && more) rc = warm_group(stores, ns, second, present, absent, o, rows);
   return rc;
 }
-

@@ -57,8 +57,7 @@ static pk_stat stat_of(const pk_rows *r, size_t store, int phase, uint64_t n) {
   return st;
 }
 
-int pk_write_results_csv(const char *path, const pk_rows *r, pk_store *stores,
-                             const pk_opts *o) {
+int pk_write_results_csv(const char *path, const pk_rows *r, pk_store *stores, const pk_opts *o) {
   FILE *f = fopen(path, "w");
   if (!f) return -errno;
   fprintf(f, "store,keys,phase,n,run,total_ms,us_per_lookup,reads_per_lookup,majflt_per_lookup,"
@@ -319,9 +318,9 @@ static void md_targets(FILE *f, const pk_rows *r, const pk_rows *base, pk_store 
           (double)(stores[t1].b_terms + stores[t1].b_index + stores[t1].b_postings) / d);
 }
 
-int pk_write_results_md(const char *path, const pk_rows *r, const pk_rows *base,
-                            const char *raw, pk_store *stores, size_t ns, const pk_opts *o,
-                            const char *cmdline, const char *workdir) {
+int pk_write_results_md(const char *path, const pk_rows *r, const pk_rows *base, const char *raw,
+                        pk_store *stores, size_t ns, const pk_opts *o, const char *cmdline,
+                        const char *workdir) {
   FILE *f = fopen(path, "w");
   if (!f) return -errno;
   char machine[256];
@@ -357,7 +356,7 @@ int pk_write_results_md(const char *path, const pk_rows *r, const pk_rows *base,
 
 /* cold-lookups.dat / .gp / .png in `out`.  1 when the PNG was made. */
 int pk_write_plot(const char *out, const pk_rows *r, const pk_rows *base, pk_store *stores,
-                      size_t ns, const pk_opts *o) {
+                  size_t ns, const pk_opts *o) {
   char path[4096];
   FILE *f = fopen(bench_path(path, sizeof path, out, "cold-lookups.dat"), "w");
   if (!f) return 0;
@@ -386,7 +385,8 @@ int pk_write_plot(const char *out, const pk_rows *r, const pk_rows *base, pk_sto
           "set title 'Cold primary-key lookups, %llu %s keys'\n"
           "set key top right\nset format x '10^{%%L}'\n"
           "plot ",
-          (unsigned long long)o->runs, (unsigned long long)o->docs, bench_key_shape_name(o->spec.shape));
+          (unsigned long long)o->runs, (unsigned long long)o->docs,
+          bench_key_shape_name(o->spec.shape));
   for (size_t s = 0; s < ns; s++)
     fprintf(f, "%s'cold-lookups.dat' using 1:%zu with linespoints lw 2 title '%s'",
             s ? ", \\\n  " : "", s + 2, stores[s].name);
@@ -409,4 +409,3 @@ int pk_write_plot(const char *out, const pk_rows *r, const pk_rows *base, pk_sto
   if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 0;
   return access(bench_path(path, sizeof path, out, "cold-lookups.png"), R_OK) == 0;
 }
-

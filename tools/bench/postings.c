@@ -50,14 +50,10 @@ static const bench_opt k_pb_opts[] = {
               "directory for the scratch .doc file (default $TMPDIR or /tmp)"),
 };
 
-static const bench_cmd k_pb_cmd = {
-    .name = "postings",
-    .synopsis = "[options]",
-    .summary = "postings decode, iteration and advance speed,\n"
-               "against a varint baseline in the same run",
-    .opts = k_pb_opts,
-    .nopts = BENCH_NOPTS(k_pb_opts),
-    .struct_size = sizeof(pb_opts)};
+static const bench_cmd k_pb_cmd = BENCH_CMD("postings", "[options]",
+                                            "postings decode, iteration and advance speed,\n"
+                                            "against a varint baseline in the same run",
+                                            k_pb_opts, pb_opts, NULL);
 
 void tern_bench_postings_usage(FILE *out) { bench_opts_usage(&k_pb_cmd, out); }
 

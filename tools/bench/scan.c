@@ -42,13 +42,9 @@ static const bench_opt k_scan_opts[] = {
     BENCH_STR("dir", SCAN_OPT(parent), "PATH", "/var/tmp", "parent of the scratch directory"),
 };
 
-static const bench_cmd k_scan_cmd = {
-    .name = "scan",
-    .synopsis = "[options]",
-    .summary = "key cursors and hit resolution, tern vs LMDB (warm)",
-    .opts = k_scan_opts,
-    .nopts = BENCH_NOPTS(k_scan_opts),
-    .struct_size = sizeof(scan_opts)};
+static const bench_cmd k_scan_cmd =
+    BENCH_CMD("scan", "[options]", "key cursors and hit resolution, tern vs LMDB (warm)",
+              k_scan_opts, scan_opts, NULL);
 
 void tern_bench_scan_usage(FILE *out) { bench_opts_usage(&k_scan_cmd, out); }
 
@@ -281,8 +277,9 @@ int tern_bench_scan(int argc, char **argv) {
   int prc = bench_opts_parse(&k_scan_cmd, &o, argc, argv);
   if (prc) return bench_opts_exit(prc);
   bench_print_header(argc, argv);
-  printf("# %llu %s keys, %llu-byte values, %llu rounds (medians), warm\n", (unsigned long long)o.keys, bench_key_shape_name(o.shape),
-         (unsigned long long)o.vbytes, (unsigned long long)o.rounds);
+  printf("# %llu %s keys, %llu-byte values, %llu rounds (medians), warm\n",
+         (unsigned long long)o.keys, bench_key_shape_name(o.shape), (unsigned long long)o.vbytes,
+         (unsigned long long)o.rounds);
   bench_keys k = {0};
   char *dir = bench_mkdtemp(o.parent, "tern-scan");
   if (!dir || bench_keys_generate(&k, o.shape, (size_t)o.keys, o.seed) || bench_keys_sort(&k)) {

@@ -65,7 +65,8 @@ static const char *seek_check(void *opts) {
 
 #define SEEK_OPT(field) offsetof(seek_opts, field)
 static const bench_opt k_seek_opts[] = {
-    BENCH_U64("docs", SEEK_OPT(keys), "N", "10000000", 0, 0, "unique keys (a file's keys: at most N)"),
+    BENCH_U64("docs", SEEK_OPT(keys), "N", "10000000", 0, 0,
+              "unique keys (a file's keys: at most N)"),
     BENCH_CUSTOM("keys", SEEK_OPT(spec), parse_keys, "SHAPE", "random",
                  "random | uuid4 | sequential | timeprefixed | decimal | paths |\n"
                  "packages | emails | varlen | file:PATH; a number: --docs"),
@@ -77,17 +78,14 @@ static const bench_opt k_seek_opts[] = {
     BENCH_U64("restart", SEEK_OPT(restart), "R", NULL, 1, 255,
               "terms block restart interval (the writer's default)"),
     BENCH_STR("dir", SEEK_OPT(parent), "PATH", "/var/tmp", "parent of the scratch directory"),
-    BENCH_CHOICE("only", SEEK_OPT(only), "SIDE", "tern|lmdb", NULL, "tern | lmdb: time one side only"),
+    BENCH_CHOICE("only", SEEK_OPT(only), "SIDE", "tern|lmdb", NULL,
+                 "tern | lmdb: time one side only"),
     BENCH_FLAG("keep", SEEK_OPT(keep), 1, 0, "keep the scratch directory"),
 };
 
-static const bench_cmd k_seek_cmd = {.name = "seek",
-                                     .synopsis = "[options]",
-                                     .summary = "warm primary-key lookups: codec vs LMDB mdb_get",
-                                     .opts = k_seek_opts,
-                                     .nopts = BENCH_NOPTS(k_seek_opts),
-                                     .struct_size = sizeof(seek_opts),
-                                     .check = seek_check};
+static const bench_cmd k_seek_cmd =
+    BENCH_CMD("seek", "[options]", "warm primary-key lookups: codec vs LMDB mdb_get", k_seek_opts,
+              seek_opts, seek_check);
 
 void tern_bench_seek_usage(FILE *out) { bench_opts_usage(&k_seek_cmd, out); }
 

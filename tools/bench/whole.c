@@ -47,7 +47,6 @@ void tern_bench_lmdb_get_usage(FILE *out);
 int tern_bench_whole(int argc, char **argv);
 void tern_bench_whole_usage(FILE *out);
 
-
 /* ------------------------------------------------------------ the reader */
 
 typedef struct lmdb_get_opts {
@@ -158,13 +157,9 @@ static const bench_opt k_whole_opts[] = {
     BENCH_FLAG("keep", WHOLE_OPT(keep), 1, 0, "keep the scratch directory"),
 };
 
-static const bench_cmd k_whole_cmd = {
-    .name = "whole",
-    .synopsis = "[options]",
-    .summary = "warm whole-process lookups: `tern get DIR -` vs lmdb-get",
-    .opts = k_whole_opts,
-    .nopts = BENCH_NOPTS(k_whole_opts),
-    .struct_size = sizeof(whole_opts)};
+static const bench_cmd k_whole_cmd =
+    BENCH_CMD("whole", "[options]", "warm whole-process lookups: `tern get DIR -` vs lmdb-get",
+              k_whole_opts, whole_opts, NULL);
 
 void tern_bench_whole_usage(FILE *out) { bench_opts_usage(&k_whole_cmd, out); }
 
@@ -370,9 +365,9 @@ int tern_bench_whole(int argc, char **argv) {
   bench_print_header(argc, argv);
   printf("# keys %s%s%s: %zu, mean %.1f bytes; values %llu bytes; %llu keys per "
          "process, %llu runs, warm\n",
-         bench_key_shape_name(o.spec.shape), o.spec.path ? ":" : "",
-         o.spec.path ? o.spec.path : "", k.n, bench_keys_mean_len(&k),
-         (unsigned long long)o.values, (unsigned long long)o.lookups, (unsigned long long)o.runs);
+         bench_key_shape_name(o.spec.shape), o.spec.path ? ":" : "", o.spec.path ? o.spec.path : "",
+         k.n, bench_keys_mean_len(&k), (unsigned long long)o.values, (unsigned long long)o.lookups,
+         (unsigned long long)o.runs);
   if (whole_build(&o, &w, dir, &k) != 0) goto out;
   bench_rng rng;
   bench_rng_init(&rng, o.seed ^ 0x100cull);
