@@ -32,6 +32,7 @@
  */
 #include "tools/bench/bench.h"
 #include "tools/bench/engine.h"
+#include "tools/bench/harness.h"
 #include "tools/bench/opts.h"
 #include "tools/bench/bench_common.h"
 
@@ -138,6 +139,22 @@ static double time_codec_path(tern_seg *seg, uint64_t space, uint64_t n, uint64_
   double ns = (bench_now() - t0) * 1e9 / (double)n;
   tern_seg_cursor_release(&c);
   return ns;
+}
+
+int engine_two_way(const eopts *o, double (*fn)(void *, size_t, size_t, size_t), void *ctx,
+                   const char *title, const char *head, const char *const labels[3],
+                   const char *fmt) {
+  bench_rounds r = {.contenders = 2, .measures = 1, .rounds = (size_t)o->runs};
+  int rc = bench_rounds_run(&r, fn, NULL, ctx);
+  if (rc == 0) {
+    printf("%s\n%s\n", title, head);
+    bench_rounds_row(&r, labels[0], 0, 0, fmt);
+    bench_rounds_row(&r, labels[1], 1, 0, fmt);
+    bench_rounds_ratio_row(&r, labels[2], 0, 1, 0);
+    printf("\n");
+  }
+  bench_rounds_free(&r);
+  return rc ? 1 : 0;
 }
 
 /* The name of the one segment in `dir`, found through the codec's file

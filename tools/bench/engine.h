@@ -33,6 +33,14 @@ tern_index *fresh_index(const char *dir);
 double time_gets(tern_snapshot *s, uint64_t space, uint64_t n, uint64_t offset, uint64_t seed,
                  uint64_t *found);
 
+/* Two contenders (0 and 1) timed by fn over o->runs rounds (the harness),
+ * then a table: `title`, `head` (the header row), a row per contender
+ * (labels[0], labels[1], numbers printed with fmt) and the ratio 1 / 0
+ * (labels[2]).  0, or 1 on a failure. */
+int engine_two_way(const eopts *o, double (*fn)(void *, size_t, size_t, size_t), void *ctx,
+                   const char *title, const char *head, const char *const labels[3],
+                   const char *fmt);
+
 /* The phases: 0, or 1 after logging what failed. */
 int phase_absent(const eopts *o);
 int phase_incremental(const eopts *o);

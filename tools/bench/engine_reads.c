@@ -393,25 +393,22 @@ static double time_delete_or_get(void *ctx, size_t who, size_t m, size_t run) {
 }
 
 int phase_delete(const eopts *o) {
+  static const char *const labels[3] = {"tern_get (snapshot)", "tern_delete (transaction)",
+                                        "ratio delete / get"};
   char *dir = bench_mkdtemp(o->parent, "engine-delete");
   tern_index *idx = dir ? fresh_index(dir) : NULL;
   if (!idx || engine_load(idx, 0, o->docs)) return 1;
   delete_run x = {idx, o->docs, o->lookups < o->docs / 8 ? o->lookups : o->docs / 8};
-  bench_rounds r = {.contenders = 2, .measures = 1, .rounds = (size_t)o->runs};
+  char title[256];
+  snprintf(title, sizeof title,
+           "delete: %llu keys per run of a one-segment index of %llu docs (warm), %llu runs",
+           (unsigned long long)x.n, (unsigned long long)o->docs, (unsigned long long)o->runs);
   time_same_gets(idx, o->docs, x.n, 1); /* warm the cache */
-  int rc = bench_rounds_run(&r, time_delete_or_get, NULL, &x);
+  int rc =
+      engine_two_way(o, time_delete_or_get, &x, title,
+                     "| operation | ns (median) | min | max |\n|---|---|---|---|", labels, "%.0f");
   tern_close(idx);
   bench_rmtree(dir);
   free(dir);
-  if (rc == 0) {
-    printf("delete: %llu keys per run of a one-segment index of %llu docs (warm), %llu runs\n",
-           (unsigned long long)x.n, (unsigned long long)o->docs, (unsigned long long)o->runs);
-    printf("| operation | ns (median) | min | max |\n|---|---|---|---|\n");
-    bench_rounds_row(&r, "tern_get (snapshot)", 0, 0, "%.0f");
-    bench_rounds_row(&r, "tern_delete (transaction)", 1, 0, "%.0f");
-    bench_rounds_ratio_row(&r, "ratio delete / get", 0, 1, 0);
-    printf("\n");
-  }
-  bench_rounds_free(&r);
-  return rc ? 1 : 0;
+  return rc;
 }

@@ -7,7 +7,6 @@
  */
 #include "tools/bench/bench_common.h"
 #include "tools/bench/engine.h"
-#include "tools/bench/harness.h"
 
 #include "tern.h"
 
@@ -74,20 +73,14 @@ static double time_commits(void *ctx, size_t who, size_t m, size_t run) {
 }
 
 int phase_commit(const eopts *o) {
-  bench_rounds r = {.contenders = 2, .measures = 1, .rounds = (size_t)o->runs};
-  if (bench_rounds_run(&r, time_commits, NULL, (void *)o) != 0) {
-    bench_rounds_free(&r);
-    return 1;
-  }
-  printf("commit: %llu one-document commits per run on %s, %llu runs\n",
-         (unsigned long long)o->commits, bench_fs_name(o->parent), (unsigned long long)o->runs);
-  printf("| path | commits/s (median) | min | max |\n|---|---|---|---|\n");
-  bench_rounds_row(&r, "bare LMDB put + commit", 0, 0, "%.0f");
-  bench_rounds_row(&r, "tern put + commit", 1, 0, "%.0f");
-  bench_rounds_ratio_row(&r, "ratio tern / LMDB", 0, 1, 0);
-  printf("\n");
-  bench_rounds_free(&r);
-  return 0;
+  static const char *const labels[3] = {"bare LMDB put + commit", "tern put + commit",
+                                        "ratio tern / LMDB"};
+  char title[256];
+  snprintf(title, sizeof title, "commit: %llu one-document commits per run on %s, %llu runs",
+           (unsigned long long)o->commits, bench_fs_name(o->parent), (unsigned long long)o->runs);
+  return engine_two_way(o, time_commits, (void *)o, title,
+                        "| path | commits/s (median) | min | max |\n|---|---|---|---|", labels,
+                        "%.0f");
 }
 
 int phase_import(const eopts *o) {
@@ -237,20 +230,15 @@ static double time_buffered(void *ctx, size_t k, size_t m, size_t run) {
 }
 
 int phase_buffer(const eopts *o) {
-  bench_rounds r = {.contenders = 2, .measures = 1, .rounds = (size_t)o->runs};
-  if (bench_rounds_run(&r, time_buffered, NULL, (void *)o) != 0) {
-    bench_rounds_free(&r);
-    return 1;
-  }
-  printf("buffer: %llu x (put + commit + snapshot open + get + close) per run on %s, %llu runs\n",
-         (unsigned long long)o->commits, bench_fs_name(o->parent), (unsigned long long)o->runs);
-  printf("| documents buffered | µs per round (median) | min | max |\n|---|---|---|---|\n");
-  bench_rounds_row(&r, "100", 0, 0, "%.2f");
-  bench_rounds_row(&r, "100,000", 1, 0, "%.2f");
-  bench_rounds_ratio_row(&r, "ratio 100,000 / 100", 0, 1, 0);
-  printf("\n");
-  bench_rounds_free(&r);
-  return 0;
+  static const char *const labels[3] = {"100", "100,000", "ratio 100,000 / 100"};
+  char title[256];
+  snprintf(title, sizeof title,
+           "buffer: %llu x (put + commit + snapshot open + get + close) per run on %s, %llu runs",
+           (unsigned long long)o->commits, bench_fs_name(o->parent), (unsigned long long)o->runs);
+  return engine_two_way(
+      o, time_buffered, (void *)o, title,
+      "| documents buffered | µs per round (median) | min | max |\n|---|---|---|---|", labels,
+      "%.2f");
 }
 
 static int cmp_double(const void *a, const void *b) {

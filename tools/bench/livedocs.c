@@ -191,62 +191,44 @@ static void tern_iter_init(tern_ld_iter *it, const tern_livedocs *ld, int live) 
 
 /* The caller's best use: whole batches; the sink takes each batch's size
  * and last doc (what a consumer does with the docs is the same for both). */
-static double time_tern_batch(const tern_livedocs *ld, int live) {
+static NOIPA uint64_t walk_tern_batch(const tern_livedocs *ld, int live) {
   tern_ld_iter it;
   uint64_t s = 0;
-  double t0 = bench_now();
   tern_iter_init(&it, ld, live);
   for (size_t m; (m = tern_ld_iter_next_batch(&it, g_buf, BATCH)) != 0;) s += m + g_buf[m - 1];
-  double t = bench_now() - t0;
-  g_sink += s;
-  return t;
+  return s;
 }
-static double time_dense_batch(const dense *dn, int live) {
+static NOIPA uint64_t walk_dense_batch(const dense *dn, int live) {
   dense_iter it;
   uint64_t s = 0;
-  double t0 = bench_now();
   dense_iter_init(&it, dn, live);
   for (size_t m; (m = dense_next_batch(&it, g_buf, BATCH)) != 0;) s += m + g_buf[m - 1];
-  double t = bench_now() - t0;
-  g_sink += s;
-  return t;
+  return s;
 }
-static double time_tern_next(const tern_livedocs *ld, int live) {
+static NOIPA uint64_t walk_tern_next(const tern_livedocs *ld, int live) {
   tern_ld_iter it;
   uint64_t s = 0;
-  double t0 = bench_now();
   tern_iter_init(&it, ld, live);
   for (uint32_t d; (d = tern_ld_iter_next(&it)) != TERN_LD_END;) s += d;
-  double t = bench_now() - t0;
-  g_sink += s;
-  return t;
+  return s;
 }
-static double time_dense_next(const dense *dn, int live) {
+static NOIPA uint64_t walk_dense_next(const dense *dn, int live) {
   dense_iter it;
   uint64_t s = 0;
-  double t0 = bench_now();
   dense_iter_init(&it, dn, live);
   for (uint32_t d; (d = dense_next(&it)) != TERN_LD_END;) s += d;
-  double t = bench_now() - t0;
-  g_sink += s;
-  return t;
+  return s;
 }
 
-static double time_tern_probe(const tern_livedocs *ld, const uint32_t *p, size_t n) {
+static NOIPA uint64_t probe_tern(const tern_livedocs *ld, const uint32_t *p, size_t n) {
   uint64_t s = 0;
-  double t0 = bench_now();
   for (size_t i = 0; i < n; i++) s += (uint64_t)tern_livedocs_is_live(ld, p[i]);
-  double t = bench_now() - t0;
-  g_sink += s;
-  return t;
+  return s;
 }
-static double time_dense_probe(const dense *dn, const uint32_t *p, size_t n) {
+static NOIPA uint64_t probe_dense(const dense *dn, const uint32_t *p, size_t n) {
   uint64_t s = 0;
-  double t0 = bench_now();
   for (size_t i = 0; i < n; i++) s += (uint64_t)dense_is_live(dn, p[i]);
-  double t = bench_now() - t0;
-  g_sink += s;
-  return t;
+  return s;
 }
 
 /* An order-sensitive digest of what each side iterates, untimed. */
@@ -355,16 +337,23 @@ static int fixture_make(fixture *f, const row *r, uint64_t nprobes, uint64_t see
 /* The measures of a round, each by tern (contender 0) and dense (1). */
 enum { M_DEL, M_LIVE, M_PROBE, M_NEXT_DEL, M_NEXT_LIVE, M_COUNT };
 
+/* Seconds of one measure by tern (who 0) or dense (1); the sink takes what
+ * the walk saw, so that no side can skip it. */
 static double time_side(void *ctx, size_t who, size_t m, size_t round) {
   const fixture *f = ctx;
   (void)round;
   int live = m == M_LIVE || m == M_NEXT_LIVE;
+  uint64_t s;
+  double t0 = bench_now();
   if (m == M_DEL || m == M_LIVE)
-    return who ? time_dense_batch(&f->dn, live) : time_tern_batch(f->ld, live);
-  if (m == M_PROBE)
-    return who ? time_dense_probe(&f->dn, f->probes, f->nprobes)
-               : time_tern_probe(f->ld, f->probes, f->nprobes);
-  return who ? time_dense_next(&f->dn, live) : time_tern_next(f->ld, live);
+    s = who ? walk_dense_batch(&f->dn, live) : walk_tern_batch(f->ld, live);
+  else if (m == M_PROBE)
+    s = who ? probe_dense(&f->dn, f->probes, f->nprobes) : probe_tern(f->ld, f->probes, f->nprobes);
+  else
+    s = who ? walk_dense_next(&f->dn, live) : walk_tern_next(f->ld, live);
+  double t = bench_now() - t0;
+  g_sink += s;
+  return t;
 }
 
 static int run_row(const row *r, uint64_t runs, uint64_t nprobes, uint64_t seed, result *res) {

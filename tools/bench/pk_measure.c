@@ -81,6 +81,17 @@ static pk_row *rows_add(pk_rows *r) {
   return row;
 }
 
+/* A new row of store s, phase and run; NULL without memory. */
+static pk_row *new_row(pk_rows *rows, size_t s, int phase, uint64_t run) {
+  pk_row *row = rows_add(rows);
+  if (row) {
+    row->store = s;
+    row->phase = phase;
+    row->run = (int)run;
+  }
+  return row;
+}
+
 /* A batch of lookups: indices into `keys`; present ones expect their index
  * as doc id, absent ones expect no answer. */
 typedef struct pk_batch {
@@ -215,15 +226,12 @@ int pk_cold_phase(pk_store *stores, size_t ns, const bench_keys *present, const 
                         .idx = phase == PHASE_COLD_PRESENT ? pidx : aidx,
                         .n = n,
                         .present = phase == PHASE_COLD_PRESENT};
-          pk_row *row = rows_add(rows);
+          pk_row *row = new_row(rows, s, phase, run);
           if (!row || batch_stream(&b) != 0) {
             batch_stream_free(&b);
             rc = -1;
             break;
           }
-          row->store = s;
-          row->phase = phase;
-          row->run = (int)run;
           char label[96];
           snprintf(label, sizeof label, "%s %s N=%llu", stores[s].name, pk_phase_names[phase],
                    (unsigned long long)n);
@@ -282,14 +290,11 @@ static int warm_group(pk_store *stores, size_t ns, const unsigned char *pick,
     }
     for (size_t s = 0; rc == 0 && s < ns; s++) {
       for (int phase = PHASE_WARM_PRESENT; pick[s] && phase <= PHASE_WARM_ABSENT; phase++) {
-        pk_row *row = rows_add(rows);
+        pk_row *row = new_row(rows, s, phase, run);
         if (!row) {
           rc = -1;
           break;
         }
-        row->store = s;
-        row->phase = phase;
-        row->run = (int)run;
         char label[96];
         snprintf(label, sizeof label, "%s %s run %llu", stores[s].name, pk_phase_names[phase],
                  (unsigned long long)run);
