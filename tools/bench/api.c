@@ -86,7 +86,7 @@ static const bench_opt k_api_opts[] = {
     BENCH_U64("rounds", API_OPT(rounds), "R", "5", 1, 0,
               "rounds, alternating which store runs first"),
     BENCH_U64("seed", API_OPT(seed), "S", "1", 0, 0, "key and sample seed"),
-    BENCH_STR("dir", API_OPT(parent), "PATH", "/var/tmp", "parent of the scratch directory"),
+    BENCH_SCRATCH_DIR(API_OPT(parent)),
 };
 
 static const bench_cmd k_api_cmd =

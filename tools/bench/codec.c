@@ -69,7 +69,7 @@ static const bench_opt k_codec_opts[] = {
                0, TERN_PULSE_MAX, "pulsing thresholds of the Zipf field"),
     BENCH_U64("zipf-lookups", CODEC_OPT(zipf_lookups), "N", "1000", 1, 0,
               "cold term lookups per run"),
-    BENCH_STR("dir", CODEC_OPT(parent), "DIR", "/var/tmp", "parent of the scratch directory"),
+    BENCH_SCRATCH_DIR(CODEC_OPT(parent)),
     BENCH_STR("out", CODEC_OPT(out), "OUTDIR", "bench-out",
               "codec-pk.csv, codec-zipf.csv, codec.md"),
     BENCH_U64("seed", CODEC_OPT(seed), "S", "0x636F646563" /* "codec" */, 0, 0, "generator seed"),

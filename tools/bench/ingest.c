@@ -54,7 +54,7 @@ static const bench_opt k_ing_opts[] = {
               "present and absent keys looked up per round, each"),
     BENCH_U64("rounds", ING_OPT(rounds), "R", "7", 1, 0, "rounds, rotating which index runs first"),
     BENCH_U64("seed", ING_OPT(seed), "S", "1", 0, 0, "key seed"),
-    BENCH_STR("dir", ING_OPT(parent), "PATH", "/var/tmp", "parent of the scratch directory"),
+    BENCH_SCRATCH_DIR(ING_OPT(parent)),
 };
 
 static const bench_cmd k_ing_cmd =

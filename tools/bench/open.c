@@ -71,7 +71,7 @@ static const bench_opt k_open_opts[] = {
     BENCH_U64("warm", OPEN_OPT(warm), "M", "300000", 0, 0,
               "warm lookups per store and run (0: none)"),
     BENCH_STR("tern", OPEN_OPT(tern), "PATH", NULL, "the tern tool (next to tern-bench)"),
-    BENCH_STR("dir", OPEN_OPT(parent), "PATH", "/var/tmp", "parent of the scratch directory"),
+    BENCH_SCRATCH_DIR(OPEN_OPT(parent)),
     BENCH_U64("seed", OPEN_OPT(seed), "S", "0x6f70656e" /* "open" */, 0, 0, "key seed"),
     BENCH_FLAG("keep", OPEN_OPT(keep), 1, 0, "keep the scratch directory"),
     BENCH_STR("at", OPEN_OPT(at), "DIR", NULL, "build into DIR once and reuse it (same options!)"),

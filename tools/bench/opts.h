@@ -104,6 +104,10 @@ typedef struct bench_cmd {
 #define BENCH_CUSTOM(n, o, fn, a, d, h)                                                            \
   { .name = n, .kind = BENCH_OPT_CUSTOM, .off = o, .parse = fn, .arg = a, .def = d, .help = h }
 
+/* The common --dir: where a subcommand makes its scratch directory. */
+#define BENCH_SCRATCH_DIR(o)                                                                       \
+  BENCH_STR("dir", o, "PATH", "/var/tmp", "parent of the scratch directory")
+
 /* The bench_cmd of a subcommand whose options fill a `type` from `table`,
  * checked by chk (or NULL) after parsing. */
 #define BENCH_CMD(n, syn, sum, table, type, chk)                                                   \

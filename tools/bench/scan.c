@@ -39,7 +39,7 @@ static const bench_opt k_scan_opts[] = {
               "short range scans per round, a seek and 10 steps"),
     BENCH_U64("rounds", SCAN_OPT(rounds), "R", "3", 1, SCAN_ROUNDS_MAX, "rounds; medians reported"),
     BENCH_U64("seed", SCAN_OPT(seed), "S", "1", 0, 0, "key seed"),
-    BENCH_STR("dir", SCAN_OPT(parent), "PATH", "/var/tmp", "parent of the scratch directory"),
+    BENCH_SCRATCH_DIR(SCAN_OPT(parent)),
 };
 
 static const bench_cmd k_scan_cmd =

@@ -77,7 +77,7 @@ static const bench_opt k_seek_opts[] = {
     BENCH_U64("seed", SEEK_OPT(seed), "S", "0x7365656b" /* "seek" */, 0, 0, "key seed"),
     BENCH_U64("restart", SEEK_OPT(restart), "R", NULL, 1, 255,
               "terms block restart interval (the writer's default)"),
-    BENCH_STR("dir", SEEK_OPT(parent), "PATH", "/var/tmp", "parent of the scratch directory"),
+    BENCH_SCRATCH_DIR(SEEK_OPT(parent)),
     BENCH_CHOICE("only", SEEK_OPT(only), "SIDE", "tern|lmdb", NULL,
                  "tern | lmdb: time one side only"),
     BENCH_FLAG("keep", SEEK_OPT(keep), 1, 0, "keep the scratch directory"),

@@ -152,7 +152,7 @@ static const bench_opt k_whole_opts[] = {
               "processes per side and key list, alternating\n"
               "which side goes first; medians"),
     BENCH_STR("tern", WHOLE_OPT(tern), "PATH", NULL, "the tern tool (next to tern-bench)"),
-    BENCH_STR("dir", WHOLE_OPT(parent), "PATH", "/var/tmp", "parent of the scratch directory"),
+    BENCH_SCRATCH_DIR(WHOLE_OPT(parent)),
     BENCH_U64("seed", WHOLE_OPT(seed), "S", "0x77686f6c65" /* "whole" */, 0, 0, "key seed"),
     BENCH_FLAG("keep", WHOLE_OPT(keep), 1, 0, "keep the scratch directory"),
 };
