@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCAN_ROUNDS_MAX 50u
+#define SCAN_ROUNDS_MAX 50u /* as before the harness */
 #define SCAN_STEPS 10u
 #define SCAN_HIT_EVERY 33u /* one doc in 33 has the term w:common */
 
@@ -209,67 +209,82 @@ static double tern_hits(tern_snapshot *s, int by_key, sink *out) {
 
 /* ---------------------------------------------------------------- driver */
 
+/* Measures of a round (each by two contenders, the harness alternating
+ * them): the full scan and the range scans (0 tern, 1 LMDB), and the hits
+ * of w:common (0 tern_postings_doc in doc order, 1 each_by_key). */
+enum { M_FULL, M_RANGES, M_HITS, M_COUNT };
+
 typedef struct results {
-  double tf[SCAN_ROUNDS_MAX], lf[SCAN_ROUNDS_MAX], tr[SCAN_ROUNDS_MAX], lr[SCAN_ROUNDS_MAX];
-  double hd[SCAN_ROUNDS_MAX], hk[SCAN_ROUNDS_MAX];
-  sink sf, slf, sr, slr, sh;
+  tern_snapshot *s;
+  MDB_txn *t;
+  MDB_dbi dbi;
+  const bench_keys *k;
+  uint32_t *starts;
+  size_t q;
+  sink seen[M_COUNT][2]; /* what each saw in its last round */
+  bench_rounds rounds;
 } results;
+
+static double time_scan(void *ctx, size_t who, size_t m, size_t round) {
+  results *x = ctx;
+  sink *out = &x->seen[m][who];
+  (void)round;
+  if (m == M_FULL) return who ? lmdb_full(x->t, x->dbi, out) : tern_full(x->s, out);
+  if (m == M_RANGES)
+    return who ? lmdb_ranges(x->t, x->dbi, x->k, x->starts, x->q, out)
+               : tern_ranges(x->s, x->k, x->starts, x->q, out);
+  return tern_hits(x->s, (int)who, out);
+}
 
 static int run_rounds(const scan_opts *o, const char *tdir, const char *ldir, const bench_keys *k,
                       results *r) {
   tern_index *idx;
-  tern_snapshot *s;
-  if (tern_open(&idx, tdir, TERN_RDONLY, NULL) || tern_snapshot_open(&s, idx)) return 1;
   MDB_env *env;
-  MDB_txn *t;
-  MDB_dbi dbi;
+  if (tern_open(&idx, tdir, TERN_RDONLY, NULL) || tern_snapshot_open(&r->s, idx)) return 1;
   if (mdb_env_create(&env) || mdb_env_set_mapsize(env, (size_t)64 << 30) ||
-      mdb_env_open(env, ldir, MDB_RDONLY, 0644) || mdb_txn_begin(env, NULL, MDB_RDONLY, &t) ||
-      mdb_dbi_open(t, NULL, 0, &dbi))
+      mdb_env_open(env, ldir, MDB_RDONLY, 0644) || mdb_txn_begin(env, NULL, MDB_RDONLY, &r->t) ||
+      mdb_dbi_open(r->t, NULL, 0, &r->dbi))
     return 1;
-  uint32_t *starts = malloc(o->ranges * sizeof *starts);
-  if (!starts) return 1;
+  r->k = k;
+  r->q = (size_t)o->ranges;
+  r->starts = malloc((r->q + 1) * sizeof *r->starts);
+  if (!r->starts) return 1;
   bench_rng rng;
   bench_rng_init(&rng, o->seed ^ 0x5ca9);
-  for (size_t i = 0; i < o->ranges; i++)
-    starts[i] = (uint32_t)bench_rng_below(&rng, k->n);
-  for (uint64_t i = 0; i < o->rounds; i++) {
-    r->tf[i] = tern_full(s, &r->sf);
-    r->lf[i] = lmdb_full(t, dbi, &r->slf);
-    r->tr[i] = tern_ranges(s, k, starts, o->ranges, &r->sr);
-    r->lr[i] = lmdb_ranges(t, dbi, k, starts, o->ranges, &r->slr);
-    r->hd[i] = tern_hits(s, 0, &r->sh);
-    r->hk[i] = tern_hits(s, 1, &r->sh);
-  }
-  free(starts);
-  mdb_txn_abort(t);
+  for (size_t i = 0; i < r->q; i++)
+    r->starts[i] = (uint32_t)bench_rng_below(&rng, k->n);
+  r->rounds = (bench_rounds){.contenders = 2, .measures = M_COUNT, .rounds = (size_t)o->rounds};
+  int rc = bench_rounds_run(&r->rounds, time_scan, NULL, r);
+  free(r->starts);
+  mdb_txn_abort(r->t);
   mdb_env_close(env);
-  tern_snapshot_close(s);
+  tern_snapshot_close(r->s);
   tern_close(idx);
-  return 0;
+  return rc ? 1 : 0;
 }
 
 static void report(const scan_opts *o, results *r) {
-  size_t n = (size_t)o->rounds;
-  bench_summary tf = bench_summarize(r->tf, n), lf = bench_summarize(r->lf, n);
-  bench_summary tr = bench_summarize(r->tr, n), lr = bench_summarize(r->lr, n);
-  bench_summary hd = bench_summarize(r->hd, n), hk = bench_summarize(r->hk, n);
+  const bench_rounds *q = &r->rounds;
+  const sink *full = r->seen[M_FULL], *ranges = r->seen[M_RANGES], *hits = r->seen[M_HITS];
+  double tf = bench_rounds_median(q, 0, M_FULL), lf = bench_rounds_median(q, 1, M_FULL);
+  double tr = bench_rounds_median(q, 0, M_RANGES), lr = bench_rounds_median(q, 1, M_RANGES);
+  double hd = bench_rounds_median(q, 0, M_HITS), hk = bench_rounds_median(q, 1, M_HITS);
   printf("| phase | tern | LMDB | tern / LMDB |\n|---|---|---|---|\n");
   printf("| full scan, keys/s (%llu keys + values) | %.2fM | %.2fM | %.2f |\n",
-         (unsigned long long)r->sf.n, r->sf.n / tf.median / 1e6, r->slf.n / lf.median / 1e6,
-         lf.median / tf.median);
+         (unsigned long long)full[0].n, full[0].n / tf / 1e6, full[1].n / lf / 1e6,
+         bench_rounds_ratio(q, M_FULL, 1, 0));
   printf("| range scans (seek + %u next), scans/s | %.0fk | %.0fk | %.2f |\n", SCAN_STEPS,
-         o->ranges / tr.median / 1e3, o->ranges / lr.median / 1e3, lr.median / tr.median);
+         o->ranges / tr / 1e3, o->ranges / lr / 1e3, bench_rounds_ratio(q, M_RANGES, 1, 0));
   printf("\n| hits of w:common (%llu) | ms | ns per hit |\n|---|---|---|\n",
-         (unsigned long long)r->sh.n);
-  printf("| tern_postings_doc per hit, doc order | %.2f | %.0f |\n", hd.median * 1e3,
-         hd.median / (double)r->sh.n * 1e9);
-  printf("| tern_postings_each_by_key, key order | %.2f | %.0f |\n", hk.median * 1e3,
-         hk.median / (double)r->sh.n * 1e9);
-  if (r->sf.n != r->slf.n || r->sr.n != r->slr.n)
+         (unsigned long long)hits[0].n);
+  printf("| tern_postings_doc per hit, doc order | %.2f | %.0f |\n", hd * 1e3,
+         hd / (double)hits[0].n * 1e9);
+  printf("| tern_postings_each_by_key, key order | %.2f | %.0f |\n", hk * 1e3,
+         hk / (double)hits[0].n * 1e9);
+  if (full[0].n != full[1].n || ranges[0].n != ranges[1].n || hits[0].n != hits[1].n)
     printf("\nWARNING: tern and LMDB saw different counts (%llu/%llu, %llu/%llu)\n",
-           (unsigned long long)r->sf.n, (unsigned long long)r->slf.n, (unsigned long long)r->sr.n,
-           (unsigned long long)r->slr.n);
+           (unsigned long long)full[0].n, (unsigned long long)full[1].n,
+           (unsigned long long)ranges[0].n, (unsigned long long)ranges[1].n);
 }
 
 int tern_bench_scan(int argc, char **argv) {
@@ -295,6 +310,7 @@ int tern_bench_scan(int argc, char **argv) {
       build_lmdb(ldir, &k, (size_t)o.vbytes) == 0 && run_rounds(&o, tdir, ldir, &k, r) == 0) {
     report(&o, r);
     ret = 0;
+    bench_rounds_free(&r->rounds);
   } else {
     fprintf(stderr, "scan: failed: %s\n", tern_errmsg());
   }
