@@ -449,7 +449,8 @@ static int parse_list(const char *s, void **out, size_t *n, size_t size,
                       int (*one)(const char *, void *)) {
   *out = NULL;
   *n = 0;
-  if (!s || !*s) return -1;
+  /* strtok_r would skip an empty element ("1,,2"): refuse it instead. */
+  if (!s || !*s || *s == ',' || s[strlen(s) - 1] == ',' || strstr(s, ",,")) return -1;
   size_t cap = 1;
   for (const char *p = s; *p; p++)
     cap += *p == ',';

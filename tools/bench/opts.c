@@ -33,7 +33,7 @@ static int parse_number(const bench_opt *d, const char *text, void *field) {
   return 0;
 }
 
-static int parse_list(const bench_opt *d, const char *text, void *opts) {
+static int apply_list(const bench_opt *d, const char *text, void *opts) {
   size_t n, *count = field_at(opts, d->count_off);
   if (d->kind == BENCH_OPT_U64_LIST) {
     uint64_t *v;
@@ -96,7 +96,7 @@ static int apply(const bench_opt *d, const char *text, void *opts) {
   case BENCH_OPT_STR: *(const char **)field = text; return 0;
   case BENCH_OPT_FLAG: *(int *)field = d->set; return 0;
   case BENCH_OPT_U64_LIST:
-  case BENCH_OPT_DOUBLE_LIST: return parse_list(d, text, opts);
+  case BENCH_OPT_DOUBLE_LIST: return apply_list(d, text, opts);
   case BENCH_OPT_CHOICE: return (*(int *)field = choice_of(d->choices, text)) ? 0 : -1;
   case BENCH_OPT_SET: return (*(int *)field = set_of(d->choices, text)) ? 0 : -1;
   case BENCH_OPT_U64_SET: {
@@ -111,7 +111,7 @@ static int apply(const bench_opt *d, const char *text, void *opts) {
   return -1;
 }
 
-static int fail(const bench_cmd *cmd, const char *what, const char *name, const char *value) {
+static int refuse(const bench_cmd *cmd, const char *what, const char *name, const char *value) {
   fprintf(stderr, "tern-bench %s: %s%s%s%s%s\n", cmd->name, what, name ? " --" : "",
           name ? name : "", value ? ": " : "", value ? value : "");
   fprintf(stderr, "(`tern-bench %s --help` lists the options)\n", cmd->name);
@@ -122,7 +122,8 @@ static int apply_defaults(const bench_cmd *cmd, void *opts) {
   memset(opts, 0, cmd->struct_size);
   for (size_t i = 0; i < cmd->nopts; i++) {
     const bench_opt *d = &cmd->opts[i];
-    if (d->def && apply(d, d->def, opts) != 0) return fail(cmd, "bad default for", d->name, d->def);
+    if (d->def && apply(d, d->def, opts) != 0)
+      return refuse(cmd, "bad default for", d->name, d->def);
   }
   return 0;
 }
@@ -142,22 +143,22 @@ static int parse_one(const bench_cmd *cmd, void *opts, int argc, char **argv, in
     return 1;
   }
   if (strncmp(a, "--", 2) != 0) {
-    if (!cmd->positional || (*npos)++) return fail(cmd, "unexpected argument", NULL, a);
+    if (!cmd->positional || (*npos)++) return refuse(cmd, "unexpected argument", NULL, a);
     *(const char **)field_at(opts, cmd->pos_off) = a;
     return 0;
   }
   const char *eq = strchr(a + 2, '=');
   size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
   const bench_opt *d = find(cmd, a + 2, len);
-  if (!d) return fail(cmd, "unknown option", NULL, a);
+  if (!d) return refuse(cmd, "unknown option", NULL, a);
   const char *value = eq ? eq + 1 : NULL;
   if (d->kind == BENCH_OPT_FLAG) {
-    if (value) return fail(cmd, "takes no value:", d->name, NULL);
+    if (value) return refuse(cmd, "takes no value:", d->name, NULL);
   } else if (!value) {
-    if (*i + 1 >= argc) return fail(cmd, "missing value for", d->name, NULL);
+    if (*i + 1 >= argc) return refuse(cmd, "missing value for", d->name, NULL);
     value = argv[++*i];
   }
-  return apply(d, value, opts) ? fail(cmd, "bad value for", d->name, value) : 0;
+  return apply(d, value, opts) ? refuse(cmd, "bad value for", d->name, value) : 0;
 }
 
 int bench_opts_parse(const bench_cmd *cmd, void *opts, int argc, char **argv) {
@@ -167,9 +168,9 @@ int bench_opts_parse(const bench_cmd *cmd, void *opts, int argc, char **argv) {
     int rc = parse_one(cmd, opts, argc, argv, &i, &npos);
     if (rc) return rc;
   }
-  if (cmd->positional && !npos) return fail(cmd, "missing", NULL, cmd->positional);
+  if (cmd->positional && !npos) return refuse(cmd, "missing", NULL, cmd->positional);
   const char *why = cmd->check ? cmd->check(opts) : NULL;
-  return why ? fail(cmd, why, NULL, NULL) : 0;
+  return why ? refuse(cmd, why, NULL, NULL) : 0;
 }
 
 /* Prints `text` from column USAGE_COL, continuation lines indented alike. */
