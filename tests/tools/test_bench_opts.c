@@ -145,15 +145,15 @@ static void test_help_and_usage(void **state) {
   size_t n = fread(text, 1, sizeof text - 1, f);
   text[n] = '\0';
   fclose(f);
-  const char *expect[] = {"tern-bench t [options]   a test command\n",
-                          "  --n N                 a count (10k)\n",
-                          "  --list LIST           a list (1,2,3)\n",
-                          "  --x X                 a number\n                        over two "
-                          "lines (1.5)\n",
-                          "  --dir PATH            parent of the scratch directory (/var/tmp)\n",
-                          "  --flag                on by default (default)\n",
-                          "  --no-flag             turns it off\n",
-                          "  --custom WORD         yes only\n"};
+  const char *expect[] = {
+      "tern-bench t [options]   a test command\n",
+      "  --n N                 a count (10k)\n",
+      "  --list LIST           a list (1,2,3)\n",
+      ("  --x X                 a number\n                        over two lines (1.5)\n"),
+      "  --dir PATH            parent of the scratch directory (/var/tmp)\n",
+      "  --flag                on by default (default)\n",
+      "  --no-flag             turns it off\n",
+      "  --custom WORD         yes only\n"};
   for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++)
     if (!strstr(text, expect[i])) fail_msg("usage lacks \"%s\" in:\n%s", expect[i], text);
   /* --help and -h print it and stop the subcommand with status 0. */
