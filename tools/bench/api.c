@@ -59,10 +59,14 @@ static int parse_shapes(const char *s, void *field) {
   }
   o->n = 0;
   for (const char *p = s; *p;) {
+    /* "file:PATH" takes the rest of the text, whose path then points into
+     * argv; a shape's name is copied out. */
     const char *comma = p[0] == 'f' && !strncmp(p, "file:", 5) ? NULL : strchr(p, ',');
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    char *name = strndup(p, len); /* kept: a file spec points into it */
-    if (!name || o->n == API_SHAPES_MAX || bench_key_spec_parse(name, &o->v[o->n])) return -1;
+    char name[32];
+    if (comma && len >= sizeof name) return -1;
+    if (comma) memcpy(name, p, len), name[len] = '\0';
+    if (o->n == API_SHAPES_MAX || bench_key_spec_parse(comma ? name : p, &o->v[o->n])) return -1;
     o->n++;
     p += len + (comma != NULL);
   }

@@ -455,7 +455,6 @@ int tern_bench_codec(int argc, char **argv) {
   else if (work)
     bench_rmtree(work);
   free(work);
-  free(o.zipf_s);
-  free(o.thresholds);
+  bench_opts_free(&k_codec_cmd, &o);
   return rc;
 }

@@ -293,28 +293,37 @@ static int batch_row(const cb_env *e, const cb_opts *o, uint64_t n, double warm[
   return rc;
 }
 
-int tern_bench_cold_batch(int argc, char **argv) {
-  cb_opts o;
-  int prc = bench_opts_parse(&k_cb_cmd, &o, argc, argv);
-  if (prc) return bench_opts_exit(prc);
-  static cb_env e;
-  if (cb_env_init(&e, &o) != 0) return 1;
-  bench_print_header(argc, argv);
+/* The cold table, a row per batch size, then the warm one; 0 or 1. */
+static int print_tables(const cb_env *e, const cb_opts *o) {
   printf("# cold: files evicted before every run; medians of %llu runs, sides alternating\n\n",
-         (unsigned long long)o.runs);
+         (unsigned long long)o->runs);
   printf("| N | tern s (MB read) | LMDB readahead s (MB) | LMDB NORDAHEAD s (MB) | 4 KiB reads "
          "depth 1 s | "
          "depth 32 s | tern / depth 32 | tern / LMDB readahead | NORDAHEAD / tern |\n"
          "|---|---|---|---|---|---|---|---|---|\n");
   static double warm[CB_NS_MAX][2];
-  for (size_t ni = 0; ni < o.nns; ni++)
-    if (batch_row(&e, &o, o.ns[ni], warm[ni]) != 0) return 1;
-  printf("\nwarm (every file cached), the same processes, medians of %llu runs after one to warm:\n\n"
-         "| N | tern s | LMDB (mdb_get per key) s | LMDB / tern |\n|---|---|---|---|\n",
-         (unsigned long long)o.runs);
-  for (size_t ni = 0; ni < o.nns; ni++)
-    printf("| %llu | %.3f | %.3f | %.2f |\n", (unsigned long long)o.ns[ni], warm[ni][0], warm[ni][1],
-           warm[ni][1] / warm[ni][0]);
-  unlink(e.kn);
+  for (size_t ni = 0; ni < o->nns; ni++)
+    if (batch_row(e, o, o->ns[ni], warm[ni]) != 0) return 1;
+  printf(
+      "\nwarm (every file cached), the same processes, medians of %llu runs after one to warm:\n\n"
+      "| N | tern s | LMDB (mdb_get per key) s | LMDB / tern |\n|---|---|---|---|\n",
+      (unsigned long long)o->runs);
+  for (size_t ni = 0; ni < o->nns; ni++)
+    printf("| %llu | %.3f | %.3f | %.2f |\n", (unsigned long long)o->ns[ni], warm[ni][0],
+           warm[ni][1], warm[ni][1] / warm[ni][0]);
   return 0;
+}
+
+int tern_bench_cold_batch(int argc, char **argv) {
+  cb_opts o;
+  int prc = bench_opts_parse(&k_cb_cmd, &o, argc, argv);
+  static cb_env e;
+  int rc = prc ? bench_opts_exit(prc) : cb_env_init(&e, &o) != 0 ? 1 : 0;
+  if (!prc && rc == 0) {
+    bench_print_header(argc, argv);
+    rc = print_tables(&e, &o);
+    unlink(e.kn);
+  }
+  bench_opts_free(&k_cb_cmd, &o);
+  return rc;
 }

@@ -523,7 +523,10 @@ static int open_setup(open_env *e) {
 int tern_bench_open(int argc, char **argv) {
   open_opts o;
   int prc = bench_opts_parse(&k_open_cmd, &o, argc, argv);
-  if (prc) return prc > 0 ? 0 : 2;
+  if (prc) {
+    bench_opts_free(&k_open_cmd, &o);
+    return bench_opts_exit(prc);
+  }
   static open_env e;
   e.o = &o;
   e.vbuf = malloc(2 * 65536);
@@ -554,5 +557,6 @@ int tern_bench_open(int argc, char **argv) {
   bench_keys_free(&e.present);
   bench_keys_free(&e.absent);
   free(e.vbuf);
+  bench_opts_free(&k_open_cmd, &o);
   return rc == 0 ? 0 : 1;
 }

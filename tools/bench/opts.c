@@ -33,22 +33,29 @@ static int parse_number(const bench_opt *d, const char *text, void *field) {
   return 0;
 }
 
+/* Parses a list into a malloc'd array (replacing the default's); every
+ * element within the bounds. */
 static int apply_list(const bench_opt *d, const char *text, void *opts) {
   size_t n, *count = field_at(opts, d->count_off);
-  if (d->kind == BENCH_OPT_U64_LIST) {
-    uint64_t *v;
-    if (bench_parse_u64_list(text, &v, &n)) return -1;
-    for (size_t i = 0; i < n; i++)
-      if (!in_range(d, (double)v[i])) return -1;
-    free(*(uint64_t **)field_at(opts, d->off)); /* the default's */
-    *(uint64_t **)field_at(opts, d->off) = v;
+  uint64_t *u = NULL;
+  double *f = NULL;
+  int rc = d->kind == BENCH_OPT_U64_LIST ? bench_parse_u64_list(text, &u, &n)
+                                         : bench_parse_double_list(text, &f, &n);
+  for (size_t i = 0; rc == 0 && i < n; i++)
+    if (!in_range(d, u ? (double)u[i] : f[i])) rc = -1;
+  if (rc) {
+    free(u);
+    free(f);
+    return -1;
+  }
+  if (u) {
+    uint64_t **field = field_at(opts, d->off);
+    free(*field);
+    *field = u;
   } else {
-    double *v;
-    if (bench_parse_double_list(text, &v, &n)) return -1;
-    for (size_t i = 0; i < n; i++)
-      if (!in_range(d, v[i])) return -1;
-    free(*(double **)field_at(opts, d->off));
-    *(double **)field_at(opts, d->off) = v;
+    double **field = field_at(opts, d->off);
+    free(*field);
+    *field = f;
   }
   *count = n;
   return 0;
@@ -171,6 +178,21 @@ int bench_opts_parse(const bench_cmd *cmd, void *opts, int argc, char **argv) {
   if (cmd->positional && !npos) return refuse(cmd, "missing", NULL, cmd->positional);
   const char *why = cmd->check ? cmd->check(opts) : NULL;
   return why ? refuse(cmd, why, NULL, NULL) : 0;
+}
+
+void bench_opts_free(const bench_cmd *cmd, void *opts) {
+  for (size_t i = 0; i < cmd->nopts; i++) {
+    const bench_opt *d = &cmd->opts[i];
+    if (d->kind == BENCH_OPT_U64_LIST) {
+      uint64_t **field = field_at(opts, d->off);
+      free(*field);
+      *field = NULL;
+    } else if (d->kind == BENCH_OPT_DOUBLE_LIST) {
+      double **field = field_at(opts, d->off);
+      free(*field);
+      *field = NULL;
+    }
+  }
 }
 
 /* Prints `text` from column USAGE_COL, continuation lines indented alike. */

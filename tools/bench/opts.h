@@ -121,5 +121,7 @@ typedef struct bench_cmd {
 int bench_opts_parse(const bench_cmd *cmd, void *opts, int argc, char **argv);
 static inline int bench_opts_exit(int rc) { return rc > 0 ? 0 : 2; }
 void bench_opts_usage(const bench_cmd *cmd, FILE *out);
+/* Frees what parsing allocated (the lists), after a parse that failed too. */
+void bench_opts_free(const bench_cmd *cmd, void *opts);
 
 #endif

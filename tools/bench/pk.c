@@ -355,7 +355,7 @@ int tern_bench_pk(int argc, char **argv) {
   pk_opts o;
   int prc = bench_opts_parse(&k_pk_cmd, &o, argc, argv);
   if (prc) {
-    free(o.lookups);
+    bench_opts_free(&k_pk_cmd, &o);
     return bench_opts_exit(prc);
   }
   char cmdline[2048];
@@ -372,6 +372,6 @@ int tern_bench_pk(int argc, char **argv) {
   else if (work)
     bench_rmtree(work);
   free(work);
-  free(o.lookups);
+  bench_opts_free(&k_pk_cmd, &o);
   return rc;
 }
