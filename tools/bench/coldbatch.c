@@ -34,15 +34,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 int tern_bench_cold_batch(int argc, char **argv);
 void tern_bench_cold_batch_usage(FILE *out);
@@ -101,24 +97,10 @@ static void evict_dir(const char *dir) {
 }
 
 /* argv with stdin from `in`, output discarded: seconds, and the bytes it
- * read from storage. */
+ * read from storage; 0 when it exited 0 or 1 (some keys absent). */
 static int run_counted(char *const *argv, const char *in, double *s, double *bytes) {
-  posix_spawn_file_actions_t fa;
-  if (posix_spawn_file_actions_init(&fa) != 0) return -1;
-  int rc = posix_spawn_file_actions_addopen(&fa, 0, in, O_RDONLY, 0) ||
-           posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) ||
-           posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  double t0 = bench_now();
-  pid_t pid;
-  if (rc == 0) rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  int st;
-  struct rusage ru;
-  if (wait4(pid, &st, 0, &ru) < 0) return -1;
-  *s = bench_now() - t0;
-  *bytes = (double)ru.ru_inblock * 512.0;
-  return WIFEXITED(st) && WEXITSTATUS(st) <= 1 ? 0 : -1;
+  int st = bench_run_process_io(argv, in, "/dev/null", s, bytes);
+  return st == 0 || st == 1 ? 0 : -1;
 }
 
 /* n random 4 KiB pages of the file, read cold at `depth` in flight. */

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -205,7 +206,8 @@ static int write_keys(const char *path, const bench_keys *k, const uint32_t *idx
 /* posix_spawn, not fork: a fork copies the page tables of this process,
  * which holds the key set (hundreds of MB at 10M keys), and that copy
  * would be timed as the child's cost. */
-int bench_run_process(char *const *argv, const char *in, const char *out, double *s) {
+int bench_run_process_io(char *const *argv, const char *in, const char *out, double *s,
+                         double *read_bytes) {
   posix_spawn_file_actions_t fa;
   if (posix_spawn_file_actions_init(&fa) != 0) return -1;
   int rc = posix_spawn_file_actions_addopen(&fa, 0, in, O_RDONLY, 0) ||
@@ -217,9 +219,16 @@ int bench_run_process(char *const *argv, const char *in, const char *out, double
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return -1;
   int st;
-  if (waitpid(pid, &st, 0) < 0) return -1;
+  struct rusage ru;
+  if (wait4(pid, &st, 0, &ru) < 0) return -1;
   *s = bench_now() - t0;
+  *read_bytes = (double)ru.ru_inblock * 512.0;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int bench_run_process(char *const *argv, const char *in, const char *out, double *s) {
+  double bytes;
+  return bench_run_process_io(argv, in, out, s, &bytes);
 }
 
 static int files_equal(const char *a, const char *b) {
