@@ -53,7 +53,7 @@ done
 all=$(lengths "${files[@]}")
 long=$(awk -v max="$max" '$3 > max' <<<"$all")
 count=$(wc -l <<<"$all")
-longest=$(sort -k3 -n -r <<<"$all" | head -1)
+longest=$(awk '$3 > best { best = $3; line = $0 } END { print line }' <<<"$all")
 echo "function_length: $count functions in ${#files[@]} files; longest: $longest"
 if [ -n "$long" ]; then
   echo "FAIL: functions over $max lines:"
