@@ -41,8 +41,8 @@
 /* --zipf-docs defaults to --docs. */
 static const char *codec_check(void *opts) {
   codec_opts *o = opts;
-  if (o->zipf_docs == UINT64_MAX) o->zipf_docs = o->docs;
-  return o->zipf_docs >= UINT32_MAX ? "--zipf-docs must be < 2^32" : NULL;
+  o->zipf_docs = o->zipf_docs_given.set ? o->zipf_docs_given.v : o->docs;
+  return NULL;
 }
 
 #define CODEC_OPT(field) offsetof(codec_opts, field)
@@ -59,8 +59,8 @@ static const bench_opt k_codec_opts[] = {
     BENCH_FLAG("read-checks-ab", CODEC_OPT(checks_ab), 1, 0,
                "warm present lookups also without the read-path page\n"
                "checksums (io \"mmap-nocheck\"), alternating in each run"),
-    BENCH_U64("zipf-docs", CODEC_OPT(zipf_docs), "N", "0xFFFFFFFFFFFFFFFF" /* = docs */, 0, 0,
-              "docs of the Zipf field (= --docs; 0 skips part 2)"),
+    BENCH_U64_SET("zipf-docs", CODEC_OPT(zipf_docs_given), "N", 0, UINT32_MAX - 1,
+                  "docs of the Zipf field (= --docs; 0 skips part 2)"),
     BENCH_U64("zipf-terms", CODEC_OPT(zipf_terms), "T", "1000000", 1, UINT32_MAX - 1,
               "ranks of the Zipf distribution"),
     BENCH_DBLS("zipf-s", CODEC_OPT(zipf_s), CODEC_OPT(nzipf_s), "LIST", "1.0,1.2", 1e-300, 10,

@@ -9,6 +9,8 @@
 #ifndef TERN_BENCH_CODEC_H
 #define TERN_BENCH_CODEC_H
 
+#include "tools/bench/opts.h"
+
 #include "codec/segment.h"
 
 #include <stddef.h>
@@ -20,6 +22,7 @@
 
 typedef struct codec_opts {
   uint64_t docs, runs, warm, cold, seed, zipf_terms, zipf_docs, zipf_lookups;
+  bench_opt_u64 zipf_docs_given; /* --zipf-docs, else zipf_docs = docs */
   double *zipf_s;
   size_t nzipf_s;
   uint64_t *thresholds;
