@@ -15,7 +15,7 @@
  */
 #include "tests/engine/enginetest.h"
 
-#include "engine/catalog_check.h"
+#include "engine/format/catalog_check.h"
 
 #include <signal.h>
 #include <sys/wait.h>

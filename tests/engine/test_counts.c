@@ -19,7 +19,7 @@
 
 #include "codec/filter.h"
 #include "codec/segment.h"
-#include "engine/counters.h"
+#include "engine/util/counters.h"
 
 #include <dirent.h>
 #include <sys/wait.h>

@@ -7,8 +7,8 @@
  */
 #include "tests/engine/enginetest.h"
 
-#include "engine/keymap.h"
-#include "engine/memseg.h"
+#include "engine/buffer/keymap.h"
+#include "engine/buffer/memseg.h"
 
 enum { NDISTINCT = 3000, NOPS = 20000 };
 

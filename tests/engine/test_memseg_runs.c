@@ -8,8 +8,8 @@
  */
 #include "tests/engine/enginetest.h"
 
-#include "engine/catalog_schema.h"
-#include "engine/memseg.h"
+#include "engine/format/catalog_schema.h"
+#include "engine/buffer/memseg.h"
 
 enum { NKEYS = 700, KEEP = 6 };
 

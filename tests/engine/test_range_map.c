@@ -19,7 +19,7 @@
  */
 #include "tests/engine/enginetest.h"
 
-#include "engine/counters.h"
+#include "engine/util/counters.h"
 
 enum { NSEG = 13, SMALL = 200, LARGE = 1500, MAXK = 9 * SMALL + 4 * LARGE + 4000 };
 

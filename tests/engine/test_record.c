@@ -9,7 +9,7 @@
  */
 #include "tests/common/testutil.h"
 
-#include "engine/catalog_schema.h"
+#include "engine/format/catalog_schema.h"
 #include "tern.h"
 
 #include <stdio.h>

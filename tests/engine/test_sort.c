@@ -6,7 +6,7 @@
  */
 #include "tests/common/testutil.h"
 
-#include "engine/sort.h"
+#include "engine/util/sort.h"
 #include "tern.h"
 
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * again, encoded, to the same fields.
  */
 #include "codec/coding.h"
-#include "engine/catalog_schema.h"
+#include "engine/format/catalog_schema.h"
 #include "tern.h"
 #include "tests/fuzz/fuzz.h"
 
