@@ -117,13 +117,6 @@ static void options_release(tern_options *o) {
   o->nfields = 0;
 }
 
-char *tern_path_join(const char *dir, const char *name) {
-  size_t n = strlen(dir) + strlen(name) + 2;
-  char *p = malloc(n);
-  if (p) snprintf(p, n, "%s/%s", dir, name);
-  return p;
-}
-
 /* Whether name is a segment file tern writes ("s<digits>.<ext>"), and its number. */
 static int segment_file_number(const char *filename, uint64_t *number) {
   char name[256];

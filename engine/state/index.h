@@ -27,6 +27,7 @@
 #include "engine/format/catalog_schema.h"
 #include "codec/segment.h"
 #include "engine/buffer/memseg.h"
+#include "engine/util/path.h"
 #include "tern.h"
 
 #include <assert.h>
@@ -204,9 +205,6 @@ struct tern_snapshot {
   atomic_uint iters;  /* open postings iterators, cursors, terms enumerations and deleted-docs
                          iterators: close refuses while any */
 };
-
-/* "dir/name" in a malloc'd string, NULL when out of memory (index.c). */
-char *tern_path_join(const char *dir, const char *name);
 
 /* ---- catalog.c: LMDB records (every value sealed, checked on read) */
 /* Begins an LMDB transaction (flags 0: the write one, REQUIRES install_mu;
