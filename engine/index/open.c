@@ -16,6 +16,7 @@
 #include "engine/state/create.h"
 #include "engine/util/errwrap.h"
 #include "engine/state/index.h"
+#include "engine/state/options.h"
 #include "engine/util/vec.h"
 #include "engine/maint/worker.h"
 
@@ -28,94 +29,6 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-int tern_options_init(tern_options *opts) {
-  tern_clear_error();
-  if (!opts) return tern_fail(TERN_EINVAL, "tern_options_init: NULL options");
-  memset(opts, 0, sizeof *opts);
-  opts->version = TERN_OPTIONS_VERSION;
-  opts->pulsing_threshold = 1;
-  opts->inline_value_max = 128; /* docs/BENCHMARKS.md, "Inline limit" */
-  opts->bloom_bits_per_key = 10;
-  opts->write_buffer_bytes = 8u << 20;
-  opts->map_size = (uint64_t)64 << 30;
-  opts->read_depth = TERN_READ_DEPTH_DEFAULT;
-  return TERN_OK;
-}
-
-static int valid_field_name(const char *f) {
-  if (!f) return 0;
-  size_t n = strnlen(f, TERN_FIELD_MAX + 1);
-  return n >= 1 && n <= TERN_FIELD_MAX;
-}
-
-static int options_check(const tern_options *o) {
-  if (o->version < 1 || o->version > TERN_OPTIONS_VERSION)
-    return tern_fail(TERN_EINVAL, "options version %d, expected 1 to %d", o->version,
-                     TERN_OPTIONS_VERSION);
-  if (o->pulsing_threshold > TERN_THRESHOLD_MAX)
-    return tern_fail(TERN_EINVAL, "pulsing_threshold %u > %u", o->pulsing_threshold,
-                     TERN_THRESHOLD_MAX);
-  if (o->inline_value_max > TERN_INLINE_MAX)
-    return tern_fail(TERN_EINVAL, "inline_value_max %u > %u", o->inline_value_max, TERN_INLINE_MAX);
-  if (o->bloom_bits_per_key > 64)
-    return tern_fail(TERN_EINVAL, "bloom_bits_per_key %u > 64", o->bloom_bits_per_key);
-  if (o->write_buffer_bytes == 0) return tern_fail(TERN_EINVAL, "write_buffer_bytes is 0");
-  if (o->map_size < (1u << 20)) return tern_fail(TERN_EINVAL, "map_size below 1 MiB");
-  if (o->nfields && !o->fields) return tern_fail(TERN_EINVAL, "nfields without fields");
-  if (o->version >= 2 && o->read_depth > TERN_READ_DEPTH_MAX)
-    return tern_fail(TERN_EINVAL, "read_depth %u > %u", o->read_depth, TERN_READ_DEPTH_MAX);
-  if (o->nfields > 4096) return tern_fail(TERN_EINVAL, "%zu field options", o->nfields);
-  for (size_t i = 0; i < o->nfields; i++) {
-    if (!valid_field_name(o->fields[i].field))
-      return tern_fail(TERN_EINVAL, "field option %zu: bad field name", i);
-    if (o->fields[i].threshold > TERN_THRESHOLD_MAX)
-      return tern_fail(TERN_EINVAL, "field %s: threshold %u > %u", o->fields[i].field,
-                       o->fields[i].threshold, TERN_THRESHOLD_MAX);
-    for (size_t j = 0; j < i; j++)
-      if (!strcmp(o->fields[i].field, o->fields[j].field))
-        return tern_fail(TERN_EINVAL, "field %s given twice", o->fields[i].field);
-  }
-  return TERN_OK;
-}
-
-/* Copies decoded options into the index (owned field names). */
-static int options_adopt(tern_index *idx, const tern_rec_options *r) {
-  tern_options *o = &idx->opts;
-  tern_options_init(o);
-  o->pulsing_threshold = r->pulsing_threshold;
-  o->inline_value_max = r->inline_value_max;
-  o->bloom_bits_per_key = r->bloom_bits_per_key;
-  o->write_buffer_bytes = r->write_buffer_bytes;
-  o->map_size = r->map_size;
-  if (r->nfields) {
-    tern_field_option *f = calloc(r->nfields, sizeof *f);
-    if (!f) return tern_fail(TERN_ENOMEM, "options: out of memory");
-    o->fields = f;
-    for (size_t i = 0; i < r->nfields; i++) {
-      char *name = malloc(r->fields[i].name_len + 1);
-      if (!name) return tern_fail(TERN_ENOMEM, "options: out of memory");
-      memcpy(name, r->fields[i].name, r->fields[i].name_len);
-      name[r->fields[i].name_len] = 0;
-      f[i].field = name;
-      f[i].threshold = r->fields[i].threshold;
-      o->nfields = i + 1;
-    }
-  }
-  if (o->pulsing_threshold > TERN_THRESHOLD_MAX || o->inline_value_max > TERN_INLINE_MAX ||
-      o->write_buffer_bytes == 0)
-    return tern_fail(TERN_ECORRUPT, "%s/%s: options record out of range", idx->dir,
-                     TERN_CATALOG_FILE);
-  return TERN_OK;
-}
-
-static void options_release(tern_options *o) {
-  for (size_t i = 0; i < o->nfields; i++)
-    free((char *)o->fields[i].field);
-  free((void *)o->fields);
-  o->fields = NULL;
-  o->nfields = 0;
-}
 
 /* Whether name is a segment file tern writes ("s<digits>.<ext>"), and its number. */
 static int segment_file_number(const char *filename, uint64_t *number) {
@@ -325,7 +238,7 @@ static int read_meta_records(tern_index *idx, MDB_txn *t) {
   if (rc == TERN_NOTFOUND) rc = tern_fail(TERN_ECORRUPT, "no options record");
   tern_rec_options ro;
   if (rc == TERN_OK && (rc = tern_rec_options_decode(&ro, p, n)) == TERN_OK) {
-    rc = options_adopt(idx, &ro);
+    rc = tern_options_adopt(idx, &ro);
     tern_rec_options_free(&ro);
   }
   tern_rec_state s;
@@ -515,7 +428,7 @@ static void index_free(tern_index *idx) {
   if (idx->lock_fd >= 0) close(idx->lock_fd);
   if (idx->dir_fd >= 0) close(idx->dir_fd);
   pthread_rwlock_destroy(&idx->env_rw);
-  options_release(&idx->opts);
+  tern_options_release(&idx->opts);
   pthread_mutex_destroy(&idx->mu);
   pthread_mutex_destroy(&idx->install_mu);
   free(idx->flight.runs);
@@ -534,7 +447,7 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
   tern_options_init(&defaults);
   int given = opts != NULL; /* a map_size the caller gave grows an existing index's map */
   if (!opts) opts = &defaults;
-  if (flags & TERN_CREATE) TERN_TRY(options_check(opts));
+  if (flags & TERN_CREATE) TERN_TRY(tern_options_check(opts));
   int create;
   prefetch_segments(dir);
   TERN_TRY(prepare_dir(dir, flags, &create));
