@@ -141,6 +141,18 @@ int tern_catalog_get_state(tern_index *idx, MDB_txn *t, tern_rec_state *out) {
   return rc == TERN_OK || rc != TERN_ECORRUPT ? rc : tern_catalog_damaged(idx, rc);
 }
 
+int tern_health_read(tern_index *idx, MDB_txn *t, tern_rec_health *out) {
+  const uint8_t *p;
+  size_t n;
+  int rc = tern_catalog_get_meta(idx, t, "health", &p, &n);
+  if (rc == TERN_NOTFOUND) {
+    memset(out, 0, sizeof *out);
+    return TERN_OK;
+  }
+  if (rc == TERN_OK) rc = tern_rec_health_decode(out, p, n);
+  return rc == TERN_ECORRUPT ? tern_catalog_damaged(idx, rc) : rc;
+}
+
 int tern_catalog_put_state(tern_index *idx, MDB_txn *t, const tern_rec_state *s) {
   uint8_t buf[TERN_REC_STATE_MAX];
   return tern_catalog_put_meta(idx, t, "state", buf, tern_rec_state_encode(buf, s));

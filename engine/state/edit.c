@@ -85,10 +85,6 @@ int tern_edit_writes_catalog(const tern_edit *e) {
 
 /* ------------------------------------------------------------ the install lock */
 
-static _Thread_local char t_self;
-
-uintptr_t tern_lock_self(void) { return (uintptr_t)&t_self; }
-
 void tern_install_lock(tern_index *idx) {
   assert(!tern_mu_held(idx)); /* LOCKS: install_mu before mu */
   pthread_mutex_lock(&idx->install_mu);

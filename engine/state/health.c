@@ -16,18 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int tern_health_read(tern_index *idx, MDB_txn *t, tern_rec_health *out) {
-  const uint8_t *p;
-  size_t n;
-  int rc = tern_catalog_get_meta(idx, t, "health", &p, &n);
-  if (rc == TERN_NOTFOUND) {
-    memset(out, 0, sizeof *out);
-    return TERN_OK;
-  }
-  if (rc == TERN_OK) rc = tern_rec_health_decode(out, p, n);
-  return rc == TERN_ECORRUPT ? tern_catalog_damaged(idx, rc) : rc;
-}
-
 int tern_health_is_bad(const tern_state *st, uint64_t number) {
   for (size_t i = 0; i < st->health.nbad; i++)
     if (st->health.bad[i] == number) return 1;

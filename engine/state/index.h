@@ -28,6 +28,7 @@
 #include "codec/segment.h"
 #include "engine/buffer/memseg.h"
 #include "engine/util/path.h"
+#include "engine/util/thread.h"
 #include "tern.h"
 
 #include <assert.h>
@@ -163,9 +164,6 @@ struct tern_index {
   atomic_uintptr_t mu_owner, install_owner;
 };
 
-/* A value unique to the calling thread (the address of a thread-local). */
-uintptr_t tern_lock_self(void);
-
 /* idx->mu, with its holder tracked for the asserts of debug builds. */
 static inline void tern_mu_lock(tern_index *idx) {
   pthread_mutex_lock(&idx->mu);
@@ -242,6 +240,8 @@ int tern_catalog_decode_doc(tern_index *idx, const MDB_val *k, const MDB_val *v,
                             size_t *klen, const uint8_t **doc, size_t *dlen);
 int tern_catalog_get_state(tern_index *idx, MDB_txn *t, tern_rec_state *out);
 int tern_catalog_put_state(tern_index *idx, MDB_txn *t, const tern_rec_state *s);
+/* Meta "health" (health.c writes it); absent: all zero. */
+int tern_health_read(tern_index *idx, MDB_txn *t, tern_rec_health *out);
 int tern_catalog_put_segment(tern_index *idx, MDB_txn *t, uint64_t number,
                              const tern_rec_segment *r);
 int tern_catalog_del_segment(tern_index *idx, MDB_txn *t, uint64_t number);
@@ -314,7 +314,6 @@ static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
 }
 
 /* ---- health.c: failures after a commit, segments merges skip */
-int tern_health_read(tern_index *idx, MDB_txn *t, tern_rec_health *out);
 int tern_health_is_bad(const tern_state *st, uint64_t number);
 /* Keeps `status` with tern_errmsg() as this index's last post-commit
  * failure (in memory, and in the catalog when it can be written, as an
