@@ -4,7 +4,7 @@
  * segment: the view of the write buffer a snapshot reads, and the
  * documents of a bulk transaction before they become a segment.
  *
- * Each document is its key and its record bytes (engine/catalog_schema.h); doc id =
+ * Each document is its key and its record bytes (engine/format/catalog_schema.h); doc id =
  * rank of the key, as in the segments tern writes.  The inverted index of
  * the secondary terms (field -> term -> doc ids) is built on first need,
  * once, under a lock, and is immutable afterwards, so a memseg shared by

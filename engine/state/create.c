@@ -16,7 +16,7 @@
  * survives a power cut with all its commits.
  *
  * Two processes creating at once take DIR's flock exclusive in turn (an
- * open index holds it shared: index.c, share_dir); the second finds
+ * open index holds it shared: index/open.c, share_dir); the second finds
  * catalog.mdb and opens it.
  */
 #include "engine/state/create.h"

@@ -345,7 +345,7 @@ void tern_writer_unlock(tern_index *idx);
 void tern_flock_hold(tern_index *idx);
 void tern_flock_release(tern_index *idx);
 
-/* ---- index.c: reopening the catalog (catalog_compact.c, with env closed) */
+/* ---- index/open.c: reopening the catalog (catalog_compact.c, with env closed) */
 int tern_index_reopen_env(tern_index *idx);
 /* ---- catalog_compact.c: rewrites catalog.mdb without its free pages
  * when no one else has the index open (writer lock held); skips otherwise. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_range_map.c — gets over many range-disjoint segments (the state's
- * range map, engine/state_ranges.c) against a reference.
+ * range map, engine/state/state_ranges.c) against a reference.
  *
  * 13 segments with pairwise disjoint key ranges are built with the public
  * builder and ingested in one call (9 of 200 documents and 4 of 1,500: the

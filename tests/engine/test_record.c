@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_record.c — the catalog's records (engine/catalog_schema.c) and the
+ * test_record.c — the catalog's records (engine/format/catalog_schema.c) and the
  * generic record coder under them (codec/record.c): round trips on random
  * values, and every truncation, extension and byte flip of an encoded
  * record either decodes to something valid or is TERN_ECORRUPT, never a
