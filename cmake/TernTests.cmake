@@ -44,3 +44,7 @@ add_test(NAME tools/licence COMMAND ${PROJECT_SOURCE_DIR}/tests/tools/licence.sh
 add_test(NAME tools/bench_function_length
          COMMAND ${PROJECT_SOURCE_DIR}/tests/tools/function_length.sh 80
                  ${PROJECT_SOURCE_DIR}/tools/bench)
+# engine/'s folders include and call one another in one direction only
+# (engine/README.md): no circle between folders.
+add_test(NAME tools/layout COMMAND ${PROJECT_SOURCE_DIR}/tests/tools/layout.sh
+         ${PROJECT_SOURCE_DIR} $<TARGET_FILE:tern_static>)

@@ -11,7 +11,7 @@
  * And its memory: importing a 40 MB TSV with three terms a line peaks
  * below 2.5 times the input (the fixed buffers count at this size; a
  * 150 MB input peaks at 1.99 times, docs/BENCHMARKS.md).  Before the
- * terms were inverted one field at a time (engine/bulk_terms.c) it
+ * terms were inverted one field at a time (engine/write/bulk_terms.c) it
  * peaked at 2.83 times.
  */
 #include "tests/common/testutil.h"
