@@ -85,6 +85,10 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
  * returns -1. */
 int cli_parse_u32(const char *cmd, const char *opt, const char *arg, uint32_t max, uint32_t *out);
 
+/* size.c: "512M", "1G", "300000000" (K, M, G: powers of 1024) as bytes;
+ * 0, or -1 when malformed (nothing reported). */
+int cli_parse_size(const char *arg, uint64_t *out);
+
 /* The options an index is created with, and which the user gave. */
 typedef struct cli_create_opts {
   tern_options opts;
