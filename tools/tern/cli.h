@@ -93,6 +93,7 @@ int cli_parse_size(const char *arg, uint64_t *out);
 typedef struct cli_create_opts {
   tern_options opts;
   int given_threshold, given_inline, given_bloom;
+  unsigned open_flags; /* added to tern_open's (0 unless the command sets them) */
 } cli_create_opts;
 /* The long options of creation, for the option tables of create and import. */
 #define CLI_CREATE_LONGOPTS                                                                        \

@@ -158,6 +158,10 @@ int cmd_import(int argc, char **argv) {
   import_run r;
   memset(&r, 0, sizeof r);
   cli_create_opts_init(&r.co);
+  /* The merges that spilled segments make due read them by pread: through
+   * the mapping, every page read would stay in the process's resident
+   * set, up to the size of the index. */
+  r.co.open_flags = TERN_PREAD;
   int c;
   while ((c = cli_getopt(argc, argv, ":nqh", longopts)) != -1) {
     switch (c) {
