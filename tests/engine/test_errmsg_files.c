@@ -26,8 +26,8 @@
 #define NDOCS 400u
 #define SEG1 "s000000000001"
 
-enum mode { DAMAGE, MISSING, EIO_READ, NMODES };
-static const char *const mode_name[NMODES] = {"damaged", "missing", "EIO"};
+enum mode { DAMAGE, MISSING, EIO_READ, EACCES_OPEN, NMODES };
+static const char *const mode_name[NMODES] = {"damaged", "missing", "EIO", "EACCES"};
 
 static size_t key_of(unsigned i, char *out) { return (size_t)sprintf(out, "k%05u", i); }
 
@@ -298,6 +298,7 @@ static int true_cause(enum mode m, int rc) {
   switch (m) {
   case DAMAGE: return rc == TERN_ECORRUPT;
   case MISSING: return rc == -ENOENT || rc == TERN_ECORRUPT;
+  case EACCES_OPEN: return rc == -EACCES;
   default: return rc == -EIO;
   }
 }
@@ -326,10 +327,13 @@ static int round_of(const char *root, const char *base, const call *cl, const ch
   g_msg[0] = '\0';
   if (m == MISSING) assert_int_equal(unlink(path), 0);
   if (m == DAMAGE && !cl->snap) damage(path);
-  if (m == EIO_READ) {
+  if (m == EIO_READ || m == EACCES_OPEN) {
     ff_install(); /* only here: its stashes of unlinked files would be strays elsewhere */
     ff_only(file);
-    ff_fail_nth(FF_PREAD, 1, EIO);
+    if (m == EIO_READ)
+      ff_fail_nth(FF_PREAD, 1, EIO);
+    else
+      ff_fail_nth(FF_OPEN, 1, EACCES); /* a permission error (root bypasses chmod) */
   }
   int rc = tern_open(&c.idx, dir, 0, NULL);
   if (rc == TERN_OK && cl->snap) rc = tern_snapshot_open(&c.snap, c.idx);
@@ -348,7 +352,7 @@ static int round_of(const char *root, const char *base, const call *cl, const ch
   }
   if (c.snap) tern_snapshot_close(c.snap);
   if (c.idx) tern_close(c.idx);
-  if (m == EIO_READ) {
+  if (m == EIO_READ || m == EACCES_OPEN) {
     ff_reset();
     ff_only(NULL);
     ff_uninstall();
@@ -368,7 +372,8 @@ static void test_every_call_names_the_file(void **state) {
   for (size_t i = 0; i < NCALLS; i++)
     for (size_t f = 0; f < NFILES; f++)
       for (int m = 0; m < NMODES; m++) {
-        if (m == EIO_READ && !strcmp(files[f], "catalog.mdb")) continue; /* LMDB maps it */
+        if ((m == EIO_READ || m == EACCES_OPEN) && !strcmp(files[f], "catalog.mdb"))
+          continue; /* LMDB's own reads: not through the codec's file layer */
         fails[i] += (unsigned)round_of(root, base, &calls[i], files[f], (enum mode)m);
       }
   for (size_t i = 0; i < NCALLS; i++) {
@@ -384,11 +389,223 @@ static void test_every_call_names_the_file(void **state) {
   free(root);
 }
 
+
+/* ---- built segments: tern_builder_verify and tern_ingest read them */
+
+static char *build_segment(const char *root) {
+  char *path = tu_path(root, "built");
+  tern_builder *b;
+  ET_OK(tern_builder_open(&b, path, NULL));
+  for (unsigned i = 0; i < NDOCS; i++) {
+    char k[16], v[300], g[8];
+    size_t kl = (size_t)sprintf(k, "m%05u", i), vl = i % 3 ? 10 : 300;
+    memset(v, 'v', vl);
+    snprintf(g, sizeof g, "g%u", i % 5);
+    tern_term t = {"p", g, strlen(g)};
+    ET_OK(tern_builder_add(b, k, kl, v, vl, &t, 1));
+  }
+  ET_OK(tern_builder_finish(b, NULL));
+  return path;
+}
+
+static int built_round(const char *root, const char *ixbase, const char *built, const char *file,
+                       enum mode m, int ingest) {
+  char *dir = tu_path(root, "ix"), *seg = tu_path(root, "seg");
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' && cp -a '%s' '%s' && cp -a '%s' '%s'", dir, seg,
+           ixbase, dir, built, seg);
+  assert_int_equal(system(cmd), 0);
+  char name[64];
+  snprintf(name, sizeof name, "s000000000001%s", file);
+  char *path = tu_path(seg, name);
+  tern_index *idx = NULL;
+  if (ingest) ET_OK(tern_open(&idx, dir, 0, NULL));
+  if (m == MISSING) assert_int_equal(unlink(path), 0);
+  if (m == DAMAGE) damage(path);
+  if (m == EIO_READ || m == EACCES_OPEN) {
+    ff_install();
+    ff_only(name);
+    ff_fail_nth(m == EIO_READ ? FF_PREAD : FF_OPEN, 1, m == EIO_READ ? EIO : EACCES);
+  }
+  const char *segp = seg;
+  int rc = ingest ? tern_ingest(idx, &segp, 1, 0) : tern_builder_verify(seg, NULL);
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", tern_errmsg());
+  if (m == EIO_READ || m == EACCES_OPEN) {
+    ff_reset();
+    ff_only(NULL);
+    ff_uninstall();
+  }
+  if (rc != TERN_OK) {
+    int ok = true_cause(m, rc) || (m == MISSING && rc == TERN_EINVAL); /* tern.h: not a segment */
+    if (!ok || !strstr(msg, name)) {
+      fprintf(stderr, "%s, %s %s: %d (%s) \"%s\"\n", ingest ? "tern_ingest" : "tern_builder_verify",
+              mode_name[m], name, rc, tern_strerror(rc), msg);
+      g_bad++;
+    }
+  }
+  if (idx) tern_close(idx);
+  tu_rmtree(dir);
+  tu_rmtree(seg);
+  free(path);
+  free(dir);
+  free(seg);
+  return rc != TERN_OK;
+}
+
+static void test_built_segments_name_the_file(void **state) {
+  (void)state;
+  char *root = tu_tmpdir("errmsg-built");
+  char *base = tu_path(root, "base");
+  build_base(base);
+  char *built = build_segment(root);
+  static const char *const exts[] = {".tim", ".tix", ".doc", ".flt", ".val"};
+  unsigned fails[2] = {0};
+  for (int ingest = 0; ingest < 2; ingest++)
+    for (size_t f = 0; f < 5; f++)
+      for (int m = 0; m < NMODES; m++)
+        fails[ingest] += (unsigned)built_round(root, base, built, exts[f], (enum mode)m, ingest);
+  print_message("tern_builder_verify failed in %u rounds, tern_ingest in %u\n", fails[0], fails[1]);
+  assert_true(fails[0] >= 15 && fails[1] >= 15);
+  assert_int_equal(g_bad, 0);
+  tu_rmtree(root);
+  free(built);
+  free(base);
+  free(root);
+}
+
+/* ---- writes: every failure of a file written names a path in the
+ * directory written (the index, a backup's or a builder's) */
+
+typedef struct wop {
+  const char *name;
+  int (*fn)(tern_index *idx, const char *root, char *dest, size_t cap);
+} wop;
+
+static int w_bulk(tern_index *idx, const char *root, char *dest, size_t cap) {
+  (void)root, (void)dest, (void)cap;
+  tern_txn *t;
+  TERN_TRY(tern_txn_begin(&t, idx, TERN_TXN_BULK));
+  for (unsigned i = 0; i < 50; i++) {
+    char k[16];
+    int rc = tern_put(t, k, (size_t)sprintf(k, "w%05u", i), "v", 1, NULL, 0);
+    if (rc != TERN_OK) {
+      tern_abort(t);
+      return rc;
+    }
+  }
+  return tern_commit(t);
+}
+static int w_flush(tern_index *idx, const char *root, char *dest, size_t cap) {
+  (void)root, (void)dest, (void)cap;
+  return tern_flush(idx);
+}
+static int w_compact(tern_index *idx, const char *root, char *dest, size_t cap) {
+  (void)root, (void)dest, (void)cap;
+  return tern_compact(idx);
+}
+static int w_backup(tern_index *idx, const char *root, char *dest, size_t cap) {
+  snprintf(dest, cap, "%s/bk", root);
+  tern_snapshot *s;
+  TERN_TRY(tern_snapshot_open(&s, idx));
+  int rc = keep(tern_backup(s, dest));
+  tern_snapshot_close(s);
+  return rc;
+}
+static int w_export(tern_index *idx, const char *root, char *dest, size_t cap) {
+  snprintf(dest, cap, "%s/ex", root);
+  tern_snapshot *s;
+  TERN_TRY(tern_snapshot_open(&s, idx));
+  tern_builder *b;
+  int rc = keep(tern_builder_open(&b, dest, NULL));
+  if (rc == TERN_OK) {
+    rc = keep(tern_export(s, NULL, NULL, b));
+    if (rc == TERN_OK)
+      rc = keep(tern_builder_finish(b, NULL));
+    else
+      tern_builder_abort(b);
+  }
+  tern_snapshot_close(s);
+  return rc;
+}
+
+static const wop wops[] = {{"bulk tern_commit", w_bulk},
+                           {"tern_flush", w_flush},
+                           {"tern_compact", w_compact},
+                           {"tern_backup", w_backup},
+                           {"tern_builder_* + tern_export", w_export}};
+
+static int write_round(const char *root, const char *base, const wop *w, ff_kind kind, int err,
+                       uint64_t n) {
+  char *dir = tu_path(root, "ix");
+  char cmd[4096], dest[1024] = "";
+  snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s/bk' '%s/bk.tmp' '%s/ex' '%s/ex.tmp' && cp -a '%s' '%s'",
+           dir, root, root, root, root, base, dir);
+  assert_int_equal(system(cmd), 0);
+  tern_index *idx;
+  ET_OK(tern_open(&idx, dir, TERN_FOREGROUND, NULL));
+  g_msg[0] = '\0';
+  ff_install();
+  ff_fail_nth(kind, n, err);
+  int rc = w->fn(idx, root, dest, sizeof dest);
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", g_msg[0] ? g_msg : tern_errmsg());
+  int fired = ff_fired();
+  ff_reset();
+  ff_uninstall();
+  tern_close(idx);
+  if (rc != TERN_OK && rc != TERN_EPARTIAL) {
+    /* A file the call reads (in the index) or writes (in the index, in
+     * DEST or DEST.tmp), or a directory it fsyncs (those, or DEST's
+     * parent), said to be one. */
+    char in_dir[1100];
+    snprintf(in_dir, sizeof in_dir, "%s/", dir);
+    int named = strstr(msg, in_dir) != NULL || strstr(msg, ": fsync of the directory: ") ||
+                strstr(msg, ": opening the directory to fsync it: ");
+    if (!named && dest[0]) {
+      const char *at = strstr(msg, dest);
+      named = at && (at[strlen(dest)] == '/' || !strncmp(at + strlen(dest), ".tmp/", 5));
+    }
+    if (rc != -err || !named) {
+      fprintf(stderr, "%s, %s #%llu %s: %d (%s) \"%s\"\n", w->name, ff_kind_name[kind],
+              (unsigned long long)n, strerror(err), rc, tern_strerror(rc), msg);
+      g_bad++;
+    }
+  }
+  free(dir);
+  return fired;
+}
+
+static void test_writes_name_the_file(void **state) {
+  (void)state;
+  char *root = tu_tmpdir("errmsg-writes");
+  char *base = tu_path(root, "base");
+  build_base(base);
+  static const struct {
+    ff_kind kind;
+    int err;
+  } faults[] = {{FF_OPEN, EACCES}, {FF_WRITE, EIO}, {FF_WRITE, ENOSPC}, {FF_SYNC, EIO},
+                {FF_RENAME, EIO}};
+  unsigned rounds = 0;
+  for (size_t w = 0; w < sizeof wops / sizeof wops[0]; w++)
+    for (size_t f = 0; f < sizeof faults / sizeof faults[0]; f++)
+      for (uint64_t n = 1; n < 500 && write_round(root, base, &wops[w], faults[f].kind, faults[f].err, n); n++)
+        rounds++;
+  print_message("%u faulted writes\n", rounds);
+  assert_true(rounds > 50);
+  assert_int_equal(g_bad, 0);
+  tu_rmtree(root);
+  free(base);
+  free(root);
+}
+
 int main(void) {
   tu_seed();
   et_prefer_tmpfs();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_call_names_the_file),
+      cmocka_unit_test(test_built_segments_name_the_file),
+      cmocka_unit_test(test_writes_name_the_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -101,11 +101,13 @@ static int import_into_index(import_run *r, uint64_t size) {
   int absent, fresh = cli_dir_is_new(r->dir, &absent);
   if (cli_open_create(&idx, r->dir, &r->co)) return CLI_FAIL;
   int st = tern_txn_begin(&r->txn, idx, TERN_TXN_BULK);
-  if (st == TERN_OK) st = tern_txn_set_memory(r->txn, memory_bound(r, size));
+  if (st) return cli_close(idx, r->dir, cli_fail(r->dir, st));
+  st = tern_txn_set_memory(r->txn, memory_bound(r, size));
   if (st) {
+    int rc = cli_fail(r->dir, st); /* before tern_abort, which clears the message */
     tern_abort(r->txn);
     r->txn = NULL;
-    return cli_close(idx, r->dir, cli_fail(r->dir, st));
+    return cli_close(idx, r->dir, rc);
   }
   if (!r->quiet) tern_txn_set_progress(r->txn, progress_commit, &r->prog); /* phase times */
   int rc = import_lines(r);
