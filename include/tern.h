@@ -98,7 +98,8 @@
  * TERN_FOREGROUND (tern_open) runs that work inside the commit instead.  A
  * TERN_TXN_BULK commit sorts the documents, writes them as one segment
  * (fsync of each file and the directory), then commits the catalog; it
- * takes memory for all its documents until then.  A transaction without
+ * takes memory for all its documents until then, unless bounded by
+ * tern_txn_set_memory (then it writes a segment each time it reaches it).  A transaction without
  * TERN_TXN_BULK whose documents exceed write_buffer_bytes commits the same
  * way (they would only pass through the buffer to be flushed at once), so
  * its peak memory is about that of a bulk one.  docs/BENCHMARKS.md has
