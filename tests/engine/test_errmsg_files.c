@@ -20,6 +20,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -599,6 +602,62 @@ static void test_writes_name_the_file(void **state) {
   free(root);
 }
 
+/* ---- the catalog, its lock file and write.lock refused by permissions:
+ * as `nobody` (root reads everything), or skipped saying why */
+
+/* In a child as `nobody`: tern_open of dir (writable) must fail with
+ * -EACCES naming `file`; exit 0 when it does. */
+static int open_as_nobody(const char *dir, const char *file) {
+  struct passwd *pw = getpwnam("nobody");
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    if (setgroups(0, NULL) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0) _exit(90);
+    if (access(dir, R_OK | W_OK | X_OK) != 0) _exit(97); /* $TMPDIR closed to others */
+    tern_index *idx;
+    int rc = tern_open(&idx, dir, 0, NULL);
+    if (rc != -EACCES || !strstr(tern_errmsg(), file)) {
+      fprintf(stderr, "%s refused: %d (%s) \"%s\"\n", file, rc, tern_strerror(rc), tern_errmsg());
+      _exit(1);
+    }
+    _exit(0);
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void test_permissions_name_the_file(void **state) {
+  (void)state;
+  if (geteuid() != 0 || !getpwnam("nobody")) {
+    printf("skipped: needs root and a user \"nobody\"\n");
+    return;
+  }
+  char *root = tu_tmpdir("errmsg-perm");
+  char *dir = tu_path(root, "ix");
+  build_base(dir);
+  static const char *const refused[] = {"catalog.mdb", "catalog.mdb-lock", "write.lock"};
+  for (size_t f = 0; f < 3; f++) {
+    chmod(root, 0755);
+    chmod(dir, 0777);
+    for (size_t g = 0; g < 3; g++) {
+      char *p = tu_path(dir, refused[g]);
+      chmod(p, g == f ? 0644 : 0666); /* root's, not writable by others */
+      free(p);
+    }
+    int rc = open_as_nobody(dir, refused[f]);
+    if (rc == 97) {
+      printf("skipped: the temporary directory is closed to others\n");
+      break;
+    }
+    assert_int_equal(rc, 0);
+  }
+  tu_rmtree(root);
+  free(dir);
+  free(root);
+}
+
 int main(void) {
   tu_seed();
   et_prefer_tmpfs();
@@ -606,6 +665,7 @@ int main(void) {
       cmocka_unit_test(test_every_call_names_the_file),
       cmocka_unit_test(test_built_segments_name_the_file),
       cmocka_unit_test(test_writes_name_the_file),
+      cmocka_unit_test(test_permissions_name_the_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
