@@ -36,7 +36,7 @@ typedef struct import_run {
 enum { READ_BUFFER = 4 << 20, PROGRESS_EVERY = 1 << 14 };
 
 /* The transaction's memory bound: --memory, else the input's size (a
- * regular file's; 1 GiB for a pipe), at least MEMORY_MIN: with the
+ * regular file's; 1 GiB for a pipe), within MEMORY_MIN and MEMORY_PIPE: with the
  * process's fixed buffers, the import's peak stays within twice a file's
  * size and never grows past the bound with the input. */
 #define MEMORY_MIN ((uint64_t)32 << 20)
