@@ -123,6 +123,21 @@ static int lock_file_unwritable(const char *dir) {
   return no;
 }
 
+/* LMDB's failure to open an environment names neither file: on an errno,
+ * names catalog.mdb, or its lock file when the catalog itself is
+ * accessible and the lock file is what refuses (a permission error on
+ * catalog.mdb-lock said catalog.mdb). */
+static int env_open_failed(tern_index *idx, const char *cat, int rc, int rdonly) {
+  if (rc <= 0 || !(rc == EACCES || rc == EPERM || rc == EROFS)) return tern_mdb_env_status(idx, rc, cat);
+  int mode = rdonly ? R_OK : R_OK | W_OK;
+  char lock[4096];
+  snprintf(lock, sizeof lock, "%s-lock", cat);
+  const char *file = cat;
+  if (access(cat, mode) == 0 && !idx->nolock && access(lock, F_OK) == 0 && access(lock, R_OK | W_OK) != 0)
+    file = lock;
+  return tern_fail(-rc, "%s: %s", file, strerror(rc));
+}
+
 static int open_env(tern_index *idx, uint64_t map_size) {
   char *cat = tern_path_join(idx->dir, TERN_CATALOG_FILE);
   if (!cat) return tern_fail(TERN_ENOMEM, "out of memory");
@@ -141,7 +156,7 @@ static int open_env(tern_index *idx, uint64_t map_size) {
     else if (rc == ENOENT)
       rc = tern_fail(TERN_ENOTINDEX, "%s: no catalog", cat);
     else
-      rc = tern_mdb_env_status(idx, rc, cat);
+      rc = env_open_failed(idx, cat, rc, rdonly);
   } else {
     rc = tern_mdb_status(rc, "creating the environment");
   }

@@ -27,6 +27,7 @@
 #include "engine/write/bulkwrite.h"
 #include "engine/buffer/keymap.h"
 #include "engine/write/range.h"
+#include "engine/write/txn_spill.h"
 #include "engine/util/vec.h"
 #include "engine/maint/worker.h"
 
@@ -61,6 +62,13 @@ struct tern_txn {
   size_t nranges, capranges;
   tern_progress_fn progress; /* tern_txn_set_progress; may be NULL */
   void *progress_payload;
+  /* tern_txn_set_memory: past `memory` bytes a bulk transaction spills
+   * (txn_spill.h) onto private states built on `base` (NULL: none yet). */
+  uint64_t memory;
+  uint64_t nterms; /* terms of the ops in memory, for the estimate */
+  tern_state *base;
+  uint64_t *spilled; /* numbers of the segments spills wrote */
+  size_t nspilled, capspilled;
 };
 
 static void report(const tern_txn *t, const char *phase, uint64_t done, uint64_t total) {
@@ -99,8 +107,26 @@ int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
   return TERN_OK;
 }
 
+/* Removes the files of the spilled segments still listed (none the
+ * catalog names: a commit unlists those it installed), after the private
+ * state holding them went. */
+static void discard_spilled(tern_txn *t) {
+  for (size_t i = 0; i < t->nspilled; i++) {
+    char name[TERN_SEGNAME_MAX];
+    tern_segment_name(name, t->spilled[i]);
+    tern_discard_new_segment(t->idx, name);
+  }
+  t->nspilled = 0;
+}
+
 static void txn_free(tern_txn *t) {
   if (t->probe) tern_seg_cursor_release(t->probe);
+  if (t->base) { /* spilled: the private state goes, and the files nothing installed */
+    tern_state_release(t->idx, t->st);
+    t->st = t->base;
+    discard_spilled(t);
+  }
+  free(t->spilled);
   free(t->probe);
   free(t->locs);
   free(t->ranges);
@@ -159,6 +185,30 @@ static int push_op(tern_txn *t, const uint8_t *kcopy, size_t klen, const uint8_t
   return TERN_OK;
 }
 
+static int spill(tern_txn *t);
+
+/* Whether holding one more document of `bytes` and `nterms` terms would
+ * take the transaction past its memory limit, counting what its commit
+ * adds: the sorted order and doc ids (8 bytes an op), one field's (term,
+ * doc) tuples at a time (24 bytes a term; all terms counted, as if one
+ * field) and the writer's chunks. */
+enum { SPILL_FIXED = 2 << 20 };
+static int over_memory(const tern_txn *t, size_t bytes, size_t nterms) {
+  size_t ops = t->nops < t->cap ? t->cap : 2 * t->cap; /* the array as the next push leaves it */
+  uint64_t est = (uint64_t)t->arena.bytes + bytes + (uint64_t)ops * sizeof *t->ops +
+                 (uint64_t)(t->nops + 1) * 8 + (t->nterms + nterms) * 24 + SPILL_FIXED;
+  return est > t->memory;
+}
+
+int tern_txn_set_memory(tern_txn *txn, uint64_t bytes) {
+  tern_clear_error();
+  if (!txn) return tern_fail(TERN_EINVAL, "tern_txn_set_memory: NULL transaction");
+  if (bytes && !(txn->flags & TERN_TXN_BULK))
+    return tern_fail(TERN_EINVAL, "tern_txn_set_memory: a limit needs a TERN_TXN_BULK transaction");
+  txn->memory = bytes;
+  return TERN_OK;
+}
+
 int tern_put(tern_txn *t, const void *key, size_t klen, const void *val, size_t vlen,
              const tern_term *terms, size_t nterms) {
   tern_clear_error();
@@ -167,6 +217,8 @@ int tern_put(tern_txn *t, const void *key, size_t klen, const void *val, size_t 
   TERN_TRY(check_doc(val, vlen, terms, nterms));
   size_t dlen = tern_rec_doc_size(vlen, terms, nterms);
   if (dlen > UINT32_MAX / 2) return tern_fail(TERN_EINVAL, "document of %zu bytes", dlen);
+  if (t->memory && t->nops && over_memory(t, klen + dlen, nterms)) TERN_TRY(spill(t));
+  t->nterms += nterms;
   uint8_t *p = tern_arena_alloc(&t->arena, klen + dlen);
   if (!p) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
   memcpy(p, key, klen);
@@ -572,7 +624,117 @@ static void commit_ctx_free(commit_ctx *c) {
   tern_big_free(c->uniq, c->uniq_bytes);
 }
 
+/* ---- spills (txn_spill.h) */
+
+static int note_spilled(tern_txn *t, uint64_t number) {
+  uint64_t *v = tern_vec_room(t->spilled, t->nspilled, &t->capspilled, sizeof *v);
+  if (!v) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
+  t->spilled = v;
+  t->spilled[t->nspilled++] = number;
+  return TERN_OK;
+}
+
+/* The transaction's memory after a spill: no operation held. */
+static void forget_ops(tern_txn *t) {
+  tern_arena_free(&t->arena);
+  tern_arena_init(&t->arena);
+  tern_big_free(t->ops, t->cap * sizeof *t->ops);
+  t->ops = NULL;
+  t->nops = t->cap = 0;
+  tern_keymap_free(&t->map);
+  tern_keymap_init(&t->map);
+  t->nlocs = 0;
+  t->nranges = 0;
+  t->nterms = 0;
+}
+
+/* Resolves and writes the operations so far as a segment, as a bulk
+ * commit would, and moves the transaction onto the private state that
+ * edit makes.  The first spill waits for the background worker, so that
+ * nothing installs under the private states until the commit (no other
+ * writer can start one: the transaction holds the write lock).  On
+ * failure the transaction is as it was. */
+static int spill(tern_txn *t) {
+  tern_index *idx = t->idx;
+  if (!t->base) tern_worker_wait(idx);
+  commit_ctx c = {0};
+  c.t = t;
+  report(t, "sort", 0, t->nops);
+  int rc = unique_ops(&c);
+  report(t, "sort", t->nops, t->nops);
+  tern_install_lock(idx);
+  if (rc == TERN_OK && !t->base) rc = rebase(t);
+  tern_edit_init(&c.e, t->st);
+  if (rc == TERN_OK) rc = resolve_segments(&c);
+  if (rc == TERN_OK) rc = resolve_ranges(&c);
+  if (rc == TERN_OK) rc = edit_deletions(&c);
+  if (rc == TERN_OK) rc = edit_bulk_segment(&c);
+  if (rc == TERN_OK && c.seg_docs) {
+    rc = note_spilled(t, c.seg_number);
+    if (rc != TERN_OK) {
+      char name[TERN_SEGNAME_MAX];
+      tern_segment_name(name, c.seg_number);
+      commit_ctx_free(&c);
+      tern_discard_new_segment(idx, name);
+      tern_install_unlock(idx);
+      return rc;
+    }
+  }
+  tern_state *next = NULL;
+  if (rc == TERN_OK) rc = tern_spill_apply(idx, t->st, &c.e, &next);
+  commit_ctx_free(&c); /* a failed spill's segment stays listed: txn_free removes it */
+  if (rc == TERN_OK) {
+    if (t->base)
+      tern_state_release(idx, t->st);
+    else
+      t->base = t->st;
+    t->st = next;
+  }
+  tern_install_unlock(idx);
+  if (rc == TERN_OK) forget_ops(t);
+  return rc;
+}
+
+/* Drops from the spilled list the segments the state holds (installed). */
+static void unlist_installed(tern_txn *t) {
+  size_t m = 0;
+  for (size_t i = 0; i < t->nspilled; i++) {
+    int held = 0;
+    for (size_t s = 0; s < t->st->nslots && !held; s++)
+      held = t->st->slots[s].ref->number == t->spilled[i];
+    if (!held) t->spilled[m++] = t->spilled[i];
+  }
+  t->nspilled = m;
+}
+
+/* The commit of a transaction that spilled: the rest spilled too, then
+ * one edit from the state it began on to its last private state. */
+static int commit_spilled(tern_txn *t, int *segments_changed, tern_rec_state *rec) {
+  tern_index *idx = t->idx;
+  int rc = t->nops || t->nranges ? spill(t) : TERN_OK;
+  if (rc != TERN_OK) return rc;
+  tern_install_lock(idx);
+  tern_edit e;
+  tern_edit_init(&e, t->base);
+  e.log_always = 1;
+  tern_mdoc *drops = NULL;
+  rc = tern_spill_compose(idx, t->base, t->st, &e, &drops);
+  report(t, "commit", 0, 1);
+  if (rc == TERN_OK) rc = tern_log_and_apply(idx, &e); /* TERN_EBUSY if the base moved */
+  report(t, "commit", 1, 1);
+  if (rc == TERN_OK) {
+    *rec = e.rec;
+    unlist_installed(t);
+  }
+  *segments_changed = rc == TERN_OK;
+  tern_edit_free(idx, &e);
+  free(drops);
+  tern_install_unlock(idx);
+  return rc;
+}
+
 static int commit_ops(tern_txn *t, int *segments_changed, tern_rec_state *rec) {
+  if (t->base) return commit_spilled(t, segments_changed, rec);
   commit_ctx c = {0};
   c.t = t;
   int bulk = commits_as_segment(t);
