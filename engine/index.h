@@ -66,6 +66,14 @@ typedef struct tern_slot {
   uint8_t segid[TERN_SEGID_SIZE];
 } tern_slot;
 
+/* One slot of the range map: what a get needs to send a key to it, and to
+ * answer "absent" from its filter, in one cache line (state_ranges.c). */
+typedef struct tern_range_entry {
+  _Alignas(64) tern_seg_filter_line filter;
+  uint64_t lo, hi; /* heads of the slot's first and last keys */
+  uint32_t slot;
+} tern_range_entry;
+
 struct tern_worker;
 typedef struct tern_state {
   unsigned refs; /* under idx->mu */
@@ -76,13 +84,13 @@ typedef struct tern_state {
   tern_rec_health health; /* meta "health": last post-commit failure, segments merges skip */
   /* The range map (state_ranges.c), built with the slots: disjoint[] the
    * most slots whose key ranges are pairwise disjoint, sorted by range (their
-   * max's heads in disjoint_hi[], their filters in disjoint_filter[]),
-   * searched; overlap[] the others, oldest
+   * max's heads in disjoint_hi[], searched; each one's entry, with its
+   * filter line, in disjoint[]); overlap[] the others, oldest
    * first, probed in turn.  NULL and 0 (every slot probed in turn) below
    * TERN_RANGE_MAP_MIN slots or fewer than 2 disjoint ones. */
-  uint32_t *disjoint, *overlap;
-  uint64_t *disjoint_hi, *disjoint_lo; /* their max's and min's heads */
-  tern_filter_view *disjoint_filter;
+  tern_range_entry *disjoint;
+  uint32_t *overlap;
+  uint64_t *disjoint_hi; /* their max's heads */
   size_t ndisjoint, noverlap;
 } tern_state;
 
@@ -308,7 +316,8 @@ int tern_state_index_ranges(tern_state *st);
 void tern_state_ranges_free(tern_state *st);
 /* The map's slots whose range admits the probe's key (at most one, the
  * ranges being disjoint) into cand[0..cap), their filter lines' fetch
- * started; returns how many. */
+ * started; returns how many.  A slot whose filter line says the key is
+ * absent (its page checked) is left out, counted as a filter check. */
 size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, uint32_t *cand,
                               size_t cap);
 static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
