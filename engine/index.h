@@ -92,6 +92,10 @@ typedef struct tern_state {
   uint32_t *overlap;
   uint64_t *disjoint_hi; /* their max's heads */
   size_t ndisjoint, noverlap;
+  /* Each slot's filter line (codec/segment.h), by slot: a get probing
+   * slots in turn answers "absent" from these, not from each segment's
+   * own state (state_ranges.c).  NULL (no memory): the gates decide. */
+  tern_seg_filter_line *lines;
 } tern_state;
 
 /* How this index reads its segments (TERN_PREAD or the default mapping). */
@@ -310,10 +314,18 @@ int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_curs
                     tern_term_entry *e, const tern_slot **found);
 /* ---- state_ranges.c: the range map over disjoint slots */
 #define TERN_RANGE_MAP_MIN 8u /* slots below which every slot is tested in turn */
+#define TERN_PREFETCH_WAVE 32u /* slots probed in turn per wave, their filter lines fetched together */
 /* (Re)builds st's range map from its slots.  Errors: TERN_ENOMEM (st then
  * has none: still right, every slot probed in turn). */
 int tern_state_index_ranges(tern_state *st);
 void tern_state_ranges_free(tern_state *st);
+/* Starts fetching the filter lines a get of the probe's key will test in
+ * the slots probed in turn (the newest wave of them), so that their cache
+ * misses overlap the write buffer's.  A hint: no effect on results. */
+void tern_state_prefetch(const tern_state *st, const tern_seg_probe *p);
+/* 1 when slot i's filter line says the key is certainly absent from it
+ * (counted as a filter check); 0: its gate decides. */
+int tern_state_line_absent(const tern_state *st, size_t i, const tern_seg_probe *p);
 /* The map's slots whose range admits the probe's key (at most one, the
  * ranges being disjoint) into cand[0..cap), their filter lines' fetch
  * started; returns how many.  A slot whose filter line says the key is

@@ -613,7 +613,7 @@ int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cu
 }
 
 /* Segments probed per wave: their filter lines are fetched together. */
-#define PROBE_WAVE 32u
+#define PROBE_WAVE TERN_PREFETCH_WAVE
 
 /* Filters and blocks of the slots cand[0..n), in that order (their ranges
  * admitted the key): TERN_OK with the first live hit, else TERN_NOTFOUND. */
@@ -621,6 +621,7 @@ static int probe_candidates(const tern_state *st, const uint32_t *cand, size_t n
                             const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
                             const tern_slot **found) {
   for (size_t k = 0; k < n; k++) {
+    if (tern_state_line_absent(st, cand[k], p)) continue; /* the common absent case */
     const tern_slot *sl = &st->slots[cand[k]];
     TERN_COUNT_GET(filter_checks, 1);
     int filter = tern_seg_gate_filter(&sl->gate, p);

@@ -46,7 +46,8 @@ static int by_max_cmp(const void *x, const void *y) {
   return c ? c : (a->slot > b->slot) - (a->slot < b->slot);
 }
 
-void tern_state_ranges_free(tern_state *st) {
+/* The map alone (the lines stay). */
+static void map_free(tern_state *st) {
   free(st->disjoint);
   free(st->disjoint_hi);
   free(st->overlap);
@@ -54,6 +55,43 @@ void tern_state_ranges_free(tern_state *st) {
   st->overlap = NULL;
   st->disjoint_hi = NULL;
   st->ndisjoint = st->noverlap = 0;
+}
+
+void tern_state_ranges_free(tern_state *st) {
+  map_free(st);
+  free(st->lines);
+  st->lines = NULL;
+}
+
+/* Every slot's filter line; without memory, none (the gates decide). */
+static void index_lines(tern_state *st) {
+  if (!st->nslots) return;
+  st->lines = malloc(st->nslots * sizeof *st->lines);
+  for (size_t i = 0; st->lines && i < st->nslots; i++)
+    tern_seg_filter_line_of(st->slots[i].gate.seg, &st->lines[i]);
+}
+
+static void prefetch_line(const tern_seg_filter_line *l, uint64_t hash) {
+  uint64_t page = 0;
+  const uint8_t *line = tern_seg_filter_line_block(l, hash, &page);
+  if (line) {
+    __builtin_prefetch(line);
+    __builtin_prefetch(&l->checked[page / 64]);
+  }
+}
+
+void tern_state_prefetch(const tern_state *st, const tern_seg_probe *p) {
+  if (!st->lines) return;
+  const uint32_t *ids = st->ndisjoint ? st->overlap : NULL;
+  size_t n = st->ndisjoint ? st->noverlap : st->nslots;
+  for (size_t k = 0; k < n && k < TERN_PREFETCH_WAVE; k++) /* newest first */
+    prefetch_line(&st->lines[ids ? ids[n - 1 - k] : n - 1 - k], p->fk.hash);
+}
+
+int tern_state_line_absent(const tern_state *st, size_t i, const tern_seg_probe *p) {
+  if (!st->lines || !tern_seg_filter_line_absent(&st->lines[i], &p->fk)) return 0;
+  TERN_COUNT_GET(filter_checks, 1);
+  return 1;
 }
 
 /* Entry k of the map: slot `slot`, whose gate is g. */
@@ -70,6 +108,7 @@ static void map_add(tern_state *st, const tern_seg_gate *g, uint32_t slot) {
 
 int tern_state_index_ranges(tern_state *st) {
   tern_state_ranges_free(st);
+  index_lines(st);
   size_t n = st->nslots;
   if (n < TERN_RANGE_MAP_MIN) return TERN_OK; /* no map: every slot in turn */
   by_max *v = malloc(n * sizeof *v);
@@ -80,7 +119,7 @@ int tern_state_index_ranges(tern_state *st) {
   if (!v || !shared || !st->disjoint || !st->disjoint_hi || !st->overlap) {
     free(v);
     free(shared);
-    tern_state_ranges_free(st);
+    map_free(st);
     return tern_fail(TERN_ENOMEM, "state: out of memory");
   }
   size_t m = 0;
@@ -108,7 +147,7 @@ int tern_state_index_ranges(tern_state *st) {
     if (shared[i]) st->overlap[st->noverlap++] = (uint32_t)i;
   free(v);
   free(shared);
-  if (st->ndisjoint < 2) tern_state_ranges_free(st); /* nothing to search */
+  if (st->ndisjoint < 2) map_free(st); /* nothing to search */
   return TERN_OK;
 }
 
@@ -129,12 +168,7 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, uin
   /* The candidate's entry, filter line and checked-pages word fetched at
    * once, not one after the other. */
   const tern_range_entry *m = &st->disjoint[lo];
-  uint64_t page = 0;
-  const uint8_t *line = tern_seg_filter_line_block(&m->filter, p->fk.hash, &page);
-  if (line) {
-    __builtin_prefetch(line);
-    __builtin_prefetch(&m->filter.checked[page / 64]);
-  }
+  prefetch_line(&m->filter, p->fk.hash);
   /* The heads decide, from the map's own entries, unless the key's head is
    * a range's first or last key's: then its gate compares whole keys.  By
    * disjointness at most one range admits the key, and the search stops at
