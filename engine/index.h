@@ -146,6 +146,7 @@ struct tern_index {
   MDB_dbi dbi_meta, dbi_segs, dbi_live, dbi_buf;
   tern_options opts; /* fields: owned copies; read_depth: this open's */
   int lock_fd;       /* DIR/write.lock, -1 read-only */
+  uint64_t lock_dev, lock_ino; /* its file's identity, taken at open (writer.c) */
   int dir_fd;        /* DIR, flock(LOCK_SH) while open: catalog_compact.c replaces
                         catalog.mdb only when it alone holds the directory */
   pthread_rwlock_t env_rw; /* LOCKS 4 */
