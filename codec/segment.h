@@ -258,19 +258,26 @@ static inline const uint8_t *tern_seg_filter_line_block(const tern_seg_filter_li
   *page = (l->base + b * TERN_FILTER_BLOCK_SIZE) / TERN_IO_PAGE;
   return *page < l->npages ? l->blocks + b * TERN_FILTER_BLOCK_SIZE : NULL;
 }
-/* 1 when the filter says the key is certainly absent; 0 when it may be
- * present or the line cannot tell (its page unchecked by this process:
- * then tern_seg_gate_filter decides, exactly as without the line). */
-static inline int tern_seg_filter_line_absent(const tern_seg_filter_line *l,
-                                              const tern_filter_key *k) {
+/* The line's answer: 0 when the filter says the key is certainly absent,
+ * 1 when it may be present (exactly what tern_seg_gate_filter answers for
+ * a checked page), -1 when the line cannot tell (its page unchecked by
+ * this process, or no filter in place): then tern_seg_gate_filter
+ * decides, exactly as without the line. */
+static inline int tern_seg_filter_line_test(const tern_seg_filter_line *l,
+                                            const tern_filter_key *k) {
   uint64_t page;
   const uint8_t *b = tern_seg_filter_line_block(l, k->hash, &page);
-  if (!b) return 0;
+  if (!b) return -1;
   uint64_t w = atomic_load_explicit(&l->checked[page / 64], memory_order_acquire);
-  if (!((w >> (page % 64)) & 1)) return 0;
+  if (!((w >> (page % 64)) & 1)) return -1;
   uint64_t missing = 0;
   for (unsigned i = 0; i < 8u; i++) missing |= k->mask[i] & ~tern_load64(b + 8 * i);
-  return missing != 0;
+  return missing == 0;
+}
+/* 1 when the line says the key is certainly absent, else 0. */
+static inline int tern_seg_filter_line_absent(const tern_seg_filter_line *l,
+                                              const tern_filter_key *k) {
+  return tern_seg_filter_line_test(l, k) == 0;
 }
 /* The unique field's entry of the probe's key, once the gate let it
  * through with `filter` (tern_seg_gate_filter's answer): the terms index

@@ -324,9 +324,11 @@ void tern_state_ranges_free(tern_state *st);
  * the slots probed in turn (the newest wave of them), so that their cache
  * misses overlap the write buffer's.  A hint: no effect on results. */
 void tern_state_prefetch(const tern_state *st, const tern_seg_probe *p);
-/* 1 when slot i's filter line says the key is certainly absent from it
- * (counted as a filter check); 0: its gate decides. */
-int tern_state_line_absent(const tern_state *st, size_t i, const tern_seg_probe *p);
+/* Slot i's filter for the probe's key, from its filter line when that can
+ * tell, else from its gate: tern_seg_gate_filter's answer (0 absent, > 0
+ * the block decides, < 0 a damaged filter page).  Counted as one filter
+ * check. */
+int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe *p);
 /* The map's slots whose range admits the probe's key (at most one, the
  * ranges being disjoint) into cand[0..cap), their filter lines' fetch
  * started; returns how many.  A slot whose filter line says the key is

@@ -621,10 +621,8 @@ static int probe_candidates(const tern_state *st, const uint32_t *cand, size_t n
                             const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
                             const tern_slot **found) {
   for (size_t k = 0; k < n; k++) {
-    if (tern_state_line_absent(st, cand[k], p)) continue; /* the common absent case */
     const tern_slot *sl = &st->slots[cand[k]];
-    TERN_COUNT_GET(filter_checks, 1);
-    int filter = tern_seg_gate_filter(&sl->gate, p);
+    int filter = tern_state_slot_filter(st, cand[k], p); /* its line, else its gate */
     if (filter <= 0) {
       if (filter < 0) return filter;
       continue;

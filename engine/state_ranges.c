@@ -88,10 +88,10 @@ void tern_state_prefetch(const tern_state *st, const tern_seg_probe *p) {
     prefetch_line(&st->lines[ids ? ids[n - 1 - k] : n - 1 - k], p->fk.hash);
 }
 
-int tern_state_line_absent(const tern_state *st, size_t i, const tern_seg_probe *p) {
-  if (!st->lines || !tern_seg_filter_line_absent(&st->lines[i], &p->fk)) return 0;
+int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe *p) {
   TERN_COUNT_GET(filter_checks, 1);
-  return 1;
+  int line = st->lines ? tern_seg_filter_line_test(&st->lines[i], &p->fk) : -1;
+  return line >= 0 ? line : tern_seg_gate_filter(&st->slots[i].gate, p);
 }
 
 /* Entry k of the map: slot `slot`, whose gate is g. */
