@@ -351,6 +351,11 @@ int tern_rfile_page_checked(const tern_rfile *f, uint64_t off) {
   return f->checked && off < f->size && page_checked(f, off / TERN_IO_PAGE);
 }
 
+const _Atomic uint64_t *tern_rfile_checked_bits(const tern_rfile *f, uint64_t *npages) {
+  *npages = f->checked ? tern_io_npages(f->size) : 0;
+  return f->checked;
+}
+
 static int resident(const tern_rfile *f, uint64_t p) {
   unsigned char v = 0;
   if (mincore(f->map + p * TERN_IO_PAGE, 1, &v) != 0) return 0; /* unknown: as if not */

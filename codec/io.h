@@ -152,6 +152,11 @@ int tern_rfile_set_page_trailers(tern_rfile *f, uint64_t seed);
 const uint8_t *tern_rfile_map(const tern_rfile *f);
 /* 1 when the page holding `off` has been checked by this process. */
 int tern_rfile_page_checked(const tern_rfile *f, uint64_t off);
+/* The bitmap behind tern_rfile_page_checked (bit p: page p checked; read
+ * it with an acquire load) and its page count, for a caller keeping it
+ * beside other hot state (the engine's range map); NULL when the file has
+ * no page checksums.  Valid while f is open. */
+const _Atomic uint64_t *tern_rfile_checked_bits(const tern_rfile *f, uint64_t *npages);
 /* The page holding `off`, when this process has not checked it yet and it
  * is in the page cache (mincore(2) of the mapping: no I/O), checked now.
  * 1: checked (now or before), 0: not checked and not cached (mmap mode with

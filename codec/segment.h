@@ -30,6 +30,7 @@
 #include "codec/terms_block.h"
 #include "tern.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -234,6 +235,50 @@ static inline int tern_seg_gate_start(const tern_seg_gate *g, const tern_seg_pro
  * this process has not checked yet is not used (segment_filter.c): no I/O,
  * and an unchecked page is never trusted. */
 int tern_seg_gate_filter(const tern_seg_gate *g, const tern_seg_probe *p);
+/* A segment's filter as a get over many segments keeps it beside the
+ * segment's key range (the engine's range map, engine/state/state_ranges.c): an
+ * absent key is then answered from the entry, the filter's line and the
+ * word of the .flt file's checked-pages bitmap, fetched together, instead
+ * of following the segment's own state (its tern_seg, filter and file) one
+ * load after the other.  Valid while s is open.  Only a page this process
+ * has checked is used, as tern_seg_gate_filter does. */
+typedef struct tern_seg_filter_line {
+  const uint8_t *blocks;           /* NULL: undecided here */
+  const _Atomic uint64_t *checked; /* .flt's checked pages; NULL: undecided here */
+  uint32_t nblocks, base;          /* base: file offset of block 0 */
+  uint64_t npages;
+} tern_seg_filter_line;
+void tern_seg_filter_line_of(const tern_seg *s, tern_seg_filter_line *l);
+/* The block's address and its page's bitmap word for `hash`; NULL when
+ * the line decides nothing (callers prefetch both, then ask below). */
+static inline const uint8_t *tern_seg_filter_line_block(const tern_seg_filter_line *l,
+                                                        uint64_t hash, uint64_t *page) {
+  if (!l->blocks || !l->checked) return NULL;
+  uint64_t b = ((hash >> 32) * l->nblocks) >> 32;
+  *page = (l->base + b * TERN_FILTER_BLOCK_SIZE) / TERN_IO_PAGE;
+  return *page < l->npages ? l->blocks + b * TERN_FILTER_BLOCK_SIZE : NULL;
+}
+/* The line's answer: 0 when the filter says the key is certainly absent,
+ * 1 when it may be present (exactly what tern_seg_gate_filter answers for
+ * a checked page), -1 when the line cannot tell (its page unchecked by
+ * this process, or no filter in place): then tern_seg_gate_filter
+ * decides, exactly as without the line. */
+static inline int tern_seg_filter_line_test(const tern_seg_filter_line *l,
+                                            const tern_filter_key *k) {
+  uint64_t page;
+  const uint8_t *b = tern_seg_filter_line_block(l, k->hash, &page);
+  if (!b) return -1;
+  uint64_t w = atomic_load_explicit(&l->checked[page / 64], memory_order_acquire);
+  if (!((w >> (page % 64)) & 1)) return -1;
+  uint64_t missing = 0;
+  for (unsigned i = 0; i < 8u; i++) missing |= k->mask[i] & ~tern_load64(b + 8 * i);
+  return missing == 0;
+}
+/* 1 when the line says the key is certainly absent, else 0. */
+static inline int tern_seg_filter_line_absent(const tern_seg_filter_line *l,
+                                              const tern_filter_key *k) {
+  return tern_seg_filter_line_test(l, k) == 0;
+}
 /* The unique field's entry of the probe's key, once the gate let it
  * through with `filter` (tern_seg_gate_filter's answer): the terms index
  * and one block.  TERN_NOTFOUND when absent. */

@@ -428,7 +428,11 @@ static int open_lock_file(tern_index *idx) {
       rc = tern_fail_errno(lp);
     else if (!S_ISREG(st.st_mode))
       rc = tern_fail(TERN_ECORRUPT, "%s: not a regular file", lp);
-    else if (!existed) /* created: durable before a commit relies on it */
+    if (rc == TERN_OK) { /* for writer.c: no fstat per transaction */
+      idx->lock_dev = (uint64_t)st.st_dev;
+      idx->lock_ino = (uint64_t)st.st_ino;
+    }
+    if (rc == TERN_OK && !existed) /* created: durable before a commit relies on it */
       rc = tern_fsync_dir(idx->dir);
   }
   free(lp);

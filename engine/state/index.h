@@ -68,6 +68,14 @@ typedef struct tern_slot {
   uint8_t segid[TERN_SEGID_SIZE];
 } tern_slot;
 
+/* One slot of the range map: what a get needs to send a key to it, and to
+ * answer "absent" from its filter, in one cache line (state_ranges.c). */
+typedef struct tern_range_entry {
+  _Alignas(64) tern_seg_filter_line filter;
+  uint64_t lo, hi; /* heads of the slot's first and last keys */
+  uint32_t slot;
+} tern_range_entry;
+
 struct tern_worker;
 typedef struct tern_state {
   unsigned refs; /* under idx->mu */
@@ -78,14 +86,18 @@ typedef struct tern_state {
   tern_rec_health health; /* meta "health": last post-commit failure, segments merges skip */
   /* The range map (state_ranges.c), built with the slots: disjoint[] the
    * most slots whose key ranges are pairwise disjoint, sorted by range (their
-   * max's heads in disjoint_hi[], their filters in disjoint_filter[]),
-   * searched; overlap[] the others, oldest
+   * max's heads in disjoint_hi[], searched; each one's entry, with its
+   * filter line, in disjoint[]); overlap[] the others, oldest
    * first, probed in turn.  NULL and 0 (every slot probed in turn) below
    * TERN_RANGE_MAP_MIN slots or fewer than 2 disjoint ones. */
-  uint32_t *disjoint, *overlap;
-  uint64_t *disjoint_hi, *disjoint_lo; /* their max's and min's heads */
-  tern_filter_view *disjoint_filter;
+  tern_range_entry *disjoint;
+  uint32_t *overlap;
+  uint64_t *disjoint_hi; /* their max's heads */
   size_t ndisjoint, noverlap;
+  /* Each slot's filter line (codec/segment.h), by slot: a get probing
+   * slots in turn answers "absent" from these, not from each segment's
+   * own state (state_ranges.c).  NULL (no memory): the gates decide. */
+  tern_seg_filter_line *lines;
 } tern_state;
 
 /* How this index reads its segments (TERN_PREAD or the default mapping). */
@@ -136,6 +148,7 @@ struct tern_index {
   MDB_dbi dbi_meta, dbi_segs, dbi_live, dbi_buf;
   tern_options opts; /* fields: owned copies; read_depth: this open's */
   int lock_fd;       /* DIR/write.lock, -1 read-only */
+  uint64_t lock_dev, lock_ino; /* its file's identity, taken at open (writer.c) */
   int dir_fd;        /* DIR, flock(LOCK_SH) while open: catalog_compact.c replaces
                         catalog.mdb only when it alone holds the directory */
   pthread_rwlock_t env_rw; /* LOCKS 4 */
@@ -300,13 +313,24 @@ int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_curs
                     tern_term_entry *e, const tern_slot **found);
 /* ---- state_ranges.c: the range map over disjoint slots */
 #define TERN_RANGE_MAP_MIN 8u /* slots below which every slot is tested in turn */
+#define TERN_PREFETCH_WAVE 32u /* slots probed in turn per wave, their filter lines fetched together */
 /* (Re)builds st's range map from its slots.  Errors: TERN_ENOMEM (st then
  * has none: still right, every slot probed in turn). */
 int tern_state_index_ranges(tern_state *st);
 void tern_state_ranges_free(tern_state *st);
+/* Starts fetching the filter lines a get of the probe's key will test in
+ * the slots probed in turn (the newest wave of them), so that their cache
+ * misses overlap the write buffer's.  A hint: no effect on results. */
+void tern_state_prefetch(const tern_state *st, const tern_seg_probe *p);
+/* Slot i's filter for the probe's key, from its filter line when that can
+ * tell, else from its gate: tern_seg_gate_filter's answer (0 absent, > 0
+ * the block decides, < 0 a damaged filter page).  Counted as one filter
+ * check. */
+int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe *p);
 /* The map's slots whose range admits the probe's key (at most one, the
  * ranges being disjoint) into cand[0..cap), their filter lines' fetch
- * started; returns how many. */
+ * started; returns how many.  A slot whose filter line says the key is
+ * absent (its page checked) is left out, counted as a filter check. */
 size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, uint32_t *cand,
                               size_t cap);
 static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {

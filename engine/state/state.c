@@ -613,7 +613,7 @@ int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cu
 }
 
 /* Segments probed per wave: their filter lines are fetched together. */
-#define PROBE_WAVE 32u
+#define PROBE_WAVE TERN_PREFETCH_WAVE
 
 /* Filters and blocks of the slots cand[0..n), in that order (their ranges
  * admitted the key): TERN_OK with the first live hit, else TERN_NOTFOUND. */
@@ -622,8 +622,7 @@ static int probe_candidates(const tern_state *st, const uint32_t *cand, size_t n
                             const tern_slot **found) {
   for (size_t k = 0; k < n; k++) {
     const tern_slot *sl = &st->slots[cand[k]];
-    TERN_COUNT_GET(filter_checks, 1);
-    int filter = tern_seg_gate_filter(&sl->gate, p);
+    int filter = tern_state_slot_filter(st, cand[k], p); /* its line, else its gate */
     if (filter <= 0) {
       if (filter < 0) return filter;
       continue;

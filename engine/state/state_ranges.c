@@ -14,6 +14,7 @@
  * testing them in turn costs less than the search.
  */
 #include "engine/state/index.h"
+#include "engine/util/counters.h"
 
 #include "codec/segment.h"
 #include "codec/status.h"
@@ -45,33 +46,80 @@ static int by_max_cmp(const void *x, const void *y) {
   return c ? c : (a->slot > b->slot) - (a->slot < b->slot);
 }
 
-void tern_state_ranges_free(tern_state *st) {
+/* The map alone (the lines stay). */
+static void map_free(tern_state *st) {
   free(st->disjoint);
   free(st->disjoint_hi);
-  free(st->disjoint_lo);
-  free(st->disjoint_filter);
   free(st->overlap);
-  st->disjoint = st->overlap = NULL;
-  st->disjoint_hi = st->disjoint_lo = NULL;
-  st->disjoint_filter = NULL;
+  st->disjoint = NULL;
+  st->overlap = NULL;
+  st->disjoint_hi = NULL;
   st->ndisjoint = st->noverlap = 0;
+}
+
+void tern_state_ranges_free(tern_state *st) {
+  map_free(st);
+  free(st->lines);
+  st->lines = NULL;
+}
+
+/* Every slot's filter line; without memory, none (the gates decide). */
+static void index_lines(tern_state *st) {
+  if (!st->nslots) return;
+  st->lines = malloc(st->nslots * sizeof *st->lines);
+  for (size_t i = 0; st->lines && i < st->nslots; i++)
+    tern_seg_filter_line_of(st->slots[i].gate.seg, &st->lines[i]);
+}
+
+static void prefetch_line(const tern_seg_filter_line *l, uint64_t hash) {
+  uint64_t page = 0;
+  const uint8_t *line = tern_seg_filter_line_block(l, hash, &page);
+  if (line) {
+    __builtin_prefetch(line);
+    __builtin_prefetch(&l->checked[page / 64]);
+  }
+}
+
+void tern_state_prefetch(const tern_state *st, const tern_seg_probe *p) {
+  if (!st->lines) return;
+  const uint32_t *ids = st->ndisjoint ? st->overlap : NULL;
+  size_t n = st->ndisjoint ? st->noverlap : st->nslots;
+  for (size_t k = 0; k < n && k < TERN_PREFETCH_WAVE; k++) /* newest first */
+    prefetch_line(&st->lines[ids ? ids[n - 1 - k] : n - 1 - k], p->fk.hash);
+}
+
+int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe *p) {
+  TERN_COUNT_GET(filter_checks, 1);
+  int line = st->lines ? tern_seg_filter_line_test(&st->lines[i], &p->fk) : -1;
+  return line >= 0 ? line : tern_seg_gate_filter(&st->slots[i].gate, p);
+}
+
+/* Entry k of the map: slot `slot`, whose gate is g. */
+static void map_add(tern_state *st, const tern_seg_gate *g, uint32_t slot) {
+  size_t k = st->ndisjoint++;
+  tern_range_entry *m = &st->disjoint[k];
+  memset(m, 0, sizeof *m);
+  tern_seg_filter_line_of(g->seg, &m->filter);
+  m->lo = g->lo;
+  m->hi = g->hi;
+  m->slot = slot;
+  st->disjoint_hi[k] = g->hi;
 }
 
 int tern_state_index_ranges(tern_state *st) {
   tern_state_ranges_free(st);
+  index_lines(st);
   size_t n = st->nslots;
   if (n < TERN_RANGE_MAP_MIN) return TERN_OK; /* no map: every slot in turn */
   by_max *v = malloc(n * sizeof *v);
   uint8_t *shared = calloc(n, 1); /* 1: probed in turn (overlapping the map's, or no range) */
-  st->disjoint = malloc(n * sizeof *st->disjoint);
+  st->disjoint = aligned_alloc(_Alignof(tern_range_entry), n * sizeof *st->disjoint);
   st->disjoint_hi = malloc(n * sizeof *st->disjoint_hi);
-  st->disjoint_lo = malloc(n * sizeof *st->disjoint_lo);
-  st->disjoint_filter = malloc(n * sizeof *st->disjoint_filter);
   st->overlap = malloc(n * sizeof *st->overlap);
-  if (!v || !shared || !st->disjoint || !st->disjoint_hi || !st->disjoint_lo || !st->disjoint_filter || !st->overlap) {
+  if (!v || !shared || !st->disjoint || !st->disjoint_hi || !st->overlap) {
     free(v);
     free(shared);
-    tern_state_ranges_free(st);
+    map_free(st);
     return tern_fail(TERN_ENOMEM, "state: out of memory");
   }
   size_t m = 0;
@@ -93,16 +141,13 @@ int tern_state_index_ranges(tern_state *st) {
       continue;
     }
     last = v[k].g;
-    st->disjoint[st->ndisjoint] = v[k].slot;
-    st->disjoint_filter[st->ndisjoint] = v[k].g->filter;
-    st->disjoint_lo[st->ndisjoint] = v[k].g->lo;
-    st->disjoint_hi[st->ndisjoint++] = v[k].g->hi;
+    map_add(st, v[k].g, v[k].slot);
   }
   for (size_t i = 0; i < n; i++)
     if (shared[i]) st->overlap[st->noverlap++] = (uint32_t)i;
   free(v);
   free(shared);
-  if (st->ndisjoint < 2) tern_state_ranges_free(st); /* nothing to search */
+  if (st->ndisjoint < 2) map_free(st); /* nothing to search */
   return TERN_OK;
 }
 
@@ -114,32 +159,36 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, uin
   size_t len = st->ndisjoint;
   while (len > 1) {
     size_t half = len / 2;
-    base = base[half - 1] < p->head ? base + half : base;
+    /* a mask, not a conditional: compilers turned that into a branch */
+    base += half & ((size_t)0 - (size_t)(base[half - 1] < p->head));
     len -= half;
   }
   size_t lo = (size_t)(base - st->disjoint_hi) + (*base < p->head);
-  /* The candidate's filter line and gate fetched at once, not one after
-   * the other (the gate is a cache miss of its own among many slots). */
-  if (lo < st->ndisjoint) {
-    tern_filter_view_prefetch(st->disjoint_filter[lo], p->fk.hash);
-    __builtin_prefetch(&st->slots[st->disjoint[lo]].gate);
-  } else {
-    return 0;
-  }
-  /* The heads decide, from the map's own arrays, unless the key's head is
+  if (lo >= st->ndisjoint) return 0;
+  /* The candidate's entry, filter line and checked-pages word fetched at
+   * once, not one after the other. */
+  const tern_range_entry *m = &st->disjoint[lo];
+  prefetch_line(&m->filter, p->fk.hash);
+  /* The heads decide, from the map's own entries, unless the key's head is
    * a range's first or last key's: then its gate compares whole keys.  By
    * disjointness at most one range admits the key, and the search stops at
    * the first whose min's head lies above the key's, without touching its
-   * gate. */
+   * gate.  A key strictly inside by heads that the entry's filter line
+   * rules out never reaches the slot at all. */
   size_t n = 0;
   for (size_t k = lo; k < st->ndisjoint && n < cap; k++) {
-    if (st->disjoint_lo[k] > p->head) break;
-    cand[n] = st->disjoint[k];
-    if (p->head != st->disjoint_lo[k] && p->head != st->disjoint_hi[k]) {
-      n++; /* strictly inside by heads; its filter line is on its way */
+    m = &st->disjoint[k];
+    if (m->lo > p->head) break;
+    cand[n] = m->slot;
+    if (p->head != m->lo && p->head != m->hi) {
+      if (tern_seg_filter_line_absent(&m->filter, &p->fk)) {
+        TERN_COUNT_GET(filter_checks, 1);
+        continue;
+      }
+      n++; /* strictly inside by heads; its filter decides in turn */
       continue;
     }
-    n += (size_t)tern_seg_gate_start(&st->slots[st->disjoint[k]].gate, p);
+    n += (size_t)tern_seg_gate_start(&st->slots[m->slot].gate, p);
   }
   return n;
 }

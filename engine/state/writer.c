@@ -15,41 +15,38 @@
 
 #include <errno.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 enum { HELD_MAX = 64 };
 static struct held {
-  dev_t dev;
-  ino_t ino;
+  uint64_t dev, ino;
   pid_t pid; /* a forked child inherits the list, not the locks' ownership */
 } g_held[HELD_MAX];
 static size_t g_nheld;
 static pthread_mutex_t g_held_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* Adds (on = 1) or removes (on = 0) idx's write.lock from the list. */
+/* Adds (on = 1) or removes (on = 0) idx's write.lock from the list: the
+ * file's identity taken at open, so a transaction pays no fstat(2). */
 static void held_mark(const tern_index *idx, int on) {
-  struct stat sb;
-  if (fstat(idx->lock_fd, &sb) < 0) return;
+  pid_t pid = getpid();
   pthread_mutex_lock(&g_held_mu);
   for (size_t i = 0; i < g_nheld; i++)
-    if (g_held[i].dev == sb.st_dev && g_held[i].ino == sb.st_ino && g_held[i].pid == getpid()) {
+    if (g_held[i].dev == idx->lock_dev && g_held[i].ino == idx->lock_ino && g_held[i].pid == pid) {
       if (!on) g_held[i] = g_held[--g_nheld];
       on = 0;
       break;
     }
-  if (on && g_nheld < HELD_MAX) g_held[g_nheld++] = (struct held){sb.st_dev, sb.st_ino, getpid()};
+  if (on && g_nheld < HELD_MAX) g_held[g_nheld++] = (struct held){idx->lock_dev, idx->lock_ino, pid};
   pthread_mutex_unlock(&g_held_mu);
 }
 
 /* Whether another tern_index of this process holds idx's write.lock. */
 static int held_here(const tern_index *idx) {
-  struct stat sb;
-  if (fstat(idx->lock_fd, &sb) < 0) return 0;
+  pid_t pid = getpid();
   int found = 0;
   pthread_mutex_lock(&g_held_mu);
   for (size_t i = 0; i < g_nheld && !found; i++)
-    found = g_held[i].dev == sb.st_dev && g_held[i].ino == sb.st_ino && g_held[i].pid == getpid();
+    found = g_held[i].dev == idx->lock_dev && g_held[i].ino == idx->lock_ino && g_held[i].pid == pid;
   pthread_mutex_unlock(&g_held_mu);
   return found;
 }

@@ -74,4 +74,9 @@ void tern_bench_api_usage(FILE *out) __attribute__((weak));
 int tern_bench_ingest(int argc, char **argv) __attribute__((weak));
 void tern_bench_ingest_usage(FILE *out) __attribute__((weak));
 
+/* A warm get on an index of many small commits and on many overlapping
+ * segments vs compacted (tools/bench/segments.c, optional). */
+int tern_bench_segments(int argc, char **argv) __attribute__((weak));
+void tern_bench_segments_usage(FILE *out) __attribute__((weak));
+
 #endif

@@ -50,13 +50,15 @@ static size_t subcommands(subcommand *out) {
        tern_bench_lmdb_get_usage},
       {"ingest", "warm get after ingesting many disjoint segments vs compacted",
        tern_bench_ingest, tern_bench_ingest_usage},
+      {"segments", "warm get: many small commits, many overlapping segments, vs compacted",
+       tern_bench_segments, tern_bench_segments_usage},
   };
   memcpy(out, all, sizeof all);
   return sizeof all / sizeof all[0];
 }
 
 static void usage(FILE *out, int full) {
-  subcommand cmds[16];
+  subcommand cmds[24];
   size_t n = subcommands(cmds);
   fprintf(out, "usage: tern-bench <subcommand> [options]   (tern %s)\n\n", tern_version());
   fprintf(out, "subcommands:\n");
@@ -87,7 +89,7 @@ int main(int argc, char **argv) {
     usage(stdout, 1);
     return 0;
   }
-  subcommand cmds[16];
+  subcommand cmds[24];
   size_t n = subcommands(cmds);
   for (size_t i = 0; i < n; i++) {
     if (strcmp(argv[1], cmds[i].name) != 0) continue;
