@@ -7,7 +7,8 @@
  *    key and written as one segment at `path` with tern_builder_*.  Two
  *    records with the same key are an error: dup_error(key) is raised (the
  *    documented rule without a version column).  Returns the builder's
- *    info dict ({"documents": 0} and nothing written when no record).
+ *    info dict and "seconds", the (sort, add, finish) times ({"documents":
+ *    0} and nothing written when no record).
  *
  * Sorting: each record becomes a 16-byte entry, the 8 key bytes after the
  * partition's common prefix (big-endian, zero-padded) and the record's
@@ -23,6 +24,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tsvrec.h"
 
@@ -191,7 +193,14 @@ typedef struct build_job {
   ent *e;
   tern_build_info info;
   int damaged;
+  double t_sort, t_add, t_finish; /* seconds of each phase (the log shows them) */
 } build_job;
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 /* Without the GIL.  Returns a tern status (TERN_OK with j->dup < n: a
  * duplicate key, nothing built). */
@@ -203,6 +212,7 @@ static int run_build(build_job *j) {
   j->dup = SIZE_MAX;
   j->info.documents = 0;
   if (j->n == 0) return TERN_OK;
+  double t0 = now();
   j->e = malloc(j->n * sizeof *j->e);
   if (!j->e) return TERN_ENOMEM;
   fill_entries(j->bl, j->e, j->n);
@@ -212,6 +222,8 @@ static int run_build(build_job *j) {
       j->dup = i;
       return TERN_OK;
     }
+  double t1 = now();
+  j->t_sort = t1 - t0;
   tern_builder *b;
   int st = tern_builder_open(&b, j->path, j->opts);
   if (st) return st;
@@ -220,7 +232,11 @@ static int run_build(build_job *j) {
     tern_builder_abort(b);
     return st;
   }
-  return tern_builder_finish(b, &j->info);
+  double t2 = now();
+  j->t_add = t2 - t1;
+  st = tern_builder_finish(b, &j->info);
+  j->t_finish = now() - t2;
+  return st;
 }
 
 static int get_blobs(PyObject *seq, blobs *bl) {
@@ -251,11 +267,12 @@ static PyObject *build_result(build_job *j, int st, PyObject *dup_error, PyObjec
     return NULL;
   }
   if (j->info.documents == 0) return Py_BuildValue("{sK}", "documents", 0ULL);
-  return Py_BuildValue("{sKsy#sy#sKsssO}", "documents", (unsigned long long)j->info.documents,
+  return Py_BuildValue("{sKsy#sy#sKsssOs(ddd)}", "documents", (unsigned long long)j->info.documents,
                        "first_key", (const char *)j->info.first_key,
                        (Py_ssize_t)j->info.first_len, "last_key",
                        (const char *)j->info.last_key, (Py_ssize_t)j->info.last_len, "bytes",
-                       (unsigned long long)j->info.bytes, "name", j->info.name, "path", path);
+                       (unsigned long long)j->info.bytes, "name", j->info.name, "path", path,
+                       "seconds", j->t_sort, j->t_add, j->t_finish);
 }
 
 PyObject *pt_tsv_build(PyObject *m, PyObject *args, PyObject *kw) {
@@ -276,7 +293,7 @@ PyObject *pt_tsv_build(PyObject *m, PyObject *args, PyObject *kw) {
   if (!seq || !names || get_blobs(seq, &bl) < 0 ||
       pt_options_get(pt, ivm, bb, NULL, NULL, fields, &o, &fo, names) < 0)
     goto out;
-  build_job j = {&bl, PyBytes_AS_STRING(fspath), &o, 0, SIZE_MAX, NULL, {0}, 0};
+  build_job j = {&bl, PyBytes_AS_STRING(fspath), &o, 0, SIZE_MAX, NULL, {0}, 0, 0, 0, 0};
   int st;
   Py_BEGIN_ALLOW_THREADS
   st = run_build(&j);
