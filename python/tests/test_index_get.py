@@ -101,3 +101,49 @@ def test_get_arguments(idxdir):
         idx.get(b"k")
     with pytest.raises(tern.ClosedError):
         idx.get_many([b"k"])
+
+
+def test_threads_read_while_one_commits(idxdir):
+    """Readers in threads share the cached snapshot while a writer commits:
+    each sees the rounds in order (never an older one after a newer), the
+    writer sees its own commit at once, and nothing is left open."""
+    import threading
+    rounds = 200
+    failures = []
+    with tern.open(idxdir, create=True, write_buffer_bytes=1 << 14) as idx:
+        done = threading.Event()
+
+        def writer():
+            try:
+                for r in range(1, rounds + 1):
+                    with idx.write() as txn:
+                        txn.put(b"latest", b"%d" % r)
+                        txn.put(b"r%04d" % r, b"x")
+                    assert idx.get(b"latest") == b"%d" % r  # its own commit, at once
+            except Exception as e:  # noqa: BLE001
+                failures.append(e)
+            finally:
+                done.set()
+
+        def reader():
+            last = 0
+            try:
+                while not done.is_set():
+                    v = idx.get(b"latest")
+                    seen = int(v) if v else 0
+                    assert seen >= last, (seen, last)
+                    last = seen
+                    if seen:
+                        assert b"r%04d" % seen in idx
+                        assert idx.get_many([b"r%04d" % seen, b"latest"])[0] == b"x"
+            except Exception as e:  # noqa: BLE001
+                failures.append(e)
+
+        ts = [threading.Thread(target=reader) for _ in range(3)] + [threading.Thread(target=writer)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        assert failures == []
+        assert idx.get(b"latest") == b"%d" % rounds
+    assert idx.closed
