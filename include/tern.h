@@ -668,6 +668,20 @@ int tern_terms_close(tern_terms *te);
 /** The sequence number of the commit the snapshot sees (tern_commit_seq);
  *  no I/O.  Errors: TERN_EINVAL (snap or seq NULL). */
 int tern_snapshot_seq(const tern_snapshot *snap, uint64_t *seq);
+/** Whether a snapshot opened now would see the same commit as `snap`:
+ *  *current is 1 when nothing changed the index's catalog since `snap` was
+ *  opened (no commit, flush, merge or ingest, by any process), else 0.
+ *  Cheap (tens of nanoseconds): no LMDB transaction, no I/O — it compares
+ *  LMDB's last transaction id, read from the catalog's meta page under the
+ *  handle's mutex, with the one `snap` was read at (or, while this process
+ *  holds the write lock, the sequence numbers).  It may say 0 when the
+ *  commit is in fact the same (a catalog change that left the sequence
+ *  number, a snapshot opened while this process held the write lock), never
+ *  1 when a snapshot opened now would see a later commit: a cache of one
+ *  snapshot, re-opened when this says 0, reads the last commit as a
+ *  snapshot per read would.  Any thread.  Errors: TERN_EINVAL (snap or
+ *  current NULL; *current is then 0). */
+int tern_snapshot_current(const tern_snapshot *snap, int *current);
 /** Live documents of the snapshot (no I/O).  Errors: TERN_EINVAL (snap or
  *  live NULL). */
 int tern_snapshot_count(tern_snapshot *snap, uint64_t *live);

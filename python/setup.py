@@ -3,6 +3,7 @@
 against the libtern that pkg-config finds, with an RPATH to its directory
 so that a libtern outside the loader's path still loads."""
 import glob
+import os
 import shlex
 import subprocess
 
@@ -38,9 +39,19 @@ def header_has(call):
 
 defines = [(m, None) for c, m in [("tern_builder_open", "PT_HAVE_BUILDER"),
                                  ("tern_ingest", "PT_HAVE_INGEST")] if header_has(c)]
+# tern.dask's C path for TSV sources uses `tern import`'s own parser, from
+# the source tree next to this directory (tools/tern); without it the
+# package reads TSV in Python (tern.HAVE_TSV false).
+tsv_dir = "../tools/tern"
+tsv_sources = [f"{tsv_dir}/tsv.c", f"{tsv_dir}/escape.c"]
+if all(os.path.exists(p) for p in tsv_sources):
+    defines.append(("PT_HAVE_TSV", None))
+    incdirs = incdirs + [tsv_dir]
+else:
+    tsv_sources = []
 ext = Extension(
     "tern._tern",
-    sources=sorted(glob.glob("src/*.c")),
+    sources=sorted(glob.glob("src/*.c")) + tsv_sources,
     include_dirs=incdirs,
     define_macros=defines,
     library_dirs=libdirs,

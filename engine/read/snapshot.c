@@ -27,17 +27,45 @@ int tern_snapshot_open(tern_snapshot **out, tern_index *idx) {
   if (!out || !idx) return tern_fail(TERN_EINVAL, "tern_snapshot_open: NULL argument");
   tern_snapshot *s = calloc(1, sizeof *s);
   if (!s) return tern_fail(TERN_ENOMEM, "snapshot: out of memory");
-  int rc = tern_state_acquire(idx, 1, &s->st);
+  /* Counted before the catalog is read: no catalog swap (catalog_compact.c,
+   * which restarts LMDB's transaction ids) while s->txnid means anything. */
+  tern_mu_lock(idx);
+  idx->snapshots++;
+  tern_mu_unlock(idx);
+  int rc = tern_state_acquire_at(idx, 1, &s->st, &s->txnid);
   if (rc != TERN_OK) {
+    tern_mu_lock(idx);
+    idx->snapshots--;
+    tern_mu_unlock(idx);
     free(s);
     return rc;
   }
   s->idx = idx;
   s->buf = s->st->buffer;
-  tern_mu_lock(idx);
-  idx->snapshots++;
-  tern_mu_unlock(idx);
   *out = s;
+  return TERN_OK;
+}
+
+/* A snapshot opened now would take idx->cur without reading the catalog
+ * (this process holds the write lock: acquire_once's first case) — the
+ * same commit when the sequence numbers match — or read the catalog at
+ * LMDB's last transaction: the same commit when that is the one s was read
+ * at (LMDB's meta page, read without a transaction; idx->mu keeps the map
+ * from moving under it). */
+int tern_snapshot_current(const tern_snapshot *s, int *current) {
+  tern_clear_error();
+  if (current) *current = 0;
+  if (!s || !current) return tern_fail(TERN_EINVAL, "tern_snapshot_current: NULL argument");
+  tern_index *idx = s->idx;
+  tern_mu_lock(idx);
+  const tern_state *cur = idx->cur;
+  if (idx->cur_seq && cur && cur->rec.seq == idx->cur_seq) {
+    *current = s->st->rec.seq == idx->cur_seq;
+  } else if (s->txnid) {
+    MDB_envinfo info;
+    *current = mdb_env_info(idx->env, &info) == 0 && (uint64_t)info.me_last_txnid == s->txnid;
+  }
+  tern_mu_unlock(idx);
   return TERN_OK;
 }
 

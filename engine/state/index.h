@@ -213,6 +213,7 @@ struct tern_snapshot {
   tern_index *idx;
   tern_state *st;
   tern_memseg *buf;   /* st->buffer */
+  uint64_t txnid;     /* the LMDB transaction st was read at (0: not read) */
   atomic_uint iters;  /* open postings iterators, cursors, terms enumerations and deleted-docs
                          iterators: close refuses while any */
 };
@@ -276,6 +277,10 @@ void tern_segment_name(char out[TERN_SEGNAME_MAX], uint64_t number);
  * commit happened since; with want_buffer, its buffer view built.  Takes
  * idx->mu itself.  The caller owns one reference. */
 int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out);
+/* tern_state_acquire, also giving the LMDB transaction id the catalog was
+ * read at (0: not read, this process holding the write lock knew the last
+ * commit): tern_snapshot_current compares it with LMDB's last one. */
+int tern_state_acquire_at(tern_index *idx, int want_buffer, tern_state **out, uint64_t *txnid);
 /* Drops one reference.  Takes idx->mu itself. */
 void tern_state_release(tern_index *idx, tern_state *st);
 /* The buffer DBI as read in t, checked against rec's totals: a flat memseg. */

@@ -351,10 +351,13 @@ static int read_was_stable(tern_index *idx, MDB_txn *t) {
   return info.me_last_txnid <= (size_t)mdb_txn_id(t) + 1;
 }
 
-/* REQUIRES: idx->mu held. */
-static int acquire_once(tern_index *idx, int want_buffer, tern_state **out) {
+/* *txnid: the LMDB transaction the catalog was read at, 0 when it was not
+ * read (this process holds the write lock and knows the last commit).
+ * REQUIRES: idx->mu held. */
+static int acquire_once(tern_index *idx, int want_buffer, tern_state **out, uint64_t *txnid) {
   assert(tern_mu_held(idx));
   tern_state *known = idx->cur;
+  *txnid = 0;
   if (idx->cur_seq && known && known->rec.seq == idx->cur_seq &&
       (!want_buffer || known->buffer)) {
     known->refs++;
@@ -364,6 +367,7 @@ static int acquire_once(tern_index *idx, int want_buffer, tern_state **out) {
   MDB_txn *t;
   int rc = begin_read(idx, &t);
   if (rc != TERN_OK) return rc; /* READ_RESIZED too (TERN_TRY passes it: positive) */
+  *txnid = (uint64_t)mdb_txn_id(t);
   tern_rec_state rec;
   rc = tern_catalog_get_state(idx, t, &rec);
   tern_state *st = idx->cur, *fresh = NULL;
@@ -401,13 +405,18 @@ static int acquire_once(tern_index *idx, int want_buffer, tern_state **out) {
 }
 
 int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out) {
+  uint64_t txnid;
+  return tern_state_acquire_at(idx, want_buffer, out, &txnid);
+}
+
+int tern_state_acquire_at(tern_index *idx, int want_buffer, tern_state **out, uint64_t *txnid) {
   assert(!tern_mu_held(idx));
   tern_mu_lock(idx);
   int rc;
   /* A segment can vanish between reading the catalog and opening its
    * files when another process merges meanwhile: read the catalog again. */
   for (int attempt = 0;; attempt++) {
-    rc = acquire_once(idx, want_buffer, out);
+    rc = acquire_once(idx, want_buffer, out, txnid);
     if (rc == READ_RESIZED && attempt < 8) { /* another process grew the map */
       tern_mu_unlock(idx);
       rc = tern_catalog_adopt_size(idx);

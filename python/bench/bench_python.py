@@ -5,9 +5,11 @@
   gets  [--keys N] [--runs R]   warm point reads from Python, same keys, same run:
         tern Snapshot.get and Index.get vs py-lmdb txn.get per key; get_many
         vs a per-key txn.get loop; the shard router's get_many vs one index's.
-  dask  [--records N] [--partitions P]   tern.dask.build_index of a TSV on a
-        2-worker LocalCluster vs a single-process `tern import` of the same
-        file ($TERN_BIN, default build/tern), with each worker's peak RSS.
+  dask  [--records N] [--partitions P] [--runs R] [--blocksize B]
+        tern.dask.build_index of a TSV (the C record path) on a 2-worker
+        LocalCluster (processes) vs a single-process `tern import` of the
+        same file ($TERN_BIN, default build/tern), alternating, with the
+        peak RSS of the import and of each worker, and the load.
 
 Run with Debian's interpreter and the built package:
   PYTHONPATH=build/python /usr/bin/python3 python/bench/bench_python.py gets
@@ -156,45 +158,116 @@ def write_tsv(path, n, seed=2):
             f.write(b"user%012d\tvalue-%d%s\n" % (k, i, b"\tcolor:red" if i % 16 == 0 else b""))
 
 
+def vm_hwm(pid="self"):
+    """Peak resident memory (VmHWM) of a process in MiB: of its own address
+    space, unlike ru_maxrss, which counts what a fork copied in."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def run_import(tern_bin, out, tsv):
+    """`tern import` of the TSV: (wall seconds, peak RSS in MiB (polled), CPU
+    seconds (user + system))."""
+    t = time.perf_counter()
+    p = subprocess.Popen([tern_bin, "import", "-q", out, tsv])
+    peak = 0.0
+    while True:
+        try:
+            peak = max(peak, vm_hwm(p.pid))
+        except (OSError, ValueError):
+            pass
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        time.sleep(0.02)
+    t = time.perf_counter() - t
+    if os.waitstatus_to_exitcode(status):
+        raise SystemExit(f"tern import failed ({status})")
+    p.returncode = 0
+    return t, peak, ru.ru_utime + ru.ru_stime
+
+
+def cpu_seconds():
+    import resource
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def log_phases():
+    import logging
+    h = logging.StreamHandler()
+    h.setFormatter(logging.Formatter("    %(name)s: %(message)s"))
+    lg = logging.getLogger("tern.dask")
+    lg.addHandler(h)
+    lg.setLevel(logging.INFO)
+
+
 def bench_dask(args):
+    """tern.dask.build_index of a TSV (the C record path) on a LocalCluster of
+    2 worker processes vs `tern import` of the same file, alternating; a
+    fresh cluster for each build, so that the workers' peak RSS is that
+    build's."""
     import tern.dask
     from distributed import Client, LocalCluster
+    log_phases()
     tmp = tempfile.mkdtemp(prefix="tern-pybench-dask.", dir=args.dir)
     tern_bin = os.environ.get("TERN_BIN", "build/tern")
+    print(f"load: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} "
+          f"{os.getloadavg()[2]:.1f} (1, 5, 15 min) on {os.cpu_count()} cores", flush=True)
     try:
-        tsv = os.path.join(tmp, "in.tsv")
-        write_tsv(tsv, args.records)
-        print(f"{args.records} records, {os.path.getsize(tsv) / 2**20:.0f} MiB of TSV", flush=True)
-        cl = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                          dashboard_address=None, silence_logs=40)
-        client = Client(cl)
-        times = {"tern import (1 process)": [], "tern.dask.build_index (2 workers)": []}
+        tsv = args.tsv or os.path.join(tmp, "in.tsv")
+        if not args.tsv:
+            write_tsv(tsv, args.records)
+        print(f"{args.records} records, {os.path.getsize(tsv) / 2**20:.0f} MiB of TSV; "
+              f"C record path: {tern.HAVE_TSV}; {args.partitions} partitions, blocks of "
+              f"{args.blocksize}", flush=True)
+        imp, dsk = "tern import (1 process)", "tern.dask.build_index (2 workers)"
+        times = {imp: [], dsk: []}
+        rss = {imp: [], dsk: []}
+        cpu = {imp: [], dsk: []}
         for r in range(args.runs):
-            for name in (list(times) if r % 2 == 0 else list(reversed(list(times)))):
-                out = os.path.join(tmp, f"out{r}-{len(times[name])}-{name[:4]}")
-                if not name.startswith("tern import"):
-                    client.restart()  # fresh workers: the peak RSS is this build's
-                t = time.perf_counter()
-                if name.startswith("tern import"):
-                    subprocess.run([tern_bin, "import", "-q", out, tsv], check=True)
+            for name in ([imp, dsk] if r % 2 == 0 else [dsk, imp]):
+                out = os.path.join(tmp, f"out{r}-{name[:4]}")
+                if name == imp:
+                    t, peak, c = run_import(tern_bin, out, tsv)
+                    rss[name].append(round(peak))
+                    cpu[name].append(c)
                 else:
+                    # A fresh cluster (started outside the timing): the workers'
+                    # peak RSS is this build's.
+                    cl = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, silence_logs=40)
+                    client = Client(cl)
+                    client.run(log_phases)
+                    w0, c0 = client.run(cpu_seconds), time.process_time()
+                    t = time.perf_counter()
                     tern.dask.build_index(tsv, out, partitions=args.partitions, client=client,
                                           blocksize=args.blocksize, progress=False)
-                times[name].append(time.perf_counter() - t)
-                if not name.startswith("tern import"):
-                    rss = client.run(lambda: __import__("resource").getrusage(
-                        __import__("resource").RUSAGE_SELF).ru_maxrss)
-                    print(f"  worker peak RSS (MiB): "
-                          f"{[round(v / 1024) for v in rss.values()]}", flush=True)
-                print(f"  run {r}: {name}: {times[name][-1]:.1f} s", flush=True)
+                    t = time.perf_counter() - t
+                    w1, c1 = client.run(cpu_seconds), time.process_time()
+                    cpu[name].append(sum(w1[k] - w0[k] for k in w0) + (c1 - c0))
+                    peaks = client.run(vm_hwm)
+                    rss[name].append([round(v) for v in peaks.values()])
+                    client.close()
+                    cl.close()
+                times[name].append(t)
+                print(f"  run {r}: {name}: {t:.2f} s, CPU {cpu[name][-1]:.2f} s, "
+                      f"peak RSS (MiB) {rss[name][-1]}", flush=True)
                 shutil.rmtree(out, ignore_errors=True)
-        client.close()
-        cl.close()
         m = {k: statistics.median(v) for k, v in times.items()}
         for k, v in m.items():
-            print(f"{k:40s} median {v:.1f} s")
-        print(f"speed-up of the Dask build: "
-              f"{m['tern import (1 process)'] / m['tern.dask.build_index (2 workers)']:.2f}x")
+            print(f"{k:40s} median {v:.2f} s  (runs {', '.join(f'{x:.2f}' for x in times[k])})")
+        print(f"CPU seconds (user + system; the Dask build's: both workers and the client), "
+              f"median: tern import {statistics.median(cpu[imp]):.2f}, Dask build "
+              f"{statistics.median(cpu[dsk]):.2f}")
+        print(f"peak RSS (MiB): tern import {max(rss[imp])}, each worker at most "
+              f"{max(max(x) for x in rss[dsk])}")
+        print(f"speed-up of the Dask build: {m[imp] / m[dsk]:.2f}x")
+        print(f"load at the end: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} "
+              f"{os.getloadavg()[2]:.1f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -212,7 +285,9 @@ def main():
     d = sub.add_parser("dask")
     d.add_argument("--records", type=int, default=1_000_000)
     d.add_argument("--partitions", type=int, default=8)
-    d.add_argument("--blocksize", default="4MiB")
+    d.add_argument("--blocksize", default="32MiB")
+    d.add_argument("--tsv", default=None, help="an existing TSV of --records lines "
+                   "(default: written afresh, user%%012d<TAB>value-%%d, a term on every 16th)")
     d.add_argument("--runs", type=int, default=3)
     d.add_argument("--dir", default=None)
     args = ap.parse_args()

@@ -46,7 +46,7 @@ int pt_arena_put(pt_arena *a, const void *p, size_t n, size_t *off) {
     a->buf = nb;
     a->cap = cap;
   }
-  if (n) memcpy(a->buf + a->len, p, n);
+  if (n && p) memcpy(a->buf + a->len, p, n); /* p NULL: room reserved, filled by the caller */
   *off = a->len;
   a->len += n;
   return 0;

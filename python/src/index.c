@@ -138,6 +138,7 @@ static PyObject *index_close(pt_index *self, PyObject *unused) {
   if (self->inflight || self->children)
     return pt_raise_msg(TERN_EBUSY, "the index has open snapshots or transactions, or calls "
                                     "running in other threads: close those first");
+  pt_index_drop_cached(self);
   self->inflight++; /* no other thread starts on it while tern_close runs */
   int st = close_handle(self);
   self->inflight--;
@@ -148,6 +149,7 @@ static PyObject *index_close(pt_index *self, PyObject *unused) {
 static void index_dealloc(pt_index *self) {
   if (self->weakrefs) PyObject_ClearWeakRefs((PyObject *)self);
   /* Children hold a reference: none is open here. */
+  pt_index_drop_cached(self);
   if (self->idx) close_handle(self);
   Py_XDECREF(self->path);
   Py_TYPE(self)->tp_free((PyObject *)self);
@@ -200,52 +202,6 @@ static PyObject *with_snapshot(pt_index *self, snap_call fn, PyObject *a, PyObje
   return r;
 }
 
-/* The hot one-shot read: snapshot, lookup and close in one release of the
- * GIL. */
-static PyObject *index_get(pt_index *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"key", "default", NULL};
-  PyObject *key, *dflt = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O", kwlist, &key, &dflt)) return NULL;
-  if (pt_index_check(self) < 0) return NULL;
-  pt_bytes k;
-  if (pt_bytes_get(key, &k, "key") < 0) return NULL;
-  pt_value v;
-  int st;
-  self->inflight++;
-  Py_BEGIN_ALLOW_THREADS
-  tern_snapshot *snap;
-  st = tern_snapshot_open(&snap, self->idx);
-  if (!st) {
-    st = pt_get_raw(snap, k.data, (size_t)k.len, &v);
-    tern_snapshot_close(snap);
-  }
-  Py_END_ALLOW_THREADS
-  self->inflight--;
-  pt_bytes_release(&k);
-  return pt_value_result(st, &v, dflt, key);
-}
-
-static PyObject *index_getitem(pt_index *self, PyObject *key) {
-  return with_snapshot(self, pt_snap_get, key, NULL);
-}
-
-static int index_contains(pt_index *self, PyObject *key) {
-  PyObject *r = with_snapshot(self, pt_snap_get, key, Py_None);
-  if (!r) return -1;
-  int found = r != Py_None;
-  Py_DECREF(r);
-  return found;
-}
-
-static PyObject *get_many_call(tern_snapshot *snap, PyObject *keys, PyObject *unused) {
-  (void)unused;
-  return pt_snap_get_many(snap, keys);
-}
-
-static PyObject *index_get_many(pt_index *self, PyObject *keys) {
-  return with_snapshot(self, get_many_call, keys, NULL);
-}
-
 static PyObject *backup_call(tern_snapshot *snap, PyObject *dest, PyObject *unused) {
   (void)unused;
   return pt_snap_backup(snap, dest);
@@ -273,6 +229,7 @@ static PyObject *index_verify(pt_index *self, PyObject *u) {
 }
 static PyObject *index_compact(pt_index *self, PyObject *u) {
   (void)u;
+  pt_index_drop_cached(self); /* the catalog shrinks only with no snapshot open */
   return maint(self, tern_compact);
 }
 static PyObject *index_flush(pt_index *self, PyObject *u) {
@@ -418,11 +375,12 @@ static PyMethodDef index_methods[] = {
      "bulk=True (TERN_TXN_BULK) holds every document in memory and writes them as one "
      "segment at commit: the way to import many documents.  BusyError at once when another "
      "transaction, flush or compaction is open (any thread or process)."},
-    {"get", (PyCFunction)(void (*)(void))index_get, METH_VARARGS | METH_KEYWORDS,
-     "get(key, default=None)\n--\n\nReturns bytes.  The value of `key` in the last commit, or "
-     "`default` when absent.  Opens a snapshot around the lookup: for many reads open one "
-     "with snapshot() or use get_many()."},
-    {"get_many", (PyCFunction)index_get_many, METH_O,
+    {"get", (PyCFunction)(void (*)(void))pt_index_get, METH_FASTCALL | METH_KEYWORDS,
+     "get(key, default=None)\n--\n\nReturns bytes.  The value of `key` in the last commit (by "
+     "any process), or `default` when absent.  Reads through the snapshot of the index's "
+     "last one-shot read, re-opened only when the index changed since "
+     "(tern_snapshot_current): as cheap as Snapshot.get while nothing is committed."},
+    {"get_many", (PyCFunction)pt_index_get_many, METH_O,
      "get_many(keys)\n--\n\nReturns list.  The values of `keys` (any iterable; any order, duplicates "
      "allowed) in the last commit, None for absent ones, in the order given: one "
      "tern_get_batch, which reads each block once."},
@@ -471,8 +429,8 @@ static PyGetSetDef index_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyMappingMethods index_as_mapping = {NULL, (binaryfunc)index_getitem, NULL};
-static PySequenceMethods index_as_sequence = {.sq_contains = (objobjproc)index_contains};
+static PyMappingMethods index_as_mapping = {NULL, (binaryfunc)pt_index_getitem, NULL};
+static PySequenceMethods index_as_sequence = {.sq_contains = (objobjproc)pt_index_contains};
 
 PyTypeObject pt_index_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tern.Index",

@@ -48,6 +48,21 @@ static PyMethodDef mod_methods[] = {
      "checksum and invariant, tern_builder_verify) and returns its {documents, first_key, "
      "last_key, bytes, name, path}; CorruptError naming the file when unsound."},
 #endif
+#ifdef PT_HAVE_TSV
+    {"_tsv_sample", pt_tsv_sample, METH_VARARGS,
+     "_tsv_sample(path, start, end, k, seed)\n--\n\nReturns bytes.  The decoded keys of about k "
+     "lines starting in bytes [start, end) of a TSV file, drawn at random offsets (a pread "
+     "each), as u32-length-prefixed keys (tern.dask's boundaries)."},
+    {"_tsv_split", pt_tsv_split, METH_VARARGS,
+     "_tsv_split(path, start, end, boundaries)\n--\n\nReturns tuple.  The lines starting in "
+     "bytes [start, end) of a TSV file, parsed as `tern import` parses them, as one bytes "
+     "object of binary records per key range (range i: boundaries[i-1] <= key < "
+     "boundaries[i]); InvalidError 'FILE:LINE: reason' for a malformed line (tern.dask)."},
+    {"_tsv_build", (PyCFunction)(void (*)(void))pt_tsv_build, METH_VARARGS | METH_KEYWORDS,
+     "_tsv_build(blobs, path, dup_error, **options)\n--\n\nReturns dict.  Sorts the records of "
+     "_tsv_split's blobs of one range and builds them into one segment at path "
+     "(tern_builder_*); dup_error(key) is raised for a key found twice (tern.dask)."},
+#endif
     {NULL, NULL, 0, NULL},
 };
 
@@ -85,6 +100,11 @@ PyMODINIT_FUNC PyInit__tern(void) {
   if (PyModule_AddObjectRef(m, "HAVE_BUILDER", Py_True) < 0) goto fail;
 #else
   if (PyModule_AddObjectRef(m, "HAVE_BUILDER", Py_False) < 0) goto fail;
+#endif
+#ifdef PT_HAVE_TSV
+  if (PyModule_AddObjectRef(m, "HAVE_TSV", Py_True) < 0) goto fail;
+#else
+  if (PyModule_AddObjectRef(m, "HAVE_TSV", Py_False) < 0) goto fail;
 #endif
 #ifdef PT_HAVE_INGEST
   if (PyModule_AddObjectRef(m, "HAVE_INGEST", Py_True) < 0) goto fail;

@@ -71,9 +71,16 @@ int pt_get_raw(tern_snapshot *snap, const void *key, size_t klen, pt_value *v);
 PyObject *pt_value_result(int st, pt_value *v, PyObject *dflt, PyObject *key);
 
 /* ---- index.c ---- */
+/* A snapshot shared by reads (index_get.c): refs counted with the GIL. */
+typedef struct pt_snapref {
+  tern_snapshot *snap;
+  Py_ssize_t refs;
+} pt_snapref;
+
 typedef struct pt_index {
   PyObject_HEAD
   tern_index *idx;
+  pt_snapref *cached; /* the snapshot of the last one-shot read (index_get.c) */
   PyObject *path;
   int readonly;
   Py_ssize_t inflight;  /* calls running without the GIL */
@@ -87,6 +94,15 @@ int pt_options_get(PyObject *pt, PyObject *ivm, PyObject *bb, PyObject *wbb, PyO
                    PyObject *fields, tern_options *o, tern_field_option **fo, PyObject *names);
 /* Checks the index is open (raises tern.Error otherwise). */
 int pt_index_check(pt_index *self);
+
+/* ---- index_get.c: one-shot reads on the cached snapshot ---- */
+PyObject *pt_index_get(pt_index *self, PyObject *const *args, Py_ssize_t nargs,
+                       PyObject *kwnames);
+PyObject *pt_index_getitem(pt_index *self, PyObject *key);
+int pt_index_contains(pt_index *self, PyObject *key);
+PyObject *pt_index_get_many(pt_index *self, PyObject *keys);
+/* Drops the Index's reference to its cached snapshot (with the GIL). */
+void pt_index_drop_cached(pt_index *self);
 
 /* ---- snapshot.c ---- */
 typedef struct pt_snapshot {
@@ -138,6 +154,12 @@ extern PyTypeObject pt_builder_type;
 PyObject *pt_verify_segment(PyObject *m, PyObject *path);
 PyObject *pt_snap_split_keys(tern_snapshot *snap, PyObject *n, PyObject *unused);
 PyObject *pt_snap_export(tern_snapshot *snap, PyObject *args, PyObject *kw);
+#endif
+#ifdef PT_HAVE_TSV
+/* ---- tsvsplit.c, tsvbuild.c: tern.dask's C path for TSV sources ---- */
+PyObject *pt_tsv_sample(PyObject *m, PyObject *args);
+PyObject *pt_tsv_split(PyObject *m, PyObject *args);
+PyObject *pt_tsv_build(PyObject *m, PyObject *args, PyObject *kw);
 #endif
 #ifdef PT_HAVE_INGEST
 PyObject *pt_index_ingest(pt_index *self, PyObject *args, PyObject *kw);

@@ -79,6 +79,7 @@ __all__ = [
 
 HAVE_BUILDER = _tern.HAVE_BUILDER  # tern.Builder, Index.split_keys, Snapshot.export
 HAVE_INGEST = _tern.HAVE_INGEST    # Index.ingest
+HAVE_TSV = _tern.HAVE_TSV          # tern.dask's C record path for TSV sources
 if HAVE_BUILDER:
     from ._tern import Builder, verify_segment  # noqa: F401
     __all__ += ["Builder", "verify_segment"]

@@ -38,6 +38,17 @@ version column; a Dask Bag of (key, value[, terms]) tuples; or a path (or
 list of paths, globs allowed) of TSV files in `tern import`'s format
 (key<TAB>value[<TAB>field:term]..., escaped as docs/cli.md says).
 
+TSV sources take the C record path when the extension has it
+(tern.HAVE_TSV): the files are cut into byte ranges of `blocksize` (a
+range holds the lines that start in it); steps 1 and 2 run in C on each
+range (_tern._tsv_sample: keys at random offsets; _tern._tsv_split: the
+lines parsed by `tern import`'s own parser into one bytes blob of decoded
+records per key range, no Python object per record), and step 3 too
+(_tern._tsv_build: a range's records radix-sorted and written with the
+builder).  A malformed line is tern.InvalidError "FILE:LINE: reason"; a
+TSV source has no version column (version= is a ValueError).  At most
+2,000 keys per range are sampled there.
+
 Progress shows in Dask's dashboard, and as a progress bar on a terminal
 (progress=None: when stderr is a terminal).  Per-worker memory is one
 range partition (with its shuffle buffers): choose `partitions` so that
@@ -314,6 +325,90 @@ def _discard(path):
         _discard(path + ".tmp")
 
 
+# ---- the C record path for TSV sources ----------------------------------------
+
+def _tsv_paths(source):
+    """The TSV files of a source given as path(s) (globs expanded), or None
+    when the source is not paths."""
+    import glob
+    if isinstance(source, (str, os.PathLike)):
+        source = [source]
+    elif not (isinstance(source, (list, tuple)) and source and
+              isinstance(source[0], (str, os.PathLike))):
+        return None
+    paths = []
+    for p in source:
+        p = os.fspath(p)
+        hits = sorted(glob.glob(p)) if glob.has_magic(p) else [p]
+        if not hits:
+            raise FileNotFoundError(p)
+        paths += hits
+    return paths
+
+
+def _tsv_blocks(paths, blocksize):
+    """(path, start, end) byte ranges of about blocksize bytes covering every
+    file; a range holds the lines that start in it (_tern._tsv_split)."""
+    from dask.utils import parse_bytes
+    bs = max(1, parse_bytes(blocksize) if isinstance(blocksize, str) else int(blocksize))
+    blocks = []
+    for p in paths:
+        size = os.path.getsize(p)
+        blocks += [(p, s, min(size, s + bs)) for s in range(0, size, bs)]
+    return blocks
+
+
+def _blob_keys(blob):
+    """The keys of a _tsv_sample blob (u32 little-endian length, bytes)."""
+    keys, i, n = [], 0, len(blob)
+    while i < n:
+        k = int.from_bytes(blob[i:i + 4], "little")
+        keys.append(bytes(blob[i + 4:i + 4 + k]))
+        i += 4 + k
+    return keys
+
+
+def _tsv_write_range(part, blobs, staging, options):
+    """A range from its blobs (one per TSV block): sorted and built in C as
+    one segment; returns (part, path, documents)."""
+    path = _part_path(staging, part)
+    _discard(path)  # a retried task starts its range over
+    t = time.monotonic()
+    info = _tern._tsv_build(blobs, path, DuplicateKeyError, **options)
+    if "seconds" in info:
+        log.info("range %d: %d documents in %.2f s (sort %.2f, add %.2f, finish %.2f)", part,
+                 info["documents"], time.monotonic() - t, *info["seconds"])
+    return part, path, info["documents"]
+
+
+def _ranges_tsv_c(client, paths, n, staging, build_opts, blocksize, sample, seed, progress):
+    """Steps 1-3 on the C record path: byte ranges of the files sampled and
+    split in C (bytes blobs, no per-record Python object), each key range
+    sorted and built in C.  Returns (bounds, [(part, path, documents)])."""
+    import dask
+    blocks = _tsv_blocks(paths, blocksize)
+    if not blocks:
+        return [], []
+    n = n or len(blocks)
+    t0 = time.monotonic()
+    # Quantiles of ~2,000 keys a range are within a few percent; more
+    # costs a pread each.
+    per = max(1, min(sample, 2000 * n) // len(blocks))
+    sampled = client.compute([dask.delayed(_tern._tsv_sample)(p, s, e, per, seed + i)
+                              for i, (p, s, e) in enumerate(blocks)])
+    bounds = _boundaries([k for blob in client.gather(sampled) for k in _blob_keys(blob)], n)
+    nranges = len(bounds) + 1
+    log.info("sampled %d TSV blocks: %d ranges, %.2f s", len(blocks), nranges,
+             time.monotonic() - t0)
+    split = [dask.delayed(_tern._tsv_split, nout=nranges)(p, s, e, bounds)
+             for p, s, e in blocks]
+    tasks = [dask.delayed(_tsv_write_range)(r, [sp[r] for sp in split], staging, build_opts)
+             for r in range(nranges)]
+    futures = client.compute(tasks)
+    _progress(futures, progress)
+    return bounds, client.gather(futures)
+
+
 # ---- step 4: install -----------------------------------------------------
 
 def _install(out, paths, options, use_builder):
@@ -365,26 +460,58 @@ def build_index(source, out, *, partitions=None, shards=None, client=None, versi
     Returns a dict: documents, partitions (ranges), segments, and index, or
     map and shards (the shard directories).  `out` must not exist.
     """
-    import dask
     import distributed
 
     out = os.fspath(out)
     if os.path.exists(out):
         raise FileExistsError(out)
     client = client or distributed.default_client()
-    kind, parts = _partitions(source, version, blocksize)
-    n = int(partitions or len(parts))
-    if n < 1:
+    if partitions is not None and int(partitions) < 1:
         raise ValueError("partitions must be >= 1")
-    if shards is not None and not 1 <= shards <= n:
+    if shards is not None and not 1 <= shards <= (partitions or shards):
         raise ValueError("shards must be between 1 and partitions")
     use_builder = _tern.HAVE_BUILDER and _tern.HAVE_INGEST
     build_opts = {k: v for k, v in options.items()
                   if k in ("pulsing_threshold", "inline_value_max", "bloom_bits_per_key",
                            "fields")}
+    tsv = _tsv_paths(source)
+    if tsv is not None and version is not None:
+        raise ValueError("a TSV source has no version column: duplicate keys are an error")
     staging = os.fspath(staging) if staging else out + ".staging"
     os.makedirs(staging, exist_ok=True)
+    t0 = time.monotonic()
+    if tsv is not None and use_builder and getattr(_tern, "HAVE_TSV", False):
+        bounds, ranges = _ranges_tsv_c(client, tsv, partitions and int(partitions), staging,
+                                       build_opts, blocksize, sample, seed, progress)
+    else:
+        bounds, ranges = _ranges_python(client, source, version, partitions, staging,
+                                        build_opts, use_builder, blocksize, sample, seed,
+                                        progress)
+    nranges = len(bounds) + 1
+    if shards is not None and shards > nranges:
+        raise ValueError(f"{shards} shards asked, but the keys split into {nranges} "
+                         "ranges only")
+    ranges = sorted(ranges)
+    ranges = [(p, path, d) for p, path, d in ranges if d > 0]
+    docs = sum(d for _, _, d in ranges)
+    result = {"documents": docs, "partitions": nranges, "segments": len(ranges)}
+    log.info("shuffled and built %d segments of %d documents: %.2f s", len(ranges), docs,
+             time.monotonic() - t0)
+    t0 = time.monotonic()
+    _install_all(client, out, bounds, ranges, shards, options, use_builder, progress, result)
+    log.info("installed: %.2f s", time.monotonic() - t0)
+    if not keep_staging:
+        shutil.rmtree(staging, ignore_errors=True)
+    return result
 
+
+def _ranges_python(client, source, version, partitions, staging, build_opts, use_builder,
+                   blocksize, sample, seed, progress):
+    """Steps 1-3 in Python (DataFrame and Bag sources, or TSV without the C
+    path): returns (bounds, [(part, path, documents)])."""
+    import dask
+    kind, parts = _partitions(source, version, blocksize)
+    n = int(partitions or len(parts))
     t0 = time.monotonic()
     # 1. sample -> boundaries (up to sample/M keys of each input partition)
     per_part = max(1, sample // max(1, len(parts)))
@@ -395,10 +522,6 @@ def build_index(source, out, *, partitions=None, shards=None, client=None, versi
     nranges = len(bounds) + 1
     log.info("sampled %d input partitions: %d ranges, %.2f s", len(parts), nranges,
              time.monotonic() - t0)
-    t0 = time.monotonic()
-    if shards is not None and shards > nranges:
-        raise ValueError(f"{shards} shards asked, but the keys split into {nranges} "
-                         "ranges only")
 
     # 2. shuffle: every input partition split by range; 3. one task per range
     split = [dask.delayed(_split, nout=nranges)(p, kind, version, bounds) for p in parts]
@@ -407,35 +530,28 @@ def build_index(source, out, *, partitions=None, shards=None, client=None, versi
              for r in range(nranges)]
     futures = client.compute(tasks)
     _progress(futures, progress)
-    ranges = sorted(client.gather(futures))
-    ranges = [(p, path, d) for p, path, d in ranges if d > 0]
-    docs = sum(d for _, _, d in ranges)
-    result = {"documents": docs, "partitions": nranges, "segments": len(ranges)}
-    log.info("shuffled and built %d segments of %d documents: %.2f s", len(ranges), docs,
-             time.monotonic() - t0)
-    t0 = time.monotonic()
+    return bounds, client.gather(futures)
 
-    # 4. install
+
+def _install_all(client, out, bounds, ranges, shards, options, use_builder, progress, result):
+    """Step 4: one index at `out`, or `shards` indexes and the shard map."""
+    nranges = len(bounds) + 1
     if shards is None:
         _install(out, [path for _, path, _ in ranges], options, use_builder)
         result["index"] = out
-    else:
-        # Shard s takes ranges [s*R/S, (s+1)*R/S): its first range's lower
-        # bound is the shard's.
-        cuts = [(s * nranges) // shards for s in range(shards + 1)]
-        shard_bounds = [bounds[c - 1] for c in cuts[1:-1]]
-        dirs = [f"{out}.shard-{s:05d}" for s in range(shards)]
-        for d in dirs:
-            _discard(d)
-        installs = [client.submit(_install, dirs[s],
-                                  [path for p, path, _ in ranges if cuts[s] <= p < cuts[s + 1]],
-                                  options, use_builder, pure=False)
-                    for s in range(shards)]
-        _progress(installs, progress)
-        client.gather(installs)
-        write_map(out, shard_bounds, dirs)
-        result.update(map=out, shards=dirs)
-    log.info("installed: %.2f s", time.monotonic() - t0)
-    if not keep_staging:
-        shutil.rmtree(staging, ignore_errors=True)
-    return result
+        return
+    # Shard s takes ranges [s*R/S, (s+1)*R/S): its first range's lower
+    # bound is the shard's.
+    cuts = [(s * nranges) // shards for s in range(shards + 1)]
+    shard_bounds = [bounds[c - 1] for c in cuts[1:-1]]
+    dirs = [f"{out}.shard-{s:05d}" for s in range(shards)]
+    for d in dirs:
+        _discard(d)
+    installs = [client.submit(_install, dirs[s],
+                              [path for p, path, _ in ranges if cuts[s] <= p < cuts[s + 1]],
+                              options, use_builder, pure=False)
+                for s in range(shards)]
+    _progress(installs, progress)
+    client.gather(installs)
+    write_map(out, shard_bounds, dirs)
+    result.update(map=out, shards=dirs)

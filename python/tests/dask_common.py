@@ -52,3 +52,16 @@ def check_terms(snap, ref):
     for color in ["red", "blue", "green"]:
         want = sorted(k for k, (_, ts) in ref.items() if ts and ("color", color) in ts)
         assert snap.search(("color", color)) == want
+
+
+def write_tsv(ref, paths):
+    """The reference's documents as TSV lines (`tern import`'s format) spread
+    over `paths` in a shuffled order."""
+    items = sorted(ref.items())
+    random.Random(len(items)).shuffle(items)
+    for j, p in enumerate(paths):
+        with open(p, "wb") as f:
+            for k, (v, ts) in items[j::len(paths)]:
+                f.write(k + b"\t" + v + b"".join(b"\t%s:%s" % (fl.encode(), t.encode())
+                                                for fl, t in ts or []) + b"\n")
+    return [str(p) for p in paths]

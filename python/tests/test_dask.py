@@ -13,7 +13,7 @@ dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 import tern.dask  # noqa: E402
 
-from dask_common import check_index, check_terms, cluster, reference  # noqa: E402
+from dask_common import check_index, check_terms, cluster, reference, write_tsv  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.environ.get("TERN_PY_SANITIZED") == "1",
                                 reason="worker processes under ASan: too slow to be useful")
@@ -34,6 +34,63 @@ def big(seed_module=None):
     print(f"seed={seed}")
     pdf, ref = reference(seed, 300_000)
     return dd.from_pandas(pdf.drop(columns=["version"]), npartitions=8), ref
+
+
+@pytest.fixture(scope="module")
+def big_tsv(big, tmp_path_factory):
+    """The same 300,000 documents as TSV files (the C record path)."""
+    _, ref = big
+    d = tmp_path_factory.mktemp("tsv")
+    return write_tsv(ref, [d / f"part{j}.tsv" for j in range(3)]), ref
+
+
+def test_tsv_one_index_exact(client, big_tsv, tmp_path):
+    files, ref = big_tsv
+    out = str(tmp_path / "idx")
+    r = tern.dask.build_index(files, out, partitions=6, client=client, progress=False,
+                              blocksize="1MiB")
+    assert r["documents"] == len(ref) and r["partitions"] == 6
+    with tern.open(out, readonly=True) as idx:
+        idx.verify()
+        with idx.snapshot() as s:
+            assert s.count() == len(ref)
+            check_index(s, ref)
+            check_terms(s, ref)
+
+
+def test_tsv_three_shards_exact(client, big_tsv, tmp_path):
+    files, ref = big_tsv
+    out = str(tmp_path / "map.json")
+    r = tern.dask.build_index(files, out, partitions=6, shards=3, client=client,
+                              progress=False, blocksize="2MiB")
+    assert len(r["shards"]) == 3 and r["documents"] == len(ref)
+    with tern.shards.open(out) as router:
+        assert router.count() == len(ref)
+        check_index(router, ref)
+        for i, ix in enumerate(router.shards):
+            with ix.snapshot() as s:
+                check_terms(s, {k: v for k, v in ref.items() if router.shard_of(k) == i})
+
+
+def test_tsv_duplicates_and_errors(client, tmp_path):
+    a, b = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    a.write_bytes(b"".join(b"k%05d\tv\n" % i for i in range(0, 2000, 2)))
+    b.write_bytes(b"".join(b"k%05d\tw\n" % i for i in range(1, 2000, 2)) + b"k00100\tagain\n")
+    with pytest.raises(tern.dask.DuplicateKeyError) as ei:
+        tern.dask.build_index([str(a), str(b)], str(tmp_path / "d"), partitions=3,
+                              client=client, progress=False)
+    assert ei.value.key == b"k00100"
+    with pytest.raises(ValueError):
+        tern.dask.build_index(str(a), str(tmp_path / "v"), client=client, version="v",
+                              progress=False)
+    b.write_bytes(b"k1\tv\nk2\\q\tv\n")
+    with pytest.raises(tern.InvalidError) as ei:
+        tern.dask.build_index([str(a), str(b)], str(tmp_path / "m"), partitions=3,
+                              client=client, progress=False)
+    assert f"{b}:2: bad escape" in str(ei.value)
+    r = tern.dask.build_index(str(tmp_path / "a*.tsv"),  # a glob
+                              str(tmp_path / "g"), partitions=4, client=client, progress=False)
+    assert r["documents"] == 1000
 
 
 def test_one_index_exact(client, big, tmp_path):

@@ -17,17 +17,21 @@ dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 import tern.dask  # noqa: E402
 
-from dask_common import check_index, check_terms, cluster, reference  # noqa: E402
+from dask_common import check_index, check_terms, cluster, reference, write_tsv  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.environ.get("TERN_PY_SANITIZED") == "1",
                                 reason="worker processes under ASan: too slow to be useful")
 
 
-def test_worker_killed_mid_build(tmp_path, seed):
+@pytest.mark.parametrize("source", ["frame", "tsv"])
+def test_worker_killed_mid_build(tmp_path, seed, source):
     cl, client = cluster()
     try:
         pdf, ref = reference(seed, 100_000)
-        df = dd.from_pandas(pdf.drop(columns=["version"]), npartitions=8)
+        if source == "frame":
+            df = dd.from_pandas(pdf.drop(columns=["version"]), npartitions=8)
+        else:  # the C record path
+            df = write_tsv(ref, [tmp_path / f"in{j}.tsv" for j in range(2)])
         out = str(tmp_path / "idx")
         staging = out + ".staging"
         pids = client.run(os.getpid)  # worker address -> pid
@@ -47,7 +51,8 @@ def test_worker_killed_mid_build(tmp_path, seed):
 
         t = threading.Thread(target=killer)
         t.start()
-        r = tern.dask.build_index(df, out, partitions=8, client=client, progress=False)
+        r = tern.dask.build_index(df, out, partitions=8, client=client, progress=False,
+                                  blocksize="256KiB")
         t.join()
         assert killed, "no worker was killed: the build ended before any range was written"
         print(f"killed worker pid {killed[0]}")

@@ -459,6 +459,10 @@ static void test_bulk_calls(void **state) {
   uint64_t seq, seq2;
   CALL(tern_snapshot_seq, TERN_OK, s, &seq);
   FAILS(TERN_EINVAL, tern_snapshot_seq(NULL, &seq));
+  int current;
+  CALL(tern_snapshot_current, TERN_OK, s, &current);
+  FAILS(TERN_EINVAL, tern_snapshot_current(NULL, &current));
+  FAILS(TERN_EINVAL, tern_snapshot_current(s, NULL));
   tern_slice keys[3];
   CALL(tern_split_keys, TERN_OK, s, 4, keys);
   for (int i = 0; i < 3; i++) free((void *)keys[i].data);
