@@ -81,7 +81,7 @@ static void postings_right_or_corrupt(tern_seg *s, const tern_term_entry *e, con
 static void unique_right_or_corrupt(tern_seg *s, const fx_term *t, tern_seg_cursor *c) {
   uint32_t doc;
   tern_slice v;
-  int rc = tern_seg_pk_get(s, t->t, t->len, c, &doc, &v);
+  int rc = tu_seg_pk_get(s, t->t, t->len, c, &doc, &v);
   right_or_corrupt(rc);
   if (rc == TERN_OK) {
     assert_int_equal(doc, t->docs[0]);
@@ -158,7 +158,7 @@ static void present_keys_found_or_corrupt(const char *dir, const fx_seg *x) {
   const fx_field *F = &x->fields[0];
   for (uint32_t k = 0; k < F->n; k++) {
     uint32_t doc;
-    int rc = tern_seg_pk_get(s, F->terms[k].t, F->terms[k].len, c, &doc, NULL);
+    int rc = tu_seg_pk_get(s, F->terms[k].t, F->terms[k].len, c, &doc, NULL);
     assert_true(rc == TERN_OK || rc == TERN_ECORRUPT);
     if (rc == TERN_OK) assert_int_equal(doc, F->terms[k].docs[0]);
   }
