@@ -397,11 +397,9 @@ int tern_seg_postings(const tern_seg *s, const tern_term_entry *e, tern_postings
   return tern_postings_iter_file(it, s->doc, &e->meta);
 }
 
-static int first_doc(const tern_seg *s, const tern_term_entry *e, uint32_t *doc) {
-  if (e->meta.pulsed) {
-    *doc = e->docs[0];
-    return TERN_OK;
-  }
+/* The doc of a unique-field entry: in the entry when pulsed (inline: every
+ * get takes it), else the first of its postings in NAME.doc. */
+static int postings_first_doc(const tern_seg *s, const tern_term_entry *e, uint32_t *doc) {
   tern_postings_iter it;
   TERN_TRY(tern_seg_postings(s, e, &it));
   int rc = tern_postings_iter_next(&it, doc);
@@ -409,6 +407,12 @@ static int first_doc(const tern_seg *s, const tern_term_entry *e, uint32_t *doc)
   if (rc == TERN_OK && *doc == TERN_DOC_END)
     rc = tern_fail(TERN_ECORRUPT, "%s: unique term without a doc", tern_rfile_path(s->doc));
   return rc;
+}
+
+static inline int first_doc(const tern_seg *s, const tern_term_entry *e, uint32_t *doc) {
+  if (!e->meta.pulsed) return postings_first_doc(s, e, doc);
+  *doc = e->docs[0];
+  return TERN_OK;
 }
 
 int tern_seg_probe_init(tern_seg_probe *p, const void *key, size_t len) {
