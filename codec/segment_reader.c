@@ -397,8 +397,7 @@ int tern_seg_postings(const tern_seg *s, const tern_term_entry *e, tern_postings
   return tern_postings_iter_file(it, s->doc, &e->meta);
 }
 
-/* The doc of a unique-field entry: in the entry when pulsed (inline: every
- * get takes it), else the first of its postings in NAME.doc. */
+/* The first doc of an entry's postings in NAME.doc (one read). */
 static int postings_first_doc(const tern_seg *s, const tern_term_entry *e, uint32_t *doc) {
   tern_postings_iter it;
   TERN_TRY(tern_seg_postings(s, e, &it));
@@ -409,6 +408,8 @@ static int postings_first_doc(const tern_seg *s, const tern_term_entry *e, uint3
   return rc;
 }
 
+/* The doc of a unique-field entry: in the entry when pulsed (inline: every
+ * get takes it), else the first of its postings. */
 static inline int first_doc(const tern_seg *s, const tern_term_entry *e, uint32_t *doc) {
   if (!e->meta.pulsed) return postings_first_doc(s, e, doc);
   *doc = e->docs[0];
