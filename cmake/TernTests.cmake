@@ -40,3 +40,11 @@ add_test(NAME tools/header_errors COMMAND ${PROJECT_SOURCE_DIR}/tests/tools/head
          ${PROJECT_SOURCE_DIR}/include/tern.h ${PROJECT_SOURCE_DIR}/tests/engine/test_conventions.c)
 # Every tracked source file carries the MIT licence's SPDX line.
 add_test(NAME tools/licence COMMAND ${PROJECT_SOURCE_DIR}/tests/tools/licence.sh ${PROJECT_SOURCE_DIR})
+# tern-bench stays in small functions (issue 21): none over 80 lines.
+add_test(NAME tools/bench_function_length
+         COMMAND ${PROJECT_SOURCE_DIR}/tests/tools/function_length.sh 80
+                 ${PROJECT_SOURCE_DIR}/tools/bench)
+# engine/'s folders include and call one another in one direction only
+# (engine/README.md): no circle between folders.
+add_test(NAME tools/layout COMMAND ${PROJECT_SOURCE_DIR}/tests/tools/layout.sh
+         ${PROJECT_SOURCE_DIR} $<TARGET_FILE:tern_static>)

@@ -756,10 +756,17 @@ void tern_wfile_abort(tern_wfile *w) {
   wfile_free(w);
 }
 
+/* "DIR: what: strerror", so that a failure of the directory itself is not
+ * taken for one of a file in it. */
+static int fail_dir(const char *dir, const char *what) {
+  int err = errno ? errno : EIO;
+  return tern_fail(-err, "%s: %s: %s", dir, what, strerror(err));
+}
+
 int tern_fsync_dir(const char *dir) {
   int fd = V()->open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-  if (fd < 0) return tern_fail_errno(dir);
-  int rc = V()->fsync(fd, 0) == 0 ? TERN_OK : tern_fail_errno(dir);
+  if (fd < 0) return fail_dir(dir, "opening the directory to fsync it");
+  int rc = V()->fsync(fd, 0) == 0 ? TERN_OK : fail_dir(dir, "fsync of the directory");
   V()->close(fd);
   return rc;
 }

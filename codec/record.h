@@ -4,7 +4,7 @@
  * the bytes every record is made of, and the seal that checks it.  It
  * knows no record: which fields a record holds, in what order, and what
  * they mean is its user's schema (the engine's catalog,
- * engine/catalog_schema.h; docs/FORMAT.md gives the bytes).
+ * engine/format/catalog_schema.h; docs/FORMAT.md gives the bytes).
  *
  * Fields are LEB128 varints, little-endian integers and raw byte strings;
  * numeric keys are big-endian so that byte order is numeric order.  A

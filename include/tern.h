@@ -98,7 +98,8 @@
  * TERN_FOREGROUND (tern_open) runs that work inside the commit instead.  A
  * TERN_TXN_BULK commit sorts the documents, writes them as one segment
  * (fsync of each file and the directory), then commits the catalog; it
- * takes memory for all its documents until then.  A transaction without
+ * takes memory for all its documents until then, unless bounded by
+ * tern_txn_set_memory (then it writes a segment each time it reaches it).  A transaction without
  * TERN_TXN_BULK whose documents exceed write_buffer_bytes commits the same
  * way (they would only pass through the buffer to be flushed at once), so
  * its peak memory is about that of a bulk one.  docs/BENCHMARKS.md has
@@ -447,6 +448,29 @@ int tern_abort(tern_txn *txn);
  *  transaction as tern_commit does.  Errors: those of tern_commit,
  *  TERN_EINVAL (txn NULL). */
 int tern_commit_seq(tern_txn *txn, uint64_t *seq);
+
+/** Bounds the memory of a TERN_TXN_BULK transaction to about `bytes`
+ *  (0, the default: no bound, everything is held until the commit).  When
+ *  holding the next tern_put's document would take the transaction's
+ *  documents, its operations and what its commit adds to them (8 bytes an
+ *  operation, 24 a term, 2 MiB of buffers) past `bytes`, that tern_put
+ *  first "spills": it resolves and writes the operations so far as a
+ *  segment (sorting, writing, fsyncing: a bulk commit's cost, without the
+ *  catalog) and frees their memory.  The transaction goes on as before:
+ *  later puts and deletes of a spilled key win over it, tern_txn_get and
+ *  tern_delete see it, and the commit installs every spilled segment
+ *  together with the rest in one catalog transaction, all or nothing: until
+ *  then no snapshot sees them, tern_abort and a failed commit remove their
+ *  files, and after a crash the next writable open does.  Each spill adds
+ *  a segment (the merge policy merges them later, in the background
+ *  worker); the first waits for the worker's work in flight.  Memory not
+ *  counted: one segment writer's (a few MiB) and, after tern_delete or
+ *  tern_txn_get, the transaction's key map (16 bytes an operation).
+ *  tern_put's errors then include those of tern_commit (-ENOSPC, -EIO,
+ *  TERN_ECORRUPT of a segment it resolves keys against), and the
+ *  transaction stays as it was before that put.  Errors: TERN_EINVAL (txn
+ *  NULL; bytes non-zero and txn not begun with TERN_TXN_BULK). */
+int tern_txn_set_memory(tern_txn *txn, uint64_t bytes);
 
 /** Told by tern_commit() how far it is, on the committing thread: `phase` is
  *  "sort", "resolve", "write", "terms", "sync", "commit" and "merge" (the

@@ -88,7 +88,24 @@ static struct {
   uint64_t stashes;
   uint64_t short_n;
   int uring_err;
+  char only[FF_PATH];      /* ff_only: "" or the path suffix faults are counted on */
+  uint8_t fd_only[FF_FDS]; /* fd's path ends with `only` */
 } F = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* Whether a call on fd counts (ff_only). */
+static int counts_fd(int fd) {
+  return !F.only[0] || (fd >= 0 && fd < FF_FDS && F.fd_only[fd]);
+}
+static int path_only(const char *path) {
+  size_t n = strlen(path), m = strlen(F.only);
+  return !m || (n >= m && !strcmp(path + n - m, F.only));
+}
+
+void ff_only(const char *suffix) {
+  pthread_mutex_lock(&F.mu);
+  snprintf(F.only, sizeof F.only, "%s", suffix ? suffix : "");
+  pthread_mutex_unlock(&F.mu);
+}
 
 static uint64_t rnd(void) {
   uint64_t z = (F.rng += 0x9E3779B97F4A7C15ull);
@@ -183,11 +200,12 @@ static int stash(const char *path, char *out) {
 static int ff_open(const char *path, int flags, unsigned mode) {
   in_vfs = 1;
   pthread_mutex_lock(&F.mu);
-  int err = fault(FF_OPEN);
+  int err = path_only(path) ? fault(FF_OPEN) : 0;
   int existed = access(path, F_OK) == 0;
   int fd = err ? failed(err) : sys()->open(path, flags, mode);
   if (fd >= 0 && fd < FF_FDS) {
     F.fd_file[fd] = 0;
+    F.fd_only[fd] = F.only[0] && path_only(path);
     if (flags & O_DIRECTORY) F.fd_file[fd] = -1;
     if ((flags & O_CREAT) && !existed) ns_log(NS_CREATE, path, NULL, NULL);
     if ((flags & O_ACCMODE) != O_RDONLY && F.nfiles < FF_MAX) {
@@ -215,7 +233,7 @@ static int ff_fstat(int fd, struct stat *st) { return sys()->fstat(fd, st); }
 
 static ssize_t ff_pread(int fd, void *buf, size_t len, off_t off) {
   pthread_mutex_lock(&F.mu);
-  int err = fault(FF_PREAD);
+  int err = counts_fd(fd) ? fault(FF_PREAD) : 0;
   pthread_mutex_unlock(&F.mu);
   return err ? failed(err) : sys()->pread(fd, buf, len, off);
 }
@@ -306,7 +324,7 @@ static int ff_unlink(const char *path) {
 
 static void *ff_mmap(size_t len, int fd) {
   pthread_mutex_lock(&F.mu);
-  int err = fault(FF_MMAP);
+  int err = counts_fd(fd) ? fault(FF_MMAP) : 0;
   pthread_mutex_unlock(&F.mu);
   if (err) {
     errno = err;

@@ -63,6 +63,10 @@ void ff_short_nth(uint64_t n);
 /* io_uring set-up fails with errno `err` (EPERM, ENOSYS: as seccomp or a
  * kernel without it would); 0: the system's answer. */
 void ff_refuse_uring(int err);
+/* Counts (and fails) only open, pread and mmap calls on files whose path
+ * ends with `suffix` ("" or NULL: every file, the default; ff_reset keeps
+ * it): a fault aimed at one file. */
+void ff_only(const char *suffix);
 /* Calls of `kind` so far; sync points so far (all layers). */
 uint64_t ff_count(ff_kind kind);
 uint64_t ff_syncs(void);

@@ -8,7 +8,7 @@
  */
 #include "tests/engine/enginetest.h"
 
-#include "engine/counters.h"
+#include "engine/util/counters.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>

@@ -3,7 +3,7 @@
  * test_catalog_race.c — the open-time catalog check against another
  * process's commits: a child commits as fast as it can, each commit
  * growing catalog.mdb (buffered documents, never flushed), while this
- * process runs the pre-check (engine/catalog_check.c) and read-only opens
+ * process runs the pre-check (engine/format/catalog_check.c) and read-only opens
  * in a loop.  No check may call the growing catalog damaged: the size is
  * taken after the meta pages (a commit writes its pages before the meta
  * that claims them), and a failure is only damage when a second read
@@ -15,7 +15,7 @@
  */
 #include "tests/engine/enginetest.h"
 
-#include "engine/catalog_check.h"
+#include "engine/format/catalog_check.h"
 
 #include <signal.h>
 #include <sys/wait.h>

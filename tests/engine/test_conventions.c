@@ -170,6 +170,9 @@ static void test_every_call(void **state) {
   FAILS_OUT(TERN_EINVAL, &t2, tern_txn_begin(&t2, NULL, 0));
   CALL(tern_txn_set_progress, TERN_OK, t, NULL, NULL);
   FAILS(TERN_EINVAL, tern_txn_set_progress(NULL, NULL, NULL));
+  CALL(tern_txn_set_memory, TERN_OK, t, 0);
+  FAILS(TERN_EINVAL, tern_txn_set_memory(NULL, 0));
+  FAILS(TERN_EINVAL, tern_txn_set_memory(t, 1 << 20)); /* not a bulk transaction */
   CALL(tern_put, TERN_OK, t, "new", 3, "v", 1, &red, 1);
   FAILS(TERN_EINVAL, tern_put(t, "", 0, "v", 1, NULL, 0));
   FAILS(TERN_EINVAL, tern_put(t, "x", 1, "v", 1, &bad, 1));

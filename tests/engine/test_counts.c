@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_counts.c — the work a commit does, counted (engine/counters.h):
+ * test_counts.c — the work a commit does, counted (engine/util/counters.h):
  * a one-document commit and the snapshot after it open no segment, read
  * the catalog once each and load neither a state nor the buffer from it
  * (the commit hands its state forward); a flush or bulk commit opens its
@@ -19,7 +19,7 @@
 
 #include "codec/filter.h"
 #include "codec/segment.h"
-#include "engine/counters.h"
+#include "engine/util/counters.h"
 #include "tests/common/seg_lookup.h"
 
 #include <dirent.h>

@@ -32,7 +32,7 @@
 #include "tests/engine/faultfs.c"
 
 #include "codec/segment.h"
-#include "engine/index.h"
+#include "engine/state/index.h"
 
 #include <dirent.h>
 #include <errno.h>

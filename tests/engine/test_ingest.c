@@ -18,8 +18,8 @@
 #include "tests/engine/enginetest.h"
 
 #include "codec/segment.h"
-#include "engine/counters.h"
-#include "engine/index.h"
+#include "engine/util/counters.h"
+#include "engine/state/index.h"
 
 #include <dirent.h>
 #include <errno.h>

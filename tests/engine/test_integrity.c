@@ -12,7 +12,7 @@
 #include "tests/engine/enginetest.h"
 #include "tests/engine/rawcatalog.h"
 
-#include "engine/errwrap.h"
+#include "engine/util/errwrap.h"
 
 #include <dirent.h>
 #include <errno.h>

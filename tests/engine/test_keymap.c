@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_keymap.c — engine/keymap.c against a reference (the latest op index
+ * test_keymap.c — engine/buffer/keymap.c against a reference (the latest op index
  * of each key, by linear search) on random keys with many repeats, empty
  * and 1,000-byte keys and shared prefixes, through several growths; half
  * the sets reuse the position of the lookup before them, as tern_delete does.
  */
 #include "tests/engine/enginetest.h"
 
-#include "engine/keymap.h"
-#include "engine/memseg.h"
+#include "engine/buffer/keymap.h"
+#include "engine/buffer/memseg.h"
 
 enum { NDISTINCT = 3000, NOPS = 20000 };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_memseg_runs.c — the layered buffer view (engine/memseg_runs.c)
+ * test_memseg_runs.c — the layered buffer view (engine/buffer/memseg_runs.c)
  * against a reference array (id -> version, 0 absent), over random commits
  * of one to hundreds of puts and removals: every view, and older views
  * kept while newer ones are built on them, answers find, value and its
@@ -8,8 +8,8 @@
  */
 #include "tests/engine/enginetest.h"
 
-#include "engine/catalog_schema.h"
-#include "engine/memseg.h"
+#include "engine/format/catalog_schema.h"
+#include "engine/buffer/memseg.h"
 
 enum { NKEYS = 700, KEEP = 6 };
 

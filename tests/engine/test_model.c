@@ -18,7 +18,7 @@
 
 #include "codec/segment.h"
 #include "codec/status.h"
-#include "engine/index.h"
+#include "engine/state/index.h"
 
 #include <dirent.h>
 #include <sys/stat.h>

@@ -7,10 +7,10 @@
  */
 #include "tests/engine/enginetest.h"
 
-#include "engine/counters.h"
+#include "engine/util/counters.h"
 #include "tests/engine/rawcatalog.h"
 
-#include "engine/catalog_schema.h"
+#include "engine/format/catalog_schema.h"
 #include "codec/segment.h"
 
 #include <dirent.h>

@@ -11,7 +11,7 @@
 
 #include "codec/io.h"
 #include "codec/segment_internal.h"
-#include "engine/index.h"
+#include "engine/state/index.h"
 
 #include <pthread.h>
 

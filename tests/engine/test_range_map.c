@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_range_map.c — gets over many range-disjoint segments (the state's
- * range map, engine/state_ranges.c) against a reference.
+ * range map, engine/state/state_ranges.c) against a reference.
  *
  * 13 segments with pairwise disjoint key ranges are built with the public
  * builder and ingested in one call (9 of 200 documents and 4 of 1,500: the
@@ -19,7 +19,7 @@
  */
 #include "tests/engine/enginetest.h"
 
-#include "engine/counters.h"
+#include "engine/util/counters.h"
 
 enum { NSEG = 13, SMALL = 200, LARGE = 1500, MAXK = 9 * SMALL + 4 * LARGE + 4000 };
 

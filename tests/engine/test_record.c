@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_record.c — the catalog's records (engine/catalog_schema.c) and the
+ * test_record.c — the catalog's records (engine/format/catalog_schema.c) and the
  * generic record coder under them (codec/record.c): round trips on random
  * values, and every truncation, extension and byte flip of an encoded
  * record either decodes to something valid or is TERN_ECORRUPT, never a
@@ -9,7 +9,7 @@
  */
 #include "tests/common/testutil.h"
 
-#include "engine/catalog_schema.h"
+#include "engine/format/catalog_schema.h"
 #include "tern.h"
 
 #include <stdio.h>

@@ -17,7 +17,7 @@
  */
 #include "tests/engine/enginetest.h"
 
-#include "engine/counters.h"
+#include "engine/util/counters.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

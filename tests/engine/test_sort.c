@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_sort.c — engine/sort.c against qsort with a stable tie-break, on
+ * test_sort.c — engine/util/sort.c against qsort with a stable tie-break, on
  * random keys with long shared prefixes, duplicates, embedded NULs and
  * keys that are prefixes of others; and tern_sort_u32 against qsort.
  */
 #include "tests/common/testutil.h"
 
-#include "engine/sort.h"
+#include "engine/util/sort.h"
 #include "tern.h"
 
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_record.c — the catalog records (engine/catalog_schema.c over the
+ * fuzz_record.c — the catalog records (engine/format/catalog_schema.c over the
  * generic coder codec/record.c).  Input: a selector
  * byte, then the record: 0 format, 1 options, 2 state, 3 segment key,
  * 4 segment, 5 document (terms walked), 6 buffer value (then [u16 LE key
@@ -8,7 +8,7 @@
  * again, encoded, to the same fields.
  */
 #include "codec/coding.h"
-#include "engine/catalog_schema.h"
+#include "engine/format/catalog_schema.h"
 #include "tern.h"
 #include "tests/fuzz/fuzz.h"
 

@@ -18,7 +18,7 @@
 #include "codec/coding.h"
 #include "codec/frame.h"
 #include "codec/livedocs.h"
-#include "engine/catalog_schema.h"
+#include "engine/format/catalog_schema.h"
 #include "codec/segment_internal.h"
 #include "tern.h"
 #include "tests/fuzz/fuzz.h"

@@ -10,7 +10,7 @@
  */
 #include "tests/engine/enginetest.h"
 
-#include "engine/index.h"
+#include "engine/state/index.h"
 
 #include <sys/wait.h>
 

@@ -20,101 +20,84 @@
  */
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/harness.h"
 #include "tools/bench/keys_common.h"
+#include "tools/bench/opts.h"
 #include "tern.h"
 
-#include <getopt.h>
 #include <lmdb.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define API_ROUNDS_MAX 50u
 #define API_SHAPES_MAX 16u
 #define API_STEPS 10u
 #define API_NOPS 5u
 #define API_TERM_PREFIX "w:common" /* LMDB's key prefix of the term's entries */
 
+typedef struct api_shapes {
+  bench_key_spec v[API_SHAPES_MAX];
+  size_t n;
+} api_shapes;
+
 typedef struct api_opts {
   uint64_t docs, lookups, ranges, rounds, seed, vbytes, batch, hit_every;
-  bench_key_spec shapes[API_SHAPES_MAX];
-  size_t nshapes;
+  api_shapes shapes;
   const char *parent;
 } api_opts;
 
 static const char *const op_names[API_NOPS] = {"get", "batch", "scan", "range", "search"};
 
-void tern_bench_api_usage(FILE *out) {
-  fprintf(out,
-          "tern-bench api [options]   the public API vs LMDB, operation by operation (warm)\n"
-          "  --docs N         keys per shape (1000000); a file's keys are capped at N\n"
-          "  --shape S[,S..]  random | uuid4 | sequential | timeprefixed | decimal | paths |\n"
-          "                   packages | emails | varlen | file:PATH | all (random)\n"
-          "  --lookups N      present keys looked up per round, get and batch (500000)\n"
-          "  --batch N        keys per tern_get_batch call (1024)\n"
-          "  --ranges N       seeks (+ 10 next) per round (100000)\n"
-          "  --hit-every N    one document in N has the term w:common (10)\n"
-          "  --value-bytes B  value of every document, >= 4 (4)\n"
-          "  --rounds R       rounds, alternating which store runs first (5)\n"
-          "  --seed S         key and sample seed (1)\n"
-          "  --dir PATH       parent of the scratch directory (/var/tmp)\n");
-}
-
-static int parse_shapes(const char *s, api_opts *o) {
+static int parse_shapes(const char *s, void *field) {
+  api_shapes *o = field;
   if (!strcmp(s, "all")) {
     for (int i = 0; i < BENCH_KEYS_NSHAPES; i++)
-      o->shapes[i] = (bench_key_spec){(bench_key_shape)i, NULL};
-    o->nshapes = BENCH_KEYS_NSHAPES;
+      o->v[i] = (bench_key_spec){(bench_key_shape)i, NULL};
+    o->n = BENCH_KEYS_NSHAPES;
     return 0;
   }
-  o->nshapes = 0;
+  o->n = 0;
   for (const char *p = s; *p;) {
+    /* "file:PATH" takes the rest of the text, whose path then points into
+     * argv; a shape's name is copied out. */
     const char *comma = p[0] == 'f' && !strncmp(p, "file:", 5) ? NULL : strchr(p, ',');
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    char *name = strndup(p, len); /* kept: a file spec points into it */
-    if (!name || o->nshapes == API_SHAPES_MAX || bench_key_spec_parse(name, &o->shapes[o->nshapes]))
-      return -1;
-    o->nshapes++;
+    char name[32];
+    if (comma && len >= sizeof name) return -1;
+    if (comma) memcpy(name, p, len), name[len] = '\0';
+    if (o->n == API_SHAPES_MAX || bench_key_spec_parse(comma ? name : p, &o->v[o->n])) return -1;
+    o->n++;
     p += len + (comma != NULL);
   }
-  return o->nshapes ? 0 : -1;
+  return o->n ? 0 : -1;
 }
 
-static int parse_opts(int argc, char **argv, api_opts *o) {
-  static const struct option lo[] = {
-      {"docs", 1, 0, 'n'},  {"shape", 1, 0, 'S'},       {"lookups", 1, 0, 'l'},
-      {"batch", 1, 0, 'b'}, {"ranges", 1, 0, 'q'},      {"hit-every", 1, 0, 'e'},
-      {"value-bytes", 1, 0, 'v'}, {"rounds", 1, 0, 'r'}, {"seed", 1, 0, 's'},
-      {"dir", 1, 0, 'd'},   {"help", 0, 0, 'h'},        {0, 0, 0, 0}};
-  *o = (api_opts){.docs = 1000000, .lookups = 500000, .ranges = 100000, .rounds = 5, .seed = 1,
-                  .vbytes = 4, .batch = 1024, .hit_every = 10, .parent = "/var/tmp"};
-  o->shapes[0] = (bench_key_spec){BENCH_KEYS_RANDOM, NULL};
-  o->nshapes = 1;
-  optind = 1;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-    int bad = 0;
-    switch (ch) {
-    case 'n': bad = bench_parse_u64(optarg, &o->docs) || o->docs < 2; break;
-    case 'S': bad = parse_shapes(optarg, o); break;
-    case 'l': bad = bench_parse_u64(optarg, &o->lookups) || !o->lookups; break;
-    case 'b': bad = bench_parse_u64(optarg, &o->batch) || !o->batch; break;
-    case 'q': bad = bench_parse_u64(optarg, &o->ranges) || !o->ranges; break;
-    case 'e': bad = bench_parse_u64(optarg, &o->hit_every) || !o->hit_every; break;
-    case 'v': bad = bench_parse_u64(optarg, &o->vbytes) || o->vbytes < 4 || o->vbytes > 1024; break;
-    case 'r': bad = bench_parse_u64(optarg, &o->rounds) || !o->rounds || o->rounds > API_ROUNDS_MAX; break;
-    case 's': bad = bench_parse_u64(optarg, &o->seed); break;
-    case 'd': o->parent = optarg; break;
-    case 'h': tern_bench_api_usage(stdout); return 1;
-    default: bad = 1;
-    }
-    if (bad) {
-      tern_bench_api_usage(stderr);
-      return -1;
-    }
-  }
-  return 0;
-}
+#define API_OPT(field) offsetof(api_opts, field)
+static const bench_opt k_api_opts[] = {
+    BENCH_U64("docs", API_OPT(docs), "N", "1000000", 2, 0,
+              "keys per shape; a file's keys are capped at N"),
+    BENCH_CUSTOM("shape", API_OPT(shapes), parse_shapes, "S[,S..]", "random",
+                 "random | uuid4 | sequential | timeprefixed | decimal | paths |\n"
+                 "packages | emails | varlen | file:PATH | all"),
+    BENCH_U64("lookups", API_OPT(lookups), "N", "500000", 1, 0,
+              "present keys looked up per round, get and batch"),
+    BENCH_U64("batch", API_OPT(batch), "N", "1024", 1, 0, "keys per tern_get_batch call"),
+    BENCH_U64("ranges", API_OPT(ranges), "N", "100000", 1, 0, "seeks (+ 10 next) per round"),
+    BENCH_U64("hit-every", API_OPT(hit_every), "N", "10", 1, 0,
+              "one document in N has the term w:common"),
+    BENCH_U64("value-bytes", API_OPT(vbytes), "B", "4", 4, 1024, "value of every document, >= 4"),
+    BENCH_U64("rounds", API_OPT(rounds), "R", "5", 1, 0,
+              "rounds, alternating which store runs first"),
+    BENCH_U64("seed", API_OPT(seed), "S", "1", 0, 0, "key and sample seed"),
+    BENCH_SCRATCH_DIR(API_OPT(parent)),
+};
+
+static const bench_cmd k_api_cmd =
+    BENCH_CMD("api", "[options]", "the public API vs LMDB, operation by operation (warm)",
+              k_api_opts, api_opts, NULL);
+
+void tern_bench_api_usage(FILE *out) { bench_opts_usage(&k_api_cmd, out); }
 
 /* ---------------------------------------------------------------- build */
 
@@ -374,10 +357,13 @@ static const op_fn lmdb_ops[API_NOPS] = {lmdb_op_get, lmdb_op_get, lmdb_op_scan,
 
 /* ---------------------------------------------------------------- driver */
 
+/* Rounds of the two stores (0 tern, 1 LMDB) over the API_NOPS operations;
+ * what each saw, compared so that neither can skip work. */
 typedef struct results {
-  double t[API_NOPS][2][API_ROUNDS_MAX]; /* [op][0 tern, 1 LMDB][round] seconds */
-  double ratio[API_NOPS][API_ROUNDS_MAX];
-  uint64_t items[API_NOPS][2];
+  stores *s;
+  const workload *w;
+  bench_rounds rounds;
+  sink out[API_NOPS][2];
   int mismatch[API_NOPS];
 } results;
 
@@ -408,42 +394,37 @@ static void workload_free(workload *w) {
   free(w->slices);
 }
 
-static int run_rounds(const api_opts *o, stores *s, const workload *w, results *r) {
-  sink warm = {0};
-  tern_op_scan(s, w, &warm);
-  lmdb_op_scan(s, w, &warm);
-  for (uint64_t round = 0; round < o->rounds; round++)
-    for (unsigned op = 0; op < API_NOPS; op++) {
-      sink out[2] = {{0}, {0}};
-      for (unsigned j = 0; j < 2; j++) {
-        unsigned who = (unsigned)((j + round) & 1); /* alternate which runs first */
-        r->t[op][who][round] = (who ? lmdb_ops : tern_ops)[op](s, w, &out[who]);
-        if (r->t[op][who][round] < 0) {
-          fprintf(stderr, "api: %s failed: %s\n", op_names[op], tern_errmsg());
-          return -1;
-        }
-      }
-      r->ratio[op][round] = r->t[op][1][round] / r->t[op][0][round];
-      r->items[op][0] = out[0].n;
-      r->items[op][1] = out[1].n;
-      r->mismatch[op] |= out[0].n != out[1].n || out[0].sum != out[1].sum;
-    }
-  return 0;
+static double time_op(void *ctx, size_t who, size_t op, size_t round) {
+  results *r = ctx;
+  sink *out = &r->out[op][who];
+  *out = (sink){0};
+  double t = (who ? lmdb_ops : tern_ops)[op](r->s, r->w, out);
+  if (t < 0) fprintf(stderr, "api: %s failed: %s\n", op_names[op], tern_errmsg());
+  if (who == (round + 1) % 2) /* the round's second store: both have run */
+    r->mismatch[op] |= r->out[op][0].n != r->out[op][1].n || r->out[op][0].sum != r->out[op][1].sum;
+  return t;
 }
 
-static void report_row(const api_opts *o, const char *shape, size_t n, results *r) {
-  size_t rounds = (size_t)o->rounds;
+static int run_rounds(const api_opts *o, results *r) {
+  sink warm = {0};
+  tern_op_scan(r->s, r->w, &warm);
+  lmdb_op_scan(r->s, r->w, &warm);
+  r->rounds = (bench_rounds){.contenders = 2, .measures = API_NOPS, .rounds = (size_t)o->rounds};
+  return bench_rounds_run(&r->rounds, time_op, NULL, r);
+}
+
+static void report_row(const char *shape, size_t n, results *r) {
   printf("| %s (%zu) ", shape, n);
   for (unsigned op = 0; op < API_NOPS; op++) {
-    double items = (double)(r->items[op][0] ? r->items[op][0] : 1);
-    double tn = bench_summarize(r->t[op][0], rounds).median * 1e9 / items;
-    double ln = bench_summarize(r->t[op][1], rounds).median * 1e9 / items;
+    double items = (double)(r->out[op][0].n ? r->out[op][0].n : 1);
+    double tn = bench_rounds_median(&r->rounds, 0, op) * 1e9 / items;
+    double ln = bench_rounds_median(&r->rounds, 1, op) * 1e9 / items;
     if (op == 3) { /* per seek, not per key read */
       tn *= API_STEPS + 1;
       ln *= API_STEPS + 1;
     }
-    bench_summary q = bench_summarize(r->ratio[op], rounds);
-    printf("| %.2f× (%.0f vs %.1f ns)%s ", q.median, ln, tn, r->mismatch[op] ? " MISMATCH" : "");
+    printf("| %.2f× (%.0f vs %.1f ns)%s ", bench_rounds_ratio(&r->rounds, op, 1, 0), ln, tn,
+           r->mismatch[op] ? " MISMATCH" : "");
   }
   printf("|\n");
   fflush(stdout);
@@ -473,10 +454,13 @@ static int run_shape(const api_opts *o, const bench_key_spec *spec) {
   } else {
     bench_log("api: %s: tern %.1f MB, LMDB %.1f MB\n", name, bench_dir_bytes(tdir) / 1e6,
               bench_dir_bytes(ldir) / 1e6);
-    if (run_rounds(o, &s, &w, r) == 0) {
-      report_row(o, spec->path ? "file" : name, k.n, r);
+    r->s = &s;
+    r->w = &w;
+    if (run_rounds(o, r) == 0) {
+      report_row(spec->path ? "file" : name, k.n, r);
       ret = 0;
     }
+    bench_rounds_free(&r->rounds);
     workload_free(&w);
     stores_close(&s);
   }
@@ -489,22 +473,20 @@ static int run_shape(const api_opts *o, const bench_key_spec *spec) {
 
 int tern_bench_api(int argc, char **argv) {
   api_opts o;
-  int prc = parse_opts(argc, argv, &o);
-  if (prc) return prc < 0 ? 2 : 0;
-  char machine[256], cmd[1024];
-  bench_machine(machine, sizeof machine);
-  bench_cmdline(cmd, sizeof cmd, argc, argv, "tern-bench");
-  printf("# %s\n# %s\n# %llu lookups (batches of %llu), %llu seeks + %u next, term in 1 doc of "
+  int prc = bench_opts_parse(&k_api_cmd, &o, argc, argv);
+  if (prc) return bench_opts_exit(prc);
+  bench_print_header(argc, argv);
+  printf("# %llu lookups (batches of %llu), %llu seeks + %u next, term in 1 doc of "
          "%llu, %llu-byte values, %llu rounds alternating; LMDB ns / tern ns per key (per seek "
          "for range), median of per-round ratios (> 1: tern faster)\n",
-         cmd, machine, (unsigned long long)o.lookups, (unsigned long long)o.batch,
-         (unsigned long long)o.ranges, API_STEPS, (unsigned long long)o.hit_every,
-         (unsigned long long)o.vbytes, (unsigned long long)o.rounds);
+         (unsigned long long)o.lookups, (unsigned long long)o.batch, (unsigned long long)o.ranges,
+         API_STEPS, (unsigned long long)o.hit_every, (unsigned long long)o.vbytes,
+         (unsigned long long)o.rounds);
   printf("| keys | get | batch (vs mdb_get loop) | full scan | seek + %u next | search by term, "
          "per hit |\n|---|---|---|---|---|---|\n",
          API_STEPS);
   int ret = 0;
-  for (size_t i = 0; i < o.nshapes; i++)
-    ret |= run_shape(&o, &o.shapes[i]);
+  for (size_t i = 0; i < o.shapes.n; i++)
+    ret |= run_shape(&o, &o.shapes.v[i]);
   return ret;
 }

@@ -411,6 +411,13 @@ int bench_parse_u64(const char *s, uint64_t *out) {
   if (!s || !isdigit((unsigned char)*s)) return -1;
   errno = 0;
   char *end;
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) { /* hexadecimal, no suffix */
+    if (!isxdigit((unsigned char)s[2])) return -1;
+    unsigned long long h = strtoull(s + 2, &end, 16);
+    if (errno || *end != '\0') return -1;
+    *out = (uint64_t)h;
+    return 0;
+  }
   unsigned long long v = strtoull(s, &end, 10);
   if (errno) return -1;
   uint64_t mult = 1;
@@ -442,7 +449,8 @@ static int parse_list(const char *s, void **out, size_t *n, size_t size,
                       int (*one)(const char *, void *)) {
   *out = NULL;
   *n = 0;
-  if (!s || !*s) return -1;
+  /* strtok_r would skip an empty element ("1,,2"): refuse it instead. */
+  if (!s || !*s || *s == ',' || s[strlen(s) - 1] == ',' || strstr(s, ",,")) return -1;
   size_t cap = 1;
   for (const char *p = s; *p; p++)
     cap += *p == ',';

@@ -104,7 +104,8 @@ long bench_readahead_kb(const char *path);
 char *bench_path(char *buf, size_t cap, const char *dir, const char *name);
 
 /* Parsing of option values: plain integers with an optional k/M/G suffix
- * (powers of 1000).  0 on success, -1 on a malformed value. */
+ * (powers of 1000), or 0x-prefixed hexadecimal ones (seeds).  0 on
+ * success, -1 on a malformed value. */
 int bench_parse_u64(const char *s, uint64_t *out);
 int bench_parse_double(const char *s, double *out);
 /* A comma-separated list of integers into a malloc'd array. */

@@ -24,6 +24,8 @@
  */
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/harness.h"
+#include "tools/bench/opts.h"
 #include "tools/bench/process.h"
 
 #include "codec/io.h"
@@ -32,15 +34,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <spawn.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 int tern_bench_cold_batch(int argc, char **argv);
 void tern_bench_cold_batch_usage(FILE *out);
@@ -52,62 +50,36 @@ void tern_bench_cold_batch_usage(FILE *out);
 #define CB_D32_MAX 100000u
 static const char *const side_name[CB_SIDES] = {"tern", "lmdb-ra", "lmdb-nora", "4k-d1", "4k-d32"};
 
-void tern_bench_cold_batch_usage(FILE *out) {
-  fprintf(out,
-          "tern-bench cold-batch --from DIR [options]   cold batches: tern vs LMDB vs the device\n"
-          "  --from DIR       a directory kept by `tern-bench whole --keep` (tern/, lmdb/,\n"
-          "                   present.keys)\n"
-          "  --lookups LIST   batch sizes N (100,1000,10000,100000,1000000)\n"
-          "  --runs R         runs per N, sides alternating; medians (3)\n"
-          "  --tern PATH      the tern tool (next to tern-bench)\n");
-}
-
 typedef struct cb_opts {
   const char *from, *tern;
-  uint64_t ns[CB_NS_MAX];
+  uint64_t *ns;
   size_t nns;
   uint64_t runs;
 } cb_opts;
 
-static int parse_list(const char *s, cb_opts *o) {
-  o->nns = 0;
-  while (*s && o->nns < CB_NS_MAX) {
-    char *end;
-    uint64_t v = strtoull(s, &end, 10);
-    if (end == s || v == 0) return -1;
-    o->ns[o->nns++] = v;
-    s = *end == ',' ? end + 1 : end;
-    if (*end && *end != ',') return -1;
-  }
-  return o->nns ? 0 : -1;
+static const char *cb_check(void *opts) {
+  const cb_opts *o = opts;
+  if (!o->from) return "--from DIR is required";
+  return o->nns > CB_NS_MAX ? "at most 16 batch sizes" : NULL;
 }
 
-static int cb_parse(cb_opts *o, int argc, char **argv) {
-  memset(o, 0, sizeof *o);
-  o->runs = 3;
-  parse_list("100,1000,10000,100000,1000000", o);
-  static const struct option lo[] = {{"from", 1, 0, 'f'}, {"lookups", 1, 0, 'l'}, {"runs", 1, 0, 'r'},
-                                     {"tern", 1, 0, 't'}, {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
-  int c;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-    switch (c) {
-    case 'f': o->from = optarg; break;
-    case 'l':
-      if (parse_list(optarg, o)) return -1;
-      break;
-    case 'r': o->runs = strtoull(optarg, NULL, 10); break;
-    case 't': o->tern = optarg; break;
-    case 'h': tern_bench_cold_batch_usage(stdout); return 1;
-    default: return -1;
-    }
-  }
-  if (!o->from || o->runs < 1 || o->runs > CB_RUNS_MAX) {
-    tern_bench_cold_batch_usage(stderr);
-    return -1;
-  }
-  return 0;
-}
+#define CB_OPT(field) offsetof(cb_opts, field)
+static const bench_opt k_cb_opts[] = {
+    BENCH_STR("from", CB_OPT(from), "DIR", NULL,
+              "a directory kept by `tern-bench whole --keep` (tern/, lmdb/,\n"
+              "present.keys)"),
+    BENCH_U64S("lookups", CB_OPT(ns), CB_OPT(nns), "LIST", "100,1000,10000,100000,1000000", 1, 0,
+               "batch sizes N"),
+    BENCH_U64("runs", CB_OPT(runs), "R", "3", 1, CB_RUNS_MAX,
+              "runs per N, sides alternating; medians"),
+    BENCH_STR("tern", CB_OPT(tern), "PATH", NULL, "the tern tool (next to tern-bench)"),
+};
+
+static const bench_cmd k_cb_cmd =
+    BENCH_CMD("cold-batch", "--from DIR [options]", "cold batches: tern vs LMDB vs the device",
+              k_cb_opts, cb_opts, cb_check);
+
+void tern_bench_cold_batch_usage(FILE *out) { bench_opts_usage(&k_cb_cmd, out); }
 
 /* Every file of dir out of the page cache. */
 static void evict_dir(const char *dir) {
@@ -125,24 +97,10 @@ static void evict_dir(const char *dir) {
 }
 
 /* argv with stdin from `in`, output discarded: seconds, and the bytes it
- * read from storage. */
+ * read from storage; 0 when it exited 0 or 1 (some keys absent). */
 static int run_counted(char *const *argv, const char *in, double *s, double *bytes) {
-  posix_spawn_file_actions_t fa;
-  if (posix_spawn_file_actions_init(&fa) != 0) return -1;
-  int rc = posix_spawn_file_actions_addopen(&fa, 0, in, O_RDONLY, 0) ||
-           posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) ||
-           posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  double t0 = bench_now();
-  pid_t pid;
-  if (rc == 0) rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  int st;
-  struct rusage ru;
-  if (wait4(pid, &st, 0, &ru) < 0) return -1;
-  *s = bench_now() - t0;
-  *bytes = (double)ru.ru_inblock * 512.0;
-  return WIFEXITED(st) && WEXITSTATUS(st) <= 1 ? 0 : -1;
+  int st = bench_run_process_io(argv, in, "/dev/null", s, bytes);
+  return st == 0 || st == 1 ? 0 : -1;
 }
 
 /* n random 4 KiB pages of the file, read cold at `depth` in flight. */
@@ -197,99 +155,113 @@ static int head_keys(const char *src, const char *dst, uint64_t n) {
   return rc;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n) {
-  qsort(v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-int tern_bench_cold_batch(int argc, char **argv) {
-  cb_opts o;
-  int prc = cb_parse(&o, argc, argv);
-  if (prc) return prc < 0 ? 2 : 0;
+/* The tools, the store's paths and the key files. */
+typedef struct cb_env {
   char tern[4096], self[4096], tdir[4096], ldir[4096], keys[4096], kn[4096], tim[8192];
-  if (o.tern) snprintf(tern, sizeof tern, "%s", o.tern);
-  else bench_default_tern(tern, sizeof tern);
-  ssize_t sn = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (sn <= 0) return 1;
-  self[sn] = 0;
-  snprintf(tdir, sizeof tdir, "%s/tern", o.from);
-  snprintf(ldir, sizeof ldir, "%s/lmdb", o.from);
-  snprintf(keys, sizeof keys, "%s/present.keys", o.from);
-  snprintf(kn, sizeof kn, "%s/cold-batch.keys", o.from);
-  tim[0] = 0;
-  DIR *d = opendir(tdir);
-  struct dirent *e;
-  while (d && (e = readdir(d)) != NULL) {
-    size_t l = strlen(e->d_name);
-    if (l > 4 && !strcmp(e->d_name + l - 4, ".tim")) snprintf(tim, sizeof tim, "%s/%s", tdir, e->d_name);
+  char *targv[5], *largv[4], *nargv[5];
+  char *const *argvs[3]; /* tern get, lmdb-get, lmdb-get --nordahead */
+} cb_env;
+
+/* The paths under --from and the tools; 0, or -1 with a message. */
+static int cb_env_init(cb_env *e, const cb_opts *o) {
+  if (o->tern)
+    snprintf(e->tern, sizeof e->tern, "%s", o->tern);
+  else
+    bench_default_tern(e->tern, sizeof e->tern);
+  ssize_t sn = readlink("/proc/self/exe", e->self, sizeof e->self - 1);
+  if (sn <= 0) return -1;
+  e->self[sn] = 0;
+  snprintf(e->tdir, sizeof e->tdir, "%s/tern", o->from);
+  snprintf(e->ldir, sizeof e->ldir, "%s/lmdb", o->from);
+  snprintf(e->keys, sizeof e->keys, "%s/present.keys", o->from);
+  snprintf(e->kn, sizeof e->kn, "%s/cold-batch.keys", o->from);
+  e->tim[0] = 0;
+  DIR *d = opendir(e->tdir);
+  struct dirent *de;
+  while (d && (de = readdir(d)) != NULL) {
+    size_t l = strlen(de->d_name);
+    if (l > 4 && !strcmp(de->d_name + l - 4, ".tim"))
+      snprintf(e->tim, sizeof e->tim, "%s/%s", e->tdir, de->d_name);
   }
   if (d) closedir(d);
-  if (!tim[0]) {
-    fprintf(stderr, "cold-batch: no .tim in %s\n", tdir);
-    return 1;
+  if (!e->tim[0]) {
+    fprintf(stderr, "cold-batch: no .tim in %s\n", e->tdir);
+    return -1;
   }
-  char cmd[1024], machine[256];
-  bench_cmdline(cmd, sizeof cmd, argc, argv, "tern-bench");
-  bench_machine(machine, sizeof machine);
-  printf("# %s\n# %s\n# cold: files evicted before every run; medians of %llu runs, sides alternating\n\n",
-         cmd, machine, (unsigned long long)o.runs);
-  printf("| N | tern s (MB read) | LMDB readahead s (MB) | LMDB NORDAHEAD s (MB) | 4 KiB reads depth 1 s | "
-         "depth 32 s | tern / depth 32 | tern / LMDB readahead | NORDAHEAD / tern |\n"
-         "|---|---|---|---|---|---|---|---|---|\n");
-  char *targv[] = {tern, "get", tdir, "-", NULL};
-  char *largv[] = {self, "lmdb-get", ldir, NULL};
-  char *nargv[] = {self, "lmdb-get", "--nordahead", ldir, NULL};
-  char *const *argvs[3] = {targv, largv, nargv};
-  static double warm[CB_NS_MAX][2];
-  for (size_t ni = 0; ni < o.nns; ni++) {
-    uint64_t n = o.ns[ni];
-    if (head_keys(keys, kn, n) != 0) return 1;
-    static double t[CB_SIDES][CB_RUNS_MAX], mb[CB_SIDES][CB_RUNS_MAX];
-    for (uint64_t r = 0; r < o.runs; r++)
-      for (int k = 0; k < CB_SIDES; k++) {
-        int side = (int)((k + r) % CB_SIDES); /* alternate which goes first */
-        evict_dir(tdir);
-        evict_dir(ldir);
-        double s = 0, b = 0;
-        if ((side == 3 && n > CB_D1_MAX) || (side == 4 && n > CB_D32_MAX)) {
-          t[side][r] = mb[side][r] = 0; /* too long to wait for: not measured */
-          continue;
-        }
-        int rc = side < 3 ? run_counted(argvs[side], kn, &s, &b)
-                          : device_reads(tim, n, side == 3 ? 1 : 32, 0xc01dull + r, &s);
-        if (side >= 3) b = (double)n * TERN_IO_PAGE;
-        if (rc != 0) {
-          fprintf(stderr, "cold-batch: %s failed at N=%llu\n", side_name[side], (unsigned long long)n);
-          return 1;
-        }
-        t[side][r] = s;
-        mb[side][r] = b / 1e6;
-      }
+  char *t[] = {e->tern, "get", e->tdir, "-", NULL}, *l[] = {e->self, "lmdb-get", e->ldir, NULL};
+  char *n[] = {e->self, "lmdb-get", "--nordahead", e->ldir, NULL};
+  memcpy(e->targv, t, sizeof t);
+  memcpy(e->largv, l, sizeof l);
+  memcpy(e->nargv, n, sizeof n);
+  e->argvs[0] = e->targv, e->argvs[1] = e->largv, e->argvs[2] = e->nargv;
+  return 0;
+}
+
+/* One batch size's rounds: the MB each side read, per round. */
+typedef struct cb_run {
+  const cb_env *e;
+  uint64_t n;
+  double mb[CB_SIDES][CB_RUNS_MAX];
+} cb_run;
+
+/* Seconds of one side's cold batch (0: too long to wait for, not
+ * measured), every file evicted first. */
+static double cold_side(void *ctx, size_t side, size_t m, size_t round) {
+  cb_run *x = ctx;
+  (void)m;
+  evict_dir(x->e->tdir);
+  evict_dir(x->e->ldir);
+  double s = 0, b = 0;
+  if ((side == 3 && x->n > CB_D1_MAX) || (side == 4 && x->n > CB_D32_MAX)) {
+    x->mb[side][round] = 0;
+    return 0;
+  }
+  int rc = side < 3 ? run_counted(x->e->argvs[side], x->e->kn, &s, &b)
+                    : device_reads(x->e->tim, x->n, side == 3 ? 1 : 32, 0xc01dull + round, &s);
+  if (side >= 3) b = (double)x->n * TERN_IO_PAGE;
+  if (rc != 0) {
+    fprintf(stderr, "cold-batch: %s failed at N=%llu\n", side_name[side], (unsigned long long)x->n);
+    return -1;
+  }
+  x->mb[side][round] = b / 1e6;
+  return s;
+}
+
+/* Seconds of one side's batch with every file cached. */
+static double warm_side(void *ctx, size_t side, size_t m, size_t round) {
+  cb_run *x = ctx;
+  (void)m, (void)round;
+  double s = 0, bytes = 0;
+  if (run_counted(x->e->argvs[side], x->e->kn, &s, &bytes) != 0) {
+    fprintf(stderr, "cold-batch: warm %s failed at N=%llu\n", side_name[side],
+            (unsigned long long)x->n);
+    return -1;
+  }
+  return s;
+}
+
+/* The cold row of batch size n, printed; the warm medians into warm[2]. */
+static int batch_row(const cb_env *e, const cb_opts *o, uint64_t n, double warm[2]) {
+  static cb_run x;
+  x.e = e;
+  x.n = n;
+  bench_rounds c = {.contenders = CB_SIDES, .measures = 1, .rounds = (size_t)o->runs};
+  bench_rounds w = {.contenders = 2, .measures = 1, .rounds = (size_t)o->runs};
+  /* Warm: the same processes with every file cached (a first run of each
+   * side warms them), alternating. */
+  int rc = head_keys(e->keys, e->kn, n) != 0 || bench_rounds_run(&c, cold_side, NULL, &x) != 0 ||
+                   warm_side(&x, 0, 0, 0) < 0 || warm_side(&x, 1, 0, 0) < 0 ||
+                   bench_rounds_run(&w, warm_side, NULL, &x) != 0
+               ? -1
+               : 0;
+  if (rc == 0) {
     double m[CB_SIDES], b[CB_SIDES];
-    for (int k = 0; k < CB_SIDES; k++) {
-      m[k] = median(t[k], (size_t)o.runs);
-      b[k] = median(mb[k], (size_t)o.runs);
+    for (size_t k = 0; k < CB_SIDES; k++) {
+      m[k] = bench_rounds_median(&c, k, 0);
+      b[k] = bench_median(x.mb[k], (size_t)o->runs);
     }
-    /* Warm: the same processes with every file cached (a first run of
-     * each side warms them), alternating. */
-    static double w[2][CB_RUNS_MAX];
-    for (uint64_t r = 0; r <= o.runs; r++)
-      for (int k = 0; k < 2; k++) {
-        int side = (int)((k + r) % 2);
-        double s = 0, bytes = 0;
-        if (run_counted(argvs[side], kn, &s, &bytes) != 0) {
-          fprintf(stderr, "cold-batch: warm %s failed at N=%llu\n", side_name[side], (unsigned long long)n);
-          return 1;
-        }
-        if (r > 0) w[side][r - 1] = s;
-      }
-    warm[ni][0] = median(w[0], (size_t)o.runs);
-    warm[ni][1] = median(w[1], (size_t)o.runs);
+    warm[0] = bench_rounds_median(&w, 0, 0);
+    warm[1] = bench_rounds_median(&w, 1, 0);
     char d1[32] = "-", d32[32] = "-", r32[32] = "-";
     if (m[3] > 0) snprintf(d1, sizeof d1, "%.3f", m[3]);
     if (m[4] > 0) snprintf(d32, sizeof d32, "%.3f", m[4]), snprintf(r32, sizeof r32, "%.2f", m[0] / m[4]);
@@ -298,12 +270,42 @@ int tern_bench_cold_batch(int argc, char **argv) {
            m[2] / m[0]);
     fflush(stdout);
   }
-  printf("\nwarm (every file cached), the same processes, medians of %llu runs after one to warm:\n\n"
-         "| N | tern s | LMDB (mdb_get per key) s | LMDB / tern |\n|---|---|---|---|\n",
-         (unsigned long long)o.runs);
-  for (size_t ni = 0; ni < o.nns; ni++)
-    printf("| %llu | %.3f | %.3f | %.2f |\n", (unsigned long long)o.ns[ni], warm[ni][0], warm[ni][1],
-           warm[ni][1] / warm[ni][0]);
-  unlink(kn);
+  bench_rounds_free(&c);
+  bench_rounds_free(&w);
+  return rc;
+}
+
+/* The cold table, a row per batch size, then the warm one; 0 or 1. */
+static int print_tables(const cb_env *e, const cb_opts *o) {
+  printf("# cold: files evicted before every run; medians of %llu runs, sides alternating\n\n",
+         (unsigned long long)o->runs);
+  printf("| N | tern s (MB read) | LMDB readahead s (MB) | LMDB NORDAHEAD s (MB) | 4 KiB reads "
+         "depth 1 s | "
+         "depth 32 s | tern / depth 32 | tern / LMDB readahead | NORDAHEAD / tern |\n"
+         "|---|---|---|---|---|---|---|---|---|\n");
+  static double warm[CB_NS_MAX][2];
+  for (size_t ni = 0; ni < o->nns; ni++)
+    if (batch_row(e, o, o->ns[ni], warm[ni]) != 0) return 1;
+  printf(
+      "\nwarm (every file cached), the same processes, medians of %llu runs after one to warm:\n\n"
+      "| N | tern s | LMDB (mdb_get per key) s | LMDB / tern |\n|---|---|---|---|\n",
+      (unsigned long long)o->runs);
+  for (size_t ni = 0; ni < o->nns; ni++)
+    printf("| %llu | %.3f | %.3f | %.2f |\n", (unsigned long long)o->ns[ni], warm[ni][0],
+           warm[ni][1], warm[ni][1] / warm[ni][0]);
   return 0;
+}
+
+int tern_bench_cold_batch(int argc, char **argv) {
+  cb_opts o;
+  int prc = bench_opts_parse(&k_cb_cmd, &o, argc, argv);
+  static cb_env e;
+  int rc = prc ? bench_opts_exit(prc) : cb_env_init(&e, &o) != 0 ? 1 : 0;
+  if (!prc && rc == 0) {
+    bench_print_header(argc, argv);
+    rc = print_tables(&e, &o);
+    unlink(e.kn);
+  }
+  bench_opts_free(&k_cb_cmd, &o);
+  return rc;
 }

@@ -21,9 +21,11 @@
  */
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/harness.h"
+#include "tools/bench/opts.h"
 #include "tern.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,60 +34,34 @@
 #include <unistd.h>
 
 #define ING_KEY 16
-#define ING_ROUNDS_MAX 50u
 
 typedef struct ing_opts {
   uint64_t docs, segments, lookups, rounds, seed;
   const char *parent;
 } ing_opts;
 
-void tern_bench_ingest_usage(FILE *out) {
-  fprintf(
-      out,
-      "tern-bench ingest [options]   warm get after ingesting S disjoint segments vs compacted\n"
-      "  --docs N       keys (4000000), 16 random hex characters each\n"
-      "  --segments S   range-disjoint segments built and ingested (64)\n"
-      "  --lookups N    present and absent keys looked up per round, each (500000)\n"
-      "  --rounds R     rounds, rotating which index runs first (7)\n"
-      "  --seed S       key seed (1)\n"
-      "  --dir PATH     parent of the scratch directory (/var/tmp)\n");
+static const char *ing_check(void *opts) {
+  const ing_opts *o = opts;
+  return o->segments > o->docs ? "--segments must be <= --docs" : NULL;
 }
 
-static int parse_opts(int argc, char **argv, ing_opts *o) {
-  static const struct option lo[] = {
-      {"docs", 1, 0, 'n'}, {"segments", 1, 0, 'S'}, {"lookups", 1, 0, 'l'}, {"rounds", 1, 0, 'r'},
-      {"seed", 1, 0, 's'}, {"dir", 1, 0, 'd'},      {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
-  *o = (ing_opts){.docs = 4000000,
-                  .segments = 64,
-                  .lookups = 500000,
-                  .rounds = 7,
-                  .seed = 1,
-                  .parent = "/var/tmp"};
-  optind = 1;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-    int bad = 0;
-    switch (ch) {
-    case 'n': bad = bench_parse_u64(optarg, &o->docs) || o->docs < 2; break;
-    case 'S':
-      bad = bench_parse_u64(optarg, &o->segments) || !o->segments || o->segments > 4096;
-      break;
-    case 'l': bad = bench_parse_u64(optarg, &o->lookups) || !o->lookups; break;
-    case 'r':
-      bad = bench_parse_u64(optarg, &o->rounds) || !o->rounds || o->rounds > ING_ROUNDS_MAX;
-      break;
-    case 's': bad = bench_parse_u64(optarg, &o->seed); break;
-    case 'd': o->parent = optarg; break;
-    case 'h': tern_bench_ingest_usage(stdout); return 1;
-    default: bad = 1;
-    }
-    if (bad || o->segments > o->docs) {
-      tern_bench_ingest_usage(stderr);
-      return -1;
-    }
-  }
-  return 0;
-}
+#define ING_OPT(field) offsetof(ing_opts, field)
+static const bench_opt k_ing_opts[] = {
+    BENCH_U64("docs", ING_OPT(docs), "N", "4000000", 2, 0, "keys, 16 random hex characters each"),
+    BENCH_U64("segments", ING_OPT(segments), "S", "64", 1, 4096,
+              "range-disjoint segments built and ingested"),
+    BENCH_U64("lookups", ING_OPT(lookups), "N", "500000", 1, 0,
+              "present and absent keys looked up per round, each"),
+    BENCH_U64("rounds", ING_OPT(rounds), "R", "7", 1, 0, "rounds, rotating which index runs first"),
+    BENCH_U64("seed", ING_OPT(seed), "S", "1", 0, 0, "key seed"),
+    BENCH_SCRATCH_DIR(ING_OPT(parent)),
+};
+
+static const bench_cmd k_ing_cmd =
+    BENCH_CMD("ingest", "[options]", "warm get after ingesting S disjoint segments vs compacted",
+              k_ing_opts, ing_opts, ing_check);
+
+void tern_bench_ingest_usage(FILE *out) { bench_opts_usage(&k_ing_cmd, out); }
 
 static void hex_key(bench_rng *r, uint8_t *out) {
   static const char hex[] = "0123456789abcdef";
@@ -200,96 +176,120 @@ static size_t nsegments(tern_index *idx) {
   return n;
 }
 
-static double median_of(double *v, size_t n) { return bench_summarize(v, n).median; }
-
 static const char *const mode_names[3] = {"held", "policy", "compacted"};
+
+/* What the rounds read: the three indexes and the keys they look up. */
+typedef struct ing_run {
+  tern_index *idx[3];
+  size_t nseg[3];
+  const uint8_t *present, *absent;
+  size_t nl;
+} ing_run;
+
+/* ns per get of index `m`: measure 0 present keys, 1 absent ones. */
+static double time_mode(void *ctx, size_t m, size_t measure, size_t round) {
+  ing_run *x = ctx;
+  (void)round;
+  size_t found;
+  int err = 0;
+  double t = time_gets(x->idx[m], measure ? x->absent : x->present, x->nl, &found, &err);
+  if (!err && found != (measure ? 0 : x->nl)) {
+    bench_log("%s: %zu of %zu %s keys found", mode_names[m], found, x->nl,
+              measure ? "absent" : "present");
+    err = -1;
+  }
+  if (err)
+    fprintf(stderr, "tern-bench ingest: %d (%s): %s\n", err, tern_strerror(err), tern_errmsg());
+  return err ? -1 : t / (double)x->nl * 1e9;
+}
+
+static void log_round(void *ctx, const bench_rounds *r, size_t round) {
+  (void)ctx;
+  double v[2][3];
+  for (size_t m = 0; m < 3; m++)
+    for (size_t k = 0; k < 2; k++)
+      v[k][m] = bench_rounds_of(r, m, k)[round];
+  bench_log("round %zu: present %.0f / %.0f / %.0f ns, absent %.0f / %.0f / %.0f ns "
+            "(held / policy / compacted)",
+            round, v[0][0], v[0][1], v[0][2], v[1][0], v[1][1], v[1][2]);
+}
+
+static void report(const bench_rounds *r, size_t n, size_t segs, const size_t nseg[3]) {
+  printf("keys %zu in %zu range-disjoint segments, built and ingested in one call; medians of "
+         "%zu rounds, ns per warm tern_get\n",
+         n, segs, r->rounds);
+  printf("%-44s %9s %8s %9s %8s\n", "index (segments the gets saw)", "present", "ratio", "absent",
+         "ratio");
+  for (size_t m = 0; m < 3; m++) {
+    char label[64];
+    snprintf(label, sizeof label, "%s (%zu)",
+             m == 0   ? "ingested, no merge yet"
+             : m == 1 ? "ingested, after the merge policy"
+                      : "compacted",
+             nseg[m]);
+    printf("%-44s %9.0f %7.2fx %9.0f %7.2fx\n", label, bench_rounds_median(r, m, 0),
+           m < 2 ? bench_rounds_ratio(r, 0, m, 2) : 1.0, bench_rounds_median(r, m, 1),
+           m < 2 ? bench_rounds_ratio(r, 1, m, 2) : 1.0);
+  }
+}
+
+/* Random present keys and random keys checked absent, nl of each. */
+static void sample_keys(const ing_opts *o, const uint8_t *keys, size_t n, uint8_t *present,
+                        uint8_t *absent, size_t nl) {
+  bench_rng r;
+  bench_rng_init(&r, o->seed ^ 0x5eed);
+  for (size_t i = 0; i < nl; i++) {
+    memcpy(present + i * ING_KEY, keys + bench_rng_below(&r, n) * ING_KEY, ING_KEY);
+    do
+      hex_key(&r, absent + i * ING_KEY);
+    while (bsearch(absent + i * ING_KEY, keys, n, ING_KEY, cmp_key));
+  }
+}
+
+/* The segments built, the three indexes made from them and warmed. */
+static int make_indexes(const char *dir, const uint8_t *keys, size_t n, size_t segs, char **paths,
+                        ing_run *x) {
+  char segdir[4096];
+  bench_path(segdir, sizeof segdir, dir, "segments");
+  int rc = bench_mkdirs(segdir);
+  if (rc) return rc;
+  bench_log("building %zu segments of %zu keys in all", segs, n);
+  double t0 = bench_now();
+  rc = build_segments(segdir, keys, n, segs, paths);
+  bench_log("built in %.2f s", bench_now() - t0);
+  for (int m = 0; m < 3 && rc == 0; m++) {
+    char d[4096];
+    bench_path(d, sizeof d, dir, mode_names[m]);
+    rc = make_index(d, paths, segs, (ing_mode)m, &x->idx[m]);
+    if (rc == 0) rc = bench_warm_dir(d);
+    if (rc == 0) x->nseg[m] = nsegments(x->idx[m]);
+  }
+  for (int m = 0; m < 3 && rc == 0; m++) { /* warm the mappings */
+    size_t f;
+    time_gets(x->idx[m], x->present, x->nl, &f, &rc);
+  }
+  return rc;
+}
 
 static int run(const ing_opts *o, const char *dir) {
   size_t n = (size_t)o->docs, segs = (size_t)o->segments, nl = (size_t)o->lookups;
   uint8_t *keys = make_keys(o->seed, &n);
   uint8_t *present = malloc(nl * ING_KEY), *absent = malloc(nl * ING_KEY);
   char **paths = calloc(segs, sizeof *paths);
-  char segdir[4096];
-  bench_path(segdir, sizeof segdir, dir, "segments");
-  tern_index *idx[3] = {NULL, NULL, NULL};
-  size_t nseg[3] = {0, 0, 0};
-  int rc = keys && present && absent && paths ? bench_mkdirs(segdir) : TERN_ENOMEM;
+  ing_run x = {{NULL, NULL, NULL}, {0, 0, 0}, present, absent, nl};
+  bench_rounds r = {.contenders = 3, .measures = 2, .rounds = (size_t)o->rounds};
+  int rc = keys && present && absent && paths ? 0 : TERN_ENOMEM;
   if (rc == 0) {
-    bench_rng r;
-    bench_rng_init(&r, o->seed ^ 0x5eed);
-    for (size_t i = 0; i < nl; i++) {
-      memcpy(present + i * ING_KEY, keys + bench_rng_below(&r, n) * ING_KEY, ING_KEY);
-      do
-        hex_key(&r, absent + i * ING_KEY);
-      while (bsearch(absent + i * ING_KEY, keys, n, ING_KEY, cmp_key));
-    }
-    bench_log("building %zu segments of %zu keys in all", segs, n);
-    double t0 = bench_now();
-    rc = build_segments(segdir, keys, n, segs, paths);
-    bench_log("built in %.2f s", bench_now() - t0);
+    sample_keys(o, keys, n, present, absent, nl);
+    rc = make_indexes(dir, keys, n, segs, paths, &x);
+    if (rc)
+      fprintf(stderr, "tern-bench ingest: %d (%s): %s\n", rc, tern_strerror(rc), tern_errmsg());
   }
-  for (int m = 0; m < 3 && rc == 0; m++) {
-    char d[4096];
-    bench_path(d, sizeof d, dir, mode_names[m]);
-    rc = make_index(d, paths, segs, (ing_mode)m, &idx[m]);
-    if (rc == 0) rc = bench_warm_dir(d);
-    if (rc == 0) nseg[m] = nsegments(idx[m]);
-  }
-  /* per mode, per round: ns per present and per absent get */
-  double tp[3][ING_ROUNDS_MAX], ta[3][ING_ROUNDS_MAX];
-  double rp[2][ING_ROUNDS_MAX], ra[2][ING_ROUNDS_MAX];
-  for (int m = 0; m < 3 && rc == 0; m++) { /* warm the mappings */
-    size_t f;
-    int err = 0;
-    time_gets(idx[m], present, nl, &f, &err);
-    rc = err;
-  }
-  for (size_t round = 0; rc == 0 && round < o->rounds; round++) {
-    for (int j = 0; j < 3 && rc == 0; j++) {
-      int m = (int)((round + (size_t)j) % 3); /* rotate which goes first */
-      size_t fp, fa;
-      int err = 0;
-      tp[m][round] = time_gets(idx[m], present, nl, &fp, &err) / (double)nl * 1e9;
-      if (!err) ta[m][round] = time_gets(idx[m], absent, nl, &fa, &err) / (double)nl * 1e9;
-      if (!err && (fp != nl || fa != 0)) {
-        bench_log("%s: %zu of %zu present keys found, %zu absent ones", mode_names[m], fp, nl, fa);
-        err = -1;
-      }
-      rc = err;
-    }
-    if (rc) break;
-    for (int m = 0; m < 2; m++) {
-      rp[m][round] = tp[m][round] / tp[2][round];
-      ra[m][round] = ta[m][round] / ta[2][round];
-    }
-    bench_log("round %zu: present %.0f / %.0f / %.0f ns, absent %.0f / %.0f / %.0f ns "
-              "(held / policy / compacted)",
-              round, tp[0][round], tp[1][round], tp[2][round], ta[0][round], ta[1][round],
-              ta[2][round]);
-  }
-  if (rc == 0) {
-    size_t R = (size_t)o->rounds;
-    printf("keys %zu in %zu range-disjoint segments, built and ingested in one call; medians of "
-           "%zu rounds, ns per warm tern_get\n",
-           n, segs, R);
-    printf("%-44s %9s %8s %9s %8s\n", "index (segments the gets saw)", "present", "ratio", "absent",
-           "ratio");
-    for (int m = 0; m < 3; m++) {
-      char label[64];
-      snprintf(label, sizeof label, "%s (%zu)",
-               m == 0   ? "ingested, no merge yet"
-               : m == 1 ? "ingested, after the merge policy"
-                        : "compacted",
-               nseg[m]);
-      printf("%-44s %9.0f %7.2fx %9.0f %7.2fx\n", label, median_of(tp[m], R),
-             m < 2 ? median_of(rp[m], R) : 1.0, median_of(ta[m], R),
-             m < 2 ? median_of(ra[m], R) : 1.0);
-    }
-  } else {
-    fprintf(stderr, "tern-bench ingest: %d (%s): %s\n", rc, tern_strerror(rc), tern_errmsg());
-  }
+  if (rc == 0 && (rc = bench_rounds_run(&r, time_mode, log_round, &x)) == 0)
+    report(&r, n, segs, x.nseg);
+  bench_rounds_free(&r);
   for (int m = 0; m < 3; m++)
-    tern_close(idx[m]);
+    tern_close(x.idx[m]);
   for (size_t s = 0; paths && s < segs; s++)
     free(paths[s]);
   free(paths);
@@ -301,8 +301,8 @@ static int run(const ing_opts *o, const char *dir) {
 
 int tern_bench_ingest(int argc, char **argv) {
   ing_opts o;
-  int p = parse_opts(argc, argv, &o);
-  if (p) return p > 0 ? 0 : 2;
+  int p = bench_opts_parse(&k_ing_cmd, &o, argc, argv);
+  if (p) return bench_opts_exit(p);
   char *dir = bench_mkdtemp(o.parent, "tern-bench-ingest");
   if (!dir) {
     perror("tern-bench ingest: scratch directory");

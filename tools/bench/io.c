@@ -5,41 +5,42 @@
  * posix_fadvise DONTNEED before each run), through tern_rfile in mmap mode
  * and in pread mode, alternating the modes run by run.
  */
+#include "tools/bench/bench.h"
+#include "tools/bench/bench_common.h"
+#include "tools/bench/harness.h"
+#include "tools/bench/opts.h"
+
 #include "codec/io.h"
 #include "codec/status.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-void tern_bench_io_usage(FILE *out);
-int tern_bench_io(int argc, char **argv);
+#define IO_RUNS_MAX 99
 
-void tern_bench_io_usage(FILE *out) {
-  fprintf(out, "  io [--mb N] [--cold N] [--warm N] [--runs R] [--dir DIR]\n"
-               "      random 4 KiB reads through the file layer, mmap vs pread, warm and cold\n"
-               "      (defaults: 200 MiB file, 3000 cold reads, 2000000 warm reads, 3 runs, /var/tmp)\n");
-}
+typedef struct io_opts {
+  uint64_t mb, cold, warm, runs;
+  const char *dir;
+} io_opts;
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#define IO_OPT(field) offsetof(io_opts, field)
+static const bench_opt k_io_opts[] = {
+    BENCH_U64("mb", IO_OPT(mb), "N", "200", 1, 0, "MiB of the file read"),
+    BENCH_U64("cold", IO_OPT(cold), "N", "3000", 1, 0, "cold reads per run"),
+    BENCH_U64("warm", IO_OPT(warm), "N", "2000000", 1, 0, "warm reads per run"),
+    BENCH_U64("runs", IO_OPT(runs), "R", "3", 1, IO_RUNS_MAX, "runs, modes alternating; medians"),
+    BENCH_STR("dir", IO_OPT(dir), "DIR", "/var/tmp", "where the file is written"),
+};
 
-static unsigned long long proc_read_bytes(void) {
-  FILE *f = fopen("/proc/self/io", "r");
-  char line[256];
-  unsigned long long v = 0;
-  if (!f) return 0;
-  while (fgets(line, sizeof line, f))
-    if (!strncmp(line, "read_bytes:", 11)) v = strtoull(line + 11, NULL, 10);
-  fclose(f);
-  return v;
-}
+static const bench_cmd k_io_cmd = BENCH_CMD(
+    "io", "[options]", "random 4 KiB reads through the file layer, mmap vs pread, warm and cold",
+    k_io_opts, io_opts, NULL);
+
+void tern_bench_io_usage(FILE *out) { bench_opts_usage(&k_io_cmd, out); }
 
 static uint64_t xorshift(uint64_t *x) {
   *x ^= *x << 13;
@@ -67,7 +68,7 @@ static int make_file(const char *path, size_t mb) {
 }
 
 /* One timed pass; returns ns per read and sets bytes read from storage per read. */
-static double pass(const char *path, tern_io_mode mode, long n, int cold, uint64_t seed,
+static double pass(const char *path, tern_io_mode mode, uint64_t n, int cold, uint64_t seed,
                    double *bytes_per_read, uint64_t *sink) {
   if (cold) tern_io_evict_path(path);
   tern_rfile *f;
@@ -78,82 +79,72 @@ static double pass(const char *path, tern_io_mode mode, long n, int cold, uint64
   if (!cold)
     for (uint64_t i = 0; i < pages; i++)
       if (tern_rfile_read(f, i * 4096, 4096, scratch, &p) == TERN_OK) *sink += p[0];
-  unsigned long long b0 = proc_read_bytes();
-  double t0 = now_s();
+  bench_io io0, io1;
+  bench_io_take(&io0);
+  double t0 = bench_now();
   uint64_t x = seed | 1;
-  for (long i = 0; i < n; i++) {
+  for (uint64_t i = 0; i < n; i++) {
     uint64_t r = xorshift(&x);
     if (tern_rfile_read(f, (r % pages) * 4096, 4096, scratch, &p) == TERN_OK)
       *sink += p[(r >> 20) % 4096];
   }
-  double el = now_s() - t0;
-  *bytes_per_read = (double)(proc_read_bytes() - b0) / (double)n;
+  double el = bench_now() - t0;
+  bench_io_take(&io1);
+  *bytes_per_read = (double)(io1.read_bytes - io0.read_bytes) / (double)n;
   tern_rfile_close(f);
   return el * 1e9 / (double)n;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
+typedef struct io_run {
+  const io_opts *o;
+  const char *path;
+  double cold_bytes[2][IO_RUNS_MAX];
+  uint64_t sink;
+} io_run;
 
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+/* ns per read of mode `m` (0 mmap, 1 pread); measure 0 cold, 1 warm. */
+static double time_mode(void *ctx, size_t m, size_t warm, size_t round) {
+  io_run *x = ctx;
+  double b;
+  if (warm)
+    return pass(x->path, (tern_io_mode)m, x->o->warm, 0, 11 + (uint64_t)round, &b, &x->sink);
+  return pass(x->path, (tern_io_mode)m, x->o->cold, 1, 7 + (uint64_t)round,
+              &x->cold_bytes[m][round], &x->sink);
 }
 
 int tern_bench_io(int argc, char **argv) {
-  size_t mb = 200;
-  long cold_n = 3000, warm_n = 2000000;
-  int runs = 3;
-  const char *dir = "/var/tmp";
-  /* Options come in pairs: NAME VALUE. */
-  for (int i = 1; i < argc; i += 2) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      printf("usage: tern-bench\n");
-      tern_bench_io_usage(stdout);
-      return 0;
-    }
-    if (!v) goto usage;
-    if (!strcmp(a, "--mb")) mb = strtoul(v, NULL, 10);
-    else if (!strcmp(a, "--cold")) cold_n = strtol(v, NULL, 10);
-    else if (!strcmp(a, "--warm")) warm_n = strtol(v, NULL, 10);
-    else if (!strcmp(a, "--runs")) runs = atoi(v);
-    else if (!strcmp(a, "--dir")) dir = v;
-    else goto usage;
-  }
-  if (mb < 1 || cold_n < 1 || warm_n < 1 || runs < 1 || runs > 99) goto usage;
+  io_opts o;
+  int prc = bench_opts_parse(&k_io_cmd, &o, argc, argv);
+  if (prc) return bench_opts_exit(prc);
   char path[4096];
-  snprintf(path, sizeof path, "%s/tern-bench-io.%ld", dir, (long)getpid());
-  if (make_file(path, mb) != 0) {
+  snprintf(path, sizeof path, "%s/tern-bench-io.%ld", o.dir, (long)getpid());
+  if (make_file(path, (size_t)o.mb) != 0) {
     fprintf(stderr, "tern-bench io: %s: cannot write\n", path);
     return 2;
   }
-  double cold[2][99], warm[2][99], cold_bytes[2][99];
-  uint64_t sink = 0;
-  for (int r = 0; r < runs; r++)
-    for (int k = 0; k < 2; k++) {
-      int m = (k + r) % 2; /* alternate which mode goes first */
-      double b;
-      cold[m][r] = pass(path, (tern_io_mode)m, cold_n, 1, 7 + (uint64_t)r, &cold_bytes[m][r], &sink);
-      warm[m][r] = pass(path, (tern_io_mode)m, warm_n, 0, 11 + (uint64_t)r, &b, &sink);
-    }
+  static io_run x;
+  x.o = &o;
+  x.path = path;
+  bench_rounds r = {.contenders = 2, .measures = 2, .rounds = (size_t)o.runs};
+  int rc = bench_rounds_run(&r, time_mode, NULL, &x);
   unlink(path);
-  printf("random 4 KiB reads of a %zu MiB file, medians of %d runs (checksum %llu)\n\n", mb, runs,
-         (unsigned long long)(sink & 0xff));
+  if (rc) {
+    fprintf(stderr, "tern-bench io: %s: cannot read\n", path);
+    bench_rounds_free(&r);
+    return 1;
+  }
+  printf("random 4 KiB reads of a %llu MiB file, medians of %llu runs (checksum %llu)\n\n",
+         (unsigned long long)o.mb, (unsigned long long)o.runs, (unsigned long long)(x.sink & 0xff));
   printf("| mode | cold µs/read | storage bytes/read (cold) | warm ns/read |\n|---|---|---|---|\n");
   const char *names[2] = {"mmap (MADV_RANDOM)", "pread (FADV_RANDOM)"};
   double cm[2], wm[2];
-  for (int m = 0; m < 2; m++) {
-    cm[m] = median(cold[m], runs);
-    wm[m] = median(warm[m], runs);
-    printf("| %s | %.1f | %.0f | %.0f |\n", names[m], cm[m] / 1000, median(cold_bytes[m], runs), wm[m]);
+  for (size_t m = 0; m < 2; m++) {
+    cm[m] = bench_rounds_median(&r, m, 0);
+    wm[m] = bench_rounds_median(&r, m, 1);
+    printf("| %s | %.1f | %.0f | %.0f |\n", names[m], cm[m] / 1000,
+           bench_median(x.cold_bytes[m], (size_t)o.runs), wm[m]);
   }
   printf("\nratio mmap/pread: cold %.2f, warm %.3f\n", cm[0] / cm[1], wm[0] / wm[1]);
+  bench_rounds_free(&r);
   return 0;
-usage:
-  fprintf(stderr, "usage: tern-bench\n");
-  tern_bench_io_usage(stderr);
-  return 2;
 }

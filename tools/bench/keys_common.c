@@ -51,6 +51,12 @@ int bench_key_spec_parse(const char *name, bench_key_spec *out) {
   return bench_key_shape_parse(name, &out->shape);
 }
 
+int bench_opt_key_shape(const char *text, void *field) {
+  return bench_key_shape_parse(text, field);
+}
+
+int bench_opt_key_spec(const char *text, void *field) { return bench_key_spec_parse(text, field); }
+
 size_t bench_key_width(bench_key_shape s) {
   switch (s) {
   case BENCH_KEYS_RANDOM: return 16;

@@ -77,6 +77,10 @@ const char *bench_key_shape_name(bench_key_shape s);
 int bench_key_shape_parse(const char *name, bench_key_shape *out);
 /* The same, accepting "file:PATH" too. */
 int bench_key_spec_parse(const char *name, bench_key_spec *out);
+/* The two as option parsers (opts.h's BENCH_OPT_CUSTOM): `field` is a
+ * bench_key_shape, a bench_key_spec. */
+int bench_opt_key_shape(const char *text, void *field);
+int bench_opt_key_spec(const char *text, void *field);
 /* Bytes of every key of a fixed-width shape; 0 for variable-length ones. */
 size_t bench_key_width(bench_key_shape s);
 

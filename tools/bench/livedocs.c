@@ -19,18 +19,19 @@
  */
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/harness.h"
+#include "tools/bench/opts.h"
 
 #include "codec/livedocs.h"
 #include "tern.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
-#define LD_SEED 0x6C69766564ull /* "lived" */
 #define BATCH 256 /* docs per next_batch call, both sides */
 
 /* --- the dense baseline --- */
@@ -178,10 +179,6 @@ static uint32_t *row_docs(const row *r, bench_rng *rng, size_t *n) {
 
 /* --- measurements --- */
 
-typedef struct sample { /* seconds; batch iteration, per-doc next(), is_live */
-  double del_t, del_d, live_t, live_d, probe_t, probe_d, ndel_t, ndel_d, nlive_t, nlive_d;
-} sample;
-
 static uint64_t g_sink;
 static uint32_t g_buf[BATCH];
 
@@ -194,62 +191,44 @@ static void tern_iter_init(tern_ld_iter *it, const tern_livedocs *ld, int live) 
 
 /* The caller's best use: whole batches; the sink takes each batch's size
  * and last doc (what a consumer does with the docs is the same for both). */
-static double time_tern_batch(const tern_livedocs *ld, int live) {
+static NOIPA uint64_t walk_tern_batch(const tern_livedocs *ld, int live) {
   tern_ld_iter it;
   uint64_t s = 0;
-  double t0 = bench_now();
   tern_iter_init(&it, ld, live);
   for (size_t m; (m = tern_ld_iter_next_batch(&it, g_buf, BATCH)) != 0;) s += m + g_buf[m - 1];
-  double t = bench_now() - t0;
-  g_sink += s;
-  return t;
+  return s;
 }
-static double time_dense_batch(const dense *dn, int live) {
+static NOIPA uint64_t walk_dense_batch(const dense *dn, int live) {
   dense_iter it;
   uint64_t s = 0;
-  double t0 = bench_now();
   dense_iter_init(&it, dn, live);
   for (size_t m; (m = dense_next_batch(&it, g_buf, BATCH)) != 0;) s += m + g_buf[m - 1];
-  double t = bench_now() - t0;
-  g_sink += s;
-  return t;
+  return s;
 }
-static double time_tern_next(const tern_livedocs *ld, int live) {
+static NOIPA uint64_t walk_tern_next(const tern_livedocs *ld, int live) {
   tern_ld_iter it;
   uint64_t s = 0;
-  double t0 = bench_now();
   tern_iter_init(&it, ld, live);
   for (uint32_t d; (d = tern_ld_iter_next(&it)) != TERN_LD_END;) s += d;
-  double t = bench_now() - t0;
-  g_sink += s;
-  return t;
+  return s;
 }
-static double time_dense_next(const dense *dn, int live) {
+static NOIPA uint64_t walk_dense_next(const dense *dn, int live) {
   dense_iter it;
   uint64_t s = 0;
-  double t0 = bench_now();
   dense_iter_init(&it, dn, live);
   for (uint32_t d; (d = dense_next(&it)) != TERN_LD_END;) s += d;
-  double t = bench_now() - t0;
-  g_sink += s;
-  return t;
+  return s;
 }
 
-static double time_tern_probe(const tern_livedocs *ld, const uint32_t *p, size_t n) {
+static NOIPA uint64_t probe_tern(const tern_livedocs *ld, const uint32_t *p, size_t n) {
   uint64_t s = 0;
-  double t0 = bench_now();
   for (size_t i = 0; i < n; i++) s += (uint64_t)tern_livedocs_is_live(ld, p[i]);
-  double t = bench_now() - t0;
-  g_sink += s;
-  return t;
+  return s;
 }
-static double time_dense_probe(const dense *dn, const uint32_t *p, size_t n) {
+static NOIPA uint64_t probe_dense(const dense *dn, const uint32_t *p, size_t n) {
   uint64_t s = 0;
-  double t0 = bench_now();
   for (size_t i = 0; i < n; i++) s += (uint64_t)dense_is_live(dn, p[i]);
-  double t = bench_now() - t0;
-  g_sink += s;
-  return t;
+  return s;
 }
 
 /* An order-sensitive digest of what each side iterates, untimed. */
@@ -280,12 +259,6 @@ typedef struct result {
   char misses[160];
 } result;
 
-static double median_of(sample *s, size_t n, size_t field) {
-  double v[64];
-  for (size_t i = 0; i < n; i++) memcpy(&v[i], (const char *)&s[i] + field * sizeof(double), sizeof(double));
-  return bench_summarize(v, n).median;
-}
-
 static void add_miss(result *res, const char *what) {
   size_t l = strlen(res->misses);
   snprintf(res->misses + l, sizeof res->misses - l, "%s%s", l ? ", " : "", what);
@@ -306,82 +279,111 @@ static void judge(result *res) {
   if (res->probe_t > 5 * res->probe_d) add_miss(res, "is_live > 5x dense");
 }
 
-static int run_row(const row *r, uint64_t runs, uint64_t nprobes, uint64_t seed, result *res) {
+/* One row's deleted docs as tern's live docs and as a dense bitset, and
+ * the docs that is_live probes. */
+typedef struct fixture {
+  uint32_t *docs, *probes;
+  size_t n;
+  uint64_t nprobes;
+  dense dn;
+  tern_livedocs *empty, *ld;
+  uint8_t *liv;
+  size_t liv_len;
+} fixture;
+
+static void fixture_free(fixture *f) {
+  free(f->liv);
+  tern_livedocs_free(f->ld);
+  tern_livedocs_free(f->empty);
+  free(f->probes);
+  free(f->dn.w);
+  free(f->docs);
+}
+
+/* 0, or 1 with a message. */
+static int fixture_make(fixture *f, const row *r, uint64_t nprobes, uint64_t seed) {
   bench_rng rng;
   bench_rng_init(&rng, seed ^ (r->docs * 31 + (uint64_t)(r->rate * 1e6)) ^ (uint64_t)r->pattern << 56);
-  size_t n;
-  uint32_t *docs = row_docs(r, &rng, &n);
-  dense dn = {.max_doc = (uint32_t)r->docs, .nw = (uint32_t)((r->docs + 63) / 64)};
-  dn.w = calloc(dn.nw ? dn.nw : 1, 8);
-  uint32_t *probes = malloc(nprobes * sizeof *probes);
-  tern_livedocs *empty = NULL, *ld = NULL;
-  uint8_t *liv = NULL;
-  size_t liv_len = 0;
-  sample s[64];
-  if (!docs || !dn.w || !probes) goto oom;
-  for (size_t i = 0; i < n; i++) dn.w[docs[i] >> 6] |= 1ull << (docs[i] & 63);
-  for (uint64_t i = 0; i < nprobes; i++) probes[i] = (uint32_t)bench_rng_below(&rng, r->docs);
-  static const uint8_t segid[16] = "bench-livedocs!";
-  if (tern_livedocs_new(&empty, (uint32_t)r->docs) != TERN_OK ||
-      tern_livedocs_apply(&ld, empty, docs, n) != TERN_OK ||
-      tern_livedocs_write(ld, segid, &liv, &liv_len) != TERN_OK) {
-    fprintf(stderr, "tern-bench livedocs: %s\n", tern_errmsg());
-    goto fail;
+  memset(f, 0, sizeof *f);
+  f->docs = row_docs(r, &rng, &f->n);
+  f->dn = (dense){.max_doc = (uint32_t)r->docs, .nw = (uint32_t)((r->docs + 63) / 64)};
+  f->dn.w = calloc(f->dn.nw ? f->dn.nw : 1, 8);
+  f->probes = malloc(nprobes * sizeof *f->probes);
+  f->nprobes = nprobes;
+  if (!f->docs || !f->dn.w || !f->probes) {
+    fprintf(stderr, "tern-bench livedocs: out of memory\n");
+    return 1;
   }
-  if (runs > 64) runs = 64;
+  for (size_t i = 0; i < f->n; i++)
+    f->dn.w[f->docs[i] >> 6] |= 1ull << (f->docs[i] & 63);
+  for (uint64_t i = 0; i < nprobes; i++)
+    f->probes[i] = (uint32_t)bench_rng_below(&rng, r->docs);
+  static const uint8_t segid[16] = "bench-livedocs!";
+  if (tern_livedocs_new(&f->empty, (uint32_t)r->docs) != TERN_OK ||
+      tern_livedocs_apply(&f->ld, f->empty, f->docs, f->n) != TERN_OK ||
+      tern_livedocs_write(f->ld, segid, &f->liv, &f->liv_len) != TERN_OK) {
+    fprintf(stderr, "tern-bench livedocs: %s\n", tern_errmsg());
+    return 1;
+  }
   for (int live = 0; live < 2; live++)
-    if (digest_tern(ld, live) != digest_dense(&dn, live)) {
+    if (digest_tern(f->ld, live) != digest_dense(&f->dn, live)) {
       fprintf(stderr, "tern-bench livedocs: tern and dense iterate different %s docs\n",
               live ? "live" : "deleted");
-      goto fail;
+      return 1;
     }
-  for (uint64_t k = 0; k < runs; k++) { /* interleaved, so drift hits both alike */
-    s[k].del_d = time_dense_batch(&dn, 0);
-    s[k].del_t = time_tern_batch(ld, 0);
-    s[k].live_d = time_dense_batch(&dn, 1);
-    s[k].live_t = time_tern_batch(ld, 1);
-    s[k].probe_d = time_dense_probe(&dn, probes, nprobes);
-    s[k].probe_t = time_tern_probe(ld, probes, nprobes);
-    s[k].ndel_d = time_dense_next(&dn, 0);
-    s[k].ndel_t = time_tern_next(ld, 0);
-    s[k].nlive_d = time_dense_next(&dn, 1);
-    s[k].nlive_t = time_tern_next(ld, 1);
-  }
-  memset(res, 0, sizeof *res);
-  res->r = *r;
-  res->deleted = tern_livedocs_deleted(ld);
-  res->form = tern_livedocs_form(ld);
-  res->mem = tern_livedocs_memory(ld);
-  res->dense_mem = (size_t)dn.nw * 8;
-  res->liv = liv_len;
-  res->del_d = 1e3 * median_of(s, runs, 1);
-  res->del_t = 1e3 * median_of(s, runs, 0);
-  res->live_d = 1e3 * median_of(s, runs, 3);
-  res->live_t = 1e3 * median_of(s, runs, 2);
-  res->probe_d = 1e9 * median_of(s, runs, 5) / (double)nprobes;
-  res->probe_t = 1e9 * median_of(s, runs, 4) / (double)nprobes;
-  res->ndel_t = 1e3 * median_of(s, runs, 6);
-  res->ndel_d = 1e3 * median_of(s, runs, 7);
-  res->nlive_t = 1e3 * median_of(s, runs, 8);
-  res->nlive_d = 1e3 * median_of(s, runs, 9);
-  judge(res);
-  free(liv);
-  tern_livedocs_free(ld);
-  tern_livedocs_free(empty);
-  free(probes);
-  free(dn.w);
-  free(docs);
   return 0;
-oom:
-  fprintf(stderr, "tern-bench livedocs: out of memory\n");
-fail:
-  free(liv);
-  tern_livedocs_free(ld);
-  tern_livedocs_free(empty);
-  free(probes);
-  free(dn.w);
-  free(docs);
-  return 1;
+}
+
+/* The measures of a round, each by tern (contender 0) and dense (1). */
+enum { M_DEL, M_LIVE, M_PROBE, M_NEXT_DEL, M_NEXT_LIVE, M_COUNT };
+
+/* Seconds of one measure by tern (who 0) or dense (1); the sink takes what
+ * the walk saw, so that no side can skip it. */
+static double time_side(void *ctx, size_t who, size_t m, size_t round) {
+  const fixture *f = ctx;
+  (void)round;
+  int live = m == M_LIVE || m == M_NEXT_LIVE;
+  uint64_t s;
+  double t0 = bench_now();
+  if (m == M_DEL || m == M_LIVE)
+    s = who ? walk_dense_batch(&f->dn, live) : walk_tern_batch(f->ld, live);
+  else if (m == M_PROBE)
+    s = who ? probe_dense(&f->dn, f->probes, f->nprobes) : probe_tern(f->ld, f->probes, f->nprobes);
+  else
+    s = who ? walk_dense_next(&f->dn, live) : walk_tern_next(f->ld, live);
+  double t = bench_now() - t0;
+  g_sink += s;
+  return t;
+}
+
+static int run_row(const row *r, uint64_t runs, uint64_t nprobes, uint64_t seed, result *res) {
+  fixture f;
+  bench_rounds rd = {.contenders = 2, .measures = M_COUNT, .rounds = (size_t)runs};
+  int rc = fixture_make(&f, r, nprobes, seed);
+  if (rc == 0) rc = bench_rounds_run(&rd, time_side, NULL, &f) ? 1 : 0;
+  if (rc == 0) {
+    memset(res, 0, sizeof *res);
+    res->r = *r;
+    res->deleted = tern_livedocs_deleted(f.ld);
+    res->form = tern_livedocs_form(f.ld);
+    res->mem = tern_livedocs_memory(f.ld);
+    res->dense_mem = (size_t)f.dn.nw * 8;
+    res->liv = f.liv_len;
+    res->del_t = 1e3 * bench_rounds_median(&rd, 0, M_DEL);
+    res->del_d = 1e3 * bench_rounds_median(&rd, 1, M_DEL);
+    res->live_t = 1e3 * bench_rounds_median(&rd, 0, M_LIVE);
+    res->live_d = 1e3 * bench_rounds_median(&rd, 1, M_LIVE);
+    res->probe_t = 1e9 * bench_rounds_median(&rd, 0, M_PROBE) / (double)nprobes;
+    res->probe_d = 1e9 * bench_rounds_median(&rd, 1, M_PROBE) / (double)nprobes;
+    res->ndel_t = 1e3 * bench_rounds_median(&rd, 0, M_NEXT_DEL);
+    res->ndel_d = 1e3 * bench_rounds_median(&rd, 1, M_NEXT_DEL);
+    res->nlive_t = 1e3 * bench_rounds_median(&rd, 0, M_NEXT_LIVE);
+    res->nlive_d = 1e3 * bench_rounds_median(&rd, 1, M_NEXT_LIVE);
+    judge(res);
+  }
+  bench_rounds_free(&rd);
+  fixture_free(&f);
+  return rc;
 }
 
 /* --- output --- */
@@ -457,48 +459,39 @@ static int write_csv(const char *path, const result *res, size_t n) {
   return fclose(f) ? 1 : 0;
 }
 
-void tern_bench_livedocs_usage(FILE *out) {
-  fprintf(out,
-          "tern-bench livedocs [options]   adaptive live docs vs a dense bitset (issue #4)\n"
-          "  --runs N              repetitions; medians reported (5)\n"
-          "  --docs N              docs of the pattern rows, and the only scattered size\n"
-          "                        (default 10000000; scattered at 100K..100M)\n"
-          "  --probes N            random is_live probes per run (10000000)\n"
-          "  --csv FILE            also write every row as CSV\n"
-          "  --seed S              generator seed (fixed default)\n");
+typedef struct ld_opts {
+  uint64_t runs, docs, probes, seed;
+  const char *csv;
+} ld_opts;
+
+static const char *ld_check(void *opts) {
+  const ld_opts *o = opts;
+  return o->docs && o->docs < 64 ? "--docs must be 0 or 64..2^32-2" : NULL;
 }
 
+#define LD_OPT(field) offsetof(ld_opts, field)
+static const bench_opt k_ld_opts[] = {
+    BENCH_U64("runs", LD_OPT(runs), "N", "5", 1, 64, "repetitions; medians reported"),
+    BENCH_U64("docs", LD_OPT(docs), "N", NULL, 0, UINT32_MAX - 1,
+              "docs of the pattern rows, and the only scattered size\n"
+              "(default 10000000; scattered at 100K..100M)"),
+    BENCH_U64("probes", LD_OPT(probes), "N", "10000000", 1, 0, "random is_live probes per run"),
+    BENCH_STR("csv", LD_OPT(csv), "FILE", NULL, "also write every row as CSV"),
+    BENCH_U64("seed", LD_OPT(seed), "S", "0x6C69766564" /* "lived" */, 0, 0, "generator seed"),
+};
+
+static const bench_cmd k_ld_cmd =
+    BENCH_CMD("livedocs", "[options]", "adaptive live docs vs a dense bitset (issue #4)", k_ld_opts,
+              ld_opts, ld_check);
+
+void tern_bench_livedocs_usage(FILE *out) { bench_opts_usage(&k_ld_cmd, out); }
+
 int tern_bench_livedocs(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"runs", required_argument, 0, 'r'},  {"docs", required_argument, 0, 'n'},
-      {"probes", required_argument, 0, 'p'}, {"csv", required_argument, 0, 'c'},
-      {"seed", required_argument, 0, 's'},  {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
-  uint64_t runs = 5, docs = 0, probes = 10000000, seed = LD_SEED;
-  const char *csv = NULL;
-  int c;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-    uint64_t *dst = c == 'r' ? &runs : c == 'n' ? &docs : c == 'p' ? &probes : c == 's' ? &seed : NULL;
-    if (dst) {
-      if (bench_parse_u64(optarg, dst) != 0) {
-        fprintf(stderr, "tern-bench livedocs: bad value '%s'\n", optarg);
-        return 2;
-      }
-    } else if (c == 'c') {
-      csv = optarg;
-    } else if (c == 'h') {
-      tern_bench_livedocs_usage(stdout);
-      return 0;
-    } else {
-      tern_bench_livedocs_usage(stderr);
-      return 2;
-    }
-  }
-  if (runs < 1 || runs > 64 || probes < 1 || docs > UINT32_MAX - 1 || (docs && docs < 64)) {
-    fprintf(stderr, "tern-bench livedocs: --runs 1..64, --probes >= 1, --docs 64..%u\n", UINT32_MAX - 1);
-    return 2;
-  }
+  ld_opts o;
+  int prc = bench_opts_parse(&k_ld_cmd, &o, argc, argv);
+  if (prc) return bench_opts_exit(prc);
+  uint64_t runs = o.runs, docs = o.docs, probes = o.probes, seed = o.seed;
+  const char *csv = o.csv;
   row rows[32];
   size_t nrows = 0;
   const double rates[] = {0.001, 0.01, 0.05};

@@ -23,13 +23,14 @@
 #include "tools/bench/bench_common.h"
 #include "tools/bench/keys_common.h"
 #include "tools/bench/lmdb_common.h"
+#include "tools/bench/opts.h"
 #include "tools/bench/process.h"
 
 #include "codec/io.h"
 #include "tern.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -38,87 +39,53 @@
 int tern_bench_open(int argc, char **argv);
 void tern_bench_open_usage(FILE *out);
 
-#define OPEN_SEED 0x6f70656eull /* "open" */
 #define OPEN_SAMPLES_MAX 4096u
 
 typedef struct open_opts {
   bench_key_spec spec;
-  uint64_t docs, values, inline_max, keys, runs, warm, seed;
+  uint64_t docs, values, keys, runs, warm, seed;
+  bench_opt_u64 inl; /* --inline */
   uint64_t *cold;
   size_t ncold;
   const char *parent, *tern, *at;
-  int keep, inline_set, phases; /* bit 0 fresh, 1 cold, 2 warm */
+  int keep, phases; /* bit 0 fresh, 1 cold, 2 warm */
 } open_opts;
 
-void tern_bench_open_usage(FILE *out) {
-  fprintf(out, "tern-bench open [options]   cold open + get in fresh processes, and cold/warm\n"
-               "                            lookups by read mode, tern vs LMDB\n"
-               "  --docs N         keys in each store (10M)\n"
-               "  --keys SHAPE     as tern-bench pk (random)\n"
-               "  --values BYTES   value size (4)\n"
-               "  --inline BYTES   tern's inline value limit (the library's default)\n"
-               "  --samples K      fresh processes per side, key kind and run (15)\n"
-               "  --runs R         rounds; medians over all samples (3)\n"
-               "  --cold LIST      cold lookups per process, comma-separated (100,1000)\n"
-               "  --warm M         warm lookups per store and run (300000; 0: none)\n"
-               "  --tern PATH      the tern tool (next to tern-bench)\n"
-               "  --dir PATH       parent of the scratch directory (/var/tmp)\n"
-               "  --seed S         key seed\n"
-               "  --keep           keep the scratch directory\n"
-               "  --at DIR         build into DIR once and reuse it (same options!)\n"
-               "  --phases LIST    of fresh,cold,warm (all)\n");
+static const char *open_check(void *opts) {
+  const open_opts *o = opts;
+  return o->keys * o->runs > OPEN_SAMPLES_MAX ? "--samples x --runs must be <= 4096" : NULL;
 }
 
-static int open_parse(open_opts *o, int argc, char **argv) {
-  static const struct option lo[] = {
-      {"docs", 1, 0, 'n'}, {"keys", 1, 0, 'k'}, {"values", 1, 0, 'V'}, {"inline", 1, 0, 'I'},
-      {"samples", 1, 0, 'S'}, {"runs", 1, 0, 'r'}, {"cold", 1, 0, 'c'}, {"warm", 1, 0, 'w'},
-      {"tern", 1, 0, 't'}, {"dir", 1, 0, 'd'}, {"seed", 1, 0, 's'}, {"keep", 0, 0, 'K'},
-      {"at", 1, 0, 'A'}, {"phases", 1, 0, 'P'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-  *o = (open_opts){.spec = {BENCH_KEYS_RANDOM, NULL}, .docs = 10000000, .values = 4, .keys = 15,
-                   .runs = 3, .warm = 300000, .seed = OPEN_SEED, .parent = "/var/tmp",
-                   .phases = 7};
-  optind = 1;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-    int bad = 0;
-    switch (ch) {
-    case 'n': bad = bench_parse_u64(optarg, &o->docs) || o->docs < 2 || o->docs >= UINT32_MAX; break;
-    case 'k': bad = bench_key_spec_parse(optarg, &o->spec); break;
-    case 'V': bad = bench_parse_u64(optarg, &o->values) || o->values < 4 || o->values > 65536; break;
-    case 'I':
-      bad = bench_parse_u64(optarg, &o->inline_max) || o->inline_max > TERN_INLINE_MAX;
-      o->inline_set = 1;
-      break;
-    case 'S': bad = bench_parse_u64(optarg, &o->keys) || o->keys == 0; break;
-    case 'r': bad = bench_parse_u64(optarg, &o->runs) || o->runs == 0; break;
-    case 'c': bad = bench_parse_u64_list(optarg, &o->cold, &o->ncold); break;
-    case 'w': bad = bench_parse_u64(optarg, &o->warm); break;
-    case 't': o->tern = optarg; break;
-    case 'd': o->parent = optarg; break;
-    case 's': bad = bench_parse_u64(optarg, &o->seed); break;
-    case 'K': o->keep = 1; break;
-    case 'A': o->at = optarg; break;
-    case 'P':
-      o->phases = (strstr(optarg, "fresh") ? 1 : 0) | (strstr(optarg, "cold") ? 2 : 0) |
-                  (strstr(optarg, "warm") ? 4 : 0);
-      bad = o->phases == 0;
-      break;
-    case 'h': tern_bench_open_usage(stdout); return 1;
-    default: bad = 1;
-    }
-    if (bad || o->keys * o->runs > OPEN_SAMPLES_MAX) {
-      tern_bench_open_usage(stderr);
-      return -1;
-    }
-  }
-  if (!o->cold) {
-    static uint64_t def[] = {100, 1000};
-    o->cold = def;
-    o->ncold = 2;
-  }
-  return 0;
-}
+#define OPEN_OPT(field) offsetof(open_opts, field)
+static const bench_opt k_open_opts[] = {
+    BENCH_U64("docs", OPEN_OPT(docs), "N", "10M", 2, UINT32_MAX - 1, "keys in each store"),
+    BENCH_CUSTOM("keys", OPEN_OPT(spec), bench_opt_key_spec, "SHAPE", "random", "as tern-bench pk"),
+    BENCH_U64("values", OPEN_OPT(values), "BYTES", "4", 4, 65536, "value size"),
+    BENCH_U64_SET("inline", OPEN_OPT(inl), "BYTES", 0, TERN_INLINE_MAX,
+                  "tern's inline value limit (the library's default)"),
+    BENCH_U64("samples", OPEN_OPT(keys), "K", "15", 1, 0,
+              "fresh processes per side, key kind and run"),
+    BENCH_U64("runs", OPEN_OPT(runs), "R", "3", 1, 0, "rounds; medians over all samples"),
+    BENCH_U64S("cold", OPEN_OPT(cold), OPEN_OPT(ncold), "LIST", "100,1000", 0, 0,
+               "cold lookups per process, comma-separated"),
+    BENCH_U64("warm", OPEN_OPT(warm), "M", "300000", 0, 0,
+              "warm lookups per store and run (0: none)"),
+    BENCH_STR("tern", OPEN_OPT(tern), "PATH", NULL, "the tern tool (next to tern-bench)"),
+    BENCH_SCRATCH_DIR(OPEN_OPT(parent)),
+    BENCH_U64("seed", OPEN_OPT(seed), "S", "0x6f70656e" /* "open" */, 0, 0, "key seed"),
+    BENCH_FLAG("keep", OPEN_OPT(keep), 1, 0, "keep the scratch directory"),
+    BENCH_STR("at", OPEN_OPT(at), "DIR", NULL, "build into DIR once and reuse it (same options!)"),
+    BENCH_SET("phases", OPEN_OPT(phases), "LIST", "fresh|cold|warm", "fresh,cold,warm",
+              "of fresh,cold,warm"),
+};
+
+static const bench_cmd k_open_cmd =
+    BENCH_CMD("open", "[options]",
+              "cold open + get in fresh processes, and cold/warm\n"
+              "                            lookups by read mode, tern vs LMDB",
+              k_open_opts, open_opts, open_check);
+
+void tern_bench_open_usage(FILE *out) { bench_opts_usage(&k_open_cmd, out); }
 
 /* ------------------------------------------------------------ the stores */
 
@@ -132,7 +99,7 @@ typedef struct open_env {
 static int build_tern(open_env *e) {
   tern_options opts;
   tern_options_init(&opts);
-  if (e->o->inline_set) opts.inline_value_max = (uint32_t)e->o->inline_max;
+  if (e->o->inl.set) opts.inline_value_max = (uint32_t)e->o->inl.v;
   tern_index *idx;
   int rc = tern_open(&idx, e->tdir, TERN_CREATE, &opts);
   if (rc != TERN_OK) return rc;
@@ -555,8 +522,11 @@ static int open_setup(open_env *e) {
 
 int tern_bench_open(int argc, char **argv) {
   open_opts o;
-  int prc = open_parse(&o, argc, argv);
-  if (prc) return prc > 0 ? 0 : 2;
+  int prc = bench_opts_parse(&k_open_cmd, &o, argc, argv);
+  if (prc) {
+    bench_opts_free(&k_open_cmd, &o);
+    return bench_opts_exit(prc);
+  }
   static open_env e;
   e.o = &o;
   e.vbuf = malloc(2 * 65536);
@@ -587,5 +557,6 @@ int tern_bench_open(int argc, char **argv) {
   bench_keys_free(&e.present);
   bench_keys_free(&e.absent);
   free(e.vbuf);
+  bench_opts_free(&k_open_cmd, &o);
   return rc == 0 ? 0 : 1;
 }

@@ -17,6 +17,8 @@
  */
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/harness.h"
+#include "tools/bench/opts.h"
 
 #include "codec/bitpack.h"
 #include "codec/coding.h"
@@ -25,7 +27,7 @@
 #include "tern.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,42 +40,22 @@ typedef struct pb_opts {
 
 static volatile uint64_t sink;
 
-void tern_bench_postings_usage(FILE *out) {
-  fprintf(out, "tern-bench postings [options] — postings decode, iteration and advance speed,\n"
-               "against a varint baseline in the same run\n"
-               "  --docs N     doc ids of the iterated term (default 1M)\n"
-               "  --gap G      mean gap between doc ids, uniform in [1, 2G-1] (default 16)\n"
-               "  --runs R     runs per figure; medians are printed (default 5)\n"
-               "  --dir D      directory for the scratch .doc file (default $TMPDIR or /tmp)\n");
-}
+#define PB_OPT(field) offsetof(pb_opts, field)
+static const bench_opt k_pb_opts[] = {
+    BENCH_U64("docs", PB_OPT(docs), "N", "1M", 1, 100000000, "doc ids of the iterated term"),
+    BENCH_U64("gap", PB_OPT(gap), "G", "16", 1, 1000,
+              "mean gap between doc ids, uniform in [1, 2G-1]"),
+    BENCH_U64("runs", PB_OPT(runs), "R", "5", 1, 100, "runs per figure; medians are printed"),
+    BENCH_STR("dir", PB_OPT(dir), "D", NULL,
+              "directory for the scratch .doc file (default $TMPDIR or /tmp)"),
+};
 
-static int parse(int argc, char **argv, pb_opts *o) {
-  static const struct option longs[] = {
-      {"docs", required_argument, 0, 'n'}, {"gap", required_argument, 0, 'g'},
-      {"runs", required_argument, 0, 'r'}, {"dir", required_argument, 0, 'd'},
-      {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
-  const char *tmp = getenv("TMPDIR");
-  *o = (pb_opts){.docs = 1000000, .runs = 5, .gap = 16, .dir = tmp && *tmp ? tmp : "/tmp"};
-  optind = 1;
-  int c;
-  while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-    switch (c) {
-    case 'n':
-      if (bench_parse_u64(optarg, &o->docs) || o->docs < 1 || o->docs > 100000000) return -1;
-      break;
-    case 'g':
-      if (bench_parse_u64(optarg, &o->gap) || o->gap < 1 || o->gap > 1000) return -1;
-      break;
-    case 'r':
-      if (bench_parse_u64(optarg, &o->runs) || o->runs < 1 || o->runs > 100) return -1;
-      break;
-    case 'd': o->dir = optarg; break;
-    case 'h': tern_bench_postings_usage(stdout); return 1;
-    default: return -1;
-    }
-  }
-  return 0;
-}
+static const bench_cmd k_pb_cmd = BENCH_CMD("postings", "[options]",
+                                            "postings decode, iteration and advance speed,\n"
+                                            "against a varint baseline in the same run",
+                                            k_pb_opts, pb_opts, NULL);
+
+void tern_bench_postings_usage(FILE *out) { bench_opts_usage(&k_pb_cmd, out); }
 
 /* ------------------------------------------------------------ 1. blocks */
 
@@ -216,10 +198,65 @@ static int write_term(const char *path, const uint32_t *docs, uint32_t n, tern_t
   return rc;
 }
 
-static int bench_iterator(const pb_opts *o, bench_rng *r) {
-  const uint32_t n = (uint32_t)o->docs;
-  uint32_t *docs = malloc(sizeof *docs * n);
-  uint8_t *var = malloc(5 * (size_t)n);
+/* One term's postings two ways: tern's .doc file and a varint list. */
+typedef struct pb_term {
+  tern_rfile *f;
+  tern_term_meta m;
+  const uint8_t *var;
+  size_t vlen;
+  const uint32_t *targets; /* advance: the docs to reach, nt of them (0: iterate) */
+  size_t nt, items;
+  uint64_t seen[2]; /* what each side returned in the round */
+} pb_term;
+
+/* ns per doc (iterate) or per advance of side `who` (0 tern, 1 varint). */
+static double time_term(void *ctx, size_t who, size_t m, size_t round) {
+  pb_term *x = ctx;
+  (void)m;
+  double t0 = bench_now();
+  if (x->nt)
+    x->seen[who] = who ? advance_varints(x->var, x->vlen, x->targets, x->nt)
+                       : advance_tern(x->f, &x->m, x->targets, x->nt);
+  else
+    x->seen[who] = who ? iterate_varints(x->var, x->vlen) : iterate_tern(x->f, &x->m);
+  double t = bench_now() - t0;
+  if (who == (round + 1) % 2 && x->seen[0] != x->seen[1])
+    bench_log("postings bench: %s disagree\n", x->nt ? "advances" : "iterations");
+  sink += x->seen[who];
+  return t * 1e9 / (double)x->items;
+}
+
+/* Runs the rounds on x; the medians, tern's and the varints', in t[2]. */
+static int time_both(pb_term *x, uint64_t runs, double t[2]) {
+  bench_rounds r = {.contenders = 2, .measures = 1, .rounds = (size_t)runs};
+  int rc = bench_rounds_run(&r, time_term, NULL, x);
+  t[0] = bench_rounds_median(&r, 0, 0);
+  t[1] = bench_rounds_median(&r, 1, 0);
+  bench_rounds_free(&r);
+  return rc;
+}
+
+static void bench_advance(const pb_opts *o, pb_term *x, const uint32_t *docs, uint32_t n) {
+  printf("\n## 3. advance() to every k-th doc of that term (ns per advance)\n\n");
+  printf("| k | tern advance() | varint next() loop | varint / tern |\n|---|---|---|---|\n");
+  static const uint32_t strides[] = {8, 64, 512, 4096, 32768, 100000};
+  uint32_t *targets = malloc(sizeof *targets * (n / 8 + 1));
+  for (size_t s = 0; targets && s < sizeof strides / sizeof strides[0] && strides[s] < n; s++) {
+    size_t nt = 0;
+    for (uint32_t i = strides[s] - 1; i < n; i += strides[s])
+      targets[nt++] = docs[i] - 1;
+    x->targets = targets;
+    x->nt = x->items = nt;
+    double t[2];
+    if (time_both(x, o->runs, t) == 0)
+      printf("| %u | %.1f | %.1f | %.1fx |\n", strides[s], t[0], t[1], t[1] / t[0]);
+  }
+  free(targets);
+}
+
+/* n doc ids with random gaps into docs[] and as varints into var; the
+ * varints' length, or 0 when the ids pass the doc id space. */
+static size_t make_docs(const pb_opts *o, bench_rng *r, uint32_t *docs, uint8_t *var, uint32_t n) {
   size_t vlen = 0;
   uint64_t doc = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -227,66 +264,37 @@ static int bench_iterator(const pb_opts *o, bench_rng *r) {
     docs[i] = (uint32_t)doc;
     vlen += tern_put_varint(var + vlen, i ? docs[i] - docs[i - 1] - 1 : docs[0]);
   }
-  if (doc >= TERN_DOC_END) {
+  return doc >= TERN_DOC_END ? 0 : vlen;
+}
+
+static int bench_iterator(const pb_opts *o, bench_rng *r) {
+  const uint32_t n = (uint32_t)o->docs;
+  uint32_t *docs = malloc(sizeof *docs * n);
+  uint8_t *var = malloc(5 * (size_t)n);
+  pb_term x = {0};
+  x.var = var;
+  if (!docs || !var || (x.vlen = make_docs(o, r, docs, var, n)) == 0) {
     fprintf(stderr, "tern-bench postings: --docs x --gap exceeds the doc id space\n");
     return 2;
   }
   char *dir = bench_mkdtemp(o->dir, "tern-bench-postings");
   char path[4096];
-  tern_term_meta m;
-  tern_rfile *f = NULL;
-  int rc = dir ? write_term(bench_path(path, sizeof path, dir, "p.doc"), docs, n, &m) : -ENOENT;
-  if (rc == 0) rc = tern_rfile_open(&f, path, TERN_IO_MMAP);
+  int rc = dir ? write_term(bench_path(path, sizeof path, dir, "p.doc"), docs, n, &x.m) : -ENOENT;
+  if (rc == 0) rc = tern_rfile_open(&x.f, path, TERN_IO_MMAP);
   if (rc < 0) {
     fprintf(stderr, "tern-bench postings: %s\n", tern_errmsg());
     return 1;
   }
-  double *tt = malloc(sizeof(double) * o->runs), *tv = malloc(sizeof(double) * o->runs);
   printf(
       "\n## 2. iterate a term of %u docs, mean gap %llu (.doc: %.2f bytes/doc, varints: %.2f)\n\n",
-      n, (unsigned long long)o->gap, (double)m.length / n, (double)vlen / n);
+      n, (unsigned long long)o->gap, (double)x.m.length / n, (double)x.vlen / n);
   printf("| | tern next() | varint loop | varint / tern |\n|---|---|---|---|\n");
-  for (uint64_t run = 0; run < o->runs; run++) {
-    double t0 = bench_now();
-    uint64_t a = iterate_tern(f, &m);
-    double t1 = bench_now();
-    uint64_t b = iterate_varints(var, vlen);
-    double t2 = bench_now();
-    if (a != b) bench_log("postings bench: iterations disagree\n");
-    sink += a;
-    tt[run] = (t1 - t0) * 1e9 / n;
-    tv[run] = (t2 - t1) * 1e9 / n;
-  }
-  double mt = bench_summarize(tt, o->runs).median, mv = bench_summarize(tv, o->runs).median;
-  printf("| ns per doc | %.2f | %.2f | %.1fx |\n", mt, mv, mv / mt);
-
-  printf("\n## 3. advance() to every k-th doc of that term (ns per advance)\n\n");
-  printf("| k | tern advance() | varint next() loop | varint / tern |\n|---|---|---|---|\n");
-  static const uint32_t strides[] = {8, 64, 512, 4096, 32768, 100000};
-  uint32_t *targets = malloc(sizeof *targets * (n / 8 + 1));
-  for (size_t s = 0; s < sizeof strides / sizeof strides[0] && strides[s] < n; s++) {
-    size_t nt = 0;
-    for (uint32_t i = strides[s] - 1; i < n; i += strides[s])
-      targets[nt++] = docs[i] - 1;
-    for (uint64_t run = 0; run < o->runs; run++) {
-      double t0 = bench_now();
-      uint64_t a = advance_tern(f, &m, targets, nt);
-      double t1 = bench_now();
-      uint64_t b = advance_varints(var, vlen, targets, nt);
-      double t2 = bench_now();
-      if (a != b) bench_log("postings bench: advances disagree at k=%u\n", strides[s]);
-      sink += a;
-      tt[run] = (t1 - t0) * 1e9 / (double)nt;
-      tv[run] = (t2 - t1) * 1e9 / (double)nt;
-    }
-    mt = bench_summarize(tt, o->runs).median;
-    mv = bench_summarize(tv, o->runs).median;
-    printf("| %u | %.1f | %.1f | %.1fx |\n", strides[s], mt, mv, mv / mt);
-  }
-  free(targets);
-  free(tt);
-  free(tv);
-  tern_rfile_close(f);
+  x.items = n;
+  double t[2];
+  if (time_both(&x, o->runs, t) == 0)
+    printf("| ns per doc | %.2f | %.2f | %.1fx |\n", t[0], t[1], t[1] / t[0]);
+  bench_advance(o, &x, docs, n);
+  tern_rfile_close(x.f);
   bench_rmtree(dir);
   free(dir);
   free(var);
@@ -296,10 +304,11 @@ static int bench_iterator(const pb_opts *o, bench_rng *r) {
 
 int tern_bench_postings(int argc, char **argv) {
   pb_opts o;
-  int rc = parse(argc, argv, &o);
-  if (rc) {
-    if (rc < 0) tern_bench_postings_usage(stderr);
-    return rc < 0 ? 2 : 0;
+  int rc = bench_opts_parse(&k_pb_cmd, &o, argc, argv);
+  if (rc) return bench_opts_exit(rc);
+  if (!o.dir) {
+    const char *tmp = getenv("TMPDIR");
+    o.dir = tmp && *tmp ? tmp : "/tmp";
   }
   char machine[256], cmd[1024];
   bench_machine(machine, sizeof machine);

@@ -11,6 +11,10 @@
 /* Runs argv with stdin from `in`, stdout to `out`, stderr discarded; the
  * wall time in *s and the exit status, or -1. */
 int bench_run_process(char *const *argv, const char *in, const char *out, double *s);
+/* The same, and *read_bytes: what the process read from storage (its
+ * rusage's blocks in). */
+int bench_run_process_io(char *const *argv, const char *in, const char *out, double *s,
+                         double *read_bytes);
 /* The path of the tern tool next to this executable into buf[cap]. */
 void bench_default_tern(char *buf, size_t cap);
 

@@ -8,16 +8,18 @@
  * tern_postings_each_by_key in key order).  Warm cache; medians of rounds.
  */
 #include "tools/bench/bench.h"
+#include "tools/bench/harness.h"
 #include "tools/bench/keys_common.h"
+#include "tools/bench/opts.h"
 #include "tern.h"
 
-#include <getopt.h>
 #include <lmdb.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SCAN_ROUNDS_MAX 50u
+#define SCAN_ROUNDS_MAX 50u /* as before the harness */
 #define SCAN_STEPS 10u
 #define SCAN_HIT_EVERY 33u /* one doc in 33 has the term w:common */
 
@@ -27,47 +29,24 @@ typedef struct scan_opts {
   const char *parent;
 } scan_opts;
 
-void tern_bench_scan_usage(FILE *out) {
-  fprintf(out,
-          "tern-bench scan [options]   key cursors and hit resolution, tern vs LMDB (warm)\n"
-          "  --keys N        documents (1000000)\n"
-          "  --shape S       random | uuid4 | sequential | timeprefixed (random)\n"
-          "  --value-bytes B value of every document (16)\n"
-          "  --ranges N      short range scans per round, a seek and 10 steps (200000)\n"
-          "  --rounds R      rounds; medians reported (3)\n"
-          "  --seed S        key seed (1)\n"
-          "  --dir PATH      parent of the scratch directory (/var/tmp)\n");
-}
+#define SCAN_OPT(field) offsetof(scan_opts, field)
+static const bench_opt k_scan_opts[] = {
+    BENCH_U64("keys", SCAN_OPT(keys), "N", "1000000", 2, 0, "documents"),
+    BENCH_CUSTOM("shape", SCAN_OPT(shape), bench_opt_key_shape, "S", "random",
+                 "random | uuid4 | sequential | timeprefixed"),
+    BENCH_U64("value-bytes", SCAN_OPT(vbytes), "B", "16", 0, 1024, "value of every document"),
+    BENCH_U64("ranges", SCAN_OPT(ranges), "N", "200000", 0, 0,
+              "short range scans per round, a seek and 10 steps"),
+    BENCH_U64("rounds", SCAN_OPT(rounds), "R", "3", 1, SCAN_ROUNDS_MAX, "rounds; medians reported"),
+    BENCH_U64("seed", SCAN_OPT(seed), "S", "1", 0, 0, "key seed"),
+    BENCH_SCRATCH_DIR(SCAN_OPT(parent)),
+};
 
-static int parse_opts(int argc, char **argv, scan_opts *o) {
-  static const struct option lo[] = {
-      {"keys", 1, 0, 'n'}, {"shape", 1, 0, 'S'}, {"value-bytes", 1, 0, 'v'}, {"ranges", 1, 0, 'q'},
-      {"rounds", 1, 0, 'r'}, {"seed", 1, 0, 's'}, {"dir", 1, 0, 'd'}, {"help", 0, 0, 'h'},
-      {0, 0, 0, 0}};
-  *o = (scan_opts){1000000, 200000, 3, 1, 16, BENCH_KEYS_RANDOM, "/var/tmp"};
-  optind = 1;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-    int bad = 0;
-    switch (ch) {
-    case 'n': bad = bench_parse_u64(optarg, &o->keys); break;
-    case 'S': bad = bench_key_shape_parse(optarg, &o->shape); break;
-    case 'v': bad = bench_parse_u64(optarg, &o->vbytes) || o->vbytes > 1024; break;
-    case 'q': bad = bench_parse_u64(optarg, &o->ranges); break;
-    case 'r': bad = bench_parse_u64(optarg, &o->rounds) || !o->rounds || o->rounds > SCAN_ROUNDS_MAX; break;
-    case 's': bad = bench_parse_u64(optarg, &o->seed); break;
-    case 'd': o->parent = optarg; break;
-    case 'h': tern_bench_scan_usage(stdout); return 1;
-    default: bad = 1;
-    }
-    if (bad) {
-      tern_bench_scan_usage(stderr);
-      return -1;
-    }
-  }
-  if (o->keys < 2) return -1;
-  return 0;
-}
+static const bench_cmd k_scan_cmd =
+    BENCH_CMD("scan", "[options]", "key cursors and hit resolution, tern vs LMDB (warm)",
+              k_scan_opts, scan_opts, NULL);
+
+void tern_bench_scan_usage(FILE *out) { bench_opts_usage(&k_scan_cmd, out); }
 
 static void value_of(uint64_t i, uint8_t *v, size_t n) {
   for (size_t j = 0; j < n; j++)
@@ -230,79 +209,92 @@ static double tern_hits(tern_snapshot *s, int by_key, sink *out) {
 
 /* ---------------------------------------------------------------- driver */
 
+/* Measures of a round (each by two contenders, the harness alternating
+ * them): the full scan and the range scans (0 tern, 1 LMDB), and the hits
+ * of w:common (0 tern_postings_doc in doc order, 1 each_by_key). */
+enum { M_FULL, M_RANGES, M_HITS, M_COUNT };
+
 typedef struct results {
-  double tf[SCAN_ROUNDS_MAX], lf[SCAN_ROUNDS_MAX], tr[SCAN_ROUNDS_MAX], lr[SCAN_ROUNDS_MAX];
-  double hd[SCAN_ROUNDS_MAX], hk[SCAN_ROUNDS_MAX];
-  sink sf, slf, sr, slr, sh;
+  tern_snapshot *s;
+  MDB_txn *t;
+  MDB_dbi dbi;
+  const bench_keys *k;
+  uint32_t *starts;
+  size_t q;
+  sink seen[M_COUNT][2]; /* what each saw in its last round */
+  bench_rounds rounds;
 } results;
+
+static double time_scan(void *ctx, size_t who, size_t m, size_t round) {
+  results *x = ctx;
+  sink *out = &x->seen[m][who];
+  (void)round;
+  if (m == M_FULL) return who ? lmdb_full(x->t, x->dbi, out) : tern_full(x->s, out);
+  if (m == M_RANGES)
+    return who ? lmdb_ranges(x->t, x->dbi, x->k, x->starts, x->q, out)
+               : tern_ranges(x->s, x->k, x->starts, x->q, out);
+  return tern_hits(x->s, (int)who, out);
+}
 
 static int run_rounds(const scan_opts *o, const char *tdir, const char *ldir, const bench_keys *k,
                       results *r) {
   tern_index *idx;
-  tern_snapshot *s;
-  if (tern_open(&idx, tdir, TERN_RDONLY, NULL) || tern_snapshot_open(&s, idx)) return 1;
   MDB_env *env;
-  MDB_txn *t;
-  MDB_dbi dbi;
+  if (tern_open(&idx, tdir, TERN_RDONLY, NULL) || tern_snapshot_open(&r->s, idx)) return 1;
   if (mdb_env_create(&env) || mdb_env_set_mapsize(env, (size_t)64 << 30) ||
-      mdb_env_open(env, ldir, MDB_RDONLY, 0644) || mdb_txn_begin(env, NULL, MDB_RDONLY, &t) ||
-      mdb_dbi_open(t, NULL, 0, &dbi))
+      mdb_env_open(env, ldir, MDB_RDONLY, 0644) || mdb_txn_begin(env, NULL, MDB_RDONLY, &r->t) ||
+      mdb_dbi_open(r->t, NULL, 0, &r->dbi))
     return 1;
-  uint32_t *starts = malloc(o->ranges * sizeof *starts);
-  if (!starts) return 1;
+  r->k = k;
+  r->q = (size_t)o->ranges;
+  r->starts = malloc((r->q + 1) * sizeof *r->starts);
+  if (!r->starts) return 1;
   bench_rng rng;
   bench_rng_init(&rng, o->seed ^ 0x5ca9);
-  for (size_t i = 0; i < o->ranges; i++)
-    starts[i] = (uint32_t)bench_rng_below(&rng, k->n);
-  for (uint64_t i = 0; i < o->rounds; i++) {
-    r->tf[i] = tern_full(s, &r->sf);
-    r->lf[i] = lmdb_full(t, dbi, &r->slf);
-    r->tr[i] = tern_ranges(s, k, starts, o->ranges, &r->sr);
-    r->lr[i] = lmdb_ranges(t, dbi, k, starts, o->ranges, &r->slr);
-    r->hd[i] = tern_hits(s, 0, &r->sh);
-    r->hk[i] = tern_hits(s, 1, &r->sh);
-  }
-  free(starts);
-  mdb_txn_abort(t);
+  for (size_t i = 0; i < r->q; i++)
+    r->starts[i] = (uint32_t)bench_rng_below(&rng, k->n);
+  r->rounds = (bench_rounds){.contenders = 2, .measures = M_COUNT, .rounds = (size_t)o->rounds};
+  int rc = bench_rounds_run(&r->rounds, time_scan, NULL, r);
+  free(r->starts);
+  mdb_txn_abort(r->t);
   mdb_env_close(env);
-  tern_snapshot_close(s);
+  tern_snapshot_close(r->s);
   tern_close(idx);
-  return 0;
+  return rc ? 1 : 0;
 }
 
 static void report(const scan_opts *o, results *r) {
-  size_t n = (size_t)o->rounds;
-  bench_summary tf = bench_summarize(r->tf, n), lf = bench_summarize(r->lf, n);
-  bench_summary tr = bench_summarize(r->tr, n), lr = bench_summarize(r->lr, n);
-  bench_summary hd = bench_summarize(r->hd, n), hk = bench_summarize(r->hk, n);
+  const bench_rounds *q = &r->rounds;
+  const sink *full = r->seen[M_FULL], *ranges = r->seen[M_RANGES], *hits = r->seen[M_HITS];
+  double tf = bench_rounds_median(q, 0, M_FULL), lf = bench_rounds_median(q, 1, M_FULL);
+  double tr = bench_rounds_median(q, 0, M_RANGES), lr = bench_rounds_median(q, 1, M_RANGES);
+  double hd = bench_rounds_median(q, 0, M_HITS), hk = bench_rounds_median(q, 1, M_HITS);
   printf("| phase | tern | LMDB | tern / LMDB |\n|---|---|---|---|\n");
   printf("| full scan, keys/s (%llu keys + values) | %.2fM | %.2fM | %.2f |\n",
-         (unsigned long long)r->sf.n, r->sf.n / tf.median / 1e6, r->slf.n / lf.median / 1e6,
-         lf.median / tf.median);
+         (unsigned long long)full[0].n, full[0].n / tf / 1e6, full[1].n / lf / 1e6,
+         bench_rounds_ratio(q, M_FULL, 1, 0));
   printf("| range scans (seek + %u next), scans/s | %.0fk | %.0fk | %.2f |\n", SCAN_STEPS,
-         o->ranges / tr.median / 1e3, o->ranges / lr.median / 1e3, lr.median / tr.median);
+         o->ranges / tr / 1e3, o->ranges / lr / 1e3, bench_rounds_ratio(q, M_RANGES, 1, 0));
   printf("\n| hits of w:common (%llu) | ms | ns per hit |\n|---|---|---|\n",
-         (unsigned long long)r->sh.n);
-  printf("| tern_postings_doc per hit, doc order | %.2f | %.0f |\n", hd.median * 1e3,
-         hd.median / (double)r->sh.n * 1e9);
-  printf("| tern_postings_each_by_key, key order | %.2f | %.0f |\n", hk.median * 1e3,
-         hk.median / (double)r->sh.n * 1e9);
-  if (r->sf.n != r->slf.n || r->sr.n != r->slr.n)
+         (unsigned long long)hits[0].n);
+  printf("| tern_postings_doc per hit, doc order | %.2f | %.0f |\n", hd * 1e3,
+         hd / (double)hits[0].n * 1e9);
+  printf("| tern_postings_each_by_key, key order | %.2f | %.0f |\n", hk * 1e3,
+         hk / (double)hits[0].n * 1e9);
+  if (full[0].n != full[1].n || ranges[0].n != ranges[1].n || hits[0].n != hits[1].n)
     printf("\nWARNING: tern and LMDB saw different counts (%llu/%llu, %llu/%llu)\n",
-           (unsigned long long)r->sf.n, (unsigned long long)r->slf.n, (unsigned long long)r->sr.n,
-           (unsigned long long)r->slr.n);
+           (unsigned long long)full[0].n, (unsigned long long)full[1].n,
+           (unsigned long long)ranges[0].n, (unsigned long long)ranges[1].n);
 }
 
 int tern_bench_scan(int argc, char **argv) {
   scan_opts o;
-  int prc = parse_opts(argc, argv, &o);
-  if (prc) return prc < 0 ? 2 : 0;
-  char machine[256], cmd[1024];
-  bench_machine(machine, sizeof machine);
-  bench_cmdline(cmd, sizeof cmd, argc, argv, "tern-bench");
-  printf("# %s\n# %s\n# %llu %s keys, %llu-byte values, %llu rounds (medians), warm\n", cmd,
-         machine, (unsigned long long)o.keys, bench_key_shape_name(o.shape),
-         (unsigned long long)o.vbytes, (unsigned long long)o.rounds);
+  int prc = bench_opts_parse(&k_scan_cmd, &o, argc, argv);
+  if (prc) return bench_opts_exit(prc);
+  bench_print_header(argc, argv);
+  printf("# %llu %s keys, %llu-byte values, %llu rounds (medians), warm\n",
+         (unsigned long long)o.keys, bench_key_shape_name(o.shape), (unsigned long long)o.vbytes,
+         (unsigned long long)o.rounds);
   bench_keys k = {0};
   char *dir = bench_mkdtemp(o.parent, "tern-scan");
   if (!dir || bench_keys_generate(&k, o.shape, (size_t)o.keys, o.seed) || bench_keys_sort(&k)) {
@@ -318,6 +310,7 @@ int tern_bench_scan(int argc, char **argv) {
       build_lmdb(ldir, &k, (size_t)o.vbytes) == 0 && run_rounds(&o, tdir, ldir, &k, r) == 0) {
     report(&o, r);
     ret = 0;
+    bench_rounds_free(&r->rounds);
   } else {
     fprintf(stderr, "scan: failed: %s\n", tern_errmsg());
   }

@@ -24,6 +24,8 @@
  */
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/harness.h"
+#include "tools/bench/opts.h"
 #include "tools/bench/keys_common.h"
 #include "tools/bench/lmdb_common.h"
 #include "tools/bench/seg_pk.h"
@@ -31,7 +33,7 @@
 #include "codec/segment.h"
 #include "tern.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +42,6 @@
 int tern_bench_seek(int argc, char **argv);
 void tern_bench_seek_usage(FILE *out);
 
-#define SEEK_SEED 0x7365656bull /* "seek" */
 #define SEEK_SEG "seg"
 #define SEEK_ROUNDS_MAX 100u
 
@@ -51,72 +52,44 @@ typedef struct seek_opts {
   int keep, only; /* only: 0 both, 1 tern, 2 lmdb */
 } seek_opts;
 
-void tern_bench_seek_usage(FILE *out) {
-  fprintf(out,
-          "tern-bench seek [options]   warm primary-key lookups: codec vs LMDB mdb_get\n"
-          "  --docs N        unique keys (10000000; a file's keys: at most N)\n"
-          "  --keys SHAPE    random | uuid4 | sequential | timeprefixed | decimal | paths |\n"
-          "                  packages | emails | varlen | file:PATH (random); a number:\n"
-          "                  --docs\n"
-          "  --values BYTES  value size (0: none; 4+: doc id then filler) (0)\n"
-          "  --lookups N     lookups per phase and round (1000000)\n"
-          "  --rounds R      rounds; medians reported (5)\n"
-          "  --seed S        key seed (0x7365656b)\n"
-          "  --restart R     terms block restart interval (the writer's default)\n"
-          "  --dir PATH      parent of the scratch directory (/var/tmp)\n"
-          "  --only SIDE     tern | lmdb: time one side only\n"
-          "  --keep          keep the scratch directory\n");
+/* --keys: a shape, or (as before --docs existed) a number of keys. */
+static int parse_keys(const char *text, void *field) {
+  seek_opts *o = (seek_opts *)((char *)field - offsetof(seek_opts, spec));
+  return bench_key_spec_parse(text, &o->spec) == 0 ? 0 : bench_parse_u64(text, &o->keys);
 }
 
-static int parse_opts(int argc, char **argv, seek_opts *o) {
-  static const struct option lo[] = {{"keys", 1, 0, 'n'},   {"lookups", 1, 0, 'l'},
-                                     {"rounds", 1, 0, 'r'}, {"seed", 1, 0, 's'},
-                                     {"dir", 1, 0, 'd'},    {"only", 1, 0, 'o'},
-                                     {"keep", 0, 0, 'k'},   {"help", 0, 0, 'h'},
-                                     {"restart", 1, 0, 'R'}, {"docs", 1, 0, 'N'},
-                                     {"values", 1, 0, 'V'},
-                                     {0, 0, 0, 0}};
-  *o = (seek_opts){.spec = {BENCH_KEYS_RANDOM, NULL}, .keys = 10000000, .lookups = 1000000, .rounds = 5, .seed = SEEK_SEED,
-                   .parent = "/var/tmp"};
-  optind = 1;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-    int bad = 0;
-    switch (ch) {
-    case 'n':
-      if (bench_key_spec_parse(optarg, &o->spec) != 0) bad = bench_parse_u64(optarg, &o->keys);
-      break;
-    case 'N': bad = bench_parse_u64(optarg, &o->keys); break;
-    case 'V': bad = bench_parse_u64(optarg, &o->values) || (o->values && o->values < 4) ||
-                    o->values > (1u << 20);
-      break;
-    case 'l': bad = bench_parse_u64(optarg, &o->lookups); break;
-    case 'r': bad = bench_parse_u64(optarg, &o->rounds); break;
-    case 's': bad = bench_parse_u64(optarg, &o->seed); break;
-    case 'd': o->parent = optarg; break;
-    case 'R': bad = bench_parse_u64(optarg, &o->restart) || o->restart < 1 || o->restart > 255; break;
-    case 'k': o->keep = 1; break;
-    case 'o':
-      if (!strcmp(optarg, "tern")) o->only = 1;
-      else if (!strcmp(optarg, "lmdb")) o->only = 2;
-      else bad = 1;
-      break;
-    case 'h': tern_bench_seek_usage(stdout); return 1;
-    default: bad = 1;
-    }
-    if (bad) {
-      tern_bench_seek_usage(stderr);
-      return -1;
-    }
-  }
-  if (o->keys < 2 || o->keys >= UINT32_MAX || o->lookups < 1 || o->rounds < 1 ||
-      o->rounds > SEEK_ROUNDS_MAX) {
-    fprintf(stderr, "seek: need 2 <= keys < 2^32, lookups >= 1, 1 <= rounds <= %u\n",
-            SEEK_ROUNDS_MAX);
-    return -1;
-  }
-  return 0;
+static const char *seek_check(void *opts) {
+  const seek_opts *o = opts;
+  return o->keys < 2 || o->keys >= UINT32_MAX || (o->values && o->values < 4)
+             ? "need 2 <= keys < 2^32 and --values 0 or >= 4"
+             : NULL;
 }
+
+#define SEEK_OPT(field) offsetof(seek_opts, field)
+static const bench_opt k_seek_opts[] = {
+    BENCH_U64("docs", SEEK_OPT(keys), "N", "10000000", 0, 0,
+              "unique keys (a file's keys: at most N)"),
+    BENCH_CUSTOM("keys", SEEK_OPT(spec), parse_keys, "SHAPE", "random",
+                 "random | uuid4 | sequential | timeprefixed | decimal | paths |\n"
+                 "packages | emails | varlen | file:PATH; a number: --docs"),
+    BENCH_U64("values", SEEK_OPT(values), "BYTES", "0", 0, 1u << 20,
+              "value size (0: none; 4+: doc id then filler)"),
+    BENCH_U64("lookups", SEEK_OPT(lookups), "N", "1000000", 1, 0, "lookups per phase and round"),
+    BENCH_U64("rounds", SEEK_OPT(rounds), "R", "5", 1, SEEK_ROUNDS_MAX, "rounds; medians reported"),
+    BENCH_U64("seed", SEEK_OPT(seed), "S", "0x7365656b" /* "seek" */, 0, 0, "key seed"),
+    BENCH_U64("restart", SEEK_OPT(restart), "R", NULL, 1, 255,
+              "terms block restart interval (the writer's default)"),
+    BENCH_SCRATCH_DIR(SEEK_OPT(parent)),
+    BENCH_CHOICE("only", SEEK_OPT(only), "SIDE", "tern|lmdb", NULL,
+                 "tern | lmdb: time one side only"),
+    BENCH_FLAG("keep", SEEK_OPT(keep), 1, 0, "keep the scratch directory"),
+};
+
+static const bench_cmd k_seek_cmd =
+    BENCH_CMD("seek", "[options]", "warm primary-key lookups: codec vs LMDB mdb_get", k_seek_opts,
+              seek_opts, seek_check);
+
+void tern_bench_seek_usage(FILE *out) { bench_opts_usage(&k_seek_cmd, out); }
 
 static int build_segment(const char *dir, const bench_keys *k, uint64_t restart, size_t vbytes) {
   uint8_t *v = malloc(vbytes + 1);
@@ -294,12 +267,10 @@ out:
 
 int tern_bench_seek(int argc, char **argv) {
   seek_opts o;
-  int prc = parse_opts(argc, argv, &o);
-  if (prc) return prc < 0 ? 2 : 0;
-  char machine[256], cmd[1024];
-  bench_machine(machine, sizeof machine);
-  bench_cmdline(cmd, sizeof cmd, argc, argv, "tern-bench");
-  printf("# %s\n# %s\n# %llu keys, %llu lookups per phase, %llu rounds, seed %llu\n", cmd, machine,
+  int prc = bench_opts_parse(&k_seek_cmd, &o, argc, argv);
+  if (prc) return bench_opts_exit(prc);
+  bench_print_header(argc, argv);
+  printf("# %llu keys, %llu lookups per phase, %llu rounds, seed %llu\n",
          (unsigned long long)o.keys, (unsigned long long)o.lookups, (unsigned long long)o.rounds,
          (unsigned long long)o.seed);
   bench_keys present = {0}, absent = {0};

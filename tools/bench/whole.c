@@ -24,16 +24,19 @@
 #include "tools/bench/bench_common.h"
 #include "tools/bench/keys_common.h"
 #include "tools/bench/lmdb_common.h"
+#include "tools/bench/harness.h"
+#include "tools/bench/opts.h"
 #include "tools/bench/process.h"
 
 #include "tools/tern/escape.c"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,29 +48,41 @@ void tern_bench_lmdb_get_usage(FILE *out);
 int tern_bench_whole(int argc, char **argv);
 void tern_bench_whole_usage(FILE *out);
 
-#define WHOLE_SEED 0x77686f6c65ull /* "whole" */
-#define WHOLE_RUNS_MAX 100u
-
 /* ------------------------------------------------------------ the reader */
 
-void tern_bench_lmdb_get_usage(FILE *out) {
-  fprintf(out, "tern-bench lmdb-get [--nordahead] DIR   LMDB's `tern get DIR -`: keys on stdin, "
-               "key<TAB>value out\n  --nordahead   open with MDB_NORDAHEAD (default: LMDB's readahead)\n");
-}
+typedef struct lmdb_get_opts {
+  int nordahead;
+  const char *dir;
+} lmdb_get_opts;
+
+static const bench_opt k_lmdb_get_opts[] = {
+    BENCH_FLAG("nordahead", offsetof(lmdb_get_opts, nordahead), 1, 0,
+               "open with MDB_NORDAHEAD (default: LMDB's readahead)"),
+};
+
+static const bench_cmd k_lmdb_get_cmd = {
+    .name = "lmdb-get",
+    .synopsis = "[--nordahead] DIR",
+    .summary = "LMDB's `tern get DIR -`: keys on stdin, key<TAB>value out",
+    .opts = k_lmdb_get_opts,
+    .nopts = BENCH_NOPTS(k_lmdb_get_opts),
+    .struct_size = sizeof(lmdb_get_opts),
+    .positional = "DIR",
+    .pos_off = offsetof(lmdb_get_opts, dir)};
+
+void tern_bench_lmdb_get_usage(FILE *out) { bench_opts_usage(&k_lmdb_get_cmd, out); }
 
 static void put_escaped(FILE *f, const void *p, size_t n, char *buf) {
   fwrite(buf, 1, esc_encode(p, n, buf), f);
 }
 
 int tern_bench_lmdb_get(int argc, char **argv) {
-  int nordahead = argc == 3 && !strcmp(argv[1], "--nordahead");
-  if (argc != 2 + nordahead || argv[1 + nordahead][0] == '-') {
-    tern_bench_lmdb_get_usage(stderr);
-    return 2;
-  }
+  lmdb_get_opts o;
+  int prc = bench_opts_parse(&k_lmdb_get_cmd, &o, argc, argv);
+  if (prc) return bench_opts_exit(prc);
   char msg[256];
   bench_lmdb l;
-  if (bench_lmdb_open(&l, argv[1 + nordahead], nordahead, msg, sizeof msg) != 0) {
+  if (bench_lmdb_open(&l, o.dir, o.nordahead, msg, sizeof msg) != 0) {
     fprintf(stderr, "lmdb-get: %s\n", msg);
     return 2;
   }
@@ -125,53 +140,29 @@ typedef struct whole_opts {
   int keep;
 } whole_opts;
 
-void tern_bench_whole_usage(FILE *out) {
-  fprintf(out,
-          "tern-bench whole [options]   warm whole-process lookups: `tern get DIR -` vs lmdb-get\n"
-          "  --docs N         keys indexed (1000000; a file's keys: at most N)\n"
-          "  --keys SHAPE     as tern-bench pk (random)\n"
-          "  --values BYTES   value size (4)\n"
-          "  --lookups N      keys per process (1000000; sampled with repeats past the set)\n"
-          "  --runs R         processes per side and key list; medians (5)\n"
-          "  --tern PATH      the tern tool (next to tern-bench)\n"
-          "  --dir PATH       parent of the scratch directory (/var/tmp)\n"
-          "  --seed S         key seed\n"
-          "  --keep           keep the scratch directory\n");
-}
+#define WHOLE_OPT(field) offsetof(whole_opts, field)
+static const bench_opt k_whole_opts[] = {
+    BENCH_U64("docs", WHOLE_OPT(docs), "N", "1000000", 1, UINT32_MAX - 1,
+              "keys indexed (a file's keys: at most N)"),
+    BENCH_CUSTOM("keys", WHOLE_OPT(spec), bench_opt_key_spec, "SHAPE", "random",
+                 "as tern-bench pk"),
+    BENCH_U64("values", WHOLE_OPT(values), "BYTES", "4", 1, 1u << 20, "value size"),
+    BENCH_U64("lookups", WHOLE_OPT(lookups), "N", "1000000", 1, 0,
+              "keys per process (sampled with repeats past the set)"),
+    BENCH_U64("runs", WHOLE_OPT(runs), "R", "5", 1, 0,
+              "processes per side and key list, alternating\n"
+              "which side goes first; medians"),
+    BENCH_STR("tern", WHOLE_OPT(tern), "PATH", NULL, "the tern tool (next to tern-bench)"),
+    BENCH_SCRATCH_DIR(WHOLE_OPT(parent)),
+    BENCH_U64("seed", WHOLE_OPT(seed), "S", "0x77686f6c65" /* "whole" */, 0, 0, "key seed"),
+    BENCH_FLAG("keep", WHOLE_OPT(keep), 1, 0, "keep the scratch directory"),
+};
 
-static int whole_parse(whole_opts *o, int argc, char **argv) {
-  static const struct option lo[] = {{"docs", 1, 0, 'n'},   {"keys", 1, 0, 'k'},
-                                     {"values", 1, 0, 'V'}, {"lookups", 1, 0, 'l'},
-                                     {"runs", 1, 0, 'r'},   {"tern", 1, 0, 't'},
-                                     {"dir", 1, 0, 'd'},    {"seed", 1, 0, 's'},
-                                     {"keep", 0, 0, 'K'},   {"help", 0, 0, 'h'},
-                                     {0, 0, 0, 0}};
-  *o = (whole_opts){.spec = {BENCH_KEYS_RANDOM, NULL}, .docs = 1000000, .values = 4,
-                    .lookups = 1000000, .runs = 5, .seed = WHOLE_SEED, .parent = "/var/tmp"};
-  optind = 1;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-    int bad = 0;
-    switch (ch) {
-    case 'n': bad = bench_parse_u64(optarg, &o->docs) || o->docs == 0 || o->docs >= UINT32_MAX; break;
-    case 'k': bad = bench_key_spec_parse(optarg, &o->spec); break;
-    case 'V': bad = bench_parse_u64(optarg, &o->values) || o->values < 1 || o->values > (1u << 20); break;
-    case 'l': bad = bench_parse_u64(optarg, &o->lookups) || o->lookups == 0; break;
-    case 'r': bad = bench_parse_u64(optarg, &o->runs) || o->runs == 0 || o->runs > WHOLE_RUNS_MAX; break;
-    case 't': o->tern = optarg; break;
-    case 'd': o->parent = optarg; break;
-    case 's': bad = bench_parse_u64(optarg, &o->seed); break;
-    case 'K': o->keep = 1; break;
-    case 'h': tern_bench_whole_usage(stdout); return 1;
-    default: bad = 1;
-    }
-    if (bad) {
-      tern_bench_whole_usage(stderr);
-      return -1;
-    }
-  }
-  return 0;
-}
+static const bench_cmd k_whole_cmd =
+    BENCH_CMD("whole", "[options]", "warm whole-process lookups: `tern get DIR -` vs lmdb-get",
+              k_whole_opts, whole_opts, NULL);
+
+void tern_bench_whole_usage(FILE *out) { bench_opts_usage(&k_whole_cmd, out); }
 
 /* A printable value of doc: its id in decimal, then letters. */
 static void printable_value(uint8_t *out, uint32_t doc, size_t vbytes) {
@@ -215,7 +206,8 @@ static int write_keys(const char *path, const bench_keys *k, const uint32_t *idx
 /* posix_spawn, not fork: a fork copies the page tables of this process,
  * which holds the key set (hundreds of MB at 10M keys), and that copy
  * would be timed as the child's cost. */
-int bench_run_process(char *const *argv, const char *in, const char *out, double *s) {
+int bench_run_process_io(char *const *argv, const char *in, const char *out, double *s,
+                         double *read_bytes) {
   posix_spawn_file_actions_t fa;
   if (posix_spawn_file_actions_init(&fa) != 0) return -1;
   int rc = posix_spawn_file_actions_addopen(&fa, 0, in, O_RDONLY, 0) ||
@@ -227,9 +219,16 @@ int bench_run_process(char *const *argv, const char *in, const char *out, double
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return -1;
   int st;
-  if (waitpid(pid, &st, 0) < 0) return -1;
+  struct rusage ru;
+  if (wait4(pid, &st, 0, &ru) < 0) return -1;
   *s = bench_now() - t0;
+  *read_bytes = (double)ru.ru_inblock * 512.0;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int bench_run_process(char *const *argv, const char *in, const char *out, double *s) {
+  double bytes;
+  return bench_run_process_io(argv, in, out, s, &bytes);
 }
 
 static int files_equal(const char *a, const char *b) {
@@ -261,42 +260,54 @@ typedef struct whole_env {
   char in[2][4096], out[2][4096];
 } whole_env;
 
-/* Times R processes of each side on key list `which` (0 present, 1
- * absent); ns per key in ns[side][run].  want: the exit status expected. */
-static int time_sides(const whole_opts *o, whole_env *w, int which, int want,
-                      double ns[2][WHOLE_RUNS_MAX]) {
+typedef struct whole_run {
+  const whole_opts *o;
+  whole_env *w;
+} whole_run;
+
+/* ns per key of one process of `side` (0 tern get, 1 lmdb-get) on key list
+ * `which` (0 present: every key found, exit 0; 1 absent: exit 1).  The
+ * first present round keeps both outputs, to be compared. */
+static double time_side(void *ctx, size_t side, size_t which, size_t round) {
+  whole_run *x = ctx;
+  whole_env *w = x->w;
   char *targv[] = {w->tern, "get", w->tdir, "-", NULL};
   char *largv[] = {w->self, "lmdb-get", w->ldir, NULL};
-  for (size_t r = 0; r < o->runs; r++) {
-    for (int side = 0; side < 2; side++) {
-      double s = 0;
-      const char *out = r == 0 && which == 0 ? w->out[side] : "/dev/null";
-      int st = bench_run_process(side ? largv : targv, w->in[which], out, &s);
-      if (st != want) {
-        bench_log("whole: %s exited %d (expected %d)", side ? "lmdb-get" : "tern get", st, want);
-        return -1;
-      }
-      ns[side][r] = s * 1e9 / (double)o->lookups;
-    }
-  }
-  if (which == 0 && !files_equal(w->out[0], w->out[1])) {
-    bench_log("whole: the outputs of tern get and lmdb-get differ (%s, %s)", w->out[0], w->out[1]);
+  const char *out = round == 0 && which == 0 ? w->out[side] : "/dev/null";
+  double s = 0;
+  int st = bench_run_process(side ? largv : targv, w->in[which], out, &s);
+  if (st != (int)which) {
+    bench_log("whole: %s exited %d (expected %d)", side ? "lmdb-get" : "tern get", st, (int)which);
     return -1;
   }
-  return 0;
+  return s * 1e9 / (double)x->o->lookups;
 }
 
-static void report_sides(const char *what, size_t runs, double ns[2][WHOLE_RUNS_MAX]) {
-  double t[WHOLE_RUNS_MAX], l[WHOLE_RUNS_MAX], q[WHOLE_RUNS_MAX];
-  for (size_t r = 0; r < runs; r++) {
-    t[r] = ns[0][r];
-    l[r] = ns[1][r];
-    q[r] = ns[1][r] / ns[0][r];
-  }
-  bench_summary a = bench_summarize(t, runs), b = bench_summarize(l, runs),
-                c = bench_summarize(q, runs);
+static void report_sides(const char *what, const bench_rounds *r, size_t which) {
+  bench_summary c = bench_rounds_ratios(r, which, 1, 0);
   printf("  %-8s tern get %7.1f ns/key  lmdb-get %7.1f ns/key  LMDB/tern %.2fx (%.2f .. %.2f)\n",
-         what, a.median, b.median, c.median, c.min, c.max);
+         what, bench_rounds_median(r, 0, which), bench_rounds_median(r, 1, which), c.median, c.min,
+         c.max);
+}
+
+/* Times both sides on both key lists and reports. */
+static int whole_measure(const whole_opts *o, whole_env *w, const bench_keys *k) {
+  whole_run x = {o, w};
+  bench_rounds r = {.contenders = 2, .measures = 2, .rounds = (size_t)o->runs};
+  int rc = bench_rounds_run(&r, time_side, NULL, &x);
+  if (rc == 0 && !files_equal(w->out[0], w->out[1])) {
+    bench_log("whole: the outputs of tern get and lmdb-get differ (%s, %s)", w->out[0], w->out[1]);
+    rc = -1;
+  }
+  if (rc == 0) {
+    printf("bytes: tern %.2f B/key, lmdb %.2f B/key\n",
+           (double)bench_dir_bytes(w->tdir) / (double)k->n,
+           (double)bench_dir_bytes(w->ldir) / (double)k->n);
+    report_sides("present", &r, 0);
+    report_sides("absent", &r, 1);
+  }
+  bench_rounds_free(&r);
+  return rc;
 }
 
 static int whole_build(const whole_opts *o, whole_env *w, const char *dir, bench_keys *k) {
@@ -323,27 +334,34 @@ static int whole_build(const whole_opts *o, whole_env *w, const char *dir, bench
   return 0;
 }
 
+/* The tools' paths and the scratch directory's files; the directory
+ * (malloc'd), or NULL. */
+static char *whole_env_init(whole_env *w, const whole_opts *o) {
+  if (o->tern)
+    snprintf(w->tern, sizeof w->tern, "%s", o->tern);
+  else
+    bench_default_tern(w->tern, sizeof w->tern);
+  ssize_t sn = readlink("/proc/self/exe", w->self, sizeof w->self - 1);
+  if (sn <= 0) return NULL;
+  w->self[sn] = 0;
+  char *dir = bench_mkdtemp(o->parent, "tern-whole");
+  if (!dir) return NULL;
+  bench_path(w->tdir, sizeof w->tdir, dir, "tern");
+  bench_path(w->ldir, sizeof w->ldir, dir, "lmdb");
+  bench_path(w->in[0], sizeof w->in[0], dir, "present.keys");
+  bench_path(w->in[1], sizeof w->in[1], dir, "absent.keys");
+  bench_path(w->out[0], sizeof w->out[0], dir, "tern.out");
+  bench_path(w->out[1], sizeof w->out[1], dir, "lmdb.out");
+  return dir;
+}
+
 int tern_bench_whole(int argc, char **argv) {
   whole_opts o;
-  int prc = whole_parse(&o, argc, argv);
-  if (prc) return prc < 0 ? 2 : 0;
-  char cmd[1024], machine[256];
-  bench_cmdline(cmd, sizeof cmd, argc, argv, "tern-bench");
-  bench_machine(machine, sizeof machine);
+  int prc = bench_opts_parse(&k_whole_cmd, &o, argc, argv);
+  if (prc) return bench_opts_exit(prc);
   static whole_env w;
-  if (o.tern) snprintf(w.tern, sizeof w.tern, "%s", o.tern);
-  else bench_default_tern(w.tern, sizeof w.tern);
-  ssize_t sn = readlink("/proc/self/exe", w.self, sizeof w.self - 1);
-  if (sn <= 0) return 1;
-  w.self[sn] = 0;
-  char *dir = bench_mkdtemp(o.parent, "tern-whole");
+  char *dir = whole_env_init(&w, &o);
   if (!dir) return 1;
-  bench_path(w.tdir, sizeof w.tdir, dir, "tern");
-  bench_path(w.ldir, sizeof w.ldir, dir, "lmdb");
-  bench_path(w.in[0], sizeof w.in[0], dir, "present.keys");
-  bench_path(w.in[1], sizeof w.in[1], dir, "absent.keys");
-  bench_path(w.out[0], sizeof w.out[0], dir, "tern.out");
-  bench_path(w.out[1], sizeof w.out[1], dir, "lmdb.out");
   bench_keys k = {0}, a = {0};
   uint32_t *pi = malloc(o.lookups * sizeof *pi), *ai = malloc(o.lookups * sizeof *ai);
   int ret = 1;
@@ -353,11 +371,12 @@ int tern_bench_whole(int argc, char **argv) {
     bench_log("whole: keys: %s", strerror(-krc));
     goto out;
   }
-  printf("# %s\n# %s\n# keys %s%s%s: %zu, mean %.1f bytes; values %llu bytes; %llu keys per "
+  bench_print_header(argc, argv);
+  printf("# keys %s%s%s: %zu, mean %.1f bytes; values %llu bytes; %llu keys per "
          "process, %llu runs, warm\n",
-         cmd, machine, bench_key_shape_name(o.spec.shape), o.spec.path ? ":" : "",
-         o.spec.path ? o.spec.path : "", k.n, bench_keys_mean_len(&k),
-         (unsigned long long)o.values, (unsigned long long)o.lookups, (unsigned long long)o.runs);
+         bench_key_shape_name(o.spec.shape), o.spec.path ? ":" : "", o.spec.path ? o.spec.path : "",
+         k.n, bench_keys_mean_len(&k), (unsigned long long)o.values, (unsigned long long)o.lookups,
+         (unsigned long long)o.runs);
   if (whole_build(&o, &w, dir, &k) != 0) goto out;
   bench_rng rng;
   bench_rng_init(&rng, o.seed ^ 0x100cull);
@@ -365,12 +384,7 @@ int tern_bench_whole(int argc, char **argv) {
       write_keys(w.in[0], &k, pi, (size_t)o.lookups) || write_keys(w.in[1], &a, ai, (size_t)o.lookups))
     goto out;
   bench_warm_dir(dir);
-  static double ns[2][2][WHOLE_RUNS_MAX];
-  if (time_sides(&o, &w, 0, 0, ns[0]) != 0 || time_sides(&o, &w, 1, 1, ns[1]) != 0) goto out;
-  printf("bytes: tern %.2f B/key, lmdb %.2f B/key\n", (double)bench_dir_bytes(w.tdir) / (double)k.n,
-         (double)bench_dir_bytes(w.ldir) / (double)k.n);
-  report_sides("present", (size_t)o.runs, ns[0]);
-  report_sides("absent", (size_t)o.runs, ns[1]);
+  if (whole_measure(&o, &w, &k) != 0) goto out;
   ret = 0;
 out:
   bench_keys_free(&k);

@@ -85,10 +85,15 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
  * returns -1. */
 int cli_parse_u32(const char *cmd, const char *opt, const char *arg, uint32_t max, uint32_t *out);
 
+/* size.c: "512M", "1G", "300000000" (K, M, G: powers of 1024) as bytes;
+ * 0, or -1 when malformed (nothing reported). */
+int cli_parse_size(const char *arg, uint64_t *out);
+
 /* The options an index is created with, and which the user gave. */
 typedef struct cli_create_opts {
   tern_options opts;
   int given_threshold, given_inline, given_bloom;
+  unsigned open_flags; /* added to tern_open's (0 unless the command sets them) */
 } cli_create_opts;
 /* The long options of creation, for the option tables of create and import. */
 #define CLI_CREATE_LONGOPTS                                                                        \

@@ -23,6 +23,7 @@ typedef struct import_run {
   const char *file; /* NULL for standard input */
   int fd;
   int dry_run, quiet;
+  uint64_t memory; /* --memory; 0: the default (memory_bound) */
   cli_create_opts co;
   tsv_reader rd;
   tsv_doc doc;
@@ -33,6 +34,19 @@ typedef struct import_run {
 } import_run;
 
 enum { READ_BUFFER = 4 << 20, PROGRESS_EVERY = 1 << 14 };
+
+/* The transaction's memory bound: --memory, else the input's size (a
+ * regular file's; 1 GiB for a pipe), within MEMORY_MIN and MEMORY_PIPE: with the
+ * process's fixed buffers, the import's peak stays within twice a file's
+ * size and never grows past the bound with the input. */
+#define MEMORY_MIN ((uint64_t)32 << 20)
+#define MEMORY_PIPE ((uint64_t)1 << 30)
+static uint64_t memory_bound(const import_run *r, uint64_t size) {
+  if (r->memory) return r->memory;
+  uint64_t m = size ? size : MEMORY_PIPE;
+  if (m > MEMORY_PIPE) m = MEMORY_PIPE;
+  return m < MEMORY_MIN ? MEMORY_MIN : m;
+}
 
 /* Reports a failed put: an argument the engine refused is the line's fault
  * (say which line); anything else is the index's. */
@@ -82,12 +96,19 @@ static void print_summary(const import_run *r) {
 }
 
 /* Opens the index and the transaction, imports, commits. */
-static int import_into_index(import_run *r) {
+static int import_into_index(import_run *r, uint64_t size) {
   tern_index *idx;
   int absent, fresh = cli_dir_is_new(r->dir, &absent);
   if (cli_open_create(&idx, r->dir, &r->co)) return CLI_FAIL;
   int st = tern_txn_begin(&r->txn, idx, TERN_TXN_BULK);
   if (st) return cli_close(idx, r->dir, cli_fail(r->dir, st));
+  st = tern_txn_set_memory(r->txn, memory_bound(r, size));
+  if (st) {
+    int rc = cli_fail(r->dir, st); /* before tern_abort, which clears the message */
+    tern_abort(r->txn);
+    r->txn = NULL;
+    return cli_close(idx, r->dir, rc);
+  }
   if (!r->quiet) tern_txn_set_progress(r->txn, progress_commit, &r->prog); /* phase times */
   int rc = import_lines(r);
   if (rc == CLI_OK) {
@@ -118,7 +139,7 @@ static int run_import(import_run *r) {
     rc = import_lines(r);
     progress_end(&r->prog);
   } else {
-    rc = import_into_index(r);
+    rc = import_into_index(r, size);
   }
   if (r->prog.ticking) progress_end(&r->prog); /* a failure before the commit */
   if (rc == CLI_OK && !r->quiet) print_summary(r);
@@ -132,18 +153,27 @@ int cmd_import(int argc, char **argv) {
       CLI_CREATE_LONGOPTS,
       {"dry-run", no_argument, NULL, 'n'},
       {"quiet", no_argument, NULL, 'q'},
+      {"memory", required_argument, NULL, 'm'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   import_run r;
   memset(&r, 0, sizeof r);
   cli_create_opts_init(&r.co);
+  /* The merges that spilled segments make due read them by pread: through
+   * the mapping, every page read would stay in the process's resident
+   * set, up to the size of the index. */
+  r.co.open_flags = TERN_PREAD;
   int c;
   while ((c = cli_getopt(argc, argv, ":nqh", longopts)) != -1) {
     switch (c) {
     case 'h': return cli_help("import");
     case 'n': r.dry_run = 1; break;
     case 'q': r.quiet = 1; break;
+    case 'm':
+      if (cli_parse_size(optarg, &r.memory) || r.memory < MEMORY_MIN)
+        return cli_usage_error("import", "--memory '%s': a size of 32M or more wanted", optarg);
+      break;
     case '?': return CLI_FAIL;
     default:
       if (cli_create_option(&r.co, "import", c, optarg)) return CLI_FAIL;

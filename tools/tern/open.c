@@ -44,7 +44,7 @@ static int options_conflict(const char *dir, const cli_create_opts *co, const te
 }
 
 int cli_open_create(tern_index **out, const char *dir, const cli_create_opts *co) {
-  int st = tern_open(out, dir, TERN_CREATE | TERN_FOREGROUND, &co->opts);
+  int st = tern_open(out, dir, TERN_CREATE | TERN_FOREGROUND | co->open_flags, &co->opts);
   if (st) return cli_fail(dir, st), st;
   tern_options have;
   st = tern_get_options(*out, &have);

@@ -61,6 +61,11 @@ static const usage k_usages[] = {
      "  --inline-max BYTES  values up to BYTES are stored in the key's entry\n"
      "                      (0-1024; 64)\n"
      "  --bloom-bits N      membership filter bits per key (0-64; 10; 0 = none)\n"
+     "  --memory BYTES      bound the transaction's memory (K, M, G suffixes; at\n"
+     "                      least 32M; default: FILE's size within 32M-1G, 1G\n"
+     "                      for a pipe): past it, the documents read so far\n"
+     "                      are written as a segment and freed, still one\n"
+     "                      transaction\n"
      "  -n, --dry-run       parse and check the input only; DIR is not touched\n"
      "  -q, --quiet         no progress bar and no summary line\n"
      "  -h, --help          this text\n"},

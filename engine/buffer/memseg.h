@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memseg.h — documents held in memory in key order, looked up like a
+ * segment: the view of the write buffer a snapshot reads, and the
+ * documents of a bulk transaction before they become a segment.
+ *
+ * Each document is its key and its record bytes (engine/format/catalog_schema.h); doc id =
+ * rank of the key, as in the segments tern writes.  The inverted index of
+ * the secondary terms (field -> term -> doc ids) is built on first need,
+ * once, under a lock, and is immutable afterwards, so a memseg shared by
+ * snapshots is safe for many threads.
+ *
+ * The buffer view is layered (memseg_runs.c): immutable sorted runs shared
+ * with the views of earlier commits, looked up newest first; the flat
+ * rank-ordered array (docs) is merged from them on first need, like the
+ * inverted index.  Code that walks docs by rank calls tern_memseg_flat
+ * first; tern_memseg_find and tern_memseg_value need no flat array.
+ */
+#ifndef TERN_ENGINE_MEMSEG_H
+#define TERN_ENGINE_MEMSEG_H
+
+#include "engine/util/arena.h"
+#include "engine/buffer/keymap.h"
+#include "engine/util/sort.h"
+#include "tern.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct tern_mdoc {
+  tern_keyref key;    /* key.aux: length of the record */
+  const uint8_t *doc; /* document record; NULL marks a deletion (transaction ops) */
+} tern_mdoc;
+
+typedef struct tern_mterm {
+  tern_keyref term; /* term.aux: number of docs */
+  const uint32_t *docs;
+} tern_mterm;
+
+typedef struct tern_mfield {
+  const uint8_t *name;
+  size_t len;
+  size_t nterms;
+  tern_mterm *terms; /* ascending */
+} tern_mfield;
+
+typedef struct tern_minv {
+  size_t nfields;
+  tern_mfield *fields; /* ascending by name */
+  tern_mterm *term_pool;
+  uint32_t *doc_pool;
+} tern_minv;
+
+/* One sorted run of a layered buffer view (memseg_runs.c): immutable once
+ * built, shared by every view that holds it.  doc NULL marks a key the
+ * buffer lost (it shadows older runs); the oldest run has none. */
+typedef struct tern_mrun {
+  atomic_uint refs;
+  size_t n;
+  tern_mdoc *docs; /* ascending, unique keys */
+  tern_arena arena; /* the bytes they point to */
+  tern_keymap index; /* key -> position, in runs of TERN_MRUN_INDEXED docs or more */
+} tern_mrun;
+/* Runs this large get a hash index: a get then costs one probe per run,
+ * present or absent, instead of a binary search whose every step misses
+ * the cache (smaller runs are searched in cache anyway). */
+#define TERN_MRUN_INDEXED 64u
+
+typedef struct tern_memseg {
+  size_t n;              /* documents (layered: live keys over all runs) */
+  tern_mdoc *docs;       /* ascending, unique keys, no deletions; layered: built by
+                            tern_memseg_flat on first need */
+  tern_arena arena;      /* bytes the docs point to, when the memseg owns them */
+  uint64_t stored_bytes; /* buffer view: LMDB bytes (keys + values) it mirrors */
+  size_t nruns;          /* 0: flat (docs set at creation) */
+  tern_mrun **runs;      /* layered: oldest first, newest shadows older */
+  int docs_alias;        /* docs is runs[0]->docs (one run): not freed here */
+  atomic_int flat;       /* docs is valid */
+  pthread_mutex_t mu;
+  _Atomic(tern_minv *) inv;
+} tern_memseg;
+
+/* An empty memseg; the caller sets docs (malloc'd, owned) and n. */
+int tern_memseg_new(tern_memseg **out);
+void tern_memseg_free(tern_memseg *m);
+/* A handle of `key` for tern_memseg_value, or -1: its rank in a flat
+ * memseg; in a layered one a position in a run (TERN_MEMSEG_HANDLE set),
+ * found without building the flat array. */
+ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen);
+/* The same, given the key's tern_filter_hash (a get hashes a key once). */
+ptrdiff_t tern_memseg_find_hashed(const tern_memseg *m, const void *key, size_t klen,
+                                  uint64_t hash);
+/* Binary search of docs[0..n), ascending unique keys: the index, or -1. */
+ptrdiff_t tern_mdocs_find(const tern_mdoc *docs, size_t n, const void *key, size_t klen);
+#define TERN_MEMSEG_HANDLE ((size_t)1 << 62)
+/* The value of doc i (a rank) or of a handle from tern_memseg_find. */
+int tern_memseg_value(const tern_memseg *m, size_t i, tern_slice *val);
+
+/* ---- memseg_runs.c: layered buffer views, handed from commit to commit */
+/* An empty run with room for cap docs; tern_mrun_push appends a copy of
+ * one (in key order; the caller keeps r->n <= cap). */
+int tern_mrun_new(size_t cap, tern_mrun **out);
+int tern_mrun_push(tern_mrun *r, const tern_mdoc *d);
+void tern_mrun_put(tern_mrun *r);
+/* The view `prev` with `run` on top (consumed, may be NULL: prev's runs
+ * only; prev NULL: run alone, which then marks no lost keys); n and stored_bytes are the new totals.  Runs
+ * are merged so that each is more than twice the size of the next newer,
+ * keeping O(log n) runs at amortized O(log n) copies per document. */
+int tern_memseg_layer(const tern_memseg *prev, tern_mrun *run, size_t n, uint64_t stored_bytes,
+                      tern_memseg **out);
+/* A commit merges runs only while the merge holds at most this many
+ * documents; the background worker merges the older runs of the newest
+ * view into one (the two calls below) when there are many. */
+#define TERN_MRUN_MERGE_MAX 1024
+/* The live docs of m's oldest k runs as one run (newest wins), fit to be
+ * the bottom run of a view. */
+int tern_mruns_merge(const tern_memseg *m, size_t k, tern_mrun **out);
+/* The view m with its oldest k runs replaced by `merged` (consumed), the
+ * same documents. */
+int tern_memseg_rebottom(const tern_memseg *m, size_t k, tern_mrun *merged, tern_memseg **out);
+/* A one-run layered view made of a flat memseg (consumed, also on failure). */
+int tern_memseg_layered(tern_memseg *flat, tern_memseg **out);
+/* Makes docs valid (ranks) in a layered memseg; thread-safe, once. */
+int tern_memseg_flat(const tern_memseg *m);
+ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t klen, uint64_t hash);
+/* The inverted index, built on first call. */
+int tern_memseg_inv(tern_memseg *m, const tern_minv **out);
+const tern_mfield *tern_minv_field(const tern_minv *inv, const void *name, size_t len);
+const tern_mterm *tern_minv_term(const tern_mfield *f, const void *term, size_t len);
+
+/* Writes the secondary fields of the documents to an open segment writer
+ * (after its unique field). */
+struct tern_segw;
+int tern_memseg_write_fields(tern_memseg *m, struct tern_segw *w, const tern_options *o);
+/* Writes the documents as segment `name` in `dir` with the index options;
+ * segid receives the new segment's id. */
+int tern_memseg_write(tern_memseg *m, const char *dir, const char *name, const tern_options *o,
+                      uint8_t *segid);
+
+/* The pulsing threshold of field `name` under options `o`. */
+uint32_t tern_options_threshold(const tern_options *o, const uint8_t *name, size_t len);
+
+/* Byte order of two keys (shorter first on a common prefix). */
+static inline int tern_key_cmp(const void *a, size_t alen, const void *b, size_t blen) {
+  size_t n = alen < blen ? alen : blen;
+  int c = n ? memcmp(a, b, n) : 0;
+  if (c) return c;
+  return (alen > blen) - (alen < blen);
+}
+
+#endif

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memseg_runs.c — the layered buffer view (memseg.h): sorted immutable
+ * runs, newest last, shared between the views of successive commits.
+ *
+ * A commit adds one run of the keys it put into or took out of the buffer
+ * on top of the previous view's runs, so opening a snapshot after a commit
+ * costs the commit's own keys plus amortized merging, not a copy and sort
+ * of the whole buffer.  Point lookups search the runs newest first; the
+ * flat rank-ordered array that cursors, the inverted index and flushes
+ * need is merged once per view, on first need.
+ */
+#include "engine/buffer/memseg.h"
+
+#include "codec/status.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int run_alloc(size_t n, tern_mrun **out) {
+  *out = NULL; /* defined on failure too */
+  tern_mrun *r = calloc(1, sizeof *r);
+  if (r) r->docs = malloc((n ? n : 1) * sizeof *r->docs);
+  if (!r || !r->docs) {
+    free(r);
+    return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  }
+  atomic_init(&r->refs, 1);
+  tern_arena_init(&r->arena);
+  tern_keymap_init(&r->index);
+  *out = r;
+  return TERN_OK;
+}
+
+void tern_mrun_put(tern_mrun *r) {
+  if (!r || atomic_fetch_sub(&r->refs, 1) != 1) return;
+  tern_arena_free(&r->arena);
+  tern_keymap_free(&r->index);
+  free(r->docs);
+  free(r);
+}
+
+/* Appends a copy of d (key and record bytes) to r. */
+static int run_push(tern_mrun *r, const tern_mdoc *d) {
+  size_t dlen = d->doc ? d->key.aux : 0;
+  uint8_t *p = tern_arena_alloc(&r->arena, d->key.len + dlen);
+  if (!p) return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  memcpy(p, d->key.p, d->key.len);
+  if (dlen) memcpy(p + d->key.len, d->doc, dlen);
+  r->docs[r->n++] = (tern_mdoc){{p, d->key.len, (uint32_t)dlen}, d->doc ? p + d->key.len : NULL};
+  return TERN_OK;
+}
+
+int tern_mrun_new(size_t cap, tern_mrun **out) { return run_alloc(cap, out); }
+
+int tern_mrun_push(tern_mrun *r, const tern_mdoc *d) { return run_push(r, d); }
+
+/* Gives a complete run of TERN_MRUN_INDEXED docs or more its hash index
+ * (runs are immutable once complete).  Without memory for it the run is
+ * binary-searched instead. */
+static void run_index(tern_mrun *r) {
+  if (r->n < TERN_MRUN_INDEXED || r->index.cap) return;
+  if (tern_keymap_build(&r->index, r->docs, r->n) != TERN_OK) tern_keymap_init(&r->index);
+}
+
+static int doc_cmp(const tern_mdoc *a, const tern_mdoc *b) {
+  return tern_key_cmp(a->key.p, a->key.len, b->key.p, b->key.len);
+}
+
+/* Merges older run a and newer run b (b wins on equal keys); bottom: the
+ * result is the oldest run, so lost keys need no marks. */
+static int run_merge(const tern_mrun *a, const tern_mrun *b, int bottom, tern_mrun **out) {
+  tern_mrun *r;
+  TERN_TRY(run_alloc(a->n + b->n, &r));
+  size_t i = 0, j = 0;
+  int rc = TERN_OK;
+  while (rc == TERN_OK && (i < a->n || j < b->n)) {
+    const tern_mdoc *d;
+    if (j == b->n) {
+      d = &a->docs[i++];
+    } else if (i == a->n) {
+      d = &b->docs[j++];
+    } else {
+      int c = doc_cmp(&a->docs[i], &b->docs[j]);
+      d = c < 0 ? &a->docs[i++] : &b->docs[j++];
+      if (c == 0) i++;
+    }
+    if (d->doc || !bottom) rc = run_push(r, d);
+  }
+  if (rc != TERN_OK) {
+    tern_mrun_put(r);
+    return rc;
+  }
+  *out = r;
+  return TERN_OK;
+}
+
+/* Merges the newest runs while one is not more than twice the next newer
+ * and the merge stays small (TERN_MRUN_MERGE_MAX): larger merges are the
+ * background worker's (tern_mruns_merge), so that no commit pays O(n). */
+static int runs_balance(tern_mrun **runs, size_t *nruns) {
+  while (*nruns >= 2 && runs[*nruns - 2]->n <= 2 * runs[*nruns - 1]->n &&
+         runs[*nruns - 2]->n + runs[*nruns - 1]->n <= TERN_MRUN_MERGE_MAX) {
+    tern_mrun *m = NULL;
+    TERN_TRY(run_merge(runs[*nruns - 2], runs[*nruns - 1], *nruns == 2, &m));
+    tern_mrun_put(runs[*nruns - 2]);
+    tern_mrun_put(runs[*nruns - 1]);
+    runs[*nruns - 2] = m;
+    (*nruns)--;
+  }
+  return TERN_OK;
+}
+
+/* A view over runs[0..nruns) (references owned); one run is its own flat array. */
+static int view_of(tern_mrun **runs, size_t nruns, size_t n, uint64_t stored, tern_memseg **out) {
+  tern_memseg *m;
+  int rc = tern_memseg_new(&m);
+  if (rc != TERN_OK) {
+    for (size_t i = 0; i < nruns; i++)
+      tern_mrun_put(runs[i]);
+    free(runs);
+    return rc;
+  }
+  m->runs = runs;
+  m->nruns = nruns;
+  m->n = n;
+  m->stored_bytes = stored;
+  if (nruns == 1) {
+    m->docs = runs[0]->docs;
+    m->docs_alias = 1;
+  }
+  atomic_store(&m->flat, nruns <= 1);
+  *out = m;
+  return TERN_OK;
+}
+
+int tern_memseg_layer(const tern_memseg *prev, tern_mrun *run, size_t n, uint64_t stored_bytes,
+                      tern_memseg **out) {
+  size_t np = prev ? prev->nruns : 0;
+  tern_mrun **runs = malloc((np + 1) * sizeof *runs);
+  if (!runs) {
+    tern_mrun_put(run);
+    return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  }
+  for (size_t i = 0; i < np; i++) {
+    runs[i] = prev->runs[i];
+    atomic_fetch_add(&runs[i]->refs, 1);
+  }
+  size_t nruns = np;
+  if (run) runs[nruns++] = run;
+  int rc = runs_balance(runs, &nruns);
+  /* The one run not shared with prev's view yet: the new run, or what
+   * balancing merged it into. */
+  if (rc == TERN_OK && run) run_index(runs[nruns - 1]);
+  if (rc == TERN_OK && nruns == 1 && runs[0]->n != n)
+    rc = tern_fail(TERN_ECORRUPT, "buffer view: %zu documents, %zu expected", runs[0]->n, n);
+  if (rc != TERN_OK) {
+    for (size_t i = 0; i < nruns; i++)
+      tern_mrun_put(runs[i]);
+    free(runs);
+    return rc;
+  }
+  return view_of(runs, nruns, n, stored_bytes, out);
+}
+
+int tern_memseg_layered(tern_memseg *flat, tern_memseg **out) {
+  tern_mrun *r = calloc(1, sizeof *r);
+  if (!r) return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  atomic_init(&r->refs, 1);
+  r->n = flat->n;
+  r->docs = flat->docs;
+  r->arena = flat->arena; /* moved: flat keeps nothing */
+  tern_arena_init(&flat->arena);
+  flat->docs = NULL;
+  flat->n = 0;
+  uint64_t stored = flat->stored_bytes;
+  tern_memseg_free(flat);
+  return tern_memseg_layer(NULL, r, r->n, stored, out);
+}
+
+static ptrdiff_t run_find(const tern_mrun *r, const void *key, size_t klen, uint64_t hash) {
+  if (r->index.cap) return (ptrdiff_t)tern_keymap_find(&r->index, r->docs, key, klen, hash);
+  return tern_mdocs_find(r->docs, r->n, key, klen);
+}
+
+ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t klen, uint64_t hash) {
+  /* Each indexed run's slot is a cache miss: fetched together first. */
+  for (size_t r = m->nruns; r-- > 0;)
+    tern_keymap_prefetch(&m->runs[r]->index, hash);
+  for (size_t r = m->nruns; r-- > 0;) {
+    ptrdiff_t i = run_find(m->runs[r], key, klen, hash);
+    if (i < 0) continue;
+    if (!m->runs[r]->docs[i].doc) return -1;
+    return (ptrdiff_t)(TERN_MEMSEG_HANDLE | ((size_t)r << 32) | (size_t)i);
+  }
+  return -1;
+}
+
+/* The live docs of all runs in key order (newest wins). */
+static int flatten(tern_memseg *m) {
+  tern_mdoc *out = malloc((m->n ? m->n : 1) * sizeof *out);
+  size_t *pos = calloc(m->nruns, sizeof *pos);
+  if (!out || !pos) {
+    free(out);
+    free(pos);
+    return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  }
+  size_t k = 0;
+  int rc = TERN_OK;
+  for (;;) {
+    const tern_mdoc *best = NULL;
+    for (size_t r = 0; r < m->nruns; r++) { /* newer runs later: >= keeps the newest */
+      const tern_mrun *run = m->runs[r];
+      if (pos[r] < run->n && (!best || doc_cmp(&run->docs[pos[r]], best) <= 0))
+        best = &run->docs[pos[r]];
+    }
+    if (!best) break;
+    for (size_t r = 0; r < m->nruns; r++) {
+      const tern_mrun *run = m->runs[r];
+      if (pos[r] < run->n && doc_cmp(&run->docs[pos[r]], best) == 0) pos[r]++;
+    }
+    if (!best->doc) continue;
+    if (k == m->n) {
+      rc = tern_fail(TERN_ECORRUPT, "buffer view: more than %zu documents", m->n);
+      break;
+    }
+    out[k++] = *best;
+  }
+  if (rc == TERN_OK && k != m->n)
+    rc = tern_fail(TERN_ECORRUPT, "buffer view: %zu documents, %zu expected", k, m->n);
+  free(pos);
+  if (rc != TERN_OK) {
+    free(out);
+    return rc;
+  }
+  m->docs = out;
+  return TERN_OK;
+}
+
+int tern_memseg_flat(const tern_memseg *cm) {
+  tern_memseg *m = (tern_memseg *)cm; /* the flat array is a cache of the runs */
+  if (atomic_load_explicit(&m->flat, memory_order_acquire)) return TERN_OK;
+  pthread_mutex_lock(&m->mu);
+  int rc = atomic_load_explicit(&m->flat, memory_order_relaxed) ? TERN_OK : flatten(m);
+  if (rc == TERN_OK) atomic_store_explicit(&m->flat, 1, memory_order_release);
+  pthread_mutex_unlock(&m->mu);
+  return rc;
+}
+
+int tern_mruns_merge(const tern_memseg *m, size_t k, tern_mrun **out) {
+  *out = NULL;
+  size_t total = 0;
+  for (size_t r = 0; r < k; r++)
+    total += m->runs[r]->n;
+  size_t *pos = calloc(k ? k : 1, sizeof *pos);
+  tern_mrun *run = NULL;
+  int rc = pos ? run_alloc(total, &run) : tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  while (rc == TERN_OK) {
+    const tern_mdoc *best = NULL;
+    for (size_t r = 0; r < k; r++) { /* newer runs later: <= keeps the newest */
+      const tern_mrun *x = m->runs[r];
+      if (pos[r] < x->n && (!best || doc_cmp(&x->docs[pos[r]], best) <= 0))
+        best = &x->docs[pos[r]];
+    }
+    if (!best) break;
+    for (size_t r = 0; r < k; r++) {
+      const tern_mrun *x = m->runs[r];
+      if (pos[r] < x->n && doc_cmp(&x->docs[pos[r]], best) == 0) pos[r]++;
+    }
+    if (best->doc) rc = run_push(run, best); /* the bottom run: lost keys need no mark */
+  }
+  free(pos);
+  if (rc != TERN_OK) {
+    tern_mrun_put(run);
+    return rc;
+  }
+  run_index(run); /* a large merged run is found by its hash index too */
+  *out = run;
+  return TERN_OK;
+}
+
+int tern_memseg_rebottom(const tern_memseg *m, size_t k, tern_mrun *merged, tern_memseg **out) {
+  size_t n = 1 + m->nruns - k;
+  tern_mrun **runs = malloc(n * sizeof *runs);
+  if (!runs) {
+    tern_mrun_put(merged);
+    return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  }
+  runs[0] = merged;
+  for (size_t i = k; i < m->nruns; i++) {
+    runs[1 + i - k] = m->runs[i];
+    atomic_fetch_add(&m->runs[i]->refs, 1);
+  }
+  return view_of(runs, n, m->n, m->stored_bytes, out);
+}

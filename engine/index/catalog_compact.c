@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * catalog_compact.c — giving back the catalog's free pages.
+ *
+ * LMDB reuses the pages a commit frees but never shrinks its file, so after
+ * a large buffered import that was flushed, catalog.mdb stays as large as
+ * the buffer once was.  tern_compact ends here: LMDB's compacting copy
+ * (mdb_env_copy2 with MDB_CP_COMPACT) writes the live pages to a new file,
+ * which is synced and renamed over catalog.mdb, and the environment is
+ * reopened on it.
+ *
+ * Replacing the file under another LMDB environment would lose that
+ * environment's later commits, so it is done only when this handle holds
+ * the directory alone: every open holds DIR shared (flock) from before LMDB
+ * opens the catalog until close, and this takes it exclusive without
+ * waiting.  In this process, no snapshot may be open on the handle (they
+ * are counted) and the calls that use the environment outside idx->mu hold
+ * env_rw.  When any of this fails the catalog is left as it is: compaction
+ * of the segments is what tern_compact promises; this part is a bonus.
+ */
+#include "engine/state/index.h"
+
+#include "codec/status.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+/* Takes DIR exclusive without waiting; 1 when taken.  A failed conversion
+ * may drop the shared lock (flock(2)), so it is taken again. */
+static int dir_exclusive(tern_index *idx) {
+  if (flock(idx->dir_fd, LOCK_EX | LOCK_NB) == 0) return 1;
+  while (flock(idx->dir_fd, LOCK_SH) < 0 && errno == EINTR) {
+  }
+  return 0;
+}
+
+static void dir_shared(tern_index *idx) {
+  while (flock(idx->dir_fd, LOCK_SH) < 0 && errno == EINTR) {
+  }
+}
+
+static int sync_path(const char *path, int flags) {
+  int fd = open(path, flags | O_CLOEXEC);
+  if (fd < 0) return tern_fail_errno(path);
+  int rc = fsync(fd) == 0 ? TERN_OK : tern_fail_errno(path);
+  close(fd);
+  return rc;
+}
+
+/* Writes the compacted copy to `tmp`, durably. */
+static int write_copy(tern_index *idx, const char *tmp) {
+  unlink(tmp); /* a crashed compaction's leftover */
+  int rc = mdb_env_copy2(idx->env, tmp, MDB_CP_COMPACT);
+  if (rc != 0) {
+    unlink(tmp);
+    return tern_mdb_status(rc, "compacting copy");
+  }
+  rc = sync_path(tmp, O_RDONLY);
+  if (rc != TERN_OK) unlink(tmp);
+  return rc;
+}
+
+/* Closes the environment, puts the copy in place, reopens.  A failure after
+ * the rename leaves the index closed for writing (env NULL is reported by
+ * every later call as an error); the files are consistent either way. */
+static int swap_catalog(tern_index *idx, const char *tmp, const char *cat) {
+  if (idx->rtxn) mdb_txn_abort(idx->rtxn);
+  idx->rtxn = NULL;
+  mdb_env_close(idx->env);
+  idx->env = NULL;
+  int rc = rename(tmp, cat) == 0 ? TERN_OK : tern_fail_errno(cat);
+  if (rc != TERN_OK) unlink(tmp);
+  if (rc == TERN_OK) rc = sync_path(idx->dir, O_RDONLY | O_DIRECTORY);
+  int rc2 = tern_index_reopen_env(idx);
+  return rc != TERN_OK ? rc : rc2;
+}
+
+int tern_catalog_compact(tern_index *idx) {
+  if (pthread_rwlock_trywrlock(&idx->env_rw) != 0) return TERN_OK;
+  int rc = TERN_OK;
+  if (dir_exclusive(idx)) {
+    tern_mu_lock(idx);
+    if (idx->snapshots == 0) {
+      size_t n = strlen(idx->dir) + sizeof "/" TERN_CATALOG_FILE ".compact";
+      char *cat = malloc(n), *tmp = malloc(n);
+      if (!cat || !tmp) {
+        rc = tern_fail(TERN_ENOMEM, "out of memory");
+      } else {
+        snprintf(cat, n, "%s/%s", idx->dir, TERN_CATALOG_FILE);
+        snprintf(tmp, n, "%s/%s.compact", idx->dir, TERN_CATALOG_FILE);
+        rc = write_copy(idx, tmp);
+        if (rc == TERN_OK) rc = swap_catalog(idx, tmp, cat);
+      }
+      free(cat);
+      free(tmp);
+    }
+    tern_mu_unlock(idx);
+    dir_shared(idx);
+  }
+  pthread_rwlock_unlock(&idx->env_rw);
+  return rc;
+}

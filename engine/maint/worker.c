@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * worker.c — the background worker (worker.h): its thread, when it runs,
+ * its back-off after failures, and the record of what commits change
+ * while a flush is in flight.
+ */
+#include "engine/maint/worker.h"
+#include "engine/state/edit.h"
+
+#include "codec/status.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { BACKOFF_MAX_SHIFT = 10 };
+
+typedef struct tern_worker {
+  pthread_mutex_t mu;
+  pthread_cond_t wake, idle;
+  pthread_t thread;
+  int started, stop;
+  int kicked; /* work may be due; the worker holds a flock hold while kicked or busy */
+  int busy;
+  unsigned streak;  /* failures in a row */
+  uint64_t skip;    /* kicks to ignore before trying again after a failure */
+  int unreported;   /* status of a failure no commit has reported yet */
+} tern_worker;
+
+int tern_worker_new(tern_index *idx) {
+  tern_worker *w = calloc(1, sizeof *w);
+  if (!w) return tern_fail(TERN_ENOMEM, "worker: out of memory");
+  pthread_mutex_init(&w->mu, NULL);
+  pthread_cond_init(&w->wake, NULL);
+  pthread_cond_init(&w->idle, NULL);
+  idx->worker = w;
+  return TERN_OK;
+}
+
+/* ------------------------------------------------------------ the work */
+
+/* Whether the buffer of the newest state is past write_buffer_bytes. */
+static int flush_due(tern_index *idx, int *due) {
+  tern_state *st;
+  TERN_TRY(tern_state_acquire(idx, 0, &st));
+  *due = st->rec.buffered_bytes > idx->opts.write_buffer_bytes;
+  tern_state_release(idx, st);
+  return TERN_OK;
+}
+
+/* Whether the newest buffer view holds more runs than lookups should
+ * search (commits merge only small runs: memseg.h). */
+static int runs_due(tern_index *idx) {
+  tern_mu_lock(idx);
+  int due = idx->cur && idx->cur->buffer && idx->cur->buffer->nruns > TERN_WORKER_RUNS_MAX;
+  tern_mu_unlock(idx);
+  return due;
+}
+
+/* Merges the older runs of the newest buffer view into one, outside any
+ * lock, and installs the view with that run under install_mu if no commit
+ * merged those runs meanwhile (else the next commit asks again). */
+static int merge_runs(tern_index *idx) {
+  tern_state *st;
+  TERN_TRY(tern_state_acquire(idx, 1, &st));
+  const tern_memseg *b = st->buffer;
+  /* The leading runs past half TERN_MRUN_MERGE_MAX, the newest two left
+   * out: no commit merges those, so the install finds them in place. */
+  size_t k = 0;
+  while (k + 2 < b->nruns && b->runs[k]->n > TERN_MRUN_MERGE_MAX / 2)
+    k++;
+  tern_mrun *merged = NULL;
+  int rc = k >= 2 ? tern_mruns_merge(b, k, &merged) : TERN_OK;
+  if (merged) {
+    tern_install_lock(idx);
+    tern_state *cur = NULL;
+    rc = tern_state_acquire(idx, 1, &cur);
+    int same = rc == TERN_OK && cur->buffer->nruns >= k;
+    for (size_t i = 0; same && i < k; i++)
+      same = cur->buffer->runs[i] == b->runs[i];
+    tern_edit e;
+    tern_edit_init(&e, cur);
+    e.buf = TERN_EDIT_BUF_VIEW; /* the same documents: nothing for the catalog */
+    if (same) rc = tern_memseg_rebottom(cur->buffer, k, merged, &e.view);
+    else tern_mrun_put(merged);
+    if (e.view) (void)tern_log_and_apply(idx, &e);
+    tern_edit_free(idx, &e);
+    if (cur) tern_state_release(idx, cur);
+    tern_install_unlock(idx);
+  }
+  tern_state_release(idx, st);
+  return rc;
+}
+
+/* Flushes (first), merges buffer runs and merges segments until nothing
+ * is due, one at a time. */
+static int run_due_work(tern_index *idx) {
+  for (int round = 0; round < 256; round++) {
+    int due = 0, merged = 0, rc = flush_due(idx, &due);
+    if (rc == TERN_OK && due) {
+      rc = tern_flush_locked(idx);
+      if (rc == TERN_WORKER_RETRY) rc = TERN_OK; /* a commit changed the buffer its way */
+      if (rc == TERN_OK) continue;
+    }
+    if (rc == TERN_OK && runs_due(idx)) rc = merge_runs(idx);
+    if (rc == TERN_OK) rc = tern_merge_once(idx, &merged);
+    if (rc != TERN_OK) return rc;
+    if (!merged) return TERN_OK;
+  }
+  return TERN_OK;
+}
+
+static void *worker_main(void *arg) {
+  tern_index *idx = arg;
+  tern_worker *w = idx->worker;
+  pthread_mutex_lock(&w->mu);
+  for (;;) {
+    while (!w->kicked && !w->stop)
+      pthread_cond_wait(&w->wake, &w->mu);
+    if (!w->kicked) break;
+    w->kicked = 0;
+    w->busy = 1;
+    pthread_mutex_unlock(&w->mu);
+    int rc = run_due_work(idx);
+    if (rc != TERN_OK) tern_health_note(idx, rc, 0);
+    pthread_mutex_lock(&w->mu);
+    if (rc != TERN_OK) {
+      w->unreported = rc;
+      w->skip = (uint64_t)1 << (w->streak < BACKOFF_MAX_SHIFT ? w->streak : BACKOFF_MAX_SHIFT);
+      w->streak++;
+    } else {
+      w->streak = 0;
+    }
+    w->busy = 0;
+    if (!w->kicked) tern_flock_release(idx); /* kicked again: the hold stays for that work */
+    pthread_cond_broadcast(&w->idle);
+  }
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+/* ------------------------------------------------------------ scheduling */
+
+/* Wakes the worker (write lock held by the caller); with no thread and
+ * none to be had, runs the work here. */
+static void kick(tern_index *idx) {
+  tern_worker *w = idx->worker;
+  pthread_mutex_lock(&w->mu);
+  if (w->skip) {
+    w->skip--;
+    pthread_mutex_unlock(&w->mu);
+    return;
+  }
+  if (!w->started && !w->stop && !(idx->flags & TERN_FOREGROUND))
+    w->started = pthread_create(&w->thread, NULL, worker_main, idx) == 0;
+  if (!w->started) {
+    pthread_mutex_unlock(&w->mu);
+    int rc = run_due_work(idx);
+    if (rc != TERN_OK) {
+      tern_health_note(idx, rc, 0);
+      pthread_mutex_lock(&w->mu);
+      w->unreported = rc;
+      pthread_mutex_unlock(&w->mu);
+    }
+    return;
+  }
+  if (!w->kicked && !w->busy) tern_flock_hold(idx);
+  w->kicked = 1;
+  pthread_cond_signal(&w->wake);
+  pthread_mutex_unlock(&w->mu);
+}
+
+static void wait_idle(tern_worker *w) {
+  while (w->kicked || w->busy)
+    pthread_cond_wait(&w->idle, &w->mu);
+}
+
+/* The failure this commit reports (tern.h, tern_commit): one of work run
+ * after an earlier commit, taken before this commit's kick, so that the
+ * worker, fast enough, cannot make this commit report work it only just
+ * started (the next call does); in the foreground, or when the commit
+ * waited for the worker (back-pressure), the work it ran or waited for. */
+static int take_unreported(tern_worker *w) {
+  int failed = w->unreported;
+  w->unreported = 0;
+  return failed;
+}
+
+int tern_worker_after_commit(tern_index *idx, const tern_rec_state *rec, int segments_changed) {
+  tern_worker *w = idx->worker;
+  uint64_t limit = idx->opts.write_buffer_bytes;
+  pthread_mutex_lock(&w->mu);
+  int failed = take_unreported(w);
+  pthread_mutex_unlock(&w->mu);
+  if (rec->buffered_bytes > limit || segments_changed || runs_due(idx)) kick(idx);
+  pthread_mutex_lock(&w->mu);
+  int waited = rec->buffered_bytes > TERN_WORKER_BUDGET * limit;
+  if (waited) wait_idle(w);
+  if (!failed && (waited || !w->started)) failed = take_unreported(w);
+  pthread_mutex_unlock(&w->mu);
+  return failed;
+}
+
+void tern_worker_wait(tern_index *idx) {
+  tern_worker *w = idx->worker;
+  if (!w) return;
+  pthread_mutex_lock(&w->mu);
+  wait_idle(w);
+  pthread_mutex_unlock(&w->mu);
+}
+
+int tern_worker_drain(tern_index *idx) {
+  tern_worker *w = idx->worker;
+  if (!w) return 0;
+  pthread_mutex_lock(&w->mu);
+  wait_idle(w);
+  int pending = w->unreported;
+  w->unreported = 0;
+  w->skip = 0;
+  pthread_mutex_unlock(&w->mu);
+  return pending;
+}
+
+int tern_worker_report(tern_index *idx, int rc, int pending) {
+  if (!pending || rc == TERN_EPARTIAL) return rc;
+  if (rc != TERN_OK) { /* the caller's own error first; the next call reports this one */
+    pthread_mutex_lock(&idx->worker->mu);
+    if (!idx->worker->unreported) idx->worker->unreported = pending;
+    pthread_mutex_unlock(&idx->worker->mu);
+    return rc;
+  }
+  char msg[TERN_REC_HEALTH_MSG_MAX + 1];
+  pthread_mutex_lock(&idx->mu);
+  snprintf(msg, sizeof msg, "%s", idx->last_error_msg);
+  pthread_mutex_unlock(&idx->mu);
+  return tern_fail(TERN_EPARTIAL, "%s: done; a flush or merge after an earlier commit failed (%s): %s",
+                   idx->dir, tern_strerror(pending), msg);
+}
+
+void tern_worker_free(tern_index *idx) {
+  tern_worker *w = idx->worker;
+  if (!w) return;
+  pthread_mutex_lock(&w->mu);
+  wait_idle(w);
+  w->stop = 1;
+  pthread_cond_signal(&w->wake);
+  int started = w->started;
+  pthread_mutex_unlock(&w->mu);
+  if (started) pthread_join(w->thread, NULL);
+  pthread_mutex_destroy(&w->mu);
+  pthread_cond_destroy(&w->wake);
+  pthread_cond_destroy(&w->idle);
+  free(w);
+  idx->worker = NULL;
+}

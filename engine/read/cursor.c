@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cursor.c — key cursors over a snapshot (tern.h, "ordered").
+ *
+ * A cursor merges its snapshot's sources — each segment's primary-key
+ * field and the buffer view — by a linear min (or max, backwards) over
+ * them: a snapshot has few segments, and a heap would cost more than it
+ * saves.  Every source stands on a live document (tern_src), and a
+ * snapshot holds at most one live document per key, so the merge needs no
+ * version logic; should two sources still show one key, the newest
+ * (highest source) is shown and both move on.
+ *
+ * Bounds are kept as one half-open range [lo, hi): `from` and the prefix
+ * give lo, `to` and the prefix's successor give hi.  Changing direction
+ * re-seeks every source from the current key, as RocksDB's merging
+ * iterator does.
+ */
+#include "engine/state/index.h"
+
+#include "codec/status.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tern_cursor {
+  tern_snapshot *snap;
+  size_t n;
+  tern_src *src; /* segments oldest first, then the buffer */
+  uint8_t lo[TERN_KEY_MAX], hi[TERN_KEY_MAX], cur[TERN_KEY_MAX];
+  size_t lolen, hilen, curlen;
+  int has_hi, empty;
+  int dir;    /* +1, -1, or 0 when unpositioned */
+  size_t top; /* the source shown */
+  int solo;   /* top is the only source with keys left in direction dir */
+  int counted; /* in snap->iters */
+};
+
+static int slice_ok(const tern_slice *s) {
+  return !s->data || s->len <= TERN_KEY_MAX;
+}
+
+/* The shortest key greater than every key starting with p[0..n):
+ * trailing 0xff bytes dropped, the last other one incremented.  Returns
+ * its length, 0 when there is none (p is all 0xff). */
+static size_t prefix_successor(const uint8_t *p, size_t n, uint8_t *out) {
+  while (n > 0 && p[n - 1] == 0xff)
+    n--;
+  if (n == 0) return 0;
+  memcpy(out, p, n);
+  out[n - 1]++;
+  return n;
+}
+
+static void set_bounds(tern_cursor *c, const tern_bounds *b) {
+  c->lolen = 0;
+  c->has_hi = 0;
+  if (!b) return;
+  if (b->from.data && b->from.len) {
+    memcpy(c->lo, b->from.data, b->from.len);
+    c->lolen = b->from.len;
+  }
+  if (b->to.data) {
+    if (b->to.len) memcpy(c->hi, b->to.data, b->to.len);
+    c->hilen = b->to.len;
+    c->has_hi = 1;
+  }
+  if (b->prefix.data && b->prefix.len) {
+    const uint8_t *p = b->prefix.data;
+    if (tern_key_cmp(p, b->prefix.len, c->lo, c->lolen) > 0) {
+      memcpy(c->lo, p, b->prefix.len);
+      c->lolen = b->prefix.len;
+    }
+    uint8_t succ[TERN_KEY_MAX];
+    size_t sl = prefix_successor(p, b->prefix.len, succ);
+    if (sl && (!c->has_hi || tern_key_cmp(succ, sl, c->hi, c->hilen) < 0)) {
+      memcpy(c->hi, succ, sl);
+      c->hilen = sl;
+      c->has_hi = 1;
+    }
+  }
+  c->empty = c->has_hi && tern_key_cmp(c->lo, c->lolen, c->hi, c->hilen) >= 0;
+}
+
+/* Frees the cursor; the snapshot's count of open handles drops when counted. */
+static void cursor_free(tern_cursor *c) {
+  for (size_t i = 0; i < c->n; i++)
+    tern_src_release(&c->src[i]);
+  free(c->src);
+  if (c->counted) atomic_fetch_sub(&c->snap->iters, 1);
+  free(c);
+}
+
+int tern_cursor_open(tern_cursor **out, tern_snapshot *snap, const tern_bounds *bounds) {
+  tern_clear_error();
+  if (out) *out = NULL;
+  if (!out || !snap) return tern_fail(TERN_EINVAL, "tern_cursor_open: NULL argument");
+  if (bounds && (!slice_ok(&bounds->from) || !slice_ok(&bounds->to) ||
+                 !slice_ok(&bounds->prefix) || (bounds->prefix.len && !bounds->prefix.data)))
+    return tern_fail(TERN_EINVAL, "tern_cursor_open: bound longer than %u bytes", TERN_KEY_MAX);
+  tern_cursor *c = calloc(1, sizeof *c);
+  if (!c) return tern_fail(TERN_ENOMEM, "cursor: out of memory");
+  c->snap = snap;
+  const tern_state *st = snap->st;
+  c->src = calloc(st->nslots + 1, sizeof *c->src);
+  int rc = c->src ? TERN_OK : tern_fail(TERN_ENOMEM, "cursor: out of memory");
+  for (size_t i = 0; rc == TERN_OK && i <= st->nslots; i++) {
+    rc = tern_src_init(&c->src[i], i < st->nslots ? &st->slots[i] : NULL, snap->buf);
+    if (rc == TERN_OK) c->n = i + 1;
+  }
+  if (rc != TERN_OK) {
+    cursor_free(c);
+    return rc;
+  }
+  set_bounds(c, bounds);
+  atomic_fetch_add(&snap->iters, 1); /* tern_snapshot_close refuses while it is open */
+  c->counted = 1;
+  *out = c;
+  return TERN_OK;
+}
+
+int tern_cursor_close(tern_cursor *c) {
+  tern_clear_error();
+  if (c) cursor_free(c);
+  return TERN_OK;
+}
+
+/* Whether s's key lies inside the bounds on the side direction dir runs to. */
+static int within(const tern_cursor *c, const tern_src *s, int dir) {
+  if (dir > 0) return !c->has_hi || tern_key_cmp(s->key, s->klen, c->hi, c->hilen) < 0;
+  return tern_key_cmp(s->key, s->klen, c->lo, c->lolen) >= 0;
+}
+
+/* Picks the source to show in direction dir, and checks the bounds. */
+static int pick(tern_cursor *c, int dir) {
+  size_t best = c->n, nvalid = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    const tern_src *s = &c->src[i];
+    if (!s->valid) continue;
+    nvalid++;
+    if (best == c->n) {
+      best = i;
+      continue;
+    }
+    int cmp = tern_key_cmp(s->key, s->klen, c->src[best].key, c->src[best].klen);
+    if (cmp * dir <= 0) best = i; /* ties: the newer source */
+  }
+  c->dir = 0;
+  if (best == c->n || !within(c, &c->src[best], dir)) return TERN_NOTFOUND;
+  c->top = best;
+  c->dir = dir;
+  c->solo = nvalid == 1;
+  return TERN_OK;
+}
+
+static int fail_reset(tern_cursor *c, int rc) {
+  c->dir = 0;
+  return rc;
+}
+
+/* Every source on its first key >= key (> key when strict). */
+static int position_ge(tern_cursor *c, const void *key, size_t klen, int strict) {
+  c->dir = 0;
+  if (c->empty) return TERN_NOTFOUND;
+  for (size_t i = 0; i < c->n; i++) {
+    int rc = tern_src_seek_ge(&c->src[i], key, klen, strict);
+    if (rc != TERN_OK) return fail_reset(c, rc);
+  }
+  return pick(c, 1);
+}
+
+/* Every source on its last key <= key (< key when strict; key NULL: last). */
+static int position_le(tern_cursor *c, const void *key, size_t klen, int strict) {
+  c->dir = 0;
+  if (c->empty) return TERN_NOTFOUND;
+  for (size_t i = 0; i < c->n; i++) {
+    int rc = tern_src_seek_le(&c->src[i], key, klen, strict);
+    if (rc != TERN_OK) return fail_reset(c, rc);
+  }
+  return pick(c, -1);
+}
+
+int tern_cursor_first(tern_cursor *c) {
+  tern_clear_error();
+  if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_first: NULL cursor");
+  return position_ge(c, c->lo, c->lolen, 0);
+}
+
+int tern_cursor_last(tern_cursor *c) {
+  tern_clear_error();
+  if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_last: NULL cursor");
+  if (c->has_hi) return position_le(c, c->hi, c->hilen, 1);
+  return position_le(c, NULL, 0, 0);
+}
+
+static int key_ok(const void *key, size_t klen) {
+  return (key || klen == 0) && klen <= TERN_KEY_MAX;
+}
+
+int tern_cursor_seek(tern_cursor *c, const void *key, size_t klen) {
+  tern_clear_error();
+  if (!c || !key_ok(key, klen)) return tern_fail(TERN_EINVAL, "tern_cursor_seek: bad arguments");
+  if (tern_key_cmp(key, klen, c->lo, c->lolen) < 0) return tern_cursor_first(c);
+  return position_ge(c, key, klen, 0);
+}
+
+int tern_cursor_seek_for_prev(tern_cursor *c, const void *key, size_t klen) {
+  tern_clear_error();
+  if (!c || !key_ok(key, klen))
+    return tern_fail(TERN_EINVAL, "tern_cursor_seek_for_prev: bad arguments");
+  if (c->has_hi && tern_key_cmp(key, klen, c->hi, c->hilen) >= 0) return tern_cursor_last(c);
+  return position_le(c, key ? key : (const void *)"", klen, 0);
+}
+
+/* Steps the only source left: no other source can become valid moving
+ * the same way, so there is nothing to merge (a scan of one segment). */
+static int step_solo(tern_cursor *c, int dir) {
+  tern_src *t = &c->src[c->top];
+  int rc = tern_src_step(t, dir);
+  if (rc != TERN_OK) return fail_reset(c, rc);
+  if (!t->valid || !within(c, t, dir)) return fail_reset(c, TERN_NOTFOUND);
+  return TERN_OK;
+}
+
+/* Moves every source showing the current key one step in direction dir. */
+static int step(tern_cursor *c, int dir) {
+  if (c->solo) return step_solo(c, dir);
+  tern_src *t = &c->src[c->top];
+  for (size_t i = 0; i < c->n; i++) {
+    tern_src *s = &c->src[i];
+    if (i == c->top || !s->valid || tern_key_cmp(s->key, s->klen, t->key, t->klen) != 0) continue;
+    int rc = tern_src_step(s, dir);
+    if (rc != TERN_OK) return fail_reset(c, rc);
+  }
+  int rc = tern_src_step(t, dir);
+  if (rc != TERN_OK) return fail_reset(c, rc);
+  return pick(c, dir);
+}
+
+/* Re-seeks every source strictly past the current key in direction dir. */
+static int turn(tern_cursor *c, int dir) {
+  const tern_src *t = &c->src[c->top];
+  memcpy(c->cur, t->key, t->klen);
+  c->curlen = t->klen;
+  if (dir > 0) return position_ge(c, c->cur, c->curlen, 1);
+  return position_le(c, c->cur, c->curlen, 1);
+}
+
+static int move(tern_cursor *c, int dir) {
+  if (c->dir == 0) return dir > 0 ? tern_cursor_first(c) : tern_cursor_last(c);
+  if (c->dir != dir) return turn(c, dir);
+  return step(c, dir);
+}
+
+int tern_cursor_next(tern_cursor *c) {
+  tern_clear_error();
+  if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_next: NULL cursor");
+  return move(c, 1);
+}
+
+int tern_cursor_prev(tern_cursor *c) {
+  tern_clear_error();
+  if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_prev: NULL cursor");
+  return move(c, -1);
+}
+
+int tern_cursor_key(tern_cursor *c, tern_slice *key) {
+  tern_clear_error();
+  if (!c || !key || c->dir == 0) return tern_fail(TERN_EINVAL, "tern_cursor_key: not on a key");
+  key->data = c->src[c->top].key;
+  key->len = c->src[c->top].klen;
+  return TERN_OK;
+}
+
+int tern_cursor_value(tern_cursor *c, tern_slice *val) {
+  tern_clear_error();
+  if (!c || !val || c->dir == 0)
+    return tern_fail(TERN_EINVAL, "tern_cursor_value: not on a key");
+  return tern_src_value(&c->src[c->top], val);
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * snapshot.c — reads through a snapshot: one commit's state, held without
+ * any LMDB transaction or lock, so many threads read at once.
+ *
+ * The path of one get: the buffer view (in memory: a hash index over runs
+ * of 64 or more documents, binary search below), then the
+ * segments newest first; in each, the key range and the bloom filter (no
+ * I/O), the resident terms index to one terms block, the entry in that
+ * block (with the doc id pulsed into it, or one postings read), the live
+ * docs of the snapshot's generation, and the value (in the entry, or one
+ * read).  At most one live document per key exists across all sources, so
+ * the first live hit is the answer.
+ */
+#include "engine/util/counters.h"
+#include "engine/util/errwrap.h"
+#include "engine/state/index.h"
+
+#include "codec/status.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int tern_snapshot_open(tern_snapshot **out, tern_index *idx) {
+  tern_clear_error();
+  if (out) *out = NULL;
+  if (!out || !idx) return tern_fail(TERN_EINVAL, "tern_snapshot_open: NULL argument");
+  tern_snapshot *s = calloc(1, sizeof *s);
+  if (!s) return tern_fail(TERN_ENOMEM, "snapshot: out of memory");
+  int rc = tern_state_acquire(idx, 1, &s->st);
+  if (rc != TERN_OK) {
+    free(s);
+    return rc;
+  }
+  s->idx = idx;
+  s->buf = s->st->buffer;
+  tern_mu_lock(idx);
+  idx->snapshots++;
+  tern_mu_unlock(idx);
+  *out = s;
+  return TERN_OK;
+}
+
+int tern_snapshot_close(tern_snapshot *s) {
+  tern_clear_error();
+  if (!s) return TERN_OK;
+  unsigned iters = atomic_load(&s->iters);
+  if (iters)
+    return tern_fail(TERN_EBUSY,
+                     "tern_snapshot_close: %u handles opened on it (postings, cursors, terms "
+                     "enumerations, deleted-docs iterators) still open",
+                     iters);
+  tern_index *idx = s->idx;
+  tern_state_release(idx, s->st);
+  tern_mu_lock(idx);
+  idx->snapshots--;
+  tern_mu_unlock(idx);
+  free(s);
+  return TERN_OK;
+}
+
+static int copy_out(const tern_slice *v, void *buf, size_t cap, size_t *vlen) {
+  *vlen = v->len;
+  if (v->len > cap) return TERN_ERANGE;
+  if (v->len) memcpy(buf, v->data, v->len);
+  return TERN_OK;
+}
+
+/* (index.h) The buffer view, then the segments newest first, the key
+ * hashed once for all of them. */
+int tern_snapshot_find(tern_snapshot *s, const void *key, size_t klen, tern_seg_cursor *c,
+                       tern_slice *val) {
+  tern_seg_probe p;
+  TERN_TRY(tern_seg_probe_init(&p, key, klen));
+  TERN_COUNT_GET(key_hashes, 1);
+  ptrdiff_t i = tern_memseg_find_hashed(s->buf, key, klen, p.fk.hash);
+  if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);
+  tern_term_entry e;
+  const tern_slot *sl;
+  TERN_TRY(tern_state_find(s->st, &p, c, &e, &sl));
+  return tern_seg_value(sl->ref->seg, &e, c, val);
+}
+
+int tern_get(tern_snapshot *s, const void *key, size_t klen, void *buf, size_t cap, size_t *vlen) {
+  tern_clear_error();
+  if (!s || !key || klen == 0 || klen > TERN_KEY_MAX || !vlen || (cap && !buf))
+    return tern_fail(TERN_EINVAL, "tern_get: bad arguments");
+  tern_count_gets(1);
+  tern_seg_cursor c;
+  tern_seg_cursor_init(&c);
+  tern_slice v;
+  int rc = tern_snapshot_find(s, key, klen, &c, &v);
+  if (rc == TERN_OK) rc = copy_out(&v, buf, cap, vlen);
+  tern_seg_cursor_release(&c);
+  return rc;
+}
+
+int tern_snapshot_seq(const tern_snapshot *snap, uint64_t *seq) {
+  tern_clear_error();
+  if (!snap || !seq) return tern_fail(TERN_EINVAL, "tern_snapshot_seq: NULL argument");
+  *seq = snap->st->rec.seq;
+  return TERN_OK;
+}

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * edit_log.c — an edit written into the catalog (edit.h): one LMDB write
+ * transaction that checks the catalog is at the edit's base commit,
+ * writes the segment, live-docs, buffer and health records the edit
+ * changes, recounts the segment records into the state record, and bumps
+ * the commit counter.  LMDB's commit is the one point where the edit
+ * becomes durable and visible to other processes.  The bodies of the
+ * former per-writer callbacks (commit, bulk commit, flush, merge, health,
+ * backup) are the sections below.
+ */
+#include "engine/state/edit.h"
+#include "engine/util/vec.h"
+
+#include "codec/status.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ segments */
+
+static int log_segments(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec) {
+  for (size_t i = 0; i < e->ndrops; i++)
+    TERN_TRY(tern_catalog_del_segment(idx, t, e->drops[i]));
+  for (size_t i = 0; i < e->nadds; i++) {
+    const tern_edit_add *a = &e->adds[i];
+    if (a->ld) TERN_TRY(tern_catalog_put_livedocs(idx, t, a->number, a->ld, a->rec.segid));
+    TERN_TRY(tern_catalog_put_segment(idx, t, a->number, &a->rec));
+    tern_number_used(rec, a->number);
+  }
+  if (e->number_used) tern_number_used(rec, e->number_used);
+  return TERN_OK;
+}
+
+static const tern_slot *base_slot(const tern_state *st, uint64_t number) {
+  for (size_t i = 0; i < st->nslots; i++)
+    if (st->slots[i].ref->number == number) return &st->slots[i];
+  return NULL;
+}
+
+/* A new live-docs generation for each segment the edit deletes from. */
+static int log_livedocs(tern_index *idx, MDB_txn *t, const tern_edit *e) {
+  for (size_t i = 0; i < e->nlives; i++) {
+    const tern_edit_live *l = &e->lives[i];
+    const tern_slot *sl = base_slot(e->base, l->number);
+    assert(sl); /* the edit's builder took it from base */
+    if (!sl)
+      return tern_fail(TERN_EBUSY, "%s: edited segment %" PRIu64 " is not in the state", idx->dir,
+                       l->number);
+    tern_rec_segment r;
+    memcpy(r.segid, sl->segid, TERN_SEGID_SIZE);
+    r.max_doc = sl->ref->max_doc;
+    r.deleted = tern_livedocs_deleted(l->ld);
+    r.livedocs_gen = sl->gen + 1;
+    TERN_TRY(tern_catalog_put_livedocs(idx, t, l->number, l->ld, sl->segid));
+    TERN_TRY(tern_catalog_put_segment(idx, t, l->number, &r));
+  }
+  return TERN_OK;
+}
+
+/* ------------------------------------------------------------ buffer */
+
+/* A commit's documents: put, or taken out of the buffer DBI. */
+static int log_buffer_ops(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec) {
+  for (size_t i = 0; i < e->nops; i++) {
+    const tern_mdoc *op = &e->ops[i];
+    uint8_t lk[TERN_REC_BUFKEY_MAX];
+    MDB_val k = {tern_rec_bufkey(lk, op->key.p, op->key.len), lk}, v;
+    int rc = mdb_get(t, idx->dbi_buf, &k, &v);
+    if (rc == 0) {
+      rec->buffered_docs--;
+      rec->buffered_bytes -= k.mv_size + v.mv_size;
+      if (!op->doc) rc = mdb_del(t, idx->dbi_buf, &k, NULL);
+    } else if (rc == MDB_NOTFOUND) {
+      rc = 0;
+    }
+    if (rc != 0) return tern_mdb_env_status(idx, rc, "writing the buffer");
+    if (op->doc) {
+      size_t stored;
+      TERN_TRY(tern_catalog_put_doc(idx, t, op->key.p, op->key.len, op->doc, op->key.aux, &stored));
+      rec->buffered_docs++;
+      rec->buffered_bytes += stored;
+    }
+  }
+  return TERN_OK;
+}
+
+/* A bulk commit: buffered documents of its keys leave the buffer (the
+ * buffer is small, so it is scanned, not probed per key). */
+static int log_buffer_drop(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec) {
+  if (!rec->buffered_docs) return TERN_OK;
+  tern_u32vec hits = {0};
+  MDB_cursor *cur;
+  TERN_TRY(tern_mdb_status(mdb_cursor_open(t, idx->dbi_buf, &cur), "opening a cursor"));
+  MDB_val k, v;
+  int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST), trc = TERN_OK;
+  for (; rc == 0 && trc == TERN_OK; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    uint8_t key[TERN_KEY_MAX];
+    size_t klen, dlen;
+    const uint8_t *doc;
+    trc = tern_catalog_decode_doc(idx, &k, &v, key, &klen, &doc, &dlen);
+    if (trc != TERN_OK) break;
+    ptrdiff_t at = tern_mdocs_find(e->ops, e->nops, key, klen);
+    if (at < 0) continue;
+    rec->buffered_docs--;
+    rec->buffered_bytes -= k.mv_size + v.mv_size;
+    trc = tern_u32vec_push(&hits, (uint32_t)at);
+  }
+  mdb_cursor_close(cur);
+  if (trc == TERN_OK && rc != MDB_NOTFOUND) trc = tern_mdb_status(rc, "reading the buffer");
+  for (size_t i = 0; trc == TERN_OK && i < hits.n; i++) {
+    const tern_keyref *kr = &e->ops[hits.v[i]].key;
+    uint8_t lk[TERN_REC_BUFKEY_MAX];
+    MDB_val dk = {tern_rec_bufkey(lk, kr->p, kr->len), lk};
+    trc = tern_mdb_status(mdb_del(t, idx->dbi_buf, &dk, NULL), "removing buffered documents");
+  }
+  free(hits.v);
+  return trc;
+}
+
+typedef struct kept_doc {
+  uint8_t *key, *doc;
+  size_t klen, dlen;
+} kept_doc;
+
+/* Puts docs[0..n) into the emptied buffer DBI. */
+static int put_kept(tern_index *idx, MDB_txn *t, const kept_doc *kept, size_t n,
+                    tern_rec_state *rec) {
+  TERN_TRY(tern_mdb_status(mdb_drop(t, idx->dbi_buf, 0), "emptying the buffer"));
+  rec->buffered_docs = rec->buffered_bytes = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t stored;
+    TERN_TRY(tern_catalog_put_doc(idx, t, kept[i].key, kept[i].klen, kept[i].doc, kept[i].dlen,
+                                  &stored));
+    rec->buffered_docs++;
+    rec->buffered_bytes += stored;
+  }
+  return TERN_OK;
+}
+
+/* A flush: the buffer DBI keeps the ops' keys it holds now, put back
+ * after the whole table is dropped (the cost is the work done since the
+ * freeze, not the buffer's size). */
+static int log_buffer_keep(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec) {
+  tern_arena a;
+  tern_arena_init(&a);
+  kept_doc *kept = malloc((e->nops ? e->nops : 1) * sizeof *kept);
+  int rc = kept ? TERN_OK : tern_fail(TERN_ENOMEM, "flush: out of memory");
+  size_t nk = 0;
+  for (size_t i = 0; rc == TERN_OK && i < e->nops; i++) {
+    const tern_keyref *kr = &e->ops[i].key;
+    uint8_t lk[TERN_REC_BUFKEY_MAX], key[TERN_KEY_MAX];
+    MDB_val k = {tern_rec_bufkey(lk, kr->p, kr->len), lk}, v;
+    int mrc = mdb_get(t, idx->dbi_buf, &k, &v);
+    if (mrc == MDB_NOTFOUND) continue;
+    if (mrc != 0) rc = tern_mdb_status(mrc, "reading the buffer");
+    size_t klen, dlen;
+    const uint8_t *doc;
+    if (rc == TERN_OK) rc = tern_catalog_decode_doc(idx, &k, &v, key, &klen, &doc, &dlen);
+    uint8_t *p = rc == TERN_OK ? tern_arena_alloc(&a, klen + dlen + 1) : NULL;
+    if (rc == TERN_OK && !p) rc = tern_fail(TERN_ENOMEM, "flush: out of memory");
+    if (rc != TERN_OK) break;
+    memcpy(p, key, klen);
+    if (dlen) memcpy(p + klen, doc, dlen);
+    kept[nk++] = (kept_doc){p, p + klen, klen, dlen};
+  }
+  if (rc == TERN_OK) rc = put_kept(idx, t, kept, nk, rec);
+  free(kept);
+  tern_arena_free(&a);
+  return rc;
+}
+
+/* A backup: the buffer DBI holds exactly the view's documents. */
+static int log_buffer_copy(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec) {
+  const tern_memseg *m = e->view;
+  rec->buffered_docs = rec->buffered_bytes = 0;
+  TERN_TRY(tern_memseg_flat(m));
+  for (size_t i = 0; i < m->n; i++) {
+    const tern_mdoc *d = &m->docs[i];
+    size_t stored;
+    TERN_TRY(tern_catalog_put_doc(idx, t, d->key.p, d->key.len, d->doc, d->key.aux, &stored));
+    rec->buffered_docs++;
+    rec->buffered_bytes += stored;
+  }
+  return TERN_OK;
+}
+
+static int log_buffer(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec) {
+  switch (e->buf) {
+  case TERN_EDIT_BUF_OPS: return log_buffer_ops(idx, t, e, rec);
+  case TERN_EDIT_BUF_DROP: return log_buffer_drop(idx, t, e, rec);
+  case TERN_EDIT_BUF_KEEP: return log_buffer_keep(idx, t, e, rec);
+  case TERN_EDIT_BUF_COPY: return log_buffer_copy(idx, t, e, rec);
+  default: return TERN_OK;
+  }
+}
+
+/* ------------------------------------------------------------ health */
+
+static int log_health(tern_index *idx, MDB_txn *t, const tern_edit *e) {
+  if (!e->health_set) return TERN_OK;
+  uint8_t buf[TERN_REC_HEALTH_MAX];
+  return tern_catalog_put_meta(idx, t, "health", buf, tern_rec_health_encode(buf, &e->health));
+}
+
+/* ------------------------------------------------------------ the transaction */
+
+/* Count and digest of the segment records a write transaction leaves. */
+static int seal_segments(tern_index *idx, MDB_txn *t, tern_rec_state *rec) {
+  MDB_cursor *c;
+  TERN_TRY(tern_mdb_status(mdb_cursor_open(t, idx->dbi_segs, &c), "opening a cursor"));
+  MDB_val k, v;
+  rec->nsegments = rec->seg_digest = 0;
+  int rc;
+  for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+    rec->nsegments++;
+    rec->seg_digest ^= tern_rec_stored_seal(v.mv_data, v.mv_size);
+  }
+  mdb_cursor_close(c);
+  return rc == MDB_NOTFOUND ? TERN_OK : tern_mdb_status(rc, "reading segment records");
+}
+
+static int log_in(tern_index *idx, MDB_txn *t, tern_edit *e, tern_rec_state *rec) {
+  TERN_TRY(tern_catalog_get_state(idx, t, rec));
+  if (e->base && rec->seq != e->base->rec.seq)
+    return tern_fail(TERN_EBUSY, "%s: catalog changed under the writer", idx->dir);
+  TERN_TRY(log_buffer(idx, t, e, rec));
+  TERN_TRY(log_segments(idx, t, e, rec));
+  TERN_TRY(log_livedocs(idx, t, e));
+  TERN_TRY(log_health(idx, t, e));
+  TERN_TRY(seal_segments(idx, t, rec));
+  if (e->copy_counters) {
+    rec->seq = e->copy_seq;
+    rec->next_segment = e->copy_next_segment;
+  } else {
+    rec->seq++;
+  }
+  return tern_catalog_put_state(idx, t, rec);
+}
+
+int tern_edit_log(tern_index *idx, tern_edit *e) {
+  assert(tern_install_held(idx));
+  if (atomic_load(&idx->catalog_bad))
+    return tern_fail(TERN_ECORRUPT, "%s/%s: catalog found damaged; nothing is written into it",
+                     idx->dir, TERN_CATALOG_FILE);
+  idx->commit_uncertain = 0;
+  (void)tern_catalog_map_full(); /* forget an older one */
+  for (int attempt = 0;; attempt++) {
+    MDB_txn *t;
+    TERN_TRY(tern_catalog_begin(idx, 0, &t));
+    tern_rec_state rec;
+    int rc = log_in(idx, t, e, &rec);
+    if (rc != TERN_OK) {
+      mdb_txn_abort(t);
+      if (tern_catalog_map_full() && attempt < 16 && tern_catalog_grow(idx) == TERN_OK)
+        continue;
+      return rc;
+    }
+    int mrc = mdb_txn_commit(t);
+    if (mrc == MDB_MAP_FULL && attempt < 16 && tern_catalog_grow(idx) == TERN_OK) continue;
+    if (mrc != 0) {
+      idx->commit_uncertain = 1;
+      return tern_mdb_env_status(idx, mrc, "committing");
+    }
+    e->rec = rec;
+    return TERN_OK;
+  }
+}

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * index.h — the engine's internal view of an open index: the LMDB
+ * catalog, the shared segment readers, and the immutable "states" that
+ * snapshots and the writer hold.
+ *
+ * A state is one commit of the catalog, materialised: its segments (each
+ * a shared reader plus the live docs of the generation that commit
+ * recorded) and, once some snapshot needs it, an in-memory view of the
+ * write buffer.  States, segment readers and live docs are refcounted
+ * under idx->mu; a snapshot holds a state and no LMDB transaction, so any
+ * number of threads read through it without locks.  idx->cur caches the
+ * newest state; the catalog's commit counter (state record `seq`) tells
+ * whether it is still the newest, across processes too.
+ *
+ * A segment dropped by a merge is marked `dropped`; its files are
+ * unlinked when the last state holding it goes away (never under a
+ * reader).  Files no commit references (a crash between writing a
+ * segment and committing it, or between a merge's commit and its
+ * unlinks) are removed at the next open by a process that gets the write
+ * lock.
+ */
+#ifndef TERN_ENGINE_INDEX_H
+#define TERN_ENGINE_INDEX_H
+
+#include "codec/livedocs.h"
+#include "engine/format/catalog_schema.h"
+#include "codec/segment.h"
+#include "engine/buffer/memseg.h"
+#include "engine/util/path.h"
+#include "engine/util/thread.h"
+#include "tern.h"
+
+#include <assert.h>
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define TERN_CATALOG_FILE "catalog.mdb"
+#define TERN_LOCK_FILE "write.lock"
+#define TERN_SEGNAME_MAX 32
+
+typedef struct tern_segref {
+  unsigned refs; /* states holding it (under idx->mu) */
+  int dropped;   /* no longer in the catalog: unlink the files at refs == 0 */
+  int verified;  /* whole-file checksums passed in this process (merge input) */
+  uint64_t number;
+  char name[TERN_SEGNAME_MAX];
+  tern_seg *seg;
+  const tern_seg_field *unique;
+  uint32_t max_doc;
+  tern_seg_gate gate; /* range and filter, tested before any search */
+  struct tern_segref *next;
+} tern_segref;
+
+typedef struct tern_ldref {
+  unsigned refs; /* under idx->mu */
+  tern_livedocs *ld;
+} tern_ldref;
+
+/* One segment as one commit sees it. */
+typedef struct tern_slot {
+  tern_seg_gate gate; /* ref->gate, here so that a get tests every slot from one array */
+  tern_segref *ref;
+  tern_ldref *live; /* NULL: nothing deleted */
+  uint64_t deleted, gen;
+  uint8_t segid[TERN_SEGID_SIZE];
+} tern_slot;
+
+struct tern_worker;
+typedef struct tern_state {
+  unsigned refs; /* under idx->mu */
+  tern_rec_state rec;
+  size_t nslots;
+  tern_slot *slots;    /* oldest (lowest number) first */
+  tern_memseg *buffer; /* the write buffer, built on first need (under idx->mu) */
+  tern_rec_health health; /* meta "health": last post-commit failure, segments merges skip */
+  /* The range map (state_ranges.c), built with the slots: disjoint[] the
+   * most slots whose key ranges are pairwise disjoint, sorted by range (their
+   * max's heads in disjoint_hi[], their filters in disjoint_filter[]),
+   * searched; overlap[] the others, oldest
+   * first, probed in turn.  NULL and 0 (every slot probed in turn) below
+   * TERN_RANGE_MAP_MIN slots or fewer than 2 disjoint ones. */
+  uint32_t *disjoint, *overlap;
+  uint64_t *disjoint_hi, *disjoint_lo; /* their max's and min's heads */
+  tern_filter_view *disjoint_filter;
+  size_t ndisjoint, noverlap;
+} tern_state;
+
+/* How this index reads its segments (TERN_PREAD or the default mapping). */
+#define TERN_IDX_IO_MODE(idx) (((idx)->flags & TERN_PREAD) ? TERN_IO_PREAD : TERN_IO_MMAP)
+
+/* What edits did to the buffer while a flush writes its frozen view
+ * (edit.c; under install_mu). */
+typedef struct tern_flight {
+  int frozen, unknown;
+  struct tern_mrun **runs;
+  size_t nruns, cap;
+} tern_flight;
+
+/*
+ * LOCKS — every lock of the engine, what it guards, and the order.
+ *
+ * Order (a thread holding one may take only those below it):
+ *   1. writer lock    idx->writing (under mu) + flock(write.lock), held by
+ *                     the user's write transaction, tern_flush/compact and,
+ *                     counted in flock_holds, by the worker from the commit
+ *                     that gives it work to that work's install.  Never
+ *                     waited for (TERN_EBUSY).  Guards: one writer thread
+ *                     per process, one writing process per index.
+ *   2. worker->mu     worker.c: kicked/busy/stop/streak/skip/unreported.
+ *                     Released before the work runs.
+ *   3. install_mu     tern_install_lock(): the catalog writer's critical
+ *                     section.  Guards: every LMDB write transaction, the
+ *                     move of idx->cur by tern_log_and_apply, number_floor,
+ *                     commit_uncertain, flight (the flush in flight).  A
+ *                     commit holds it from resolving its keys to installing
+ *                     its state, so no flush or merge lands in between.
+ *   4. env_rw         read-held by calls that use env outside mu (verify,
+ *                     stats); write-held to swap env (catalog_compact.c) or
+ *                     to grow the map (catalog.c): no LMDB txn is open then.
+ *   5. idx->mu        idx->cur, cur_seq, rtxn, segrefs, every refcount of
+ *                     states, segment readers and live docs, snapshots,
+ *                     writing, flock_holds, last_error(_msg).
+ *   6. g_held_mu      writer.c: this process's list of held write.locks.
+ *   (LMDB's own writer mutex is taken inside install_mu only.)
+ *
+ * Atomics need no lock: catalog_bad (set once, read anywhere).
+ * Functions say "REQUIRES: <lock> held"; debug builds assert it.
+ */
+struct tern_index {
+  char *dir;
+  unsigned flags;
+  MDB_env *env;
+  MDB_dbi dbi_meta, dbi_segs, dbi_live, dbi_buf;
+  tern_options opts; /* fields: owned copies; read_depth: this open's */
+  int lock_fd;       /* DIR/write.lock, -1 read-only */
+  int dir_fd;        /* DIR, flock(LOCK_SH) while open: catalog_compact.c replaces
+                        catalog.mdb only when it alone holds the directory */
+  pthread_rwlock_t env_rw; /* LOCKS 4 */
+  pthread_mutex_t mu;      /* LOCKS 5 */
+  tern_state *cur; /* newest state known (holds a ref) */
+  uint64_t cur_seq; /* under mu: cur is commit cur_seq and no other process can have
+                       committed since (this process holds the write lock, or wrote it):
+                       acquiring needs no catalog read.  0: read the commit counter */
+  MDB_txn *rtxn;   /* a reset read transaction reused under mu (renew is cheaper than begin) */
+  tern_segref *segrefs;
+  unsigned snapshots;
+  int writing; /* under mu: a transaction, flush or compaction holds the write lock */
+  uint32_t busy_timeout_ms; /* how long taking the write lock waits (tern_open's options) */
+  unsigned flock_holds; /* under mu: the user's writer and the worker's job (write.lock held
+                           while > 0) */
+  atomic_int catalog_bad; /* a check failed: nothing more is written into the catalog */
+  int nolock;             /* read-only without access to the LMDB lock file (MDB_NOLOCK) */
+  int commit_uncertain;   /* install_mu: the last LMDB commit failed inside mdb_txn_commit */
+  uint64_t number_floor;  /* install_mu: numbers below were handed out by this process */
+  int last_error;         /* under mu: this process's last post-commit failure */
+  char last_error_msg[TERN_REC_HEALTH_MSG_MAX + 1];
+  pthread_mutex_t install_mu; /* LOCKS 3 */
+  tern_flight flight;         /* install_mu */
+  struct tern_worker *worker; /* background flushes and merges (worker.h); NULL read-only */
+  /* debug builds: which thread holds mu and install_mu (tern_lock_self()), 0: none */
+  atomic_uintptr_t mu_owner, install_owner;
+};
+
+/* idx->mu, with its holder tracked for the asserts of debug builds. */
+static inline void tern_mu_lock(tern_index *idx) {
+  pthread_mutex_lock(&idx->mu);
+#ifndef NDEBUG
+  atomic_store_explicit(&idx->mu_owner, tern_lock_self(), memory_order_relaxed);
+#endif
+}
+static inline void tern_mu_unlock(tern_index *idx) {
+#ifndef NDEBUG
+  assert(atomic_load_explicit(&idx->mu_owner, memory_order_relaxed) == tern_lock_self());
+  atomic_store_explicit(&idx->mu_owner, 0, memory_order_relaxed);
+#endif
+  pthread_mutex_unlock(&idx->mu);
+}
+/* Whether this thread holds mu / install_mu (debug builds; 1 otherwise). */
+static inline int tern_mu_held(const tern_index *idx) {
+#ifndef NDEBUG
+  return atomic_load_explicit(&idx->mu_owner, memory_order_relaxed) == tern_lock_self();
+#else
+  (void)idx;
+  return 1;
+#endif
+}
+static inline int tern_install_held(const tern_index *idx) {
+#ifndef NDEBUG
+  return atomic_load_explicit(&idx->install_owner, memory_order_relaxed) == tern_lock_self();
+#else
+  (void)idx;
+  return 1;
+#endif
+}
+
+struct tern_snapshot {
+  tern_index *idx;
+  tern_state *st;
+  tern_memseg *buf;   /* st->buffer */
+  atomic_uint iters;  /* open postings iterators, cursors, terms enumerations and deleted-docs
+                         iterators: close refuses while any */
+};
+
+/* ---- catalog.c: LMDB records (every value sealed, checked on read) */
+/* Begins an LMDB transaction (flags 0: the write one, REQUIRES install_mu;
+ * MDB_RDONLY: a read) and, when another process grew the map, adopts
+ * its size first (takes env_rw and mu: REQUIRES neither held, and for a
+ * read no other LMDB transaction of this thread open). */
+int tern_catalog_begin(tern_index *idx, unsigned flags, MDB_txn **t);
+/* Adopts the map size another process gave the file (after
+ * MDB_MAP_RESIZED).  REQUIRES: neither env_rw nor mu held. */
+int tern_catalog_adopt_size(tern_index *idx);
+/* Whether the last failure of this thread was LMDB's MDB_MAP_FULL
+ * (and forgets it). */
+int tern_catalog_map_full(void);
+/* Doubles the catalog's map (takes env_rw and mu: no LMDB transaction of
+ * this process is open meanwhile).  REQUIRES: install_mu held. */
+int tern_catalog_grow(tern_index *idx);
+int tern_mdb_status(int rc, const char *what);
+/* The same, telling a full disk from EIO (LMDB reports a short write as EIO). */
+int tern_mdb_env_status(tern_index *idx, int rc, const char *what);
+/* Prefixes the recorded failure with the catalog's path; TERN_ECORRUPT
+ * also marks the catalog damaged (no further writes).  Returns status. */
+int tern_catalog_damaged(tern_index *idx, int status);
+/* A sealed meta record by name (TERN_NOTFOUND when absent). */
+int tern_catalog_get_meta(tern_index *idx, MDB_txn *t, const char *name, const uint8_t **p,
+                          size_t *n);
+/* The format record: TERN_EVERSION for another catalog version. */
+int tern_catalog_get_format(tern_index *idx, MDB_txn *t, uint32_t *version);
+int tern_catalog_put_meta(tern_index *idx, MDB_txn *t, const char *name, const uint8_t *p,
+                          size_t n);
+/* Buffer entries: writes one (*stored = key + value bytes in LMDB), and
+ * checks and decodes one read from the buffer DBI. */
+int tern_catalog_put_doc(tern_index *idx, MDB_txn *t, const void *key, size_t klen,
+                         const uint8_t *doc, size_t dlen, size_t *stored);
+int tern_catalog_decode_doc(tern_index *idx, const MDB_val *k, const MDB_val *v, uint8_t *key,
+                            size_t *klen, const uint8_t **doc, size_t *dlen);
+int tern_catalog_get_state(tern_index *idx, MDB_txn *t, tern_rec_state *out);
+int tern_catalog_put_state(tern_index *idx, MDB_txn *t, const tern_rec_state *s);
+/* Meta "health" (health.c writes it); absent: all zero. */
+int tern_health_read(tern_index *idx, MDB_txn *t, tern_rec_health *out);
+int tern_catalog_put_segment(tern_index *idx, MDB_txn *t, uint64_t number,
+                             const tern_rec_segment *r);
+int tern_catalog_del_segment(tern_index *idx, MDB_txn *t, uint64_t number);
+int tern_catalog_put_livedocs(tern_index *idx, MDB_txn *t, uint64_t number, const tern_livedocs *ld,
+                              const uint8_t *segid);
+/* Calls fn (may be NULL) for each segment record, oldest first; with
+ * `expect`, checks the records' count and digest against that state. */
+typedef int (*tern_catalog_seg_fn)(void *ctx, uint64_t number, const tern_rec_segment *r);
+int tern_catalog_each_segment(tern_index *idx, MDB_txn *t, const tern_rec_state *expect,
+                              tern_catalog_seg_fn fn, void *ctx);
+/* The live docs value of segment `number` (bytes valid during t). */
+int tern_catalog_get_livedocs(tern_index *idx, MDB_txn *t, uint64_t number, const uint8_t **buf,
+                              size_t *len);
+/* Segment file name of a number. */
+void tern_segment_name(char out[TERN_SEGNAME_MAX], uint64_t number);
+
+/* ---- state.c: states and shared readers (each takes idx->mu itself unless noted) */
+/* The newest committed state, refreshed from the catalog when another
+ * commit happened since; with want_buffer, its buffer view built.  Takes
+ * idx->mu itself.  The caller owns one reference. */
+int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out);
+/* Drops one reference.  Takes idx->mu itself. */
+void tern_state_release(tern_index *idx, tern_state *st);
+/* The buffer DBI as read in t, checked against rec's totals: a flat memseg. */
+int tern_buffer_read(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, tern_memseg **out);
+/* Opens the reader of a segment not yet committed (outside idx->mu) and
+ * lists it, so that the state that commits it shares it instead of
+ * opening the files under idx->mu.  The caller owns one reference. */
+int tern_segref_preopen(tern_index *idx, uint64_t number, const tern_rec_segment *r,
+                        tern_segref **out);
+void tern_segref_release(tern_index *idx, tern_segref *s);
+/* Drops one reference.  REQUIRES: idx->mu held. */
+void tern_state_put_locked(tern_index *idx, tern_state *st);
+/* Marks segments dropped by a merge (files go when unreferenced). */
+void tern_segments_dropped(tern_index *idx, const uint64_t *numbers, size_t n);
+/* Releases idx->cur and every reader (close). */
+void tern_states_close(tern_index *idx);
+
+/* ---- lookups shared by reads and the writer */
+/* The live value of `key` in the snapshot (snapshot.c); TERN_NOTFOUND. */
+int tern_snapshot_find(tern_snapshot *s, const void *key, size_t klen, tern_seg_cursor *c,
+                       tern_slice *val);
+/* Cold batches (batch.c): reads a cold tern_get_batch keeps in flight by
+ * default, and at most (tern_options.read_depth). */
+#define TERN_READ_DEPTH_DEFAULT 32u
+#define TERN_READ_DEPTH_MAX 1024u
+/* The doc of `key` in slot `s` when it is live there: TERN_OK with *doc
+ * and the entry in c/e; TERN_NOTFOUND otherwise. */
+int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,
+                   tern_term_entry *e, uint32_t *doc);
+/* The live entry of the probe's key in the state's segments, newest
+ * first (range checks and filter-line fetches of all segments first, then
+ * filters and blocks): TERN_OK with the entry in c/e and its slot in
+ * *found; TERN_NOTFOUND otherwise. */
+int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
+                    tern_term_entry *e, const tern_slot **found);
+/* ---- state_ranges.c: the range map over disjoint slots */
+#define TERN_RANGE_MAP_MIN 8u /* slots below which every slot is tested in turn */
+/* (Re)builds st's range map from its slots.  Errors: TERN_ENOMEM (st then
+ * has none: still right, every slot probed in turn). */
+int tern_state_index_ranges(tern_state *st);
+void tern_state_ranges_free(tern_state *st);
+/* The map's slots whose range admits the probe's key (at most one, the
+ * ranges being disjoint) into cand[0..cap), their filter lines' fetch
+ * started; returns how many. */
+size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, uint32_t *cand,
+                              size_t cap);
+static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
+  return !s->live || tern_livedocs_is_live(s->live->ld, doc);
+}
+
+/* ---- health.c: failures after a commit, segments merges skip */
+int tern_health_is_bad(const tern_state *st, uint64_t number);
+/* Keeps `status` with tern_errmsg() as this index's last post-commit
+ * failure (in memory, and in the catalog when it can be written, as an
+ * edit), and bad_segment (0: none) as a segment merges skip.  Returns
+ * status with the message unchanged.  REQUIRES: install_mu not held. */
+int tern_health_note(tern_index *idx, int status, uint64_t bad_segment);
+/* tern_health_note, then TERN_EPARTIAL naming the cause. */
+int tern_post_commit_failed(tern_index *idx, int status);
+
+/* ---- doc_terms.c: doc ids per window of tern_docs_each (0: the default,
+ * 65536), for tests. */
+void tern_docs_window_set(uint32_t docs);
+
+/* ---- txn.c, for txn_read.c: the transaction's latest op on key (*op NULL:
+ * none; op->doc NULL: deleted) and the commit it began on. */
+int tern_txn_find_own(tern_txn *t, const void *key, size_t klen, const tern_mdoc **op,
+                      const tern_state **st);
+
+/* ---- writer.c: the write lock, taken without waiting (TERN_EBUSY) */
+int tern_writer_try_lock(tern_index *idx);
+/* busy_wait.c: tern_writer_try_lock, tried again until the handle's busy
+ * timeout (tern_options.busy_timeout_ms) passes. */
+int tern_writer_lock(tern_index *idx);
+void tern_writer_unlock(tern_index *idx);
+/* One more (or one fewer) holder of write.lock's flock in this process,
+ * which must already hold it: the worker keeps it from the commit that
+ * gives it a job to that job's install, so no other process commits
+ * meanwhile. */
+void tern_flock_hold(tern_index *idx);
+void tern_flock_release(tern_index *idx);
+
+/* ---- index/open.c: reopening the catalog (catalog_compact.c, with env closed) */
+int tern_index_reopen_env(tern_index *idx);
+/* ---- catalog_compact.c: rewrites catalog.mdb without its free pages
+ * when no one else has the index open (writer lock held); skips otherwise. */
+int tern_catalog_compact(tern_index *idx);
+
+/* ---- maintenance (flush.c, merge.c), run by the worker or by a caller
+ * holding the write lock with the worker drained; each builds an edit and
+ * installs it with tern_log_and_apply.  REQUIRES: the write lock held,
+ * install_mu not. */
+/* Writes the buffer as of now as a segment and installs it, carrying what
+ * commits did meanwhile (flush.c).  TERN_WORKER_RETRY: start over. */
+int tern_flush_locked(tern_index *idx);
+/* TERN_WORKER_RETRY from tern_flush_locked: a commit changed the buffer
+ * in a way the flush cannot follow; start over (not a failure). */
+#define TERN_WORKER_RETRY 1
+/* One merge the policy picks, if any (*merged 1). */
+int tern_merge_once(tern_index *idx, int *merged);
+int tern_merge_policy_run(tern_index *idx);
+int tern_merge_everything(tern_index *idx);
+/* Checks the whole-file checksums of every segment of the newest commit
+ * (each reader once), writing nothing: TERN_ECORRUPT naming the file. */
+int tern_merge_verify_all(tern_index *idx);
+/* The number for a new segment: never one this process handed out before,
+ * even when the write it was for failed.  REQUIRES: install_mu held. */
+uint64_t tern_new_segment_number(tern_index *idx, const tern_rec_state *rec);
+/* A commit registers segment `number`: the next number passes it.  Numbers
+ * come from tern_new_segment_number, unique in this process, and a flush
+ * or merge in flight may register a number lower than one a commit
+ * registered meanwhile. */
+static inline void tern_number_used(tern_rec_state *rec, uint64_t number) {
+  if (rec->next_segment <= number) rec->next_segment = number + 1;
+}
+/* Removes the files of a new segment whose commit failed -- unless
+ * mdb_txn_commit itself failed: that commit may yet be durable, so its
+ * files stay for the next open, which removes them only when the
+ * catalog's next segment number shows the commit did not land. */
+void tern_discard_new_segment(tern_index *idx, const char *name);
+
+/* ---- ordered access (cursor*.c, terms_enum.c, backup.c) */
+struct tern_seg_run;
+/* One source of a key cursor: a segment slot, or the buffer view (slot
+ * NULL).  When valid it stands on a live document: key[0..klen) (pointing
+ * into the source) and, for a segment, its entry e. */
+typedef struct tern_src {
+  const tern_slot *slot;
+  const tern_memseg *buf;
+  tern_seg_cursor *sc;
+  struct tern_seg_run *run;
+  tern_term_entry e;
+  size_t pos; /* buffer: rank */
+  int valid;
+  const uint8_t *key;
+  size_t klen;
+} tern_src;
+int tern_src_init(tern_src *s, const tern_slot *slot, const tern_memseg *buf);
+void tern_src_release(tern_src *s);
+/* The first live key >= key (> key when strict); klen 0: the first. */
+int tern_src_seek_ge(tern_src *s, const void *key, size_t klen, int strict);
+/* The last live key <= key (< key when strict); key NULL: the last. */
+int tern_src_seek_le(tern_src *s, const void *key, size_t klen, int strict);
+/* The next live key in direction dir (+1 forward, -1 backward). */
+int tern_src_step(tern_src *s, int dir);
+int tern_src_value(tern_src *s, tern_slice *val);
+/* postings.c: the snapshot an iterator reads. */
+tern_snapshot *tern_postings_snapshot(const tern_postings *p);
+/* postings.c: where tern_postings_each_by_key keeps the walk it resumes
+ * (cursor_hits.c), freed by tern_postings_close through tern_by_key_free. */
+struct tern_by_key;
+struct tern_by_key **tern_postings_by_key(tern_postings *p);
+void tern_by_key_free(struct tern_by_key *b);
+
+#endif

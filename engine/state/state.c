@@ -1,0 +1,669 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * state.c — materialised commits (index.h): building a state from the
+ * catalog, sharing segment readers and live docs between states, and the
+ * file lifetime of dropped segments.
+ */
+#include "engine/util/counters.h"
+#include "engine/state/edit.h"
+#include "engine/util/errwrap.h"
+#include "engine/state/index.h"
+#include "engine/util/vec.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ readers */
+
+/* Opens segment `number` and checks it against its record (no lock needed). */
+static int segref_open(tern_index *idx, uint64_t number, const tern_rec_segment *r,
+                       tern_segref **out) {
+  tern_segref *s = calloc(1, sizeof *s);
+  if (!s) return tern_fail(TERN_ENOMEM, "segment reader: out of memory");
+  s->number = number;
+  tern_segment_name(s->name, number);
+  TERN_COUNT(seg_opens);
+  int rc = tern_seg_open(&s->seg, idx->dir, s->name, TERN_IDX_IO_MODE(idx));
+  if (rc == TERN_OK) {
+    s->unique = tern_seg_unique_field(s->seg);
+    s->max_doc = tern_seg_max_doc(s->seg);
+    tern_seg_gate_of(s->seg, &s->gate);
+    if (!s->unique || s->max_doc != r->max_doc ||
+        memcmp(tern_seg_id(s->seg), r->segid, TERN_SEGID_SIZE) != 0)
+      rc = tern_fail(TERN_ECORRUPT,
+                     "%s/%s: segment does not match its catalog record (max_doc %u vs %" PRIu64
+                     ", id or unique field)",
+                     idx->dir, s->name, s->max_doc, r->max_doc);
+  }
+  if (rc != TERN_OK) {
+    if (s->seg) tern_seg_close(s->seg);
+    free(s);
+    return rc;
+  }
+  s->refs = 1;
+  *out = s;
+  return TERN_OK;
+}
+
+static int segref_get(tern_index *idx, uint64_t number, const tern_rec_segment *r,
+                      tern_segref **out) {
+  for (tern_segref *s = idx->segrefs; s; s = s->next)
+    if (s->number == number) {
+      s->refs++;
+      *out = s;
+      return TERN_OK;
+    }
+  TERN_TRY(segref_open(idx, number, r, out));
+  (*out)->next = idx->segrefs;
+  idx->segrefs = *out;
+  return TERN_OK;
+}
+
+int tern_segref_preopen(tern_index *idx, uint64_t number, const tern_rec_segment *r,
+                        tern_segref **out) {
+  TERN_TRY(segref_open(idx, number, r, out));
+  tern_mu_lock(idx);
+  (*out)->next = idx->segrefs;
+  idx->segrefs = *out;
+  tern_mu_unlock(idx);
+  return TERN_OK;
+}
+
+static void segref_put(tern_index *idx, tern_segref *s) {
+  assert(s->refs > 0);
+  if (--s->refs > 0) return;
+  for (tern_segref **pp = &idx->segrefs; *pp; pp = &(*pp)->next)
+    if (*pp == s) {
+      *pp = s->next;
+      break;
+    }
+  tern_seg_close(s->seg);
+  if (s->dropped) tern_seg_remove(idx->dir, s->name);
+  free(s);
+}
+
+void tern_segref_release(tern_index *idx, tern_segref *s) {
+  tern_mu_lock(idx);
+  segref_put(idx, s);
+  tern_mu_unlock(idx);
+}
+
+static void ldref_put(tern_ldref *l) {
+  assert(!l || l->refs > 0);
+  if (l && --l->refs == 0) {
+    tern_livedocs_free(l->ld);
+    free(l);
+  }
+}
+
+void tern_segments_dropped(tern_index *idx, const uint64_t *numbers, size_t n) {
+  tern_mu_lock(idx);
+  for (size_t i = 0; i < n; i++) {
+    int found = 0;
+    for (tern_segref *s = idx->segrefs; s; s = s->next)
+      if (s->number == numbers[i]) {
+        s->dropped = 1;
+        found = 1;
+      }
+    if (!found) {
+      char name[TERN_SEGNAME_MAX];
+      tern_segment_name(name, numbers[i]);
+      tern_seg_remove(idx->dir, name);
+    }
+  }
+  tern_mu_unlock(idx);
+}
+
+/* ------------------------------------------------------------ states */
+
+static void state_free(tern_index *idx, tern_state *st) {
+  for (size_t i = 0; i < st->nslots; i++) {
+    segref_put(idx, st->slots[i].ref);
+    ldref_put(st->slots[i].live);
+  }
+  free(st->slots);
+  tern_state_ranges_free(st);
+  tern_memseg_free(st->buffer);
+  free(st);
+}
+
+static void state_put(tern_index *idx, tern_state *st) {
+  assert(!st || st->refs > 0);
+  if (st && --st->refs == 0) state_free(idx, st);
+}
+
+void tern_state_put_locked(tern_index *idx, tern_state *st) {
+  assert(tern_mu_held(idx));
+  state_put(idx, st);
+}
+
+void tern_state_release(tern_index *idx, tern_state *st) {
+  tern_mu_lock(idx);
+  state_put(idx, st);
+  tern_mu_unlock(idx);
+}
+
+void tern_states_close(tern_index *idx) {
+  tern_mu_lock(idx);
+  state_put(idx, idx->cur);
+  idx->cur = NULL;
+  if (idx->rtxn) mdb_txn_abort(idx->rtxn);
+  idx->rtxn = NULL;
+  tern_mu_unlock(idx);
+}
+
+typedef struct build_ctx {
+  tern_index *idx;
+  MDB_txn *t;
+  tern_state *st;
+  size_t cap;
+} build_ctx;
+
+/* The live docs of generation `gen`, shared with the previous state when it had it. */
+static int slot_livedocs(build_ctx *b, uint64_t number, const tern_rec_segment *r, tern_slot *sl) {
+  tern_state *prev = b->idx->cur;
+  for (size_t i = 0; prev && i < prev->nslots; i++)
+    if (prev->slots[i].ref->number == number && prev->slots[i].gen == r->livedocs_gen &&
+        prev->slots[i].live) {
+      sl->live = prev->slots[i].live;
+      sl->live->refs++;
+      return TERN_OK;
+    }
+  const uint8_t *buf;
+  size_t len;
+  TERN_TRY(tern_catalog_get_livedocs(b->idx, b->t, number, &buf, &len));
+  tern_ldref *l = calloc(1, sizeof *l);
+  if (!l) return tern_fail(TERN_ENOMEM, "live docs: out of memory");
+  int rc =
+      tern_livedocs_read(&l->ld, buf, len, r->segid, (uint32_t)r->max_doc, (uint32_t)r->deleted);
+  if (rc != TERN_OK) {
+    free(l);
+    if (rc == TERN_ECORRUPT) atomic_store(&b->idx->catalog_bad, 1);
+    return tern_fail_wrap(rc, "%s/%s: segment %" PRIu64 " live docs generation %" PRIu64,
+                          b->idx->dir, TERN_CATALOG_FILE, number, r->livedocs_gen);
+  }
+  l->refs = 1;
+  sl->live = l;
+  return TERN_OK;
+}
+
+static int add_slot(void *ctx, uint64_t number, const tern_rec_segment *r) {
+  build_ctx *b = ctx;
+  tern_state *st = b->st;
+  tern_slot *s = tern_vec_room(st->slots, st->nslots, &b->cap, sizeof *s);
+  if (!s) return tern_fail(TERN_ENOMEM, "state: out of memory");
+  st->slots = s;
+  tern_slot *sl = &st->slots[st->nslots];
+  memset(sl, 0, sizeof *sl);
+  sl->deleted = r->deleted;
+  sl->gen = r->livedocs_gen;
+  memcpy(sl->segid, r->segid, TERN_SEGID_SIZE);
+  TERN_TRY(segref_get(b->idx, number, r, &sl->ref));
+  sl->gate = sl->ref->gate;
+  int rc = r->livedocs_gen ? slot_livedocs(b, number, r, sl) : TERN_OK;
+  if (rc != TERN_OK) {
+    segref_put(b->idx, sl->ref);
+    return rc;
+  }
+  st->nslots++;
+  return TERN_OK;
+}
+
+static int build_state(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, tern_state **out) {
+  TERN_COUNT(state_loads);
+  tern_state *st = calloc(1, sizeof *st);
+  if (!st) return tern_fail(TERN_ENOMEM, "state: out of memory");
+  st->refs = 1;
+  st->rec = *rec;
+  build_ctx b = {idx, t, st, 0};
+  int rc = tern_catalog_each_segment(idx, t, rec, add_slot, &b);
+  if (rc == TERN_OK) rc = tern_health_read(idx, t, &st->health);
+  if (rc == TERN_OK) rc = tern_state_index_ranges(st);
+  if (rc != TERN_OK) {
+    state_free(idx, st);
+    return rc;
+  }
+  *out = st;
+  return TERN_OK;
+}
+
+/* Copies one buffer entry into the memseg's arena. */
+static int buffer_entry(tern_index *idx, tern_memseg *m, const MDB_val *k, const MDB_val *v) {
+  uint8_t key[TERN_KEY_MAX];
+  size_t klen, dlen;
+  const uint8_t *doc;
+  TERN_TRY(tern_catalog_decode_doc(idx, k, v, key, &klen, &doc, &dlen));
+  uint8_t *p = tern_arena_alloc(&m->arena, klen + dlen);
+  if (!p) return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  memcpy(p, key, klen);
+  if (dlen) memcpy(p + klen, doc, dlen);
+  m->docs[m->n++] = (tern_mdoc){{p, (uint32_t)klen, (uint32_t)dlen}, p + klen};
+  m->stored_bytes += k->mv_size + v->mv_size;
+  return TERN_OK;
+}
+
+/* Puts the docs in key order (LMDB order differs only for long keys). */
+static int buffer_sort(tern_memseg *m) {
+  if (m->n < 2) return TERN_OK;
+  uint32_t *perm = malloc(m->n * sizeof *perm);
+  tern_mdoc *sorted = malloc(m->n * sizeof *sorted);
+  int rc = perm && sorted ? tern_sort_by_key(perm, m->docs, sizeof *m->docs, m->n, NULL)
+                          : tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  if (rc == TERN_OK) {
+    for (size_t i = 0; i < m->n; i++)
+      sorted[i] = m->docs[perm[i]];
+    free(m->docs);
+    m->docs = sorted;
+    sorted = NULL;
+  }
+  free(perm);
+  free(sorted);
+  return rc;
+}
+
+int tern_buffer_read(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, tern_memseg **out) {
+  TERN_COUNT(buffer_loads);
+  tern_memseg *m;
+  TERN_TRY(tern_memseg_new(&m));
+  size_t cap = rec->buffered_docs ? (size_t)rec->buffered_docs : 1;
+  m->docs = malloc(cap * sizeof *m->docs);
+  MDB_cursor *c = NULL;
+  int rc = m->docs ? tern_mdb_status(mdb_cursor_open(t, idx->dbi_buf, &c), "opening a cursor")
+                   : tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  MDB_val k, v;
+  int mrc = rc == TERN_OK ? mdb_cursor_get(c, &k, &v, MDB_FIRST) : 0;
+  while (rc == TERN_OK && mrc == 0) {
+    if (m->n == cap) {
+      cap *= 2;
+      tern_mdoc *d = realloc(m->docs, cap * sizeof *d);
+      if (!d) {
+        rc = tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+        break;
+      }
+      m->docs = d;
+    }
+    rc = buffer_entry(idx, m, &k, &v);
+    mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+  }
+  if (rc == TERN_OK && mrc != MDB_NOTFOUND) rc = tern_mdb_status(mrc, "reading the buffer");
+  if (rc == TERN_OK && (m->n != rec->buffered_docs || m->stored_bytes != rec->buffered_bytes))
+    rc = tern_catalog_damaged(
+        idx, tern_fail(TERN_ECORRUPT,
+                       "buffer holds %zu documents of %" PRIu64 " bytes; state says %" PRIu64
+                       " of %" PRIu64,
+                       m->n, m->stored_bytes, rec->buffered_docs, rec->buffered_bytes));
+  if (c) mdb_cursor_close(c);
+  if (rc == TERN_OK) rc = buffer_sort(m);
+  if (rc != TERN_OK) {
+    tern_memseg_free(m);
+    return rc;
+  }
+  *out = m;
+  return TERN_OK;
+}
+
+static int build_buffer(tern_index *idx, MDB_txn *t, tern_state *st) {
+  tern_memseg *m;
+  TERN_TRY(tern_buffer_read(idx, t, &st->rec, &m));
+  /* Layered, so that the next commit hands it forward with a run on top. */
+  return tern_memseg_layered(m, &st->buffer);
+}
+
+enum { READ_AGAIN = 1, READ_RESIZED = 2 }; /* internal: a torn read under MDB_NOLOCK; the map grew */
+
+/* REQUIRES: idx->mu held. */
+static int begin_read(tern_index *idx, MDB_txn **t) {
+  assert(tern_mu_held(idx));
+  TERN_COUNT(catalog_reads);
+  if (idx->rtxn) {
+    int rc = mdb_txn_renew(idx->rtxn);
+    if (rc == 0) {
+      *t = idx->rtxn;
+      idx->rtxn = NULL;
+      return TERN_OK;
+    }
+    mdb_txn_abort(idx->rtxn);
+    idx->rtxn = NULL;
+  }
+  int rc = mdb_txn_begin(idx->env, NULL, MDB_RDONLY, t);
+  if (rc == MDB_MAP_RESIZED) return READ_RESIZED;
+  return tern_mdb_status(rc, "beginning a read");
+}
+
+static void end_read(tern_index *idx, MDB_txn *t) {
+  mdb_txn_reset(t);
+  if (idx->rtxn)
+    mdb_txn_abort(t);
+  else
+    idx->rtxn = t;
+}
+
+/* Without the LMDB lock file no writer knows of this reader, so what it
+ * read is sound only if at most one commit happened since its
+ * transaction began: LMDB reuses the pages a commit frees from the
+ * second commit after it on. */
+static int read_was_stable(tern_index *idx, MDB_txn *t) {
+  if (!idx->nolock) return 1;
+  MDB_envinfo info;
+  if (mdb_env_info(idx->env, &info) != 0) return 0;
+  return info.me_last_txnid <= (size_t)mdb_txn_id(t) + 1;
+}
+
+/* REQUIRES: idx->mu held. */
+static int acquire_once(tern_index *idx, int want_buffer, tern_state **out) {
+  assert(tern_mu_held(idx));
+  tern_state *known = idx->cur;
+  if (idx->cur_seq && known && known->rec.seq == idx->cur_seq &&
+      (!want_buffer || known->buffer)) {
+    known->refs++;
+    *out = known;
+    return TERN_OK;
+  }
+  MDB_txn *t;
+  int rc = begin_read(idx, &t);
+  if (rc != TERN_OK) return rc; /* READ_RESIZED too (TERN_TRY passes it: positive) */
+  tern_rec_state rec;
+  rc = tern_catalog_get_state(idx, t, &rec);
+  tern_state *st = idx->cur, *fresh = NULL;
+  if (rc == TERN_OK && (!st || st->rec.seq != rec.seq)) {
+    rc = build_state(idx, t, &rec, &fresh);
+    st = fresh;
+  }
+  int built_buffer = 0;
+  if (rc == TERN_OK && want_buffer && !st->buffer) {
+    rc = build_buffer(idx, t, st);
+    built_buffer = rc == TERN_OK;
+  }
+  if (!read_was_stable(idx, t)) {
+    if (fresh) state_free(idx, fresh);
+    else if (built_buffer) {
+      tern_memseg_free(st->buffer);
+      st->buffer = NULL;
+    }
+    fresh = NULL;
+    rc = READ_AGAIN;
+  }
+  end_read(idx, t);
+  if (rc != TERN_OK && fresh) state_free(idx, fresh);
+  if (rc == TERN_OK && fresh) {
+    state_put(idx, idx->cur);
+    idx->cur = fresh;
+  }
+  /* This process holds the write lock: no other commits until it goes. */
+  if (rc == TERN_OK && idx->flock_holds) idx->cur_seq = st->rec.seq;
+  if (rc == TERN_OK) {
+    st->refs++;
+    *out = st;
+  }
+  return rc;
+}
+
+int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out) {
+  assert(!tern_mu_held(idx));
+  tern_mu_lock(idx);
+  int rc;
+  /* A segment can vanish between reading the catalog and opening its
+   * files when another process merges meanwhile: read the catalog again. */
+  for (int attempt = 0;; attempt++) {
+    rc = acquire_once(idx, want_buffer, out);
+    if (rc == READ_RESIZED && attempt < 8) { /* another process grew the map */
+      tern_mu_unlock(idx);
+      rc = tern_catalog_adopt_size(idx);
+      tern_mu_lock(idx);
+      if (rc != TERN_OK) break;
+      continue;
+    }
+    if ((rc != -ENOENT && rc != READ_AGAIN) || attempt == 8) break;
+  }
+  tern_mu_unlock(idx);
+  if (rc == READ_RESIZED)
+    rc = tern_fail(TERN_EBUSY, "%s: the catalog's map kept growing under every read", idx->dir);
+  if (rc == READ_AGAIN)
+    rc = tern_fail(TERN_EBUSY, "%s: the catalog changed under every read (no lock file)", idx->dir);
+  return rc;
+}
+
+/* ------------------------------------------------------------ apply */
+
+static int edit_drops(const tern_edit *e, uint64_t number) {
+  for (size_t i = 0; i < e->ndrops; i++)
+    if (e->drops[i] == number) return 1;
+  return 0;
+}
+
+static tern_edit_live *edit_live(tern_edit *e, uint64_t number) {
+  for (size_t i = 0; i < e->nlives; i++)
+    if (e->lives[i].number == number) return &e->lives[i];
+  return NULL;
+}
+
+/* A live-docs reference taking ld over (*ld NULL afterwards). */
+static int ldref_of(tern_livedocs **ld, tern_ldref **out) {
+  tern_ldref *l = calloc(1, sizeof *l);
+  if (!l) return tern_fail(TERN_ENOMEM, "state: out of memory");
+  l->refs = 1;
+  l->ld = *ld;
+  *ld = NULL;
+  *out = l;
+  return TERN_OK;
+}
+
+/* Base's slot i as the edit leaves it. */
+static int apply_base_slot(tern_state *st, const tern_slot *old, tern_edit *e) {
+  tern_slot *sl = &st->slots[st->nslots];
+  *sl = *old;
+  tern_edit_live *l = edit_live(e, old->ref->number);
+  if (l) {
+    sl->deleted = tern_livedocs_deleted(l->ld);
+    sl->gen++;
+    TERN_TRY(ldref_of(&l->ld, &sl->live));
+  } else if (sl->live) {
+    assert(sl->live->refs > 0);
+    sl->live->refs++;
+  }
+  assert(sl->ref->refs > 0);
+  sl->ref->refs++;
+  st->nslots++;
+  return TERN_OK;
+}
+
+static int apply_added_slot(tern_state *st, tern_edit_add *a) {
+  tern_slot *sl = &st->slots[st->nslots];
+  memset(sl, 0, sizeof *sl);
+  assert(a->ref && a->ref->refs > 0);
+  sl->ref = a->ref;
+  sl->gate = a->ref->gate;
+  sl->deleted = a->rec.deleted;
+  sl->gen = a->rec.livedocs_gen;
+  memcpy(sl->segid, a->rec.segid, TERN_SEGID_SIZE);
+  if (a->ld) TERN_TRY(ldref_of(&a->ld, &sl->live));
+  a->ref->refs++;
+  st->nslots++;
+  return TERN_OK;
+}
+
+static int cmp_add(const void *a, const void *b) {
+  uint64_t x = ((const tern_edit_add *)a)->number, y = ((const tern_edit_add *)b)->number;
+  return (x > y) - (x < y);
+}
+
+/* Base's slots minus drops, plus adds, by number (oldest first). */
+static int apply_slots(tern_state *st, const tern_state *base, tern_edit *e) {
+  st->slots = malloc((base->nslots + e->nadds + 1) * sizeof *st->slots);
+  if (!st->slots) return tern_fail(TERN_ENOMEM, "state: out of memory");
+  if (e->nadds > 1) qsort(e->adds, e->nadds, sizeof *e->adds, cmp_add);
+  size_t j = 0;
+  for (size_t i = 0; i < base->nslots; i++) {
+    const tern_slot *old = &base->slots[i];
+    for (; j < e->nadds && e->adds[j].number < old->ref->number; j++)
+      TERN_TRY(apply_added_slot(st, &e->adds[j]));
+    if (!edit_drops(e, old->ref->number)) TERN_TRY(apply_base_slot(st, old, e));
+  }
+  for (; j < e->nadds; j++)
+    TERN_TRY(apply_added_slot(st, &e->adds[j]));
+  return TERN_OK;
+}
+
+/* The document behind a handle of tern_memseg_find. */
+static const tern_mdoc *memseg_doc(const tern_memseg *m, ptrdiff_t h) {
+  size_t i = (size_t)h;
+  if (i & TERN_MEMSEG_HANDLE) return &m->runs[(i & ~TERN_MEMSEG_HANDLE) >> 32]->docs[i & UINT32_MAX];
+  return &m->docs[i];
+}
+
+/* A flush's view: the documents of the ops' keys base's view holds. */
+static int kept_view(const tern_memseg *b, const tern_edit *e, const tern_rec_state *rec,
+                     tern_memseg **out) {
+  tern_mrun *run;
+  TERN_TRY(tern_mrun_new(e->nops ? e->nops : 1, &run));
+  for (size_t i = 0; i < e->nops; i++) {
+    ptrdiff_t h = tern_memseg_find(b, e->ops[i].key.p, e->ops[i].key.len);
+    if (h < 0) continue;
+    int rc = tern_mrun_push(run, memseg_doc(b, h));
+    if (rc != TERN_OK) {
+      tern_mrun_put(run);
+      return rc;
+    }
+  }
+  assert(run->n == rec->buffered_docs);
+  return tern_memseg_layer(NULL, run, (size_t)rec->buffered_docs, rec->buffered_bytes, out);
+}
+
+/* The next state's buffer view; NULL (built on first need) when base had
+ * none or memory ran out: never wrong, at worst read from the catalog. */
+static void apply_buffer(tern_state *st, const tern_state *base, tern_edit *e) {
+  const tern_rec_state *rec = &e->rec;
+  tern_memseg *view = NULL;
+  int rc = TERN_OK;
+  switch (e->buf) {
+  case TERN_EDIT_BUF_VIEW:
+    view = e->view;
+    e->view = NULL;
+    break;
+  case TERN_EDIT_BUF_OPS:
+  case TERN_EDIT_BUF_DROP:
+    if (base->buffer)
+      rc = tern_memseg_layer(base->buffer, e->run, (size_t)rec->buffered_docs,
+                             rec->buffered_bytes, &view);
+    else
+      tern_mrun_put(e->run);
+    e->run = NULL; /* consumed */
+    break;
+  case TERN_EDIT_BUF_KEEP:
+    if (base->buffer) rc = kept_view(base->buffer, e, rec, &view);
+    break;
+  case TERN_EDIT_BUF_SAME:
+    if (base->buffer)
+      rc = tern_memseg_layer(base->buffer, NULL, (size_t)rec->buffered_docs, rec->buffered_bytes,
+                             &view);
+    break;
+  case TERN_EDIT_BUF_COPY: break;
+  }
+  st->buffer = rc == TERN_OK ? view : NULL;
+}
+
+int tern_state_apply(tern_index *idx, const tern_state *base, tern_edit *e, tern_state **out) {
+  assert(tern_mu_held(idx));
+  assert(base->refs > 0);
+  tern_state *st = calloc(1, sizeof *st);
+  if (!st) return tern_fail(TERN_ENOMEM, "state: out of memory");
+  st->refs = 1;
+  st->rec = e->rec;
+  st->health = e->health_set ? e->health : base->health;
+  int rc = apply_slots(st, base, e);
+  if (rc == TERN_OK) rc = tern_state_index_ranges(st);
+  if (rc != TERN_OK) {
+    state_free(idx, st);
+    return rc;
+  }
+  assert(st->nslots == e->rec.nsegments);
+  apply_buffer(st, base, e);
+  *out = st;
+  return TERN_OK;
+}
+
+/* ------------------------------------------------------------ lookups */
+
+/* The codec's primary-key lookup in slot s, past the gate with `filter`,
+ * and the doc it finds when it is live there. */
+static int slot_pk_find(const tern_slot *s, const tern_seg_probe *p, int filter,
+                        tern_seg_cursor *c, tern_term_entry *e, uint32_t *doc) {
+  uint32_t d;
+  TERN_TRY(tern_seg_pk_find(s->ref->seg, p, filter, c, e, &d));
+  if (!tern_slot_is_live(s, d)) return TERN_NOTFOUND;
+  *doc = d;
+  return TERN_OK;
+}
+
+int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,
+                   tern_term_entry *e, uint32_t *doc) {
+  tern_seg_probe p;
+  TERN_TRY(tern_seg_probe_init(&p, key, klen));
+  int filter = tern_seg_gate_pass(&s->gate, &p);
+  if (filter <= 0) return filter < 0 ? filter : TERN_NOTFOUND;
+  return slot_pk_find(s, &p, filter, c, e, doc);
+}
+
+/* Segments probed per wave: their filter lines are fetched together. */
+#define PROBE_WAVE 32u
+
+/* Filters and blocks of the slots cand[0..n), in that order (their ranges
+ * admitted the key): TERN_OK with the first live hit, else TERN_NOTFOUND. */
+static int probe_candidates(const tern_state *st, const uint32_t *cand, size_t n,
+                            const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
+                            const tern_slot **found) {
+  for (size_t k = 0; k < n; k++) {
+    const tern_slot *sl = &st->slots[cand[k]];
+    TERN_COUNT_GET(filter_checks, 1);
+    int filter = tern_seg_gate_filter(&sl->gate, p);
+    if (filter <= 0) {
+      if (filter < 0) return filter;
+      continue;
+    }
+    TERN_COUNT_GET(block_probes, 1);
+    uint32_t doc;
+    int rc = slot_pk_find(sl, p, filter, c, e, &doc);
+    if (rc == TERN_NOTFOUND) continue;
+    if (rc == TERN_OK) *found = sl;
+    return rc;
+  }
+  return TERN_NOTFOUND;
+}
+
+/* slots[ids[i]] for i in [0, n) newest first, in waves: first every
+ * slot's range, starting its filter line's fetch, so that the filters'
+ * cache misses overlap instead of following one another; then the
+ * filters and the blocks.  ids NULL: the slots 0..n-1 themselves. */
+static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count,
+                         const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
+                         const tern_slot **found) {
+  uint32_t cand[PROBE_WAVE];
+  for (size_t hi = count; hi > 0;) {
+    size_t lo = hi > PROBE_WAVE ? hi - PROBE_WAVE : 0, n = 0;
+    for (size_t i = hi; i-- > lo;) {
+      cand[n] = ids ? ids[i] : (uint32_t)i;
+      n += (size_t)tern_seg_gate_start(&st->slots[cand[n]].gate, p);
+    }
+    TERN_COUNT_GET(range_checks, hi - lo);
+    int rc = probe_candidates(st, cand, n, p, c, e, found);
+    if (rc != TERN_NOTFOUND) return rc;
+    hi = lo;
+  }
+  return TERN_NOTFOUND;
+}
+
+int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
+                    tern_term_entry *e, const tern_slot **found) {
+  if (!st->ndisjoint) return probe_in_turn(st, NULL, st->nslots, p, c, e, found);
+  /* The one disjoint slot whose range admits the key, by binary search,
+   * then the overlapping ones newest first: any order finds the one live
+   * document (state_ranges.c). */
+  uint32_t cand[PROBE_WAVE];
+  size_t n = tern_state_ranges_find(st, p, cand, PROBE_WAVE);
+  TERN_COUNT_GET(range_checks, n ? n : 1);
+  int rc = probe_candidates(st, cand, n, p, c, e, found);
+  if (rc != TERN_NOTFOUND) return rc;
+  return probe_in_turn(st, st->overlap, st->noverlap, p, c, e, found);
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * writer.c — one writer per index: an in-process flag (threads) and an
+ * exclusive flock(2) on DIR/write.lock (processes).  Both are tried, never
+ * waited for: a second writer gets TERN_EBUSY at once.
+ *
+ * flock conflicts between two open files of write.lock even in one process,
+ * so a second tern_index on the same directory in this process gets
+ * TERN_EBUSY too; the held locks are listed (by device and inode) so that its
+ * message says so instead of blaming another process.
+ */
+#include "engine/state/index.h"
+
+#include "codec/status.h"
+
+#include <errno.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { HELD_MAX = 64 };
+static struct held {
+  dev_t dev;
+  ino_t ino;
+  pid_t pid; /* a forked child inherits the list, not the locks' ownership */
+} g_held[HELD_MAX];
+static size_t g_nheld;
+static pthread_mutex_t g_held_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Adds (on = 1) or removes (on = 0) idx's write.lock from the list. */
+static void held_mark(const tern_index *idx, int on) {
+  struct stat sb;
+  if (fstat(idx->lock_fd, &sb) < 0) return;
+  pthread_mutex_lock(&g_held_mu);
+  for (size_t i = 0; i < g_nheld; i++)
+    if (g_held[i].dev == sb.st_dev && g_held[i].ino == sb.st_ino && g_held[i].pid == getpid()) {
+      if (!on) g_held[i] = g_held[--g_nheld];
+      on = 0;
+      break;
+    }
+  if (on && g_nheld < HELD_MAX) g_held[g_nheld++] = (struct held){sb.st_dev, sb.st_ino, getpid()};
+  pthread_mutex_unlock(&g_held_mu);
+}
+
+/* Whether another tern_index of this process holds idx's write.lock. */
+static int held_here(const tern_index *idx) {
+  struct stat sb;
+  if (fstat(idx->lock_fd, &sb) < 0) return 0;
+  int found = 0;
+  pthread_mutex_lock(&g_held_mu);
+  for (size_t i = 0; i < g_nheld && !found; i++)
+    found = g_held[i].dev == sb.st_dev && g_held[i].ino == sb.st_ino && g_held[i].pid == getpid();
+  pthread_mutex_unlock(&g_held_mu);
+  return found;
+}
+
+int tern_writer_try_lock(tern_index *idx) {
+  if (idx->flags & TERN_RDONLY)
+    return tern_fail(TERN_EINVAL, "%s: index opened read-only", idx->dir);
+  if (atomic_load(&idx->catalog_bad))
+    return tern_fail(TERN_ECORRUPT, "%s/%s: catalog found damaged; nothing is written into it",
+                     idx->dir, TERN_CATALOG_FILE);
+  tern_mu_lock(idx);
+  int busy = idx->writing;
+  idx->writing = 1;
+  tern_mu_unlock(idx);
+  if (busy)
+    return tern_fail(TERN_EBUSY, "%s: a write transaction is open in this process", idx->dir);
+  /* Under mu: the worker's last release unlocks the flock under mu too. */
+  tern_mu_lock(idx);
+  int rc = 0;
+  if (!idx->flock_holds)
+    while ((rc = flock(idx->lock_fd, LOCK_EX | LOCK_NB)) < 0 && errno == EINTR) {
+    }
+  int err = rc ? errno : 0;
+  if (rc == 0 && !idx->flock_holds++) held_mark(idx, 1);
+  tern_mu_unlock(idx);
+  if (rc == 0) return TERN_OK;
+  tern_mu_lock(idx);
+  idx->writing = 0;
+  tern_mu_unlock(idx);
+  if (err == EWOULDBLOCK && held_here(idx))
+    return tern_fail(TERN_EBUSY,
+                     "%s: another handle of this index in this process holds the write lock "
+                     "(open an index once per process)",
+                     idx->dir);
+  if (err == EWOULDBLOCK)
+    return tern_fail(TERN_EBUSY, "%s: another process holds the write lock", idx->dir);
+  errno = err;
+  return tern_fail_errno("flock write.lock");
+}
+
+void tern_flock_hold(tern_index *idx) {
+  tern_mu_lock(idx);
+  idx->flock_holds++;
+  tern_mu_unlock(idx);
+}
+
+void tern_flock_release(tern_index *idx) {
+  tern_mu_lock(idx);
+  if (--idx->flock_holds == 0) {
+    idx->cur_seq = 0; /* before the lock goes: others may commit after */
+    held_mark(idx, 0);
+    flock(idx->lock_fd, LOCK_UN);
+  }
+  tern_mu_unlock(idx);
+}
+
+void tern_writer_unlock(tern_index *idx) {
+  tern_flock_release(idx);
+  tern_mu_lock(idx);
+  idx->writing = 0;
+  tern_mu_unlock(idx);
+}

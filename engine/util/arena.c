@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arena.c — chunks from 4 KiB, doubling up to 64 MiB (small transactions stay
+ * small; an import of millions of documents makes few chunks).
+ */
+#include "engine/util/arena.h"
+
+#include "engine/util/bigmem.h"
+
+#include <stdlib.h>
+
+struct tern_arena_chunk {
+  tern_arena_chunk *next;
+  size_t size;
+};
+
+enum { CHUNK_MIN = 4 << 10, CHUNK_MAX = 64 << 20 };
+
+void tern_arena_init(tern_arena *a) {
+  a->head = NULL;
+  a->p = a->end = NULL;
+  a->bytes = 0;
+}
+
+uint8_t *tern_arena_alloc(tern_arena *a, size_t n) {
+  if ((size_t)(a->end - a->p) < n || !a->p) {
+    size_t size = a->head ? a->head->size * 2 : CHUNK_MIN;
+    if (size > CHUNK_MAX) size = CHUNK_MAX;
+    if (size < n + sizeof(tern_arena_chunk)) size = n + sizeof(tern_arena_chunk);
+    tern_arena_chunk *c = tern_big_alloc(size);
+    if (!c) return NULL;
+    c->next = a->head;
+    c->size = size;
+    a->head = c;
+    a->p = (uint8_t *)(c + 1);
+    a->end = (uint8_t *)c + size;
+  }
+  uint8_t *r = a->p;
+  a->p += n;
+  a->bytes += n;
+  return r;
+}
+
+void tern_arena_free(tern_arena *a) {
+  tern_arena_chunk *c = a->head;
+  while (c) {
+    tern_arena_chunk *n = c->next;
+    tern_big_free(c, c->size);
+    c = n;
+  }
+  tern_arena_init(a);
+}
