@@ -152,10 +152,6 @@ size_t tern_filter_block_offset(const tern_filter *f, uint64_t hash) {
   return TERN_FILTER_HEADER_SIZE + block_of(hash, f->nblocks) * TERN_FILTER_BLOCK_SIZE;
 }
 
-void tern_filter_prefetch(const tern_filter *f, uint64_t hash) {
-  tern_filter_view_prefetch(tern_filter_view_of(f), hash);
-}
-
 /* The masks are made as they are tested, not stored first, and the block
  * is tested in two halves: an absent key usually misses a bit of the
  * first four words (each about half set), and skips the other four. */
@@ -171,9 +167,18 @@ int tern_filter_may_contain(const tern_filter *f, uint64_t hash) {
 }
 
 void tern_filter_key_init(tern_filter_key *k, uint64_t hash) {
+  uint32_t x = (uint32_t)hash;
   k->hash = hash;
-  for (unsigned i = 0; i < WORDS; i++)
-    k->mask[i] = bit_in_word((uint32_t)hash, i);
+  /* Written out (every primary-key lookup computes them): a loop's counter
+   * and table loads cost as many instructions as the masks themselves. */
+  k->mask[0] = bit_in_word(x, 0);
+  k->mask[1] = bit_in_word(x, 1);
+  k->mask[2] = bit_in_word(x, 2);
+  k->mask[3] = bit_in_word(x, 3);
+  k->mask[4] = bit_in_word(x, 4);
+  k->mask[5] = bit_in_word(x, 5);
+  k->mask[6] = bit_in_word(x, 6);
+  k->mask[7] = bit_in_word(x, 7);
 }
 
 tern_filter_view tern_filter_view_of(const tern_filter *f) {

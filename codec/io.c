@@ -728,18 +728,6 @@ int tern_wfile_append_page(tern_wfile *w, uint8_t page[TERN_IO_PAGE], uint64_t s
   return tern_wfile_append(w, page, TERN_IO_PAGE);
 }
 
-int tern_wfile_pad(tern_wfile *w, uint64_t align) {
-  static const uint8_t zeros[4096];
-  if (align == 0) return TERN_OK;
-  uint64_t want = (align - w->offset % align) % align;
-  while (want > 0) {
-    size_t n = want > sizeof zeros ? sizeof zeros : (size_t)want;
-    TERN_TRY(tern_wfile_append(w, zeros, n));
-    want -= n;
-  }
-  return TERN_OK;
-}
-
 uint64_t tern_wfile_offset(const tern_wfile *w) { return w->offset; }
 uint64_t tern_wfile_digest(const tern_wfile *w) { return XXH3_64bits_digest(w->hash); }
 
@@ -786,29 +774,4 @@ int tern_fsync_dir(const char *dir) {
   int rc = V()->fsync(fd, 0) == 0 ? TERN_OK : fail_dir(dir, "fsync of the directory");
   V()->close(fd);
   return rc;
-}
-
-static int parent_dir(const char *path, char *out, size_t cap) {
-  const char *slash = strrchr(path, '/');
-  if (!slash) return snprintf(out, cap, ".") < (int)cap ? TERN_OK : TERN_EINVAL;
-  size_t n = (size_t)(slash - path);
-  if (n == 0) n = 1;
-  if (n >= cap) return tern_fail(TERN_EINVAL, "%s: path too long", path);
-  memcpy(out, path, n);
-  out[n] = '\0';
-  return TERN_OK;
-}
-
-int tern_write_file_atomic(const char *path, const void *buf, size_t len) {
-  char dir[4096];
-  TERN_TRY(parent_dir(path, dir, sizeof dir));
-  tern_wfile *w;
-  TERN_TRY(tern_wfile_create(&w, path));
-  int rc = tern_wfile_append(w, buf, len);
-  if (rc != TERN_OK) {
-    tern_wfile_abort(w);
-    return rc;
-  }
-  TERN_TRY(tern_wfile_commit(w));
-  return tern_fsync_dir(dir);
 }

@@ -258,8 +258,6 @@ int tern_wfile_append(tern_wfile *w, const void *buf, size_t len);
  * (tern_io_page_sum with `seed` and the page's number): the page carries
  * its own check (tern_rfile_set_page_trailers). */
 int tern_wfile_append_page(tern_wfile *w, uint8_t page[TERN_IO_PAGE], uint64_t seed);
-/* Appends zero bytes until the offset is a multiple of `align`. */
-int tern_wfile_pad(tern_wfile *w, uint64_t align);
 uint64_t tern_wfile_offset(const tern_wfile *w);
 /* XXH3-64 of every byte appended so far. */
 uint64_t tern_wfile_digest(const tern_wfile *w);
@@ -270,8 +268,5 @@ void tern_wfile_abort(tern_wfile *w);
 
 /* fsync of a directory, making renames and creations in it durable. */
 int tern_fsync_dir(const char *dir);
-/* Writes `len` bytes to `path` atomically: temp file, fsync, rename, and
- * fsync of the directory. */
-int tern_write_file_atomic(const char *path, const void *buf, size_t len);
 
 #endif

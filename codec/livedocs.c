@@ -338,63 +338,6 @@ uint32_t tern_ld_set_runs_from(const tern_livedocs *ld, uint32_t doc) {
   return lo;
 }
 
-static uint32_t runs_count_deleted(const tern_livedocs *ld, uint32_t from, uint32_t to) {
-  const uint32_t *first = ld->first, *last = first + ld->nruns;
-  uint32_t sum = 0;
-  for (uint32_t i = tern_ld_set_runs_from(ld, from); i < ld->nruns && first[i] < to; i++) {
-    uint32_t a = first[i] > from ? first[i] : from, z = last[i] < to - 1u ? last[i] : to - 1u;
-    sum += z - a + 1u;
-  }
-  return sum;
-}
-
-uint32_t tern_livedocs_count_deleted(const tern_livedocs *ld, uint32_t from, uint32_t to) {
-  if (to > ld->max_doc) to = ld->max_doc;
-  if (from >= to) return 0;
-  if (!ld->slots) return runs_count_deleted(ld, from, to);
-  uint32_t cf = from >> LD_CHUNK_BITS, cl = (to - 1u) >> LD_CHUNK_BITS;
-  uint64_t sum = 0;
-  for (uint32_t c = cf; c <= cl; c++) sum += ld->slots[c].n;
-  const ld_chunk *first = ld_slot(ld, cf), *last = ld_slot(ld, cl);
-  if (first) sum -= tern_ld_chunk_rank(first, from & 0xffffu, ld_chunk_len(ld->max_doc, cf));
-  if (last) {
-    uint32_t len = ld_chunk_len(ld->max_doc, cl);
-    sum -= last->n - tern_ld_chunk_rank(last, ((to - 1u) & 0xffffu) + 1u, len);
-  }
-  return (uint32_t)sum;
-}
-
-/* Both sorted: one merge pass.  docs[0..n) are all < max_doc. */
-static size_t runs_filter(const tern_livedocs *ld, uint32_t *docs, size_t n) {
-  const uint32_t *first = ld->first, *last = first + ld->nruns;
-  size_t out = 0;
-  uint32_t r = 0;
-  for (size_t i = 0; i < n; i++) {
-    while (r < ld->nruns && last[r] < docs[i]) r++;
-    docs[out] = docs[i];
-    out += !(r < ld->nruns && first[r] <= docs[i]);
-  }
-  return out;
-}
-
-size_t tern_livedocs_filter(const tern_livedocs *ld, uint32_t *docs, size_t n) {
-  size_t out = 0, i = 0;
-  if (!ld->slots) {
-    while (i < n && docs[i] < ld->max_doc) i++;
-    return runs_filter(ld, docs, i); /* docs >= max_doc (not of this segment) are dropped */
-  }
-  while (i < n && docs[i] < ld->max_doc) {
-    uint32_t c = docs[i] >> LD_CHUNK_BITS;
-    size_t j = i + 1;
-    while (j < n && (docs[j] >> LD_CHUNK_BITS) == c && docs[j] < ld->max_doc) j++;
-    if (out != i) memmove(docs + out, docs + i, (j - i) * sizeof *docs);
-    const ld_chunk *k = ld_slot(ld, c);
-    out += k ? tern_ld_chunk_filter(k, docs + out, j - i) : j - i;
-    i = j;
-  }
-  return out; /* docs >= max_doc (not of this segment) are dropped */
-}
-
 size_t tern_livedocs_memory(const tern_livedocs *ld) {
   size_t bytes = ld->bytes;
   for (uint32_t c = 0; ld->slots && c < ld->nchunks; c++)

@@ -35,12 +35,6 @@ uint32_t tern_livedocs_deleted(const tern_livedocs *ld);
 uint32_t tern_livedocs_live(const tern_livedocs *ld);
 /* 0 for a deleted doc and for doc >= max_doc. */
 int tern_livedocs_is_live(const tern_livedocs *ld, uint32_t doc);
-/* Deleted docs in [from, to). */
-uint32_t tern_livedocs_count_deleted(const tern_livedocs *ld, uint32_t from, uint32_t to);
-/* Removes the deleted docs (and any >= max_doc) from a sorted array in
- * place; returns how many remain.  The bulk path of intersecting postings
- * with the live set: one dispatch per chunk, not per doc. */
-size_t tern_livedocs_filter(const tern_livedocs *ld, uint32_t *docs, size_t n);
 /* Bytes the set holds in memory. */
 size_t tern_livedocs_memory(const tern_livedocs *ld);
 /* "none", "sparse", "dense", "runs" or "mixed": the forms its chunks use

@@ -150,10 +150,6 @@ size_t tern_ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint
 int tern_ld_chunk_build(ld_chunk *k, const uint64_t *words, uint32_t len);
 /* ORs the chunk's deletions into words[0..1024) (zeroed by the caller). */
 void tern_ld_chunk_to_words(const ld_chunk *k, uint64_t *words);
-/* Deleted offsets < off. */
-uint32_t tern_ld_chunk_rank(const ld_chunk *k, uint32_t off, uint32_t len);
-/* Keeps the docs of d[0..n) (all in this chunk, sorted) that are live. */
-size_t tern_ld_chunk_filter(const ld_chunk *k, uint32_t *d, size_t n);
 /* Payload bytes a chunk of this shape needs. */
 size_t tern_ld_payload_bytes(uint8_t form, uint8_t shift, uint16_t len, uint32_t n);
 ld_payload *tern_ld_payload_new(size_t bytes);

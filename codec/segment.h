@@ -161,11 +161,9 @@ typedef struct tern_term_entry {
   uint64_t value_off;  /* 0: offset of the value in NAME.val */
 } tern_term_entry;
 
-/* 1 when `term` may be in the field: inside its [min, max] range and, for the
- * unique field, passing the filter.  No I/O. */
-int tern_seg_may_contain(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len);
 /* Finds `term` exactly: reads at most one terms block.  TERN_NOTFOUND when
- * absent.  Does not consult the filter (callers do, with may_contain). */
+ * absent.  Does not consult the filter (a primary key is looked up with
+ * the gate and tern_seg_pk_find, below). */
 int tern_seg_seek_exact(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len,
                         tern_seg_cursor *c, tern_term_entry *e);
 /* Finds the first term >= `term`; TERN_NOTFOUND when there is none. */
@@ -183,11 +181,24 @@ int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor 
 /* Starts iterating an entry's postings (no read when pulsed, else one). */
 int tern_seg_postings(const tern_seg *s, const tern_term_entry *e, tern_postings_iter *it);
 
-/* The unique field's entry for `key`: range, filter and seek_exact, with
- * the filter's and the block's cache misses overlapped.  TERN_NOTFOUND
- * when absent. */
-int tern_seg_unique_find(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,
-                         tern_term_entry *e);
+/* ------------------------------------------------ primary-key lookup
+ *
+ * The one primary-key lookup, in two steps that every caller takes:
+ *
+ *   1. the gate, resident, no I/O: tern_seg_gate_start (the key against
+ *      the segment's [min, max] by 8-byte heads; in range, the fetch of
+ *      the filter line started), then tern_seg_gate_filter (the filter's
+ *      answer).  tern_seg_gate_pass is both, for a caller testing one
+ *      segment; a caller testing many starts every segment's gate first,
+ *      so that the filter lines' cache misses overlap, then asks the
+ *      filters (engine/state.c).
+ *   2. tern_seg_pk_find: the terms index, one block, the doc id.
+ *
+ * A cold batch asks, after the gate, which block step 2 would read
+ * (tern_seg_pk_block), reads the blocks of many keys through a read queue
+ * and hands each to the cursor (tern_seg_cursor_adopt): step 2 then reads
+ * nothing. */
+
 /* A primary key prepared once for looking it up in many segments: its
  * 8-byte head and its filter probe (hash and bit masks), computed once per
  * get.  Fields are read-only to callers. */
@@ -200,12 +211,12 @@ typedef struct tern_seg_probe {
 /* TERN_EINVAL unless key is 1 to TERN_KEY_MAX bytes. */
 int tern_seg_probe_init(tern_seg_probe *p, const void *key, size_t len);
 
-/* What a get tests of a segment before searching it, all resident: the
+/* What a lookup tests of a segment before searching it, all resident: the
  * heads of its unique field's first and last keys and its filter.  A
  * caller probing many segments keeps one gate per segment in one array and
  * tests them inline: every segment's range first, starting the fetch of
  * its filter line (the lines' cache misses then overlap), then the
- * filters and tern_seg_probe_find newest first.  Valid while s is open. */
+ * filters and tern_seg_pk_find newest first.  Valid while s is open. */
 typedef struct tern_seg_gate {
   uint64_t lo, hi; /* heads of min and max; lo > hi: no unique key at all */
   const uint8_t *min, *max;
@@ -229,11 +240,11 @@ static inline int tern_seg_gate_start(const tern_seg_gate *g, const tern_seg_pro
   tern_filter_view_prefetch(g->filter, p->fk.hash);
   return 1;
 }
-/* The filter's answer: 0 when the key is certainly not in the segment;
- * > 0 when the block must decide (pass it on to tern_seg_probe_find); < 0
- * a damaged filter page (TERN_ECORRUPT naming NAME.flt).  A filter page
- * this process has not checked yet is not used (segment_filter.c): no I/O,
- * and an unchecked page is never trusted. */
+/* The filter's answer, once gate_start let the key in: 0 when the key is
+ * certainly not in the segment; > 0 when the block must decide (pass it on
+ * to tern_seg_pk_find); < 0 a damaged filter page (TERN_ECORRUPT naming
+ * NAME.flt).  A filter page this process has not checked yet is not used
+ * (segment_filter.c): no I/O, and an unchecked page is never trusted. */
 int tern_seg_gate_filter(const tern_seg_gate *g, const tern_seg_probe *p);
 /* A segment's filter as a get over many segments keeps it beside the
  * segment's key range (the engine's range map, engine/state/state_ranges.c): an
@@ -279,17 +290,28 @@ static inline int tern_seg_filter_line_absent(const tern_seg_filter_line *l,
                                               const tern_filter_key *k) {
   return tern_seg_filter_line_test(l, k) == 0;
 }
-/* The unique field's entry of the probe's key, once the gate let it
- * through with `filter` (tern_seg_gate_filter's answer): the terms index
- * and one block.  TERN_NOTFOUND when absent. */
-int tern_seg_probe_find(const tern_seg *s, const tern_seg_probe *p, int filter, tern_seg_cursor *c,
-                        tern_term_entry *e);
+/* The whole gate of one segment: 0 outside its range, else the filter's
+ * answer (as tern_seg_gate_filter). */
+static inline int tern_seg_gate_pass(const tern_seg_gate *g, const tern_seg_probe *p) {
+  return tern_seg_gate_start(g, p) ? tern_seg_gate_filter(g, p) : 0;
+}
+/* The primary-key lookup, once the gate let the key through with `filter`
+ * (> 0, tern_seg_gate_filter's answer): the resident terms index names the
+ * one block, the block is searched (read unless the cursor holds it), and
+ * the key's doc id taken from its entry (pulsed) or from NAME.doc (one
+ * read).  TERN_OK with the entry in c/e (for tern_seg_value) and the doc
+ * id, < max_doc, in *doc; TERN_NOTFOUND when absent (after a skipped
+ * filter page, its page is then asked for: segment_filter.c);
+ * TERN_ECORRUPT naming the file.  The segment knows nothing of deletions:
+ * whether the doc is live is the caller's question. */
+int tern_seg_pk_find(const tern_seg *s, const tern_seg_probe *p, int filter, tern_seg_cursor *c,
+                     tern_term_entry *e, uint32_t *doc);
 /* Cold batches (the engine's tern_get_batch reads the blocks of many keys
  * through a read queue, tern_rqueue, then resolves each key in its block).
- * The terms block a lookup of the probe's key would read, once the gate
- * let it through: its number in NAME.tim (global, all fields), TERN_OK; or
- * TERN_NOTFOUND (no unique field).  No I/O. */
-int tern_seg_probe_block(const tern_seg *s, const tern_seg_probe *p, uint64_t *gb);
+ * The terms block tern_seg_pk_find would read for the probe's key, once
+ * the gate let it through: its number in NAME.tim (global, all fields),
+ * TERN_OK; or TERN_NOTFOUND (no unique key).  No I/O. */
+int tern_seg_pk_block(const tern_seg *s, const tern_seg_probe *p, uint64_t *gb);
 /* The terms file, and where block gb sits in it (a whole page). */
 tern_rfile *tern_seg_terms_file(const tern_seg *s);
 static inline uint64_t tern_seg_block_offset(uint64_t gb) { return (uint64_t)TERN_BLOCK_SIZE * (gb + 1); }
@@ -308,10 +330,6 @@ int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const uint8_t *page, t
 int tern_seg_value_span(const tern_seg *s, const tern_term_entry *e, uint64_t *off, uint32_t *len);
 tern_rfile *tern_seg_values_file(const tern_seg *s);
 
-/* Primary-key lookup: range and filter, seek_exact in the unique field, the
- * doc id (postings) and the value.  TERN_NOTFOUND when absent. */
-int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,
-                    uint32_t *doc, tern_slice *value);
 /* The key and value of document `doc`, when the unique field's doc ids are
  * its term ordinals (segments the engine writes).  TERN_EINVAL otherwise. */
 int tern_seg_doc(const tern_seg *s, uint32_t doc, tern_seg_cursor *c, tern_slice *key,

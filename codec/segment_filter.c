@@ -44,16 +44,6 @@ static int check_unchecked(const tern_seg *s, uint64_t off) {
   return 1;
 }
 
-int tern_seg_filter_probe(const tern_seg *s, uint64_t hash) {
-  if (!s->filter) return TERN_SEG_FILTER_MAYBE;
-  uint64_t off = probe_offset(s, hash);
-  if (TERN_UNLIKELY(!tern_rfile_page_checked(s->flt, off))) {
-    int rc = check_unchecked(s, off);
-    if (rc != 1) return rc;
-  }
-  return tern_filter_may_contain(s->filter, hash);
-}
-
 int tern_seg_gate_filter(const tern_seg_gate *g, const tern_seg_probe *p) {
   const tern_seg *s = g->seg;
   if (!s->filter) return TERN_SEG_FILTER_MAYBE;

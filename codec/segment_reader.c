@@ -90,15 +90,6 @@ int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const uint8_t *page, t
   return hold_block(s, f, b, c->page, &info, c);
 }
 
-int tern_seg_probe_block(const tern_seg *s, const tern_seg_probe *p, uint64_t *gb) {
-  const tern_seg_field *f = s->unique;
-  if (!f || !f->nterms) return TERN_NOTFOUND;
-  uint64_t ih = tern_terms_index_key_head(&f->index, p->key, p->len), b;
-  TERN_TRY(tern_terms_index_find_head(&f->index, ih, p->key, p->len, &b));
-  *gb = f->first_block + b;
-  return TERN_OK;
-}
-
 tern_rfile *tern_seg_terms_file(const tern_seg *s) { return s->tim; }
 uint64_t tern_seg_nblocks(const tern_seg *s) { return s->nblocks; }
 
@@ -139,14 +130,6 @@ static inline int in_range(const tern_seg_field *f, const uint8_t *term, size_t 
   if (kh < lo || kh > hi) return 0;
   if (kh == lo && term_cmp(term, len, f->min, f->min_len) < 0) return 0;
   if (kh == hi && term_cmp(term, len, f->max, f->max_len) > 0) return 0;
-  return 1;
-}
-
-int tern_seg_may_contain(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len) {
-  if (!term || len < 1 || len > TERN_KEY_MAX || !in_range(f, term, len, head_of(term, len)))
-    return 0;
-  if (f == s->unique && s->filter) /* a skipped or damaged page: the lookup decides */
-    return tern_seg_filter_probe(s, tern_filter_hash(term, len)) != TERN_SEG_FILTER_NO;
   return 1;
 }
 
@@ -414,11 +397,8 @@ int tern_seg_postings(const tern_seg *s, const tern_term_entry *e, tern_postings
   return tern_postings_iter_file(it, s->doc, &e->meta);
 }
 
-static int first_doc(const tern_seg *s, const tern_term_entry *e, uint32_t *doc) {
-  if (e->meta.pulsed) {
-    *doc = e->docs[0];
-    return TERN_OK;
-  }
+/* The first doc of an entry's postings in NAME.doc (one read). */
+static int postings_first_doc(const tern_seg *s, const tern_term_entry *e, uint32_t *doc) {
   tern_postings_iter it;
   TERN_TRY(tern_seg_postings(s, e, &it));
   int rc = tern_postings_iter_next(&it, doc);
@@ -428,32 +408,12 @@ static int first_doc(const tern_seg *s, const tern_term_entry *e, uint32_t *doc)
   return rc;
 }
 
-int tern_seg_unique_find(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,
-                         tern_term_entry *e) {
-  const tern_seg_field *f = s->unique;
-  TERN_TRY(check_key(key, len));
-  if (!f) return TERN_NOTFOUND;
-  /* The filter first: an absent key costs its hash and one filter line,
-   * no index search.  A present key's filter miss is then no longer
-   * overlapped by that search; measured, present lookups lost nothing
-   * visible and absent ones gained 10-20% (docs/benchmarks/HISTORY.md,
-   * "The filter before the terms index").  The block's lines once the filter lets the key through.
-   * (Hints only: the read is counted below, when it happens.) */
-  uint64_t hash = 0;
-  if (s->filter) {
-    hash = tern_filter_hash(key, len);
-    tern_filter_prefetch(s->filter, hash);
-  }
-  uint64_t kh = head_of(key, len);
-  if (!in_range(f, key, len, kh)) return TERN_NOTFOUND;
-  int probe = tern_seg_filter_probe(s, hash);
-  if (probe <= TERN_SEG_FILTER_NO) return probe < 0 ? probe : TERN_NOTFOUND;
-  uint64_t ih = tern_terms_index_key_head(&f->index, key, len), b;
-  TERN_TRY(tern_terms_index_find_head(&f->index, ih, key, len, &b));
-  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
-  int rc = seek_exact_in(s, f, b, key, len, c, e);
-  if (rc == TERN_NOTFOUND && probe == TERN_SEG_FILTER_SKIPPED) tern_seg_filter_missed(s, hash);
-  return rc;
+/* The doc of a unique-field entry: in the entry when pulsed (inline: every
+ * get takes it), else the first of its postings. */
+static inline int first_doc(const tern_seg *s, const tern_term_entry *e, uint32_t *doc) {
+  if (!e->meta.pulsed) return postings_first_doc(s, e, doc);
+  *doc = e->docs[0];
+  return TERN_OK;
 }
 
 int tern_seg_probe_init(tern_seg_probe *p, const void *key, size_t len) {
@@ -481,25 +441,38 @@ void tern_seg_gate_of(const tern_seg *s, tern_seg_gate *g) {
   g->max_len = (uint32_t)f->max_len;
 }
 
-int tern_seg_probe_find(const tern_seg *s, const tern_seg_probe *p, int filter, tern_seg_cursor *c,
-                        tern_term_entry *e) {
-  const tern_seg_field *f = s->unique;
-  if (!f) return TERN_NOTFOUND;
-  uint64_t ih = tern_terms_index_key_head(&f->index, p->key, p->len), b;
-  TERN_TRY(tern_terms_index_find_head(&f->index, ih, p->key, p->len, &b));
-  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
-  int rc = seek_exact_in(s, f, b, p->key, p->len, c, e);
-  if (rc == TERN_NOTFOUND && filter == TERN_SEG_FILTER_SKIPPED) tern_seg_filter_missed(s, p->fk.hash);
-  return rc;
+/* The unique field's block that can hold the probe's key (its number in
+ * the field), by the resident terms index; ih: the key's index head. */
+static int pk_block_of(const tern_seg_field *f, const tern_seg_probe *p, uint64_t *ih,
+                       uint64_t *b) {
+  *ih = tern_terms_index_key_head(&f->index, p->key, p->len);
+  return tern_terms_index_find_head(&f->index, *ih, p->key, p->len, b);
 }
 
-int tern_seg_pk_get(const tern_seg *s, const void *key, size_t len, tern_seg_cursor *c,
-                    uint32_t *doc, tern_slice *value) {
-  tern_term_entry e;
-  int rc = tern_seg_unique_find(s, key, len, c, &e);
+int tern_seg_pk_block(const tern_seg *s, const tern_seg_probe *p, uint64_t *gb) {
+  const tern_seg_field *f = s->unique;
+  if (!f || !f->nterms) return TERN_NOTFOUND;
+  uint64_t ih, b;
+  TERN_TRY(pk_block_of(f, p, &ih, &b));
+  *gb = f->first_block + b;
+  return TERN_OK;
+}
+
+int tern_seg_pk_find(const tern_seg *s, const tern_seg_probe *p, int filter, tern_seg_cursor *c,
+                     tern_term_entry *e, uint32_t *doc) {
+  const tern_seg_field *f = s->unique;
+  if (!f || !f->nterms) return TERN_NOTFOUND;
+  uint64_t ih, b;
+  TERN_TRY(pk_block_of(f, p, &ih, &b));
+  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
+  int rc = seek_exact_in(s, f, b, p->key, p->len, c, e);
+  if (rc == TERN_NOTFOUND && filter == TERN_SEG_FILTER_SKIPPED)
+    tern_seg_filter_missed(s, p->fk.hash);
   if (rc != TERN_OK) return rc;
-  if (doc) TERN_TRY(first_doc(s, &e, doc));
-  if (value) TERN_TRY(tern_seg_value(s, &e, c, value));
+  TERN_TRY(first_doc(s, e, doc));
+  if (*doc >= s->max_doc)
+    return tern_fail(TERN_ECORRUPT, "%s: key with doc %u of %u", tern_rfile_path(s->tim), *doc,
+                     s->max_doc);
   return TERN_OK;
 }
 

@@ -100,9 +100,6 @@ ptrdiff_t tern_mdocs_find(const tern_mdoc *docs, size_t n, const void *key, size
 int tern_memseg_value(const tern_memseg *m, size_t i, tern_slice *val);
 
 /* ---- memseg_runs.c: layered buffer views, handed from commit to commit */
-/* A run of n docs (doc NULL: a lost key) copied with their bytes; docs
- * ascending and unique. */
-int tern_mrun_copy(const tern_mdoc *docs, size_t n, tern_mrun **out);
 /* An empty run with room for cap docs; tern_mrun_push appends a copy of
  * one (in key order; the caller keeps r->n <= cap). */
 int tern_mrun_new(size_t cap, tern_mrun **out);

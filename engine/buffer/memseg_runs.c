@@ -55,20 +55,6 @@ int tern_mrun_new(size_t cap, tern_mrun **out) { return run_alloc(cap, out); }
 
 int tern_mrun_push(tern_mrun *r, const tern_mdoc *d) { return run_push(r, d); }
 
-int tern_mrun_copy(const tern_mdoc *docs, size_t n, tern_mrun **out) {
-  tern_mrun *r;
-  TERN_TRY(run_alloc(n, &r));
-  for (size_t i = 0; i < n; i++) {
-    int rc = run_push(r, &docs[i]);
-    if (rc != TERN_OK) {
-      tern_mrun_put(r);
-      return rc;
-    }
-  }
-  *out = r;
-  return TERN_OK;
-}
-
 /* Gives a complete run of TERN_MRUN_INDEXED docs or more its hash index
  * (runs are immutable once complete).  Without memory for it the run is
  * binary-searched instead. */

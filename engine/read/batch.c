@@ -123,14 +123,13 @@ static int plan_wants(batch *b, const tern_slot *sl, want *w, size_t *nw) {
     if (b->res[it->key.aux].val) continue;
     tern_seg_probe p;
     TERN_TRY(tern_seg_probe_init(&p, it->key.p, it->key.len));
-    if (!tern_seg_gate_start(&sl->gate, &p)) continue;
-    int filter = tern_seg_gate_filter(&sl->gate, &p);
+    int filter = tern_seg_gate_pass(&sl->gate, &p);
     if (filter <= 0) {
       if (filter < 0) return filter;
       continue;
     }
     uint64_t gb;
-    int rc = tern_seg_probe_block(sl->ref->seg, &p, &gb);
+    int rc = tern_seg_pk_block(sl->ref->seg, &p, &gb);
     if (rc == TERN_NOTFOUND) continue;
     if (rc != TERN_OK) return rc;
     w[(*nw)++] = (want){gb, (uint32_t)j, UINT32_MAX};

@@ -595,21 +595,12 @@ int tern_state_apply(tern_index *idx, const tern_state *base, tern_edit *e, tern
 
 /* ------------------------------------------------------------ lookups */
 
-/* The doc of a slot's entry, when it is live there. */
-static int slot_entry_doc(const tern_slot *s, const tern_term_entry *e, uint32_t *doc) {
-  const tern_segref *r = s->ref;
+/* The codec's primary-key lookup in slot s, past the gate with `filter`,
+ * and the doc it finds when it is live there. */
+static int slot_pk_find(const tern_slot *s, const tern_seg_probe *p, int filter,
+                        tern_seg_cursor *c, tern_term_entry *e, uint32_t *doc) {
   uint32_t d;
-  if (e->meta.pulsed) {
-    d = e->meta.docs[0];
-  } else {
-    tern_postings_iter it;
-    TERN_TRY(tern_seg_postings(r->seg, e, &it));
-    int rc = tern_postings_iter_next(&it, &d);
-    tern_postings_iter_release(&it);
-    TERN_TRY(rc);
-  }
-  if (d >= r->max_doc)
-    return tern_fail(TERN_ECORRUPT, "segment %s: key with doc %u of %u", r->name, d, r->max_doc);
+  TERN_TRY(tern_seg_pk_find(s->ref->seg, p, filter, c, e, &d));
   if (!tern_slot_is_live(s, d)) return TERN_NOTFOUND;
   *doc = d;
   return TERN_OK;
@@ -617,8 +608,11 @@ static int slot_entry_doc(const tern_slot *s, const tern_term_entry *e, uint32_t
 
 int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,
                    tern_term_entry *e, uint32_t *doc) {
-  int rc = tern_seg_unique_find(s->ref->seg, key, klen, c, e); /* s->ref->unique's entry */
-  return rc == TERN_OK ? slot_entry_doc(s, e, doc) : rc;
+  tern_seg_probe p;
+  TERN_TRY(tern_seg_probe_init(&p, key, klen));
+  int filter = tern_seg_gate_pass(&s->gate, &p);
+  if (filter <= 0) return filter < 0 ? filter : TERN_NOTFOUND;
+  return slot_pk_find(s, &p, filter, c, e, doc);
 }
 
 /* Segments probed per wave: their filter lines are fetched together. */
@@ -638,8 +632,7 @@ static int probe_candidates(const tern_state *st, const uint32_t *cand, size_t n
     }
     TERN_COUNT_GET(block_probes, 1);
     uint32_t doc;
-    int rc = tern_seg_probe_find(sl->ref->seg, p, filter, c, e);
-    if (rc == TERN_OK) rc = slot_entry_doc(sl, e, &doc);
+    int rc = slot_pk_find(sl, p, filter, c, e, &doc);
     if (rc == TERN_NOTFOUND) continue;
     if (rc == TERN_OK) *found = sl;
     return rc;

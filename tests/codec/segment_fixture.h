@@ -9,6 +9,7 @@
 #define TERN_TEST_SEGMENT_FIXTURE_H
 
 #include "codec/segment.h"
+#include "tests/common/seg_lookup.h"
 #include "tests/common/testutil.h"
 #include "tern.h"
 

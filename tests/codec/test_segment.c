@@ -102,7 +102,7 @@ static void check_field(const tern_seg *s, const fx_field *F, tu_rng *r) {
   for (uint32_t k = 0; k < F->n; k++) {
     uint32_t i = (uint32_t)tu_below(r, F->n);
     const fx_term *t = &F->terms[i];
-    assert_true(tern_seg_may_contain(s, f, t->t, t->len));
+    assert_true(tu_seg_may_contain(s, f, t->t, t->len));
     assert_int_equal(tern_seg_seek_exact(s, f, t->t, t->len, c, &e), TERN_OK);
     check_entry(s, F, i, c, &e, r, 0);
     rc = tern_seg_next_term(s, c, &e);
@@ -115,7 +115,7 @@ static void check_field(const tern_seg *s, const fx_field *F, tu_rng *r) {
     if (F->flags & TERN_FIELD_UNIQUE) {
       uint32_t doc;
       tern_slice v;
-      assert_int_equal(tern_seg_pk_get(s, t->t, t->len, c, &doc, &v), TERN_OK);
+      assert_int_equal(tu_seg_pk_get(s, t->t, t->len, c, &doc, &v), TERN_OK);
       assert_int_equal(doc, t->docs[0]);
       assert_int_equal(v.len, t->vlen);
       if (t->vlen) assert_memory_equal(v.data, t->val, t->vlen);
@@ -129,7 +129,7 @@ static void check_field(const tern_seg *s, const fx_field *F, tu_rng *r) {
     int present = lb < F->n && fx_cmp(F->terms[lb].t, F->terms[lb].len, key, klen) == 0;
     rc = tern_seg_seek_exact(s, f, key, klen, c, &e);
     assert_int_equal(rc, present ? TERN_OK : TERN_NOTFOUND);
-    if (present) assert_true(tern_seg_may_contain(s, f, key, klen));
+    if (present) assert_true(tu_seg_may_contain(s, f, key, klen));
     rc = tern_seg_seek_ceil(s, f, key, klen, c, &e);
     if (lb == F->n) {
       assert_int_equal(rc, TERN_NOTFOUND);
@@ -141,7 +141,7 @@ static void check_field(const tern_seg *s, const fx_field *F, tu_rng *r) {
     assert_int_equal(rc, lb + 1 < F->n ? TERN_OK : TERN_NOTFOUND);
     if (rc == TERN_OK) check_entry(s, F, lb + 1, c, &e, r, 0);
     if (F->flags & TERN_FIELD_UNIQUE)
-      assert_int_equal(tern_seg_pk_get(s, key, klen, c, NULL, NULL),
+      assert_int_equal(tu_seg_pk_get(s, key, klen, c, NULL, NULL),
                        present ? TERN_OK : TERN_NOTFOUND);
   }
   /* keys below and above the range */

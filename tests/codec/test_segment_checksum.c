@@ -84,7 +84,7 @@ static void check_unique(tern_seg *s, const fx_field *F, tern_seg_cursor *c, con
     const fx_term *ref = &F->terms[k];
     uint32_t doc;
     tern_slice v;
-    int rc = tern_seg_pk_get(s, ref->t, ref->len, c, &doc, &v);
+    int rc = tu_seg_pk_get(s, ref->t, ref->len, c, &doc, &v);
     if (rc == TERN_ECORRUPT) {
       check_corrupt_message(ext);
       t->corrupt++;
@@ -227,7 +227,7 @@ static uint32_t every_seventh_right(const tern_seg *s, const fx_field *F, tern_s
   uint32_t n = 0;
   for (uint32_t k = 0; k < F->n; k += 7, n++) {
     uint32_t doc;
-    assert_int_equal(tern_seg_pk_get(s, F->terms[k].t, F->terms[k].len, c, &doc, NULL), TERN_OK);
+    assert_int_equal(tu_seg_pk_get(s, F->terms[k].t, F->terms[k].len, c, &doc, NULL), TERN_OK);
     assert_int_equal(doc, F->terms[k].docs[0]);
   }
   return n;
@@ -263,7 +263,7 @@ static void test_damaged_filter_page(void **state) {
       uint8_t key[16];
       uint32_t klen;
       fx_make_term(&r, FX_BASE36, key, &klen);
-      rc = tern_seg_pk_get(s, key, klen, c, NULL, NULL);
+      rc = tu_seg_pk_get(s, key, klen, c, NULL, NULL);
       assert_true(rc == TERN_NOTFOUND || rc == TERN_ECORRUPT || rc == TERN_OK);
       if (rc == TERN_OK) rc = TERN_NOTFOUND; /* a random key that is present */
     }
@@ -273,11 +273,11 @@ static void test_damaged_filter_page(void **state) {
     /* from then on every probe needs that page: TERN_ECORRUPT, never "not found" */
     for (uint32_t k = 0; k < F->n; k += 7) {
       uint32_t doc;
-      assert_int_equal(tern_seg_pk_get(s, F->terms[k].t, F->terms[k].len, c, &doc, NULL),
+      assert_int_equal(tu_seg_pk_get(s, F->terms[k].t, F->terms[k].len, c, &doc, NULL),
                        TERN_ECORRUPT);
       check_corrupt_message(".flt");
-      assert_int_equal(tern_seg_may_contain(s, tern_seg_unique_field(s), F->terms[k].t,
-                                            F->terms[k].len), 1);
+      assert_int_equal(
+          tu_seg_may_contain(s, tern_seg_unique_field(s), F->terms[k].t, F->terms[k].len), 1);
     }
     assert_int_equal(tern_seg_verify(s), TERN_ECORRUPT);
     tern_seg_close(s);
@@ -357,7 +357,7 @@ static uint32_t *key_pages(const char *dir, const fx_field *F) {
   tern_seg_cursor *c = malloc(sizeof *c);
   for (uint32_t k = 0; k < F->n; k++) {
     tern_seg_cursor_init(c);
-    assert_int_equal(tern_seg_pk_get(s, F->terms[k].t, F->terms[k].len, c, NULL, NULL), TERN_OK);
+    assert_int_equal(tu_seg_pk_get(s, F->terms[k].t, F->terms[k].len, c, NULL, NULL), TERN_OK);
     pages[k] = (uint32_t)c->block_no + 1;
     tern_seg_cursor_release(c);
   }
@@ -385,7 +385,7 @@ static uint32_t check_damaged_page(const char *dir, const fx_seg *x, const uint3
       uint32_t doc;
       tern_slice v;
       tern_seg_cursor_init(c);
-      int rc = tern_seg_pk_get(s, ref->t, ref->len, c, &doc, &v);
+      int rc = tu_seg_pk_get(s, ref->t, ref->len, c, &doc, &v);
       if (pages[k] == bad) {
         assert_int_equal(rc, TERN_ECORRUPT);
         check_corrupt_message(".tim");
@@ -487,7 +487,7 @@ static void test_checked_once(void **state) {
   tern_seg_cursor *c = malloc(sizeof *c);
   tern_seg_cursor_init(c);
   const fx_term *k0 = &x.fields[0].terms[0];
-  assert_int_equal(tern_seg_pk_get(s, k0->t, k0->len, c, NULL, NULL), TERN_OK);
+  assert_int_equal(tu_seg_pk_get(s, k0->t, k0->len, c, NULL, NULL), TERN_OK);
   /* damage the first block's last byte in the file (seen through MAP_SHARED) */
   char *p = fx_file(dir, "s", ".tim");
   size_t len;
@@ -500,14 +500,14 @@ static void test_checked_once(void **state) {
   fclose(fp);
   tern_seg_cursor_release(c);
   tern_seg_cursor_init(c);
-  assert_int_equal(tern_seg_pk_get(s, k0->t, k0->len, c, NULL, NULL), TERN_OK); /* warm: a bit */
+  assert_int_equal(tu_seg_pk_get(s, k0->t, k0->len, c, NULL, NULL), TERN_OK); /* warm: a bit */
   assert_int_equal(tern_seg_evict(s), TERN_OK);
-  assert_int_equal(tern_seg_pk_get(s, k0->t, k0->len, c, NULL, NULL), TERN_ECORRUPT);
+  assert_int_equal(tu_seg_pk_get(s, k0->t, k0->len, c, NULL, NULL), TERN_ECORRUPT);
   check_corrupt_message(".tim");
   assert_non_null(strstr(tern_errmsg(), "offset 4096"));
   /* the checks off: the damaged block is decoded (the benchmark's baseline) */
   tern_io_set_read_checks(0);
-  int rc = tern_seg_pk_get(s, k0->t, k0->len, c, NULL, NULL);
+  int rc = tu_seg_pk_get(s, k0->t, k0->len, c, NULL, NULL);
   tern_io_set_read_checks(1);
   assert_true(rc == TERN_OK || rc == TERN_NOTFOUND || rc == TERN_ECORRUPT);
   assert_int_equal(tern_seg_verify(s), TERN_ECORRUPT);

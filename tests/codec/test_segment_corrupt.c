@@ -17,6 +17,7 @@
  *     every lookup gives the reference's answer or TERN_ECORRUPT (never
  *     "not found" for a present term, never another answer; under ASan:
  *     no invalid access), and verify reports TERN_ECORRUPT.
+ *   - a doc id at or above max_doc: TERN_ECORRUPT from tern_seg_pk_find.
  * Every page a lookup reads is checksummed; here: whatever the bytes, a
  * lookup is right or says so, and nothing reads outside its page.
  */
@@ -81,7 +82,7 @@ static void postings_right_or_corrupt(tern_seg *s, const tern_term_entry *e, con
 static void unique_right_or_corrupt(tern_seg *s, const fx_term *t, tern_seg_cursor *c) {
   uint32_t doc;
   tern_slice v;
-  int rc = tern_seg_pk_get(s, t->t, t->len, c, &doc, &v);
+  int rc = tu_seg_pk_get(s, t->t, t->len, c, &doc, &v);
   right_or_corrupt(rc);
   if (rc == TERN_OK) {
     assert_int_equal(doc, t->docs[0]);
@@ -158,7 +159,7 @@ static void present_keys_found_or_corrupt(const char *dir, const fx_seg *x) {
   const fx_field *F = &x->fields[0];
   for (uint32_t k = 0; k < F->n; k++) {
     uint32_t doc;
-    int rc = tern_seg_pk_get(s, F->terms[k].t, F->terms[k].len, c, &doc, NULL);
+    int rc = tu_seg_pk_get(s, F->terms[k].t, F->terms[k].len, c, &doc, NULL);
     assert_true(rc == TERN_OK || rc == TERN_ECORRUPT);
     if (rc == TERN_OK) assert_int_equal(doc, F->terms[k].docs[0]);
   }
@@ -360,11 +361,57 @@ static void test_random_blocks(void **state) {
   free(dir);
 }
 
+/* A doc id at or above the segment's max_doc (a .tix whose max_doc does
+ * not match its terms, though every checksum passed: here set in memory,
+ * white box) is TERN_ECORRUPT naming the terms file, never a doc id the
+ * caller would index its live docs with; ids below it are found as ever.
+ * With the doc in the entry (pulsed) and in .doc. */
+static void test_doc_beyond_max_doc(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, 0xc5);
+  char *dir = tu_tmpdir("seg-maxdoc");
+  for (uint32_t threshold = 0; threshold <= 1; threshold++) {
+    fx_seg x;
+    memset(&x, 0, sizeof x);
+    tern_segw_options_init(&x.o);
+    fx_unique(&r, &x.fields[0], "id", FX_BASE36, 300, threshold, 0, 8, 1);
+    x.nfields = 1;
+    x.max_doc = 300;
+    assert_int_equal(fx_write(&x, dir, "m"), TERN_OK);
+    tern_seg *s;
+    assert_int_equal(tern_seg_open(&s, dir, "m", TERN_IO_MMAP), TERN_OK);
+    uint32_t cut = 1 + (uint32_t)tu_below(&r, 299);
+    s->max_doc = cut;
+    tern_seg_cursor *c = malloc(sizeof *c);
+    tern_seg_cursor_init(c);
+    const fx_field *F = &x.fields[0];
+    for (uint32_t k = 0; k < F->n; k++) {
+      uint32_t doc = UINT32_MAX;
+      int rc = tu_seg_pk_get(s, F->terms[k].t, F->terms[k].len, c, &doc, NULL);
+      if (F->terms[k].docs[0] < cut) {
+        assert_int_equal(rc, TERN_OK);
+        assert_int_equal(doc, F->terms[k].docs[0]);
+        continue;
+      }
+      assert_int_equal(rc, TERN_ECORRUPT);
+      assert_non_null(strstr(tern_errmsg(), "m.tim"));
+      assert_non_null(strstr(tern_errmsg(), "key with doc"));
+    }
+    tern_seg_cursor_release(c);
+    free(c);
+    tern_seg_close(s);
+    assert_int_equal(tern_seg_remove(dir, "m"), TERN_OK);
+    fx_free(&x);
+  }
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_small_files_every_byte), cmocka_unit_test(test_truncation),
       cmocka_unit_test(test_foreign_and_newer),      cmocka_unit_test(test_flips_in_data),
-      cmocka_unit_test(test_random_blocks),
+      cmocka_unit_test(test_random_blocks),          cmocka_unit_test(test_doc_beyond_max_doc),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

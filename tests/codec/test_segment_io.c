@@ -53,7 +53,7 @@ static void present_keys(tern_seg *s, const fx_seg *x, tu_rng *r, uint32_t thres
     tern_io_reset_global_stats();
     uint32_t doc;
     tern_slice v;
-    assert_int_equal(tern_seg_pk_get(s, t->t, t->len, c, &doc, &v), TERN_OK);
+    assert_int_equal(tu_seg_pk_get(s, t->t, t->len, c, &doc, &v), TERN_OK);
     assert_int_equal(doc, t->docs[0]);
     tern_seg_io io;
     stats(s, &io);
@@ -99,7 +99,7 @@ static void absent_keys(tern_seg *s, const fx_seg *x, tu_rng *r) {
     }
     tern_seg_cursor_init(c);
     tern_seg_reset_io_stats(s);
-    assert_int_equal(tern_seg_pk_get(s, key, len, c, NULL, NULL), TERN_NOTFOUND);
+    assert_int_equal(tu_seg_pk_get(s, key, len, c, NULL, NULL), TERN_NOTFOUND);
     tern_seg_io io;
     stats(s, &io);
     assert_true(io.terms.reads <= 1);
@@ -116,10 +116,10 @@ static void evicted(tern_seg *s, const fx_seg *x) {
   const fx_term *t = &x->fields[0].terms[0];
   tern_seg_cursor *c = malloc(sizeof *c);
   tern_seg_cursor_init(c);
-  assert_int_equal(tern_seg_pk_get(s, t->t, t->len, c, NULL, NULL), TERN_OK);
+  assert_int_equal(tu_seg_pk_get(s, t->t, t->len, c, NULL, NULL), TERN_OK);
   assert_int_equal(tern_seg_evict(s), TERN_OK);
   tern_seg_reset_io_stats(s);
-  assert_int_equal(tern_seg_pk_get(s, t->t, t->len, c, NULL, NULL), TERN_OK);
+  assert_int_equal(tu_seg_pk_get(s, t->t, t->len, c, NULL, NULL), TERN_OK);
   tern_seg_io io;
   stats(s, &io);
   assert_int_equal(io.terms.reads, 1);
@@ -202,7 +202,7 @@ static void cold_open(const char *dir, const fx_seg *x, tu_rng *r, tern_io_mode 
     tern_seg_cursor_init(c);
     tern_io_reset_global_stats();
     uint32_t doc;
-    assert_int_equal(tern_seg_pk_get(s, t->t, t->len, c, &doc, NULL), TERN_OK);
+    assert_int_equal(tu_seg_pk_get(s, t->t, t->len, c, &doc, NULL), TERN_OK);
     assert_int_equal(doc, t->docs[0]);
     tern_io_global_stats(&g);
     assert_int_equal(g.reads, 1 + (x->fields[0].threshold == 0)); /* the block (+ postings) */
@@ -222,7 +222,7 @@ static void cold_open(const char *dir, const fx_seg *x, tu_rng *r, tern_io_mode 
     absent++;
     tern_seg_cursor_init(c);
     tern_io_reset_global_stats();
-    assert_int_equal(tern_seg_pk_get(s, key, len, c, NULL, NULL), TERN_NOTFOUND);
+    assert_int_equal(tu_seg_pk_get(s, key, len, c, NULL, NULL), TERN_NOTFOUND);
     tern_io_global_stats(&g);
     assert_true(g.reads <= 1);
     tern_seg_cursor_release(c);
@@ -238,7 +238,7 @@ static void cold_open(const char *dir, const fx_seg *x, tu_rng *r, tern_io_mode 
     fx_make_term(r, FX_BASE36, key, &len);
     tern_seg_cursor_init(c);
     tern_io_reset_global_stats();
-    int rc = tern_seg_pk_get(s, key, len, c, NULL, NULL);
+    int rc = tu_seg_pk_get(s, key, len, c, NULL, NULL);
     assert_true(rc == TERN_OK || rc == TERN_NOTFOUND);
     tern_io_global_stats(&g);
     no_read += rc == TERN_NOTFOUND && g.reads == 0;

@@ -67,7 +67,9 @@ static int check_key(tern_seg *s, const fx_term *t, tern_seg_cursor *c, int warm
   tern_seg_cursor_init(c);
   tern_seg_reset_io_stats(s);
   tern_term_entry e;
-  assert_int_equal(tern_seg_unique_find(s, t->t, t->len, c, &e), TERN_OK);
+  uint32_t doc;
+  assert_int_equal(tu_seg_pk_entry(s, t->t, t->len, c, &e, &doc), TERN_OK);
+  assert_int_equal(doc, t->docs[0]);
   assert_int_equal(e.value_len, t->vlen);
   tern_slice v;
   assert_int_equal(tern_seg_value(s, &e, c, &v), TERN_OK);
@@ -141,7 +143,7 @@ static void *reader_main(void *p) {
     tern_seg_cursor_init(c);
     uint32_t doc;
     tern_slice v;
-    int rc = tern_seg_pk_get(a->s, t->t, t->len, c, &doc, &v);
+    int rc = tu_seg_pk_get(a->s, t->t, t->len, c, &doc, &v);
     a->wrong += rc != TERN_OK || doc != t->docs[0] || v.len != t->vlen ||
                 (v.len && memcmp(v.data, t->val, v.len) != 0);
     a->external += t->vlen > INLINE;
@@ -209,7 +211,8 @@ static void check_damaged_page(const char *dir, const fx_seg *x, tu_rng *r, tern
     const fx_term *t = &F->terms[k];
     tern_seg_cursor_init(c);
     tern_term_entry e;
-    assert_int_equal(tern_seg_unique_find(s, t->t, t->len, c, &e), TERN_OK);
+    uint32_t doc;
+    assert_int_equal(tu_seg_pk_entry(s, t->t, t->len, c, &e, &doc), TERN_OK);
     tern_slice v;
     int rc = tern_seg_value(s, &e, c, &v);
     int touches = !e.value_inline && e.value_len &&

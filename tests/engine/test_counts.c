@@ -13,13 +13,14 @@
  * (newest first, down to the one holding it) and searches a block only
  * where the filter lets the key through: counted per get and checked
  * against a reference of the segments' key ranges and their filters'
- * answers asked through the codec (tern_seg_may_contain).
+ * answers asked through the codec (its gate: tests/common/seg_lookup.h).
  */
 #include "tests/engine/enginetest.h"
 
 #include "codec/filter.h"
 #include "codec/segment.h"
 #include "engine/util/counters.h"
+#include "tests/common/seg_lookup.h"
 
 #include <dirent.h>
 #include <sys/wait.h>
@@ -217,7 +218,7 @@ static tern_get_counts expected(const seg_ref *segs, const uint8_t *key, int *fo
     if (!in_range(&segs[i], key)) continue;
     want.filter_checks++;
     const tern_seg_field *f = tern_seg_unique_field(segs[i].seg);
-    if (!tern_seg_may_contain(segs[i].seg, f, key, KLEN)) {
+    if (!tu_seg_may_contain(segs[i].seg, f, key, KLEN)) {
       assert_false(holds(&segs[i], key)); /* a filter never denies a key it holds */
       continue;
     }

@@ -8,7 +8,7 @@
  * threshold 1 (the doc id sits in the dictionary entry) and 0 (it sits in
  * the postings file), and LMDB on the same keys.  Both get the keys already
  * sorted, so build times compare writers, not sorts.  Reported: build
- * seconds, bytes per key by file, warm seek ns (tern_seg_pk_get) for present
+ * seconds, bytes per key by file, warm seek ns (tern_seg_pk_find) for present
  * and absent keys in mmap and pread mode, and for cold lookups after
  * tern_seg_evict the codec's reads and the 4 KiB pages fetched per lookup.
  *
@@ -26,6 +26,7 @@
 #include "tools/bench/opts.h"
 #include "tools/bench/keys_common.h"
 #include "tools/bench/lmdb_common.h"
+#include "tools/bench/seg_pk.h"
 
 #include "codec/io.h"
 #include "codec/postings.h"
@@ -182,7 +183,7 @@ static void seg_batch(tern_seg *s, tern_seg_cursor *c, const bench_keys *k, cons
   for (size_t i = 0; i < n; i++) {
     uint32_t doc = UINT32_MAX;
     tern_slice val;
-    int rc = tern_seg_pk_get(s, bench_key_at(k, idx[i]), bench_key_len(k, idx[i]), c, &doc, &val);
+    int rc = bench_seg_pk_get(s, bench_key_at(k, idx[i]), bench_key_len(k, idx[i]), c, &doc, &val);
     errors += present ? rc != TERN_OK || doc != idx[i] : rc != TERN_NOTFOUND;
   }
   r->total_s = bench_now() - t0;

@@ -10,8 +10,9 @@
  * default options) and loaded into LMDB (sorted, MDB_APPEND).  Both live in
  * a scratch directory, read once so that every page is cached; the segment
  * is opened in mmap mode.  Each round times, one after the other,
- *   tern_seg_seek_exact (present), tern_seg_pk_get (present),
- *   mdb_get (present), tern_seg_pk_get (absent), mdb_get (absent)
+ *   tern_seg_seek_exact (present), pk_get (present: the gate, then
+ *   tern_seg_pk_find and the value, tools/bench/seg_pk.h),
+ *   mdb_get (present), pk_get (absent), mdb_get (absent)
  * over the same random sample of keys, copied in lookup order into one
  * buffer that the loop reads as a stream (as `tern get DIR -` reads its
  * input: two scattered loads a key in the harness would be charged to
@@ -27,6 +28,7 @@
 #include "tools/bench/opts.h"
 #include "tools/bench/keys_common.h"
 #include "tools/bench/lmdb_common.h"
+#include "tools/bench/seg_pk.h"
 
 #include "codec/segment.h"
 #include "tern.h"
@@ -144,7 +146,7 @@ static double run_phase(seek_ctx *x, int phase) {
       doc = found ? e.docs[0] : 0;
     } else if (phase == P_PK || phase == P_PK_ABSENT) {
       tern_slice v = {0};
-      found = tern_seg_pk_get(x->seg, key, len, x->cur, &doc, x->values ? &v : NULL) == TERN_OK;
+      found = bench_seg_pk_get(x->seg, key, len, x->cur, &doc, x->values ? &v : NULL) == TERN_OK;
       /* Touch the value's ends, as a reader using it would. */
       const uint8_t *vb = v.data;
       if (found && x->values) sink += v.len != x->values ? 1u << 30 : vb[0] + vb[v.len - 1];
