@@ -38,7 +38,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#define NK 512 /* ids: 9 x seg_docs (<= 40) + 110 */
+#define NK 640 /* ids: 9 x seg_docs (<= 40) + 220 (ingest_id) */
 #define SALT 0xfa17
 
 typedef struct kstate {
