@@ -498,7 +498,7 @@ static void put_tail(const tern_tb_builder *b, tern_bitw *bw, const tb_ent *e, u
   if (!b->f.has_values) return;
   tern_bits_put(bw, e->vlen - s->vlen_min, w->vlen);
   if (value_inline(b, e->vlen)) {
-    put_bytes(bw, b->vals + e->val, e->vlen);
+    if (e->vlen) put_bytes(bw, b->vals + e->val, e->vlen); /* vals NULL when none */
   } else {
     tern_bits_put(bw, e->voff - s->voff_min, w->voff);
   }
