@@ -10,6 +10,11 @@
  * temporary files, then merges them into the builder.  Unlike import, a
  * key given twice is an error (a segment holds a key once, and which line
  * should win is not the builder's to guess): both lines are named.
+ *
+ * With --from/--to only one key range is kept (build_ranges.h), and with
+ * --split-at the sorted stream is cut into one segment per part, built one
+ * after another under OUT.tmp and published together by renaming it to
+ * OUT: a process reads its input once however many parts it builds.
  */
 #include <errno.h>
 #include <fcntl.h>
