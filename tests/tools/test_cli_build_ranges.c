@@ -277,10 +277,10 @@ static char *part_dir(const char *out, size_t p, size_t nparts) {
 
 /* Every part holds exactly the reference's keys of its range; returns the
  * number of keys kept. */
-static size_t check_parts(const char *out, const bounds *b, const key *v, size_t n) {
+static size_t check_parts(const char *out, int split, const bounds *b, const key *v, size_t n) {
   size_t nparts = b->ncuts + 1, total = 0;
   for (size_t p = 0; p < nparts; p++) {
-    char *dir = b->ncuts ? part_dir(out, p, nparts) : strdup(out);
+    char *dir = split ? part_dir(out, p, nparts) : strdup(out);
     assert_true(exists(dir));
     size_t got_n;
     key *got = segment_keys(dir, &got_n);
@@ -318,10 +318,11 @@ static void test_ranges_match_reference(void **state) {
     char name[32];
     snprintf(name, sizeof name, "out%d", round);
     char *out = tu_path(dir, name);
-    result res = build_with(out, tsv, b.ncuts || round % 2 ? cuts : NULL, &b);
+    int split = b.ncuts || round % 2; /* --split-at with no cut: still OUT/0 */
+    result res = build_with(out, tsv, split ? cuts : NULL, &b);
     expect_code(&res, 0);
     free_result(&res);
-    size_t kept = check_parts(out, &b, v, n), want = 0;
+    size_t kept = check_parts(out, split, &b, v, n), want = 0;
     for (size_t i = 0; i < n; i++)
       want += (!b.has_from || key_cmp(&v[i], &b.from) >= 0) &&
               (!b.has_to || key_cmp(&v[i], &b.to) < 0);
@@ -338,7 +339,7 @@ static void test_ranges_match_reference(void **state) {
     args[na++] = ix;
     char *parts[13];
     for (size_t p = 0; p <= b.ncuts; p++)
-      args[na++] = parts[p] = b.ncuts ? part_dir(out, p, b.ncuts + 1) : strdup(out);
+      args[na++] = parts[p] = split ? part_dir(out, p, b.ncuts + 1) : strdup(out);
     args[na] = NULL;
     res = run_argv(args);
     expect_code(&res, 0);
@@ -373,10 +374,10 @@ static void test_empty_parts(void **state) {
   expect_err_has(&r, "11 segments");
   free_result(&r);
   static const size_t want[11] = {2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  size_t got;
   for (size_t p = 0; p < 11; p++) {
     char *pd = part_dir(out, p, 11);
     assert_true(exists(pd));
-    size_t got;
     free(segment_keys(pd, &got));
     /* m is a cut: it opens the last part (half-open), n with it */
     assert_int_equal(got, p == 10 ? 2 : want[p]);
@@ -386,12 +387,24 @@ static void test_empty_parts(void **state) {
   assert_true(exists(p00) && exists(p10));
   free(p00);
   free(p10);
+  /* no cut at all: one part, still OUT/0 */
+  char *one = tu_path(dir, "one"), *empty = tu_path(dir, "empty");
+  tu_write_file(empty, "", 0);
+  r = RUN("build", one, tsv, "--split-at", empty);
+  expect_code(&r, 0);
+  expect_err_has(&r, ", 1 segment\n");
+  free_result(&r);
+  char *p0 = tu_path(one, "0");
+  free(segment_keys(p0, &got));
+  assert_int_equal(got, 4);
+  free(p0);
+  free(one);
+  free(empty);
   /* the range holding no input key at all: one empty segment directory */
   char *none = tu_path(dir, "none");
   r = RUN("build", "-q", none, tsv, "--from", "x", "--to", "y");
   expect_code(&r, 0);
   free_result(&r);
-  size_t got;
   free(segment_keys(none, &got));
   assert_int_equal(got, 0);
   free(none);

@@ -62,6 +62,7 @@ typedef struct build_run {
   int part_width;  /* digits of a part's name */
   uint64_t built;  /* documents and bytes of the parts finished */
   uint64_t bytes;
+  int split; /* --split-at given (even with no cut: OUT/0 then) */
 } build_run;
 
 static int read_lines(build_run *r) {
@@ -249,12 +250,13 @@ static void report(build_run *r) {
   fprintf(stderr, "%s: %llu %s built in %.2f s (%.0f docs/s), %llu bytes", r->out,
           (unsigned long long)r->built, cli_plural(r->built, "document", "documents"), secs,
           secs > 0 ? (double)r->built / secs : 0.0, (unsigned long long)r->bytes);
-  if (r->rg.ncuts) fprintf(stderr, ", %zu segments", r->rg.ncuts + 1);
+  if (r->split)
+    fprintf(stderr, ", %zu %s", r->rg.ncuts + 1, cli_plural(r->rg.ncuts + 1, "segment", "segments"));
   fputc('\n', stderr);
 }
 
 static int build(build_run *r) {
-  int rc = r->rg.ncuts ? make_stage(r) : CLI_OK;
+  int rc = r->split ? make_stage(r) : CLI_OK;
   if (rc == CLI_OK) rc = open_part(r);
   if (rc == CLI_OK) rc = sort_input(r);
   if (rc == CLI_OK) rc = add_sorted(r);
@@ -364,6 +366,7 @@ int cmd_build(int argc, char **argv) {
   if (nargs > 2) return cli_usage_error("build", "too many arguments");
   r.out = argv[first];
   r.file = nargs == 2 && strcmp(argv[first + 1], "-") ? argv[first + 1] : NULL;
+  r.split = split_at != NULL;
   if (ranges_load(&r.rg, split_at)) {
     ranges_free(&r.rg);
     return CLI_FAIL;
