@@ -472,6 +472,12 @@ static void test_bad_bounds(void **state) {
   expect_err_has(&r, "out2.tmp: exists");
   free_result(&r);
   assert_true(exists(tmp) && !exists(out2));
+  assert_int_equal(mkdir(out2, 0755), 0); /* an empty OUT is left as it was */
+  r = RUN("build", out2, tsv, "--split-at", cuts);
+  expect_code(&r, 2);
+  free_result(&r);
+  assert_true(exists(tmp) && exists(out2));
+  assert_int_equal(rmdir(out2), 0);
   /* an empty OUT directory is taken */
   assert_int_equal(rmdir(tmp), 0);
   assert_int_equal(mkdir(out2, 0755), 0);

@@ -16,6 +16,7 @@
  * after another under OUT.tmp and published together by renaming it to
  * OUT: a process reads its input once however many parts it builds.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -120,13 +121,23 @@ static void remove_stage(build_run *r) {
   if (r->stage) nftw(r->stage, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* OUT must be absent or an empty directory (removed now: OUT.tmp is
- * renamed to it), and OUT.tmp absent (never removed unasked: it might be
- * a build still running); then OUT.tmp is made. */
+/* Whether path is absent or an empty directory (rename(2) replaces one). */
+static int absent_or_empty(const char *path) {
+  DIR *d = opendir(path);
+  if (!d) return errno == ENOENT;
+  struct dirent *e;
+  int empty = 1;
+  while (empty && (e = readdir(d)))
+    empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+  closedir(d);
+  return empty;
+}
+
+/* OUT must be absent or an empty directory (OUT.tmp is renamed over it),
+ * and OUT.tmp absent (never removed unasked: it might be a build still
+ * running); then OUT.tmp is made. */
 static int make_stage(build_run *r) {
-  struct stat sb;
-  if (stat(r->out, &sb) == 0 && (!S_ISDIR(sb.st_mode) || rmdir(r->out) != 0))
-    return cli_error("%s: exists and is not empty", r->out);
+  if (!absent_or_empty(r->out)) return cli_error("%s: exists and is not empty", r->out);
   size_t len = strlen(r->out) + 5;
   if (!(r->stage = malloc(len))) return cli_error("%s", strerror(ENOMEM));
   snprintf(r->stage, len, "%s.tmp", r->out);
