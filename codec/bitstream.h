@@ -53,12 +53,17 @@ typedef struct tern_bitw {
   uint32_t pos;
 } tern_bitw;
 
+/* One 8-byte read-or-write (the buffer's 8 spare bytes make it safe at the
+ * end): a byte at a time was most of what encoding a block cost. */
 static inline void tern_bits_put(tern_bitw *w, uint64_t v, unsigned width) {
   uint32_t byte = w->pos >> 3, shift = w->pos & 7;
   v &= ((uint64_t)1 << width) - 1;
-  uint64_t lo = v << shift;
-  /* width <= 56 and shift <= 7: the field fits the 64 bits of `lo`. */
-  for (uint32_t i = 0; i < 8 && (lo >> (8 * i)); i++) w->buf[byte + i] |= (uint8_t)(lo >> (8 * i));
+  /* width <= 56 and shift <= 7: the field fits the 64 bits. */
+  uint64_t word = tern_bits_le64(w->buf + byte) | v << shift;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  word = __builtin_bswap64(word);
+#endif
+  memcpy(w->buf + byte, &word, sizeof word);
   w->pos += width;
 }
 

@@ -152,6 +152,10 @@ size_t tern_filter_block_offset(const tern_filter *f, uint64_t hash) {
   return TERN_FILTER_HEADER_SIZE + block_of(hash, f->nblocks) * TERN_FILTER_BLOCK_SIZE;
 }
 
+void tern_filter_prefetch(const tern_filter *f, uint64_t hash) {
+  tern_filter_view_prefetch(tern_filter_view_of(f), hash);
+}
+
 /* The masks are made as they are tested, not stored first, and the block
  * is tested in two halves: an absent key usually misses a bit of the
  * first four words (each about half set), and skips the other four. */

@@ -58,6 +58,9 @@ tern_filter *tern_filter_at(const uint8_t *blocks, uint32_t nblocks);
 uint32_t tern_filter_nblocks_of(size_t len);
 /* Offset in the body of the block a probe of `hash` reads (64 bytes). */
 size_t tern_filter_block_offset(const tern_filter *f, uint64_t hash);
+/* Starts fetching the line a probe of `hash` reads (a hint, no effect
+ * on results): segment verification overlaps it with the next keys. */
+void tern_filter_prefetch(const tern_filter *f, uint64_t hash);
 /* 1: the key may be present; 0: it is certainly absent. */
 int tern_filter_may_contain(const tern_filter *f, uint64_t hash);
 /* One hash's probe, computed once to test many filters (a get over many

@@ -65,6 +65,11 @@ static int verify_checksums(const tern_seg *s) {
   return verify_path(s->tix_path, TERN_KIND_INDEX, s->segid);
 }
 
+/* Keys whose filter block was prefetched and is tested FILTER_AHEAD keys
+ * later: tested at once, every key waited for a cache miss (most of what
+ * verifying a segment of random keys cost). */
+enum { FILTER_AHEAD = 16 };
+
 typedef struct field_check {
   const tern_seg *s;
   const tern_seg_field *f;
@@ -72,12 +77,36 @@ typedef struct field_check {
   uint8_t prev[TERN_KEY_MAX];
   size_t prev_len;
   uint64_t ordinal, pulsed;
+  struct {
+    uint64_t hash, block;
+  } ahead[FILTER_AHEAD]; /* a ring: the oldest at next - pending */
+  uint64_t next, pending;
 } field_check;
 
 static int bad(const field_check *k, uint64_t b, const char *why) {
   return tern_fail(TERN_ECORRUPT, "%s: field '%.*s', block %llu: %s", k->what,
                    (int)k->f->name_len, (const char *)k->f->name,
                    (unsigned long long)(k->f->first_block + b), why);
+}
+
+/* Tests the oldest pending key against the filter. */
+static int filter_test_oldest(field_check *k) {
+  uint64_t i = (k->next - k->pending) % FILTER_AHEAD;
+  k->pending--;
+  if (!tern_filter_may_contain(k->s->filter, k->ahead[i].hash))
+    return bad(k, k->ahead[i].block, "the filter rejects a key of the segment");
+  return TERN_OK;
+}
+
+static int filter_check(field_check *k, uint64_t b, const uint8_t *term, size_t len) {
+  if (k->pending == FILTER_AHEAD) TERN_TRY(filter_test_oldest(k));
+  uint64_t h = tern_filter_hash(term, len);
+  tern_filter_prefetch(k->s->filter, h);
+  uint64_t i = k->next++ % FILTER_AHEAD;
+  k->ahead[i].hash = h;
+  k->ahead[i].block = b;
+  k->pending++;
+  return TERN_OK;
 }
 
 static int check_postings(field_check *k, uint64_t b, const tern_tb_tail *t) {
@@ -131,9 +160,7 @@ static int check_term(field_check *k, uint64_t b, uint32_t i, const uint8_t *ter
     return bad(k, b, "first term differs from the field's minimum");
   if (k->ordinal + 1 == f->nterms && term_cmp(term, len, f->max, f->max_len) != 0)
     return bad(k, b, "last term differs from the field's maximum");
-  if ((f->flags & TERN_FIELD_UNIQUE) && k->s->filter &&
-      !tern_filter_may_contain(k->s->filter, tern_filter_hash(term, len)))
-    return bad(k, b, "the filter rejects a key of the segment");
+  if ((f->flags & TERN_FIELD_UNIQUE) && k->s->filter) TERN_TRY(filter_check(k, b, term, len));
   memcpy(k->prev, term, len);
   k->prev_len = len;
   return TERN_OK;
@@ -175,6 +202,7 @@ static int verify_field(const tern_seg *s, const tern_seg_field *f, uint8_t *pag
   k->what = tern_rfile_path(s->tim);
   int rc = tern_terms_index_ensure_all(&f->index); /* every group's records checked */
   for (uint64_t b = 0; b < f->nblocks && rc == TERN_OK; b++) rc = check_block(k, b, page, term);
+  while (rc == TERN_OK && k->pending) rc = filter_test_oldest(k);
   if (rc == TERN_OK && k->ordinal != f->nterms) rc = bad(k, f->nblocks, "term count differs");
   if (rc == TERN_OK && k->pulsed != f->pulsed_terms)
     rc = bad(k, f->nblocks, "pulsed term count differs");

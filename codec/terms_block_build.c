@@ -31,6 +31,11 @@ typedef struct tb_stats {
   int fixed;       /* every term has length len0 */
   uint32_t cp;     /* common prefix of the block's terms */
   uint64_t sym[4]; /* suffix bytes (restart suffixes start at cp) */
+  /* Of sym, worked out when it changes (rarely once a block has a few
+   * entries): its symbols and runs, the largest group size and the bits
+   * of a code of r digits (set_alphabet). */
+  uint32_t nsym, nranges, gmax;
+  uint8_t code_bits[TERN_TB_GROUP_MAX + 1];
   uint64_t rlen_sum; /* lengths of the restart terms */
   uint32_t plen_max, slen_max;
   tb_lens el; /* non-restart entries' suffixes */
@@ -59,7 +64,8 @@ typedef struct tb_ent {
 struct tern_tb_builder {
   tern_tb_field f;
   uint32_t restart;
-  tb_stats st;
+  tb_stats *st; /* one of st_mem: adding an entry fills the other, then swaps */
+  tb_stats st_mem[2];
   tb_ent *ents;
   uint8_t *chars;
   size_t nchars, chars_cap;
@@ -84,6 +90,7 @@ int tern_tb_builder_new(tern_tb_builder **out, uint32_t restart_interval) {
     return tern_fail(TERN_ENOMEM, "terms block builder: out of memory");
   }
   b->restart = restart_interval;
+  b->st = &b->st_mem[0];
   *out = b;
   return TERN_OK;
 }
@@ -98,7 +105,7 @@ void tern_tb_builder_free(tern_tb_builder *b) {
 }
 
 static void builder_empty(tern_tb_builder *b) {
-  memset(&b->st, 0, sizeof b->st);
+  memset(b->st, 0, sizeof *b->st);
   b->nchars = b->ndocs = b->nvals = 0;
   b->prev_len = 0;
 }
@@ -108,7 +115,7 @@ void tern_tb_builder_start(tern_tb_builder *b, const tern_tb_field *f) {
   builder_empty(b);
 }
 
-uint32_t tern_tb_count(const tern_tb_builder *b) { return b->st.n; }
+uint32_t tern_tb_count(const tern_tb_builder *b) { return b->st->n; }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return TERN_OK;
@@ -127,12 +134,23 @@ static uint32_t common_prefix(const uint8_t *a, uint32_t alen, const uint8_t *b,
   return i;
 }
 
+/* Written out per group size: divisions by constants are multiplications
+ * (this runs for every entry added to a block). */
+#define TB_LENS_ADD(l, slen, g)                                                                    \
+  do {                                                                                             \
+    (l)->groups[g] += (slen) / (g);                                                                \
+    (l)->rem[g][(slen) % (g)]++;                                                                   \
+  } while (0)
 static void lens_add(tb_lens *l, uint32_t slen) {
-  for (uint32_t g = 1; g <= TERN_TB_GROUP_MAX; g++) {
-    l->groups[g] += slen / g;
-    l->rem[g][slen % g]++;
-  }
+  _Static_assert(TERN_TB_GROUP_MAX == 6, "lens_add covers group sizes 1 to 6");
+  TB_LENS_ADD(l, slen, 1);
+  TB_LENS_ADD(l, slen, 2);
+  TB_LENS_ADD(l, slen, 3);
+  TB_LENS_ADD(l, slen, 4);
+  TB_LENS_ADD(l, slen, 5);
+  TB_LENS_ADD(l, slen, 6);
 }
+#undef TB_LENS_ADD
 
 /* Bits of a code of r digits of an alphabet of k symbols. */
 static unsigned code_bits(uint32_t k, uint32_t r) {
@@ -177,12 +195,23 @@ typedef struct tb_widths {
 } tb_widths;
 
 /* Picks the group size that codes the block's suffixes in the fewest bits. */
+/* The alphabet's counts and code widths, after sym changed. */
+static void set_alphabet(tb_stats *s) {
+  s->nsym = nsymbols(s->sym);
+  s->nranges = nranges(s->sym);
+  uint32_t k = s->nsym ? s->nsym : 1;
+  s->gmax = group_max(k);
+  memset(s->code_bits, 0, sizeof s->code_bits);
+  for (uint32_t r = 0; r <= s->gmax; r++) s->code_bits[r] = (uint8_t)code_bits(k, r);
+}
+
 static void choose_group(const tb_stats *s, tb_widths *w) {
-  uint32_t k = w->nsym ? w->nsym : 1, gmax = group_max(k);
   w->suffix_bits = UINT64_MAX;
+  /* No symbol yet (stats all zero): one symbol's codes take no bits. */
+  uint32_t gmax = s->nsym ? s->gmax : group_max(1);
+  unsigned bits[TERN_TB_GROUP_MAX + 1];
+  for (uint32_t r = 0; r <= TERN_TB_GROUP_MAX; r++) bits[r] = s->code_bits[r];
   for (uint32_t g = 1; g <= gmax; g++) {
-    unsigned bits[TERN_TB_GROUP_MAX + 1];
-    for (uint32_t r = 0; r <= g; r++) bits[r] = code_bits(k, r);
     uint64_t total = s->el.groups[g] * bits[g];
     for (uint32_t r = 1; r < g; r++) total += (uint64_t)s->el.rem[g][r] * bits[r];
     if (total < w->suffix_bits) {
@@ -209,8 +238,8 @@ static void widths_of(const tern_tb_builder *b, const tb_stats *s, tb_widths *w)
     w->vlen = tern_bitwidth(s->vlen_max - s->vlen_min);
     if (s->next) w->voff = tern_bitwidth(s->voff_max - s->voff_min);
   }
-  w->nsym = nsymbols(s->sym);
-  w->nranges = nranges(s->sym);
+  w->nsym = s->nsym;
+  w->nranges = s->nranges;
   choose_group(s, w);
 }
 
@@ -257,8 +286,22 @@ static int value_inline(const tern_tb_builder *b, uint32_t vlen) {
   return vlen <= b->f.inline_max;
 }
 
-static void add_bytes(uint64_t sym[4], const uint8_t *p, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) sym[p[i] >> 6] |= (uint64_t)1 << (p[i] & 63);
+/* The four words in registers: or-ing each byte's bit into memory made
+ * every byte wait for the store before it. */
+static void add_bytes(tb_stats *st, const uint8_t *p, uint32_t n) {
+  uint64_t *sym = st->sym;
+  uint64_t s0 = sym[0], s1 = sym[1], s2 = sym[2], s3 = sym[3];
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t bit = (uint64_t)1 << (p[i] & 63);
+    unsigned q = p[i] >> 6;
+    s0 |= q == 0 ? bit : 0;
+    s1 |= q == 1 ? bit : 0;
+    s2 |= q == 2 ? bit : 0;
+    s3 |= q == 3 ? bit : 0;
+  }
+  if (s0 == sym[0] && s1 == sym[1] && s2 == sym[2] && s3 == sym[3]) return;
+  sym[0] = s0, sym[1] = s1, sym[2] = s2, sym[3] = s3;
+  set_alphabet(st);
 }
 
 /* The statistics with entry `in` added (p: prefix shared with the previous
@@ -283,7 +326,7 @@ static void stats_add(const tern_tb_builder *b, tb_stats *s, const tern_tb_input
     if (p > s->plen_max) s->plen_max = p;
     if (slen > s->slen_max) s->slen_max = slen;
     lens_add(&s->el, slen);
-    add_bytes(s->sym, in->term + p, slen);
+    add_bytes(s, in->term + p, slen);
   }
   if (in->df < s->df_min) s->df_min = in->df;
   if (in->df > s->df_max) s->df_max = in->df;
@@ -333,7 +376,7 @@ static int check_input(const tern_tb_builder *b, const tern_tb_input *in) {
 }
 
 static int keep_entry(tern_tb_builder *b, const tern_tb_input *in, uint32_t p) {
-  uint32_t idx = b->st.n;
+  uint32_t idx = b->st->n;
   int restart = idx % b->restart == 0;
   uint32_t keep = restart ? in->len : in->len - p;
   TERN_TRY(grow((void **)&b->chars, &b->chars_cap, b->nchars + keep, 1));
@@ -381,17 +424,18 @@ static int keep_entry(tern_tb_builder *b, const tern_tb_input *in, uint32_t p) {
 
 int tern_tb_add(tern_tb_builder *b, const tern_tb_input *in) {
   TERN_TRY(check_input(b, in));
-  if (b->st.n >= TERN_TB_MAX_ENTRIES) return 1;
-  uint32_t idx = b->st.n, p = 0;
+  if (b->st->n >= TERN_TB_MAX_ENTRIES) return 1;
+  uint32_t idx = b->st->n, p = 0;
   if (idx) {
     p = common_prefix(b->prev, b->prev_len, in->term, in->len);
     if (p == in->len) return tern_fail(TERN_EINVAL, "terms block: terms not strictly ascending");
   }
-  tb_stats s = b->st;
-  stats_add(b, &s, in, p);
+  tb_stats *s = b->st == &b->st_mem[0] ? &b->st_mem[1] : &b->st_mem[0];
+  *s = *b->st;
+  stats_add(b, s, in, p);
   tb_widths w;
-  widths_of(b, &s, &w);
-  if (block_bits(b, &s, &w) > 8u * TERN_TB_PAGE) {
+  widths_of(b, s, &w);
+  if (block_bits(b, s, &w) > 8u * TERN_TB_PAGE) {
     if (idx == 0) return tern_fail(TERN_EINVAL, "terms block: entry too large for a block");
     return 1;
   }
@@ -428,9 +472,20 @@ static void put_suffix(tern_bitw *bw, const uint8_t *digit, const uint8_t *s, ui
   }
 }
 
+/* Bytes as 8-bit fields, seven to a write (the stream is LSB first, so
+ * seven bytes are one 56-bit field, the first byte lowest). */
+static void put_bytes(tern_bitw *bw, const uint8_t *p, uint32_t n) {
+  for (; n >= 7; p += 7, n -= 7) {
+    uint64_t v = 0;
+    for (int i = 6; i >= 0; i--) v = v << 8 | p[i];
+    tern_bits_put(bw, v, 56);
+  }
+  for (; n; p++, n--) tern_bits_put(bw, *p, 8);
+}
+
 static void put_tail(const tern_tb_builder *b, tern_bitw *bw, const tb_ent *e, uint32_t idx,
                      const tb_widths *w) {
-  const tb_stats *s = &b->st;
+  const tb_stats *s = b->st;
   tern_bits_put(bw, e->df - s->df_min, w->df);
   if (entry_pulsed(b, e->df)) {
     const uint32_t *d = b->docs + e->docs;
@@ -443,7 +498,7 @@ static void put_tail(const tern_tb_builder *b, tern_bitw *bw, const tb_ent *e, u
   if (!b->f.has_values) return;
   tern_bits_put(bw, e->vlen - s->vlen_min, w->vlen);
   if (value_inline(b, e->vlen)) {
-    for (uint32_t k = 0; k < e->vlen; k++) tern_bits_put(bw, b->vals[e->val + k], 8);
+    if (e->vlen) put_bytes(bw, b->vals + e->val, e->vlen); /* vals NULL when none */
   } else {
     tern_bits_put(bw, e->voff - s->voff_min, w->voff);
   }
@@ -474,7 +529,7 @@ typedef struct tb_layout {
 
 static size_t put_header(const tern_tb_builder *b, uint8_t *page, const tb_widths *w,
                          uint32_t keys_start, uint32_t used_bits, const tb_layout *l) {
-  const tb_stats *s = &b->st;
+  const tb_stats *s = b->st;
   page[0] = (uint8_t)((s->fixed ? TERN_TB_FIXED_LEN : 0) | (uniform_tails(s) ? TERN_TB_UNIFORM : 0));
   page[1] = (uint8_t)b->restart;
   tern_store16(page + 2, (uint16_t)s->n);
@@ -514,7 +569,7 @@ static size_t put_header(const tern_tb_builder *b, uint8_t *page, const tb_width
 
 /* Where every run starts in the key and tail streams. */
 static void lay_out(const tern_tb_builder *b, const tb_widths *w, uint32_t keys_start, tb_layout *l) {
-  const tb_stats *s = &b->st;
+  const tb_stats *s = b->st;
   uint64_t kp = keys_start;
   for (uint32_t i = 0; i < s->n; i++) {
     const tb_ent *e = &b->ents[i];
@@ -530,7 +585,7 @@ static void lay_out(const tern_tb_builder *b, const tb_widths *w, uint32_t keys_
 }
 
 int tern_tb_finish(tern_tb_builder *b, uint8_t *page) {
-  const tb_stats *s = &b->st;
+  const tb_stats *s = b->st;
   if (s->n == 0) return tern_fail(TERN_EINVAL, "terms block: no entries");
   tb_widths w;
   widths_of(b, s, &w);

@@ -38,6 +38,9 @@ int cmd_terms(int argc, char **argv);
 int cmd_backup(int argc, char **argv);
 int cmd_build(int argc, char **argv);
 int cmd_split(int argc, char **argv);
+/* split_sample.c: `tern split FILE N`, the cut keys of a TSV input's keys
+ * from a sample (FILE "-": standard input).  Returns the exit code. */
+int cli_split_tsv(const char *file, size_t parts);
 int cmd_export(int argc, char **argv);
 /* verify_built.c: whether dir holds a built segment (segment files, no
  * catalog), and `tern verify` of one (returns the exit code). */

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd_split.c — `tern split`: the keys that cut the index's live keys into
- * N parts of about equal size (tern_split_keys), escaped, one a line.
+ * N parts of about equal size (tern_split_keys), escaped, one a line; or,
+ * given a TSV file instead of an index, the same from a sample of its keys
+ * (split_sample.c).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "out.h"
@@ -46,11 +49,15 @@ int cmd_split(int argc, char **argv) {
     return CLI_FAIL;
   }
   int nargs = argc - optind;
-  if (nargs < 1) return cli_usage_error("split", "missing DIR");
+  if (nargs < 1) return cli_usage_error("split", "missing DIR (or FILE)");
   if (nargs < 2) return cli_usage_error("split", "missing N");
   if (nargs > 2) return cli_usage_error("split", "unexpected argument '%s'", argv[optind + 2]);
   uint32_t n;
   if (cli_parse_u32("split", "N", argv[optind + 1], 1u << 20, &n)) return CLI_FAIL;
   if (n == 0) return cli_usage_error("split", "N is 0: 1 part at least");
-  return split(argv[optind], n);
+  const char *from = argv[optind];
+  struct stat sb;
+  if (!strcmp(from, "-") || (stat(from, &sb) == 0 && !S_ISDIR(sb.st_mode)))
+    return cli_split_tsv(from, n);
+  return split(from, n);
 }

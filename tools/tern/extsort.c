@@ -196,25 +196,37 @@ static uint64_t prefix_at(const uint8_t *rec, size_t depth) {
 }
 
 /* LSD radix sort of e[0..n) by pre, 16 bits a pass, skipping passes where
- * every entry has the same digit.  Stable. */
+ * every entry has the same digit.  Stable.  The four digits' counts are
+ * taken in one read of the entries, and the passes go back and forth
+ * between e and tmp (one copy at the end when an odd number ran). */
 static void radix_pre(entry *e, entry *tmp, size_t n) {
-  static size_t count[1 << 16];
+  static size_t count[4][1 << 16];
+  memset(count, 0, sizeof count);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t p = e[i].pre;
+    count[0][p & 0xffff]++;
+    count[1][(p >> 16) & 0xffff]++;
+    count[2][(p >> 32) & 0xffff]++;
+    count[3][p >> 48]++;
+  }
+  entry *src = e, *dst = tmp;
   for (int pass = 0; pass < 4; pass++) {
     int shift = pass * 16;
-    memset(count, 0, sizeof count);
-    for (size_t i = 0; i < n; i++)
-      count[(e[i].pre >> shift) & 0xffff]++;
-    if (count[(e[0].pre >> shift) & 0xffff] == n) continue;
+    size_t *c = count[pass];
+    if (c[(src[0].pre >> shift) & 0xffff] == n) continue;
     size_t sum = 0;
     for (size_t d = 0; d < (1 << 16); d++) {
-      size_t c = count[d];
-      count[d] = sum;
-      sum += c;
+      size_t k = c[d];
+      c[d] = sum;
+      sum += k;
     }
     for (size_t i = 0; i < n; i++)
-      tmp[count[(e[i].pre >> shift) & 0xffff]++] = e[i];
-    memcpy(e, tmp, n * sizeof *e);
+      dst[c[(src[i].pre >> shift) & 0xffff]++] = src[i];
+    entry *t = src;
+    src = dst;
+    dst = t;
   }
+  if (src != e) memcpy(e, src, n * sizeof *e);
 }
 
 static void insertion(entry *e, size_t n, const uint8_t *mem) {
