@@ -114,7 +114,7 @@ static tern_memseg *commit(tu_rng *r, const view *prev, view *next, uint32_t *cl
   assert_int_equal(tern_sort_by_key(perm, ops, sizeof *ops, n, NULL), TERN_OK);
   for (size_t i = 0; i < n; i++)
     sorted[i] = ops[perm[i]];
-  tern_mrun *run;
+  tern_mrun *run = NULL;
   assert_int_equal(mrun_copy(sorted, n, &run), TERN_OK);
   size_t live = 0;
   for (uint32_t i = 0; i < NKEYS; i++)
@@ -183,7 +183,7 @@ static void test_layer_checks_total(void **state) {
   uint8_t doc[16];
   size_t dlen = tern_rec_doc_encode(doc, "v", 1, NULL, 0);
   tern_mdoc d = {{(const uint8_t *)"k", 1, (uint32_t)dlen}, doc};
-  tern_mrun *run;
+  tern_mrun *run = NULL;
   assert_int_equal(mrun_copy(&d, 1, &run), TERN_OK);
   assert_int_equal(tern_memseg_layer(base, run, 2, 0, &m), TERN_ECORRUPT);
   assert_null(m);
