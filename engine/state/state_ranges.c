@@ -191,15 +191,18 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, siz
     m = &st->disjoint[k];
     if (m->lo > p->head) break;
     cand[n] = m->slot;
+    /* Every later range's min lies above this one's max, so its head is
+     * at least this one's hi: a key's head below hi ends the search here,
+     * without loading the next entry. */
     if (p->head != m->lo && p->head != m->hi) {
       if (tern_seg_filter_line_absent(&m->filter, &p->fk)) {
         TERN_COUNT_GET(filter_checks, 1);
-        continue;
+        return n;
       }
-      n++; /* strictly inside by heads; its filter decides in turn */
-      continue;
+      return n + 1; /* strictly inside by heads; its filter decides in turn */
     }
     n += (size_t)tern_seg_gate_start(&st->slots[m->slot].gate, p);
+    if (p->head != m->hi) break;
   }
   return n;
 }
