@@ -27,6 +27,7 @@
 #include "engine/format/catalog_schema.h"
 #include "codec/segment.h"
 #include "engine/buffer/memseg.h"
+#include "engine/state/range_heads.h"
 #include "engine/util/path.h"
 #include "engine/util/thread.h"
 #include "tern.h"
@@ -86,13 +87,15 @@ typedef struct tern_state {
   tern_rec_health health; /* meta "health": last post-commit failure, segments merges skip */
   /* The range map (state_ranges.c), built with the slots: disjoint[] the
    * most slots whose key ranges are pairwise disjoint, sorted by range (their
-   * max's heads in disjoint_hi[], searched; each one's entry, with its
+   * max's heads in `heads`, a search tree; each one's entry, with its
    * filter line, in disjoint[]); overlap[] the others, oldest
    * first, probed in turn.  NULL and 0 (every slot probed in turn) below
    * TERN_RANGE_MAP_MIN slots or fewer than 2 disjoint ones. */
   tern_range_entry *disjoint;
   uint32_t *overlap;
-  uint64_t *disjoint_hi; /* their max's heads */
+  /* Their max's heads as a search tree of cache-line nodes: one node per
+   * level read, 2 for up to 64 ranges (range_heads.h). */
+  tern_range_heads heads;
   size_t ndisjoint, noverlap;
   /* Each slot's filter line (codec/segment.h), by slot: a get probing
    * slots in turn answers "absent" from these, not from each segment's
@@ -316,6 +319,11 @@ int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cu
  * *found; TERN_NOTFOUND otherwise. */
 int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
                     tern_term_entry *e, const tern_slot **found);
+/* The same, the map's search already done: `at` is what
+ * tern_state_prefetch (or tern_state_ranges_at) returned for this probe
+ * in this state. */
+int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
+                       tern_seg_cursor *c, tern_term_entry *e, const tern_slot **found);
 /* ---- state_ranges.c: the range map over disjoint slots */
 #define TERN_RANGE_MAP_MIN 8u /* slots below which every slot is tested in turn */
 #define TERN_PREFETCH_WAVE 32u /* slots probed in turn per wave, their filter lines fetched together */
@@ -323,21 +331,28 @@ int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_curs
  * has none: still right, every slot probed in turn). */
 int tern_state_index_ranges(tern_state *st);
 void tern_state_ranges_free(tern_state *st);
-/* Starts fetching the filter lines a get of the probe's key will test in
- * the slots probed in turn (the newest wave of them), so that their cache
- * misses overlap the write buffer's.  A hint: no effect on results. */
-void tern_state_prefetch(const tern_state *st, const tern_seg_probe *p);
+/* Where the range map's search puts the probe's key: the first map entry
+ * whose max's head is at or above the key's (ndisjoint when none; 0
+ * without a map). */
+size_t tern_state_ranges_at(const tern_state *st, const tern_seg_probe *p);
+/* Starts fetching the filter lines a get of the probe's key will test:
+ * the map's candidate's, then the slots probed in turn (the newest wave of
+ * them), so that their cache misses overlap the write buffer's probe.
+ * Returns tern_state_ranges_at's answer, for tern_state_find_at.  A
+ * hint otherwise: no effect on results. */
+size_t tern_state_prefetch(const tern_state *st, const tern_seg_probe *p);
 /* Slot i's filter for the probe's key, from its filter line when that can
  * tell, else from its gate: tern_seg_gate_filter's answer (0 absent, > 0
  * the block decides, < 0 a damaged filter page).  Counted as one filter
  * check. */
 int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe *p);
 /* The map's slots whose range admits the probe's key (at most one, the
- * ranges being disjoint) into cand[0..cap), their filter lines' fetch
- * started; returns how many.  A slot whose filter line says the key is
- * absent (its page checked) is left out, counted as a filter check. */
-size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, uint32_t *cand,
-                              size_t cap);
+ * ranges being disjoint), from entry `lo` (tern_state_ranges_at) on, into
+ * cand[0..cap), their filter lines' fetch started; returns how many.  A
+ * slot whose filter line says the key is absent (its page checked) is
+ * left out, counted as a filter check. */
+size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, size_t lo,
+                              uint32_t *cand, size_t cap);
 static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
   return !s->live || tern_livedocs_is_live(s->live->ld, doc);
 }

@@ -662,16 +662,25 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
   return TERN_NOTFOUND;
 }
 
+int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
+                       tern_seg_cursor *c, tern_term_entry *e, const tern_slot **found) {
+  if (!st->ndisjoint) return probe_in_turn(st, NULL, st->nslots, p, c, e, found);
+  /* The one disjoint slot whose range admits the key, found by the search
+   * (`at`), then the overlapping ones newest first: any order finds the
+   * one live document (state_ranges.c).  Nothing left to probe costs no
+   * call: an absent key the map's filter line rules out ends here. */
+  uint32_t cand[PROBE_WAVE];
+  size_t n = tern_state_ranges_find(st, p, at, cand, PROBE_WAVE);
+  TERN_COUNT_GET(range_checks, n ? n : 1);
+  if (n) {
+    int rc = probe_candidates(st, cand, n, p, c, e, found);
+    if (rc != TERN_NOTFOUND) return rc;
+  }
+  if (!st->noverlap) return TERN_NOTFOUND;
+  return probe_in_turn(st, st->overlap, st->noverlap, p, c, e, found);
+}
+
 int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
                     tern_term_entry *e, const tern_slot **found) {
-  if (!st->ndisjoint) return probe_in_turn(st, NULL, st->nslots, p, c, e, found);
-  /* The one disjoint slot whose range admits the key, by binary search,
-   * then the overlapping ones newest first: any order finds the one live
-   * document (state_ranges.c). */
-  uint32_t cand[PROBE_WAVE];
-  size_t n = tern_state_ranges_find(st, p, cand, PROBE_WAVE);
-  TERN_COUNT_GET(range_checks, n ? n : 1);
-  int rc = probe_candidates(st, cand, n, p, c, e, found);
-  if (rc != TERN_NOTFOUND) return rc;
-  return probe_in_turn(st, st->overlap, st->noverlap, p, c, e, found);
+  return tern_state_find_at(st, p, tern_state_ranges_at(st, p), c, e, found);
 }

@@ -49,11 +49,10 @@ static int by_max_cmp(const void *x, const void *y) {
 /* The map alone (the lines stay). */
 static void map_free(tern_state *st) {
   free(st->disjoint);
-  free(st->disjoint_hi);
+  tern_range_heads_free(&st->heads);
   free(st->overlap);
   st->disjoint = NULL;
   st->overlap = NULL;
-  st->disjoint_hi = NULL;
   st->ndisjoint = st->noverlap = 0;
 }
 
@@ -80,12 +79,21 @@ static void prefetch_line(const tern_seg_filter_line *l, uint64_t hash) {
   }
 }
 
-void tern_state_prefetch(const tern_state *st, const tern_seg_probe *p) {
-  if (!st->lines) return;
+size_t tern_state_ranges_at(const tern_state *st, const tern_seg_probe *p) {
+  return st->ndisjoint ? tern_range_heads_lower(&st->heads, p->head) : 0;
+}
+
+size_t tern_state_prefetch(const tern_state *st, const tern_seg_probe *p) {
+  /* The map's candidate first: it is probed first, and its line's miss
+   * then overlaps the write buffer's probe, as a single slot's does. */
+  size_t at = tern_state_ranges_at(st, p);
+  if (at < st->ndisjoint) prefetch_line(&st->disjoint[at].filter, p->fk.hash);
+  if (!st->lines) return at;
   const uint32_t *ids = st->ndisjoint ? st->overlap : NULL;
   size_t n = st->ndisjoint ? st->noverlap : st->nslots;
   for (size_t k = 0; k < n && k < TERN_PREFETCH_WAVE; k++) /* newest first */
     prefetch_line(&st->lines[ids ? ids[n - 1 - k] : n - 1 - k], p->fk.hash);
+  return at;
 }
 
 int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe *p) {
@@ -103,7 +111,19 @@ static void map_add(tern_state *st, const tern_seg_gate *g, uint32_t slot) {
   m->lo = g->lo;
   m->hi = g->hi;
   m->slot = slot;
-  st->disjoint_hi[k] = g->hi;
+}
+
+/* The search over the map's max heads (range_heads.h). */
+static int map_index_heads(tern_state *st) {
+  uint64_t *hi = malloc(st->ndisjoint * sizeof *hi);
+  int rc = hi ? TERN_OK : TERN_ENOMEM;
+  for (size_t k = 0; hi && k < st->ndisjoint; k++)
+    hi[k] = st->disjoint[k].hi;
+  if (rc == TERN_OK) rc = tern_range_heads_build(&st->heads, hi, st->ndisjoint);
+  free(hi);
+  if (rc == TERN_OK) return TERN_OK;
+  map_free(st); /* still right: every slot probed in turn */
+  return tern_fail(TERN_ENOMEM, "state: out of memory");
 }
 
 int tern_state_index_ranges(tern_state *st) {
@@ -114,9 +134,8 @@ int tern_state_index_ranges(tern_state *st) {
   by_max *v = malloc(n * sizeof *v);
   uint8_t *shared = calloc(n, 1); /* 1: probed in turn (overlapping the map's, or no range) */
   st->disjoint = aligned_alloc(_Alignof(tern_range_entry), n * sizeof *st->disjoint);
-  st->disjoint_hi = malloc(n * sizeof *st->disjoint_hi);
   st->overlap = malloc(n * sizeof *st->overlap);
-  if (!v || !shared || !st->disjoint || !st->disjoint_hi || !st->overlap) {
+  if (!v || !shared || !st->disjoint || !st->overlap) {
     free(v);
     free(shared);
     map_free(st);
@@ -147,23 +166,15 @@ int tern_state_index_ranges(tern_state *st) {
     if (shared[i]) st->overlap[st->noverlap++] = (uint32_t)i;
   free(v);
   free(shared);
-  if (st->ndisjoint < 2) map_free(st); /* nothing to search */
-  return TERN_OK;
+  if (st->ndisjoint < 2) {
+    map_free(st); /* nothing to search */
+    return TERN_OK;
+  }
+  return map_index_heads(st);
 }
 
-size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, uint32_t *cand,
-                              size_t cap) {
-  /* The first range whose max's head is at or above the key's, without
-   * branches: a random key would mispredict half of them. */
-  const uint64_t *base = st->disjoint_hi;
-  size_t len = st->ndisjoint;
-  while (len > 1) {
-    size_t half = len / 2;
-    /* a mask, not a conditional: compilers turned that into a branch */
-    base += half & ((size_t)0 - (size_t)(base[half - 1] < p->head));
-    len -= half;
-  }
-  size_t lo = (size_t)(base - st->disjoint_hi) + (*base < p->head);
+size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, size_t lo,
+                              uint32_t *cand, size_t cap) {
   if (lo >= st->ndisjoint) return 0;
   /* The candidate's entry, filter line and checked-pages word fetched at
    * once, not one after the other. */
@@ -180,15 +191,18 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, uin
     m = &st->disjoint[k];
     if (m->lo > p->head) break;
     cand[n] = m->slot;
+    /* Every later range's min lies above this one's max, so its head is
+     * at least this one's hi: a key's head below hi ends the search here,
+     * without loading the next entry. */
     if (p->head != m->lo && p->head != m->hi) {
       if (tern_seg_filter_line_absent(&m->filter, &p->fk)) {
         TERN_COUNT_GET(filter_checks, 1);
-        continue;
+        return n;
       }
-      n++; /* strictly inside by heads; its filter decides in turn */
-      continue;
+      return n + 1; /* strictly inside by heads; its filter decides in turn */
     }
     n += (size_t)tern_seg_gate_start(&st->slots[m->slot].gate, p);
+    if (p->head != m->hi) break;
   }
   return n;
 }
