@@ -98,6 +98,11 @@ typedef struct tern_state {
    * slots in turn answers "absent" from these, not from each segment's
    * own state (state_ranges.c).  NULL (no memory): the gates decide. */
   tern_seg_filter_line *lines;
+  /* One filter over the keys of every slot probed in turn, shared between
+   * states that probe the same segments (state_cfilter.c); NULL: none.
+   * cf_view its blocks (NULL: none), tested inline by a get. */
+  struct tern_cfilter *cf;
+  tern_filter_view cf_view;
 } tern_state;
 
 /* How this index reads its segments (TERN_PREAD or the default mapping). */
@@ -338,6 +343,27 @@ int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe 
  * absent (its page checked) is left out, counted as a filter check. */
 size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, uint32_t *cand,
                               size_t cap);
+/* ---- state_cfilter.c: one filter over the slots probed in turn */
+#define TERN_CFILTER_MIN 8u               /* slots probed in turn below which there is none */
+#define TERN_CFILTER_MAX_KEYS (8u << 20) /* keys above which there is none (10 MiB) */
+typedef struct tern_cfilter tern_cfilter;
+/* Builds st's combined filter when it has none and is worth one (at least
+ * TERN_CFILTER_MIN slots probed in turn, at most TERN_CFILTER_MAX_KEYS
+ * keys, their terms files mapped and cached): reads every key of those
+ * slots.  For a state made from the catalog, never on the commit path.
+ * Failures leave st without one (still right). */
+void tern_state_cfilter_build(tern_state *st);
+/* Shares from's combined filter with st when it covers every slot st
+ * probes in turn (st's range map built); 1 when it did.  REQUIRES:
+ * idx->mu held (the filter's count), as tern_state_cfilter_put. */
+int tern_state_cfilter_inherit(tern_state *st, const tern_state *from);
+void tern_state_cfilter_put(tern_state *st);
+/* Keys the combined filter holds (0: none). */
+size_t tern_state_cfilter_keys(const tern_state *st);
+/* 1 when the combined filter says no slot probed in turn holds the key. */
+static inline int tern_state_cfilter_absent(const tern_state *st, const tern_seg_probe *p) {
+  return st->cf_view.blocks && !tern_filter_view_may_contain(st->cf_view, &p->fk);
+}
 static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
   return !s->live || tern_livedocs_is_live(s->live->ld, doc);
 }

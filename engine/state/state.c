@@ -124,6 +124,7 @@ static void state_free(tern_index *idx, tern_state *st) {
     ldref_put(st->slots[i].live);
   }
   free(st->slots);
+  tern_state_cfilter_put(st);
   tern_state_ranges_free(st);
   tern_memseg_free(st->buffer);
   free(st);
@@ -225,6 +226,9 @@ static int build_state(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, t
     state_free(idx, st);
     return rc;
   }
+  /* Made from the catalog: the previous state's combined filter, or a
+   * new one (state_cfilter.c; never on the commit path). */
+  if (!tern_state_cfilter_inherit(st, idx->cur)) tern_state_cfilter_build(st);
   *out = st;
   return TERN_OK;
 }
@@ -588,6 +592,7 @@ int tern_state_apply(tern_index *idx, const tern_state *base, tern_edit *e, tern
     return rc;
   }
   assert(st->nslots == e->rec.nsegments);
+  tern_state_cfilter_inherit(st, base); /* none after a flush or merge: not built here */
   apply_buffer(st, base, e);
   *out = st;
   return TERN_OK;
@@ -727,7 +732,10 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
 
 int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
                     tern_term_entry *e, const tern_slot **found) {
-  if (!st->ndisjoint) return probe_in_turn(st, NULL, st->nslots, p, c, e, found);
+  if (!st->ndisjoint) {
+    if (tern_state_cfilter_absent(st, p)) return TERN_NOTFOUND;
+    return probe_in_turn(st, NULL, st->nslots, p, c, e, found);
+  }
   /* The one disjoint slot whose range admits the key, by binary search,
    * then the overlapping ones newest first: any order finds the one live
    * document (state_ranges.c). */
@@ -736,5 +744,6 @@ int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_curs
   TERN_COUNT_GET(range_checks, n ? n : 1);
   int rc = probe_candidates(st, cand, n, p, c, e, found);
   if (rc != TERN_NOTFOUND) return rc;
+  if (tern_state_cfilter_absent(st, p)) return TERN_NOTFOUND; /* none of the overlapping */
   return probe_in_turn(st, st->overlap, st->noverlap, p, c, e, found);
 }
