@@ -345,7 +345,7 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, uin
                               size_t cap);
 /* ---- state_cfilter.c: one filter over the slots probed in turn */
 #define TERN_CFILTER_MIN 8u               /* slots probed in turn below which there is none */
-#define TERN_CFILTER_MAX_KEYS (8u << 20) /* keys above which there is none (10 MiB) */
+#define TERN_CFILTER_MAX_KEYS (2u << 20) /* keys above which there is none (2.5 MiB) */
 typedef struct tern_cfilter tern_cfilter;
 /* Builds st's combined filter when it has none and is worth one (at least
  * TERN_CFILTER_MIN slots probed in turn, at most TERN_CFILTER_MAX_KEYS
@@ -358,11 +358,13 @@ void tern_state_cfilter_build(tern_state *st);
  * idx->mu held (the filter's count), as tern_state_cfilter_put. */
 int tern_state_cfilter_inherit(tern_state *st, const tern_state *from);
 void tern_state_cfilter_put(tern_state *st);
-/* Keys the combined filter holds (0: none). */
-size_t tern_state_cfilter_keys(const tern_state *st);
 /* 1 when the combined filter says no slot probed in turn holds the key. */
 static inline int tern_state_cfilter_absent(const tern_state *st, const tern_seg_probe *p) {
   return st->cf_view.blocks && !tern_filter_view_may_contain(st->cf_view, &p->fk);
+}
+/* Starts fetching the combined filter's block for the probe's key (a hint). */
+static inline void tern_state_cfilter_prefetch(const tern_state *st, const tern_seg_probe *p) {
+  tern_filter_view_prefetch(st->cf_view, p->fk.hash);
 }
 static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
   return !s->live || tern_livedocs_is_live(s->live->ld, doc);

@@ -39,7 +39,6 @@ struct tern_cfilter {
   tern_filter_view view;
   size_t ncovered;
   uint8_t (*segids)[TERN_SEGID_SIZE]; /* the covered segments, sorted */
-  size_t keys;
 };
 
 /* The slots st probes in turn: its overlap list, or all of them. */
@@ -138,7 +137,6 @@ static int cfilter_make(const tern_state *st, const uint64_t *h, size_t n, tern_
     memcpy(cf->segids[k], st->slots[ids ? ids[k] : k].segid, TERN_SEGID_SIZE);
   qsort(cf->segids, nc, TERN_SEGID_SIZE, segid_cmp);
   cf->ncovered = nc;
-  cf->keys = n;
   cf->view = tern_filter_view_of(cf->f);
   cf->refs = 1;
   *out = cf;
@@ -160,4 +158,3 @@ void tern_state_cfilter_build(tern_state *st) {
   if (rc != TERN_OK) tern_clear_error(); /* without it: still right (above) */
 }
 
-size_t tern_state_cfilter_keys(const tern_state *st) { return st->cf ? st->cf->keys : 0; }
