@@ -316,9 +316,10 @@ int tern_snapshot_find(tern_snapshot *s, const void *key, size_t klen, tern_seg_
 int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,
                    tern_term_entry *e, uint32_t *doc);
 /* The live entry of the probe's key in the state's segments, newest
- * first (range checks and filter-line fetches of all segments first, then
- * filters and blocks): TERN_OK with the entry in c/e and its slot in
- * *found; TERN_NOTFOUND otherwise. */
+ * first (the range map's candidate; then, unless the combined filter rules
+ * the key out, the slots probed in turn, in waves: each slot's range and
+ * filter line, then its block): TERN_OK with the entry in c/e and its slot
+ * in *found; TERN_NOTFOUND otherwise. */
 int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
                     tern_term_entry *e, const tern_slot **found);
 /* ---- state_ranges.c: the range map over disjoint slots */

@@ -700,10 +700,13 @@ static void prefetch_wave(const tern_state *st, const uint32_t *ids, size_t lo, 
   }
 }
 
-/* slots[ids[i]] for i in [0, n) newest first, in waves: first every
- * slot's range, starting its filter line's fetch, so that the filters'
- * cache misses overlap instead of following one another; then the
- * filters and the blocks.  ids NULL: the slots 0..n-1 themselves. */
+/* slots[ids[i]] for i in [0, n) newest first, in waves.  With filter
+ * lines, the wave's lines fetched first (the newest wave's by
+ * tern_state_prefetch, before the buffer), then range and line slot by
+ * slot (probe_wave_lines).  Without, first every slot's range, starting
+ * its filter's fetch, so that the cache misses overlap instead of
+ * following one another; then the filters and the blocks.  ids NULL: the
+ * slots 0..n-1 themselves. */
 static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count,
                          const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
                          const tern_slot **found) {
