@@ -232,11 +232,17 @@ static inline int tern_seg_term_cmp(const uint8_t *a, size_t alen, const uint8_t
   return c ? c : (alen > blen) - (alen < blen);
 }
 /* 0 when the key is outside the segment's [min, max] (the heads decide but
- * for ties); else 1, with the filter line's fetch started.  No I/O. */
-static inline int tern_seg_gate_start(const tern_seg_gate *g, const tern_seg_probe *p) {
+ * for ties); else 1.  gate_start also starts the filter line's fetch (a
+ * caller that fetched it already, by tern_seg_filter_line_block, admits
+ * only).  No I/O. */
+static inline int tern_seg_gate_admits(const tern_seg_gate *g, const tern_seg_probe *p) {
   if (p->head < g->lo || p->head > g->hi) return 0;
   if (p->head == g->lo && tern_seg_term_cmp(p->key, p->len, g->min, g->min_len) < 0) return 0;
   if (p->head == g->hi && tern_seg_term_cmp(p->key, p->len, g->max, g->max_len) > 0) return 0;
+  return 1;
+}
+static inline int tern_seg_gate_start(const tern_seg_gate *g, const tern_seg_probe *p) {
+  if (!tern_seg_gate_admits(g, p)) return 0;
   tern_filter_view_prefetch(g->filter, p->fk.hash);
   return 1;
 }
@@ -281,9 +287,7 @@ static inline int tern_seg_filter_line_test(const tern_seg_filter_line *l,
   if (!b) return -1;
   uint64_t w = atomic_load_explicit(&l->checked[page / 64], memory_order_acquire);
   if (!((w >> (page % 64)) & 1)) return -1;
-  uint64_t missing = 0;
-  for (unsigned i = 0; i < 8u; i++) missing |= k->mask[i] & ~tern_load64(b + 8 * i);
-  return missing == 0;
+  return tern_filter_block_has(b, k);
 }
 /* 1 when the line says the key is certainly absent, else 0. */
 static inline int tern_seg_filter_line_absent(const tern_seg_filter_line *l,

@@ -101,6 +101,11 @@ typedef struct tern_state {
    * slots in turn answers "absent" from these, not from each segment's
    * own state (state_ranges.c).  NULL (no memory): the gates decide. */
   tern_seg_filter_line *lines;
+  /* One filter over the keys of every slot probed in turn, shared between
+   * states that probe the same segments (state_cfilter.c); NULL: none.
+   * cf_view its blocks (NULL: none), tested inline by a get. */
+  struct tern_cfilter *cf;
+  tern_filter_view cf_view;
 } tern_state;
 
 /* How this index reads its segments (TERN_PREAD or the default mapping). */
@@ -314,9 +319,10 @@ int tern_snapshot_find(tern_snapshot *s, const void *key, size_t klen, tern_seg_
 int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,
                    tern_term_entry *e, uint32_t *doc);
 /* The live entry of the probe's key in the state's segments, newest
- * first (range checks and filter-line fetches of all segments first, then
- * filters and blocks): TERN_OK with the entry in c/e and its slot in
- * *found; TERN_NOTFOUND otherwise. */
+ * first (the range map's candidate; then, unless the combined filter rules
+ * the key out, the slots probed in turn, in waves: each slot's range and
+ * filter line, then its block): TERN_OK with the entry in c/e and its slot
+ * in *found; TERN_NOTFOUND otherwise. */
 int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
                     tern_term_entry *e, const tern_slot **found);
 /* The same, the map's search already done: `at` is what
@@ -353,6 +359,29 @@ int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe 
  * left out, counted as a filter check. */
 size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, size_t lo,
                               uint32_t *cand, size_t cap);
+/* ---- state_cfilter.c: one filter over the slots probed in turn */
+#define TERN_CFILTER_MIN 8u               /* slots probed in turn below which there is none */
+#define TERN_CFILTER_MAX_KEYS (2u << 20) /* keys above which there is none (2.5 MiB) */
+typedef struct tern_cfilter tern_cfilter;
+/* Builds st's combined filter when it has none and is worth one (at least
+ * TERN_CFILTER_MIN slots probed in turn, at most TERN_CFILTER_MAX_KEYS
+ * keys, their terms files mapped and cached): reads every key of those
+ * slots.  For a state made from the catalog, never on the commit path.
+ * Failures leave st without one (still right). */
+void tern_state_cfilter_build(tern_state *st);
+/* Shares from's combined filter with st when it covers every slot st
+ * probes in turn (st's range map built); 1 when it did.  REQUIRES:
+ * idx->mu held (the filter's count), as tern_state_cfilter_put. */
+int tern_state_cfilter_inherit(tern_state *st, const tern_state *from);
+void tern_state_cfilter_put(tern_state *st);
+/* 1 when the combined filter says no slot probed in turn holds the key. */
+static inline int tern_state_cfilter_absent(const tern_state *st, const tern_seg_probe *p) {
+  return st->cf_view.blocks && !tern_filter_view_may_contain(st->cf_view, &p->fk);
+}
+/* Starts fetching the combined filter's block for the probe's key (a hint). */
+static inline void tern_state_cfilter_prefetch(const tern_state *st, const tern_seg_probe *p) {
+  tern_filter_view_prefetch(st->cf_view, p->fk.hash);
+}
 static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
   return !s->live || tern_livedocs_is_live(s->live->ld, doc);
 }

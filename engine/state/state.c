@@ -124,6 +124,7 @@ static void state_free(tern_index *idx, tern_state *st) {
     ldref_put(st->slots[i].live);
   }
   free(st->slots);
+  tern_state_cfilter_put(st);
   tern_state_ranges_free(st);
   tern_memseg_free(st->buffer);
   free(st);
@@ -225,6 +226,9 @@ static int build_state(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, t
     state_free(idx, st);
     return rc;
   }
+  /* Made from the catalog: the previous state's combined filter, or a
+   * new one (state_cfilter.c; never on the commit path). */
+  if (!tern_state_cfilter_inherit(st, idx->cur)) tern_state_cfilter_build(st);
   *out = st;
   return TERN_OK;
 }
@@ -588,6 +592,7 @@ int tern_state_apply(tern_index *idx, const tern_state *base, tern_edit *e, tern
     return rc;
   }
   assert(st->nslots == e->rec.nsegments);
+  tern_state_cfilter_inherit(st, base); /* none after a flush or merge: not built here */
   apply_buffer(st, base, e);
   *out = st;
   return TERN_OK;
@@ -640,16 +645,82 @@ static int probe_candidates(const tern_state *st, const uint32_t *cand, size_t n
   return TERN_NOTFOUND;
 }
 
-/* slots[ids[i]] for i in [0, n) newest first, in waves: first every
- * slot's range, starting its filter line's fetch, so that the filters'
- * cache misses overlap instead of following one another; then the
- * filters and the blocks.  ids NULL: the slots 0..n-1 themselves. */
+/* The filter of slot i, from its line (fetched already) when the line
+ * decides, else from its gate: as tern_state_slot_filter, inline and
+ * uncounted (the caller counts a wave's tests at once). */
+static inline int slot_filter_inline(const tern_state *st, uint32_t i, const tern_seg_probe *p) {
+  int line = tern_seg_filter_line_test(&st->lines[i], &p->fk);
+  return line >= 0 ? line : tern_seg_gate_filter(&st->slots[i].gate, p);
+}
+
+/* One wave, slots[ids[i]] for i in [lo, hi) newest first, with filter
+ * lines: range and filter in one pass (issue 21 item 6: what a get pays
+ * per segment beyond the line's cache miss).  The lines were fetched
+ * before (tern_state_prefetch for the newest wave, the caller for the
+ * others), so the misses still overlap. */
+static int probe_wave_lines(const tern_state *st, const uint32_t *ids, size_t lo, size_t hi,
+                            const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
+                            const tern_slot **found) {
+  TERN_COUNT_GET(range_checks, hi - lo);
+  size_t tested = 0;
+  int rc = TERN_NOTFOUND;
+  for (size_t i = hi; i-- > lo;) {
+    uint32_t id = ids ? ids[i] : (uint32_t)i;
+    const tern_slot *sl = &st->slots[id];
+    if (!tern_seg_gate_admits(&sl->gate, p)) continue;
+    tested++;
+    int filter = slot_filter_inline(st, id, p);
+    if (filter == 0) continue;
+    if (filter < 0) {
+      rc = filter;
+      break;
+    }
+    TERN_COUNT_GET(block_probes, 1);
+    uint32_t doc;
+    rc = slot_pk_find(sl, p, filter, c, e, &doc);
+    if (rc == TERN_NOTFOUND) continue;
+    if (rc == TERN_OK) *found = sl;
+    break;
+  }
+  TERN_COUNT_GET(filter_checks, tested);
+  return rc;
+}
+
+/* Starts fetching the filter lines of slots[ids[i]], i in [lo, hi). */
+static void prefetch_wave(const tern_state *st, const uint32_t *ids, size_t lo, size_t hi,
+                          const tern_seg_probe *p) {
+  for (size_t i = lo; i < hi; i++) {
+    uint64_t page = 0;
+    const tern_seg_filter_line *l = &st->lines[ids ? ids[i] : i];
+    const uint8_t *line = tern_seg_filter_line_block(l, p->fk.hash, &page);
+    if (line) {
+      __builtin_prefetch(line);
+      __builtin_prefetch(&l->checked[page / 64]);
+    }
+  }
+}
+
+/* slots[ids[i]] for i in [0, n) newest first, in waves.  With filter
+ * lines, the wave's lines fetched first (the newest wave's by
+ * tern_state_prefetch, before the buffer), then range and line slot by
+ * slot (probe_wave_lines).  Without, first every slot's range, starting
+ * its filter's fetch, so that the cache misses overlap instead of
+ * following one another; then the filters and the blocks.  ids NULL: the
+ * slots 0..n-1 themselves. */
 static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count,
                          const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
                          const tern_slot **found) {
   uint32_t cand[PROBE_WAVE];
   for (size_t hi = count; hi > 0;) {
     size_t lo = hi > PROBE_WAVE ? hi - PROBE_WAVE : 0, n = 0;
+    if (st->lines) {
+      /* the newest wave's lines: tern_state_prefetch, before the buffer */
+      if (hi != count) prefetch_wave(st, ids, lo, hi, p);
+      int rc = probe_wave_lines(st, ids, lo, hi, p, c, e, found);
+      if (rc != TERN_NOTFOUND) return rc;
+      hi = lo;
+      continue;
+    }
     for (size_t i = hi; i-- > lo;) {
       cand[n] = ids ? ids[i] : (uint32_t)i;
       n += (size_t)tern_seg_gate_start(&st->slots[cand[n]].gate, p);
@@ -664,7 +735,10 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
 
 int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
                        tern_seg_cursor *c, tern_term_entry *e, const tern_slot **found) {
-  if (!st->ndisjoint) return probe_in_turn(st, NULL, st->nslots, p, c, e, found);
+  if (!st->ndisjoint) {
+    if (tern_state_cfilter_absent(st, p)) return TERN_NOTFOUND;
+    return probe_in_turn(st, NULL, st->nslots, p, c, e, found);
+  }
   /* The one disjoint slot whose range admits the key, found by the search
    * (`at`), then the overlapping ones newest first: any order finds the
    * one live document (state_ranges.c).  Nothing left to probe costs no
@@ -677,6 +751,7 @@ int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
     if (rc != TERN_NOTFOUND) return rc;
   }
   if (!st->noverlap) return TERN_NOTFOUND;
+  if (tern_state_cfilter_absent(st, p)) return TERN_NOTFOUND; /* none of the overlapping */
   return probe_in_turn(st, st->overlap, st->noverlap, p, c, e, found);
 }
 
