@@ -288,22 +288,11 @@ static int build(build_run *r) {
   if (rc == CLI_OK) report(r);
   return rc;
 }
-/* "512M", "1G", "300000000": bytes. */
+/* "512M", "1G", "300000000": bytes (cli_parse_size, as import's --memory). */
 static int parse_size(const char *arg, size_t *out) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(arg, &end, 10);
-  if (errno || end == arg || arg[0] == '-') return -1;
-  unsigned shift = 0;
-  if (*end == 'K' || *end == 'k')
-    shift = 10;
-  else if (*end == 'M' || *end == 'm')
-    shift = 20;
-  else if (*end == 'G' || *end == 'g')
-    shift = 30;
-  if (shift) end++;
-  if (*end || v > (SIZE_MAX >> shift)) return -1;
-  *out = (size_t)(v << shift);
+  uint64_t v;
+  if (cli_parse_size(arg, &v) || v > SIZE_MAX) return -1;
+  *out = (size_t)v;
   return 0;
 }
 
