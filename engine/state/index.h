@@ -369,6 +369,20 @@ typedef struct tern_cfilter tern_cfilter;
  * slots.  For a state made from the catalog, never on the commit path.
  * Failures leave st without one (still right). */
 void tern_state_cfilter_build(tern_state *st);
+/* The combined filter st would have (tern_state_cfilter_build's rules),
+ * made apart from st, into *out (NULL: not worth one).  Reads the keys of
+ * st's slots probed in turn; takes no lock (st held).  Errors:
+ * TERN_ENOMEM, a damaged terms block's. */
+int tern_cfilter_make(const tern_state *st, tern_cfilter **out);
+/* 1 when st has no combined filter but probes enough slots in turn for
+ * one (no I/O: the keys' bound and residence are tern_cfilter_make's). */
+int tern_state_cfilter_wanted(const tern_state *st);
+/* Gives *cf (made by tern_cfilter_make, never shared) to st when st has
+ * none and *cf covers every slot st probes in turn: *cf is then NULL and
+ * 1 returned; else 0 and *cf unchanged.  REQUIRES: st not yet installed. */
+int tern_state_cfilter_adopt(tern_state *st, tern_cfilter **cf);
+/* Frees a combined filter no state holds (tern_cfilter_make's). */
+void tern_cfilter_discard(tern_cfilter *cf);
 /* Shares from's combined filter with st when it covers every slot st
  * probes in turn (st's range map built); 1 when it did.  REQUIRES:
  * idx->mu held (the filter's count), as tern_state_cfilter_put. */

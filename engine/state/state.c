@@ -592,7 +592,9 @@ int tern_state_apply(tern_index *idx, const tern_state *base, tern_edit *e, tern
     return rc;
   }
   assert(st->nslots == e->rec.nsegments);
-  tern_state_cfilter_inherit(st, base); /* none after a flush or merge: not built here */
+  /* Never built here (the commit path): base's when it still covers st,
+   * else the edit's (the worker's, made apart), else none. */
+  if (!tern_state_cfilter_inherit(st, base) && e->cf) tern_state_cfilter_adopt(st, &e->cf);
   apply_buffer(st, base, e);
   *out = st;
   return TERN_OK;
