@@ -361,6 +361,10 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, siz
                               uint32_t *cand, size_t cap);
 /* ---- state_cfilter.c: one filter over the slots probed in turn */
 #define TERN_CFILTER_MIN 8u               /* slots probed in turn below which there is none */
+/* The same for the worker's filter (engine/maint/combined.c), built in the
+ * background: fewer slots are worth it there; at open, the build would
+ * cost every open about 50 ms per million keys. */
+#define TERN_CFILTER_MIN_WORKER 3u
 #define TERN_CFILTER_MAX_KEYS (2u << 20) /* keys above which there is none (2.5 MiB) */
 typedef struct tern_cfilter tern_cfilter;
 /* Builds st's combined filter when it has none and is worth one (at least
@@ -369,13 +373,15 @@ typedef struct tern_cfilter tern_cfilter;
  * slots.  For a state made from the catalog, never on the commit path.
  * Failures leave st without one (still right). */
 void tern_state_cfilter_build(tern_state *st);
-/* The combined filter st would have (tern_state_cfilter_build's rules),
- * made apart from st, into *out (NULL: not worth one).  Reads the keys of
+/* The combined filter st would have (tern_state_cfilter_build's rules,
+ * but from TERN_CFILTER_MIN_WORKER slots), made apart from st, into *out
+ * (NULL: not worth one).  Reads the keys of
  * st's slots probed in turn; takes no lock (st held).  Errors:
  * TERN_ENOMEM, a damaged terms block's. */
 int tern_cfilter_make(const tern_state *st, tern_cfilter **out);
-/* 1 when st has no combined filter but probes enough slots in turn for
- * one (no I/O: the keys' bound and residence are tern_cfilter_make's). */
+/* 1 when st has no combined filter but probes TERN_CFILTER_MIN_WORKER
+ * slots or more in turn (no I/O: the keys' bound and residence are
+ * tern_cfilter_make's). */
 int tern_state_cfilter_wanted(const tern_state *st);
 /* Gives *cf (made by tern_cfilter_make, never shared) to st when st has
  * none and *cf covers every slot st probes in turn: *cf is then NULL and

@@ -282,10 +282,10 @@ static void test_same_process_keeps_filter(void **state) {
   assert_int_equal(nslots, TERN_CFILTER_MIN + 1);
   check_all(w, idx, &with);
   /* One more ingested slot fills the tier: the merge leaves one slot,
-   * too few for a filter; gets stay right. */
+   * too few for a filter (TERN_CFILTER_MIN_WORKER); gets stay right. */
   ingest_here(w, idx, 1);
   const tern_cfilter *after = settled_filter(idx, &nslots);
-  assert_true(nslots < TERN_CFILTER_MIN ? after == NULL : after != NULL);
+  assert_true(nslots < TERN_CFILTER_MIN_WORKER ? after == NULL : after != NULL);
   check_all(w, idx, &with);
   assert_int_equal(tern_close(idx), TERN_OK);
   assert_int_equal(tern_open(&idx, idxdir, TERN_RDONLY, NULL), TERN_OK);
