@@ -105,7 +105,7 @@ int tern_snapshot_find(tern_snapshot *s, const void *key, size_t klen, tern_seg_
    * probe: their cache misses and its own then overlap. */
   tern_state_cfilter_prefetch(s->st, &p); /* both: a present key needs the lines */
   size_t at = tern_state_prefetch(s->st, &p);
-  ptrdiff_t i = tern_memseg_find_hashed(s->buf, key, klen, p.fk.hash);
+  ptrdiff_t i = tern_memseg_find_key(s->buf, key, klen, &p.fk);
   if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);
   tern_term_entry e;
   const tern_slot *sl;
