@@ -88,7 +88,10 @@ size_t tern_state_prefetch(const tern_state *st, const tern_seg_probe *p) {
    * then overlaps the write buffer's probe, as a single slot's does. */
   size_t at = tern_state_ranges_at(st, p);
   if (at < st->ndisjoint) prefetch_line(&st->disjoint[at].filter, p->fk.hash);
-  if (!st->lines) return at;
+  /* With a combined filter, an absent key ends at its line: the slots'
+   * lines would only crowd the caches (probe_in_turn fetches them when the
+   * filter lets the key through). */
+  if (!st->lines || st->cf_view.blocks) return at;
   const uint32_t *ids = st->ndisjoint ? st->overlap : NULL;
   size_t n = st->ndisjoint ? st->noverlap : st->nslots;
   for (size_t k = 0; k < n && k < TERN_PREFETCH_WAVE; k++) /* newest first */
