@@ -226,6 +226,7 @@ static int build_state(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, t
     state_free(idx, st);
     return rc;
   }
+  tern_state_settle_filters(st); /* made from the catalog: not on the commit path */
   /* Made from the catalog: the previous state's combined filter, or a
    * new one (state_cfilter.c; never on the commit path). */
   if (!tern_state_cfilter_inherit(st, idx->cur)) tern_state_cfilter_build(st);

@@ -66,8 +66,18 @@ void tern_state_ranges_free(tern_state *st) {
 static void index_lines(tern_state *st) {
   if (!st->nslots) return;
   st->lines = malloc(st->nslots * sizeof *st->lines);
-  for (size_t i = 0; st->lines && i < st->nslots; i++)
+  for (size_t i = 0; st->lines && i < st->nslots; i++) {
     tern_seg_filter_line_of(st->slots[i].gate.seg, &st->lines[i]);
+    tern_seg_filter_line_settle(st->slots[i].gate.seg, &st->lines[i], 0);
+  }
+}
+
+void tern_state_settle_filters(tern_state *st) {
+  for (size_t k = 0; k < st->ndisjoint; k++)
+    tern_seg_filter_line_settle(st->slots[st->disjoint[k].slot].gate.seg, &st->disjoint[k].filter,
+                                1);
+  for (size_t i = 0; st->lines && i < st->nslots; i++)
+    tern_seg_filter_line_settle(st->slots[i].gate.seg, &st->lines[i], 1);
 }
 
 static void prefetch_line(const tern_seg_filter_line *l, uint64_t hash) {
@@ -111,6 +121,7 @@ static void map_add(tern_state *st, const tern_seg_gate *g, uint32_t slot) {
   tern_range_entry *m = &st->disjoint[k];
   memset(m, 0, sizeof *m);
   tern_seg_filter_line_of(g->seg, &m->filter);
+  tern_seg_filter_line_settle(g->seg, &m->filter, 0);
   m->lo = g->lo;
   m->hi = g->hi;
   m->slot = slot;
