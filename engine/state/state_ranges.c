@@ -72,12 +72,14 @@ static void index_lines(tern_state *st) {
   }
 }
 
+/* The map's entries only: there the bitmap word is a line of its own per
+ * segment (many segments), where one segment's few words stay cached; and
+ * checking every slot's filter at open would move the first gets' page
+ * checks into every open (about 1 ms per million keys). */
 void tern_state_settle_filters(tern_state *st) {
   for (size_t k = 0; k < st->ndisjoint; k++)
     tern_seg_filter_line_settle(st->slots[st->disjoint[k].slot].gate.seg, &st->disjoint[k].filter,
                                 1);
-  for (size_t i = 0; st->lines && i < st->nslots; i++)
-    tern_seg_filter_line_settle(st->slots[i].gate.seg, &st->lines[i], 1);
 }
 
 static void prefetch_line(const tern_seg_filter_line *l, uint64_t hash) {
