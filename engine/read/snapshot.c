@@ -3,8 +3,8 @@
  * snapshot.c — reads through a snapshot: one commit's state, held without
  * any LMDB transaction or lock, so many threads read at once.
  *
- * The path of one get: the buffer view (in memory: a hash index over runs
- * of 64 or more documents, binary search below), then the
+ * The path of one get: the buffer view (in memory: a filter and a hash
+ * index over runs of 64 or more documents, binary search below), then the
  * segments newest first; in each, the key range and the bloom filter (no
  * I/O), the resident terms index to one terms block, the entry in that
  * block (with the doc id pulsed into it, or one postings read), the live
