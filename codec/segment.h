@@ -210,6 +210,11 @@ typedef struct tern_seg_probe {
 } tern_seg_probe;
 /* TERN_EINVAL unless key is 1 to TERN_KEY_MAX bytes. */
 int tern_seg_probe_init(tern_seg_probe *p, const void *key, size_t len);
+/* tern_seg_probe_init in two steps, for a caller that searches by the
+ * head while the hash is computed (the engine's range map): the key and
+ * its head (TERN_EINVAL as above; fk not set), then the filter probe. */
+int tern_seg_probe_head(tern_seg_probe *p, const void *key, size_t len);
+void tern_seg_probe_hash(tern_seg_probe *p);
 
 /* What a lookup tests of a segment before searching it, all resident: the
  * heads of its unique field's first and last keys and its filter.  A

@@ -356,6 +356,13 @@ size_t tern_state_ranges_at(const tern_state *st, const tern_seg_probe *p);
  * Returns tern_state_ranges_at's answer, for tern_state_find_at.  A
  * hint otherwise: no effect on results. */
 size_t tern_state_prefetch(const tern_state *st, const tern_seg_probe *p);
+/* The same, given `at` (tern_state_ranges_at, which needs only p->head):
+ * a get searches the map while its key is hashed (snapshot.c). */
+void tern_state_prefetch_at(const tern_state *st, const tern_seg_probe *p, size_t at);
+/* Starts fetching map entry `at` (a hint; none past the map). */
+static inline void tern_state_entry_prefetch(const tern_state *st, size_t at) {
+  if (at < st->ndisjoint) __builtin_prefetch(&st->disjoint[at]);
+}
 /* Slot i's filter for the probe's key, from its filter line when that can
  * tell, else from its gate: tern_seg_gate_filter's answer (0 absent, > 0
  * the block decides, < 0 a damaged filter page).  Counted as one filter

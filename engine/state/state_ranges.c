@@ -96,19 +96,23 @@ size_t tern_state_ranges_at(const tern_state *st, const tern_seg_probe *p) {
 }
 
 size_t tern_state_prefetch(const tern_state *st, const tern_seg_probe *p) {
+  size_t at = tern_state_ranges_at(st, p);
+  tern_state_prefetch_at(st, p, at);
+  return at;
+}
+
+void tern_state_prefetch_at(const tern_state *st, const tern_seg_probe *p, size_t at) {
   /* The map's candidate first: it is probed first, and its line's miss
    * then overlaps the write buffer's probe, as a single slot's does. */
-  size_t at = tern_state_ranges_at(st, p);
   if (at < st->ndisjoint) prefetch_line(&st->disjoint[at].filter, p->fk.hash);
   /* With a combined filter, an absent key ends at its line: the slots'
    * lines would only crowd the caches (probe_in_turn fetches them when the
    * filter lets the key through). */
-  if (!st->lines || st->cf_view.blocks) return at;
+  if (!st->lines || st->cf_view.blocks) return;
   const uint32_t *ids = st->ndisjoint ? st->overlap : NULL;
   size_t n = st->ndisjoint ? st->noverlap : st->nslots;
   for (size_t k = 0; k < n && k < TERN_PREFETCH_WAVE; k++) /* newest first */
     prefetch_line(&st->lines[ids ? ids[n - 1 - k] : n - 1 - k], p->fk.hash);
-  return at;
 }
 
 int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe *p) {
