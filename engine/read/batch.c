@@ -23,6 +23,7 @@
  * scattered blocks reads just those.  The constants are measured
  * (docs/ARCHITECTURE.md, "Cold batches").
  */
+#include "engine/read/batch_load.h"
 #include "engine/util/counters.h"
 #include "engine/util/errwrap.h"
 #include "engine/state/index.h"
@@ -394,7 +395,9 @@ int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batc
       return tern_fail(TERN_EINVAL, "tern_get_batch: key %zu of %zu bytes", i, keys[i].len);
   if (n == 0) return TERN_OK;
   tern_count_gets(n);
-  if (batch_in_order_pays(s, keys, n)) return batch_in_order(s, keys, n, fn, payload);
+  int load = batch_in_order_pays(s, keys, n) ? 1 : tern_batch_load(s, n); /* batch_load.h */
+  if (load < 0) return load;
+  if (load) return batch_in_order(s, keys, n, fn, payload);
   batch_item *items = malloc(n * sizeof *items);
   uint32_t *order = malloc(n * sizeof *order);
   batch_res *res = calloc(n, sizeof *res);

@@ -89,7 +89,7 @@ static const bench_opt k_cb_opts[] = {
     BENCH_STR("dir", CB_OPT(parent), "PATH", "/var/tmp",
               "where the stores are built: PATH/cold-batch-SHAPE-DOCS"),
     BENCH_U64S("lookups", CB_OPT(ns), CB_OPT(nns), "LIST", "100,1000,10000,100000,1000000", 1,
-               1000000, "batch sizes N"),
+               CB_KEYS_MAX, "batch sizes N"),
     BENCH_U64("runs", CB_OPT(runs), "R", "3", 1, CB_RUNS_MAX,
               "runs per N, sides alternating; medians"),
     BENCH_U64("process", CB_OPT(process), "0|1", "1", 0, 1,
@@ -151,23 +151,6 @@ static int find_tim(cb_env *e) {
   return -1;
 }
 
-/* --from, or the stores under --dir, built when not there yet. */
-static int cb_stores(cb_env *e, const cb_opts *o) {
-  if (o->from) {
-    snprintf(e->from, sizeof e->from, "%s", o->from);
-    return 0;
-  }
-  snprintf(e->from, sizeof e->from, "%s/cold-batch-%s-%llu", o->parent,
-           bench_key_shape_name(o->spec.shape), (unsigned long long)o->docs);
-  snprintf(e->keys, sizeof e->keys, "%s/present.keys", e->from);
-  struct stat st;
-  if (stat(e->keys, &st) == 0) return 0;
-  uint64_t most = 1;
-  for (size_t i = 0; i < o->nns; i++) most = o->ns[i] > most ? o->ns[i] : most;
-  bench_log("cold-batch: building %s", e->from);
-  return bench_whole_build_at(e->from, &o->spec, o->docs, o->values, most, o->seed, e->tern);
-}
-
 /* The paths under the stores' directory and the tools; 0, or -1. */
 static int cb_env_init(cb_env *e, const cb_opts *o) {
   if (o->tern)
@@ -175,7 +158,9 @@ static int cb_env_init(cb_env *e, const cb_opts *o) {
   else
     bench_default_tern(e->tern, sizeof e->tern);
   ssize_t sn = readlink("/proc/self/exe", e->self, sizeof e->self - 1);
-  if (sn <= 0 || cb_stores(e, o) != 0) return -1;
+  if (sn <= 0 || cb_store_dir(e->from, sizeof e->from, o->from, o->parent, &o->spec, o->docs,
+                              o->values, o->seed, e->tern) != 0)
+    return -1;
   e->self[sn] = 0;
   snprintf(e->tdir, sizeof e->tdir, "%s/tern", e->from);
   snprintf(e->ldir, sizeof e->ldir, "%s/lmdb", e->from);

@@ -43,8 +43,18 @@ int cb_inproc_lmdb(const char *ldir, const char *tdir, const cb_keys *k, int nor
  * in flight (1: pread one at a time; more: the read queue on io_uring). */
 int cb_device_reads(const char *path, uint64_t n, unsigned depth, uint64_t seed, cb_sample *out);
 
+/* present.keys of the stores built: the largest batch. */
+#define CB_KEYS_MAX 1000000u
+/* The stores' directory into out: `from` when given, else
+ * parent/cold-batch-SHAPE-DOCS, built (bench_whole_build_at) unless its
+ * present.keys is there.  0 or -1. */
+int cb_store_dir(char *out, size_t cap, const char *from, const char *parent,
+                 const bench_key_spec *spec, uint64_t docs, uint64_t values, uint64_t seed,
+                 const char *tern);
+
 /* Builds, under dir (created), what `tern-bench whole --keep` keeps:
- * tern/ (`tern import`), lmdb/, present.keys (`lookups` random present
+ * tern/ (`tern import`, then `tern compact`: one
+ * segment), lmdb/, present.keys (`lookups` random present
  * keys, repeats past the set).  tern: the tern tool.  0 or -1. */
 int bench_whole_build_at(const char *dir, const bench_key_spec *spec, uint64_t docs,
                          uint64_t values, uint64_t lookups, uint64_t seed, const char *tern);

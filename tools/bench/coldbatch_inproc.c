@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 int cb_keys_read(cb_keys *k, const char *path, uint64_t n) {
   memset(k, 0, sizeof *k);
@@ -222,4 +223,21 @@ int cb_device_reads(const char *path, uint64_t n, unsigned depth, uint64_t seed,
   free(buf);
   tern_rfile_close(f);
   return rc;
+}
+
+int cb_store_dir(char *out, size_t cap, const char *from, const char *parent,
+                 const bench_key_spec *spec, uint64_t docs, uint64_t values, uint64_t seed,
+                 const char *tern) {
+  if (from) {
+    snprintf(out, cap, "%s", from);
+    return 0;
+  }
+  snprintf(out, cap, "%s/cold-batch-%s-%llu", parent, bench_key_shape_name(spec->shape),
+           (unsigned long long)docs);
+  char keys[4200];
+  snprintf(keys, sizeof keys, "%s/present.keys", out);
+  struct stat st;
+  if (stat(keys, &st) == 0) return 0;
+  bench_log("cold-batch: building %s", out);
+  return bench_whole_build_at(out, spec, docs, values, CB_KEYS_MAX, seed, tern);
 }
