@@ -182,7 +182,7 @@ typedef struct cb_run {
   const cb_opts *o;
   uint64_t n;
   cb_keys keys;
-  double mb[CB_SIDES][CB_RUNS_MAX], reads[CB_SIDES][CB_RUNS_MAX];
+  double mb[CB_SIDES][CB_RUNS_MAX], reads[CB_SIDES][CB_RUNS_MAX], cpu[CB_SIDES][CB_RUNS_MAX];
 } cb_run;
 
 static int side_skipped(const cb_run *x, size_t side) {
@@ -209,8 +209,8 @@ static int inproc_side(cb_run *x, size_t side, size_t round, cb_sample *s) {
 static double cold_side(void *ctx, size_t side, size_t m, size_t round) {
   cb_run *x = ctx;
   (void)m;
-  cb_sample s = {0, 0, 0};
-  x->mb[side][round] = x->reads[side][round] = 0;
+  cb_sample s = {0, 0, 0, 0};
+  x->mb[side][round] = x->reads[side][round] = x->cpu[side][round] = 0;
   if (side_skipped(x, side)) return 0;
   int rc;
   if (side < CB_INPROC) {
@@ -228,6 +228,7 @@ static double cold_side(void *ctx, size_t side, size_t m, size_t round) {
   }
   x->mb[side][round] = s.mb;
   x->reads[side][round] = s.reads;
+  x->cpu[side][round] = s.cpu;
   return s.s;
 }
 
@@ -247,7 +248,7 @@ static double warm_side(void *ctx, size_t side, size_t m, size_t round) {
 /* Medians of one batch size, for the tables. */
 typedef struct cb_row {
   uint64_t n;
-  double s[CB_SIDES], mb[CB_SIDES], reads[CB_SIDES], warm[2];
+  double s[CB_SIDES], mb[CB_SIDES], reads[CB_SIDES], cpu[CB_SIDES], warm[2];
 } cb_row;
 
 static void fmt_or_dash(char *buf, size_t cap, const char *fmt, double v) {
@@ -258,14 +259,18 @@ static void fmt_or_dash(char *buf, size_t cap, const char *fmt, double v) {
 }
 
 static void print_inproc_row(const cb_row *w) {
-  char d1[32], d32[32], r32[32];
+  char d1[32], d32[64], r32[32];
   fmt_or_dash(d1, sizeof d1, "%.4f", w->s[3]);
-  fmt_or_dash(d32, sizeof d32, "%.4f", w->s[4]);
+  if (w->s[4] > 0)
+    snprintf(d32, sizeof d32, "%.4f (CPU %.4f)", w->s[4], w->cpu[4]);
+  else
+    snprintf(d32, sizeof d32, "-");
   fmt_or_dash(r32, sizeof r32, "%.2f", w->s[4] > 0 ? w->s[0] / w->s[4] : 0);
-  printf("| %llu | %.4f (%.0f reads, %.1f MB) | %.4f (%.0f faults, %.1f MB) | %.4f (%.0f faults, "
-         "%.1f MB) | %s | %s | %s | %.2f | %.2f |\n",
-         (unsigned long long)w->n, w->s[0], w->reads[0], w->mb[0], w->s[1], w->reads[1], w->mb[1],
-         w->s[2], w->reads[2], w->mb[2], d1, d32, r32, w->s[0] / w->s[1], w->s[2] / w->s[0]);
+  printf("| %llu | %.4f (%.0f reads, %.1f MB, CPU %.4f) | %.4f (%.0f faults, %.1f MB, CPU %.4f) | "
+         "%.4f (%.0f faults, %.1f MB) | %s | %s | %s | %.2f | %.2f |\n",
+         (unsigned long long)w->n, w->s[0], w->reads[0], w->mb[0], w->cpu[0], w->s[1], w->reads[1],
+         w->mb[1], w->cpu[1], w->s[2], w->reads[2], w->mb[2], d1, d32, r32, w->s[0] / w->s[1],
+         w->s[2] / w->s[0]);
   fflush(stdout);
 }
 
@@ -291,6 +296,7 @@ static int batch_row(const cb_env *e, const cb_opts *o, uint64_t n, cb_row *w) {
       w->s[k] = bench_rounds_median(&c, k, 0);
       w->mb[k] = bench_median(x.mb[k], (size_t)o->runs);
       w->reads[k] = bench_median(x.reads[k], (size_t)o->runs);
+      w->cpu[k] = bench_median(x.cpu[k], (size_t)o->runs);
     }
     w->warm[0] = o->warm ? bench_rounds_median(&wr, 0, 0) : 0;
     w->warm[1] = o->warm ? bench_rounds_median(&wr, 1, 0) : 0;
@@ -322,8 +328,8 @@ static int print_tables(const cb_env *e, const cb_opts *o) {
   printf("# stores: %s\n# in this process, cold: each store opened, every file evicted, then "
          "the lookups timed; medians of %llu runs, sides alternating\n\n",
          e->from, (unsigned long long)o->runs);
-  printf("| N | tern s (reads, MB read) | LMDB readahead s (major faults, MB) | LMDB NORDAHEAD s "
-         "(faults, MB) | 4 KiB reads depth 1 s | depth 32 s | tern / depth 32 | tern / LMDB "
+  printf("| N | tern s (reads, MB read, CPU s) | LMDB readahead s (major faults, MB, CPU s) | LMDB "
+         "NORDAHEAD s (faults, MB) | 4 KiB reads depth 1 s | depth 32 s | tern / depth 32 | tern / LMDB "
          "readahead | NORDAHEAD / tern |\n|---|---|---|---|---|---|---|---|---|\n");
   static cb_row rows[CB_NS_MAX];
   for (size_t ni = 0; ni < o->nns; ni++)

@@ -21,11 +21,13 @@ typedef struct cb_keys {
 int cb_keys_read(cb_keys *k, const char *path, uint64_t n);
 void cb_keys_free(cb_keys *k);
 
-/* One cold run of a side: seconds, MB the process read from storage
- * (rusage ru_inblock), and reads: the file layer's counted reads (tern,
- * the device sides) or major page faults (LMDB). */
+/* One cold run of a side: seconds, the process's CPU seconds meanwhile
+ * (rusage, user + system, all threads), MB it read from storage (rusage
+ * ru_inblock), and reads: the file layer's counted reads (tern, the device
+ * sides; tern's include the lookups served from memory) or major page
+ * faults (LMDB). */
 typedef struct cb_sample {
-  double s, mb, reads;
+  double s, cpu, mb, reads;
 } cb_sample;
 
 /* Every file of dir out of the page cache (fdatasync + DONTNEED). */

@@ -79,12 +79,22 @@ void cb_evict_dir(const char *dir) {
   closedir(d);
 }
 
-/* The process's storage reads and major faults so far. */
-static void usage_now(double *inbytes, double *majflt) {
+/* The process's storage reads, major faults and CPU seconds so far. */
+typedef struct usage {
+  double in, majflt, cpu;
+} usage;
+
+static usage usage_now(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  *inbytes = (double)ru.ru_inblock * 512.0;
-  *majflt = (double)ru.ru_majflt;
+  return (usage){(double)ru.ru_inblock * 512.0, (double)ru.ru_majflt,
+                 (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6};
+}
+
+static void usage_into(cb_sample *out, usage a, usage b) {
+  out->mb = (b.in - a.in) / 1e6;
+  out->cpu = b.cpu - a.cpu;
 }
 
 typedef struct found {
@@ -110,21 +120,19 @@ int cb_inproc_tern(const char *tdir, const char *ldir, const cb_keys *k, cb_samp
   cb_evict_dir(tdir);
   cb_evict_dir(ldir);
   found f = {0, 0};
-  double b0, b1, m0, m1;
   tern_io_stats io;
   tern_io_reset_global_stats();
-  usage_now(&b0, &m0);
+  usage u0 = usage_now();
   double t0 = bench_now();
   if (rc == TERN_OK) rc = tern_get_batch(s, k->k, k->n, count_found, &f);
   out->s = bench_now() - t0;
-  usage_now(&b1, &m1);
+  usage_into(out, u0, usage_now());
   tern_io_global_stats(&io);
   if (rc != TERN_OK || f.ok != k->n) {
     fprintf(stderr, "cold-batch: tern_get_batch: %s (%zu of %zu found)\n",
             rc ? tern_errmsg() : "ok", f.ok, k->n);
     rc = -1;
   }
-  out->mb = (b1 - b0) / 1e6;
   out->reads = (double)io.reads;
   if (s) tern_snapshot_close(s);
   tern_close(idx);
@@ -141,19 +149,18 @@ int cb_inproc_lmdb(const char *ldir, const char *tdir, const cb_keys *k, int nor
   }
   cb_evict_dir(tdir);
   cb_evict_dir(ldir);
-  double b0, b1, m0, m1;
   size_t ok = 0;
-  usage_now(&b0, &m0);
+  usage u0 = usage_now();
   double t0 = bench_now();
   for (size_t i = 0; i < k->n; i++) {
     MDB_val key = {k->k[i].len, (void *)k->k[i].data}, v;
     ok += mdb_get(l.txn, l.dbi, &key, &v) == 0;
   }
   out->s = bench_now() - t0;
-  usage_now(&b1, &m1);
+  usage u1 = usage_now();
   bench_lmdb_close(&l);
-  out->mb = (b1 - b0) / 1e6;
-  out->reads = m1 - m0;
+  usage_into(out, u0, u1);
+  out->reads = u1.majflt - u0.majflt;
   if (ok != k->n) {
     fprintf(stderr, "cold-batch: LMDB found %zu of %zu keys\n", ok, k->n);
     return -1;
@@ -203,10 +210,9 @@ int cb_device_reads(const char *path, uint64_t n, unsigned depth, uint64_t seed,
     rc = tern_rqueue_open(&q, depth) == TERN_OK ? 0 : -1;
   }
   (void)tern_rfile_evict(f);
-  double b0, b1, m0, m1;
   tern_io_stats io0, io1;
   tern_rfile_stats(f, &io0);
-  usage_now(&b0, &m0);
+  usage u0 = usage_now();
   double t0 = bench_now();
   for (uint64_t i = 0; !rc && !q && i < n; i++) {
     const uint8_t *p;
@@ -214,9 +220,8 @@ int cb_device_reads(const char *path, uint64_t n, unsigned depth, uint64_t seed,
   }
   if (!rc && q) rc = queued_reads(f, q, n, depth, &r, buf);
   out->s = bench_now() - t0;
-  usage_now(&b1, &m1);
+  usage_into(out, u0, usage_now());
   tern_rfile_stats(f, &io1);
-  out->mb = (b1 - b0) / 1e6;
   out->reads = (double)(io1.reads - io0.reads);
   tern_rqueue_close(q);
   tern_io_set_queue_kind(TERN_RQ_AUTO);
