@@ -12,13 +12,18 @@
  * "Cold batches") the warm path's time plus one sequential read.
  *
  * Only for mapped segments (in pread mode each in-order lookup would pay
- * a pread even from the cache: the sorted path reads each block once) and
- * with a read queue (read_depth > 0).
+ * a pread even from the cache: the sorted path reads each block once),
+ * with a read queue (read_depth > 0), and when the files fit in a quarter
+ * of the machine's memory: the in-order lookups find the pages in the page
+ * cache only if it kept them (evicted, each would be a synchronous fault;
+ * the sorted path answers from its own buffers).
  */
 #include "engine/read/batch_load.h"
 
 #include "codec/io.h"
 #include "codec/status.h"
+
+#include <unistd.h>
 
 /* Reads in flight while loading: a few large sequential reads keep a disk
  * streaming; more only hold memory (TERN_RQ_LOAD_MAX each). */
@@ -33,12 +38,24 @@ static int load_pays(const tern_slot *sl, size_t n) {
   return !val || (uint64_t)n >= tern_io_npages(tern_rfile_size(val));
 }
 
+/* A quarter of the machine's memory, in bytes (0: unknown). */
+static uint64_t memory_share(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+  return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 4 : 0;
+}
+
 int tern_batch_load(tern_snapshot *s, size_t n) {
   const tern_state *st = s->st;
   unsigned depth = s->idx->opts.read_depth;
   if (depth == 0 || st->nslots == 0) return 0;
-  for (size_t i = 0; i < st->nslots; i++)
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < st->nslots; i++) {
+    const tern_seg *seg = st->slots[i].ref->seg;
+    tern_rfile *val = tern_seg_values_file(seg);
     if (!load_pays(&st->slots[i], n)) return 0;
+    bytes += tern_rfile_size(tern_seg_terms_file(seg)) + (val ? tern_rfile_size(val) : 0);
+  }
+  if (bytes > memory_share()) return 0;
   if (depth > LOAD_DEPTH) depth = LOAD_DEPTH;
   for (size_t i = st->nslots; i-- > 0;) {
     const tern_seg *seg = st->slots[i].ref->seg;
