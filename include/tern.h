@@ -536,7 +536,7 @@ typedef int (*tern_batch_fn)(void *payload, size_t i, int status, const void *va
  *  read_depth is 0 or there are fewer keys than one per 64 pages of a
  *  segment's terms, they are looked up in the order given instead; so
  *  too when every segment is mapped and the batch has at least one key
- *  per block of each segment's terms (and per page of its values) and
+ *  per block of all the segments' terms (and per page of their values) and
  *  the files fit in a quarter of the memory: the files not read yet are
  *  then first read whole, in order, in reads of 512 KiB with up to 4 in
  *  flight (sequential when cheaper: such a batch needs most of the

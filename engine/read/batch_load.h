@@ -12,7 +12,8 @@
 
 /* For a batch of n keys on snapshot s that is not answered in order
  * already: when every segment is mapped and the batch has at least a key
- * per block of each segment's terms (and per page of its values), and
+ * per block of all the segments' terms together (and per page of their
+ * values), and
  * the files fit in a quarter of the machine's memory, the files not
  * checked yet are read whole, in order, through the read queue
  * (tern_rfile_load, read_depth), and the batch can go in order, each key
