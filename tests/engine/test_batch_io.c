@@ -13,6 +13,7 @@
 #include "tests/engine/faultfs.c"
 
 #include "codec/io.h"
+#include "engine/read/batch_load.h"
 
 #include <cmocka.h>
 #include <dirent.h>
@@ -275,6 +276,49 @@ static void test_read_depth_option(void **state) {
   free(dir);
 }
 
+/* When a cold batch loads its files whole (batch_load.c): with a key per
+ * block and per value page of all the segments together — not of each
+ * (keys spread over range-disjoint segments fall a share in each) — and
+ * never with read_depth 0 or in pread mode. */
+static void test_load_decision(void **state) {
+  (void)state;
+  build();
+  tern_index *idx;
+  ET_OK(tern_open(&idx, dir, TERN_RDONLY, NULL));
+  tern_stats *st;
+  ET_OK(tern_stats_get(&st, idx));
+  uint64_t sum = 0, each = 0; /* blocks + value pages: summed, and the most of one segment */
+  for (size_t i = 0; i < st->nsegments; i++) {
+    uint64_t b = tern_io_npages(st->segments[i].bytes_terms), p = tern_io_npages(st->segments[i].bytes_values);
+    uint64_t most = b > p ? b : p;
+    each = most > each ? most : each;
+    sum += p; /* the value pages dominate here (every fifth value is 300 bytes) */
+  }
+  tern_stats_free(st);
+  assert_true(each + 1 < sum);
+  tern_snapshot *s;
+  ET_OK(tern_snapshot_open(&s, idx));
+  assert_int_equal(tern_batch_load(s, (size_t)each + 1), 0); /* enough for one segment: no */
+  assert_int_equal(tern_batch_load(s, (size_t)sum), 1);      /* read whole now */
+  ET_OK(tern_snapshot_close(s));
+  ET_OK(tern_close(idx));
+  tern_options o;
+  tern_options_init(&o);
+  o.read_depth = 0;
+  ET_OK(tern_open(&idx, dir, TERN_RDONLY, &o));
+  ET_OK(tern_snapshot_open(&s, idx));
+  assert_int_equal(tern_batch_load(s, 1u << 30), 0); /* no queue: no load */
+  ET_OK(tern_snapshot_close(s));
+  ET_OK(tern_close(idx));
+  ET_OK(tern_open(&idx, dir, TERN_RDONLY | TERN_PREAD, NULL));
+  ET_OK(tern_snapshot_open(&s, idx));
+  assert_int_equal(tern_batch_load(s, 1u << 30), 0); /* not mapped: no load */
+  ET_OK(tern_snapshot_close(s));
+  ET_OK(tern_close(idx));
+  tu_rmtree(dir);
+  free(dir);
+}
+
 int main(void) {
   /* Not tmpfs: cold means out of the page cache here, and tmpfs files never
    * leave it.  /var/tmp is on disk by the FHS. */
@@ -290,6 +334,7 @@ int main(void) {
       cmocka_unit_test(test_backends_agree),
       cmocka_unit_test(test_failed_and_short_reads),
       cmocka_unit_test(test_read_depth_option),
+      cmocka_unit_test(test_load_decision),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
