@@ -48,8 +48,8 @@ int cb_device_reads(const char *path, uint64_t n, unsigned depth, uint64_t seed,
 /* present.keys of the stores built: the largest batch. */
 #define CB_KEYS_MAX 1000000u
 /* The stores' directory into out: `from` when given, else
- * parent/cold-batch-SHAPE-DOCS, built (bench_whole_build_at) unless its
- * present.keys is there.  0 or -1. */
+ * parent/cold-batch-SHAPE-DOCS, built (bench_whole_build_at; anything
+ * there first removed) unless its present.keys is there.  0 or -1. */
 int cb_store_dir(char *out, size_t cap, const char *from, const char *parent,
                  const bench_key_spec *spec, uint64_t docs, uint64_t values, uint64_t seed,
                  const char *tern);

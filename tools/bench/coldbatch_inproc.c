@@ -243,6 +243,8 @@ int cb_store_dir(char *out, size_t cap, const char *from, const char *parent,
   snprintf(keys, sizeof keys, "%s/present.keys", out);
   struct stat st;
   if (stat(keys, &st) == 0) return 0;
+  /* present.keys is written last: without it, a build was cut short */
+  if (stat(out, &st) == 0) (void)bench_rmtree(out);
   bench_log("cold-batch: building %s", out);
   return bench_whole_build_at(out, spec, docs, values, CB_KEYS_MAX, seed, tern);
 }
