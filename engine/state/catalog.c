@@ -2,11 +2,15 @@
 /*
  * catalog.c — the engine's records in LMDB (docs/FORMAT.md):
  *
- *   DBI "meta"      "format" -> format record, "options" -> options,
+ *   main database   the four tables below, and (catalog version 3)
  *                   "state" -> commit counter, next segment number, buffer
- *                   totals, segment count and digest; "created" -> written
- *                   last by the creating transaction; "health" -> the last
- *                   post-commit failure and the segments merges skip
+ *                   totals, segment count and digest: beside the table
+ *                   records every commit rewrites, so on the same page
+ *   DBI "meta"      "format" -> format record, "options" -> options,
+ *                   "state" (version 2 catalogs only) as above; "created"
+ *                   -> written last by the creating transaction; "health"
+ *                   -> the last post-commit failure and the segments
+ *                   merges skip
  *   DBI "segments"  segment number (u64 big-endian) -> segment record
  *   DBI "livedocs"  segment number (u64 big-endian) -> .liv bytes of its current generation
  *   DBI "buffer"    primary key -> document record (the write buffer)
@@ -132,10 +136,18 @@ int tern_catalog_get_format(tern_index *idx, MDB_txn *t, uint32_t *version) {
   return rc == TERN_OK ? rc : tern_catalog_damaged(idx, rc);
 }
 
+int tern_catalog_locate_state(tern_index *idx, MDB_txn *t, uint32_t version) {
+  idx->catalog_version = version;
+  idx->dbi_state = idx->dbi_meta;
+  if (!TERN_CATALOG_STATE_IN_MAIN(version)) return TERN_OK;
+  return tern_mdb_status(mdb_dbi_open(t, NULL, 0, &idx->dbi_state), "the main database");
+}
+
 int tern_catalog_get_state(tern_index *idx, MDB_txn *t, tern_rec_state *out) {
   const uint8_t *p;
   size_t n;
-  int rc = tern_catalog_get_meta(idx, t, "state", &p, &n);
+  MDB_val k = val_of("state", 5);
+  int rc = get_sealed(idx, t, idx->dbi_state, &k, &p, &n, "state");
   if (rc == TERN_NOTFOUND) rc = tern_fail(TERN_ECORRUPT, "catalog: no state record");
   if (rc == TERN_OK) rc = tern_rec_state_decode(out, p, n);
   return rc == TERN_OK || rc != TERN_ECORRUPT ? rc : tern_catalog_damaged(idx, rc);
@@ -155,7 +167,8 @@ int tern_health_read(tern_index *idx, MDB_txn *t, tern_rec_health *out) {
 
 int tern_catalog_put_state(tern_index *idx, MDB_txn *t, const tern_rec_state *s) {
   uint8_t buf[TERN_REC_STATE_MAX];
-  return tern_catalog_put_meta(idx, t, "state", buf, tern_rec_state_encode(buf, s));
+  MDB_val k = val_of("state", 5);
+  return put_sealed(idx, t, idx->dbi_state, &k, buf, tern_rec_state_encode(buf, s), "state");
 }
 
 int tern_catalog_put_segment(tern_index *idx, MDB_txn *t, uint64_t number,

@@ -154,6 +154,9 @@ struct tern_index {
   unsigned flags;
   MDB_env *env;
   MDB_dbi dbi_meta, dbi_segs, dbi_live, dbi_buf;
+  MDB_dbi dbi_state; /* where the state record is: the main database (catalog version 3)
+                        or dbi_meta (version 2); set at open with the tables */
+  uint32_t catalog_version; /* the format record's, read at open */
   tern_options opts; /* fields: owned copies; read_depth: this open's */
   int lock_fd;       /* DIR/write.lock, -1 read-only */
   uint64_t lock_dev, lock_ino; /* its file's identity, taken at open (writer.c) */
@@ -260,6 +263,9 @@ int tern_catalog_put_doc(tern_index *idx, MDB_txn *t, const void *key, size_t kl
                          const uint8_t *doc, size_t dlen, size_t *stored);
 int tern_catalog_decode_doc(tern_index *idx, const MDB_val *k, const MDB_val *v, uint8_t *key,
                             size_t *klen, const uint8_t **doc, size_t *dlen);
+/* Sets where the state record of a catalog of `version` is
+ * (idx->dbi_state), with the tables' handles already open in t. */
+int tern_catalog_locate_state(tern_index *idx, MDB_txn *t, uint32_t version);
 int tern_catalog_get_state(tern_index *idx, MDB_txn *t, tern_rec_state *out);
 int tern_catalog_put_state(tern_index *idx, MDB_txn *t, const tern_rec_state *s);
 /* Meta "health" (health.c writes it); absent: all zero. */
