@@ -230,7 +230,10 @@ static int log_in(tern_index *idx, MDB_txn *t, tern_edit *e, tern_rec_state *rec
   TERN_TRY(log_segments(idx, t, e, rec));
   TERN_TRY(log_livedocs(idx, t, e));
   TERN_TRY(log_health(idx, t, e));
-  TERN_TRY(seal_segments(idx, t, rec));
+  /* An edit that writes no segment record leaves their count and digest
+   * as the state record read above has them: no walk (a commit of
+   * buffered documents only). */
+  if (e->nadds || e->ndrops || e->nlives) TERN_TRY(seal_segments(idx, t, rec));
   if (e->copy_counters) {
     rec->seq = e->copy_seq;
     rec->next_segment = e->copy_next_segment;
