@@ -240,6 +240,28 @@ int tern_catalog_put_doc(tern_index *idx, MDB_txn *t, const void *key, size_t kl
   return TERN_OK;
 }
 
+int tern_catalog_replace_doc(tern_index *idx, MDB_txn *t, const void *key, size_t klen,
+                             const uint8_t *doc, size_t dlen, size_t *stored, size_t *was) {
+  uint8_t lk[TERN_REC_BUFKEY_MAX];
+  MDB_val k = {tern_rec_bufkey(lk, key, klen), lk};
+  size_t plen = tern_rec_bufval_size(klen, dlen);
+  MDB_val v = {plen + TERN_REC_SEAL_SIZE, NULL};
+  *was = 0;
+  /* A new key (the common case) costs one descent of the tree; an existing
+   * one a second put, which replaces it (LMDB gives the old value first). */
+  int rc = mdb_put(t, idx->dbi_buf, &k, &v, MDB_RESERVE | MDB_NOOVERWRITE);
+  if (rc == MDB_KEYEXIST) {
+    *was = k.mv_size + v.mv_size;
+    v = (MDB_val){plen + TERN_REC_SEAL_SIZE, NULL};
+    rc = mdb_put(t, idx->dbi_buf, &k, &v, MDB_RESERVE);
+  }
+  if (rc != 0) return tern_mdb_env_status(idx, rc, "writing the buffer");
+  tern_rec_bufval_encode(v.mv_data, key, klen, doc, dlen);
+  tern_rec_seal(lk, k.mv_size, v.mv_data, plen);
+  *stored = k.mv_size + v.mv_size;
+  return TERN_OK;
+}
+
 int tern_catalog_decode_doc(tern_index *idx, const MDB_val *k, const MDB_val *v, uint8_t *key,
                             size_t *klen, const uint8_t **doc, size_t *dlen) {
   size_t plen;

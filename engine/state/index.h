@@ -261,6 +261,10 @@ int tern_catalog_put_meta(tern_index *idx, MDB_txn *t, const char *name, const u
  * checks and decodes one read from the buffer DBI. */
 int tern_catalog_put_doc(tern_index *idx, MDB_txn *t, const void *key, size_t klen,
                          const uint8_t *doc, size_t dlen, size_t *stored);
+/* tern_catalog_put_doc, also giving the key + value bytes of the entry it
+ * replaced (*was; 0: the key was not buffered). */
+int tern_catalog_replace_doc(tern_index *idx, MDB_txn *t, const void *key, size_t klen,
+                             const uint8_t *doc, size_t dlen, size_t *stored, size_t *was);
 int tern_catalog_decode_doc(tern_index *idx, const MDB_val *k, const MDB_val *v, uint8_t *key,
                             size_t *klen, const uint8_t **doc, size_t *dlen);
 /* Sets where the state record of a catalog of `version` is
