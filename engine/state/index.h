@@ -143,7 +143,8 @@ typedef struct tern_flight {
  *   5. idx->mu        idx->cur, cur_seq, rtxn, segrefs, every refcount of
  *                     states, segment readers and live docs, snapshots,
  *                     writing, flock_holds, last_error(_msg).
- *   6. g_held_mu      writer.c: this process's list of held write.locks.
+ *   6. g_held_mu      writer.c: this process's list of held write.locks,
+ *                     and its cached process id.
  *   (LMDB's own writer mutex is taken inside install_mu only.)
  *
  * Atomics need no lock: catalog_bad (set once, read anywhere).
