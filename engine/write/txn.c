@@ -52,7 +52,8 @@ struct tern_txn {
   tern_arena arena;
   tern_mdoc *ops;
   size_t nops, cap;
-  tern_keymap map; /* key -> latest op; bulk: built at the first delete */
+  tern_keymap map; /* key -> latest op, built at the first lookup (tern_delete,
+                      tern_txn_get, TERN_NOOVERWRITE): a put-only transaction hashes nothing */
   int mapped;
   int has_terms;      /* some put has secondary terms */
   tern_seg_cursor *probe; /* deletes' segment probes (one per transaction: it is large) */
@@ -100,7 +101,7 @@ int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
   }
   t->idx = idx;
   t->flags = flags;
-  t->mapped = !(flags & TERN_TXN_BULK);
+  t->mapped = 0;
   tern_arena_init(&t->arena);
   tern_keymap_init(&t->map);
   *out = t;
