@@ -433,18 +433,18 @@ static int resolve_segments(commit_ctx *c) {
   if (!st->nslots || !c->nuniq) return TERN_OK;
   c->dels = calloc(st->nslots, sizeof *c->dels);
   uint8_t *found = calloc(c->nuniq, 1);
-  tern_seg_cursor *cur = malloc(sizeof *cur);
-  int rc = c->dels && found && cur ? TERN_OK : tern_fail(TERN_ENOMEM, "commit: out of memory");
+  tern_seg_cursor cur; /* on the stack, as tern_get's: no large allocation per commit */
+  int rc = c->dels && found ? TERN_OK : tern_fail(TERN_ENOMEM, "commit: out of memory");
   size_t left = c->nuniq;
   if (rc == TERN_OK) rc = seed_found(c, found, &left);
   for (size_t s = st->nslots; rc == TERN_OK && left && s-- > 0;) {
-    tern_seg_cursor_init(cur);
+    tern_seg_cursor_init(&cur);
     for (size_t i = 0; rc == TERN_OK && i < c->nuniq; i++) {
       if (found[i]) continue;
       const tern_keyref *k = &op_at(c, i)->key;
       tern_term_entry e;
       uint32_t doc;
-      rc = tern_slot_find(&st->slots[s], k->p, k->len, cur, &e, &doc);
+      rc = tern_slot_find(&st->slots[s], k->p, k->len, &cur, &e, &doc);
       if (rc == TERN_OK) {
         found[i] = 1;
         left--;
@@ -454,9 +454,8 @@ static int resolve_segments(commit_ctx *c) {
         rc = TERN_OK;
       }
     }
-    tern_seg_cursor_release(cur);
+    tern_seg_cursor_release(&cur);
   }
-  free(cur);
   free(found);
   return rc;
 }
