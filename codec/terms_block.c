@@ -1267,7 +1267,10 @@ static inline __attribute__((always_inline)) int scan_entries(
 /* Starts fetching the lines of the run whose non-restart entries are
  * [e, end), its keys from bit pos: the keys and the tails the entry found
  * may have. */
-static void prefetch_run(const tern_tb_block *b, uint32_t e, uint32_t end, uint32_t pos) {
+/* Inlined always: GCC finds a function that only prefetches "const" and
+ * drops the calls to it (the prefetches then never happen). */
+static inline __attribute__((always_inline)) void prefetch_run(const tern_tb_block *b, uint32_t e,
+                                                             uint32_t end, uint32_t pos) {
   __builtin_prefetch(b->page + (pos >> 3));
   if ((pos >> 3) + 64 < TERN_TB_PAGE) __builtin_prefetch(b->page + (pos >> 3) + 64);
   if (b->tail_bits >= 0) {
