@@ -9,7 +9,7 @@
 #include "codec/segment_internal.h"
 #include "codec/status.h"
 
-enum { STEP_FILTER = 1, STEP_BLOCK, STEP_RUN, STEP_VALUE };
+enum { STEP_FILTER = 1, STEP_INDEX, STEP_BLOCK, STEP_RUN, STEP_VALUE };
 
 /* Lines of a block's header and restart keys fetched before it is opened
  * (as segment_reader.c's prefetch_block_header). */
@@ -26,22 +26,42 @@ int tern_seg_lookup_start(tern_seg_lookup *l, const tern_seg_gate *g, const void
   return TERN_SEG_LOOKUP_MORE;
 }
 
-/* The filter, then the block the terms index names; its header fetched. */
-static int step_filter(tern_seg_lookup *l) {
-  int filter = tern_seg_gate_filter(l->gate, &l->p);
-  if (filter <= 0) return filter < 0 ? filter : TERN_NOTFOUND;
-  l->filter = filter;
+/* Block b of the unique field is the one: its header fetched. */
+static int block_named(tern_seg_lookup *l, uint64_t b) {
   const tern_seg *s = l->gate->seg;
   const tern_seg_field *f = s->unique;
-  if (!f || !f->nterms) return TERN_NOTFOUND;
-  uint64_t ih = tern_terms_index_key_head(&f->index, l->p.key, l->p.len), b;
-  TERN_TRY(tern_terms_index_find_head(&f->index, ih, l->p.key, l->p.len, &b));
   TERN_TRY(tern_terms_index_block(&f->index, b, &l->info));
   l->gb = f->first_block + b;
   const uint8_t *blk = s->tim_map + tern_seg_block_offset(l->gb);
   for (uint32_t line = 0; line < HEADER_LINES; line++) __builtin_prefetch(blk + 64 * line);
   l->step = STEP_BLOCK;
   return TERN_SEG_LOOKUP_MORE;
+}
+
+/* The filter, then the terms index's directory names the group of
+ * blocks; its heads fetched. */
+static int step_filter(tern_seg_lookup *l) {
+  int filter = tern_seg_gate_filter(l->gate, &l->p);
+  if (filter <= 0) return filter < 0 ? filter : TERN_NOTFOUND;
+  l->filter = filter;
+  const tern_seg_field *f = l->gate->seg->unique;
+  if (!f || !f->nterms) return TERN_NOTFOUND;
+  l->ih = tern_terms_index_key_head(&f->index, l->p.key, l->p.len);
+  uint64_t b;
+  int rc = tern_terms_index_find_group(&f->index, l->ih, l->p.key, l->p.len, &l->group, &b);
+  if (rc < 0) return rc;
+  if (rc == 1) return block_named(l, b); /* the index's prefix decided */
+  tern_terms_index_prefetch_group(&f->index, l->group);
+  l->step = STEP_INDEX;
+  return TERN_SEG_LOOKUP_MORE;
+}
+
+/* The block, among the group's heads. */
+static int step_index(tern_seg_lookup *l) {
+  const tern_seg_field *f = l->gate->seg->unique;
+  uint64_t b;
+  TERN_TRY(tern_terms_index_find_in_group(&f->index, l->group, l->ih, l->p.key, l->p.len, &b));
+  return block_named(l, b);
 }
 
 /* What tern_tb_lookup_begin / _finish answered (1 found, 0 not, < 0). */
@@ -100,6 +120,7 @@ static int step_block(tern_seg_lookup *l, tern_seg_block_memo *memo) {
 int tern_seg_lookup_step(tern_seg_lookup *l, tern_seg_block_memo *memo) {
   switch (l->step) {
   case STEP_FILTER: return step_filter(l);
+  case STEP_INDEX: return step_index(l);
   case STEP_BLOCK: return step_block(l, memo);
   case STEP_RUN:
     return entry_done(l, tern_tb_lookup_finish(&l->blk, l->p.key, (uint32_t)l->p.len, &l->pd,

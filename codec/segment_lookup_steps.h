@@ -10,8 +10,10 @@
  *
  *   start   the key's hash and head, the segment's range; fetch the
  *           filter's line.
- *   filter  the filter; the resident terms index names the block; fetch
- *           the block's header and restart keys.
+ *   filter  the filter; the resident terms index's directory names the
+ *           group of blocks; fetch the group's heads.
+ *   index   the group's heads name the block; fetch the block's header
+ *           and restart keys.
  *   block   the block's header, the restart search; fetch the run that
  *           holds the key (keys and tails).
  *   run     the run's scan, the entry's tail (doc id, value); fetch an
@@ -43,6 +45,7 @@ typedef struct tern_seg_lookup {
   const tern_seg_gate *gate;
   tern_seg_probe p;
   int step, filter;
+  uint64_t ih, group;         /* the key's index head; its group of blocks */
   uint64_t gb;                /* the block (global number) */
   tern_ti_block info;         /* the block's index record */
   tern_tb_pending pd;         /* the run to scan */

@@ -534,7 +534,9 @@ typedef int (*tern_batch_fn)(void *payload, size_t i, int status, const void *va
  *  arrives (docs/ARCHITECTURE.md, "Cold batches").  When every segment is
  *  mapped and in the page cache, or the keys come sorted and either
  *  read_depth is 0 or there are fewer keys than one per 64 pages of a
- *  segment's terms, they are looked up in the order given instead; then an error may stop the batch after some keys were
+ *  segment's terms, they are looked up in the order given instead (with
+ *  mapped segments several at once, their cache misses overlapping:
+ *  docs/ARCHITECTURE.md, "Warm batches"); then an error may stop the batch after some keys were
  *  answered.  Memory: O(n) plus the found values (copied until the
  *  callbacks ran) plus up to read_depth reads of at most 512 KiB in
  *  flight; split very large batches.  Uses up to 16 short-lived threads
