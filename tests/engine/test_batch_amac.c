@@ -7,7 +7,8 @@
  * segment (the older doc dead), deleted, in the write buffer, with values
  * empty, inline and in .val, keys of 1 to 1005 bytes; over several
  * segments, then one compacted segment; warm, cold (each block read once
- * by a sorted batch) and in pread mode.  The seed is printed (TERN_SEED
+ * by a sorted batch) and in pread mode; a damaged block is TERN_ECORRUPT
+ * naming the .tim, with no key answered.  The seed is printed (TERN_SEED
  * replays it).
  */
 #include "tests/engine/enginetest.h"
@@ -252,10 +253,67 @@ static void test_sorted_batch_reads_each_block_once(void **state) {
   free(dir);
 }
 
+/* The only .tim of dir (one segment after a compaction), malloc'd. */
+static char *tim_path(const char *dir) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  struct dirent *e;
+  char *found = NULL;
+  while ((e = readdir(d)) != NULL) {
+    size_t n = strlen(e->d_name);
+    if (n > 4 && !strcmp(e->d_name + n - 4, ".tim")) {
+      assert_null(found);
+      found = tu_path(dir, e->d_name);
+    }
+  }
+  closedir(d);
+  assert_non_null(found);
+  return found;
+}
+
+/* A damaged terms block met by a warm batch (its file in the page cache,
+ * the damaged page never checked by the process): TERN_ECORRUPT naming
+ * the .tim, and no key called back. */
+static void test_damaged_block(void **state) {
+  (void)state;
+  char *dir = build();
+  tern_index *idx;
+  ET_OK(tern_open(&idx, dir, TERN_FOREGROUND, NULL));
+  ET_OK(tern_compact(idx));
+  ET_OK(tern_close(idx));
+  char *tim = tim_path(dir);
+  size_t len;
+  uint8_t *bytes = tu_read_file(tim, &len); /* and so in the page cache: the batch goes in order */
+  assert_true(len > 3 * 4096);
+  bytes[4096 + 2000] ^= 0x40; /* block 0, which the first keys need */
+  tu_write_file(tim, bytes, len);
+  free(bytes);
+  ET_OK(tern_open(&idx, dir, TERN_RDONLY, NULL));
+  tern_snapshot *s;
+  ET_OK(tern_snapshot_open(&s, idx));
+  B.n = 0;
+  for (uint32_t id = 0; id < 3 * 400; id += 3) { /* keys starting 0x00: the first blocks */
+    B.ids[B.n] = id;
+    B.keys[B.n] = (tern_slice){B.kb[B.n], et_key(id, 0, B.kb[B.n])};
+    B.n++;
+  }
+  B.calls = 0;
+  B.s = NULL;
+  assert_int_equal(tern_get_batch(s, B.keys, B.n, check_cb, &B), TERN_ECORRUPT);
+  assert_non_null(strstr(tern_errmsg(), ".tim"));
+  assert_int_equal(B.calls, 0);
+  ET_OK(tern_snapshot_close(s));
+  ET_OK(tern_close(idx));
+  free(tim);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_matches_reference),
       cmocka_unit_test(test_sorted_batch_reads_each_block_once),
+      cmocka_unit_test(test_damaged_block),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
