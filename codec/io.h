@@ -242,6 +242,17 @@ int tern_rqueue_submit(tern_rqueue *q, tern_rfile *f, uint64_t off, size_t len, 
  * with pread.  TERN_NOTFOUND when nothing is in flight. */
 int tern_rqueue_wait(tern_rqueue *q, uint64_t *tag);
 
+/* Reads every page of f this process has not checked yet, in order, in
+ * sequential reads of up to TERN_RQ_LOAD_MAX bytes through a read queue of
+ * `depth` (1 to 1024), each checked and counted as tern_rqueue_wait does:
+ * afterwards every page is checked and in the page cache, so reads of f
+ * cost no I/O.  For a batch that needs most of a file: reading it whole in
+ * order costs less than its blocks one by one.  Memory: depth reads'
+ * buffers.  Errors: those of tern_rqueue_open, _submit and _wait (the
+ * file named). */
+#define TERN_RQ_LOAD_MAX (512u * 1024u)
+int tern_rfile_load(tern_rfile *f, unsigned depth);
+
 typedef struct tern_wfile tern_wfile;
 
 /* Creates "<path>.tmp" (truncating a leftover one) for appending. */

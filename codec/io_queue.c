@@ -310,3 +310,41 @@ void tern_rqueue_close(tern_rqueue *q) {
   }
   rq_free(q);
 }
+
+/* ------------------------------------------------ a whole file, in order */
+
+/* The next range of unchecked pages from page *p on, at most
+ * TERN_RQ_LOAD_MAX bytes (checked pages inside it are read again: one
+ * long read costs less than two); 0 when none is left. */
+static size_t next_unchecked(const tern_rfile *f, uint64_t *p, uint64_t npages) {
+  while (*p < npages && tern_rfile_page_checked(f, *p * TERN_IO_PAGE)) (*p)++;
+  if (*p >= npages) return 0;
+  uint64_t size = tern_rfile_size(f), off = *p * TERN_IO_PAGE;
+  uint64_t len = size - off < TERN_RQ_LOAD_MAX ? size - off : TERN_RQ_LOAD_MAX;
+  return (size_t)len;
+}
+
+int tern_rfile_load(tern_rfile *f, unsigned depth) {
+  uint64_t npages = tern_io_npages(tern_rfile_size(f)), p = 0;
+  tern_rqueue *q;
+  TERN_TRY(tern_rqueue_open(&q, depth));
+  uint8_t *bufs = malloc((size_t)depth * TERN_RQ_LOAD_MAX);
+  unsigned *free_bufs = malloc(depth * sizeof *free_bufs), nfree = depth;
+  int rc = bufs && free_bufs ? TERN_OK : tern_fail(TERN_ENOMEM, "%s: out of memory", tern_rfile_path(f));
+  for (unsigned i = 0; free_bufs && i < depth; i++) free_bufs[i] = i;
+  while (rc == TERN_OK) {
+    size_t len;
+    while (rc == TERN_OK && nfree && (len = next_unchecked(f, &p, npages)) != 0) {
+      unsigned b = free_bufs[--nfree];
+      rc = tern_rqueue_submit(q, f, p * TERN_IO_PAGE, len, bufs + (size_t)b * TERN_RQ_LOAD_MAX, b);
+      p += len / TERN_IO_PAGE + (len % TERN_IO_PAGE != 0);
+    }
+    uint64_t tag;
+    if (rc != TERN_OK || (rc = tern_rqueue_wait(q, &tag)) == TERN_NOTFOUND) break;
+    free_bufs[nfree++] = (unsigned)tag;
+  }
+  tern_rqueue_close(q); /* waits for the reads in flight: then their buffers go */
+  free(bufs);
+  free(free_bufs);
+  return rc == TERN_NOTFOUND ? TERN_OK : rc;
+}

@@ -1264,6 +1264,23 @@ static inline __attribute__((always_inline)) int scan_entries(
   return 0;
 }
 
+/* Starts fetching the lines of the run whose non-restart entries are
+ * [e, end), its keys from bit pos: the keys and the tails the entry found
+ * may have. */
+/* Inlined always: GCC finds a function that only prefetches "const" and
+ * drops the calls to it (the prefetches then never happen). */
+static inline __attribute__((always_inline)) void prefetch_run(const tern_tb_block *b, uint32_t e,
+                                                             uint32_t end, uint32_t pos) {
+  __builtin_prefetch(b->page + (pos >> 3));
+  if ((pos >> 3) + 64 < TERN_TB_PAGE) __builtin_prefetch(b->page + (pos >> 3) + 64);
+  if (b->tail_bits >= 0) {
+    uint32_t tb = b->tails_start + e * (uint32_t)b->tail_bits;
+    if (tb < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (tb >> 3));
+    tb += (end - e) * (uint32_t)b->tail_bits;
+    if (tb < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (tb >> 3));
+  }
+}
+
 /* Scans run r's non-restart entries (restart r is below the key and
  * shares m bytes with it; cur: its length) for the first entry >= key.
  * One 56-bit read per entry yields its shared prefix, its suffix length
@@ -1279,14 +1296,7 @@ static int scan_run(const tern_tb_block *b, uint32_t r, const lookup_key *lk, ui
   }
   /* The run's keys, and the tails the entry found may have, while the
    * key is coded into digits. */
-  __builtin_prefetch(b->page + (pos >> 3));
-  if ((pos >> 3) + 64 < TERN_TB_PAGE) __builtin_prefetch(b->page + (pos >> 3) + 64);
-  if (b->tail_bits >= 0) {
-    uint32_t tb = b->tails_start + e * (uint32_t)b->tail_bits;
-    if (tb < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (tb >> 3));
-    tb += (end - e) * (uint32_t)b->tail_bits;
-    if (tb < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (tb >> 3));
-  }
+  prefetch_run(b, e, end, pos);
   uint32_t klen = lk->len;
   key_digits_t kx; /* the key's bytes from m, as digits */
   key_digits(b, lk, m, &kx);
@@ -1296,24 +1306,27 @@ static int scan_run(const tern_tb_block *b, uint32_t r, const lookup_key *lk, ui
   return scan_entries(b, r, e, end, pos, &kx, klen, m, cur, &k, 0, index, it, t);
 }
 
-int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t klen, uint32_t *index,
-                        tern_tb_iter *it, tern_tb_tail *t) {
-  if (klen > TERN_TB_TERM_MAX)
-    return tern_fail(TERN_EINVAL, "terms block: key of %u bytes (at most %u)", klen, TERN_TB_TERM_MAX);
-  lookup_key lk;
-  memcpy(lk.kbuf, key, klen);
-  memset(lk.kbuf + klen, 0, KEY_SLACK);
-  lk.bytes = lk.kbuf;
-  lk.len = klen;
+/* The key copied with zero slack (lookup_key). */
+static void key_copy(lookup_key *lk, const uint8_t *key, uint32_t klen) {
+  memcpy(lk->kbuf, key, klen);
+  memset(lk->kbuf + klen, 0, KEY_SLACK);
+  lk->bytes = lk->kbuf;
+  lk->len = klen;
+}
+
+/* tern_tb_lower_bound up to the run scan: the prefix and the restarts.
+ * TERN_TB_PENDING with *pd set when run pd->r must be scanned. */
+static int lower_bound_restarts(const tern_tb_block *b, const lookup_key *lk, uint32_t *index,
+                                tern_tb_iter *it, tern_tb_tail *t, tern_tb_pending *pd) {
   /* Every term starts with the block prefix. */
-  uint32_t lcp, cp = b->cp;
-  int c = cmp_page_key(b->page, (uint32_t)(b->prefix - b->page), cp, lk.bytes, klen, 0, &lcp);
+  uint32_t lcp, cp = b->cp, klen = lk->len;
+  int c = cmp_page_key(b->page, (uint32_t)(b->prefix - b->page), cp, lk->bytes, klen, 0, &lcp);
   if (lcp < cp) {
     *index = c > 0 ? 0 : b->n;
     return 0;
   }
   restart_le h = {0, 0, 0, 0};
-  TERN_TRY(restarts_le(b, lk.bytes + cp, klen - cp, &h));
+  TERN_TRY(restarts_le(b, lk->bytes + cp, klen - cp, &h));
   if (h.count == 0) {
     *index = 0;
     return 0;
@@ -1324,7 +1337,46 @@ int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t kle
     TERN_TRY(restart_pos(b, r, &kpos, &tpos));
     return found(b, r * b->restart, r, kpos, klen, index, it, t);
   }
-  return scan_run(b, r, &lk, cp + h.lcp, cp + h.rlen, index, it, t);
+  *pd = (tern_tb_pending){r, cp + h.lcp, cp + h.rlen};
+  return TERN_TB_PENDING;
+}
+
+static int check_key_len(uint32_t klen) {
+  if (klen > TERN_TB_TERM_MAX)
+    return tern_fail(TERN_EINVAL, "terms block: key of %u bytes (at most %u)", klen, TERN_TB_TERM_MAX);
+  return TERN_OK;
+}
+
+int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t klen, uint32_t *index,
+                        tern_tb_iter *it, tern_tb_tail *t) {
+  TERN_TRY(check_key_len(klen));
+  lookup_key lk;
+  key_copy(&lk, key, klen);
+  tern_tb_pending pd;
+  int rc = lower_bound_restarts(b, &lk, index, it, t, &pd);
+  if (rc != TERN_TB_PENDING) return rc;
+  return scan_run(b, pd.r, &lk, pd.m, pd.cur, index, it, t);
+}
+
+int tern_tb_lookup_begin(const tern_tb_block *b, const uint8_t *key, uint32_t klen,
+                         uint32_t *index, tern_tb_iter *it, tern_tb_tail *t, tern_tb_pending *pd) {
+  TERN_TRY(check_key_len(klen));
+  lookup_key lk;
+  key_copy(&lk, key, klen);
+  int rc = lower_bound_restarts(b, &lk, index, it, t, pd);
+  if (rc != TERN_TB_PENDING) return rc;
+  uint32_t e = pd->r * b->restart + 1, end = e - 1 + b->restart, pos, tpos;
+  if (end > b->n) end = b->n;
+  if (e < end && restart_pos(b, pd->r, &pos, &tpos) == TERN_OK) prefetch_run(b, e, end, pos);
+  return rc;
+}
+
+int tern_tb_lookup_finish(const tern_tb_block *b, const uint8_t *key, uint32_t klen,
+                          const tern_tb_pending *pd, uint32_t *index, tern_tb_iter *it,
+                          tern_tb_tail *t) {
+  lookup_key lk;
+  key_copy(&lk, key, klen);
+  return scan_run(b, pd->r, &lk, pd->m, pd->cur, index, it, t);
 }
 
 void tern_tb_copy_value(const tern_tb_block *b, const tern_tb_tail *t, uint8_t *out) {

@@ -204,6 +204,24 @@ void tern_tb_prefetch(const tern_tb_block *b, uint32_t index);
 int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t klen, uint32_t *index,
                         tern_tb_iter *it, tern_tb_tail *t);
 
+/* tern_tb_lower_bound in two steps, for a caller that interleaves many
+ * lookups (codec/segment_lookup_steps.h): begin searches the prefix and
+ * the restart keys and, when a run must be scanned, starts fetching that
+ * run's lines and returns TERN_TB_PENDING with *pd saying where to go on;
+ * finish scans the run (the same key again).  Together they answer
+ * exactly as tern_tb_lower_bound, and search nothing twice. */
+#define TERN_TB_PENDING 2
+typedef struct tern_tb_pending {
+  uint32_t r;   /* the run: restart r is the last restart below the key */
+  uint32_t m;   /* bytes restart r shares with the key */
+  uint32_t cur; /* restart r's length */
+} tern_tb_pending;
+int tern_tb_lookup_begin(const tern_tb_block *b, const uint8_t *key, uint32_t klen,
+                         uint32_t *index, tern_tb_iter *it, tern_tb_tail *t, tern_tb_pending *pd);
+int tern_tb_lookup_finish(const tern_tb_block *b, const uint8_t *key, uint32_t klen,
+                          const tern_tb_pending *pd, uint32_t *index, tern_tb_iter *it,
+                          tern_tb_tail *t);
+
 /* The inline value's bytes (t->vlen of them) into out. */
 void tern_tb_copy_value(const tern_tb_block *b, const tern_tb_tail *t, uint8_t *out);
 

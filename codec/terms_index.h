@@ -128,6 +128,16 @@ int tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, size_t
 /* The same, given kh = tern_terms_index_key_head(ix, key, len). */
 int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key, size_t len,
                                uint64_t *b);
+/* tern_terms_index_find_head in two halves, for lookups interleaved with
+ * others (codec/segment_lookup_steps.h): find_group searches the
+ * directory — 1 when the index's prefix alone decides (*b set), else 0
+ * with the group in *g — and prefetch_group starts fetching that group's
+ * heads; find_in_group then searches them for *b.  No I/O. */
+int tern_terms_index_find_group(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
+                                size_t len, uint64_t *g, uint64_t *b);
+void tern_terms_index_prefetch_group(const tern_terms_index *ix, uint64_t g);
+int tern_terms_index_find_in_group(const tern_terms_index *ix, uint64_t g, uint64_t kh,
+                                   const uint8_t *key, size_t len, uint64_t *b);
 /* The key's head as the index's heads are taken: its bytes from `skip`. */
 static inline uint64_t tern_terms_index_key_head(const tern_terms_index *ix, const uint8_t *key,
                                                  size_t len);

@@ -6,6 +6,7 @@
  * MDB_db, MDB_meta on a 64-bit host); nothing in it is trusted.
  */
 #include "engine/format/catalog_check.h"
+#include "engine/format/catalog_schema.h"
 #include "engine/util/vec.h"
 
 #include "codec/coding.h"
@@ -286,6 +287,13 @@ static int table_bit(const uint8_t *k, size_t n) {
   return 0;
 }
 
+/* The state record a version 3 catalog keeps in the main database
+ * (catalog_schema.h): a plain node "state" of a state record's size. */
+static int is_state_node(uint16_t flags, const uint8_t *k, size_t n, uint64_t dsize) {
+  return flags == 0 && n == 5 && !memcmp(k, "state", 5) &&
+         dsize <= TERN_REC_STATE_MAX + TERN_REC_SEAL_SIZE;
+}
+
 static int walk_leaf_node(walker *w, const uint8_t *p, const uint8_t *node, uint64_t pg,
                           tree_kind kind, counts *c, uint8_t *scratch) {
   uint16_t flags = tern_load16(node + 4), ksize = tern_load16(node + 6);
@@ -298,6 +306,8 @@ static int walk_leaf_node(walker *w, const uint8_t *p, const uint8_t *node, uint
   if (kind == TREE_TABLE) w->info->entries++;
   if (kind == TREE_MAIN) {
     int bit = table_bit(node + NODESIZE, ksize);
+    if (is_state_node(flags, node + NODESIZE, ksize, dsize))
+      return off + dsize <= w->psize ? TERN_OK : bad(w->path, "node past the page", pg);
     if (flags != F_SUBDATA || dsize != DBSIZE || !bit) {
       w->info->foreign = 1; /* not tern's: leave its contents alone */
       return off + (flags & F_BIGDATA ? 8 : dsize) <= w->psize ? TERN_OK

@@ -36,9 +36,9 @@ int tern_rec_format_decode(const uint8_t *buf, size_t len, uint32_t *version) {
       tern_rec_get_u32(&r, version) != TERN_OK)
     return tern_fail(TERN_ECORRUPT, "catalog format record: not a tern catalog");
   if (*version == 0) return tern_fail(TERN_ECORRUPT, "catalog format record: version 0");
-  if (*version != TERN_CATALOG_VERSION)
-    return tern_fail(TERN_EVERSION, "catalog format version %u; this library reads only %u",
-                     *version, TERN_CATALOG_VERSION);
+  if (*version < TERN_CATALOG_VERSION_MIN || *version > TERN_CATALOG_VERSION)
+    return tern_fail(TERN_EVERSION, "catalog format version %u; this library reads %u to %u",
+                     *version, TERN_CATALOG_VERSION_MIN, TERN_CATALOG_VERSION);
   size_t plen;
   TERN_TRY(tern_rec_unseal("format", 6, buf, len, &plen, "catalog format"));
   if (plen != TERN_REC_FORMAT_SIZE)

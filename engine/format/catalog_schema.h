@@ -27,8 +27,17 @@
 
 /* Version of the catalog schema (DBIs, keys and the records below).
  * Version 2 seals every value (below); version 1 catalogs are refused
- * with TERN_EVERSION (none was deployed). */
-#define TERN_CATALOG_VERSION 2u
+ * with TERN_EVERSION (none was deployed).  Version 3 (what a creation
+ * writes) keeps the state record in LMDB's main database, beside the
+ * tables' records, instead of in table "meta": every commit rewrites both
+ * (the buffer table's root moves), so they share one page and a commit
+ * dirties one page fewer.  Version 2 catalogs are read and written as they
+ * are (their state record stays in "meta"). */
+#define TERN_CATALOG_VERSION 3u
+#define TERN_CATALOG_VERSION_MIN 2u
+/* Whether a catalog of version v keeps its state record in the main
+ * database (else in table "meta"). */
+#define TERN_CATALOG_STATE_IN_MAIN(v) ((v) >= 3u)
 
 /* Every value tern stores in LMDB ends with a seal bound to its LMDB key
  * (codec/record.h, tern_rec_seal): catalog.c seals on write and unseals
@@ -40,9 +49,9 @@
 /* "tern" then the version as u32 (the payload; the seal follows). */
 void tern_rec_format_encode(uint8_t out[TERN_REC_FORMAT_SIZE]);
 /* Decodes a stored (sealed) format value: TERN_ECORRUPT (not a tern
- * catalog, or a failed seal) or TERN_EVERSION (a schema other than
- * TERN_CATALOG_VERSION: the version is read before the seal, whose
- * presence depends on it). */
+ * catalog, or a failed seal) or TERN_EVERSION (a schema outside
+ * TERN_CATALOG_VERSION_MIN..TERN_CATALOG_VERSION: the version is read
+ * before the seal, whose presence depends on it). */
 int tern_rec_format_decode(const uint8_t *buf, size_t len, uint32_t *version);
 
 /* ------------------------------------------------------------- options */

@@ -179,6 +179,7 @@ int tern_index_reopen_env(tern_index *idx) {
   if (rc == TERN_OK) rc = open_dbi(t, "livedocs", 0, &idx->dbi_live);
   if (rc == TERN_OK) rc = open_dbi(t, "buffer", 0, &idx->dbi_buf);
   if (rc == TERN_NOTFOUND) rc = tern_fail(TERN_ECORRUPT, "%s: catalog misses a table", idx->dir);
+  if (rc == TERN_OK) rc = tern_catalog_locate_state(idx, t, idx->catalog_version);
   if (rc == TERN_OK) return tern_mdb_status(mdb_txn_commit(t), "reopening the catalog");
   mdb_txn_abort(t);
   return rc;
@@ -246,6 +247,7 @@ static int read_meta_records(tern_index *idx, MDB_txn *t) {
   size_t n;
   uint32_t version;
   int rc = tern_catalog_get_format(idx, t, &version);
+  if (rc == TERN_OK) rc = tern_catalog_locate_state(idx, t, version);
   if (rc == TERN_OK) rc = tern_catalog_get_meta(idx, t, "created", &p, &n);
   if (rc == TERN_NOTFOUND)
     rc = tern_fail(TERN_ECORRUPT, "no format or creation record (table \"meta\" damaged)");

@@ -3,7 +3,9 @@
  * batch.c — tern_get_batch: many keys looked up at once.
  *
  * Warm (every segment's terms in the page cache, or keys given sorted):
- * the keys are looked up in the order given, each answered at once.
+ * the keys are looked up in the order given — with many lookups in
+ * flight when every segment is mapped (batch_amac.c), else one by one,
+ * each answered at once.
  *
  * Cold: the keys are sorted, then each segment (newest first) takes the
  * keys not answered yet in key order.  For each it tests the range and
@@ -23,9 +25,11 @@
  * scattered blocks reads just those.  The constants are measured
  * (docs/ARCHITECTURE.md, "Cold batches").
  */
+#include "engine/read/batch_load.h"
 #include "engine/util/counters.h"
 #include "engine/util/errwrap.h"
 #include "engine/state/index.h"
+#include "engine/read/batch_amac.h"
 
 #include "codec/io.h"
 #include "codec/status.h"
@@ -394,7 +398,11 @@ int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batc
       return tern_fail(TERN_EINVAL, "tern_get_batch: key %zu of %zu bytes", i, keys[i].len);
   if (n == 0) return TERN_OK;
   tern_count_gets(n);
-  if (batch_in_order_pays(s, keys, n)) return batch_in_order(s, keys, n, fn, payload);
+  int load = batch_in_order_pays(s, keys, n) ? 1 : tern_batch_load(s, n); /* batch_load.h */
+  if (load < 0) return load;
+  if (load) /* warm, or read whole: many lookups in flight (batch_amac.c) */
+    return tern_batch_amac_usable(s) ? tern_batch_amac(s, keys, n, fn, payload)
+                                     : batch_in_order(s, keys, n, fn, payload);
   batch_item *items = malloc(n * sizeof *items);
   uint32_t *order = malloc(n * sizeof *order);
   batch_res *res = calloc(n, sizeof *res);

@@ -2,11 +2,15 @@
 /*
  * catalog.c — the engine's records in LMDB (docs/FORMAT.md):
  *
- *   DBI "meta"      "format" -> format record, "options" -> options,
+ *   main database   the four tables below, and (catalog version 3)
  *                   "state" -> commit counter, next segment number, buffer
- *                   totals, segment count and digest; "created" -> written
- *                   last by the creating transaction; "health" -> the last
- *                   post-commit failure and the segments merges skip
+ *                   totals, segment count and digest: beside the table
+ *                   records every commit rewrites, so on the same page
+ *   DBI "meta"      "format" -> format record, "options" -> options,
+ *                   "state" (version 2 catalogs only) as above; "created"
+ *                   -> written last by the creating transaction; "health"
+ *                   -> the last post-commit failure and the segments
+ *                   merges skip
  *   DBI "segments"  segment number (u64 big-endian) -> segment record
  *   DBI "livedocs"  segment number (u64 big-endian) -> .liv bytes of its current generation
  *   DBI "buffer"    primary key -> document record (the write buffer)
@@ -19,6 +23,8 @@
 #include "engine/util/counters.h"
 #include "engine/util/errwrap.h"
 #include "engine/state/index.h"
+
+#include "codec/coding.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -81,6 +87,15 @@ static MDB_val val_of(const void *p, size_t n) {
 /* The payload of a sealed value; checks the seal. */
 static int unseal(tern_index *idx, const MDB_val *k, const MDB_val *v, size_t *plen,
                   const char *what) {
+  /* The common case checked first: the message's name is made only for a
+   * failure (formatting it cost more than the check, on every read). */
+  size_t n = v->mv_size - TERN_REC_SEAL_SIZE;
+  if (v->mv_size >= TERN_REC_SEAL_SIZE &&
+      tern_load64((const uint8_t *)v->mv_data + n) ==
+          tern_rec_seal_of(k->mv_data, k->mv_size, v->mv_data, n)) {
+    *plen = n;
+    return TERN_OK;
+  }
   char name[80];
   snprintf(name, sizeof name, "catalog %s", what);
   int rc = tern_rec_unseal(k->mv_data, k->mv_size, v->mv_data, v->mv_size, plen, name);
@@ -132,10 +147,18 @@ int tern_catalog_get_format(tern_index *idx, MDB_txn *t, uint32_t *version) {
   return rc == TERN_OK ? rc : tern_catalog_damaged(idx, rc);
 }
 
+int tern_catalog_locate_state(tern_index *idx, MDB_txn *t, uint32_t version) {
+  idx->catalog_version = version;
+  idx->dbi_state = idx->dbi_meta;
+  if (!TERN_CATALOG_STATE_IN_MAIN(version)) return TERN_OK;
+  return tern_mdb_status(mdb_dbi_open(t, NULL, 0, &idx->dbi_state), "the main database");
+}
+
 int tern_catalog_get_state(tern_index *idx, MDB_txn *t, tern_rec_state *out) {
   const uint8_t *p;
   size_t n;
-  int rc = tern_catalog_get_meta(idx, t, "state", &p, &n);
+  MDB_val k = val_of("state", 5);
+  int rc = get_sealed(idx, t, idx->dbi_state, &k, &p, &n, "state");
   if (rc == TERN_NOTFOUND) rc = tern_fail(TERN_ECORRUPT, "catalog: no state record");
   if (rc == TERN_OK) rc = tern_rec_state_decode(out, p, n);
   return rc == TERN_OK || rc != TERN_ECORRUPT ? rc : tern_catalog_damaged(idx, rc);
@@ -155,7 +178,8 @@ int tern_health_read(tern_index *idx, MDB_txn *t, tern_rec_health *out) {
 
 int tern_catalog_put_state(tern_index *idx, MDB_txn *t, const tern_rec_state *s) {
   uint8_t buf[TERN_REC_STATE_MAX];
-  return tern_catalog_put_meta(idx, t, "state", buf, tern_rec_state_encode(buf, s));
+  MDB_val k = val_of("state", 5);
+  return put_sealed(idx, t, idx->dbi_state, &k, buf, tern_rec_state_encode(buf, s), "state");
 }
 
 int tern_catalog_put_segment(tern_index *idx, MDB_txn *t, uint64_t number,
@@ -209,6 +233,28 @@ int tern_catalog_put_doc(tern_index *idx, MDB_txn *t, const void *key, size_t kl
   size_t plen = tern_rec_bufval_size(klen, dlen);
   MDB_val v = {plen + TERN_REC_SEAL_SIZE, NULL};
   int rc = mdb_put(t, idx->dbi_buf, &k, &v, MDB_RESERVE);
+  if (rc != 0) return tern_mdb_env_status(idx, rc, "writing the buffer");
+  tern_rec_bufval_encode(v.mv_data, key, klen, doc, dlen);
+  tern_rec_seal(lk, k.mv_size, v.mv_data, plen);
+  *stored = k.mv_size + v.mv_size;
+  return TERN_OK;
+}
+
+int tern_catalog_replace_doc(tern_index *idx, MDB_txn *t, const void *key, size_t klen,
+                             const uint8_t *doc, size_t dlen, size_t *stored, size_t *was) {
+  uint8_t lk[TERN_REC_BUFKEY_MAX];
+  MDB_val k = {tern_rec_bufkey(lk, key, klen), lk};
+  size_t plen = tern_rec_bufval_size(klen, dlen);
+  MDB_val v = {plen + TERN_REC_SEAL_SIZE, NULL};
+  *was = 0;
+  /* A new key (the common case) costs one descent of the tree; an existing
+   * one a second put, which replaces it (LMDB gives the old value first). */
+  int rc = mdb_put(t, idx->dbi_buf, &k, &v, MDB_RESERVE | MDB_NOOVERWRITE);
+  if (rc == MDB_KEYEXIST) {
+    *was = k.mv_size + v.mv_size;
+    v = (MDB_val){plen + TERN_REC_SEAL_SIZE, NULL};
+    rc = mdb_put(t, idx->dbi_buf, &k, &v, MDB_RESERVE);
+  }
   if (rc != 0) return tern_mdb_env_status(idx, rc, "writing the buffer");
   tern_rec_bufval_encode(v.mv_data, key, klen, doc, dlen);
   tern_rec_seal(lk, k.mv_size, v.mv_data, plen);

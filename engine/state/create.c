@@ -63,6 +63,7 @@ int tern_index_create_catalog(tern_index *idx, const tern_options *o) {
   if (rc == TERN_OK) rc = tern_catalog_put_meta(idx, t, "options", ob, olen);
   free(ob);
   tern_rec_state s = {0, 1, 0, 0, 0, 0};
+  if (rc == TERN_OK) rc = tern_catalog_locate_state(idx, t, TERN_CATALOG_VERSION);
   if (rc == TERN_OK) rc = tern_catalog_put_state(idx, t, &s);
   if (rc == TERN_OK) rc = tern_catalog_put_meta(idx, t, "created", fmt, sizeof fmt);
   if (rc != TERN_OK) {

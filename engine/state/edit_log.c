@@ -66,23 +66,25 @@ static int log_livedocs(tern_index *idx, MDB_txn *t, const tern_edit *e) {
 static int log_buffer_ops(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec) {
   for (size_t i = 0; i < e->nops; i++) {
     const tern_mdoc *op = &e->ops[i];
-    uint8_t lk[TERN_REC_BUFKEY_MAX];
+    if (op->doc) { /* put, or replaced: one descent for a new key */
+      size_t stored, was;
+      TERN_TRY(tern_catalog_replace_doc(idx, t, op->key.p, op->key.len, op->doc, op->key.aux,
+                                        &stored, &was));
+      rec->buffered_docs += !was;
+      rec->buffered_bytes = rec->buffered_bytes - (uint64_t)was + stored;
+      continue;
+    }
+    uint8_t lk[TERN_REC_BUFKEY_MAX]; /* deleted: taken out when buffered */
     MDB_val k = {tern_rec_bufkey(lk, op->key.p, op->key.len), lk}, v;
     int rc = mdb_get(t, idx->dbi_buf, &k, &v);
     if (rc == 0) {
       rec->buffered_docs--;
       rec->buffered_bytes -= k.mv_size + v.mv_size;
-      if (!op->doc) rc = mdb_del(t, idx->dbi_buf, &k, NULL);
+      rc = mdb_del(t, idx->dbi_buf, &k, NULL);
     } else if (rc == MDB_NOTFOUND) {
       rc = 0;
     }
     if (rc != 0) return tern_mdb_env_status(idx, rc, "writing the buffer");
-    if (op->doc) {
-      size_t stored;
-      TERN_TRY(tern_catalog_put_doc(idx, t, op->key.p, op->key.len, op->doc, op->key.aux, &stored));
-      rec->buffered_docs++;
-      rec->buffered_bytes += stored;
-    }
   }
   return TERN_OK;
 }
@@ -230,7 +232,10 @@ static int log_in(tern_index *idx, MDB_txn *t, tern_edit *e, tern_rec_state *rec
   TERN_TRY(log_segments(idx, t, e, rec));
   TERN_TRY(log_livedocs(idx, t, e));
   TERN_TRY(log_health(idx, t, e));
-  TERN_TRY(seal_segments(idx, t, rec));
+  /* An edit that writes no segment record leaves their count and digest
+   * as the state record read above has them: no walk (a commit of
+   * buffered documents only). */
+  if (e->nadds || e->ndrops || e->nlives) TERN_TRY(seal_segments(idx, t, rec));
   if (e->copy_counters) {
     rec->seq = e->copy_seq;
     rec->next_segment = e->copy_next_segment;

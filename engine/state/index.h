@@ -143,7 +143,8 @@ typedef struct tern_flight {
  *   5. idx->mu        idx->cur, cur_seq, rtxn, segrefs, every refcount of
  *                     states, segment readers and live docs, snapshots,
  *                     writing, flock_holds, last_error(_msg).
- *   6. g_held_mu      writer.c: this process's list of held write.locks.
+ *   6. g_held_mu      writer.c: this process's list of held write.locks,
+ *                     and its cached process id.
  *   (LMDB's own writer mutex is taken inside install_mu only.)
  *
  * Atomics need no lock: catalog_bad (set once, read anywhere).
@@ -154,6 +155,9 @@ struct tern_index {
   unsigned flags;
   MDB_env *env;
   MDB_dbi dbi_meta, dbi_segs, dbi_live, dbi_buf;
+  MDB_dbi dbi_state; /* where the state record is: the main database (catalog version 3)
+                        or dbi_meta (version 2); set at open with the tables */
+  uint32_t catalog_version; /* the format record's, read at open */
   tern_options opts; /* fields: owned copies; read_depth: this open's */
   int lock_fd;       /* DIR/write.lock, -1 read-only */
   uint64_t lock_dev, lock_ino; /* its file's identity, taken at open (writer.c) */
@@ -258,8 +262,15 @@ int tern_catalog_put_meta(tern_index *idx, MDB_txn *t, const char *name, const u
  * checks and decodes one read from the buffer DBI. */
 int tern_catalog_put_doc(tern_index *idx, MDB_txn *t, const void *key, size_t klen,
                          const uint8_t *doc, size_t dlen, size_t *stored);
+/* tern_catalog_put_doc, also giving the key + value bytes of the entry it
+ * replaced (*was; 0: the key was not buffered). */
+int tern_catalog_replace_doc(tern_index *idx, MDB_txn *t, const void *key, size_t klen,
+                             const uint8_t *doc, size_t dlen, size_t *stored, size_t *was);
 int tern_catalog_decode_doc(tern_index *idx, const MDB_val *k, const MDB_val *v, uint8_t *key,
                             size_t *klen, const uint8_t **doc, size_t *dlen);
+/* Sets where the state record of a catalog of `version` is
+ * (idx->dbi_state), with the tables' handles already open in t. */
+int tern_catalog_locate_state(tern_index *idx, MDB_txn *t, uint32_t version);
 int tern_catalog_get_state(tern_index *idx, MDB_txn *t, tern_rec_state *out);
 int tern_catalog_put_state(tern_index *idx, MDB_txn *t, const tern_rec_state *s);
 /* Meta "health" (health.c writes it); absent: all zero. */

@@ -25,11 +25,26 @@ static struct held {
 static size_t g_nheld;
 static pthread_mutex_t g_held_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* This process's id, asked of the kernel once per process rather than
+ * twice a transaction: a fork's child forgets it (pthread_atfork), so it
+ * asks again.  REQUIRES: g_held_mu held. */
+static pid_t g_pid;
+static pthread_once_t g_pid_once = PTHREAD_ONCE_INIT;
+static void pid_forget(void) { g_pid = 0; }
+static void pid_watch_forks(void) { (void)pthread_atfork(NULL, NULL, pid_forget); }
+static pid_t held_pid(void) {
+  if (!g_pid) {
+    pthread_once(&g_pid_once, pid_watch_forks);
+    g_pid = getpid();
+  }
+  return g_pid;
+}
+
 /* Adds (on = 1) or removes (on = 0) idx's write.lock from the list: the
  * file's identity taken at open, so a transaction pays no fstat(2). */
 static void held_mark(const tern_index *idx, int on) {
-  pid_t pid = getpid();
   pthread_mutex_lock(&g_held_mu);
+  pid_t pid = held_pid();
   for (size_t i = 0; i < g_nheld; i++)
     if (g_held[i].dev == idx->lock_dev && g_held[i].ino == idx->lock_ino && g_held[i].pid == pid) {
       if (!on) g_held[i] = g_held[--g_nheld];
@@ -42,9 +57,9 @@ static void held_mark(const tern_index *idx, int on) {
 
 /* Whether another tern_index of this process holds idx's write.lock. */
 static int held_here(const tern_index *idx) {
-  pid_t pid = getpid();
   int found = 0;
   pthread_mutex_lock(&g_held_mu);
+  pid_t pid = held_pid();
   for (size_t i = 0; i < g_nheld && !found; i++)
     found = g_held[i].dev == idx->lock_dev && g_held[i].ino == idx->lock_ino && g_held[i].pid == pid;
   pthread_mutex_unlock(&g_held_mu);

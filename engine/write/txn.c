@@ -52,7 +52,8 @@ struct tern_txn {
   tern_arena arena;
   tern_mdoc *ops;
   size_t nops, cap;
-  tern_keymap map; /* key -> latest op; bulk: built at the first delete */
+  tern_keymap map; /* key -> latest op, built at the first lookup (tern_delete,
+                      tern_txn_get, TERN_NOOVERWRITE): a put-only transaction hashes nothing */
   int mapped;
   int has_terms;      /* some put has secondary terms */
   tern_seg_cursor *probe; /* deletes' segment probes (one per transaction: it is large) */
@@ -100,7 +101,7 @@ int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
   }
   t->idx = idx;
   t->flags = flags;
-  t->mapped = !(flags & TERN_TXN_BULK);
+  t->mapped = 0;
   tern_arena_init(&t->arena);
   tern_keymap_init(&t->map);
   *out = t;
@@ -432,18 +433,18 @@ static int resolve_segments(commit_ctx *c) {
   if (!st->nslots || !c->nuniq) return TERN_OK;
   c->dels = calloc(st->nslots, sizeof *c->dels);
   uint8_t *found = calloc(c->nuniq, 1);
-  tern_seg_cursor *cur = malloc(sizeof *cur);
-  int rc = c->dels && found && cur ? TERN_OK : tern_fail(TERN_ENOMEM, "commit: out of memory");
+  tern_seg_cursor cur; /* on the stack, as tern_get's: no large allocation per commit */
+  int rc = c->dels && found ? TERN_OK : tern_fail(TERN_ENOMEM, "commit: out of memory");
   size_t left = c->nuniq;
   if (rc == TERN_OK) rc = seed_found(c, found, &left);
   for (size_t s = st->nslots; rc == TERN_OK && left && s-- > 0;) {
-    tern_seg_cursor_init(cur);
+    tern_seg_cursor_init(&cur);
     for (size_t i = 0; rc == TERN_OK && i < c->nuniq; i++) {
       if (found[i]) continue;
       const tern_keyref *k = &op_at(c, i)->key;
       tern_term_entry e;
       uint32_t doc;
-      rc = tern_slot_find(&st->slots[s], k->p, k->len, cur, &e, &doc);
+      rc = tern_slot_find(&st->slots[s], k->p, k->len, &cur, &e, &doc);
       if (rc == TERN_OK) {
         found[i] = 1;
         left--;
@@ -453,9 +454,8 @@ static int resolve_segments(commit_ctx *c) {
         rc = TERN_OK;
       }
     }
-    tern_seg_cursor_release(cur);
+    tern_seg_cursor_release(&cur);
   }
-  free(cur);
   free(found);
   return rc;
 }

@@ -5,7 +5,8 @@
  * ranges read through it are compared with the file's bytes; every read
  * counted once; pages checked on completion; a damaged page, a failed and
  * a short completion (through the table's read_done), io_uring refused
- * (its uring_init failing as seccomp would), and misuse.
+ * (its uring_init failing as seccomp would), and misuse; a whole file
+ * loaded in order (tern_rfile_load) on each backend, with the same faults.
  */
 #include "tests/common/testutil.h"
 
@@ -244,12 +245,82 @@ static void test_misuse(void **state) {
   remove_file();
 }
 
+/* tern_rfile_load: every page read once (whole 512 KiB reads, the pages
+ * checked before skipped), checked, counted; a failed or short completion
+ * and a damaged page on each backend. */
+static void test_load(void **state) {
+  (void)state;
+  write_file();
+  use_test_vfs();
+  static const tern_rq_kind kinds[] = {TERN_RQ_AUTO, TERN_RQ_URING, TERN_RQ_THREADS, TERN_RQ_SYNC};
+  const uint64_t per_read = TERN_RQ_LOAD_MAX / TERN_IO_PAGE;
+  for (size_t k = 0; k < 4; k++) {
+    tern_io_set_queue_kind(kinds[k]);
+    for (int mode = 0; mode < 2; mode++) {
+      tern_rfile *f = open_checked(mode ? TERN_IO_PREAD : TERN_IO_MMAP);
+      uint8_t page[TERN_IO_PAGE];
+      const uint8_t *p;
+      /* a page checked before: the load starts after it */
+      assert_int_equal(tern_rfile_read(f, 0, TERN_IO_PAGE, page, &p), TERN_OK);
+      tern_rfile_reset_stats(f);
+      done_calls = 0;
+      assert_int_equal(tern_rfile_load(f, 1 + (unsigned)k), TERN_OK);
+      for (unsigned pg = 0; pg < PAGES; pg++) assert_true(tern_rfile_page_checked(f, pg * TERN_IO_PAGE));
+      tern_io_stats st;
+      tern_rfile_stats(f, &st);
+      assert_int_equal(st.reads, (PAGES - 1 + per_read - 1) / per_read);
+      assert_int_equal(st.bytes, (uint64_t)(PAGES - 1) * TERN_IO_PAGE);
+      assert_int_equal(done_calls, st.reads);
+      /* all checked: nothing more to read */
+      assert_int_equal(tern_rfile_load(f, 2), TERN_OK);
+      tern_rfile_stats(f, &st);
+      assert_int_equal(st.reads, (PAGES - 1 + per_read - 1) / per_read);
+      tern_rfile_close(f);
+    }
+    /* a failed completion: its errno, the file named; a short one: loaded */
+    for (int fault = 0; fault < 2; fault++) {
+      tern_rfile *f = open_checked(TERN_IO_PREAD);
+      done_calls = 0;
+      fail_at = fault == 0 ? 2 : 0;
+      short_at = fault == 1 ? 1 : 0;
+      int rc = tern_rfile_load(f, 2);
+      if (fault == 0) {
+        assert_int_equal(rc, -EIO);
+        assert_non_null(strstr(tern_errmsg(), "f.pages"));
+      } else {
+        assert_int_equal(rc, TERN_OK);
+        for (unsigned pg = 0; pg < PAGES; pg++) assert_true(tern_rfile_page_checked(f, pg * TERN_IO_PAGE));
+      }
+      fail_at = short_at = 0;
+      tern_rfile_close(f);
+    }
+  }
+  tern_io_set_vfs(NULL);
+  /* a damaged page: TERN_ECORRUPT naming the file */
+  uint8_t *bad = malloc((size_t)PAGES * TERN_IO_PAGE);
+  memcpy(bad, ref, (size_t)PAGES * TERN_IO_PAGE);
+  bad[150 * TERN_IO_PAGE + 7] ^= 4;
+  tu_write_file(path, bad, (size_t)PAGES * TERN_IO_PAGE);
+  free(bad);
+  for (size_t k = 0; k < 4; k++) {
+    tern_io_set_queue_kind(kinds[k]);
+    tern_rfile *f = open_checked(TERN_IO_MMAP);
+    assert_int_equal(tern_rfile_load(f, 4), TERN_ECORRUPT);
+    assert_non_null(strstr(tern_errmsg(), "f.pages"));
+    assert_false(tern_rfile_page_checked(f, 150 * TERN_IO_PAGE));
+    tern_rfile_close(f);
+  }
+  tern_io_set_queue_kind(TERN_RQ_AUTO);
+  remove_file();
+}
+
 int main(void) {
   tu_seed();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_each_backend),
       cmocka_unit_test(test_faults_and_damage),
       cmocka_unit_test(test_misuse),
+      cmocka_unit_test(test_load),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,13 +13,20 @@
 #include "tests/engine/faultfs.c"
 
 #include "codec/io.h"
+#include "engine/read/batch_load.h"
 
 #include <cmocka.h>
 #include <dirent.h>
 #include <sys/vfs.h>
 
 #define NKEYS 30000u /* keys 0, 2, 4, ...: present; odd ones absent */
-#define BATCH 3000u
+#define BATCH_MAX 3000u
+/* Keys a batch: 3000 is more than a key per block and per .val page of
+ * each segment, so a cold batch loads the files whole and goes in order
+ * (batch_load.c); 60 is fewer, so it sorts and reads the blocks it needs
+ * in runs (batch.c).  Each test runs both. */
+static size_t batch_n = BATCH_MAX; /* this test's */
+static const size_t k_batches[] = {60, BATCH_MAX};
 
 static size_t key_of(uint32_t i, char *out) { return (size_t)sprintf(out, "key:%08u", i); }
 
@@ -82,13 +89,13 @@ static int cmp_u32(const void *a, const void *b) {
 /* A random batch: ids (any order, repeats, absent ones; sorted: ascending
  * and distinct, so keys come sorted) and their keys. */
 static void random_batch(tu_rng *r, uint32_t *ids, tern_slice *keys, char *kb, int sorted) {
-  for (size_t i = 0; i < BATCH; i++) ids[i] = (uint32_t)tu_below(r, NKEYS + 200);
+  for (size_t i = 0; i < batch_n; i++) ids[i] = (uint32_t)tu_below(r, NKEYS + 200);
   if (sorted) {
-    qsort(ids, BATCH, sizeof *ids, cmp_u32);
-    for (size_t i = 1; i < BATCH; i++)
+    qsort(ids, batch_n, sizeof *ids, cmp_u32);
+    for (size_t i = 1; i < batch_n; i++)
       if (ids[i] <= ids[i - 1]) ids[i] = ids[i - 1] + 1;
   }
-  for (size_t i = 0; i < BATCH; i++) keys[i] = (tern_slice){kb + i * 16, key_of(ids[i], kb + i * 16)};
+  for (size_t i = 0; i < batch_n; i++) keys[i] = (tern_slice){kb + i * 16, key_of(ids[i], kb + i * 16)};
 }
 
 /* Drops the index's files from the page cache: a batch whose terms are
@@ -122,10 +129,10 @@ static int cold_batch(uint32_t depth, const uint32_t *ids, const tern_slice *key
   ET_OK(tern_snapshot_open(&s, idx));
   check c = {ids, 0};
   tern_io_reset_global_stats();
-  int rc = tern_get_batch(s, keys, BATCH, fn, &c);
+  int rc = tern_get_batch(s, keys, batch_n, fn, &c);
   snprintf(last_err, sizeof last_err, "%s", tern_errmsg());
   tern_io_global_stats(io);
-  assert_int_equal(c.calls, rc == TERN_OK ? BATCH : 0); /* no answer after a failure */
+  assert_int_equal(c.calls, rc == TERN_OK ? batch_n : 0); /* no answer after a failure */
   ET_OK(tern_snapshot_close(s));
   ET_OK(tern_close(idx));
   return rc;
@@ -151,12 +158,13 @@ static void test_backends_agree(void **state) {
   uint64_t bytes = data_bytes();
   tu_rng r;
   tu_rng_init(&r, 25);
-  uint32_t *ids = malloc(BATCH * sizeof *ids);
-  tern_slice *keys = malloc(BATCH * sizeof *keys);
-  char *kb = malloc(BATCH * 16);
+  uint32_t *ids = malloc(BATCH_MAX * sizeof *ids);
+  tern_slice *keys = malloc(BATCH_MAX * sizeof *keys);
+  char *kb = malloc(BATCH_MAX * 16);
   ff_install();
-  for (int round = 0; round < 3; round++) {
-    random_batch(&r, ids, keys, kb, round == 2); /* the last one sorted: cold, it queues too */
+  for (int round = 0; round < 6; round++) {
+    batch_n = k_batches[round % 2];
+    random_batch(&r, ids, keys, kb, round >= 4); /* the last ones sorted: cold, they queue too */
     tern_io_stats one, io;
     /* read_depth 0: one block at a time, each once (the reference count) */
     assert_int_equal(cold_batch(0, ids, keys, check_cb, &one), TERN_OK);
@@ -166,16 +174,26 @@ static void test_backends_agree(void **state) {
       ff_refuse_uring(k == 1 ? EPERM : 0); /* seccomp's answer: the pool */
       uint64_t before = ff_count(FF_AREAD);
       assert_int_equal(cold_batch(32, ids, keys, check_cb, &io), TERN_OK);
-      assert_true(ff_count(FF_AREAD) > before); /* it went through the queue */
-      print_message("  round %d backend %d: %llu reads, %llu bytes (one at a time: %llu reads)\n",
-                    round, k, (unsigned long long)io.reads, (unsigned long long)io.bytes,
+      uint64_t queued = ff_count(FF_AREAD) - before;
+      assert_true(queued > 0); /* it went through the queue */
+      print_message("  batch %zu backend %d: %llu reads (%llu queued), %llu bytes (one at a time: "
+                    "%llu reads)\n", batch_n, k, (unsigned long long)io.reads,
+                    (unsigned long long)queued, (unsigned long long)io.bytes,
                     (unsigned long long)one.reads);
-      assert_true(io.reads <= one.reads); /* never a block twice, runs merge some */
-      assert_true(io.bytes <= bytes);
+      if (batch_n < BATCH_MAX) {
+        assert_true(io.reads <= one.reads); /* never a block twice, runs merge some */
+        assert_true(io.bytes < bytes / 2);  /* the blocks needed, not the files */
+      } else {
+        /* loaded whole: each file in reads of up to 512 KiB, then every
+         * key answered from the page cache (one counted read each, no I/O) */
+        assert_true(queued <= bytes / TERN_RQ_LOAD_MAX + 4);
+        assert_true(io.reads <= queued + 2 * batch_n);
+        assert_true(io.bytes <= bytes + (io.reads - queued) * TERN_IO_PAGE);
+      }
     }
     tern_io_set_queue_kind(TERN_RQ_AUTO);
     ff_refuse_uring(0);
-    /* pread mode: blocks and values copied, never mapped */
+    /* pread mode: blocks and values copied, never mapped (never loaded) */
     open_flags = TERN_RDONLY | TERN_PREAD;
     assert_int_equal(cold_batch(32, ids, keys, check_cb, &io), TERN_OK);
     assert_true(io.reads <= one.reads);
@@ -194,14 +212,15 @@ static void test_failed_and_short_reads(void **state) {
   build();
   tu_rng r;
   tu_rng_init(&r, 26);
-  uint32_t *ids = malloc(BATCH * sizeof *ids);
-  tern_slice *keys = malloc(BATCH * sizeof *keys);
-  char *kb = malloc(BATCH * 16);
-  random_batch(&r, ids, keys, kb, 0);
+  uint32_t *ids = malloc(BATCH_MAX * sizeof *ids);
+  tern_slice *keys = malloc(BATCH_MAX * sizeof *keys);
+  char *kb = malloc(BATCH_MAX * 16);
   ff_install();
   static const tern_rq_kind kinds[] = {TERN_RQ_AUTO, TERN_RQ_THREADS, TERN_RQ_SYNC};
-  for (int k = 0; k < 3; k++) {
-    tern_io_set_queue_kind(kinds[k]);
+  for (int k = 0; k < 6; k++) {
+    batch_n = k_batches[k / 3];
+    random_batch(&r, ids, keys, kb, 0);
+    tern_io_set_queue_kind(kinds[k % 3]);
     tern_io_stats io;
     uint64_t n;
     for (n = 1;; n += 1 + n / 4) {
@@ -215,7 +234,8 @@ static void test_failed_and_short_reads(void **state) {
       assert_int_equal(rc, -EIO);
       assert_true(strstr(last_err, ".tim") || strstr(last_err, ".val")); /* the file named */
     }
-    print_message("  backend %d: failed the 1st to %lluth queued read\n", k, (unsigned long long)n);
+    print_message("  batch %zu backend %d: failed the 1st to %lluth queued read\n", batch_n, k % 3,
+                  (unsigned long long)n);
     for (n = 1; n < 40; n += 7) {
       ff_reset();
       ff_short_nth(n);
@@ -256,6 +276,49 @@ static void test_read_depth_option(void **state) {
   free(dir);
 }
 
+/* When a cold batch loads its files whole (batch_load.c): with a key per
+ * block and per value page of all the segments together — not of each
+ * (keys spread over range-disjoint segments fall a share in each) — and
+ * never with read_depth 0 or in pread mode. */
+static void test_load_decision(void **state) {
+  (void)state;
+  build();
+  tern_index *idx;
+  ET_OK(tern_open(&idx, dir, TERN_RDONLY, NULL));
+  tern_stats *st;
+  ET_OK(tern_stats_get(&st, idx));
+  uint64_t sum = 0, each = 0; /* blocks + value pages: summed, and the most of one segment */
+  for (size_t i = 0; i < st->nsegments; i++) {
+    uint64_t b = tern_io_npages(st->segments[i].bytes_terms), p = tern_io_npages(st->segments[i].bytes_values);
+    uint64_t most = b > p ? b : p;
+    each = most > each ? most : each;
+    sum += p; /* the value pages dominate here (every fifth value is 300 bytes) */
+  }
+  tern_stats_free(st);
+  assert_true(each + 1 < sum);
+  tern_snapshot *s;
+  ET_OK(tern_snapshot_open(&s, idx));
+  assert_int_equal(tern_batch_load(s, (size_t)each + 1), 0); /* enough for one segment: no */
+  assert_int_equal(tern_batch_load(s, (size_t)sum), 1);      /* read whole now */
+  ET_OK(tern_snapshot_close(s));
+  ET_OK(tern_close(idx));
+  tern_options o;
+  tern_options_init(&o);
+  o.read_depth = 0;
+  ET_OK(tern_open(&idx, dir, TERN_RDONLY, &o));
+  ET_OK(tern_snapshot_open(&s, idx));
+  assert_int_equal(tern_batch_load(s, 1u << 30), 0); /* no queue: no load */
+  ET_OK(tern_snapshot_close(s));
+  ET_OK(tern_close(idx));
+  ET_OK(tern_open(&idx, dir, TERN_RDONLY | TERN_PREAD, NULL));
+  ET_OK(tern_snapshot_open(&s, idx));
+  assert_int_equal(tern_batch_load(s, 1u << 30), 0); /* not mapped: no load */
+  ET_OK(tern_snapshot_close(s));
+  ET_OK(tern_close(idx));
+  tu_rmtree(dir);
+  free(dir);
+}
+
 int main(void) {
   /* Not tmpfs: cold means out of the page cache here, and tmpfs files never
    * leave it.  /var/tmp is on disk by the FHS. */
@@ -271,6 +334,7 @@ int main(void) {
       cmocka_unit_test(test_backends_agree),
       cmocka_unit_test(test_failed_and_short_reads),
       cmocka_unit_test(test_read_depth_option),
+      cmocka_unit_test(test_load_decision),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

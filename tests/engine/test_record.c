@@ -147,7 +147,7 @@ static int dec_format(const uint8_t *b, size_t n) {
   return tern_rec_format_decode(b, n, &v);
 }
 
-/* A stored format value: payload and seal (catalog version 2). */
+/* A stored format value: payload and seal (catalog version 2 on). */
 static size_t stored_format(uint8_t buf[TERN_REC_FORMAT_SIZE + TERN_REC_SEAL_SIZE]) {
   tern_rec_format_encode(buf);
   tern_rec_seal("format", 6, buf, TERN_REC_FORMAT_SIZE);
@@ -163,6 +163,10 @@ static void test_format(void **state) {
   assert_int_equal(v, TERN_CATALOG_VERSION);
   buf[4] = (uint8_t)(TERN_CATALOG_VERSION + 1);
   assert_int_equal(tern_rec_format_decode(buf, n, &v), TERN_EVERSION);
+  buf[4] = 2; /* version 2 (state record in "meta"): still read */
+  tern_rec_seal("format", 6, buf, TERN_REC_FORMAT_SIZE);
+  assert_int_equal(tern_rec_format_decode(buf, n, &v), TERN_OK);
+  assert_int_equal(v, 2);
   buf[4] = 1; /* version 1: unsealed, older, refused (none deployed) */
   assert_int_equal(tern_rec_format_decode(buf, TERN_REC_FORMAT_SIZE, &v), TERN_EVERSION);
   buf[4] = 0;

@@ -58,6 +58,10 @@ void tern_bench_open_usage(FILE *out) __attribute__((weak));
  * and off) vs the device's random 4 KiB reads (tools/bench/coldbatch.c). */
 int tern_bench_cold_batch(int argc, char **argv) __attribute__((weak));
 void tern_bench_cold_batch_usage(FILE *out) __attribute__((weak));
+/* A full scan cold vs warm vs the sequential read of its files
+ * (tools/bench/coldscan.c). */
+int tern_bench_cold_scan(int argc, char **argv) __attribute__((weak));
+void tern_bench_cold_scan_usage(FILE *out) __attribute__((weak));
 
 /* Key cursors, range scans and hit resolution vs LMDB cursors
  * (tools/bench/scan.c, optional). */

@@ -46,6 +46,8 @@ static size_t subcommands(subcommand *out) {
        tern_bench_api, tern_bench_api_usage},
       {"cold-batch", "cold batches of N keys: tern vs LMDB (readahead on, off) vs 4 KiB reads",
        tern_bench_cold_batch, tern_bench_cold_batch_usage},
+      {"cold-scan", "a full scan cold vs warm vs reading its files sequentially",
+       tern_bench_cold_scan, tern_bench_cold_scan_usage},
       {"lmdb-get", "the LMDB reader of `whole` (keys on stdin)", tern_bench_lmdb_get,
        tern_bench_lmdb_get_usage},
       {"ingest", "warm get after ingesting many disjoint segments vs compacted",

@@ -22,6 +22,7 @@
  */
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/coldbatch.h"
 #include "tools/bench/keys_common.h"
 #include "tools/bench/lmdb_common.h"
 #include "tools/bench/harness.h"
@@ -395,4 +396,35 @@ out:
   else bench_rmtree(dir);
   free(dir);
   return ret;
+}
+
+/* ------------------------------------------- stores for tern-bench cold-batch */
+
+int bench_whole_build_at(const char *dir, const bench_key_spec *spec, uint64_t docs,
+                         uint64_t values, uint64_t lookups, uint64_t seed, const char *tern) {
+  static whole_env w;
+  whole_opts o = {.spec = *spec, .docs = docs, .values = values, .lookups = lookups, .seed = seed};
+  snprintf(w.tern, sizeof w.tern, "%s", tern);
+  bench_path(w.tdir, sizeof w.tdir, dir, "tern");
+  bench_path(w.ldir, sizeof w.ldir, dir, "lmdb");
+  bench_path(w.in[0], sizeof w.in[0], dir, "present.keys");
+  bench_keys k = {0};
+  uint32_t *pi = malloc(lookups * sizeof *pi);
+  int rc = pi && bench_mkdirs(dir) == 0 ? bench_keys_load(&k, spec, (size_t)docs, seed) : -1;
+  if (rc == 0) rc = whole_build(&o, &w, dir, &k);
+  /* One segment, as LMDB's one tree: an import over its memory bound
+   * leaves several, and each overlapping one costs a cold key a read. */
+  char *cargv[] = {w.tern, "compact", w.tdir, NULL};
+  double s;
+  if (rc == 0 && bench_run_process(cargv, "/dev/null", "/dev/null", &s) != 0) rc = -1;
+  bench_rng rng;
+  bench_rng_init(&rng, seed ^ 0x100cull);
+  /* present.keys last: its presence says the stores are whole */
+  if (rc == 0 && (bench_sample(&rng, k.n, (size_t)lookups, pi) != 0 ||
+                  write_keys(w.in[0], &k, pi, (size_t)lookups) != 0))
+    rc = -1;
+  if (rc != 0) bench_log("cold-batch: building the stores in %s failed", dir);
+  bench_keys_free(&k);
+  free(pi);
+  return rc ? -1 : 0;
 }
