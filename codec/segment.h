@@ -210,6 +210,11 @@ typedef struct tern_seg_probe {
 } tern_seg_probe;
 /* TERN_EINVAL unless key is 1 to TERN_KEY_MAX bytes. */
 int tern_seg_probe_init(tern_seg_probe *p, const void *key, size_t len);
+/* tern_seg_probe_init in two steps, for a caller that searches by the
+ * head while the hash is computed (the engine's range map): the key and
+ * its head (TERN_EINVAL as above; fk not set), then the filter probe. */
+int tern_seg_probe_head(tern_seg_probe *p, const void *key, size_t len);
+void tern_seg_probe_hash(tern_seg_probe *p);
 
 /* What a lookup tests of a segment before searching it, all resident: the
  * heads of its unique field's first and last keys and its filter.  A
@@ -263,9 +268,16 @@ typedef struct tern_seg_filter_line {
   const uint8_t *blocks;           /* NULL: undecided here */
   const _Atomic uint64_t *checked; /* .flt's checked pages; NULL: undecided here */
   uint32_t nblocks, base;          /* base: file offset of block 0 */
+  uint32_t settled;                /* 1: every page of the blocks checked (no bitmap read) */
   uint64_t npages;
 } tern_seg_filter_line;
 void tern_seg_filter_line_of(const tern_seg *s, tern_seg_filter_line *l);
+/* Sets l->settled when every page holding the filter's blocks has been
+ * checked by this process; with check_cached, first checks the pages not
+ * checked yet that are in the page cache (no I/O: tern_rfile_check_cached).
+ * A page not cached, or damaged, leaves the line unsettled (the bitmap
+ * then decides per page, and a get meets the damage as before). */
+void tern_seg_filter_line_settle(const tern_seg *s, tern_seg_filter_line *l, int check_cached);
 /* The block's address and its page's bitmap word for `hash`; NULL when
  * the line decides nothing (callers prefetch both, then ask below). */
 static inline const uint8_t *tern_seg_filter_line_block(const tern_seg_filter_line *l,
@@ -285,8 +297,10 @@ static inline int tern_seg_filter_line_test(const tern_seg_filter_line *l,
   uint64_t page;
   const uint8_t *b = tern_seg_filter_line_block(l, k->hash, &page);
   if (!b) return -1;
-  uint64_t w = atomic_load_explicit(&l->checked[page / 64], memory_order_acquire);
-  if (!((w >> (page % 64)) & 1)) return -1;
+  if (!l->settled) {
+    uint64_t w = atomic_load_explicit(&l->checked[page / 64], memory_order_acquire);
+    if (!((w >> (page % 64)) & 1)) return -1;
+  }
   return tern_filter_block_has(b, k);
 }
 /* 1 when the line says the key is certainly absent, else 0. */

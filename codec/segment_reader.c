@@ -416,12 +416,21 @@ static inline int first_doc(const tern_seg *s, const tern_term_entry *e, uint32_
   return TERN_OK;
 }
 
-int tern_seg_probe_init(tern_seg_probe *p, const void *key, size_t len) {
+int tern_seg_probe_head(tern_seg_probe *p, const void *key, size_t len) {
   TERN_TRY(check_key(key, len));
   p->key = key;
   p->len = len;
   p->head = head_of(key, len);
-  tern_filter_key_init(&p->fk, tern_filter_hash(key, len));
+  return TERN_OK;
+}
+
+void tern_seg_probe_hash(tern_seg_probe *p) {
+  tern_filter_key_init(&p->fk, tern_filter_hash(p->key, p->len));
+}
+
+int tern_seg_probe_init(tern_seg_probe *p, const void *key, size_t len) {
+  TERN_TRY(tern_seg_probe_head(p, key, len));
+  tern_seg_probe_hash(p);
   return TERN_OK;
 }
 

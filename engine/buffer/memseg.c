@@ -63,7 +63,14 @@ ptrdiff_t tern_mdocs_find(const tern_mdoc *docs, size_t n, const void *key, size
 ptrdiff_t tern_memseg_find_hashed(const tern_memseg *m, const void *key, size_t klen,
                                   uint64_t hash) {
   if (!m->n) return -1; /* an empty buffer costs a get one load */
-  if (m->nruns) return tern_memseg_runs_find(m, key, klen, hash);
+  if (m->nruns) return tern_memseg_runs_find(m, key, klen, hash, NULL);
+  return tern_mdocs_find(m->docs, m->n, key, klen);
+}
+
+ptrdiff_t tern_memseg_find_key(const tern_memseg *m, const void *key, size_t klen,
+                               const tern_filter_key *fk) {
+  if (!m->n) return -1; /* an empty buffer costs a get one load */
+  if (m->nruns) return tern_memseg_runs_find(m, key, klen, fk->hash, fk);
   return tern_mdocs_find(m->docs, m->n, key, klen);
 }
 

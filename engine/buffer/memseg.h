@@ -22,6 +22,7 @@
 #include "engine/util/arena.h"
 #include "engine/buffer/keymap.h"
 #include "engine/util/sort.h"
+#include "codec/filter.h"
 #include "tern.h"
 
 #include <pthread.h>
@@ -63,6 +64,11 @@ typedef struct tern_mrun {
   tern_mdoc *docs; /* ascending, unique keys */
   tern_arena arena; /* the bytes they point to */
   tern_keymap index; /* key -> position, in runs of TERN_MRUN_INDEXED docs or more */
+  /* With the index: a filter of every key in the run (tombstones too), so
+   * that a key the run lacks costs a line of this small filter, not a
+   * probe of the index (memseg_runs.c); fview.blocks NULL: none. */
+  tern_filter *filter;
+  tern_filter_view fview;
 } tern_mrun;
 /* Runs this large get a hash index: a get then costs one probe per run,
  * present or absent, instead of a binary search whose every step misses
@@ -93,6 +99,10 @@ ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen);
 /* The same, given the key's tern_filter_hash (a get hashes a key once). */
 ptrdiff_t tern_memseg_find_hashed(const tern_memseg *m, const void *key, size_t klen,
                                   uint64_t hash);
+/* The same, given the key's filter probe (tern_seg_probe's fk): a layered
+ * view's runs rule the key out by their filters first (a get). */
+ptrdiff_t tern_memseg_find_key(const tern_memseg *m, const void *key, size_t klen,
+                               const tern_filter_key *fk);
 /* Binary search of docs[0..n), ascending unique keys: the index, or -1. */
 ptrdiff_t tern_mdocs_find(const tern_mdoc *docs, size_t n, const void *key, size_t klen);
 #define TERN_MEMSEG_HANDLE ((size_t)1 << 62)
@@ -125,7 +135,10 @@ int tern_memseg_rebottom(const tern_memseg *m, size_t k, tern_mrun *merged, tern
 int tern_memseg_layered(tern_memseg *flat, tern_memseg **out);
 /* Makes docs valid (ranks) in a layered memseg; thread-safe, once. */
 int tern_memseg_flat(const tern_memseg *m);
-ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t klen, uint64_t hash);
+/* The key in m's runs, newest first; fk (may be NULL: not used) the key's
+ * filter probe, which the runs' filters test before their indexes. */
+ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t klen, uint64_t hash,
+                                const tern_filter_key *fk);
 /* The inverted index, built on first call. */
 int tern_memseg_inv(tern_memseg *m, const tern_minv **out);
 const tern_mfield *tern_minv_field(const tern_minv *inv, const void *name, size_t len);

@@ -36,6 +36,7 @@ void tern_mrun_put(tern_mrun *r) {
   if (!r || atomic_fetch_sub(&r->refs, 1) != 1) return;
   tern_arena_free(&r->arena);
   tern_keymap_free(&r->index);
+  tern_filter_free(r->filter);
   free(r->docs);
   free(r);
 }
@@ -55,12 +56,30 @@ int tern_mrun_new(size_t cap, tern_mrun **out) { return run_alloc(cap, out); }
 
 int tern_mrun_push(tern_mrun *r, const tern_mdoc *d) { return run_push(r, d); }
 
+/* The run's filter (memseg.h), of every key it holds; without memory,
+ * none (the index decides alone). */
+static void run_filter(tern_mrun *r) {
+  size_t len = tern_filter_body_size(r->n, TERN_FILTER_BITS_PER_KEY);
+  uint64_t *h = malloc(r->n * sizeof *h);
+  uint8_t *body = len ? malloc(len) : NULL;
+  int rc = h && body ? TERN_OK : TERN_ENOMEM;
+  for (size_t i = 0; rc == TERN_OK && i < r->n; i++)
+    h[i] = tern_filter_hash(r->docs[i].key.p, r->docs[i].key.len);
+  if (rc == TERN_OK) rc = tern_filter_build(body, len, h, r->n, TERN_FILTER_BITS_PER_KEY);
+  if (rc == TERN_OK) rc = tern_filter_load(&r->filter, body, len, "buffer run filter");
+  if (rc == TERN_OK) r->fview = tern_filter_view_of(r->filter);
+  else tern_clear_error();
+  free(h);
+  free(body);
+}
+
 /* Gives a complete run of TERN_MRUN_INDEXED docs or more its hash index
  * (runs are immutable once complete).  Without memory for it the run is
  * binary-searched instead. */
 static void run_index(tern_mrun *r) {
   if (r->n < TERN_MRUN_INDEXED || r->index.cap) return;
   if (tern_keymap_build(&r->index, r->docs, r->n) != TERN_OK) tern_keymap_init(&r->index);
+  run_filter(r);
 }
 
 static int doc_cmp(const tern_mdoc *a, const tern_mdoc *b) {
@@ -183,11 +202,24 @@ static ptrdiff_t run_find(const tern_mrun *r, const void *key, size_t klen, uint
   return tern_mdocs_find(r->docs, r->n, key, klen);
 }
 
-ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t klen, uint64_t hash) {
-  /* Each indexed run's slot is a cache miss: fetched together first. */
-  for (size_t r = m->nruns; r-- > 0;)
-    tern_keymap_prefetch(&m->runs[r]->index, hash);
+/* Starts fetching what a find of the key reads first in each run: its
+ * filter's line (small, cached: a key the run lacks ends there), else its
+ * index's slot (a cache miss: fetched together). */
+static void runs_prefetch(const tern_memseg *m, uint64_t hash, const tern_filter_key *fk) {
   for (size_t r = m->nruns; r-- > 0;) {
+    const tern_mrun *run = m->runs[r];
+    if (fk && run->fview.blocks)
+      tern_filter_view_prefetch(run->fview, hash);
+    else
+      tern_keymap_prefetch(&run->index, hash);
+  }
+}
+
+ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t klen, uint64_t hash,
+                                const tern_filter_key *fk) {
+  runs_prefetch(m, hash, fk);
+  for (size_t r = m->nruns; r-- > 0;) {
+    if (fk && !tern_filter_view_may_contain(m->runs[r]->fview, fk)) continue; /* not in this run */
     ptrdiff_t i = run_find(m->runs[r], key, klen, hash);
     if (i < 0) continue;
     if (!m->runs[r]->docs[i].doc) return -1;

@@ -26,6 +26,7 @@ int tern_flush(tern_index *idx) {
   if (rc == TERN_OK && (rc = tern_merge_policy_run(idx)) != TERN_OK)
     rc = tern_post_commit_failed(idx, rc);
   rc = tern_worker_report(idx, rc, pending);
+  if (rc == TERN_OK) tern_worker_nudge(idx); /* the combined filter the flush dropped */
   tern_writer_unlock(idx);
   return rc;
 }

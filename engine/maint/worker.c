@@ -5,6 +5,7 @@
  * while a flush is in flight.
  */
 #include "engine/maint/worker.h"
+#include "engine/maint/combined.h"
 #include "engine/state/edit.h"
 
 #include "codec/status.h"
@@ -91,9 +92,21 @@ static int merge_runs(tern_index *idx) {
   return rc;
 }
 
+/* Whether a commit gave the worker more work since it woke (that work
+ * first: the combined filter waits for the run after it). */
+static int kicked_again(tern_index *idx) {
+  tern_worker *w = idx->worker;
+  pthread_mutex_lock(&w->mu);
+  int kicked = w->kicked;
+  pthread_mutex_unlock(&w->mu);
+  return kicked;
+}
+
 /* Flushes (first), merges buffer runs and merges segments until nothing
- * is due, one at a time. */
-static int run_due_work(tern_index *idx) {
+ * is due, one at a time; then, in the worker's thread (background), the
+ * combined filter the last of them dropped (combined.h): never inside a
+ * commit. */
+static int run_due_work(tern_index *idx, int background) {
   for (int round = 0; round < 256; round++) {
     int due = 0, merged = 0, rc = flush_due(idx, &due);
     if (rc == TERN_OK && due) {
@@ -104,7 +117,7 @@ static int run_due_work(tern_index *idx) {
     if (rc == TERN_OK && runs_due(idx)) rc = merge_runs(idx);
     if (rc == TERN_OK) rc = tern_merge_once(idx, &merged);
     if (rc != TERN_OK) return rc;
-    if (!merged) return TERN_OK;
+    if (!merged) return background && !kicked_again(idx) ? tern_cfilter_refresh(idx) : TERN_OK;
   }
   return TERN_OK;
 }
@@ -120,7 +133,7 @@ static void *worker_main(void *arg) {
     w->kicked = 0;
     w->busy = 1;
     pthread_mutex_unlock(&w->mu);
-    int rc = run_due_work(idx);
+    int rc = run_due_work(idx, 1);
     if (rc != TERN_OK) tern_health_note(idx, rc, 0);
     pthread_mutex_lock(&w->mu);
     if (rc != TERN_OK) {
@@ -154,7 +167,7 @@ static void kick(tern_index *idx) {
     w->started = pthread_create(&w->thread, NULL, worker_main, idx) == 0;
   if (!w->started) {
     pthread_mutex_unlock(&w->mu);
-    int rc = run_due_work(idx);
+    int rc = run_due_work(idx, 0);
     if (rc != TERN_OK) {
       tern_health_note(idx, rc, 0);
       pthread_mutex_lock(&w->mu);
@@ -167,6 +180,10 @@ static void kick(tern_index *idx) {
   w->kicked = 1;
   pthread_cond_signal(&w->wake);
   pthread_mutex_unlock(&w->mu);
+}
+
+void tern_worker_nudge(tern_index *idx) {
+  if (!(idx->flags & TERN_FOREGROUND)) kick(idx);
 }
 
 static void wait_idle(tern_worker *w) {

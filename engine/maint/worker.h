@@ -53,6 +53,11 @@ int tern_worker_drain(tern_index *idx);
  * flush and compact after it; when the caller's own work failed, its
  * error is returned and the pending failure kept for the next call. */
 int tern_worker_report(tern_index *idx, int rc, int pending);
+/* Wakes the worker thread after work done outside it (tern_flush: the
+ * combined filter its flush dropped, combined.h); nothing in the
+ * foreground (TERN_FOREGROUND: no thread, and no such work inside a
+ * call).  REQUIRES: the write lock held. */
+void tern_worker_nudge(tern_index *idx);
 /* Waits until the worker has nothing to do, and forgets nothing (verify). */
 void tern_worker_wait(tern_index *idx);
 

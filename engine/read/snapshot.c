@@ -3,8 +3,8 @@
  * snapshot.c — reads through a snapshot: one commit's state, held without
  * any LMDB transaction or lock, so many threads read at once.
  *
- * The path of one get: the buffer view (in memory: a hash index over runs
- * of 64 or more documents, binary search below), then the
+ * The path of one get: the buffer view (in memory: a filter and a hash
+ * index over runs of 64 or more documents, binary search below), then the
  * segments newest first; in each, the key range and the bloom filter (no
  * I/O), the resident terms index to one terms block, the entry in that
  * block (with the doc id pulsed into it, or one postings read), the live
@@ -99,13 +99,19 @@ static int copy_out(const tern_slice *v, void *buf, size_t cap, size_t *vlen) {
 int tern_snapshot_find(tern_snapshot *s, const void *key, size_t klen, tern_seg_cursor *c,
                        tern_slice *val) {
   tern_seg_probe p;
-  TERN_TRY(tern_seg_probe_init(&p, key, klen));
+  TERN_TRY(tern_seg_probe_head(&p, key, klen));
+  /* The range map is searched by the key's head alone, and its entry
+   * fetched, while the key is hashed: with many range-disjoint segments
+   * the filter line's address then waits for neither in turn. */
+  size_t at = tern_state_ranges_at(s->st, &p);
+  tern_state_entry_prefetch(s->st, at);
+  tern_seg_probe_hash(&p);
   TERN_COUNT_GET(key_hashes, 1);
   /* The segments' filter lines start on their way before the buffer's
    * probe: their cache misses and its own then overlap. */
   tern_state_cfilter_prefetch(s->st, &p); /* both: a present key needs the lines */
-  size_t at = tern_state_prefetch(s->st, &p);
-  ptrdiff_t i = tern_memseg_find_hashed(s->buf, key, klen, p.fk.hash);
+  tern_state_prefetch_at(s->st, &p, at);
+  ptrdiff_t i = tern_memseg_find_key(s->buf, key, klen, &p.fk);
   if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);
   tern_term_entry e;
   const tern_slot *sl;

@@ -32,6 +32,8 @@ void tern_edit_free(tern_index *idx, tern_edit *e) {
   free(e->lives);
   tern_mrun_put(e->run);
   if (e->buf == TERN_EDIT_BUF_VIEW) tern_memseg_free(e->view);
+  tern_cfilter_discard(e->cf); /* not adopted */
+  e->cf = NULL;
   e->adds = NULL;
   e->drops = NULL;
   e->lives = NULL;
@@ -192,7 +194,7 @@ int tern_log_and_apply(tern_index *idx, tern_edit *e) {
       if (idx->commit_uncertain) note_for_flight(idx, e, 0);
       return rc;
     }
-  } else if (e->buf == TERN_EDIT_BUF_SAME) {
+  } else if (e->buf == TERN_EDIT_BUF_SAME && !e->cf) {
     e->rec = e->base->rec; /* changes nothing */
     return TERN_OK;
   } else {

@@ -69,6 +69,10 @@ typedef struct tern_edit {
   uint64_t copy_seq, copy_next_segment;
   int log_always;  /* a commit: the counter moves even when nothing else does */
   int borrowed_ld; /* the adds' live docs are not the edit's (a backup's) */
+  /* A combined filter for the next state (owned; no catalog change): the
+   * worker's (engine/maint/combined.c), adopted when it covers the
+   * state's slots probed in turn (state_cfilter.c). */
+  struct tern_cfilter *cf;
   /* result */
   tern_rec_state rec; /* the state record the edit committed */
 } tern_edit;

@@ -348,6 +348,15 @@ int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
  * has none: still right, every slot probed in turn). */
 int tern_state_index_ranges(tern_state *st);
 void tern_state_ranges_free(tern_state *st);
+/* Settles the filter lines of st's range map (codec/segment.h): the pages
+ * of each entry's filter that are in the page cache checked now, so that a
+ * get reads no checked-pages bitmap for a settled one (an absent key on
+ * the range map then costs the heads, the entry and the filter's line;
+ * open pays about 1 ms per million keys).  Reads no disk;
+ * for a state made from the catalog (open), never on the commit path
+ * (there, lines settle from what is checked already).  REQUIRES: st not
+ * yet installed. */
+void tern_state_settle_filters(tern_state *st);
 /* Where the range map's search puts the probe's key: the first map entry
  * whose max's head is at or above the key's (ndisjoint when none; 0
  * without a map). */
@@ -358,6 +367,13 @@ size_t tern_state_ranges_at(const tern_state *st, const tern_seg_probe *p);
  * Returns tern_state_ranges_at's answer, for tern_state_find_at.  A
  * hint otherwise: no effect on results. */
 size_t tern_state_prefetch(const tern_state *st, const tern_seg_probe *p);
+/* The same, given `at` (tern_state_ranges_at, which needs only p->head):
+ * a get searches the map while its key is hashed (snapshot.c). */
+void tern_state_prefetch_at(const tern_state *st, const tern_seg_probe *p, size_t at);
+/* Starts fetching map entry `at` (a hint; none past the map). */
+static inline void tern_state_entry_prefetch(const tern_state *st, size_t at) {
+  if (at < st->ndisjoint) __builtin_prefetch(&st->disjoint[at]);
+}
 /* Slot i's filter for the probe's key, from its filter line when that can
  * tell, else from its gate: tern_seg_gate_filter's answer (0 absent, > 0
  * the block decides, < 0 a damaged filter page).  Counted as one filter
@@ -372,6 +388,10 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, siz
                               uint32_t *cand, size_t cap);
 /* ---- state_cfilter.c: one filter over the slots probed in turn */
 #define TERN_CFILTER_MIN 8u               /* slots probed in turn below which there is none */
+/* The same for the worker's filter (engine/maint/combined.c), built in the
+ * background: fewer slots are worth it there; at open, the build would
+ * cost every open about 50 ms per million keys. */
+#define TERN_CFILTER_MIN_WORKER 3u
 #define TERN_CFILTER_MAX_KEYS (2u << 20) /* keys above which there is none (2.5 MiB) */
 typedef struct tern_cfilter tern_cfilter;
 /* Builds st's combined filter when it has none and is worth one (at least
@@ -380,6 +400,22 @@ typedef struct tern_cfilter tern_cfilter;
  * slots.  For a state made from the catalog, never on the commit path.
  * Failures leave st without one (still right). */
 void tern_state_cfilter_build(tern_state *st);
+/* The combined filter st would have (tern_state_cfilter_build's rules,
+ * but from TERN_CFILTER_MIN_WORKER slots), made apart from st, into *out
+ * (NULL: not worth one).  Reads the keys of
+ * st's slots probed in turn; takes no lock (st held).  Errors:
+ * TERN_ENOMEM, a damaged terms block's. */
+int tern_cfilter_make(const tern_state *st, tern_cfilter **out);
+/* 1 when st has no combined filter but probes TERN_CFILTER_MIN_WORKER
+ * slots or more in turn (no I/O: the keys' bound and residence are
+ * tern_cfilter_make's). */
+int tern_state_cfilter_wanted(const tern_state *st);
+/* Gives *cf (made by tern_cfilter_make, never shared) to st when st has
+ * none and *cf covers every slot st probes in turn: *cf is then NULL and
+ * 1 returned; else 0 and *cf unchanged.  REQUIRES: st not yet installed. */
+int tern_state_cfilter_adopt(tern_state *st, tern_cfilter **cf);
+/* Frees a combined filter no state holds (tern_cfilter_make's). */
+void tern_cfilter_discard(tern_cfilter *cf);
 /* Shares from's combined filter with st when it covers every slot st
  * probes in turn (st's range map built); 1 when it did.  REQUIRES:
  * idx->mu held (the filter's count), as tern_state_cfilter_put. */

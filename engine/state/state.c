@@ -226,6 +226,7 @@ static int build_state(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, t
     state_free(idx, st);
     return rc;
   }
+  tern_state_settle_filters(st); /* made from the catalog: not on the commit path */
   /* Made from the catalog: the previous state's combined filter, or a
    * new one (state_cfilter.c; never on the commit path). */
   if (!tern_state_cfilter_inherit(st, idx->cur)) tern_state_cfilter_build(st);
@@ -592,7 +593,9 @@ int tern_state_apply(tern_index *idx, const tern_state *base, tern_edit *e, tern
     return rc;
   }
   assert(st->nslots == e->rec.nsegments);
-  tern_state_cfilter_inherit(st, base); /* none after a flush or merge: not built here */
+  /* Never built here (the commit path): base's when it still covers st,
+   * else the edit's (the worker's, made apart), else none. */
+  if (!tern_state_cfilter_inherit(st, base) && e->cf) tern_state_cfilter_adopt(st, &e->cf);
   apply_buffer(st, base, e);
   *out = st;
   return TERN_OK;
@@ -714,8 +717,9 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
   for (size_t hi = count; hi > 0;) {
     size_t lo = hi > PROBE_WAVE ? hi - PROBE_WAVE : 0, n = 0;
     if (st->lines) {
-      /* the newest wave's lines: tern_state_prefetch, before the buffer */
-      if (hi != count) prefetch_wave(st, ids, lo, hi, p);
+      /* the newest wave's lines: tern_state_prefetch, before the buffer,
+       * unless a combined filter was tested first (it fetches none) */
+      if (hi != count || st->cf_view.blocks) prefetch_wave(st, ids, lo, hi, p);
       int rc = probe_wave_lines(st, ids, lo, hi, p, c, e, found);
       if (rc != TERN_NOTFOUND) return rc;
       hi = lo;

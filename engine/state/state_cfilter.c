@@ -15,8 +15,12 @@
  * Cost: the keys of the covered segments read once, in key order, from
  * their terms blocks, and hashed — so it is built only where a state is
  * made from the catalog (tern_open, a reload after another process's
- * commit), never on the commit path, only for at least TERN_CFILTER_MIN
- * slots, at most TERN_CFILTER_MAX_KEYS keys, and only when their terms
+ * commit) and by the background worker of a writing process once its
+ * flushes and merges are done (engine/maint/combined.c: installed as an
+ * edit that changes nothing else), never on the commit path, only for at
+ * least TERN_CFILTER_MIN slots (TERN_CFILTER_MIN_WORKER for the worker,
+ * which pays the build in the background: an incremental index's 3 or 4
+ * overlapping segments then cost an absent key one line, not 3 or 4), at most TERN_CFILTER_MAX_KEYS keys, and only when their terms
  * files are mapped and in the page cache (no reads at open).  Memory:
  * TERN_FILTER_BITS_PER_KEY bits per key (1.25 MiB per million), plus
  * 8 bytes a key while it is built.  Any failure while building (memory, a
@@ -104,11 +108,12 @@ static int hash_keys(const tern_seg *seg, uint64_t *h, size_t *n, size_t cap) {
   return rc == TERN_NOTFOUND ? TERN_OK : rc;
 }
 
-/* The keys' bound, when st is worth a filter (else 0). */
-static size_t eligible_keys(const tern_state *st) {
+/* The keys' bound, when st probes at least min_slots in turn and is
+ * worth a filter (else 0). */
+static size_t eligible_keys(const tern_state *st, size_t min_slots) {
   const uint32_t *ids;
   size_t n = in_turn(st, &ids), keys = 0;
-  if (n < TERN_CFILTER_MIN) return 0;
+  if (n < min_slots) return 0;
   for (size_t k = 0; k < n; k++) {
     const tern_segref *r = st->slots[ids ? ids[k] : k].ref;
     keys += r->max_doc;
@@ -143,18 +148,52 @@ static int cfilter_make(const tern_state *st, const uint64_t *h, size_t n, tern_
   return TERN_OK;
 }
 
-void tern_state_cfilter_build(tern_state *st) {
-  size_t cap = eligible_keys(st);
-  if (!cap || st->cf) return;
+/* The filter over st's slots probed in turn when at least min_slots. */
+static int make_filter(const tern_state *st, size_t min_slots, tern_cfilter **out) {
+  *out = NULL;
+  size_t cap = eligible_keys(st, min_slots);
+  if (!cap) return TERN_OK;
   uint64_t *h = malloc(cap * sizeof *h);
   const uint32_t *ids;
   size_t nc = in_turn(st, &ids), n = 0;
   int rc = h ? TERN_OK : TERN_ENOMEM;
   for (size_t k = 0; rc == TERN_OK && k < nc; k++)
     rc = hash_keys(st->slots[ids ? ids[k] : k].ref->seg, h, &n, cap);
-  if (rc == TERN_OK) rc = cfilter_make(st, h, n, &st->cf);
-  if (rc == TERN_OK) st->cf_view = st->cf->view;
+  if (rc == TERN_OK) rc = cfilter_make(st, h, n, out);
   free(h);
-  if (rc != TERN_OK) tern_clear_error(); /* without it: still right (above) */
+  return rc;
 }
 
+void tern_state_cfilter_build(tern_state *st) {
+  if (st->cf) return;
+  tern_cfilter *cf = NULL;
+  if (make_filter(st, TERN_CFILTER_MIN, &cf) != TERN_OK) {
+    tern_clear_error(); /* without it: still right (above) */
+    return;
+  }
+  st->cf = cf;
+  if (cf) st->cf_view = cf->view;
+}
+
+int tern_cfilter_make(const tern_state *st, tern_cfilter **out) {
+  return make_filter(st, TERN_CFILTER_MIN_WORKER, out);
+}
+
+int tern_state_cfilter_wanted(const tern_state *st) {
+  const uint32_t *ids;
+  return !st->cf && in_turn(st, &ids) >= TERN_CFILTER_MIN_WORKER;
+}
+
+int tern_state_cfilter_adopt(tern_state *st, tern_cfilter **cf) {
+  if (st->cf || !*cf || !covers_state(*cf, st)) return 0;
+  assert((*cf)->refs == 1);
+  st->cf = *cf;
+  st->cf_view = st->cf->view;
+  *cf = NULL;
+  return 1;
+}
+
+void tern_cfilter_discard(tern_cfilter *cf) {
+  assert(!cf || cf->refs == 1);
+  if (cf) cfilter_free(cf);
+}

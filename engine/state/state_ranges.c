@@ -66,8 +66,20 @@ void tern_state_ranges_free(tern_state *st) {
 static void index_lines(tern_state *st) {
   if (!st->nslots) return;
   st->lines = malloc(st->nslots * sizeof *st->lines);
-  for (size_t i = 0; st->lines && i < st->nslots; i++)
+  for (size_t i = 0; st->lines && i < st->nslots; i++) {
     tern_seg_filter_line_of(st->slots[i].gate.seg, &st->lines[i]);
+    tern_seg_filter_line_settle(st->slots[i].gate.seg, &st->lines[i], 0);
+  }
+}
+
+/* The map's entries only: there the bitmap word is a line of its own per
+ * segment (many segments), where one segment's few words stay cached; and
+ * checking every slot's filter at open would move the first gets' page
+ * checks into every open (about 1 ms per million keys). */
+void tern_state_settle_filters(tern_state *st) {
+  for (size_t k = 0; k < st->ndisjoint; k++)
+    tern_seg_filter_line_settle(st->slots[st->disjoint[k].slot].gate.seg, &st->disjoint[k].filter,
+                                1);
 }
 
 static void prefetch_line(const tern_seg_filter_line *l, uint64_t hash) {
@@ -84,16 +96,23 @@ size_t tern_state_ranges_at(const tern_state *st, const tern_seg_probe *p) {
 }
 
 size_t tern_state_prefetch(const tern_state *st, const tern_seg_probe *p) {
+  size_t at = tern_state_ranges_at(st, p);
+  tern_state_prefetch_at(st, p, at);
+  return at;
+}
+
+void tern_state_prefetch_at(const tern_state *st, const tern_seg_probe *p, size_t at) {
   /* The map's candidate first: it is probed first, and its line's miss
    * then overlaps the write buffer's probe, as a single slot's does. */
-  size_t at = tern_state_ranges_at(st, p);
   if (at < st->ndisjoint) prefetch_line(&st->disjoint[at].filter, p->fk.hash);
-  if (!st->lines) return at;
+  /* With a combined filter, an absent key ends at its line: the slots'
+   * lines would only crowd the caches (probe_in_turn fetches them when the
+   * filter lets the key through). */
+  if (!st->lines || st->cf_view.blocks) return;
   const uint32_t *ids = st->ndisjoint ? st->overlap : NULL;
   size_t n = st->ndisjoint ? st->noverlap : st->nslots;
   for (size_t k = 0; k < n && k < TERN_PREFETCH_WAVE; k++) /* newest first */
     prefetch_line(&st->lines[ids ? ids[n - 1 - k] : n - 1 - k], p->fk.hash);
-  return at;
 }
 
 int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe *p) {
@@ -108,6 +127,7 @@ static void map_add(tern_state *st, const tern_seg_gate *g, uint32_t slot) {
   tern_range_entry *m = &st->disjoint[k];
   memset(m, 0, sizeof *m);
   tern_seg_filter_line_of(g->seg, &m->filter);
+  tern_seg_filter_line_settle(g->seg, &m->filter, 0);
   m->lo = g->lo;
   m->hi = g->hi;
   m->slot = slot;

@@ -17,6 +17,7 @@
  */
 #include "tests/engine/enginetest.h"
 
+#include "engine/maint/worker.h"
 #include "engine/state/index.h"
 
 #include <sys/wait.h>
@@ -217,6 +218,85 @@ static void writer_keeps_then_drops(world *w) {
   free(idxdir);
 }
 
+/* The current state's combined filter once the worker is idle (NULL: none). */
+static const tern_cfilter *settled_filter(tern_index *idx, size_t *nslots) {
+  tern_worker_wait(idx);
+  tern_snapshot *s;
+  assert_int_equal(tern_snapshot_open(&s, idx), TERN_OK);
+  const tern_cfilter *cf = s->st->cf;
+  *nslots = s->st->nslots;
+  assert_int_equal(tern_snapshot_close(s), TERN_OK);
+  return cf;
+}
+
+/* Ingests n new parts through the writer idx itself. */
+static void ingest_here(world *w, tern_index *idx, size_t n) {
+  uint8_t taken[NKEYS] = {0};
+  char *paths[TERN_CFILTER_MIN + 2];
+  assert_true(n <= TERN_CFILTER_MIN + 2);
+  for (size_t p = 0; p < n; p++)
+    paths[p] = build_part(w, taken, (int)p);
+  assert_int_equal(tern_ingest(idx, (const char *const *)paths, n, 0), TERN_OK);
+  for (size_t p = 0; p < n; p++) {
+    tu_rmtree(paths[p]);
+    free(paths[p]);
+  }
+}
+
+/* A long-running writer (background worker): the states it installs
+ * after its own ingest, flush and merge get the filter back from the
+ * worker (engine/maint/combined.c) whenever enough slots overlap; every
+ * key checked against the reference at each step, and after reopening. */
+static void test_same_process_keeps_filter(void **state) {
+  (void)state;
+  et_prefer_tmpfs();
+  world *w = calloc(1, sizeof *w);
+  assert_non_null(w);
+  uint64_t seed = tu_seed();
+  printf("seed %llu\n", (unsigned long long)seed);
+  tu_rng_init(&w->r, seed ^ 0x5a3e);
+  w->salt = tu_next(&w->r);
+  w->clock = 1;
+  w->dir = tu_tmpdir("cfilter-live");
+  w->idxname = "idx";
+  char *idxdir = tu_path(w->dir, w->idxname);
+  tern_index *idx;
+  assert_int_equal(tern_open(&idx, idxdir, TERN_CREATE, NULL), TERN_OK);
+  size_t with = 0, nslots = 0;
+  /* Ingested: TERN_CFILTER_MIN overlapping slots of one tier (no merge). */
+  ingest_here(w, idx, TERN_CFILTER_MIN);
+  const tern_cfilter *first = settled_filter(idx, &nslots);
+  assert_int_equal(nslots, TERN_CFILTER_MIN);
+  assert_non_null(first);
+  check_all(w, idx, &with);
+  /* Commits that flush nothing, with deletes: the same filter. */
+  for (int i = 0; i < 3; i++) {
+    random_commits(w, idx, 1);
+    assert_ptr_equal(settled_filter(idx, &nslots), first);
+    check_all(w, idx, &with);
+  }
+  /* A flush adds a slot the filter does not cover: the worker makes
+   * another (the buffer's keys are now in it). */
+  assert_int_equal(tern_flush(idx), TERN_OK);
+  assert_non_null(settled_filter(idx, &nslots));
+  assert_int_equal(nslots, TERN_CFILTER_MIN + 1);
+  check_all(w, idx, &with);
+  /* One more ingested slot fills the tier: the merge leaves one slot,
+   * too few for a filter (TERN_CFILTER_MIN_WORKER); gets stay right. */
+  ingest_here(w, idx, 1);
+  const tern_cfilter *after = settled_filter(idx, &nslots);
+  assert_true(nslots < TERN_CFILTER_MIN_WORKER ? after == NULL : after != NULL);
+  check_all(w, idx, &with);
+  assert_int_equal(tern_close(idx), TERN_OK);
+  assert_int_equal(tern_open(&idx, idxdir, TERN_RDONLY, NULL), TERN_OK);
+  check_all(w, idx, &with);
+  assert_int_equal(tern_close(idx), TERN_OK);
+  tu_rmtree(w->dir);
+  free(idxdir);
+  free(w->dir);
+  free(w);
+}
+
 static void test_never_denies_a_held_key(void **state) {
   (void)state;
   et_prefer_tmpfs();
@@ -250,6 +330,7 @@ static void test_never_denies_a_held_key(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_never_denies_a_held_key),
+      cmocka_unit_test(test_same_process_keeps_filter),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

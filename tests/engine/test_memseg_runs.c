@@ -3,8 +3,9 @@
  * test_memseg_runs.c — the layered buffer view (engine/buffer/memseg_runs.c)
  * against a reference array (id -> version, 0 absent), over random commits
  * of one to hundreds of puts and removals: every view, and older views
- * kept while newer ones are built on them, answers find, value and its
- * flat rank order exactly as the reference of its own commit.
+ * kept while newer ones are built on them, answers find (also a get's,
+ * through the runs' filters), value and its flat rank order exactly as
+ * the reference of its own commit.
  */
 #include "tests/engine/enginetest.h"
 
@@ -61,6 +62,11 @@ static void check_view(const view *w) {
   size_t live = 0;
   for (uint32_t i = 0; i < NKEYS; i++) {
     ptrdiff_t h = tern_memseg_find(w->m, keys[i], klens[i]);
+    /* A get's find, the runs' filters tested first: the same answer
+     * (a filter never rules out a key its run holds, tombstones too). */
+    tern_filter_key fk;
+    tern_filter_key_init(&fk, tern_filter_hash(keys[i], klens[i]));
+    assert_int_equal(tern_memseg_find_key(w->m, keys[i], klens[i], &fk), h);
     if (!w->ver[i]) {
       assert_true(h < 0);
       continue;
@@ -161,6 +167,7 @@ static void test_runs_against_reference(void **state) {
     m = next->m;
     for (size_t i = 0; i < m->nruns; i++) { /* large runs are found by their hash index */
       assert_true((m->runs[i]->index.cap != 0) == (m->runs[i]->n >= TERN_MRUN_INDEXED));
+      assert_true((m->runs[i]->fview.blocks != NULL) == (m->runs[i]->index.cap != 0));
       indexed += m->runs[i]->index.cap != 0;
     }
     if (c % 7 == 0 || c == commits) /* this view and every older one kept */

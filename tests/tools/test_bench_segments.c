@@ -63,6 +63,8 @@ static void test_segments_small_run(void **state) {
   assert_non_null(strstr(text, "overlapping (7)"));
   assert_non_null(strstr(text, "compacted (1)"));
   assert_non_null(strstr(text, "incremental ("));
+  assert_non_null(strstr(text, "incremental-live (")); /* the writer's own handle */
+  assert_non_null(strstr(text, "overlapping-live ("));
   free(text);
   char *bad1[] = {(char *)bench_bin(), "segments", "--txn", "0", NULL};
   assert_int_equal(run(bad1, log), 2);

@@ -7,7 +7,7 @@
  * tern.h.
  *
  * N random keys of 16 hex characters, in random order, each with an
- * 8-byte value.  Three indexes of the same keys and values:
+ * 8-byte value.  Five indexes of the same keys and values:
  *   "incremental": written in transactions of T documents (tern_put +
  *     tern_commit), default options: the write buffer flushes as segments
  *     of random keys and the background worker merges them by its tiered
@@ -18,8 +18,15 @@
  *     the S segments ingested in one tern_ingest by a process that exits at
  *     once (no merge ran): S segments whose key ranges all overlap, so a
  *     get tests every one's filter;
+ *   "incremental-live", "overlapping-live": the same written (ingested)
+ *     again into an index of their own whose writing handle stays open:
+ *     read through it, as a long-running process reads what it wrote (its
+ *     own states, made by its edits; its worker's merges and combined
+ *     filter done first: tern_verify waits for them).  The overlapping
+ *     parts are then merged as the tiered policy says (20 segments of one
+ *     tier: 2); the label gives the count the gets saw;
  *   "compacted": the S segments ingested, then tern_compact: one segment.
- * All three are reopened read-only (no merges) and read once whole
+ * The others are reopened read-only (no merges), all read once whole
  * (warm).  Each round times tern_get of the same random present keys and
  * of random absent keys (checked absent) on one snapshot of each,
  * rotating which goes first; figures are medians over the rounds, each
@@ -39,15 +46,19 @@
 
 #define SG_KEY 16
 #define SG_ROUNDS_MAX 50u
-#define SG_KINDS 3
+#define SG_KINDS 5
 
 typedef struct sg_opts {
   uint64_t docs, txn, segments, lookups, rounds, seed;
   const char *parent;
 } sg_opts;
 
-enum { SG_INCREMENTAL, SG_OVERLAPPING, SG_COMPACTED };
-static const char *const kind_names[SG_KINDS] = {"incremental", "overlapping", "compacted"};
+enum { SG_INCREMENTAL, SG_INCREMENTAL_LIVE, SG_OVERLAPPING, SG_OVERLAPPING_LIVE, SG_COMPACTED };
+static const char *const kind_names[SG_KINDS] = {"incremental", "incremental-live", "overlapping",
+                                                 "overlapping-live", "compacted"};
+/* The "-live" indexes are read through the handle of the process that
+ * wrote them (its own states, made by its edits), the others reopened. */
+static int kind_live(int k) { return k == SG_INCREMENTAL_LIVE || k == SG_OVERLAPPING_LIVE; }
 
 void tern_bench_segments_usage(FILE *out) {
   fprintf(out,
@@ -142,8 +153,9 @@ static uint8_t *make_keys(uint64_t seed, size_t *n, uint8_t **sorted) {
 }
 
 /* The incremental index: keys[0..n) (value: the position) in transactions
- * of txn documents, then closed. */
-static int write_incremental(const char *dir, const uint8_t *keys, size_t n, size_t txn) {
+ * of txn documents, then closed, or kept open in *live (live non-NULL). */
+static int write_incremental(const char *dir, const uint8_t *keys, size_t n, size_t txn,
+                             tern_index **live) {
   tern_index *w;
   int rc = tern_open(&w, dir, TERN_CREATE, NULL);
   if (rc) return rc;
@@ -159,6 +171,10 @@ static int write_incremental(const char *dir, const uint8_t *keys, size_t n, siz
       tern_abort(t);
     else
       rc = tern_commit(t);
+  }
+  if (live && rc == 0) {
+    *live = w;
+    return 0;
   }
   int rc2 = tern_close(w);
   bench_log("incremental: %zu documents in transactions of %zu, %.2f s (close included)", n, txn,
@@ -206,8 +222,16 @@ static int build_parts(const char *dir, const uint8_t *keys, size_t n, size_t se
 }
 
 /* Ingests the parts into dir: in a child that exits at once (no merge
- * runs: every part stays a segment), or compacted. */
-static int ingest_parts(const char *dir, char **paths, size_t segs, int compact) {
+ * runs: every part stays a segment), or compacted, or (live non-NULL) by
+ * this process, whose handle is kept in *live (its worker merges as its
+ * policy says). */
+static int ingest_parts(const char *dir, char **paths, size_t segs, int compact,
+                        tern_index **live) {
+  if (live) {
+    int rc = tern_open(live, dir, TERN_CREATE, NULL);
+    if (rc == 0) rc = tern_ingest(*live, (const char *const *)paths, segs, 0);
+    return rc;
+  }
   fflush(NULL);
   pid_t pid = compact ? 0 : fork();
   if (pid < 0) return -errno;
@@ -278,12 +302,18 @@ static int make_indexes(const sg_opts *o, const char *dir, const uint8_t *keys, 
     bench_path(d[k], sizeof d[k], dir, kind_names[k]);
   bench_path(parts, sizeof parts, dir, "parts");
   int rc = paths ? bench_mkdirs(parts) : TERN_ENOMEM;
-  if (rc == 0) rc = write_incremental(d[SG_INCREMENTAL], keys, n, (size_t)o->txn);
+  if (rc == 0) rc = write_incremental(d[SG_INCREMENTAL], keys, n, (size_t)o->txn, NULL);
+  if (rc == 0)
+    rc = write_incremental(d[SG_INCREMENTAL_LIVE], keys, n, (size_t)o->txn,
+                           &idx[SG_INCREMENTAL_LIVE]);
   if (rc == 0) rc = build_parts(parts, keys, n, segs, paths);
-  if (rc == 0) rc = ingest_parts(d[SG_OVERLAPPING], paths, segs, 0);
-  if (rc == 0) rc = ingest_parts(d[SG_COMPACTED], paths, segs, 1);
+  if (rc == 0) rc = ingest_parts(d[SG_OVERLAPPING], paths, segs, 0, NULL);
+  if (rc == 0) rc = ingest_parts(d[SG_OVERLAPPING_LIVE], paths, segs, 0, &idx[SG_OVERLAPPING_LIVE]);
+  if (rc == 0) rc = ingest_parts(d[SG_COMPACTED], paths, segs, 1, NULL);
   for (int k = 0; k < SG_KINDS && rc == 0; k++) {
-    rc = tern_open(&idx[k], d[k], TERN_RDONLY, NULL);
+    /* A live handle: tern_verify waits for its worker (the flushes,
+     * merges and combined filter its writes left) and reads it whole. */
+    rc = kind_live(k) ? tern_verify(idx[k]) : tern_open(&idx[k], d[k], TERN_RDONLY, NULL);
     if (rc == 0) rc = bench_warm_dir(d[k]);
     if (rc == 0) nseg[k] = nsegments(idx[k]);
   }
@@ -332,9 +362,10 @@ static int time_rounds(const sg_opts *o, tern_index **idx, const uint8_t *presen
       t->rp[k][r] = t->tp[k][r] / t->tp[SG_COMPACTED][r];
       t->ra[k][r] = t->ta[k][r] / t->ta[SG_COMPACTED][r];
     }
-    bench_log("round %zu: present %.0f / %.0f / %.0f ns, absent %.0f / %.0f / %.0f ns "
-              "(incremental / overlapping / compacted)",
-              r, t->tp[0][r], t->tp[1][r], t->tp[2][r], t->ta[0][r], t->ta[1][r], t->ta[2][r]);
+    bench_log("round %zu: present %.0f / %.0f / %.0f / %.0f / %.0f ns, absent %.0f / %.0f / "
+              "%.0f / %.0f / %.0f ns (incremental, -live / overlapping, -live / compacted)",
+              r, t->tp[0][r], t->tp[1][r], t->tp[2][r], t->tp[3][r], t->tp[4][r], t->ta[0][r],
+              t->ta[1][r], t->ta[2][r], t->ta[3][r], t->ta[4][r]);
   }
   return 0;
 }
@@ -366,8 +397,8 @@ static int run(const sg_opts *o, const char *dir) {
   uint8_t *sorted = NULL, *keys = make_keys(o->seed, &n, &sorted);
   uint8_t *present = malloc(nl * SG_KEY), *absent = malloc(nl * SG_KEY);
   sg_times *t = malloc(sizeof *t);
-  tern_index *idx[SG_KINDS] = {NULL, NULL, NULL};
-  size_t nseg[SG_KINDS] = {0, 0, 0};
+  tern_index *idx[SG_KINDS] = {NULL};
+  size_t nseg[SG_KINDS] = {0};
   int rc = keys && present && absent && t ? 0 : TERN_ENOMEM;
   if (rc == 0) {
     pick_lookups(o, sorted, n, present, absent);
