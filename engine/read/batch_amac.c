@@ -75,7 +75,7 @@ int tern_batch_amac_usable(const tern_snapshot *s) {
 }
 
 static int keep_value(amac *a, size_t k, const void *v, size_t len) {
-  size_t off;
+  size_t off = 0; /* set by copy_room; gcc -O3 cannot see it */
   TERN_TRY(copy_room(a, len, &off));
   if (len) memcpy(a->copies + off, v, len);
   a->res[k] = (amac_res){NULL, (uint32_t)off, (uint32_t)len, 1};
