@@ -363,29 +363,13 @@ void tern_state_settle_filters(tern_state *st);
 size_t tern_state_ranges_at(const tern_state *st, const tern_seg_probe *p);
 /* Starts fetching the filter lines a get of the probe's key will test:
  * the map's candidate's, then the slots probed in turn (the newest wave of
- * them; none behind a combined filter over more than
- * TERN_CFILTER_LINES_WITH), so that their cache misses overlap the write
- * buffer's probe.
+ * them), so that their cache misses overlap the write buffer's probe.
  * Returns tern_state_ranges_at's answer, for tern_state_find_at.  A
  * hint otherwise: no effect on results. */
 size_t tern_state_prefetch(const tern_state *st, const tern_seg_probe *p);
 /* The same, given `at` (tern_state_ranges_at, which needs only p->head):
  * a get searches the map while its key is hashed (snapshot.c). */
 void tern_state_prefetch_at(const tern_state *st, const tern_seg_probe *p, size_t at);
-/* Slots probed in turn up to which a state with a combined filter still
- * fetches their filter lines with the combined filter's, before the
- * buffer: a present key (the filter lets it through) then waits for one
- * line, not for the combined filter's and then the slots' in turn; above
- * it an absent key would pay many lines for the one it needs. */
-#ifndef TERN_CFILTER_LINES_WITH
-#define TERN_CFILTER_LINES_WITH 4u
-#endif
-/* 1 when a get's first wave of slots probed in turn (n of them) has its
- * filter lines fetched before the buffer (tern_state_prefetch_at), 0 when
- * probe_in_turn fetches them once the combined filter lets the key by. */
-static inline int tern_state_lines_early(const tern_state *st, size_t n) {
-  return !st->cf_view.blocks || n <= TERN_CFILTER_LINES_WITH;
-}
 /* Starts fetching map entry `at` (a hint; none past the map). */
 static inline void tern_state_entry_prefetch(const tern_state *st, size_t at) {
   if (at < st->ndisjoint) __builtin_prefetch(&st->disjoint[at]);

@@ -718,9 +718,8 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
     size_t lo = hi > PROBE_WAVE ? hi - PROBE_WAVE : 0, n = 0;
     if (st->lines) {
       /* the newest wave's lines: tern_state_prefetch, before the buffer,
-       * unless a combined filter over many slots was tested first (it
-       * fetches none then: tern_state_lines_early) */
-      if (hi != count || !tern_state_lines_early(st, count)) prefetch_wave(st, ids, lo, hi, p);
+       * unless a combined filter was tested first (it fetches none) */
+      if (hi != count || st->cf_view.blocks) prefetch_wave(st, ids, lo, hi, p);
       int rc = probe_wave_lines(st, ids, lo, hi, p, c, e, found);
       if (rc != TERN_NOTFOUND) return rc;
       hi = lo;

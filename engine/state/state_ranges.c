@@ -105,14 +105,12 @@ void tern_state_prefetch_at(const tern_state *st, const tern_seg_probe *p, size_
   /* The map's candidate first: it is probed first, and its line's miss
    * then overlaps the write buffer's probe, as a single slot's does. */
   if (at < st->ndisjoint) prefetch_line(&st->disjoint[at].filter, p->fk.hash);
-  /* With a combined filter over many slots, an absent key ends at its
-   * line: the slots' lines would only crowd the caches (probe_in_turn
-   * fetches them when the filter lets the key through).  Over a few, they
-   * come now, beside it: a present key then waits for one line, not two
-   * in turn (tern_state_lines_early). */
+  /* With a combined filter, an absent key ends at its line: the slots'
+   * lines would only crowd the caches (probe_in_turn fetches them when the
+   * filter lets the key through). */
+  if (!st->lines || st->cf_view.blocks) return;
   const uint32_t *ids = st->ndisjoint ? st->overlap : NULL;
   size_t n = st->ndisjoint ? st->noverlap : st->nslots;
-  if (!st->lines || !tern_state_lines_early(st, n)) return;
   for (size_t k = 0; k < n && k < TERN_PREFETCH_WAVE; k++) /* newest first */
     prefetch_line(&st->lines[ids ? ids[n - 1 - k] : n - 1 - k], p->fk.hash);
 }
