@@ -698,7 +698,7 @@ static void prefetch_wave(const tern_state *st, const uint32_t *ids, size_t lo, 
     const uint8_t *line = tern_seg_filter_line_block(l, p->fk.hash, &page);
     if (line) {
       __builtin_prefetch(line);
-      __builtin_prefetch(&l->checked[page / 64]);
+      if (!l->settled) __builtin_prefetch(&l->checked[page / 64]); /* settled: no bitmap read */
     }
   }
 }

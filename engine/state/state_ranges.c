@@ -87,7 +87,7 @@ static void prefetch_line(const tern_seg_filter_line *l, uint64_t hash) {
   const uint8_t *line = tern_seg_filter_line_block(l, hash, &page);
   if (line) {
     __builtin_prefetch(line);
-    __builtin_prefetch(&l->checked[page / 64]);
+    if (!l->settled) __builtin_prefetch(&l->checked[page / 64]); /* settled: no bitmap read */
   }
 }
 

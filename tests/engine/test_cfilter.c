@@ -297,6 +297,43 @@ static void test_same_process_keeps_filter(void **state) {
   free(w);
 }
 
+/* A writer's combined filter over as few slots as the worker makes one
+ * for (TERN_CFILTER_MIN_WORKER: an incremental index's 3 or 4 segments):
+ * every key, present, deleted or never written, answers as the
+ * reference, with keys in the buffer too, the filter kept throughout. */
+static void test_few_slots_keep_filter(void **state) {
+  (void)state;
+  et_prefer_tmpfs();
+  world *w = calloc(1, sizeof *w);
+  assert_non_null(w);
+  uint64_t seed = tu_seed();
+  printf("seed %llu\n", (unsigned long long)seed);
+  tu_rng_init(&w->r, seed ^ 0x3e21);
+  w->salt = tu_next(&w->r);
+  w->clock = 1;
+  w->dir = tu_tmpdir("cfilter-few");
+  w->idxname = "idx";
+  char *idxdir = tu_path(w->dir, w->idxname);
+  tern_index *idx;
+  assert_int_equal(tern_open(&idx, idxdir, TERN_CREATE, NULL), TERN_OK);
+  size_t with = 0, nslots = 0;
+  ingest_here(w, idx, TERN_CFILTER_MIN_WORKER);
+  assert_non_null(settled_filter(idx, &nslots));
+  assert_int_equal(nslots, TERN_CFILTER_MIN_WORKER);
+  check_all(w, idx, &with);
+  for (int i = 0; i < 3; i++) { /* deletes and new versions, in the buffer */
+    random_commits(w, idx, 1);
+    assert_non_null(settled_filter(idx, &nslots));
+    check_all(w, idx, &with);
+  }
+  assert_int_equal(with, 4);
+  assert_int_equal(tern_close(idx), TERN_OK);
+  tu_rmtree(w->dir);
+  free(idxdir);
+  free(w->dir);
+  free(w);
+}
+
 static void test_never_denies_a_held_key(void **state) {
   (void)state;
   et_prefer_tmpfs();
@@ -331,6 +368,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_never_denies_a_held_key),
       cmocka_unit_test(test_same_process_keeps_filter),
+      cmocka_unit_test(test_few_slots_keep_filter),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
