@@ -109,7 +109,7 @@ static void fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t
   e->value_len = t->vlen;
   e->value_inline = t->vinline;
   e->value_off = t->voff;
-  if (t->vinline && t->vlen) tern_tb_copy_value(&c->blk, t, c->vbuf);
+  c->vbit = t->vbit; /* the value is taken when asked for (tern_seg_value) */
 }
 
 static int check_key(const void *term, size_t len) {
@@ -375,8 +375,12 @@ tern_rfile *tern_seg_values_file(const tern_seg *s) { return s->val; }
 int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
                    tern_slice *value) {
   if (e->value_inline) {
-    value->data = c->vbuf;
     value->len = e->value_len;
+    value->data = c->vbuf;
+    if ((c->vbit & 7) == 0) /* whole bytes of the block, checked when it was read */
+      value->data = c->blk.page + (c->vbit >> 3);
+    else if (e->value_len)
+      tern_tb_copy_value(&c->blk, &(tern_tb_tail){.vbit = c->vbit, .vlen = e->value_len}, c->vbuf);
     return TERN_OK;
   }
   TERN_TRY(value_in_file(s, e));
