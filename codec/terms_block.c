@@ -124,26 +124,24 @@ static int parse_alphabet(tern_tb_block *b, const uint8_t **pp) {
   return TERN_OK;
 }
 
+/* Only digit -> byte: decoding needs no more (a lookup codes its key's
+ * bytes into digits from the alphabet itself, key_digit), and a seek that
+ * goes on stepping fills this per block it lands in. */
 void tern_tb_tables(tern_tb_block *b) {
   if (b->tables) return;
   const uint8_t *p = b->alpha;
   uint32_t d = 0;
-  memset(b->dig, 0xff, sizeof b->dig); /* TERN_TB_NODIGIT */
   if (b->page[0] & TERN_TB_RANGES) {
     for (uint32_t i = 0; i < b->nranges; i++, p += 2) {
       uint32_t lo = p[0], hi = p[1];
-      uint16_t *dig = b->dig, next = (uint16_t)d;
       fill_range(b->sym + d, lo, hi);
-      for (uint32_t c = lo; c <= hi; c++) dig[c] = next++;
       d += hi - lo + 1;
     }
   } else {
     for (uint32_t word = 0; word < 4; word++) {
       uint64_t bits = tern_load64(p + 8 * word);
       while (bits) {
-        unsigned c = word * 64 + (unsigned)__builtin_ctzll(bits);
-        b->sym[d] = (uint8_t)c;
-        b->dig[c] = (uint16_t)d++;
+        b->sym[d++] = (uint8_t)(word * 64 + (unsigned)__builtin_ctzll(bits));
         bits &= bits - 1;
       }
     }
