@@ -376,8 +376,12 @@ int tern_tb_open(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f, 
 
 /* ------------------------------------------------------------ entry parts */
 
-/* Decodes an entry's tail at *pos (entry `idx`), advancing *pos. */
-static int decode_tail(const tern_tb_block *b, uint32_t *pos, uint32_t idx, tern_tb_tail *t) {
+/* Decodes an entry's tail at *pos (entry `idx`), advancing *pos.  Inlined
+ * into the step (tern_tb_iter_next), which decodes one every entry;
+ * decode_tail is the same out of line. */
+static inline __attribute__((always_inline)) int tail_decode(const tern_tb_block *b,
+                                                              uint32_t *pos, uint32_t idx,
+                                                              tern_tb_tail *t) {
   uint32_t at = *pos;
   uint64_t df = b->df_min + get_col(b, at, b->bw_df);
   at += b->bw_df;
@@ -424,6 +428,10 @@ static int decode_tail(const tern_tb_block *b, uint32_t *pos, uint32_t idx, tern
   if (at > b->used_bits) return corrupt(b, "entry past the end of the block");
   *pos = at;
   return TERN_OK;
+}
+
+static int decode_tail(const tern_tb_block *b, uint32_t *pos, uint32_t idx, tern_tb_tail *t) {
+  return tail_decode(b, pos, idx, t);
 }
 
 /* The position after the tail at pos; no check (callers check the result
@@ -523,24 +531,48 @@ static inline __attribute__((always_inline)) int decode_code_pairs(const tern_tb
   return 0;
 }
 
-/* decode_suffix with the pair table (b->pair set, group >= 2). */
-static int decode_suffix_pairs(const tern_tb_block *b, uint32_t sp, uint32_t slen, uint8_t *out) {
-  for (uint32_t i = 0, r; i < slen; i += r, out += r) {
-    r = slen - i < b->group ? slen - i : b->group;
+/* n whole codes of g characters (g constant when inlined) at sp into out,
+ * with the pair table; -1 when one is outside the alphabet. */
+static inline __attribute__((always_inline)) int pair_groups(const tern_tb_block *b, uint32_t sp,
+                                                             uint32_t n, uint32_t g, uint8_t *out) {
+  unsigned gb = b->gbits[g];
+  for (uint32_t k = 0; k < n; k++, sp += gb, out += g)
+    if (decode_code_pairs(b, (uint32_t)get(b, sp, gb), g, out)) return -1;
+  return 0;
+}
+
+/* decode_suffix with the pair table (b->pair set, group >= 2): the whole
+ * codes in a loop made for the block's group size, so that the size is
+ * not re-derived and switched on per code, then the last, shorter one. */
+static inline __attribute__((always_inline)) int suffix_pairs(const tern_tb_block *b, uint32_t sp,
+                                                              uint32_t slen, uint8_t *out) {
+  uint32_t g = b->group, n = (slen * b->gdiv) >> 16, r = slen - n * g; /* n = slen / g */
+  int bad;
+  switch (g) {
+  case 2: bad = pair_groups(b, sp, n, 2, out); break;
+  case 3: bad = pair_groups(b, sp, n, 3, out); break;
+  case 4: bad = pair_groups(b, sp, n, 4, out); break;
+  case 5: bad = pair_groups(b, sp, n, 5, out); break;
+  default: bad = pair_groups(b, sp, n, 6, out); break;
+  }
+  if (!bad && r) {
+    sp += n * b->gbits[g];
+    out += n * g;
     uint32_t code = (uint32_t)get(b, sp, b->gbits[r]);
-    sp += b->gbits[r];
-    int bad;
     switch (r) {
     case 1: bad = decode_code(b, code, 1, out); break;
     case 2: bad = decode_code_pairs(b, code, 2, out); break;
     case 3: bad = decode_code_pairs(b, code, 3, out); break;
     case 4: bad = decode_code_pairs(b, code, 4, out); break;
-    case 5: bad = decode_code_pairs(b, code, 5, out); break;
-    default: bad = decode_code_pairs(b, code, 6, out); break;
+    default: bad = decode_code_pairs(b, code, 5, out); break;
     }
-    if (bad) return corrupt(b, "character outside the block alphabet");
   }
+  if (bad) return corrupt(b, "character outside the block alphabet");
   return TERN_OK;
+}
+
+static int decode_suffix_pairs(const tern_tb_block *b, uint32_t sp, uint32_t slen, uint8_t *out) {
+  return suffix_pairs(b, sp, slen, out);
 }
 
 /* Decodes slen suffix characters at sp into out. */
@@ -845,12 +877,14 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
   } else {
     uint32_t p, slen;
     TERN_TRY(read_prefix(b, &it->kpos, it->len, &p, &slen));
-    TERN_TRY(decode_suffix(b, it->kpos, slen, term + p));
+    /* The pair table's decode inline: it is most of a scan's step. */
+    TERN_TRY(b->pair ? suffix_pairs(b, it->kpos, slen, term + p)
+                     : decode_suffix(b, it->kpos, slen, term + p));
     it->kpos += suffix_bits(b, slen);
     it->len = p + slen;
     if (it->kpos > b->tails_start) return corrupt(b, "key past the end of the key stream");
   }
-  TERN_TRY(decode_tail(b, &it->pos, e, t));
+  TERN_TRY(tail_decode(b, &it->pos, e, t));
   it->entry = e + 1;
   if (it->entry == b->n && (it->kpos + 7) / 8 * 8 != b->tails_start)
     return corrupt(b, "key stream length differs from its entries");
