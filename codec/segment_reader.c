@@ -328,8 +328,8 @@ int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e
   }
   uint32_t index = c->it.entry;
   c->positioned = 0;
-  tern_tb_tables(&c->blk);
-  use_pairs(c);
+  if (TERN_UNLIKELY(!c->blk.tables)) tern_tb_tables(&c->blk); /* once a block: tested inline */
+  if (!c->blk.pair) use_pairs(c);
   tern_tb_tail t = {.docs = e->docs};
   TERN_TRY(tern_tb_iter_next(&c->blk, &c->it, c->term, &t));
   fill_entry(c, index, &t, e);

@@ -316,5 +316,6 @@ int tern_cursor_value(tern_cursor *c, tern_slice *val) {
   tern_clear_error();
   if (!c || !val || c->dir == 0)
     return tern_fail(TERN_EINVAL, "tern_cursor_value: not on a key");
+  if (c->fast) return tern_seg_value(c->fseg, &c->fast->e, c->fast->sc, val);
   return tern_src_value(&c->src[c->top], val);
 }
