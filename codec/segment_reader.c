@@ -523,8 +523,10 @@ int tern_seg_doc(const tern_seg *s, uint32_t doc, tern_seg_cursor *c, tern_slice
 int tern_seg_block_lower_bound(const tern_seg *s, const tern_seg_field *f, const void *term,
                                size_t len, tern_seg_cursor *c, tern_term_entry *e,
                                uint32_t *index) {
-  uint64_t b;
-  TERN_TRY(tern_terms_index_find(&f->index, term, len, &b));
+  /* A cursor's seek: the block's lines fetched as seek_exact's are. */
+  uint64_t ih = tern_terms_index_key_head(&f->index, term, len), b;
+  TERN_TRY(tern_terms_index_find_head(&f->index, ih, term, len, &b));
+  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
   TERN_TRY(load_block(s, f, b, c));
   tern_tb_tail t = {.docs = e->docs};
   int rc = tern_tb_lower_bound(&c->blk, term, (uint32_t)len, index, &c->it, &t);
