@@ -372,17 +372,10 @@ int tern_seg_value_span(const tern_seg *s, const tern_term_entry *e, uint64_t *o
 
 tern_rfile *tern_seg_values_file(const tern_seg *s) { return s->val; }
 
-int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
-                   tern_slice *value) {
-  if (e->value_inline) {
-    value->len = e->value_len;
-    value->data = c->vbuf;
-    if ((c->vbit & 7) == 0) /* whole bytes of the block, checked when it was read */
-      value->data = c->blk.page + (c->vbit >> 3);
-    else if (e->value_len)
-      tern_tb_copy_value(&c->blk, &(tern_tb_tail){.vbit = c->vbit, .vlen = e->value_len}, c->vbuf);
-    return TERN_OK;
-  }
+/* tern_seg_value of a value in NAME.val; out of line, so that the inline
+ * case, once a key in a scan, is a leaf that saves no registers. */
+static __attribute__((noinline)) int value_from_file(const tern_seg *s, const tern_term_entry *e,
+                                                     tern_seg_cursor *c, tern_slice *value) {
   TERN_TRY(value_in_file(s, e));
   /* Warm, in the mapping: one counted read, no buffer.  A buffer is for
    * pread mode and for a mapped page's first touch, read into it (io.h);
@@ -393,6 +386,18 @@ int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor 
   if (rc != TERN_OK) return rc;
   value->data = p;
   value->len = e->value_len;
+  return TERN_OK;
+}
+
+int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
+                   tern_slice *value) {
+  if (!e->value_inline) return value_from_file(s, e, c, value);
+  value->len = e->value_len;
+  value->data = c->vbuf;
+  if ((c->vbit & 7) == 0) /* whole bytes of the block, checked when it was read */
+    value->data = c->blk.page + (c->vbit >> 3);
+  else if (e->value_len)
+    tern_tb_copy_value(&c->blk, &(tern_tb_tail){.vbit = c->vbit, .vlen = e->value_len}, c->vbuf);
   return TERN_OK;
 }
 
