@@ -541,13 +541,44 @@ static inline __attribute__((always_inline)) int pair_groups(const tern_tb_block
   return 0;
 }
 
+/* The last code of a suffix, of r < g characters (r may be 0), decoded
+ * as g characters — its value is below K^r, so the first g - r come out
+ * as digit 0 — into tmp, and its r characters moved to out by one 8-byte
+ * copy: no branch on r, which follows the suffix length and so varies
+ * from key to key.  out must have 8 bytes of room past its r. */
+static inline __attribute__((always_inline)) int last_code_blind(const tern_tb_block *b,
+                                                                 uint32_t sp, uint32_t r,
+                                                                 uint32_t g, uint8_t *out) {
+  uint8_t tmp[16] = {0};
+  uint32_t code = (uint32_t)get(b, sp, b->gbits[r]);
+  if (code >= b->pow[r]) return -1;
+  if (decode_code_pairs(b, code, g, tmp)) return -1;
+  memcpy(out, tmp + ((g - r) & 7), 8); /* g - r <= 6: the mask only tells the compiler */
+  return 0;
+}
+
 /* decode_suffix with the pair table (b->pair set, group >= 2): the whole
  * codes in a loop made for the block's group size, so that the size is
- * not re-derived and switched on per code, then the last, shorter one. */
+ * not re-derived and switched on per code, then the last, shorter one —
+ * without a branch on its length when out has `room` for 8 bytes more. */
 static inline __attribute__((always_inline)) int suffix_pairs(const tern_tb_block *b, uint32_t sp,
-                                                              uint32_t slen, uint8_t *out) {
+                                                              uint32_t slen, uint8_t *out,
+                                                              uint32_t room) {
   uint32_t g = b->group, n = (slen * b->gdiv) >> 16, r = slen - n * g; /* n = slen / g */
+  uint32_t last = sp + n * b->gbits[g];
+  uint8_t *lout = out + n * g;
   int bad;
+  if (TERN_LIKELY(room >= slen + 8)) {
+    switch (g) { /* the remainder first: the whole codes overwrite what it spills before */
+    case 2: bad = last_code_blind(b, last, r, 2, lout) || pair_groups(b, sp, n, 2, out); break;
+    case 3: bad = last_code_blind(b, last, r, 3, lout) || pair_groups(b, sp, n, 3, out); break;
+    case 4: bad = last_code_blind(b, last, r, 4, lout) || pair_groups(b, sp, n, 4, out); break;
+    case 5: bad = last_code_blind(b, last, r, 5, lout) || pair_groups(b, sp, n, 5, out); break;
+    default: bad = last_code_blind(b, last, r, 6, lout) || pair_groups(b, sp, n, 6, out); break;
+    }
+    if (bad) return corrupt(b, "character outside the block alphabet");
+    return TERN_OK;
+  }
   switch (g) {
   case 2: bad = pair_groups(b, sp, n, 2, out); break;
   case 3: bad = pair_groups(b, sp, n, 3, out); break;
@@ -556,15 +587,13 @@ static inline __attribute__((always_inline)) int suffix_pairs(const tern_tb_bloc
   default: bad = pair_groups(b, sp, n, 6, out); break;
   }
   if (!bad && r) {
-    sp += n * b->gbits[g];
-    out += n * g;
-    uint32_t code = (uint32_t)get(b, sp, b->gbits[r]);
+    uint32_t code = (uint32_t)get(b, last, b->gbits[r]);
     switch (r) {
-    case 1: bad = decode_code(b, code, 1, out); break;
-    case 2: bad = decode_code_pairs(b, code, 2, out); break;
-    case 3: bad = decode_code_pairs(b, code, 3, out); break;
-    case 4: bad = decode_code_pairs(b, code, 4, out); break;
-    default: bad = decode_code_pairs(b, code, 5, out); break;
+    case 1: bad = decode_code(b, code, 1, lout); break;
+    case 2: bad = decode_code_pairs(b, code, 2, lout); break;
+    case 3: bad = decode_code_pairs(b, code, 3, lout); break;
+    case 4: bad = decode_code_pairs(b, code, 4, lout); break;
+    default: bad = decode_code_pairs(b, code, 5, lout); break;
     }
   }
   if (bad) return corrupt(b, "character outside the block alphabet");
@@ -572,7 +601,7 @@ static inline __attribute__((always_inline)) int suffix_pairs(const tern_tb_bloc
 }
 
 static int decode_suffix_pairs(const tern_tb_block *b, uint32_t sp, uint32_t slen, uint8_t *out) {
-  return suffix_pairs(b, sp, slen, out);
+  return suffix_pairs(b, sp, slen, out, 0);
 }
 
 /* Decodes slen suffix characters at sp into out. */
@@ -878,7 +907,7 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
     uint32_t p, slen;
     TERN_TRY(read_prefix(b, &it->kpos, it->len, &p, &slen));
     /* The pair table's decode inline: it is most of a scan's step. */
-    TERN_TRY(b->pair ? suffix_pairs(b, it->kpos, slen, term + p)
+    TERN_TRY(b->pair ? suffix_pairs(b, it->kpos, slen, term + p, TERN_TB_TERM_MAX - p)
                      : decode_suffix(b, it->kpos, slen, term + p));
     it->kpos += suffix_bits(b, slen);
     it->len = p + slen;
