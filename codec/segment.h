@@ -144,7 +144,8 @@ typedef struct tern_seg_cursor {
   int positioned;                /* `it` follows the last result */
   tern_tb_block blk;             /* the block's decoded header */
   tern_tb_iter it;               /* decoding position after the last result */
-  uint8_t vbuf[TERN_INLINE_MAX]; /* the last result's inline value */
+  uint8_t vbuf[TERN_INLINE_MAX]; /* the last result's inline value, when copied */
+  uint32_t vbit;                 /* private: that value's bit position in blk */
 } tern_seg_cursor;
 void tern_seg_cursor_init(tern_seg_cursor *c);
 void tern_seg_cursor_release(tern_seg_cursor *c);
@@ -175,7 +176,11 @@ int tern_seg_first_term(const tern_seg *s, const tern_seg_field *f, tern_seg_cur
                         tern_term_entry *e);
 int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e);
 
-/* The value of a unique-field entry: in the entry, or one read of NAME.val. */
+/* The value of a unique-field entry: in the entry, or one read of NAME.val.
+ * e must be c's last result: an inline value is taken from c's block only
+ * now (a scan that never asks for values never decodes one), in place when
+ * its bytes are whole bytes of the block, else copied into c; either way
+ * valid until c's next use. */
 int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
                    tern_slice *value);
 /* Starts iterating an entry's postings (no read when pulsed, else one). */

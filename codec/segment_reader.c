@@ -109,7 +109,7 @@ static void fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t
   e->value_len = t->vlen;
   e->value_inline = t->vinline;
   e->value_off = t->voff;
-  if (t->vinline && t->vlen) tern_tb_copy_value(&c->blk, t, c->vbuf);
+  c->vbit = t->vbit; /* the value is taken when asked for (tern_seg_value) */
 }
 
 static int check_key(const void *term, size_t len) {
@@ -328,8 +328,8 @@ int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e
   }
   uint32_t index = c->it.entry;
   c->positioned = 0;
-  tern_tb_tables(&c->blk);
-  use_pairs(c);
+  if (TERN_UNLIKELY(!c->blk.tables)) tern_tb_tables(&c->blk); /* once a block: tested inline */
+  if (!c->blk.pair) use_pairs(c);
   tern_tb_tail t = {.docs = e->docs};
   TERN_TRY(tern_tb_iter_next(&c->blk, &c->it, c->term, &t));
   fill_entry(c, index, &t, e);
@@ -372,13 +372,10 @@ int tern_seg_value_span(const tern_seg *s, const tern_term_entry *e, uint64_t *o
 
 tern_rfile *tern_seg_values_file(const tern_seg *s) { return s->val; }
 
-int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
-                   tern_slice *value) {
-  if (e->value_inline) {
-    value->data = c->vbuf;
-    value->len = e->value_len;
-    return TERN_OK;
-  }
+/* tern_seg_value of a value in NAME.val; out of line, so that the inline
+ * case, once a key in a scan, is a leaf that saves no registers. */
+static __attribute__((noinline)) int value_from_file(const tern_seg *s, const tern_term_entry *e,
+                                                     tern_seg_cursor *c, tern_slice *value) {
   TERN_TRY(value_in_file(s, e));
   /* Warm, in the mapping: one counted read, no buffer.  A buffer is for
    * pread mode and for a mapped page's first touch, read into it (io.h);
@@ -389,6 +386,18 @@ int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor 
   if (rc != TERN_OK) return rc;
   value->data = p;
   value->len = e->value_len;
+  return TERN_OK;
+}
+
+int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
+                   tern_slice *value) {
+  if (!e->value_inline) return value_from_file(s, e, c, value);
+  value->len = e->value_len;
+  value->data = c->vbuf;
+  if ((c->vbit & 7) == 0) /* whole bytes of the block, checked when it was read */
+    value->data = c->blk.page + (c->vbit >> 3);
+  else if (e->value_len)
+    tern_tb_copy_value(&c->blk, &(tern_tb_tail){.vbit = c->vbit, .vlen = e->value_len}, c->vbuf);
   return TERN_OK;
 }
 
@@ -519,8 +528,10 @@ int tern_seg_doc(const tern_seg *s, uint32_t doc, tern_seg_cursor *c, tern_slice
 int tern_seg_block_lower_bound(const tern_seg *s, const tern_seg_field *f, const void *term,
                                size_t len, tern_seg_cursor *c, tern_term_entry *e,
                                uint32_t *index) {
-  uint64_t b;
-  TERN_TRY(tern_terms_index_find(&f->index, term, len, &b));
+  /* A cursor's seek: the block's lines fetched as seek_exact's are. */
+  uint64_t ih = tern_terms_index_key_head(&f->index, term, len), b;
+  TERN_TRY(tern_terms_index_find_head(&f->index, ih, term, len, &b));
+  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
   TERN_TRY(load_block(s, f, b, c));
   tern_tb_tail t = {.docs = e->docs};
   int rc = tern_tb_lower_bound(&c->blk, term, (uint32_t)len, index, &c->it, &t);

@@ -12,6 +12,8 @@
 #define TERN_ERRMSG_MAX 512
 
 static _Thread_local char errmsg[TERN_ERRMSG_MAX];
+/* errmsg holds text (status.h, tern_clear_error). */
+TERN_TLS_IE _Thread_local unsigned char tern_errmsg_set;
 
 const char *tern_version(void) { return TERN_VERSION_STRING; }
 
@@ -38,12 +40,16 @@ const char *tern_strerror(int status) {
 
 const char *tern_errmsg(void) { return errmsg; }
 
-void tern_clear_error(void) { errmsg[0] = '\0'; }
+void tern_clear_error_now(void) {
+  errmsg[0] = '\0';
+  tern_errmsg_set = 0;
+}
 
 int tern_fail(int status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(errmsg, sizeof errmsg, fmt, ap);
+  tern_errmsg_set = 1;
   va_end(ap);
   return status;
 }
@@ -51,5 +57,6 @@ int tern_fail(int status, const char *fmt, ...) {
 int tern_fail_errno(const char *what) {
   int e = errno ? errno : EIO;
   snprintf(errmsg, sizeof errmsg, "%s: %s", what, strerror(e));
+  tern_errmsg_set = 1;
   return -e;
 }

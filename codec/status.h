@@ -39,8 +39,15 @@ int tern_fail(int status, const char *fmt, ...) TERN_PRINTF(2, 3);
 int tern_fail_errno(const char *what);
 /* Clears the thread's message.  Every function of tern.h calls it first, so
  * that after a call that succeeds (or returns TERN_NOTFOUND) tern_errmsg()
- * is "", never an older call's message. */
-void tern_clear_error(void);
+ * is "", never an older call's message.  Inline, and a load and a branch
+ * when there is nothing to clear (the usual case), because the per-key
+ * calls (tern_cursor_next, _key, _value) pay it on every key: only a
+ * failure sets the flag, so only the call after one writes. */
+extern TERN_TLS_IE _Thread_local unsigned char tern_errmsg_set;
+void tern_clear_error_now(void);
+static inline void tern_clear_error(void) {
+  if (TERN_UNLIKELY(tern_errmsg_set)) tern_clear_error_now();
+}
 
 /* Propagates a failure; the callee has recorded its message. */
 #define TERN_TRY(expr)                                                                             \

@@ -124,26 +124,24 @@ static int parse_alphabet(tern_tb_block *b, const uint8_t **pp) {
   return TERN_OK;
 }
 
+/* Only digit -> byte: decoding needs no more (a lookup codes its key's
+ * bytes into digits from the alphabet itself, key_digit), and a seek that
+ * goes on stepping fills this per block it lands in. */
 void tern_tb_tables(tern_tb_block *b) {
   if (b->tables) return;
   const uint8_t *p = b->alpha;
   uint32_t d = 0;
-  memset(b->dig, 0xff, sizeof b->dig); /* TERN_TB_NODIGIT */
   if (b->page[0] & TERN_TB_RANGES) {
     for (uint32_t i = 0; i < b->nranges; i++, p += 2) {
       uint32_t lo = p[0], hi = p[1];
-      uint16_t *dig = b->dig, next = (uint16_t)d;
       fill_range(b->sym + d, lo, hi);
-      for (uint32_t c = lo; c <= hi; c++) dig[c] = next++;
       d += hi - lo + 1;
     }
   } else {
     for (uint32_t word = 0; word < 4; word++) {
       uint64_t bits = tern_load64(p + 8 * word);
       while (bits) {
-        unsigned c = word * 64 + (unsigned)__builtin_ctzll(bits);
-        b->sym[d] = (uint8_t)c;
-        b->dig[c] = (uint16_t)d++;
+        b->sym[d++] = (uint8_t)(word * 64 + (unsigned)__builtin_ctzll(bits));
         bits &= bits - 1;
       }
     }
@@ -378,8 +376,12 @@ int tern_tb_open(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f, 
 
 /* ------------------------------------------------------------ entry parts */
 
-/* Decodes an entry's tail at *pos (entry `idx`), advancing *pos. */
-static int decode_tail(const tern_tb_block *b, uint32_t *pos, uint32_t idx, tern_tb_tail *t) {
+/* Decodes an entry's tail at *pos (entry `idx`), advancing *pos.  Inlined
+ * into the step (tern_tb_iter_next), which decodes one every entry;
+ * decode_tail is the same out of line. */
+static inline __attribute__((always_inline)) int tail_decode(const tern_tb_block *b,
+                                                              uint32_t *pos, uint32_t idx,
+                                                              tern_tb_tail *t) {
   uint32_t at = *pos;
   uint64_t df = b->df_min + get_col(b, at, b->bw_df);
   at += b->bw_df;
@@ -426,6 +428,10 @@ static int decode_tail(const tern_tb_block *b, uint32_t *pos, uint32_t idx, tern
   if (at > b->used_bits) return corrupt(b, "entry past the end of the block");
   *pos = at;
   return TERN_OK;
+}
+
+static int decode_tail(const tern_tb_block *b, uint32_t *pos, uint32_t idx, tern_tb_tail *t) {
+  return tail_decode(b, pos, idx, t);
 }
 
 /* The position after the tail at pos; no check (callers check the result
@@ -525,24 +531,77 @@ static inline __attribute__((always_inline)) int decode_code_pairs(const tern_tb
   return 0;
 }
 
-/* decode_suffix with the pair table (b->pair set, group >= 2). */
-static int decode_suffix_pairs(const tern_tb_block *b, uint32_t sp, uint32_t slen, uint8_t *out) {
-  for (uint32_t i = 0, r; i < slen; i += r, out += r) {
-    r = slen - i < b->group ? slen - i : b->group;
-    uint32_t code = (uint32_t)get(b, sp, b->gbits[r]);
-    sp += b->gbits[r];
-    int bad;
-    switch (r) {
-    case 1: bad = decode_code(b, code, 1, out); break;
-    case 2: bad = decode_code_pairs(b, code, 2, out); break;
-    case 3: bad = decode_code_pairs(b, code, 3, out); break;
-    case 4: bad = decode_code_pairs(b, code, 4, out); break;
-    case 5: bad = decode_code_pairs(b, code, 5, out); break;
-    default: bad = decode_code_pairs(b, code, 6, out); break;
+/* n whole codes of g characters (g constant when inlined) at sp into out,
+ * with the pair table; -1 when one is outside the alphabet. */
+static inline __attribute__((always_inline)) int pair_groups(const tern_tb_block *b, uint32_t sp,
+                                                             uint32_t n, uint32_t g, uint8_t *out) {
+  unsigned gb = b->gbits[g];
+  for (uint32_t k = 0; k < n; k++, sp += gb, out += g)
+    if (decode_code_pairs(b, (uint32_t)get(b, sp, gb), g, out)) return -1;
+  return 0;
+}
+
+/* The last code of a suffix, of r < g characters (r may be 0), decoded
+ * as g characters — its value is below K^r, so the first g - r come out
+ * as digit 0 — into tmp, and its r characters moved to out by one 8-byte
+ * copy: no branch on r, which follows the suffix length and so varies
+ * from key to key.  out must have 8 bytes of room past its r. */
+static inline __attribute__((always_inline)) int last_code_blind(const tern_tb_block *b,
+                                                                 uint32_t sp, uint32_t r,
+                                                                 uint32_t g, uint8_t *out) {
+  uint8_t tmp[16] = {0};
+  uint32_t code = (uint32_t)get(b, sp, b->gbits[r]);
+  if (code >= b->pow[r]) return -1;
+  if (decode_code_pairs(b, code, g, tmp)) return -1;
+  memcpy(out, tmp + ((g - r) & 7), 8); /* g - r <= 6: the mask only tells the compiler */
+  return 0;
+}
+
+/* decode_suffix with the pair table (b->pair set, group >= 2): the whole
+ * codes in a loop made for the block's group size, so that the size is
+ * not re-derived and switched on per code, then the last, shorter one —
+ * without a branch on its length when out has `room` for 8 bytes more. */
+static inline __attribute__((always_inline)) int suffix_pairs(const tern_tb_block *b, uint32_t sp,
+                                                              uint32_t slen, uint8_t *out,
+                                                              uint32_t room) {
+  uint32_t g = b->group, n = (slen * b->gdiv) >> 16, r = slen - n * g; /* n = slen / g */
+  uint32_t last = sp + n * b->gbits[g];
+  uint8_t *lout = out + n * g;
+  int bad;
+  if (TERN_LIKELY(room >= slen + 8)) {
+    switch (g) { /* the remainder first: the whole codes overwrite what it spills before */
+    case 2: bad = last_code_blind(b, last, r, 2, lout) || pair_groups(b, sp, n, 2, out); break;
+    case 3: bad = last_code_blind(b, last, r, 3, lout) || pair_groups(b, sp, n, 3, out); break;
+    case 4: bad = last_code_blind(b, last, r, 4, lout) || pair_groups(b, sp, n, 4, out); break;
+    case 5: bad = last_code_blind(b, last, r, 5, lout) || pair_groups(b, sp, n, 5, out); break;
+    default: bad = last_code_blind(b, last, r, 6, lout) || pair_groups(b, sp, n, 6, out); break;
     }
     if (bad) return corrupt(b, "character outside the block alphabet");
+    return TERN_OK;
   }
+  switch (g) {
+  case 2: bad = pair_groups(b, sp, n, 2, out); break;
+  case 3: bad = pair_groups(b, sp, n, 3, out); break;
+  case 4: bad = pair_groups(b, sp, n, 4, out); break;
+  case 5: bad = pair_groups(b, sp, n, 5, out); break;
+  default: bad = pair_groups(b, sp, n, 6, out); break;
+  }
+  if (!bad && r) {
+    uint32_t code = (uint32_t)get(b, last, b->gbits[r]);
+    switch (r) {
+    case 1: bad = decode_code(b, code, 1, lout); break;
+    case 2: bad = decode_code_pairs(b, code, 2, lout); break;
+    case 3: bad = decode_code_pairs(b, code, 3, lout); break;
+    case 4: bad = decode_code_pairs(b, code, 4, lout); break;
+    default: bad = decode_code_pairs(b, code, 5, lout); break;
+    }
+  }
+  if (bad) return corrupt(b, "character outside the block alphabet");
   return TERN_OK;
+}
+
+static int decode_suffix_pairs(const tern_tb_block *b, uint32_t sp, uint32_t slen, uint8_t *out) {
+  return suffix_pairs(b, sp, slen, out, 0);
 }
 
 /* Decodes slen suffix characters at sp into out. */
@@ -847,12 +906,14 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
   } else {
     uint32_t p, slen;
     TERN_TRY(read_prefix(b, &it->kpos, it->len, &p, &slen));
-    TERN_TRY(decode_suffix(b, it->kpos, slen, term + p));
+    /* The pair table's decode inline: it is most of a scan's step. */
+    TERN_TRY(b->pair ? suffix_pairs(b, it->kpos, slen, term + p, TERN_TB_TERM_MAX - p)
+                     : decode_suffix(b, it->kpos, slen, term + p));
     it->kpos += suffix_bits(b, slen);
     it->len = p + slen;
     if (it->kpos > b->tails_start) return corrupt(b, "key past the end of the key stream");
   }
-  TERN_TRY(decode_tail(b, &it->pos, e, t));
+  TERN_TRY(tail_decode(b, &it->pos, e, t));
   it->entry = e + 1;
   if (it->entry == b->n && (it->kpos + 7) / 8 * 8 != b->tails_start)
     return corrupt(b, "key stream length differs from its entries");

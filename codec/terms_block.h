@@ -45,7 +45,6 @@
 #define TERN_TB_TERM_MAX 1024u      /* longest term (TERN_KEY_MAX) */
 #define TERN_TB_DOCS_MAX 64u        /* most doc ids in an entry (TERN_PULSE_MAX) */
 #define TERN_TB_HEADER_FIXED 20u    /* header bytes before the alphabet */
-#define TERN_TB_NODIGIT 0xffffu     /* tern_tb_block.dig of a byte outside the alphabet */
 #define TERN_TB_GROUP_MAX 6u        /* most characters coded as one number */
 #define TERN_TB_SBITS 64u           /* suffix lengths whose bits are tabulated */
 #define TERN_TB_FIXED_LEN 0x1u      /* header flag: all terms of the block have one length */
@@ -130,24 +129,23 @@ typedef struct tern_tb_block {
   const uint8_t *alpha; /* the alphabet as stored: ranges (after their count) or bitmap */
   uint32_t nranges;     /* RANGES: their count; bitmap: 0 */
   uint32_t below[4];    /* bitmap: alphabet bytes below 64 * word */
-  int tables;           /* sym and dig are filled (tern_tb_tables) */
+  int tables;           /* sym is filled (tern_tb_tables) */
   const uint8_t *pair;  /* two digits -> their two bytes (tern_tb_use_pairs), or NULL */
   uint8_t sym[256 + 8]; /* digit -> byte (8 bytes of slack for filling) */
-  uint16_t dig[256];    /* byte -> digit, TERN_TB_NODIGIT when not in the alphabet */
 } tern_tb_block;
 
 /* Decodes and checks page's header.  expect_n: the entry count the terms
  * index records (0: unknown). */
 int tern_tb_open(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f, uint32_t expect_n,
                  const char *what, uint64_t block_no);
-/* The same checks, without filling the byte <-> digit tables, which only
+/* The same checks, without filling the digit -> byte table, which only
  * decoding needs: a lookup (tern_tb_lower_bound) codes the key's bytes
- * into digits instead — 16 bytes rather than a 256-entry table.  Call
- * tern_tb_tables before iterating such a block. */
+ * into digits from the alphabet as stored.  Call tern_tb_tables before
+ * iterating such a block. */
 int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f,
                         uint32_t expect_n, const char *what, uint64_t block_no);
-/* Fills the tables of a block opened by tern_tb_open_lookup (no-op when
- * they are filled). */
+/* Fills the digit -> byte table of a block opened by tern_tb_open_lookup
+ * (no-op when it is filled). */
 void tern_tb_tables(tern_tb_block *b);
 
 /* A table decoding two characters of a suffix with one lookup, for blocks

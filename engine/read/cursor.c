@@ -14,6 +14,11 @@
  * give lo, `to` and the prefix's successor give hi.  Changing direction
  * re-seeks every source from the current key, as RocksDB's merging
  * iterator does.
+ *
+ * A scan of one segment — the only source with keys left forwards, none
+ * of them deleted — is most scans of a compacted index, and for it
+ * tern_cursor_next goes straight to the codec's step (c->fast): no merge,
+ * no deletion check, only the upper bound's compare when there is one.
  */
 #include "engine/state/index.h"
 
@@ -33,6 +38,8 @@ struct tern_cursor {
   size_t top; /* the source shown */
   int solo;   /* top is the only source with keys left in direction dir */
   int counted; /* in snap->iters */
+  tern_src *fast;      /* forwards on one segment source without deletions, or NULL */
+  const tern_seg *fseg; /* fast's segment */
 };
 
 static int slice_ok(const tern_slice *s) {
@@ -130,6 +137,21 @@ static int within(const tern_cursor *c, const tern_src *s, int dir) {
   return tern_key_cmp(s->key, s->klen, c->lo, c->lolen) >= 0;
 }
 
+/* The cursor stands on no key (c->dir 0), so no step takes the fast path. */
+static void unposition(tern_cursor *c) {
+  c->dir = 0;
+  c->fast = NULL;
+}
+
+/* Sets c->fast when the next steps may skip the merge: forwards, top the
+ * only source with keys left, a segment whose every entry is live. */
+static void set_fast(tern_cursor *c) {
+  tern_src *t = &c->src[c->top];
+  int ok = c->solo && c->dir > 0 && t->slot && !t->slot->live;
+  c->fast = ok ? t : NULL;
+  c->fseg = ok ? t->slot->ref->seg : NULL;
+}
+
 /* Picks the source to show in direction dir, and checks the bounds. */
 static int pick(tern_cursor *c, int dir) {
   size_t best = c->n, nvalid = 0;
@@ -144,22 +166,23 @@ static int pick(tern_cursor *c, int dir) {
     int cmp = tern_key_cmp(s->key, s->klen, c->src[best].key, c->src[best].klen);
     if (cmp * dir <= 0) best = i; /* ties: the newer source */
   }
-  c->dir = 0;
+  unposition(c);
   if (best == c->n || !within(c, &c->src[best], dir)) return TERN_NOTFOUND;
   c->top = best;
   c->dir = dir;
   c->solo = nvalid == 1;
+  set_fast(c);
   return TERN_OK;
 }
 
 static int fail_reset(tern_cursor *c, int rc) {
-  c->dir = 0;
+  unposition(c);
   return rc;
 }
 
 /* Every source on its first key >= key (> key when strict). */
 static int position_ge(tern_cursor *c, const void *key, size_t klen, int strict) {
-  c->dir = 0;
+  unposition(c);
   if (c->empty) return TERN_NOTFOUND;
   for (size_t i = 0; i < c->n; i++) {
     int rc = tern_src_seek_ge(&c->src[i], key, klen, strict);
@@ -170,7 +193,7 @@ static int position_ge(tern_cursor *c, const void *key, size_t klen, int strict)
 
 /* Every source on its last key <= key (< key when strict; key NULL: last). */
 static int position_le(tern_cursor *c, const void *key, size_t klen, int strict) {
-  c->dir = 0;
+  unposition(c);
   if (c->empty) return TERN_NOTFOUND;
   for (size_t i = 0; i < c->n; i++) {
     int rc = tern_src_seek_le(&c->src[i], key, klen, strict);
@@ -251,8 +274,26 @@ static int move(tern_cursor *c, int dir) {
   return step(c, dir);
 }
 
+/* step_solo forwards for c->fast, in one call to the codec: what
+ * tern_src_step, seg_step and settle would do on a segment with no
+ * deletions, leaving the source and cursor as step_solo leaves them. */
+static int next_fast(tern_cursor *c) {
+  tern_src *t = c->fast;
+  int rc = tern_seg_next_term(c->fseg, t->sc, &t->e);
+  if (TERN_LIKELY(rc == TERN_OK)) {
+    t->key = t->e.term;
+    t->klen = t->e.len;
+    if (!c->has_hi || tern_key_cmp(t->key, t->klen, c->hi, c->hilen) < 0) return TERN_OK;
+    rc = TERN_NOTFOUND; /* past the bound: the source stays on the key */
+  } else {
+    t->valid = 0; /* done (TERN_NOTFOUND) or failed */
+  }
+  return fail_reset(c, rc);
+}
+
 int tern_cursor_next(tern_cursor *c) {
   tern_clear_error();
+  if (TERN_LIKELY(c && c->fast)) return next_fast(c);
   if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_next: NULL cursor");
   return move(c, 1);
 }
@@ -275,5 +316,6 @@ int tern_cursor_value(tern_cursor *c, tern_slice *val) {
   tern_clear_error();
   if (!c || !val || c->dir == 0)
     return tern_fail(TERN_EINVAL, "tern_cursor_value: not on a key");
+  if (c->fast) return tern_seg_value(c->fseg, &c->fast->e, c->fast->sc, val);
   return tern_src_value(&c->src[c->top], val);
 }
