@@ -49,7 +49,21 @@ struct tern_seg_field {
   size_t min_len, max_len;
   tern_terms_index index;
   tern_tb_field tbf;
+  /* Block b's header as decoded the first time it was read, published
+   * once (segment_headers.c); NULL: not yet.  The array is NULL when it
+   * could not be allocated: every read then decodes its header. */
+  _Atomic(tern_tb_saved *) *saved;
 };
+
+/* Opens block b of field f, whose bytes (read and checked) are at page,
+ * into *blk: from the header saved the first time the block was read, or
+ * decoded (tern_tb_open_lookup) and then saved.  entries: the block's
+ * entry count as the terms index records it. */
+int tern_seg_open_block(const tern_seg *s, const tern_seg_field *f, uint64_t b,
+                        const uint8_t *page, uint32_t entries, tern_tb_block *blk);
+/* The fields' saved-header arrays, allocated (open), freed (close). */
+void tern_seg_headers_init(tern_seg *s);
+void tern_seg_headers_free(tern_seg *s);
 
 struct tern_seg {
   uint64_t uid; /* distinguishes this open (and eviction epoch) in cursors */
