@@ -164,7 +164,7 @@ void tern_tb_save(const tern_tb_block *b, tern_tb_saved *sv);
 /* Opens the block at `page` from its saved header, as tern_tb_open_lookup
  * would — for the same page bytes only: the page must be the one that sv
  * was saved from, or a copy of it, read and checked again (its checksum),
- * and what / block_no name it as before.  No check can fail: there were
+ * and what / block_no name it as before.  No check can fail: they were
  * made when it was saved. */
 void tern_tb_open_saved(tern_tb_block *b, const tern_tb_saved *sv, const uint8_t *page,
                         const char *what, uint64_t block_no);
