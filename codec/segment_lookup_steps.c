@@ -34,6 +34,7 @@ static int block_named(tern_seg_lookup *l, uint64_t b) {
   l->gb = f->first_block + b;
   const uint8_t *blk = s->tim_map + tern_seg_block_offset(l->gb);
   for (uint32_t line = 0; line < HEADER_LINES; line++) __builtin_prefetch(blk + 64 * line);
+  tern_seg_prefetch_header(f, b);
   l->step = STEP_BLOCK;
   return TERN_SEG_LOOKUP_MORE;
 }

@@ -196,6 +196,7 @@ static void prefetch_block_run(const tern_seg_field *f, uint64_t b, const uint8_
 
 static void prefetch_block(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh,
                            const tern_seg_cursor *c) {
+  tern_seg_prefetch_header(f, b); /* the block's saved header, if any */
   prefetch_block_header(blk);
   prefetch_block_run(f, b, blk, kh, c);
 }

@@ -63,7 +63,7 @@ static uint64_t saved_count(const tern_seg *s) {
   const tern_seg_field *f = tern_seg_unique_field(s);
   uint64_t n = 0;
   for (uint64_t b = 0; f->saved && b < f->nblocks; b++)
-    n += atomic_load(&f->saved[b]) != NULL;
+    n += atomic_load(&tern_seg_header_at(f, b)->state) == 2;
   return n;
 }
 
