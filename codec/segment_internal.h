@@ -38,6 +38,8 @@ extern const uint32_t tern_seg_kind[TERN_SEG_NFILES];
 /* "dir/name.ext" (+ ".tmp" when tmp) into a malloc'd string, or NULL. */
 char *tern_seg_path(const char *dir, const char *name, int file, int tmp);
 
+typedef struct tern_seg_header tern_seg_header; /* below */
+
 struct tern_seg_field {
   const tern_seg *seg;
   const uint8_t *name;
@@ -49,7 +51,44 @@ struct tern_seg_field {
   size_t min_len, max_len;
   tern_terms_index index;
   tern_tb_field tbf;
+  /* Block b's header as decoded the first time it was read, published
+   * once (segment_headers.c).  NULL when it could not be allocated: every
+   * read then decodes its header. */
+  tern_seg_header *saved;
+  void *saved_mem; /* what saved is carved from (aligned to a line) */
 };
+
+/* A block's saved header, in a flat array (one address per block, so
+ * that a lookup can fetch it with the block's page), a line-aligned slot
+ * each: state 0 empty, 1 being saved (by the thread that set it), 2
+ * saved (sv then never changes). */
+#define TERN_SEG_HEADER_LINES 4u
+struct tern_seg_header {
+  _Atomic uint32_t state;
+  tern_tb_saved sv;
+};
+#define TERN_SEG_HEADER_STRIDE (64u * TERN_SEG_HEADER_LINES)
+_Static_assert(sizeof(tern_seg_header) <= TERN_SEG_HEADER_STRIDE, "a saved header is 4 lines");
+static inline tern_seg_header *tern_seg_header_at(const tern_seg_field *f, uint64_t b) {
+  return (tern_seg_header *)(void *)((uint8_t *)f->saved + (size_t)b * TERN_SEG_HEADER_STRIDE);
+}
+/* Starts fetching block b's saved header (a hint; nothing when none). */
+static inline __attribute__((always_inline)) void tern_seg_prefetch_header(const tern_seg_field *f,
+                                                                           uint64_t b) {
+  if (!f->saved || b >= f->nblocks) return;
+  const uint8_t *h = (const uint8_t *)tern_seg_header_at(f, b);
+  for (uint32_t line = 0; line < TERN_SEG_HEADER_LINES; line++) __builtin_prefetch(h + 64 * line);
+}
+
+/* Opens block b of field f, whose bytes (read and checked) are at page,
+ * into *blk: from the header saved the first time the block was read, or
+ * decoded (tern_tb_open_lookup) and then saved.  entries: the block's
+ * entry count as the terms index records it. */
+int tern_seg_open_block(const tern_seg *s, const tern_seg_field *f, uint64_t b,
+                        const uint8_t *page, uint32_t entries, tern_tb_block *blk);
+/* The fields' saved-header arrays, allocated (open), freed (close). */
+void tern_seg_headers_init(tern_seg *s);
+void tern_seg_headers_free(tern_seg *s);
 
 struct tern_seg {
   uint64_t uid; /* distinguishes this open (and eviction epoch) in cursors */

@@ -34,6 +34,7 @@ static int block_named(tern_seg_lookup *l, uint64_t b) {
   l->gb = f->first_block + b;
   const uint8_t *blk = s->tim_map + tern_seg_block_offset(l->gb);
   for (uint32_t line = 0; line < HEADER_LINES; line++) __builtin_prefetch(blk + 64 * line);
+  tern_seg_prefetch_header(f, b);
   l->step = STEP_BLOCK;
   return TERN_SEG_LOOKUP_MORE;
 }
@@ -107,8 +108,8 @@ static int step_block(tern_seg_lookup *l, tern_seg_block_memo *memo) {
   int rc = read_block(s, l->gb, memo, &page);
   if (rc == 1) return TERN_SEG_LOOKUP_SLOW;
   if (rc != TERN_OK) return rc;
-  TERN_TRY(tern_tb_open_lookup(&l->blk, page, &s->unique->tbf, l->info.entries,
-                               tern_rfile_path(s->tim), l->gb));
+  const tern_seg_field *f = s->unique;
+  TERN_TRY(tern_seg_open_block(s, f, l->gb - f->first_block, page, l->info.entries, &l->blk));
   l->t = (tern_tb_tail){.docs = l->docs};
   rc = tern_tb_lookup_begin(&l->blk, l->p.key, (uint32_t)l->p.len, &l->index, &l->it, &l->t,
                             &l->pd);

@@ -235,12 +235,14 @@ int tern_seg_open(tern_seg **out, const char *dir, const char *name, tern_io_mod
     tern_seg_close(s);
     return rc;
   }
+  tern_seg_headers_init(s);
   *out = s;
   return TERN_OK;
 }
 
 void tern_seg_close(tern_seg *s) {
   if (!s) return;
+  tern_seg_headers_free(s);
   for (size_t i = 0; i < s->nfields; i++) tern_terms_index_free(&s->fields[i].index);
   free(s->fields);
   tern_rfile_close(s->tim);

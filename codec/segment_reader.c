@@ -51,7 +51,7 @@ void tern_seg_cursor_release(tern_seg_cursor *c) {
 static int hold_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, const uint8_t *p,
                       const tern_ti_block *info, tern_seg_cursor *c) {
   uint64_t gb = f->first_block + b;
-  TERN_TRY(tern_tb_open_lookup(&c->blk, p, &f->tbf, info->entries, tern_rfile_path(s->tim), gb));
+  TERN_TRY(tern_seg_open_block(s, f, b, p, info->entries, &c->blk));
   c->block_steps = 0;
   c->seg = s;
   c->field = f;
@@ -196,6 +196,7 @@ static void prefetch_block_run(const tern_seg_field *f, uint64_t b, const uint8_
 
 static void prefetch_block(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh,
                            const tern_seg_cursor *c) {
+  tern_seg_prefetch_header(f, b); /* the block's saved header, if any */
   prefetch_block_header(blk);
   prefetch_block_run(f, b, blk, kh, c);
 }

@@ -276,6 +276,15 @@ static void set_tail_bits(tern_tb_block *b) {
   if (bits <= 8u * TERN_TB_PAGE) b->tail_bits = (int32_t)bits;
 }
 
+/* The restart search probes lines across the restart keys: fetch them
+ * all at once rather than one miss per probe (the segment reader asks for
+ * the first 8 lines before the block is opened).  Inlined always: GCC
+ * drops calls to a function that only prefetches. */
+static inline __attribute__((always_inline)) void prefetch_restarts(const tern_tb_block *b) {
+  for (uint32_t line = 8; line < b->keys_start / 512 && line < 32; line++)
+    __builtin_prefetch(b->page + 64 * line);
+}
+
 int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f,
                         uint32_t expect_n, const char *what, uint64_t block_no) {
   b->page = page;
@@ -359,12 +368,33 @@ int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_fie
       b->keys_start > b->tails_start || b->tails_start > b->used_bits || (b->tails_start & 7) ||
       b->used_bits > 8u * TERN_TB_PAGE)
     return corrupt(b, "bad section bounds");
-  /* The restart search probes lines across the restart keys: fetch them
-   * all at once rather than one miss per probe (the segment reader asks
-   * for the first 8 lines before the block is opened). */
-  for (uint32_t line = 8; line < b->keys_start / 512 && line < 32; line++)
-    __builtin_prefetch(page + 64 * line);
+  prefetch_restarts(b);
   return TERN_OK;
+}
+
+void tern_tb_save(const tern_tb_block *b, tern_tb_saved *sv) {
+  memcpy(sv->img, b, TERN_TB_SAVED_BYTES);
+  sv->prefix = (uint16_t)(b->prefix - b->page);
+  sv->rkey = (uint16_t)(b->rkey - b->page);
+  sv->rkpos = (uint16_t)(b->rkpos - b->page);
+  sv->rtpos = b->rtpos ? (uint16_t)(b->rtpos - b->page) : 0;
+  sv->alpha = (uint16_t)(b->alpha - b->page);
+}
+
+void tern_tb_open_saved(tern_tb_block *b, const tern_tb_saved *sv, const uint8_t *page,
+                        const char *what, uint64_t block_no) {
+  memcpy(b, sv->img, TERN_TB_SAVED_BYTES);
+  b->page = page;
+  b->what = what;
+  b->block_no = block_no;
+  b->prefix = page + sv->prefix;
+  b->rkey = page + sv->rkey;
+  b->rkpos = page + sv->rkpos;
+  b->rtpos = sv->rtpos ? page + sv->rtpos : NULL;
+  b->alpha = page + sv->alpha;
+  b->tables = 0;
+  b->pair = NULL;
+  prefetch_restarts(b);
 }
 
 int tern_tb_open(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f, uint32_t expect_n,

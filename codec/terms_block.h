@@ -148,6 +148,25 @@ int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_fie
  * (no-op when it is filled). */
 void tern_tb_tables(tern_tb_block *b);
 
+/* A header as tern_tb_open_lookup decoded and checked it, apart from its
+ * page: what a reader keeps per block (codec/segment_headers.c) so that a
+ * block read again is not decoded again.  Its pointers into the page are
+ * kept as offsets; the rest is the decoded header's bytes. */
+#define TERN_TB_SAVED_BYTES offsetof(tern_tb_block, tables)
+typedef struct tern_tb_saved {
+  uint16_t prefix, rkey, rkpos, rtpos, alpha; /* page offsets (rtpos 0: none) */
+  unsigned char img[TERN_TB_SAVED_BYTES];      /* the tern_tb_block up to its tables */
+} tern_tb_saved;
+/* Keeps b's header (opened by tern_tb_open_lookup or tern_tb_open) in *sv. */
+void tern_tb_save(const tern_tb_block *b, tern_tb_saved *sv);
+/* Opens the block at `page` from its saved header, as tern_tb_open_lookup
+ * would — for the same page bytes only: the page must be the one that sv
+ * was saved from, or a copy of it, read and checked again (its checksum),
+ * and what / block_no name it as before.  No check can fail: they were
+ * made when it was saved. */
+void tern_tb_open_saved(tern_tb_block *b, const tern_tb_saved *sv, const uint8_t *page,
+                        const char *what, uint64_t block_no);
+
 /* A table decoding two characters of a suffix with one lookup, for blocks
  * whose alphabet has at most TERN_TB_PAIR_K bytes and that code several
  * characters as one number: a scan decodes every suffix, and one lookup

@@ -458,8 +458,10 @@ int tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, size_t
   return tern_terms_index_find_head(ix, tern_terms_index_key_head(ix, key, len), key, len, b);
 }
 
-int tern_terms_index_find_group(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
-                                size_t len, uint64_t *g, uint64_t *b) {
+/* tern_terms_index_find_group with the key's heads in *k (the more heads
+ * computed on the first tie, kept for the search in the group). */
+static int find_group(const tern_terms_index *ix, key_heads *k, const uint8_t *key, size_t len,
+                      uint64_t *g, uint64_t *b) {
   *b = 0;
   *g = 0;
   if (ix->nblocks == 0) return 1;
@@ -472,14 +474,19 @@ int tern_terms_index_find_group(const tern_terms_index *ix, uint64_t kh, const u
       return 1;
     }
   }
-  key_heads k = {.h = kh, .have = 0};
   uint64_t n = ix->ngroups;
   while (n > 1) { /* the group, from the directory */
     uint64_t half = n / 2;
-    if (group_le(ix, *g + half, &k, key, len)) *g += half;
+    if (group_le(ix, *g + half, k, key, len)) *g += half;
     n -= half;
   }
   return 0;
+}
+
+int tern_terms_index_find_group(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
+                                size_t len, uint64_t *g, uint64_t *b) {
+  key_heads k = {.h = kh, .have = 0};
+  return find_group(ix, &k, key, len, g, b);
 }
 
 void tern_terms_index_prefetch_group(const tern_terms_index *ix, uint64_t g) {
@@ -488,27 +495,33 @@ void tern_terms_index_prefetch_group(const tern_terms_index *ix, uint64_t g) {
   for (size_t at = 0; at < sizeof gr->heads; at += 64) __builtin_prefetch((const uint8_t *)gr->heads + at);
 }
 
-int tern_terms_index_find_in_group(const tern_terms_index *ix, uint64_t g, uint64_t kh,
-                                   const uint8_t *key, size_t len, uint64_t *b) {
-  key_heads k = {.h = kh, .have = 0};
+static int find_in_group(const tern_terms_index *ix, uint64_t g, key_heads *k, const uint8_t *key,
+                         size_t len, uint64_t *b) {
   const tern_ti_group *gr;
   TERN_TRY(tern_terms_index_group(ix, g, &gr));
   uint64_t lo = 0, n;
   for (n = group_blocks(ix, g); n > 1;) { /* the block, in the group */
     uint64_t half = n / 2;
-    if (slot_le(ix, gr, lo + half, &k, key, len)) lo += half;
+    if (slot_le(ix, gr, lo + half, k, key, len)) lo += half;
     n -= half;
   }
   *b = g * G + lo;
   return TERN_OK;
 }
 
+int tern_terms_index_find_in_group(const tern_terms_index *ix, uint64_t g, uint64_t kh,
+                                   const uint8_t *key, size_t len, uint64_t *b) {
+  key_heads k = {.h = kh, .have = 0};
+  return find_in_group(ix, g, &k, key, len, b);
+}
+
 int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
                                size_t len, uint64_t *out) {
   uint64_t g;
-  int rc = tern_terms_index_find_group(ix, kh, key, len, &g, out);
+  key_heads k = {.h = kh, .have = 0};
+  int rc = find_group(ix, &k, key, len, &g, out);
   if (rc != 0) return rc < 0 ? rc : TERN_OK;
-  return tern_terms_index_find_in_group(ix, g, kh, key, len, out);
+  return find_in_group(ix, g, &k, key, len, out);
 }
 
 int tern_terms_index_find_ordinal(const tern_terms_index *ix, uint64_t ord, uint64_t *out) {
