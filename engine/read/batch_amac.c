@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Lookups in flight: measured (docs/benchmarks/round-batch24.md). */
+/* Lookups in flight: measured (docs/benchmarks/HISTORY.md). */
 #ifndef TERN_AMAC_LANES
 #define TERN_AMAC_LANES 8u
 #endif

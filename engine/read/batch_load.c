@@ -9,7 +9,7 @@
  * bookkeeping of the cold path (batch.c): every key is answered in the
  * order given, from the page cache, as a warm batch is.  1,000,000 random
  * keys of 2M, in-process: 1.83 s sorted (CPU-bound: its reads took 0.05 s
- * of it), 0.76 s loaded then in order (docs/benchmarks/round-cold25.md).
+ * of it), 0.76 s loaded then in order (docs/benchmarks/HISTORY.md).
  *
  * Only for mapped segments (in pread mode each in-order lookup would pay
  * a pread even from the cache: the sorted path reads each block once),
