@@ -145,6 +145,13 @@ int cli_open(tern_index **out, const char *dir, unsigned flags);
 int cli_open_create(tern_index **out, const char *dir, const cli_create_opts *co);
 /* Closes idx; returns rc, or CLI_FAIL (reported) when closing fails. */
 int cli_close(tern_index *idx, const char *dir, int rc);
+/* What a read-only command does with a snapshot of dir: returns a tern
+ * status, having reported its own failure (cli_fail before the handle it
+ * failed on is closed, since a close clears tern_errmsg()). */
+typedef int (*cli_snapshot_fn)(tern_snapshot *snap, const char *dir, void *ctx);
+/* Opens dir read-only and a snapshot of it, runs fn, closes both; returns
+ * CLI_OK or CLI_FAIL (every failure reported). */
+int cli_on_snapshot(const char *dir, cli_snapshot_fn fn, void *ctx);
 /* Whether DIR holds nothing yet (absent, or empty): an index created there
  * by a command that then fails is removed again (cli_remove_new_index). */
 int cli_dir_is_new(const char *dir, int *absent);

@@ -36,20 +36,15 @@ static int print_doc(void *payload, tern_slice key, tern_slice val, const tern_t
   return g_out.err ? 1 : 0; /* a failed write (a closed pipe) ends the dump */
 }
 
+static int dump_snapshot(tern_snapshot *snap, const char *dir, void *ctx) {
+  int st = tern_docs_each(snap, ctx, print_doc, NULL);
+  if (st == TERN_ESTOPPED) st = TERN_OK; /* the write error: out_finish reports it */
+  if (st) cli_fail(dir, st);
+  return st;
+}
+
 static int dump(const char *dir, const tern_bounds *b) {
-  tern_index *idx;
-  if (cli_open(&idx, dir, TERN_RDONLY)) return CLI_FAIL;
-  tern_snapshot *snap;
-  int st = tern_snapshot_open(&snap, idx);
-  if (!st) {
-    st = tern_docs_each(snap, b, print_doc, NULL);
-    if (st == TERN_ESTOPPED) st = TERN_OK; /* the write error: out_finish reports it */
-    if (st) cli_fail(dir, st);             /* before the close clears tern_errmsg() */
-    tern_snapshot_close(snap);
-  } else {
-    cli_fail(dir, st);
-  }
-  return cli_close(idx, dir, st ? CLI_FAIL : CLI_OK);
+  return cli_on_snapshot(dir, dump_snapshot, (void *)b);
 }
 
 int cmd_dump(int argc, char **argv) {

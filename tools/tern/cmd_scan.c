@@ -46,26 +46,22 @@ static int scan_cursor(tern_cursor *c, const scan_opts *o) {
   return TERN_OK;
 }
 
-static int scan(const char *dir, const scan_opts *o) {
-  tern_index *idx;
-  if (cli_open(&idx, dir, TERN_RDONLY)) return CLI_FAIL;
-  tern_snapshot *snap;
-  int st = tern_snapshot_open(&snap, idx);
+static int scan_snapshot(tern_snapshot *snap, const char *dir, void *ctx) {
+  const scan_opts *o = ctx;
+  tern_cursor *c;
+  int st = tern_cursor_open(&c, snap, &o->b);
   if (!st) {
-    tern_cursor *c;
-    st = tern_cursor_open(&c, snap, &o->b);
-    if (!st) {
-      st = scan_cursor(c, o);
-      if (st) cli_fail(dir, st); /* before the closes clear tern_errmsg() */
-      tern_cursor_close(c);
-    } else {
-      cli_fail(dir, st);
-    }
-    tern_snapshot_close(snap);
+    st = scan_cursor(c, o);
+    if (st) cli_fail(dir, st); /* before the close clears tern_errmsg() */
+    tern_cursor_close(c);
   } else {
     cli_fail(dir, st);
   }
-  return cli_close(idx, dir, st ? CLI_FAIL : CLI_OK);
+  return st;
+}
+
+static int scan(const char *dir, const scan_opts *o) {
+  return cli_on_snapshot(dir, scan_snapshot, (void *)o);
 }
 
 int cmd_scan(int argc, char **argv) {

@@ -44,26 +44,29 @@ static int print_matches(tern_postings *p, const search_opts *o) {
   return tern_postings_each_by_key(p, o->values, print_hit, (void *)o);
 }
 
-static int search(const char *dir, const tern_term *terms, size_t n, const search_opts *o) {
-  tern_index *idx;
-  if (cli_open(&idx, dir, TERN_RDONLY)) return CLI_FAIL;
-  tern_snapshot *snap;
+typedef struct search_args {
+  const tern_term *terms;
+  size_t n;
+  const search_opts *o;
+} search_args;
+
+static int search_snapshot(tern_snapshot *snap, const char *dir, void *ctx) {
+  const search_args *a = ctx;
   tern_postings *p;
-  int st = tern_snapshot_open(&snap, idx);
+  int st = tern_postings_open(&p, snap, a->terms, a->n);
   if (!st) {
-    st = tern_postings_open(&p, snap, terms, n);
-    if (!st) {
-      st = print_matches(p, o);
-      if (st) cli_fail(dir, st); /* before the closes clear tern_errmsg() */
-      tern_postings_close(p);
-    } else {
-      cli_fail(dir, st);
-    }
-    tern_snapshot_close(snap);
+    st = print_matches(p, a->o);
+    if (st) cli_fail(dir, st); /* before the close clears tern_errmsg() */
+    tern_postings_close(p);
   } else {
     cli_fail(dir, st);
   }
-  return cli_close(idx, dir, st ? CLI_FAIL : CLI_OK);
+  return st;
+}
+
+static int search(const char *dir, const tern_term *terms, size_t n, const search_opts *o) {
+  search_args a = {terms, n, o};
+  return cli_on_snapshot(dir, search_snapshot, &a);
 }
 
 int cmd_search(int argc, char **argv) {

@@ -34,26 +34,28 @@ static int list_terms(tern_terms *te, const terms_opts *o) {
   return st == TERN_NOTFOUND ? TERN_OK : st;
 }
 
-static int terms(const char *dir, const char *field, const terms_opts *o) {
-  tern_index *idx;
-  if (cli_open(&idx, dir, TERN_RDONLY)) return CLI_FAIL;
-  tern_snapshot *snap;
-  int st = tern_snapshot_open(&snap, idx);
+typedef struct terms_args {
+  const char *field;
+  const terms_opts *o;
+} terms_args;
+
+static int terms_snapshot(tern_snapshot *snap, const char *dir, void *ctx) {
+  const terms_args *a = ctx;
+  tern_terms *te;
+  int st = tern_terms_open(&te, snap, a->field);
   if (!st) {
-    tern_terms *te;
-    st = tern_terms_open(&te, snap, field);
-    if (!st) {
-      st = list_terms(te, o);
-      if (st) cli_fail(dir, st); /* before the closes clear tern_errmsg() */
-      tern_terms_close(te);
-    } else {
-      cli_fail(dir, st);
-    }
-    tern_snapshot_close(snap);
+    st = list_terms(te, a->o);
+    if (st) cli_fail(dir, st); /* before the close clears tern_errmsg() */
+    tern_terms_close(te);
   } else {
     cli_fail(dir, st);
   }
-  return cli_close(idx, dir, st ? CLI_FAIL : CLI_OK);
+  return st;
+}
+
+static int terms(const char *dir, const char *field, const terms_opts *o) {
+  terms_args a = {field, o};
+  return cli_on_snapshot(dir, terms_snapshot, &a);
 }
 
 int cmd_terms(int argc, char **argv) {

@@ -65,6 +65,20 @@ int cli_close(tern_index *idx, const char *dir, int rc) {
   return st ? cli_fail(dir, st) : rc;
 }
 
+int cli_on_snapshot(const char *dir, cli_snapshot_fn fn, void *ctx) {
+  tern_index *idx;
+  if (cli_open(&idx, dir, TERN_RDONLY)) return CLI_FAIL;
+  tern_snapshot *snap;
+  int st = tern_snapshot_open(&snap, idx);
+  if (st) {
+    cli_fail(dir, st);
+  } else {
+    st = fn(snap, dir, ctx);
+    tern_snapshot_close(snap);
+  }
+  return cli_close(idx, dir, st ? CLI_FAIL : CLI_OK);
+}
+
 int cli_dir_is_new(const char *dir, int *absent) {
   struct stat sb;
   *absent = stat(dir, &sb) != 0 && errno == ENOENT;
