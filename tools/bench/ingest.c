@@ -22,6 +22,7 @@
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 #include "tools/bench/harness.h"
+#include "tools/bench/hexgets.h"
 #include "tools/bench/opts.h"
 #include "tern.h"
 
@@ -33,7 +34,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define ING_KEY 16
 
 typedef struct ing_opts {
   uint64_t docs, segments, lookups, rounds, seed;
@@ -63,32 +63,6 @@ static const bench_cmd k_ing_cmd =
 
 void tern_bench_ingest_usage(FILE *out) { bench_opts_usage(&k_ing_cmd, out); }
 
-static void hex_key(bench_rng *r, uint8_t *out) {
-  static const char hex[] = "0123456789abcdef";
-  uint64_t a = bench_rng_next(r);
-  for (int i = 0; i < ING_KEY; i++, a >>= 4)
-    out[i] = (uint8_t)hex[a & 15];
-}
-
-static int cmp_key(const void *a, const void *b) { return memcmp(a, b, ING_KEY); }
-
-/* Sorted unique random keys, *n updated. */
-static uint8_t *make_keys(uint64_t seed, size_t *n) {
-  uint8_t *k = malloc(*n * ING_KEY);
-  if (!k) return NULL;
-  bench_rng r;
-  bench_rng_init(&r, seed);
-  for (size_t i = 0; i < *n; i++)
-    hex_key(&r, k + i * ING_KEY);
-  qsort(k, *n, ING_KEY, cmp_key);
-  size_t u = 0;
-  for (size_t i = 0; i < *n; i++)
-    if (!u || memcmp(k + (u - 1) * ING_KEY, k + i * ING_KEY, ING_KEY))
-      memmove(k + u++ * ING_KEY, k + i * ING_KEY, ING_KEY);
-  *n = u;
-  return k;
-}
-
 static int build_segments(const char *dir, const uint8_t *k, size_t n, size_t segs, char **paths) {
   for (size_t s = 0; s < segs; s++) {
     char name[32];
@@ -99,7 +73,7 @@ static int build_segments(const char *dir, const uint8_t *k, size_t n, size_t se
     int rc = tern_builder_open(&b, paths[s], NULL);
     if (rc) return rc;
     for (size_t i = s * n / segs; rc == 0 && i < (s + 1) * n / segs; i++)
-      rc = tern_builder_add(b, k + i * ING_KEY, ING_KEY, &i, sizeof i, NULL, 0);
+      rc = tern_builder_add(b, k + i * BENCH_HEX_KEY, BENCH_HEX_KEY, &i, sizeof i, NULL, 0);
     if (rc) {
       tern_builder_abort(b);
       return rc;
@@ -146,36 +120,6 @@ static int make_index(const char *dir, char **paths, size_t segs, ing_mode mode,
   return rc ? rc : tern_open(idx, dir, TERN_RDONLY, NULL);
 }
 
-/* Seconds for tern_get of every key in keys[0..n); *found counts hits. */
-static NOIPA double time_gets(tern_index *idx, const uint8_t *keys, size_t n, size_t *found,
-                              int *err) {
-  tern_snapshot *s;
-  *err = tern_snapshot_open(&s, idx);
-  if (*err) return 0;
-  uint64_t v;
-  size_t vlen, hits = 0;
-  double t0 = bench_now();
-  for (size_t i = 0; i < n; i++) {
-    int rc = tern_get(s, keys + i * ING_KEY, ING_KEY, &v, sizeof v, &vlen);
-    if (rc == TERN_OK)
-      hits++;
-    else if (rc != TERN_NOTFOUND)
-      *err = rc;
-  }
-  double t = bench_now() - t0;
-  tern_snapshot_close(s);
-  *found = hits;
-  return t;
-}
-
-static size_t nsegments(tern_index *idx) {
-  tern_snapshot *s;
-  if (tern_snapshot_open(&s, idx)) return 0;
-  size_t n = tern_snapshot_nsegments(s);
-  tern_snapshot_close(s);
-  return n;
-}
-
 static const char *const mode_names[3] = {"held", "policy", "compacted"};
 
 /* What the rounds read: the three indexes and the keys they look up. */
@@ -192,7 +136,8 @@ static double time_mode(void *ctx, size_t m, size_t measure, size_t round) {
   (void)round;
   size_t found;
   int err = 0;
-  double t = time_gets(x->idx[m], measure ? x->absent : x->present, x->nl, &found, &err);
+  double t = bench_hex_time_gets(x->idx[m], measure ? x->absent : x->present, x->nl, &found,
+                                 &err);
   if (!err && found != (measure ? 0 : x->nl)) {
     bench_log("%s: %zu of %zu %s keys found", mode_names[m], found, x->nl,
               measure ? "absent" : "present");
@@ -239,10 +184,10 @@ static void sample_keys(const ing_opts *o, const uint8_t *keys, size_t n, uint8_
   bench_rng r;
   bench_rng_init(&r, o->seed ^ 0x5eed);
   for (size_t i = 0; i < nl; i++) {
-    memcpy(present + i * ING_KEY, keys + bench_rng_below(&r, n) * ING_KEY, ING_KEY);
+    memcpy(present + i * BENCH_HEX_KEY, keys + bench_rng_below(&r, n) * BENCH_HEX_KEY, BENCH_HEX_KEY);
     do
-      hex_key(&r, absent + i * ING_KEY);
-    while (bsearch(absent + i * ING_KEY, keys, n, ING_KEY, cmp_key));
+      bench_hex_key(&r, absent + i * BENCH_HEX_KEY);
+    while (bsearch(absent + i * BENCH_HEX_KEY, keys, n, BENCH_HEX_KEY, bench_hex_key_cmp));
   }
 }
 
@@ -262,19 +207,19 @@ static int make_indexes(const char *dir, const uint8_t *keys, size_t n, size_t s
     bench_path(d, sizeof d, dir, mode_names[m]);
     rc = make_index(d, paths, segs, (ing_mode)m, &x->idx[m]);
     if (rc == 0) rc = bench_warm_dir(d);
-    if (rc == 0) x->nseg[m] = nsegments(x->idx[m]);
+    if (rc == 0) x->nseg[m] = bench_nsegments(x->idx[m]);
   }
   for (int m = 0; m < 3 && rc == 0; m++) { /* warm the mappings */
     size_t f;
-    time_gets(x->idx[m], x->present, x->nl, &f, &rc);
+    bench_hex_time_gets(x->idx[m], x->present, x->nl, &f, &rc);
   }
   return rc;
 }
 
 static int run(const ing_opts *o, const char *dir) {
   size_t n = (size_t)o->docs, segs = (size_t)o->segments, nl = (size_t)o->lookups;
-  uint8_t *keys = make_keys(o->seed, &n);
-  uint8_t *present = malloc(nl * ING_KEY), *absent = malloc(nl * ING_KEY);
+  uint8_t *keys = bench_hex_keys_sorted(o->seed, &n);
+  uint8_t *present = malloc(nl * BENCH_HEX_KEY), *absent = malloc(nl * BENCH_HEX_KEY);
   char **paths = calloc(segs, sizeof *paths);
   ing_run x = {{NULL, NULL, NULL}, {0, 0, 0}, present, absent, nl};
   bench_rounds r = {.contenders = 3, .measures = 2, .rounds = (size_t)o->rounds};

@@ -34,18 +34,20 @@
  */
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
+#include "tools/bench/harness.h"
+#include "tools/bench/hexgets.h"
+#include "tools/bench/opts.h"
 #include "tern.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define SG_KEY 16
-#define SG_ROUNDS_MAX 50u
+#define SG_KEY BENCH_HEX_KEY
 #define SG_KINDS 5
 
 typedef struct sg_opts {
@@ -60,94 +62,44 @@ static const char *const kind_names[SG_KINDS] = {"incremental", "incremental-liv
  * wrote them (its own states, made by its edits), the others reopened. */
 static int kind_live(int k) { return k == SG_INCREMENTAL_LIVE || k == SG_OVERLAPPING_LIVE; }
 
-void tern_bench_segments_usage(FILE *out) {
-  fprintf(out,
-          "tern-bench segments [options]   warm get: many small commits, S overlapping\n"
-          "                                segments, and the same keys compacted\n"
-          "  --docs N       keys (1000000), 16 random hex characters each\n"
-          "  --txn T        documents per transaction of the incremental index (1000)\n"
-          "  --segments S   overlapping segments of the second index (20)\n"
-          "  --lookups N    present and absent keys looked up per round, each (200000)\n"
-          "  --rounds R     rounds, rotating which index runs first (7)\n"
-          "  --seed S       key seed (1)\n"
-          "  --dir PATH     parent of the scratch directory (/var/tmp)\n");
+static const char *sg_check(void *opts) {
+  const sg_opts *o = opts;
+  return o->segments > o->docs ? "--segments must be <= --docs" : NULL;
 }
 
-static int parse_opts(int argc, char **argv, sg_opts *o) {
-  static const struct option lo[] = {
-      {"docs", 1, 0, 'n'},   {"txn", 1, 0, 't'},  {"segments", 1, 0, 'S'}, {"lookups", 1, 0, 'l'},
-      {"rounds", 1, 0, 'r'}, {"seed", 1, 0, 's'}, {"dir", 1, 0, 'd'},      {"help", 0, 0, 'h'},
-      {0, 0, 0, 0}};
-  *o = (sg_opts){.docs = 1000000,
-                 .txn = 1000,
-                 .segments = 20,
-                 .lookups = 200000,
-                 .rounds = 7,
-                 .seed = 1,
-                 .parent = "/var/tmp"};
-  optind = 1;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-    int bad = 0;
-    switch (ch) {
-    case 'n': bad = bench_parse_u64(optarg, &o->docs) || o->docs < 2; break;
-    case 't': bad = bench_parse_u64(optarg, &o->txn) || !o->txn; break;
-    case 'S':
-      bad = bench_parse_u64(optarg, &o->segments) || !o->segments || o->segments > 4096;
-      break;
-    case 'l': bad = bench_parse_u64(optarg, &o->lookups) || !o->lookups; break;
-    case 'r':
-      bad = bench_parse_u64(optarg, &o->rounds) || !o->rounds || o->rounds > SG_ROUNDS_MAX;
-      break;
-    case 's': bad = bench_parse_u64(optarg, &o->seed); break;
-    case 'd': o->parent = optarg; break;
-    case 'h': tern_bench_segments_usage(stdout); return 1;
-    default: bad = 1;
-    }
-    if (bad || o->segments > o->docs) {
-      tern_bench_segments_usage(stderr);
-      return -1;
-    }
-  }
-  return 0;
-}
+#define SG_OPT(field) offsetof(sg_opts, field)
+static const bench_opt k_sg_opts[] = {
+    BENCH_U64("docs", SG_OPT(docs), "N", "1000000", 2, 0, "keys, 16 random hex characters each"),
+    BENCH_U64("txn", SG_OPT(txn), "T", "1000", 1, 0,
+              "documents per transaction of the incremental index"),
+    BENCH_U64("segments", SG_OPT(segments), "S", "20", 1, 4096,
+              "overlapping segments of the second index"),
+    BENCH_U64("lookups", SG_OPT(lookups), "N", "200000", 1, 0,
+              "present and absent keys looked up per round, each"),
+    BENCH_U64("rounds", SG_OPT(rounds), "R", "7", 1, 0, "rounds, rotating which index runs first"),
+    BENCH_U64("seed", SG_OPT(seed), "S", "1", 0, 0, "key seed"),
+    BENCH_SCRATCH_DIR(SG_OPT(parent)),
+};
 
-static void hex_key(bench_rng *r, uint8_t *out) {
-  static const char hex[] = "0123456789abcdef";
-  uint64_t a = bench_rng_next(r);
-  for (int i = 0; i < SG_KEY; i++, a >>= 4)
-    out[i] = (uint8_t)hex[a & 15];
-}
+static const bench_cmd k_sg_cmd =
+    BENCH_CMD("segments", "[options]",
+              "warm get: many small commits, S overlapping segments, and the same keys compacted",
+              k_sg_opts, sg_opts, sg_check);
 
-static int cmp_key(const void *a, const void *b) { return memcmp(a, b, SG_KEY); }
+void tern_bench_segments_usage(FILE *out) { bench_opts_usage(&k_sg_cmd, out); }
 
 /* n unique random keys: *sorted in order, the same in random order as the
  * return value. */
 static uint8_t *make_keys(uint64_t seed, size_t *n, uint8_t **sorted) {
-  uint8_t *k = malloc(*n * SG_KEY), *s = malloc(*n * SG_KEY);
-  if (!k || !s) {
-    free(k);
+  uint8_t *s = bench_hex_keys_sorted(seed, n), *k = s ? malloc(*n * SG_KEY + 1) : NULL;
+  if (!k) {
     free(s);
     return NULL;
   }
+  memcpy(k, s, *n * SG_KEY);
   bench_rng r;
-  bench_rng_init(&r, seed);
-  for (size_t i = 0; i < *n; i++)
-    hex_key(&r, s + i * SG_KEY);
-  qsort(s, *n, SG_KEY, cmp_key);
-  size_t u = 0;
-  for (size_t i = 0; i < *n; i++)
-    if (!u || memcmp(s + (u - 1) * SG_KEY, s + i * SG_KEY, SG_KEY))
-      memmove(s + u++ * SG_KEY, s + i * SG_KEY, SG_KEY);
-  *n = u;
-  memcpy(k, s, u * SG_KEY);
-  for (size_t i = u; i > 1; i--) { /* Fisher-Yates */
-    size_t j = (size_t)bench_rng_below(&r, i);
-    uint8_t t[SG_KEY];
-    memcpy(t, k + (i - 1) * SG_KEY, SG_KEY);
-    memmove(k + (i - 1) * SG_KEY, k + j * SG_KEY, SG_KEY);
-    memcpy(k + j * SG_KEY, t, SG_KEY);
-  }
+  bench_rng_init(&r, seed ^ 0x5eed);
+  bench_hex_keys_shuffle(k, *n, &r);
   *sorted = s;
   return k;
 }
@@ -195,7 +147,7 @@ static int build_part(const char *path, const uint8_t *keys, size_t n, size_t p,
     memcpy(part + i * SG_ENTRY, keys + (lo + i) * SG_KEY, SG_KEY);
     memcpy(part + i * SG_ENTRY + SG_KEY, &pos, sizeof pos);
   }
-  qsort(part, m, SG_ENTRY, cmp_key);
+  qsort(part, m, SG_ENTRY, bench_hex_key_cmp);
   tern_builder *b;
   int rc = tern_builder_open(&b, path, NULL);
   for (size_t i = 0; rc == 0 && i < m; i++)
@@ -249,36 +201,6 @@ static int ingest_parts(const char *dir, char **paths, size_t segs, int compact,
   return rc ? rc : rc2;
 }
 
-/* Seconds for tern_get of every key in keys[0..n); *found counts hits. */
-static NOIPA double time_gets(tern_index *idx, const uint8_t *keys, size_t n, size_t *found,
-                              int *err) {
-  tern_snapshot *s;
-  *err = tern_snapshot_open(&s, idx);
-  if (*err) return 0;
-  uint64_t v;
-  size_t vlen, hits = 0;
-  double t0 = bench_now();
-  for (size_t i = 0; i < n; i++) {
-    int rc = tern_get(s, keys + i * SG_KEY, SG_KEY, &v, sizeof v, &vlen);
-    if (rc == TERN_OK)
-      hits++;
-    else if (rc != TERN_NOTFOUND)
-      *err = rc;
-  }
-  double t = bench_now() - t0;
-  tern_snapshot_close(s);
-  *found = hits;
-  return t;
-}
-
-static size_t nsegments(tern_index *idx) {
-  tern_snapshot *s;
-  if (tern_snapshot_open(&s, idx)) return 0;
-  size_t n = tern_snapshot_nsegments(s);
-  tern_snapshot_close(s);
-  return n;
-}
-
 /* The lookups: nl present keys drawn from sorted[0..n), nl absent ones. */
 static void pick_lookups(const sg_opts *o, const uint8_t *sorted, size_t n, uint8_t *present,
                          uint8_t *absent) {
@@ -287,8 +209,8 @@ static void pick_lookups(const sg_opts *o, const uint8_t *sorted, size_t n, uint
   for (size_t i = 0; i < (size_t)o->lookups; i++) {
     memcpy(present + i * SG_KEY, sorted + bench_rng_below(&r, n) * SG_KEY, SG_KEY);
     do
-      hex_key(&r, absent + i * SG_KEY);
-    while (bsearch(absent + i * SG_KEY, sorted, n, SG_KEY, cmp_key));
+      bench_hex_key(&r, absent + i * SG_KEY);
+    while (bsearch(absent + i * SG_KEY, sorted, n, SG_KEY, bench_hex_key_cmp));
   }
 }
 
@@ -315,7 +237,7 @@ static int make_indexes(const sg_opts *o, const char *dir, const uint8_t *keys, 
      * merges and combined filter its writes left) and reads it whole. */
     rc = kind_live(k) ? tern_verify(idx[k]) : tern_open(&idx[k], d[k], TERN_RDONLY, NULL);
     if (rc == 0) rc = bench_warm_dir(d[k]);
-    if (rc == 0) nseg[k] = nsegments(idx[k]);
+    if (rc == 0) nseg[k] = bench_nsegments(idx[k]);
   }
   for (size_t s = 0; paths && s < segs; s++)
     free(paths[s]);
@@ -323,72 +245,68 @@ static int make_indexes(const sg_opts *o, const char *dir, const uint8_t *keys, 
   return rc;
 }
 
-typedef struct sg_times {
-  double tp[SG_KINDS][SG_ROUNDS_MAX], ta[SG_KINDS][SG_ROUNDS_MAX]; /* ns per get */
-  double rp[SG_KINDS][SG_ROUNDS_MAX], ra[SG_KINDS][SG_ROUNDS_MAX]; /* over compacted */
-} sg_times;
+/* What the rounds read: the indexes and the keys they look up. */
+typedef struct sg_run {
+  tern_index **idx;
+  const uint8_t *present, *absent;
+  size_t nl;
+} sg_run;
 
-/* One index's present and absent gets in round r. */
-static int time_kind(tern_index *idx, const uint8_t *present, const uint8_t *absent, size_t nl,
-                     double *tp, double *ta, const char *name) {
-  size_t fp = 0, fa = 0;
+/* ns per get of index `k`: measure 0 present keys, 1 absent ones. */
+static double time_kind(void *ctx, size_t k, size_t measure, size_t round) {
+  const sg_run *x = ctx;
+  (void)round;
+  size_t found;
   int err = 0;
-  *tp = time_gets(idx, present, nl, &fp, &err) / (double)nl * 1e9;
-  if (!err) *ta = time_gets(idx, absent, nl, &fa, &err) / (double)nl * 1e9;
-  if (!err && (fp != nl || fa != 0)) {
-    bench_log("%s: %zu of %zu present keys found, %zu absent ones", name, fp, nl, fa);
+  double t = bench_hex_time_gets(x->idx[k], measure ? x->absent : x->present, x->nl, &found,
+                                 &err);
+  if (!err && found != (measure ? 0 : x->nl)) {
+    bench_log("%s: %zu of %zu %s keys found", kind_names[k], found, x->nl,
+              measure ? "absent" : "present");
     err = -1;
   }
-  return err;
+  if (err)
+    fprintf(stderr, "tern-bench segments: %d (%s): %s\n", err, tern_strerror(err), tern_errmsg());
+  return err ? -1 : t / (double)x->nl * 1e9;
 }
 
-static int time_rounds(const sg_opts *o, tern_index **idx, const uint8_t *present,
-                       const uint8_t *absent, sg_times *t) {
-  size_t nl = (size_t)o->lookups;
-  for (int k = 0; k < SG_KINDS; k++) { /* warm the mappings and filter pages */
+static void log_round(void *ctx, const bench_rounds *r, size_t round) {
+  (void)ctx;
+  double v[2][SG_KINDS];
+  for (size_t k = 0; k < SG_KINDS; k++)
+    for (size_t m = 0; m < 2; m++)
+      v[m][k] = bench_rounds_of(r, k, m)[round];
+  bench_log("round %zu: present %.0f / %.0f / %.0f / %.0f / %.0f ns, absent %.0f / %.0f / "
+            "%.0f / %.0f / %.0f ns (incremental, -live / overlapping, -live / compacted)",
+            round, v[0][0], v[0][1], v[0][2], v[0][3], v[0][4], v[1][0], v[1][1], v[1][2],
+            v[1][3], v[1][4]);
+}
+
+/* Warms the mappings and filter pages: every key once in every index. */
+static int warm_gets(const sg_run *x) {
+  for (int k = 0; k < SG_KINDS; k++) {
     size_t f;
     int err = 0;
-    time_gets(idx[k], present, nl, &f, &err);
-    if (!err) time_gets(idx[k], absent, nl, &f, &err);
+    bench_hex_time_gets(x->idx[k], x->present, x->nl, &f, &err);
+    if (!err) bench_hex_time_gets(x->idx[k], x->absent, x->nl, &f, &err);
     if (err) return err;
-  }
-  for (size_t r = 0; r < o->rounds; r++) {
-    for (int j = 0; j < SG_KINDS; j++) {
-      int k = (int)((r + (size_t)j) % SG_KINDS); /* rotate which goes first */
-      int rc = time_kind(idx[k], present, absent, nl, &t->tp[k][r], &t->ta[k][r], kind_names[k]);
-      if (rc) return rc;
-    }
-    for (int k = 0; k < SG_KINDS; k++) {
-      t->rp[k][r] = t->tp[k][r] / t->tp[SG_COMPACTED][r];
-      t->ra[k][r] = t->ta[k][r] / t->ta[SG_COMPACTED][r];
-    }
-    bench_log("round %zu: present %.0f / %.0f / %.0f / %.0f / %.0f ns, absent %.0f / %.0f / "
-              "%.0f / %.0f / %.0f ns (incremental, -live / overlapping, -live / compacted)",
-              r, t->tp[0][r], t->tp[1][r], t->tp[2][r], t->tp[3][r], t->tp[4][r], t->ta[0][r],
-              t->ta[1][r], t->ta[2][r], t->ta[3][r], t->ta[4][r]);
   }
   return 0;
 }
 
-static double median_of(const double *v, size_t n) {
-  double c[SG_ROUNDS_MAX];
-  memcpy(c, v, n * sizeof *c);
-  return bench_summarize(c, n).median;
-}
-
-static void report(const sg_opts *o, size_t n, const size_t *nseg, const sg_times *t) {
-  size_t R = (size_t)o->rounds;
+static void report(const sg_opts *o, size_t n, const size_t *nseg, const bench_rounds *r) {
   printf("keys %zu; incremental: transactions of %llu documents, default flush and merge "
          "policy; overlapping: %llu segments of random keys; medians of %zu rounds, ns per warm "
          "tern_get\n",
-         n, (unsigned long long)o->txn, (unsigned long long)o->segments, R);
+         n, (unsigned long long)o->txn, (unsigned long long)o->segments, r->rounds);
   printf("%-36s %9s %8s %9s %8s\n", "index (segments the gets saw)", "present", "ratio", "absent",
          "ratio");
-  for (int k = 0; k < SG_KINDS; k++) {
+  for (size_t k = 0; k < SG_KINDS; k++) {
     char label[64];
     snprintf(label, sizeof label, "%s (%zu)", kind_names[k], nseg[k]);
-    printf("%-36s %9.0f %7.2fx %9.0f %7.2fx\n", label, median_of(t->tp[k], R),
-           median_of(t->rp[k], R), median_of(t->ta[k], R), median_of(t->ra[k], R));
+    printf("%-36s %9.0f %7.2fx %9.0f %7.2fx\n", label, bench_rounds_median(r, k, 0),
+           bench_rounds_ratio(r, 0, k, SG_COMPACTED), bench_rounds_median(r, k, 1),
+           bench_rounds_ratio(r, 1, k, SG_COMPACTED));
   }
 }
 
@@ -396,33 +314,34 @@ static int run(const sg_opts *o, const char *dir) {
   size_t n = (size_t)o->docs, nl = (size_t)o->lookups;
   uint8_t *sorted = NULL, *keys = make_keys(o->seed, &n, &sorted);
   uint8_t *present = malloc(nl * SG_KEY), *absent = malloc(nl * SG_KEY);
-  sg_times *t = malloc(sizeof *t);
   tern_index *idx[SG_KINDS] = {NULL};
   size_t nseg[SG_KINDS] = {0};
-  int rc = keys && present && absent && t ? 0 : TERN_ENOMEM;
+  sg_run x = {idx, present, absent, nl};
+  bench_rounds r = {.contenders = SG_KINDS, .measures = 2, .rounds = (size_t)o->rounds};
+  int rc = keys && present && absent ? 0 : TERN_ENOMEM;
   if (rc == 0) {
     pick_lookups(o, sorted, n, present, absent);
     rc = make_indexes(o, dir, keys, n, idx, nseg);
   }
-  if (rc == 0) rc = time_rounds(o, idx, present, absent, t);
-  if (rc == 0)
-    report(o, n, nseg, t);
-  else
+  if (rc == 0) rc = warm_gets(&x);
+  if (rc)
     fprintf(stderr, "tern-bench segments: %d (%s): %s\n", rc, tern_strerror(rc), tern_errmsg());
+  if (rc == 0 && (rc = bench_rounds_run(&r, time_kind, log_round, &x)) == 0)
+    report(o, n, nseg, &r);
+  bench_rounds_free(&r);
   for (int k = 0; k < SG_KINDS; k++)
     tern_close(idx[k]);
   free(keys);
   free(sorted);
   free(present);
   free(absent);
-  free(t);
   return rc ? 1 : 0;
 }
 
 int tern_bench_segments(int argc, char **argv) {
   sg_opts o;
-  int p = parse_opts(argc, argv, &o);
-  if (p) return p > 0 ? 0 : 2;
+  int p = bench_opts_parse(&k_sg_cmd, &o, argc, argv);
+  if (p) return bench_opts_exit(p);
   char *dir = bench_mkdtemp(o.parent, "tern-bench-segments");
   if (!dir) {
     perror("tern-bench segments: scratch directory");
