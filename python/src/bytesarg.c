@@ -57,3 +57,43 @@ void pt_arena_free(pt_arena *a) {
   a->buf = NULL;
   a->len = a->cap = 0;
 }
+
+int pt_values_init(pt_values *v, size_t n) {
+  v->arena = (pt_arena){NULL, 0, 0};
+  v->recs = PyMem_Calloc(n + 1, sizeof *v->recs);
+  if (!v->recs) PyErr_NoMemory();
+  return v->recs ? 0 : -1;
+}
+
+int pt_values_set(pt_values *v, size_t i, int status, const void *val, size_t vlen) {
+  pt_valrec *r = &v->recs[i];
+  if (status != TERN_OK) {
+    r->len = SIZE_MAX;
+    return 0;
+  }
+  r->len = vlen;
+  return pt_arena_put(&v->arena, val, vlen, &r->off) ? 1 : 0;
+}
+
+PyObject *pt_values_list(const pt_values *v, size_t n) {
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  if (!list) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    const pt_valrec *r = &v->recs[i];
+    PyObject *o = r->len == SIZE_MAX
+                      ? Py_NewRef(Py_None)
+                      : PyBytes_FromStringAndSize(v->arena.buf + r->off, (Py_ssize_t)r->len);
+    if (!o) {
+      Py_DECREF(list);
+      return NULL;
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, o);
+  }
+  return list;
+}
+
+void pt_values_free(pt_values *v) {
+  pt_arena_free(&v->arena);
+  PyMem_Free(v->recs);
+  v->recs = NULL;
+}

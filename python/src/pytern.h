@@ -55,6 +55,24 @@ typedef struct pt_arena {
 } pt_arena;
 int pt_arena_put(pt_arena *a, const void *p, size_t n, size_t *off);
 void pt_arena_free(pt_arena *a);
+/* The answers of a get_many: one (offset, length) record per key asked,
+ * by position (length SIZE_MAX: absent), the bytes in an arena; filled
+ * without the GIL, turned into a list after. */
+typedef struct pt_valrec {
+  size_t off, len;
+} pt_valrec;
+typedef struct pt_values {
+  pt_arena arena;
+  pt_valrec *recs;
+} pt_values;
+/* Records for n keys, none answered; -1 with MemoryError set. */
+int pt_values_init(pt_values *v, size_t n);
+/* Records the answer to key i (a tern_get_batch status and value): 0, or
+ * 1 when out of memory (the batch's callback then stops it). */
+int pt_values_set(pt_values *v, size_t i, int status, const void *val, size_t vlen);
+/* A list of the n answers, bytes or None; NULL with an exception. */
+PyObject *pt_values_list(const pt_values *v, size_t n);
+void pt_values_free(pt_values *v);
 
 /* A value read without the GIL: in `stack` when it fits, else in `heap`
  * (malloc'd). */

@@ -29,25 +29,14 @@ static size_t shard_of(const pt_bytes *bounds, size_t nb, const char *k, size_t 
   return lo;
 }
 
-typedef struct rec {
-  size_t off, len;
-} rec;
-
 typedef struct sh_ctx {
-  pt_arena arena;
-  rec *recs;         /* per key asked, by position */
+  pt_values vals;    /* per key asked, by position */
   const size_t *pos; /* this shard's keys' positions */
 } sh_ctx;
 
 static int sh_cb(void *payload, size_t i, int status, const void *val, size_t vlen) {
   sh_ctx *c = payload;
-  rec *r = &c->recs[c->pos[i]];
-  if (status != TERN_OK) {
-    r->len = SIZE_MAX;
-    return 0;
-  }
-  r->len = vlen;
-  return pt_arena_put(&c->arena, val, vlen, &r->off) ? 1 : 0; /* out of memory: stop (TERN_ESTOPPED) */
+  return pt_values_set(&c->vals, c->pos[i], status, val, vlen); /* 1: out of memory, stop */
 }
 
 typedef struct sh_args {
@@ -140,36 +129,16 @@ static int sh_convert(sh_args *a, PyObject *indexes, PyObject *bounds, PyObject 
   return 0;
 }
 
-static PyObject *sh_list(const sh_ctx *c, Py_ssize_t n) {
-  PyObject *list = PyList_New(n);
-  if (!list) return NULL;
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *v = c->recs[i].len == SIZE_MAX
-                      ? Py_NewRef(Py_None)
-                      : PyBytes_FromStringAndSize(c->arena.buf + c->recs[i].off,
-                                                  (Py_ssize_t)c->recs[i].len);
-    if (!v) {
-      Py_DECREF(list);
-      return NULL;
-    }
-    PyList_SET_ITEM(list, i, v);
-  }
-  return list;
-}
-
 PyObject *pt_get_many_sharded(PyObject *m, PyObject *args) {
   (void)m;
   PyObject *indexes, *bounds, *keys;
   if (!PyArg_ParseTuple(args, "OOO", &indexes, &bounds, &keys)) return NULL;
   sh_args a;
   memset(&a, 0, sizeof a);
-  sh_ctx c = {{NULL, 0, 0}, NULL, NULL};
+  sh_ctx c = {{{NULL, 0, 0}, NULL}, NULL};
   PyObject *r = NULL;
   if (sh_convert(&a, indexes, bounds, keys) < 0 || sh_route(&a) < 0) goto out;
-  if (!(c.recs = PyMem_Calloc((size_t)a.n + 1, sizeof *c.recs))) {
-    PyErr_NoMemory();
-    goto out;
-  }
+  if (pt_values_init(&c.vals, (size_t)a.n) < 0) goto out;
   tern_index **ix = PyMem_Calloc((size_t)a.ns, sizeof *ix);
   if (!ix) {
     PyErr_NoMemory();
@@ -196,10 +165,9 @@ PyObject *pt_get_many_sharded(PyObject *m, PyObject *args) {
   for (Py_ssize_t s = 0; s < a.ns; s++)
     ((pt_index *)PySequence_Fast_GET_ITEM(a.idx_seq, s))->inflight--;
   PyMem_Free(ix);
-  r = st ? pt_raise(st) : sh_list(&c, a.n);
+  r = st ? pt_raise(st) : pt_values_list(&c.vals, (size_t)a.n);
 out:
-  pt_arena_free(&c.arena);
-  PyMem_Free(c.recs);
+  pt_values_free(&c.vals);
   sh_free(&a);
   return r;
 }

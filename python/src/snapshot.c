@@ -48,42 +48,9 @@ PyObject *pt_snap_get(tern_snapshot *snap, PyObject *key, PyObject *dflt) {
   return pt_value_result(st, &v, dflt, key);
 }
 
-/* get_many: the values land in an arena without the GIL; one record per
- * key (offset, length; length SIZE_MAX when absent). */
-typedef struct batch_rec {
-  size_t off, len;
-} batch_rec;
-
-typedef struct batch_ctx {
-  pt_arena arena;
-  batch_rec *recs;
-} batch_ctx;
-
+/* get_many: the values land in an arena without the GIL (pt_values). */
 static int batch_cb(void *payload, size_t i, int status, const void *val, size_t vlen) {
-  batch_ctx *c = payload;
-  if (status != TERN_OK) {
-    c->recs[i].len = SIZE_MAX;
-    return 0;
-  }
-  c->recs[i].len = vlen;
-  return pt_arena_put(&c->arena, val, vlen, &c->recs[i].off) ? 1 : 0; /* out of memory: stop (TERN_ESTOPPED) */
-}
-
-static PyObject *batch_list(batch_ctx *c, Py_ssize_t n) {
-  PyObject *list = PyList_New(n);
-  if (!list) return NULL;
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *v = c->recs[i].len == SIZE_MAX
-                      ? Py_NewRef(Py_None)
-                      : PyBytes_FromStringAndSize(c->arena.buf + c->recs[i].off,
-                                                  (Py_ssize_t)c->recs[i].len);
-    if (!v) {
-      Py_DECREF(list);
-      return NULL;
-    }
-    PyList_SET_ITEM(list, i, v);
-  }
-  return list;
+  return pt_values_set(payload, i, status, val, vlen); /* 1: out of memory, stop */
 }
 
 PyObject *pt_snap_get_many(tern_snapshot *snap, PyObject *keys) {
@@ -92,13 +59,14 @@ PyObject *pt_snap_get_many(tern_snapshot *snap, PyObject *keys) {
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
   tern_slice *sl = PyMem_Calloc((size_t)n + 1, sizeof *sl);
   pt_bytes *held = PyMem_Calloc((size_t)n + 1, sizeof *held);
-  batch_ctx c = {{NULL, 0, 0}, PyMem_Calloc((size_t)n + 1, sizeof(batch_rec))};
+  pt_values c = {{NULL, 0, 0}, NULL};
   PyObject *r = NULL;
   Py_ssize_t got = 0;
-  if (!sl || !held || !c.recs) {
+  if (!sl || !held) {
     PyErr_NoMemory();
     goto out;
   }
+  if (pt_values_init(&c, (size_t)n) < 0) goto out;
   for (; got < n; got++) {
     if (pt_bytes_get(PySequence_Fast_GET_ITEM(seq, got), &held[got], "key") < 0) goto out;
     sl[got].data = held[got].data;
@@ -109,11 +77,10 @@ PyObject *pt_snap_get_many(tern_snapshot *snap, PyObject *keys) {
   st = tern_get_batch(snap, sl, (size_t)n, batch_cb, &c);
   if (st == TERN_ESTOPPED) st = TERN_ENOMEM; /* the callback stops only when out of memory */
   Py_END_ALLOW_THREADS
-  r = st ? pt_raise(st) : batch_list(&c, n);
+  r = st ? pt_raise(st) : pt_values_list(&c, (size_t)n);
 out:
   for (Py_ssize_t i = 0; i < got; i++) pt_bytes_release(&held[i]);
-  pt_arena_free(&c.arena);
-  PyMem_Free(c.recs);
+  pt_values_free(&c);
   PyMem_Free(held);
   PyMem_Free(sl);
   Py_DECREF(seq);
