@@ -237,7 +237,7 @@ static void test_window_geometric(void **state) {
     for (int b = 0; b < 8; b++) /* ascending: every key new */
       key[b] = (uint8_t)(i >> (56 - 8 * b));
     tern_mdoc d = {{key, 8, (uint32_t)dlen}, doc};
-    tern_mrun *run;
+    tern_mrun *run = NULL;
     assert_int_equal(mrun_copy(&d, 1, &run), TERN_OK);
     tern_memseg *next;
     assert_int_equal(tern_memseg_layer(m, run, i + 1, 0, TERN_MRUN_MERGE_MAX, &next), TERN_OK);
