@@ -116,21 +116,38 @@ int tern_mrun_new(size_t cap, tern_mrun **out);
 int tern_mrun_push(tern_mrun *r, const tern_mdoc *d);
 void tern_mrun_put(tern_mrun *r);
 /* The view `prev` with `run` on top (consumed, may be NULL: prev's runs
- * only; prev NULL: run alone, which then marks no lost keys); n and stored_bytes are the new totals.  Runs
- * are merged so that each is more than twice the size of the next newer,
- * keeping O(log n) runs at amortized O(log n) copies per document. */
+ * only; prev NULL: run alone, which then marks no lost keys); n and
+ * stored_bytes are the new totals.  The newest runs are merged while one
+ * is at most twice the next newer and the merge holds at most merge_max
+ * documents: a commit's share of the merging, bounded so that no commit
+ * pays O(n) (the worker merges larger runs: tern_mruns_merge). */
 int tern_memseg_layer(const tern_memseg *prev, tern_mrun *run, size_t n, uint64_t stored_bytes,
-                      tern_memseg **out);
-/* A commit merges runs only while the merge holds at most this many
- * documents; the background worker merges the older runs of the newest
- * view into one (the two calls below) when there are many. */
-#define TERN_MRUN_MERGE_MAX 1024
-/* The live docs of m's oldest k runs as one run (newest wins), fit to be
- * the bottom run of a view. */
-int tern_mruns_merge(const tern_memseg *m, size_t k, tern_mrun **out);
-/* The view m with its oldest k runs replaced by `merged` (consumed), the
- * same documents. */
-int tern_memseg_rebottom(const tern_memseg *m, size_t k, tern_mrun *merged, tern_memseg **out);
+                      size_t merge_max, tern_memseg **out);
+/* merge_max of a commit when a background worker merges the larger runs:
+ * a merge of this many documents (and the hash index and filter of a run
+ * of TERN_MRUN_INDEXED) costs a commit a few µs, where one of 1,024 cost
+ * 100 µs, once per few hundred commits (a commit's p99). */
+#define TERN_MRUN_MERGE_MAX 64
+/* merge_max of a commit that runs the worker's work itself
+ * (TERN_FOREGROUND, or no thread to be had): commits keep more runs
+ * merged, so that the worker's merges (inside commits too) are rare. */
+#define TERN_MRUN_MERGE_MAX_FOREGROUND 1024
+/* The live docs of m's runs [from, to) as one run (newest wins); lost
+ * keys stay marked unless from is 0 (the result is the bottom run). */
+int tern_mruns_merge(const tern_memseg *m, size_t from, size_t to, tern_mrun **out);
+/* The view m with its runs [from, to) replaced by `merged` (consumed),
+ * the same documents. */
+int tern_memseg_remerged(const tern_memseg *m, size_t from, size_t to, tern_mrun *merged,
+                         tern_memseg **out);
+/* The runs of view m the worker merges into one, [*from, returned) (0:
+ * none), given the commits' merge_max.  Their top is the newest run past
+ * half merge_max below the newest two: commits merge neither those nor,
+ * but rarely, anything under them, so the worker's install finds them in
+ * place.  From there the group grows to older runs while the next older
+ * holds at most twice the group's documents: run sizes grow geometrically,
+ * O(log n) runs, each document copied O(log n) times, as in a commit's
+ * own merges. */
+size_t tern_memseg_merge_window(const tern_memseg *m, size_t merge_max, size_t *from);
 /* A one-run layered view made of a flat memseg (consumed, also on failure). */
 int tern_memseg_layered(tern_memseg *flat, tern_memseg **out);
 /* Makes docs valid (ranks) in a layered memseg; thread-safe, once. */

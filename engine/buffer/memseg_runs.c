@@ -14,6 +14,7 @@
 
 #include "codec/status.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,11 +116,12 @@ static int run_merge(const tern_mrun *a, const tern_mrun *b, int bottom, tern_mr
 }
 
 /* Merges the newest runs while one is not more than twice the next newer
- * and the merge stays small (TERN_MRUN_MERGE_MAX): larger merges are the
- * background worker's (tern_mruns_merge), so that no commit pays O(n). */
-static int runs_balance(tern_mrun **runs, size_t *nruns) {
+ * and the merge holds at most merge_max documents (tern_memseg_layer):
+ * larger merges are the background worker's (tern_mruns_merge), so that
+ * no commit pays O(n). */
+static int runs_balance(tern_mrun **runs, size_t *nruns, size_t merge_max) {
   while (*nruns >= 2 && runs[*nruns - 2]->n <= 2 * runs[*nruns - 1]->n &&
-         runs[*nruns - 2]->n + runs[*nruns - 1]->n <= TERN_MRUN_MERGE_MAX) {
+         runs[*nruns - 2]->n + runs[*nruns - 1]->n <= merge_max) {
     tern_mrun *m = NULL;
     TERN_TRY(run_merge(runs[*nruns - 2], runs[*nruns - 1], *nruns == 2, &m));
     tern_mrun_put(runs[*nruns - 2]);
@@ -154,7 +156,7 @@ static int view_of(tern_mrun **runs, size_t nruns, size_t n, uint64_t stored, te
 }
 
 int tern_memseg_layer(const tern_memseg *prev, tern_mrun *run, size_t n, uint64_t stored_bytes,
-                      tern_memseg **out) {
+                      size_t merge_max, tern_memseg **out) {
   size_t np = prev ? prev->nruns : 0;
   tern_mrun **runs = malloc((np + 1) * sizeof *runs);
   if (!runs) {
@@ -167,7 +169,7 @@ int tern_memseg_layer(const tern_memseg *prev, tern_mrun *run, size_t n, uint64_
   }
   size_t nruns = np;
   if (run) runs[nruns++] = run;
-  int rc = runs_balance(runs, &nruns);
+  int rc = runs_balance(runs, &nruns, merge_max);
   /* The one run not shared with prev's view yet: the new run, or what
    * balancing merged it into. */
   if (rc == TERN_OK && run) run_index(runs[nruns - 1]);
@@ -194,7 +196,7 @@ int tern_memseg_layered(tern_memseg *flat, tern_memseg **out) {
   flat->n = 0;
   uint64_t stored = flat->stored_bytes;
   tern_memseg_free(flat);
-  return tern_memseg_layer(NULL, r, r->n, stored, out);
+  return tern_memseg_layer(NULL, r, r->n, stored, TERN_MRUN_MERGE_MAX, out);
 }
 
 static ptrdiff_t run_find(const tern_mrun *r, const void *key, size_t klen, uint64_t hash) {
@@ -279,27 +281,29 @@ int tern_memseg_flat(const tern_memseg *cm) {
   return rc;
 }
 
-int tern_mruns_merge(const tern_memseg *m, size_t k, tern_mrun **out) {
+int tern_mruns_merge(const tern_memseg *m, size_t from, size_t to, tern_mrun **out) {
+  assert(from < to && to <= m->nruns);
   *out = NULL;
   size_t total = 0;
-  for (size_t r = 0; r < k; r++)
+  for (size_t r = from; r < to; r++)
     total += m->runs[r]->n;
-  size_t *pos = calloc(k ? k : 1, sizeof *pos);
+  size_t *pos = calloc(m->nruns, sizeof *pos);
   tern_mrun *run = NULL;
   int rc = pos ? run_alloc(total, &run) : tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  int bottom = from == 0; /* lost keys need a mark only while older runs may hold them */
   while (rc == TERN_OK) {
     const tern_mdoc *best = NULL;
-    for (size_t r = 0; r < k; r++) { /* newer runs later: <= keeps the newest */
+    for (size_t r = from; r < to; r++) { /* newer runs later: <= keeps the newest */
       const tern_mrun *x = m->runs[r];
       if (pos[r] < x->n && (!best || doc_cmp(&x->docs[pos[r]], best) <= 0))
         best = &x->docs[pos[r]];
     }
     if (!best) break;
-    for (size_t r = 0; r < k; r++) {
+    for (size_t r = from; r < to; r++) {
       const tern_mrun *x = m->runs[r];
       if (pos[r] < x->n && doc_cmp(&x->docs[pos[r]], best) == 0) pos[r]++;
     }
-    if (best->doc) rc = run_push(run, best); /* the bottom run: lost keys need no mark */
+    if (best->doc || !bottom) rc = run_push(run, best);
   }
   free(pos);
   if (rc != TERN_OK) {
@@ -311,17 +315,36 @@ int tern_mruns_merge(const tern_memseg *m, size_t k, tern_mrun **out) {
   return TERN_OK;
 }
 
-int tern_memseg_rebottom(const tern_memseg *m, size_t k, tern_mrun *merged, tern_memseg **out) {
-  size_t n = 1 + m->nruns - k;
+int tern_memseg_remerged(const tern_memseg *m, size_t from, size_t to, tern_mrun *merged,
+                         tern_memseg **out) {
+  assert(from < to && to <= m->nruns);
+  size_t n = m->nruns - (to - from) + 1;
   tern_mrun **runs = malloc(n * sizeof *runs);
   if (!runs) {
     tern_mrun_put(merged);
     return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
   }
-  runs[0] = merged;
-  for (size_t i = k; i < m->nruns; i++) {
-    runs[1 + i - k] = m->runs[i];
+  size_t k = 0;
+  for (size_t i = 0; i < m->nruns; i++) {
+    if (i >= from && i < to) {
+      if (i == from) runs[k++] = merged;
+      continue;
+    }
+    runs[k++] = m->runs[i];
     atomic_fetch_add(&m->runs[i]->refs, 1);
   }
+  assert(k == n);
   return view_of(runs, n, m->n, m->stored_bytes, out);
+}
+
+size_t tern_memseg_merge_window(const tern_memseg *m, size_t merge_max, size_t *from) {
+  size_t to = m->nruns >= 2 ? m->nruns - 2 : 0;
+  while (to > 2 && m->runs[to - 1]->n <= merge_max / 2)
+    to--;
+  if (to < 2) return 0;
+  size_t f = to - 2, sum = m->runs[f]->n + m->runs[f + 1]->n;
+  while (f > 0 && m->runs[f - 1]->n <= 2 * sum)
+    sum += m->runs[--f]->n;
+  *from = f;
+  return to;
 }

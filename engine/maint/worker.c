@@ -57,31 +57,35 @@ static int runs_due(tern_index *idx) {
   return due;
 }
 
-/* Merges the older runs of the newest buffer view into one, outside any
- * lock, and installs the view with that run under install_mu if no commit
- * merged those runs meanwhile (else the next commit asks again). */
+/* Whether the view cur still holds b's runs [0, to) where b had them:
+ * no commit merged any of them since. */
+static int runs_in_place(const tern_memseg *cur, const tern_memseg *b, size_t to) {
+  if (!cur || cur->nruns < to) return 0;
+  for (size_t i = 0; i < to; i++)
+    if (cur->runs[i] != b->runs[i]) return 0;
+  return 1;
+}
+
+/* Merges a group of the newest buffer view's runs (tern_memseg_merge_window) into
+ * one, outside any lock, and installs the view with that run under
+ * install_mu if no commit merged those runs meanwhile (else the next
+ * commit asks again). */
 static int merge_runs(tern_index *idx) {
   tern_state *st;
   TERN_TRY(tern_state_acquire(idx, 1, &st));
   const tern_memseg *b = st->buffer;
-  /* The leading runs past half TERN_MRUN_MERGE_MAX, the newest two left
-   * out: no commit merges those, so the install finds them in place. */
-  size_t k = 0;
-  while (k + 2 < b->nruns && b->runs[k]->n > TERN_MRUN_MERGE_MAX / 2)
-    k++;
+  size_t from = 0, to = b ? tern_memseg_merge_window(b, tern_buffer_merge_max(idx), &from) : 0;
   tern_mrun *merged = NULL;
-  int rc = k >= 2 ? tern_mruns_merge(b, k, &merged) : TERN_OK;
+  int rc = to ? tern_mruns_merge(b, from, to, &merged) : TERN_OK;
   if (merged) {
     tern_install_lock(idx);
     tern_state *cur = NULL;
     rc = tern_state_acquire(idx, 1, &cur);
-    int same = rc == TERN_OK && cur->buffer->nruns >= k;
-    for (size_t i = 0; same && i < k; i++)
-      same = cur->buffer->runs[i] == b->runs[i];
+    int same = rc == TERN_OK && runs_in_place(cur->buffer, b, to);
     tern_edit e;
     tern_edit_init(&e, cur);
     e.buf = TERN_EDIT_BUF_VIEW; /* the same documents: nothing for the catalog */
-    if (same) rc = tern_memseg_rebottom(cur->buffer, k, merged, &e.view);
+    if (same) rc = tern_memseg_remerged(cur->buffer, from, to, merged, &e.view);
     else tern_mrun_put(merged);
     if (e.view) (void)tern_log_and_apply(idx, &e);
     tern_edit_free(idx, &e);

@@ -4,8 +4,9 @@
  * write buffer and merges of segments, run off the commit path.
  *
  * One thread per index, started by the first commit that makes work due,
- * runs one flush or merge at a time (and merges the older runs of the
- * buffer view, which commits leave to it past TERN_MRUN_MERGE_MAX).  It holds the write lock's flock
+ * runs one flush or merge at a time (and merges the larger runs of the
+ * buffer view, which commits leave to it past TERN_MRUN_MERGE_MAX
+ * documents).  It holds the write lock's flock
  * (tern_flock_hold) from the commit that gave it work until that work is
  * installed, so no other process commits meanwhile, and the commits of
  * this process go on.  A flush or merge writes its segment outside any
@@ -39,7 +40,8 @@ void tern_worker_free(tern_index *idx);
  * catalog stay bounded when commits outrun flushes).  Returns the status
  * of a background failure not yet reported (0: none), and forgets it. */
 #define TERN_WORKER_BUDGET 4
-/* Buffer view runs past which the worker merges the older ones. */
+/* Buffer view runs past which the worker merges a group of the older
+ * ones (worker.c: merge_window). */
 #define TERN_WORKER_RUNS_MAX 12
 int tern_worker_after_commit(tern_index *idx, const tern_rec_state *rec, int segments_changed);
 /* Waits until the worker has nothing to do (tern_flush, tern_compact) and

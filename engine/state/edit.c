@@ -180,8 +180,9 @@ static void install(tern_index *idx, tern_edit *e) {
 
 int tern_log_and_apply(tern_index *idx, tern_edit *e) {
   assert(tern_install_held(idx));
-  assert(e->base && e->base->refs > 0);
+  assert(e->base);
   tern_mu_lock(idx);
+  assert(e->base->refs > 0); /* refs change under mu (state.c) */
   int current = idx->cur == e->base && idx->cur_seq == e->base->rec.seq;
   tern_mu_unlock(idx);
   if (!current)

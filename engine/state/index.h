@@ -221,6 +221,13 @@ static inline int tern_install_held(const tern_index *idx) {
 #endif
 }
 
+/* How many documents a commit's buffer view merges at most
+ * (tern_memseg_layer): few when the worker's thread merges the larger
+ * runs, more when its work runs inside commits (TERN_FOREGROUND). */
+static inline size_t tern_buffer_merge_max(const tern_index *idx) {
+  return idx->flags & TERN_FOREGROUND ? TERN_MRUN_MERGE_MAX_FOREGROUND : TERN_MRUN_MERGE_MAX;
+}
+
 struct tern_snapshot {
   tern_index *idx;
   tern_state *st;

@@ -529,7 +529,7 @@ static const tern_mdoc *memseg_doc(const tern_memseg *m, ptrdiff_t h) {
 
 /* A flush's view: the documents of the ops' keys base's view holds. */
 static int kept_view(const tern_memseg *b, const tern_edit *e, const tern_rec_state *rec,
-                     tern_memseg **out) {
+                     size_t merge_max, tern_memseg **out) {
   tern_mrun *run;
   TERN_TRY(tern_mrun_new(e->nops ? e->nops : 1, &run));
   for (size_t i = 0; i < e->nops; i++) {
@@ -542,13 +542,16 @@ static int kept_view(const tern_memseg *b, const tern_edit *e, const tern_rec_st
     }
   }
   assert(run->n == rec->buffered_docs);
-  return tern_memseg_layer(NULL, run, (size_t)rec->buffered_docs, rec->buffered_bytes, out);
+  return tern_memseg_layer(NULL, run, (size_t)rec->buffered_docs, rec->buffered_bytes, merge_max,
+                           out);
 }
 
 /* The next state's buffer view; NULL (built on first need) when base had
  * none or memory ran out: never wrong, at worst read from the catalog. */
-static void apply_buffer(tern_state *st, const tern_state *base, tern_edit *e) {
+static void apply_buffer(const tern_index *idx, tern_state *st, const tern_state *base,
+                         tern_edit *e) {
   const tern_rec_state *rec = &e->rec;
+  size_t merge_max = tern_buffer_merge_max(idx);
   tern_memseg *view = NULL;
   int rc = TERN_OK;
   switch (e->buf) {
@@ -560,18 +563,18 @@ static void apply_buffer(tern_state *st, const tern_state *base, tern_edit *e) {
   case TERN_EDIT_BUF_DROP:
     if (base->buffer)
       rc = tern_memseg_layer(base->buffer, e->run, (size_t)rec->buffered_docs,
-                             rec->buffered_bytes, &view);
+                             rec->buffered_bytes, merge_max, &view);
     else
       tern_mrun_put(e->run);
     e->run = NULL; /* consumed */
     break;
   case TERN_EDIT_BUF_KEEP:
-    if (base->buffer) rc = kept_view(base->buffer, e, rec, &view);
+    if (base->buffer) rc = kept_view(base->buffer, e, rec, merge_max, &view);
     break;
   case TERN_EDIT_BUF_SAME:
     if (base->buffer)
       rc = tern_memseg_layer(base->buffer, NULL, (size_t)rec->buffered_docs, rec->buffered_bytes,
-                             &view);
+                             merge_max, &view);
     break;
   case TERN_EDIT_BUF_COPY: break;
   }
@@ -596,7 +599,7 @@ int tern_state_apply(tern_index *idx, const tern_state *base, tern_edit *e, tern
   /* Never built here (the commit path): base's when it still covers st,
    * else the edit's (the worker's, made apart), else none. */
   if (!tern_state_cfilter_inherit(st, base) && e->cf) tern_state_cfilter_adopt(st, &e->cf);
-  apply_buffer(st, base, e);
+  apply_buffer(idx, st, base, e);
   *out = st;
   return TERN_OK;
 }

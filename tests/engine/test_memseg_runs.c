@@ -11,6 +11,7 @@
 
 #include "engine/format/catalog_schema.h"
 #include "engine/buffer/memseg.h"
+#include "engine/maint/worker.h"
 
 enum { NKEYS = 700, KEEP = 6 };
 
@@ -89,7 +90,8 @@ static void check_view(const view *w) {
 }
 
 /* One commit: distinct ids, puts and removals of present ids, as a run. */
-static tern_memseg *commit(tu_rng *r, const view *prev, view *next, uint32_t *clock) {
+static tern_memseg *commit(tu_rng *r, const view *prev, view *next, uint32_t *clock,
+                           size_t merge_max) {
   memcpy(next->ver, prev->ver, sizeof next->ver);
   size_t want = tu_below(r, 10) ? 1 + tu_below(r, 4) : 1 + tu_below(r, 300);
   uint8_t *picked = calloc(NKEYS, 1);
@@ -126,7 +128,7 @@ static tern_memseg *commit(tu_rng *r, const view *prev, view *next, uint32_t *cl
   for (uint32_t i = 0; i < NKEYS; i++)
     live += next->ver[i] != 0;
   tern_memseg *m;
-  assert_int_equal(tern_memseg_layer(prev->m, run, live, 0, &m), TERN_OK);
+  assert_int_equal(tern_memseg_layer(prev->m, run, live, 0, merge_max, &m), TERN_OK);
   free(picked);
   free(ops);
   free(docs);
@@ -135,10 +137,26 @@ static tern_memseg *commit(tu_rng *r, const view *prev, view *next, uint32_t *cl
   return m;
 }
 
-static void test_runs_against_reference(void **state) {
-  (void)state;
+/* The view m with the runs [from, to) merged, as the worker installs it;
+ * the old view freed. */
+static tern_memseg *merge_group(tern_memseg *m, size_t from, size_t to) {
+  tern_mrun *merged;
+  assert_int_equal(tern_mruns_merge(m, from, to, &merged), TERN_OK);
+  tern_memseg *nm;
+  assert_int_equal(tern_memseg_remerged(m, from, to, merged, &nm), TERN_OK);
+  assert_int_equal(nm->nruns, m->nruns - (to - from) + 1);
+  assert_int_equal(nm->n, m->n);
+  tern_memseg_free(m);
+  return nm;
+}
+
+/* Commits layered with merge_max; past TERN_WORKER_RUNS_MAX runs the
+ * worker's group (tern_memseg_merge_window) merged, and every 5th commit
+ * a random group, bottom or not. */
+static void runs_against_reference(uint64_t seed, size_t merge_max) {
   tu_rng r;
-  tu_rng_init(&r, 0x72756e73);
+  tu_rng_init(&r, seed);
+  printf("seed %#llx, merge_max %zu\n", (unsigned long long)seed, merge_max);
   make_keys(tu_next(&r));
   view *ring = calloc(KEEP, sizeof *ring);
   tern_memseg *empty;
@@ -146,22 +164,29 @@ static void test_runs_against_reference(void **state) {
   assert_int_equal(tern_memseg_layered(empty, &ring[0].m), TERN_OK);
   check_view(&ring[0]);
   uint32_t clock = 0;
-  size_t commits = 1500 * tu_scale(), indexed = 0;
+  size_t commits = 1500 * tu_scale(), indexed = 0, windows = 0;
   for (size_t c = 1; c <= commits; c++) {
     view *prev = &ring[(c - 1) % KEEP], *next = &ring[c % KEEP];
-    tern_memseg *m = commit(&r, prev, next, &clock);
+    tern_memseg *m = commit(&r, prev, next, &clock, merge_max);
     tern_memseg_free(next->m); /* the oldest view goes; its runs live on in newer ones */
     next->m = m;
     assert_true(m->nruns <= 2 * 10 + 2); /* O(log n) runs */
-    if (c % 5 == 0 && m->nruns >= 2) { /* the worker's merge of the older runs */
-      size_t k = 1 + (size_t)tu_below(&r, m->nruns);
-      tern_mrun *merged;
-      assert_int_equal(tern_mruns_merge(m, k, &merged), TERN_OK);
-      tern_memseg *nm;
-      assert_int_equal(tern_memseg_rebottom(m, k, merged, &nm), TERN_OK);
-      assert_int_equal(nm->nruns, m->nruns - k + 1);
-      tern_memseg_free(m);
-      next->m = nm;
+    for (size_t i = 0; i + 1 < m->nruns; i++) /* a commit merges no more than merge_max */
+      assert_true(m->runs[i]->n + m->runs[i + 1]->n > merge_max ||
+                  m->runs[i]->n > 2 * m->runs[i + 1]->n || i + 2 < m->nruns);
+    if (m->nruns > TERN_WORKER_RUNS_MAX) { /* the worker's group */
+      size_t from = 0, to = tern_memseg_merge_window(m, merge_max, &from);
+      assert_true(to >= 2 && from + 2 <= to && to + 2 <= m->nruns);
+      next->m = merge_group(m, from, to);
+      assert_true(next->m->nruns <= TERN_WORKER_RUNS_MAX);
+      check_view(next);
+      windows++;
+    }
+    m = next->m;
+    if (c % 5 == 0 && m->nruns >= 2) { /* any group of runs, as another window would */
+      size_t from = (size_t)tu_below(&r, m->nruns);
+      size_t to = from + 1 + (size_t)tu_below(&r, m->nruns - from);
+      next->m = merge_group(m, from, to);
       check_view(next);
     }
     m = next->m;
@@ -175,10 +200,71 @@ static void test_runs_against_reference(void **state) {
         check_view(&ring[(c - k) % KEEP]);
   }
   assert_true(indexed > 0); /* both lookups, by index and by binary search, were checked */
+  printf("worker groups merged: %zu\n", windows);
   for (size_t k = 0; k < KEEP; k++)
     tern_memseg_free(ring[k].m);
   free(ring);
   free(order);
+}
+
+static void test_runs_against_reference(void **state) {
+  (void)state;
+  runs_against_reference(0x72756e73, TERN_MRUN_MERGE_MAX_FOREGROUND);
+}
+
+/* The commits' smaller merge_max (a background worker): more runs left to
+ * the worker's groups, the same answers. */
+static void test_runs_small_merges(void **state) {
+  (void)state;
+  runs_against_reference(0x72756e74, TERN_MRUN_MERGE_MAX);
+  runs_against_reference(0x72756e75, 8);
+}
+
+/* The worker's group on many one-document commits: run sizes grow
+ * geometrically, so the runs stay few, and the documents its merges copy
+ * stay within a small multiple of n log n (a group of all the older runs
+ * each time would copy O(n^2 / TERN_MRUN_MERGE_MAX)). */
+static void test_window_geometric(void **state) {
+  (void)state;
+  tern_memseg *empty, *m;
+  assert_int_equal(tern_memseg_new(&empty), TERN_OK);
+  assert_int_equal(tern_memseg_layered(empty, &m), TERN_OK);
+  uint8_t doc[16];
+  size_t dlen = tern_rec_doc_encode(doc, "v", 1, NULL, 0);
+  size_t n = 200000, copied = 0, most = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t key[8];
+    for (int b = 0; b < 8; b++) /* ascending: every key new */
+      key[b] = (uint8_t)(i >> (56 - 8 * b));
+    tern_mdoc d = {{key, 8, (uint32_t)dlen}, doc};
+    tern_mrun *run = NULL;
+    assert_int_equal(mrun_copy(&d, 1, &run), TERN_OK);
+    tern_memseg *next;
+    assert_int_equal(tern_memseg_layer(m, run, i + 1, 0, TERN_MRUN_MERGE_MAX, &next), TERN_OK);
+    tern_memseg_free(m);
+    m = next;
+    if (m->nruns > TERN_WORKER_RUNS_MAX) {
+      size_t from = 0, to = tern_memseg_merge_window(m, TERN_MRUN_MERGE_MAX, &from);
+      assert_true(to >= 2);
+      for (size_t k = from; k < to; k++)
+        copied += m->runs[k]->n;
+      m = merge_group(m, from, to);
+    }
+    most = m->nruns > most ? m->nruns : most;
+  }
+  printf("worker copies per document: %.2f; most runs: %zu\n", (double)copied / (double)n, most);
+  assert_true(most <= TERN_WORKER_RUNS_MAX + 1);
+  assert_true(copied <= 3 * n * 12); /* 3 per level, log2(n / 64) < 12 levels */
+  assert_int_equal(tern_memseg_flat(m), TERN_OK);
+  assert_int_equal(m->n, n);
+  for (size_t i = 0; i < n; i += 997) { /* the keys are all there, in order */
+    uint8_t key[8];
+    for (int b = 0; b < 8; b++)
+      key[b] = (uint8_t)(i >> (56 - 8 * b));
+    assert_true(tern_memseg_find(m, key, 8) >= 0);
+    assert_memory_equal(m->docs[i].key.p, key, 8);
+  }
+  tern_memseg_free(m);
 }
 
 /* A view whose stated total disagrees with its runs is refused. */
@@ -192,7 +278,7 @@ static void test_layer_checks_total(void **state) {
   tern_mdoc d = {{(const uint8_t *)"k", 1, (uint32_t)dlen}, doc};
   tern_mrun *run = NULL;
   assert_int_equal(mrun_copy(&d, 1, &run), TERN_OK);
-  assert_int_equal(tern_memseg_layer(base, run, 2, 0, &m), TERN_ECORRUPT);
+  assert_int_equal(tern_memseg_layer(base, run, 2, 0, TERN_MRUN_MERGE_MAX, &m), TERN_ECORRUPT);
   assert_null(m);
   tern_memseg_free(base);
 }
@@ -200,6 +286,8 @@ static void test_layer_checks_total(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_runs_against_reference),
+      cmocka_unit_test(test_runs_small_merges),
+      cmocka_unit_test(test_window_geometric),
       cmocka_unit_test(test_layer_checks_total),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
