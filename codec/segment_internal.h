@@ -23,12 +23,8 @@
  * own checksum in its last 4 bytes (io.h, tern_rfile_set_page_trailers), so
  * .tix no longer holds them (a block has TERN_TB_PAGE = 4092 bytes).  The terms index in
  * groups of 64 blocks with a directory, decoded per group on first use.
- * 5: a terms block may end with a fingerprint byte per entry
- * (TERN_TB_FPRINTS), which the writer always writes; version-4 segments
- * are read as before (their blocks may not carry the flag).
  * Older ones: TERN_EVERSION. */
-#define TERN_SEG_VERSION 5u     /* what the writer writes */
-#define TERN_SEG_VERSION_MIN 4u /* the oldest a reader reads */
+#define TERN_SEG_VERSION 4u
 #define TERN_SEG_NFILES 5
 
 /* Field flags on disk: TERN_FIELD_UNIQUE and */
@@ -98,7 +94,6 @@ struct tern_seg {
   uint64_t uid; /* distinguishes this open (and eviction epoch) in cursors */
   uint8_t segid[TERN_SEGID_SIZE];
   uint32_t max_doc, inline_max, bloom_bits;
-  uint32_t version; /* of NAME.tix, which every other file's must equal */
   size_t nfields;
   tern_seg_field *fields;
   const tern_seg_field *unique;

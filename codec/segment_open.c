@@ -28,18 +28,16 @@ static int term_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen
   return alen < blen ? -1 : alen > blen;
 }
 
-/* Versions before TERN_SEG_VERSION_MIN are not read (no index of them was
- * deployed). */
+/* Versions before this one are not read (no index of them was deployed). */
 static int check_version(const char *path, uint32_t version) {
-  if (version >= TERN_SEG_VERSION_MIN && version <= TERN_SEG_VERSION) return TERN_OK;
-  return tern_fail(TERN_EVERSION, "%s: segment format version %u, this tern reads %u to %u", path,
-                   version, TERN_SEG_VERSION_MIN, TERN_SEG_VERSION);
+  if (version == TERN_SEG_VERSION) return TERN_OK;
+  return tern_fail(TERN_EVERSION, "%s: segment format version %u, this tern reads only %u", path,
+                   version, TERN_SEG_VERSION);
 }
 
 /* Reads a small framed file whole into a malloc'd buffer and checks it. */
 static int read_framed(const char *path, uint32_t kind, const uint8_t *segid, uint8_t **buf,
-                       const uint8_t **body, size_t *body_len, uint64_t *size,
-                       uint32_t *version) {
+                       const uint8_t **body, size_t *body_len, uint64_t *size) {
   tern_rfile *f;
   TERN_TRY(tern_rfile_open(&f, path, TERN_IO_PREAD));
   uint64_t n = tern_rfile_size(f);
@@ -53,12 +51,13 @@ static int read_framed(const char *path, uint32_t kind, const uint8_t *segid, ui
   const uint8_t *p = NULL;
   if (rc == TERN_OK) rc = tern_rfile_read(f, 0, (size_t)n, *buf, &p);
   tern_rfile_close(f);
+  uint32_t version;
   /* The version first: an older file is TERN_EVERSION, not a bad checksum. */
   if (rc == TERN_OK)
-    rc = tern_frame_check_header(*buf, (size_t)n, kind, TERN_SEG_VERSION, segid, path, version);
-  if (rc == TERN_OK) rc = check_version(path, *version);
+    rc = tern_frame_check_header(*buf, (size_t)n, kind, TERN_SEG_VERSION, segid, path, &version);
+  if (rc == TERN_OK) rc = check_version(path, version);
   if (rc == TERN_OK)
-    rc = tern_frame_open_buffer(*buf, (size_t)n, kind, TERN_SEG_VERSION, segid, path, version,
+    rc = tern_frame_open_buffer(*buf, (size_t)n, kind, TERN_SEG_VERSION, segid, path, &version,
                                 body, body_len);
   if (rc != TERN_OK) {
     free(*buf);
@@ -151,7 +150,6 @@ static int parse_field(tern_seg *s, tix_reader *r, tern_seg_field *f, uint64_t *
   f->tbf.inline_max = s->inline_max;
   f->tbf.has_values = (f->flags & TERN_FIELD_UNIQUE) != 0;
   f->tbf.max_doc = s->max_doc;
-  f->tbf.fprints = s->version >= 5;
   return TERN_OK;
 }
 
@@ -217,8 +215,7 @@ static int open_files(tern_seg *s, const char *dir, const char *name, tern_io_mo
   if (!s->tix_path) return tern_fail(TERN_ENOMEM, "out of memory");
   const uint8_t *body;
   size_t len;
-  TERN_TRY(read_framed(s->tix_path, TERN_KIND_INDEX, NULL, &s->arena, &body, &len, &s->tix_size,
-                       &s->version));
+  TERN_TRY(read_framed(s->tix_path, TERN_KIND_INDEX, NULL, &s->arena, &body, &len, &s->tix_size));
   memcpy(s->segid, s->arena + 16, TERN_SEGID_SIZE);
   TERN_TRY(tern_seg_parse_index(s, body, len, s->tix_path));
   TERN_TRY(open_data_file(s, dir, name, SEG_TIM, mode, tim_size(s), &s->tim));

@@ -153,24 +153,9 @@ static const uint8_t *mapped_block(const tern_seg *s, const tern_seg_field *f, u
  * field are laid out alike.  A bad guess costs only bandwidth.
  * kh: the key's head. */
 #define PREFETCH_HDR_LINES 8u /* header and restart keys, typically */
-/* These helpers only prefetch, and are inlined always: GCC finds such a
- * static function "const" and drops the calls to it. */
-static inline __attribute__((always_inline)) void prefetch_block_header(const uint8_t *blk) {
+static void prefetch_block_header(const uint8_t *blk) {
   if (!blk) return;
   for (uint32_t line = 0; line < PREFETCH_HDR_LINES; line++) __builtin_prefetch(blk + 64 * line);
-}
-
-/* Format 5: the block's fingerprints, its last n bytes (n from the terms
- * index), which a lookup reads right after the header. */
-static inline __attribute__((always_inline)) void prefetch_fprints(const tern_seg_field *f,
-                                                                  uint64_t b,
-                                                                  const uint8_t *blk) {
-  tern_ti_block info = {0};
-  if (!blk || !f->tbf.fprints || tern_terms_index_block(&f->index, b, &info) != TERN_OK ||
-      info.entries == 0 || info.entries > TERN_TB_PAGE)
-    return;
-  for (uint32_t off = (TERN_TB_PAGE - info.entries) & ~63u; off < TERN_TB_PAGE; off += 64)
-    __builtin_prefetch(blk + off);
 }
 
 /* The key's place in block b in 1/65536ths, from the index heads (kh: the
@@ -192,8 +177,7 @@ static uint32_t key_fraction(const tern_seg_field *f, uint64_t b, uint64_t kh) {
 }
 
 /* The line holding bit `from + frac * (to - from)`, and the one before. */
-static inline __attribute__((always_inline)) void prefetch_at(const uint8_t *blk, uint32_t from,
-                                                             uint32_t to, uint32_t frac) {
+static void prefetch_at(const uint8_t *blk, uint32_t from, uint32_t to, uint32_t frac) {
   if (to <= from || to > 8 * TERN_BLOCK_SIZE) return;
   uint32_t byte = (from + (uint32_t)(((uint64_t)(to - from) * frac) >> 16)) >> 3;
   if (byte >= TERN_BLOCK_SIZE) return;
@@ -201,10 +185,8 @@ static inline __attribute__((always_inline)) void prefetch_at(const uint8_t *blk
   if (byte >= 64) __builtin_prefetch(blk + byte - 64);
 }
 
-static inline __attribute__((always_inline)) void prefetch_block_run(const tern_seg_field *f,
-                                                                    uint64_t b, const uint8_t *blk,
-                                                                    uint64_t kh,
-                                                                    const tern_seg_cursor *c) {
+static void prefetch_block_run(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh,
+                               const tern_seg_cursor *c) {
   if (!blk || c->block_no < 0 || c->field != f) return;
   const tern_tb_block *like = &c->blk;
   uint32_t frac = key_fraction(f, b, kh);
@@ -216,7 +198,6 @@ static void prefetch_block(const tern_seg_field *f, uint64_t b, const uint8_t *b
                            const tern_seg_cursor *c) {
   tern_seg_prefetch_header(f, b); /* the block's saved header, if any */
   prefetch_block_header(blk);
-  prefetch_fprints(f, b, blk);
   prefetch_block_run(f, b, blk, kh, c);
 }
 

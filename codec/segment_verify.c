@@ -20,20 +20,10 @@ static int term_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen
   return alen < blen ? -1 : alen > blen;
 }
 
-/* A file's frame, its version the segment's (that of NAME.tix). */
-static int verify_frame(const tern_seg *s, tern_rfile *f, uint32_t kind) {
-  uint32_t version = 0;
-  TERN_TRY(tern_frame_verify_file(f, kind, TERN_SEG_VERSION, s->segid, &version));
-  if (version != s->version)
-    return tern_fail(TERN_EVERSION, "%s: format version %u in a version-%u segment",
-                     tern_rfile_path(f), version, s->version);
-  return TERN_OK;
-}
-
-static int verify_path(const tern_seg *s, const char *path, uint32_t kind) {
+static int verify_path(const char *path, uint32_t kind, const uint8_t *segid) {
   tern_rfile *f;
   TERN_TRY(tern_rfile_open(&f, path, TERN_IO_PREAD));
-  int rc = verify_frame(s, f, kind);
+  int rc = tern_frame_verify_file(f, kind, TERN_SEG_VERSION, segid, NULL);
   tern_rfile_close(f);
   return rc;
 }
@@ -62,17 +52,17 @@ static int verify_tim_head(const tern_seg *s, uint8_t *page) {
 }
 
 static int verify_checksums(const tern_seg *s) {
-  TERN_TRY(verify_frame(s, s->tim, TERN_KIND_TERMS));
-  TERN_TRY(verify_frame(s, s->doc, TERN_KIND_POSTINGS));
-  TERN_TRY(verify_frame(s, s->val, TERN_KIND_VALUES));
+  TERN_TRY(tern_frame_verify_file(s->tim, TERN_KIND_TERMS, TERN_SEG_VERSION, s->segid, NULL));
+  TERN_TRY(tern_frame_verify_file(s->doc, TERN_KIND_POSTINGS, TERN_SEG_VERSION, s->segid, NULL));
+  TERN_TRY(tern_frame_verify_file(s->val, TERN_KIND_VALUES, TERN_SEG_VERSION, s->segid, NULL));
   /* Every page against its read-path checksum, checked before or not. */
   TERN_TRY(tern_rfile_check_pages(s->tim));
   TERN_TRY(tern_rfile_check_pages(s->doc));
   TERN_TRY(tern_rfile_check_pages(s->val));
-  TERN_TRY(verify_frame(s, s->flt, TERN_KIND_FILTER));
+  TERN_TRY(tern_frame_verify_file(s->flt, TERN_KIND_FILTER, TERN_SEG_VERSION, s->segid, NULL));
   TERN_TRY(tern_rfile_check_pages(s->flt));
   TERN_TRY(verify_filter_header(s));
-  return verify_path(s, s->tix_path, TERN_KIND_INDEX);
+  return verify_path(s->tix_path, TERN_KIND_INDEX, s->segid);
 }
 
 /* Keys whose filter block was prefetched and is tested FILTER_AHEAD keys
@@ -194,15 +184,12 @@ static int check_block(field_check *k, uint64_t b, uint8_t *page, uint8_t *term)
   for (uint32_t i = 0; i < n; i++) {
     TERN_TRY(tern_tb_iter_next(&blk, &it, term, &t));
     TERN_TRY(check_term(k, b, i, term, it.len));
-    if (blk.fprints && p[TERN_TB_PAGE - n + i] != tern_tb_fprint(term, it.len))
-      return bad(k, b, "fingerprint differs from the term's");
     TERN_TRY(check_postings(k, b, &t));
     k->ordinal++;
   }
   if (it.pos != blk.used_bits)
     return bad(k, b, "bits left over after the last entry");
-  /* Up to the fingerprints, if any, else to the checksum. */
-  for (size_t i = (blk.used_bits + 7) / 8; i < TERN_TB_PAGE - (blk.fprints ? n : 0); i++)
+  for (size_t i = (blk.used_bits + 7) / 8; i < TERN_TB_PAGE; i++) /* the checksum follows */
     if (p[i]) return bad(k, b, "padding not zero");
   return TERN_OK;
 }

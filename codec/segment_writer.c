@@ -212,7 +212,6 @@ static int start_field(tern_segw *w, const void *name, size_t name_len, uint32_t
   w->tbf.inline_max = w->o.inline_value_max;
   w->tbf.has_values = (flags & TERN_FIELD_UNIQUE) != 0;
   w->tbf.max_doc = UINT32_MAX;
-  w->tbf.fprints = TERN_SEG_VERSION >= 5;
   tern_tb_builder_start(w->tb, &w->tbf);
   w->nterms = w->pulsed = w->field_blocks = 0;
   w->doc_ordered = 1;

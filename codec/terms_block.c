@@ -25,11 +25,9 @@
 #include "codec/coding.h"
 #include "codec/status.h"
 
-#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <xxhash.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -282,21 +280,9 @@ static void set_tail_bits(tern_tb_block *b) {
  * all at once rather than one miss per probe (the segment reader asks for
  * the first 8 lines before the block is opened).  Inlined always: GCC
  * drops calls to a function that only prefetches. */
-/* The lines a lookup reads first after the header: with fingerprints,
- * theirs (the restart keys are then read one, not searched); else the
- * restart keys the binary search probes. */
 static inline __attribute__((always_inline)) void prefetch_restarts(const tern_tb_block *b) {
-  if (b->fprints) {
-    for (uint32_t line = (TERN_TB_PAGE - b->n) / 64; line <= (TERN_TB_PAGE - 1) / 64; line++)
-      __builtin_prefetch(b->page + 64 * line);
-    return;
-  }
   for (uint32_t line = 8; line < b->keys_start / 512 && line < 32; line++)
     __builtin_prefetch(b->page + 64 * line);
-}
-
-uint8_t tern_tb_fprint(const uint8_t *term, uint32_t len) {
-  return (uint8_t)(XXH3_64bits(term, len) >> 56);
 }
 
 int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_field *f,
@@ -305,11 +291,8 @@ int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_fie
   b->what = what;
   b->block_no = block_no;
   b->f = *f;
-  /* Fingerprints are format 5's: in a format-4 block the flag is damage. */
-  if (page[0] & ~(TERN_TB_FIXED_LEN | TERN_TB_RANGES | TERN_TB_UNIFORM |
-                  (f->fprints ? TERN_TB_FPRINTS : 0u)))
+  if (page[0] & ~(TERN_TB_FIXED_LEN | TERN_TB_RANGES | TERN_TB_UNIFORM))
     return corrupt(b, "unknown flags");
-  b->fprints = (page[0] & TERN_TB_FPRINTS) != 0;
   b->restart = page[1];
   b->n = tern_load16(page + 2);
   b->keys_start = tern_load16(page + 4);
@@ -383,7 +366,7 @@ int tern_tb_open_lookup(tern_tb_block *b, const uint8_t *page, const tern_tb_fie
   if (tern_load16(b->rkey) != (uint32_t)(p - page) ||
       8u * tern_load16(b->rkey + 2 * b->nrestarts) != b->keys_start ||
       b->keys_start > b->tails_start || b->tails_start > b->used_bits || (b->tails_start & 7) ||
-      b->used_bits + 8u * (b->fprints ? b->n : 0u) > 8u * TERN_TB_PAGE)
+      b->used_bits > 8u * TERN_TB_PAGE)
     return corrupt(b, "bad section bounds");
   prefetch_restarts(b);
   return TERN_OK;
@@ -1422,199 +1405,6 @@ static void key_copy(lookup_key *lk, const uint8_t *key, uint32_t klen) {
   lk->len = klen;
 }
 
-/* ---------------------------------------------------------- fingerprints */
-
-/* Whether the first t characters of the slen-character suffix at bit sp
- * equal the key's characters from `at` (kx: the key's digits).  A term's
- * character is always in the alphabet, so a key byte outside it (at or
- * past kx->in_end) never equals one; a code whose digits are not all
- * below K (damage) is above every key code, so never equal either. */
-static int suffix_head_equal(const tern_tb_block *b, uint32_t sp, uint32_t slen, uint32_t t,
-                             const key_digits_t *kx, uint32_t at) {
-  if (at + t > kx->in_end) return 0;
-  const uint32_t g = b->group;
-  for (uint32_t i = 0; i < t;) {
-    uint32_t r = slen - i < g ? slen - i : g, need = t - i < r ? t - i : r;
-    uint32_t code = (uint32_t)get(b, sp, b->gbits[r]);
-    sp += b->gbits[r];
-    if (need < r) code = digit_div(b, code, r - need); /* the code of its first `need` digits */
-    if (code != key_code(b, kx, at + i, need)) return 0;
-    i += need;
-  }
-  return 1;
-}
-
-/* Most entries a run can have past its restart. */
-#define RUN_MAX 255u
-
-/* A non-restart entry of the run being walked: where its suffix starts,
- * the bytes it shares with its predecessor, its suffix's length. */
-typedef struct run_ent {
-  uint32_t sp;
-  uint16_t p, slen;
-} run_ent;
-
-/* Walks k entries from key-stream bit *pos (cur: the length of the term
- * before them) by their lengths, with read_prefix's checks, into ent[];
- * *lo: the smallest p met (cur when none is smaller).  fixed_len is
- * constant when inlined (two copies, as scan_entries). */
-static inline __attribute__((always_inline)) int walk_run(const tern_tb_block *b, uint32_t *pos,
-                                                          uint32_t *cur, uint32_t k, run_ent *ent,
-                                                          uint32_t *lo, int fixed_len) {
-  const uint32_t cp = b->cp, fixed = fixed_len ? b->fixed_len : 0, wp = b->bw_plen;
-  const uint32_t ws = fixed_len ? 0 : b->bw_slen, g = b->group, gdiv = b->gdiv;
-  const uint64_t pmask = ((uint64_t)1 << wp) - 1, smask = ((uint64_t)1 << ws) - 1;
-  const uint16_t *sb = b->sbits;
-  const uint8_t *gbits = b->gbits;
-  uint32_t at = *pos, c = *cur, low = c;
-  for (uint32_t q = 0; q < k; q++) {
-    uint64_t v = get(b, at, TERN_BITS_MAXW);
-    uint32_t p = cp + (uint32_t)(v & pmask), slen;
-    if (fixed_len) {
-      slen = fixed - p;
-      if (TERN_UNLIKELY(p >= fixed)) return corrupt(b, "bad entry prefix");
-    } else {
-      slen = (uint32_t)((v >> wp) & smask);
-      if (TERN_UNLIKELY(p > c || slen == 0 || p + slen > TERN_TB_TERM_MAX))
-        return corrupt(b, "bad entry prefix or suffix length");
-    }
-    at += wp + ws;
-    ent[q] = (run_ent){at, (uint16_t)p, (uint16_t)slen};
-    at += TERN_LIKELY(slen < TERN_TB_SBITS) ? sb[slen] : suffix_bits_of(slen, gdiv, g, gbits);
-    c = p + slen;
-    low = p < low ? p : low;
-  }
-  *pos = at;
-  *cur = c;
-  *lo = low;
-  return TERN_OK;
-}
-
-/* Whether entry e (not a restart) is the key: run r's entries are walked
- * by their lengths up to e, then e's term is compared without being
- * built.  Entry j's term is entry j-1's first p_j bytes and its suffix,
- * so e's byte x comes from the last entry j <= e with p_j <= x, or from
- * the restart when x is below every p_j: e's suffix is compared whole,
- * each earlier suffix only where it still shows in e (the characters
- * below the smallest p of the entries after it), and the restart's bytes
- * below the smallest p of all, which equal the key's when that p is at
- * most m, the prefix restart r shares with the key — the comparison
- * decoding e would make, character for character, without dividing a
- * code it does not need. */
-static int fprint_entry(const tern_tb_block *b, const lookup_key *lk, uint32_t e, uint32_t r,
-                        uint32_t rlen, uint32_t m, uint32_t *index, tern_tb_iter *it,
-                        tern_tb_tail *t) {
-  uint32_t pos, tpos, cur = b->cp + rlen, klen = lk->len, lo = cur;
-  uint32_t k = e - r * b->restart;
-  run_ent ent[RUN_MAX];
-  assert(k >= 1 && k <= RUN_MAX);
-  TERN_TRY(restart_pos(b, r, &pos, &tpos));
-  if (b->fixed_len) TERN_TRY(walk_run(b, &pos, &cur, k, ent, &lo, 1));
-  else TERN_TRY(walk_run(b, &pos, &cur, k, ent, &lo, 0));
-  if (TERN_UNLIKELY(pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
-  if (cur != klen || lo > m) return 0;
-  key_digits_t kx;
-  key_digits(b, lk, lo, &kx);
-  for (uint32_t q = k, hi = klen; q-- > 0;) {
-    if (ent[q].p >= hi) continue;
-    if (!suffix_head_equal(b, ent[q].sp, ent[q].slen, hi - ent[q].p, &kx, ent[q].p)) return 0;
-    hi = ent[q].p;
-  }
-  return found(b, e, r, pos, klen, index, it, t);
-}
-
-/* Whether entry e, whose fingerprint is the key's, is the key: 1 (then
- * found's outputs), 0 or an error.  Most fingerprints that are the key's
- * by chance sit in another run: the key is first compared with the run's
- * restart and the next one (plain bytes, usually one 8-byte word each). */
-static int fprint_check(const tern_tb_block *b, const lookup_key *lk, uint32_t e,
-                        uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
-  const uint32_t cp = b->cp, kl = lk->len - cp, rmask = b->restart - 1;
-  const uint8_t *kb = lk->bytes + cp;
-  uint32_t r = (b->restart & rmask) == 0 ? e >> __builtin_ctz(b->restart) : e / b->restart;
-  uint32_t from, rlen, lcp, lcp2;
-  /* The run's keys and e's tail, fetched while the restarts are compared. */
-  uint32_t kb0 = r ? (uint32_t)tern_load16(b->rkpos + 2 * (r - 1)) >> 3 : b->keys_start >> 3;
-  if (kb0 < TERN_TB_PAGE) __builtin_prefetch(b->page + kb0);
-  if (kb0 + 64 < TERN_TB_PAGE) __builtin_prefetch(b->page + kb0 + 64);
-  if (b->tail_bits >= 0) {
-    uint32_t tb = (b->tails_start + e * (uint32_t)b->tail_bits) >> 3;
-    if (tb < TERN_TB_PAGE) __builtin_prefetch(b->page + tb);
-  }
-  TERN_TRY(restart_span(b, r, &from, &rlen));
-  int c = cmp_page_key(b->page, from, rlen, kb, kl, 0, &lcp);
-  if (c > 0) return 0; /* the run starts above the key */
-  if (c == 0) {        /* the key is restart r: entry e only if it is that restart */
-    if (e != r * b->restart) return 0;
-    uint32_t kpos, tpos;
-    TERN_TRY(restart_pos(b, r, &kpos, &tpos));
-    return found(b, e, r, kpos, lk->len, index, it, t);
-  }
-  if (e == r * b->restart) return 0;
-  if (r + 1 < b->nrestarts) { /* the next run starts at or below the key */
-    TERN_TRY(restart_span(b, r + 1, &from, &lcp2));
-    if (cmp_page_key(b->page, from, lcp2, kb, kl, 0, &lcp2) <= 0) return 0;
-  }
-  return fprint_entry(b, lk, e, r, rlen, cp + lcp, index, it, t);
-}
-
-/* Which of the 16 fingerprints at `at` are h: bit i for at[i]. */
-static inline uint32_t fprint_mask(const uint8_t *at, uint8_t h) {
-#if defined(__SSE2__)
-  __m128i v = _mm_loadu_si128((const __m128i *)(const void *)at);
-  return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)h)));
-#else
-  uint32_t m = 0;
-  for (uint32_t i = 0; i < 16; i++) m |= (uint32_t)(at[i] == h) << i;
-  return m;
-#endif
-}
-
-/* Which of the 64 fingerprints at `at` are h: bit i for at[i]. */
-static inline uint64_t fprint_mask64(const uint8_t *at, uint8_t h) {
-  return (uint64_t)fprint_mask(at, h) | (uint64_t)fprint_mask(at + 16, h) << 16 |
-         (uint64_t)fprint_mask(at + 32, h) << 32 | (uint64_t)fprint_mask(at + 48, h) << 48;
-}
-
-/* Checks the candidates of mask (bit i: entry first + i). */
-static inline int fprint_candidates(const tern_tb_block *b, const lookup_key *lk, uint64_t mask,
-                                    uint32_t first, uint32_t *index, tern_tb_iter *it,
-                                    tern_tb_tail *t) {
-  for (; mask; mask &= mask - 1) {
-    int rc = fprint_check(b, lk, first + (uint32_t)__builtin_ctzll(mask), index, it, t);
-    if (rc) return rc;
-  }
-  return 0;
-}
-
-/* The key (its first cp bytes the block prefix) looked for through the
- * fingerprints: 1 when an entry whose fingerprint is the key's equals
- * it, 0 when none does (the search then decides), or an error.  64
- * fingerprints a step, from the block's end; the first step's load
- * starts before the fingerprints (inside the block) when they are fewer
- * than 64, and masks off what it read before them. */
-static int fprint_find(const tern_tb_block *b, const lookup_key *lk, uint32_t *index,
-                       tern_tb_iter *it, tern_tb_tail *t) {
-  const uint32_t base = TERN_TB_PAGE - b->n;
-  const uint8_t h = tern_tb_fprint(lk->bytes, lk->len);
-  uint32_t end = TERN_TB_PAGE;
-  for (; end >= base + 64; end -= 64) {
-    uint64_t mask = fprint_mask64(b->page + end - 64, h);
-    if (mask) {
-      int rc = fprint_candidates(b, lk, mask, end - 64 - base, index, it, t);
-      if (rc) return rc;
-    }
-  }
-  if (end == base) return 0;
-  uint64_t mask = 0;
-  if (end >= 64) { /* 1..63 left: one load ending at `end`, its bytes below base dropped */
-    mask = fprint_mask64(b->page + end - 64, h) >> (64 - (end - base));
-  } else {
-    for (uint32_t i = base; i < end; i++) mask |= (uint64_t)(b->page[i] == h) << (i - base);
-  }
-  return fprint_candidates(b, lk, mask, 0, index, it, t);
-}
-
 /* tern_tb_lower_bound up to the run scan: the prefix and the restarts.
  * TERN_TB_PENDING with *pd set when run pd->r must be scanned. */
 static int lower_bound_restarts(const tern_tb_block *b, const lookup_key *lk, uint32_t *index,
@@ -1625,10 +1415,6 @@ static int lower_bound_restarts(const tern_tb_block *b, const lookup_key *lk, ui
   if (lcp < cp) {
     *index = c > 0 ? 0 : b->n;
     return 0;
-  }
-  if (b->fprints) {
-    int rc = fprint_find(b, lk, index, it, t);
-    if (rc) return rc;
   }
   restart_le h = {0, 0, 0, 0};
   TERN_TRY(restarts_le(b, lk->bytes + cp, klen - cp, &h));

@@ -50,8 +50,6 @@
 #define TERN_TB_FIXED_LEN 0x1u      /* header flag: all terms of the block have one length */
 #define TERN_TB_RANGES 0x2u         /* header flag: the alphabet is a list of byte ranges */
 #define TERN_TB_UNIFORM 0x4u        /* header flag: every tail has one width (no tail positions) */
-#define TERN_TB_FPRINTS 0x8u        /* header flag (format 5): the block ends with a fingerprint
-                                     * byte per entry (tern_tb_fprint) */
 
 /* What a field's blocks depend on besides their own bytes. */
 typedef struct tern_tb_field {
@@ -59,15 +57,7 @@ typedef struct tern_tb_field {
   uint32_t inline_max; /* values up to this many bytes in the entry */
   uint32_t has_values; /* the unique field: every entry has a value */
   uint32_t max_doc;    /* decoder: doc ids are below this */
-  uint32_t fprints;    /* format 5: the builder writes fingerprints, the decoder accepts them */
 } tern_tb_field;
-
-/* An entry's fingerprint: one byte of the XXH3-64 hash of its whole term.
- * A format-5 block stores entry i's at byte TERN_TB_PAGE - n + i, so that a
- * lookup finds the one entry that can equal its key with a 16-byte compare
- * per 16 entries, and compares only that entry's term (the answer is
- * always the comparison's: a fingerprint only narrows). */
-uint8_t tern_tb_fprint(const uint8_t *term, uint32_t len);
 
 /* An entry as the builder takes it. */
 typedef struct tern_tb_input {
@@ -127,7 +117,6 @@ typedef struct tern_tb_block {
   uint32_t fixed_len;                /* 0: lengths are coded */
   uint8_t bw_plen, bw_slen, bw_df, bw_doc, bw_gap, bw_off, bw_len, bw_vlen, bw_voff;
   uint8_t group;                       /* g: characters per code */
-  uint8_t fprints;                     /* TERN_TB_FPRINTS: fingerprints at page + TERN_TB_PAGE - n */
   const uint8_t *gbits;                /* bits of a code of r characters, r <= g */
   const uint16_t *sbits;               /* bits of a suffix of n < TERN_TB_SBITS characters */
   uint32_t nsym;                       /* K */

@@ -59,7 +59,6 @@ typedef struct tb_ent {
   uint64_t off, plen_bytes;
   uint32_t vlen, val; /* val: offset in `vals` of an inline value */
   uint64_t voff;
-  uint8_t fp; /* tern_tb_fprint of the term */
 } tb_ent;
 
 struct tern_tb_builder {
@@ -282,12 +281,6 @@ static uint64_t block_bits(const tern_tb_builder *b, const tb_stats *s, const tb
   return bits;
 }
 
-/* Bits of the block's page it uses: the block and its fingerprints (a
- * byte per entry at the page's end, format 5). */
-static uint64_t page_bits(const tern_tb_builder *b, const tb_stats *s, const tb_widths *w) {
-  return block_bits(b, s, w) + (b->f.fprints ? 8 * (uint64_t)s->n : 0);
-}
-
 static int entry_pulsed(const tern_tb_builder *b, uint32_t df) { return df <= b->f.threshold; }
 static int value_inline(const tern_tb_builder *b, uint32_t vlen) {
   return vlen <= b->f.inline_max;
@@ -423,7 +416,6 @@ static int keep_entry(tern_tb_builder *b, const tern_tb_input *in, uint32_t p) {
       e->voff = in->voff;
     }
   }
-  e->fp = tern_tb_fprint(in->term, in->len);
   if (idx == 0) memcpy(b->first, in->term, in->len);
   memcpy(b->prev, in->term, in->len);
   b->prev_len = in->len;
@@ -443,7 +435,7 @@ int tern_tb_add(tern_tb_builder *b, const tern_tb_input *in) {
   stats_add(b, s, in, p);
   tb_widths w;
   widths_of(b, s, &w);
-  if (page_bits(b, s, &w) > 8u * TERN_TB_PAGE) {
+  if (block_bits(b, s, &w) > 8u * TERN_TB_PAGE) {
     if (idx == 0) return tern_fail(TERN_EINVAL, "terms block: entry too large for a block");
     return 1;
   }
@@ -602,8 +594,7 @@ int tern_tb_finish(tern_tb_builder *b, uint8_t *page) {
     if (s->sym[c >> 6] >> (c & 63) & 1) digit[c] = (uint8_t)d++;
   uint64_t total = block_bits(b, s, &w);
   uint32_t hbytes = (uint32_t)header_bytes(s, &w);
-  if (page_bits(b, s, &w) > 8u * TERN_TB_PAGE)
-    return tern_fail(TERN_EINVAL, "terms block: over the page");
+  if (total > 8u * TERN_TB_PAGE) return tern_fail(TERN_EINVAL, "terms block: over the page");
   tb_layout l;
   l.kpos = malloc(2 * s->nrestarts * sizeof *l.kpos);
   if (!l.kpos) return tern_fail(TERN_ENOMEM, "terms block builder: out of memory");
@@ -627,10 +618,6 @@ int tern_tb_finish(tern_tb_builder *b, uint8_t *page) {
   bw.pos = tails_start;
   for (uint32_t i = 0; i < s->n; i++) put_tail(b, &bw, &b->ents[i], i, &w);
   if (bw.pos != total) return tern_fail(TERN_EINVAL, "terms block: encoder drifted");
-  if (b->f.fprints) { /* after the block's last bit (page_bits) */
-    b->buf[0] |= TERN_TB_FPRINTS;
-    for (uint32_t i = 0; i < s->n; i++) b->buf[TERN_TB_PAGE - s->n + i] = b->ents[i].fp;
-  }
   memcpy(page, b->buf, TERN_TB_PAGE);
   builder_empty(b);
   return TERN_OK;

@@ -15,9 +15,6 @@
  *     block's data or checksum, or a block copied over another, fails
  *     exactly the keys of that block in both modes; page 0 and the footer
  *     are verify's; with the checks off the checksums change no answer;
- *   - format 5's fingerprints damaged: refused by the page checksum;
- *     damaged with the checksum stamped again: every answer right, and
- *     verify refuses them;
  *   - a warm read of a checked page is not checked again (the bitmap), and
  *     tern_seg_evict forgets what was checked;
  *   - random flips in .flt, and a damaged filter page: present keys never
@@ -38,7 +35,6 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <xxhash.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -480,59 +476,6 @@ static void test_block_checksum_in_page(void **state) {
   teardown(dir, &x);
 }
 
-/* Format 5's fingerprints (the last n bytes of a block, n its entry
- * count) are block bytes like the others: damaged, the page's checksum
- * refuses exactly the keys of that block.  Damaged with the checksum
- * stamped again (an attacker, or a bug), they change no answer — a
- * fingerprint only narrows, the comparison decides — and verify refuses
- * the segment (each fingerprint against its term). */
-static void test_damaged_fingerprints(void **state) {
-  (void)state;
-  fx_seg x;
-  char *dir = setup(0xf5, "seg-fprint", &x);
-  tu_rng r;
-  tu_rng_init(&r, 0xf50);
-  char *p = fx_file(dir, "s", ".tim");
-  size_t len;
-  uint8_t *orig = tu_read_file(p, &len), *bad = malloc(len);
-  uint32_t *kp = key_pages(dir, &x.fields[0]);
-  uint32_t first = kp[0], last = kp[x.fields[0].n - 1];
-  tern_seg *s;
-  assert_int_equal(tern_seg_open(&s, dir, "s", TERN_IO_PREAD), TERN_OK);
-  uint64_t seed = tern_seg_page_seed(s->segid, SEG_TIM);
-  tern_seg_close(s);
-  for (uint32_t page = first; page <= last; page++) {
-    uint8_t *pg = bad + 4096 * (size_t)page;
-    memcpy(bad, orig, len);
-    assert_true(pg[0] & TERN_TB_FPRINTS);
-    uint32_t n = tern_load16(pg + 2);
-    for (int stamped = 0; stamped < 2; stamped++) {
-      /* one fingerprint changed, then all of them at random */
-      pg[TERN_TB_PAGE - n + tu_below(&r, n)] ^= (uint8_t)(1 + tu_below(&r, 255));
-      if (stamped) {
-        tu_fill(&r, pg + TERN_TB_PAGE - n, n);
-        tern_store32(pg + TERN_TB_PAGE, tern_io_page_sum(pg, TERN_TB_PAGE, seed, page));
-        /* and the file's footer, so that verify reaches the blocks */
-        tern_store64(bad + len - 8, XXH3_64bits(bad, len - TERN_FRAME_FOOTER_SIZE));
-      }
-      tu_write_file(p, bad, len);
-      uint32_t refused = check_damaged_page(dir, &x, kp, stamped ? 0 : page);
-      assert_true(stamped ? refused == 0 : refused > 0);
-      if (stamped && !strstr(tern_errmsg(), "fingerprint")) fprintf(stderr, "%s\n", tern_errmsg());
-      if (stamped) assert_non_null(strstr(tern_errmsg(), "fingerprint"));
-    }
-  }
-  print_message("fingerprints of pages %u..%u damaged: refused by the checksum; stamped again: "
-                "every answer right, verify refuses\n",
-                first, last);
-  tu_write_file(p, orig, len);
-  free(kp);
-  free(bad);
-  free(orig);
-  free(p);
-  teardown(dir, &x);
-}
-
 /* A page is checked once: damage after its first read goes unnoticed by a
  * warm read (mmap: the damaged bytes are in the mapping), until evict. */
 static void test_checked_once(void **state) {
@@ -646,7 +589,6 @@ int main(void) {
       cmocka_unit_test(test_damaged_filter_page),
       cmocka_unit_test(test_misplaced_blocks),
       cmocka_unit_test(test_block_checksum_in_page),
-      cmocka_unit_test(test_damaged_fingerprints),
       cmocka_unit_test(test_checked_once),
       cmocka_unit_test(test_truncated_at_open),
       cmocka_unit_test(test_not_regular),

@@ -254,11 +254,9 @@ static void test_foreign_and_newer(void **state) {
     if (rc == TERN_OK) rc = open_status(dir, "a", 1);
     assert_int_equal(rc, TERN_ECORRUPT);
     tu_write_file(pa, a, la);
-    /* a newer version, and an older one than this tern reads (a version
-     * it reads, 4 or 5, is checked by the golden indexes) */
-    const uint8_t versions[2] = {TERN_SEG_VERSION_MIN - 1, TERN_SEG_VERSION + 1};
-    for (int vi = 0; vi < 2; vi++) {
-      a[8] = versions[vi];
+    /* a newer version, and an older one */
+    for (uint8_t v = TERN_SEG_VERSION - 1; v <= TERN_SEG_VERSION + 1; v += 2) {
+      a[8] = v;
       tu_write_file(pa, a, la);
       rc = open_status(dir, "a", 1);
       if (f == 1)

@@ -8,9 +8,7 @@
  * zero bytes where a zero-padded word would hide a length ("ab" against
  * "ab\0"), below and above every term, inside the block prefix, 1024
  * bytes, and keys ending where their memory does (so a read past them
- * faults under ASan).  Every test runs on format-4 blocks and on format-5
- * blocks (fingerprints: the lookup compares only the entry whose
- * fingerprint is the key's, the search deciding when none equals it).
+ * faults under ASan).
  */
 #include "codec/status.h"
 #include "codec/terms_block.h"
@@ -51,9 +49,8 @@ static uint32_t sort_unique(term *v, uint32_t n) {
   return m;
 }
 
-/* fprints: format 5's fingerprints (each test runs with and without). */
-static tern_tb_field k_field = {.threshold = 1, .inline_max = 64, .has_values = 0,
-                                .max_doc = UINT32_MAX};
+static const tern_tb_field k_field = {.threshold = 1, .inline_max = 64, .has_values = 0,
+                                      .max_doc = UINT32_MAX};
 
 /* The reference: the first of v[0..n) >= key, and whether it equals it. */
 static uint32_t ref_lower_bound(const term *v, uint32_t n, const uint8_t *key, uint32_t klen,
@@ -146,7 +143,6 @@ static void check_blocks(tu_rng *r, const term *v, uint32_t n, uint32_t restart,
     assert_int_equal(tern_tb_finish(bld, page), TERN_OK);
     tern_tb_block b;
     assert_int_equal(tern_tb_open_lookup(&b, page, &k_field, cnt, "test", blocks), TERN_OK);
-    assert_int_equal(b.fprints, k_field.fprints != 0);
     /* The same header saved and opened again over a copy of the page (the
      * first page then scribbled over): every lookup of the odd blocks
      * goes through it, and random keys through both. */
@@ -311,28 +307,12 @@ static void test_random_shapes(void **state) {
   run_shape(5, 36, 'a', 6, 40, 8000, 255);
 }
 
-static int format4(void **state) {
-  (void)state;
-  k_field.fprints = 0;
-  return 0;
-}
-
-static int format5(void **state) {
-  (void)state;
-  k_field.fprints = 1;
-  return 0;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup(test_shared_heads, format4),
-      cmocka_unit_test_setup(test_zero_bytes, format4),
-      cmocka_unit_test_setup(test_longest, format4),
-      cmocka_unit_test_setup(test_random_shapes, format4),
-      cmocka_unit_test_setup(test_shared_heads, format5),
-      cmocka_unit_test_setup(test_zero_bytes, format5),
-      cmocka_unit_test_setup(test_longest, format5),
-      cmocka_unit_test_setup(test_random_shapes, format5),
+      cmocka_unit_test(test_shared_heads),
+      cmocka_unit_test(test_zero_bytes),
+      cmocka_unit_test(test_longest),
+      cmocka_unit_test(test_random_shapes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
