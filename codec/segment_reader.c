@@ -153,7 +153,10 @@ static const uint8_t *mapped_block(const tern_seg *s, const tern_seg_field *f, u
  * field are laid out alike.  A bad guess costs only bandwidth.
  * kh: the key's head. */
 #define PREFETCH_HDR_LINES 8u /* header and restart keys, typically */
-static void prefetch_block_header(const uint8_t *blk) {
+/* These helpers only prefetch, and are inlined always: GCC finds such a
+ * static function "const" and drops the calls to it (prefetch_block_run's
+ * never happened so). */
+static inline __attribute__((always_inline)) void prefetch_block_header(const uint8_t *blk) {
   if (!blk) return;
   for (uint32_t line = 0; line < PREFETCH_HDR_LINES; line++) __builtin_prefetch(blk + 64 * line);
 }
@@ -177,7 +180,8 @@ static uint32_t key_fraction(const tern_seg_field *f, uint64_t b, uint64_t kh) {
 }
 
 /* The line holding bit `from + frac * (to - from)`, and the one before. */
-static void prefetch_at(const uint8_t *blk, uint32_t from, uint32_t to, uint32_t frac) {
+static inline __attribute__((always_inline)) void prefetch_at(const uint8_t *blk, uint32_t from,
+                                                             uint32_t to, uint32_t frac) {
   if (to <= from || to > 8 * TERN_BLOCK_SIZE) return;
   uint32_t byte = (from + (uint32_t)(((uint64_t)(to - from) * frac) >> 16)) >> 3;
   if (byte >= TERN_BLOCK_SIZE) return;
@@ -185,8 +189,10 @@ static void prefetch_at(const uint8_t *blk, uint32_t from, uint32_t to, uint32_t
   if (byte >= 64) __builtin_prefetch(blk + byte - 64);
 }
 
-static void prefetch_block_run(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh,
-                               const tern_seg_cursor *c) {
+static inline __attribute__((always_inline)) void prefetch_block_run(const tern_seg_field *f,
+                                                                    uint64_t b, const uint8_t *blk,
+                                                                    uint64_t kh,
+                                                                    const tern_seg_cursor *c) {
   if (!blk || c->block_no < 0 || c->field != f) return;
   const tern_tb_block *like = &c->blk;
   uint32_t frac = key_fraction(f, b, kh);
