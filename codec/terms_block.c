@@ -1163,14 +1163,19 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
                                                             uint32_t end, uint32_t g) {
   scan_consts sc;
   scan_consts_of(b, &sc);
-  uint32_t e = it->entry, rmask = b->restart - 1, pow2 = (b->restart & rmask) == 0;
-  uint32_t kpos = it->kpos, len = it->len, used = 0, j = 0;
+  uint32_t e = it->entry, kpos = it->kpos, len = it->len, j = 0;
   uint32_t pmask = (1u << sc.bw_plen) - 1, smask = (1u << sc.bw_slen) - 1;
-  const uint8_t *prev = term;
+  uint32_t r = (e + b->restart - 1) / b->restart, rnext = r * b->restart; /* the next restart */
+  /* The term before the batch's first, copied in front of it: every term
+   * then shares from bytes of the batch (copy_shared's overrun stays in). */
+  memcpy(k->bytes, term, len);
+  const uint8_t *prev = k->bytes;
+  uint32_t used = len;
   for (; e < end && used < TERN_TB_KEYS_FILL; e++, j++) {
     uint8_t *dst = k->bytes + used;
-    if (TERN_UNLIKELY(pow2 ? (e & rmask) == 0 : e % b->restart == 0)) {
-      TERN_TRY(restart_term(b, e / b->restart, kpos, dst, &len));
+    if (TERN_UNLIKELY(e == rnext)) {
+      TERN_TRY(restart_term(b, r++, kpos, dst, &len));
+      rnext += b->restart;
     } else {
       uint32_t h = (uint32_t)scan_get(sc.page, kpos, sc.bw_plen + sc.bw_slen);
       uint32_t p = sc.cp + (h & pmask), slen;
@@ -1184,7 +1189,7 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
         if (TERN_UNLIKELY(slen == 0 || p + slen > TERN_TB_TERM_MAX))
           return corrupt(b, "bad entry suffix length");
       }
-      copy_shared(dst, prev, p, j == 0);
+      copy_shared(dst, prev, p, 0);
       int bad = 0;
       kpos = scan_suffix(&sc, kpos, slen, dst + p, g, &bad);
       if (TERN_UNLIKELY(bad)) return corrupt(b, "character outside the block alphabet");
