@@ -1056,8 +1056,8 @@ typedef struct scan_consts {
   uint32_t k2, powg;   /* K^2, K^g */
   uint32_t gb;         /* bits of a code of g characters */
   uint32_t cp, fixed, bw_plen, bw_slen, tails_start;
-  uint32_t rbits[TERN_TB_GROUP_MAX + 1]; /* bits of a code of r characters */
-  uint32_t rpow[TERN_TB_GROUP_MAX + 1];  /* K^r */
+  const uint8_t *gbits;  /* bits of a code of r characters (b->gbits) */
+  const uint64_t *pow;   /* K^r (b->pow) */
 } scan_consts;
 
 static void scan_consts_of(const tern_tb_block *b, scan_consts *sc) {
@@ -1074,10 +1074,8 @@ static void scan_consts_of(const tern_tb_block *b, scan_consts *sc) {
   sc->bw_plen = b->bw_plen;
   sc->bw_slen = b->fixed_len ? 0 : b->bw_slen;
   sc->tails_start = b->tails_start;
-  for (uint32_t r = 0; r <= TERN_TB_GROUP_MAX; r++) {
-    sc->rbits[r] = r <= b->group ? b->gbits[r] : 0;
-    sc->rpow[r] = r <= b->group ? (uint32_t)(b->pow[r] - 1) : 0;
-  }
+  sc->gbits = b->gbits;
+  sc->pow = b->pow;
 }
 
 static inline uint64_t scan_get(const uint8_t *page, uint32_t pos, unsigned w) {
@@ -1147,13 +1145,13 @@ static inline __attribute__((always_inline)) uint32_t scan_suffix(const scan_con
     }
     scan_store(out, code_word(sc, code, g));
   }
-  uint32_t code = (uint32_t)scan_get(sc->page, sp, sc->rbits[r]);
-  if (TERN_UNLIKELY(code > sc->rpow[r])) {
+  uint32_t rb = sc->gbits[r], code = (uint32_t)scan_get(sc->page, sp, rb);
+  if (TERN_UNLIKELY(code >= sc->pow[r])) {
     *bad = 1;
     return sp;
   }
   scan_store(out, code_word(sc, code, g) >> (8 * (g - r)));
-  return sp + sc->rbits[r];
+  return sp + rb;
 }
 
 /* tern_tb_iter_keys's loop for a block with the pair table and g
