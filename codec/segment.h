@@ -131,6 +131,9 @@ typedef struct tern_seg_cursor {
   tern_tb_pairs *pairs;          /* stepping: the pair decode table (use_pairs), or NULL */
   uint32_t block_steps;          /* steps taken in the block held */
   uint32_t plain_steps;          /* steps decoded without the pair table since it was built */
+  tern_tb_keys *keys;            /* stepping: terms decoded ahead (next_term), or NULL */
+  uint32_t keys_want;            /* entries the next batch decodes (grows as a scan goes on) */
+  int keys_on;                   /* the key side of `it` and `term` stand past `keys` */
   uint8_t page[TERN_BLOCK_SIZE]; /* pread mode: the block */
   uint8_t term[TERN_KEY_MAX];    /* the decoded term */
   uint32_t entry;                /* entry index in the block of the last result */

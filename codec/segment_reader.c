@@ -13,6 +13,7 @@
 #include "codec/segment_internal.h"
 #include "codec/status.h"
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,9 @@ void tern_seg_cursor_release(tern_seg_cursor *c) {
    * to free then. */
   if (c->pairs) free(c->pairs);
   c->pairs = NULL;
+  if (c->keys) free(c->keys);
+  c->keys = NULL;
+  c->keys_on = 0;
   if (c->value) free(c->value);
   c->value = NULL;
   c->value_cap = 0;
@@ -53,6 +57,7 @@ static int hold_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, co
   uint64_t gb = f->first_block + b;
   TERN_TRY(tern_seg_open_block(s, f, b, p, info->entries, &c->blk));
   c->block_steps = 0;
+  c->keys_on = 0;
   c->seg = s;
   c->field = f;
   c->seg_uid = s->uid;
@@ -93,13 +98,13 @@ int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const uint8_t *page, t
 tern_rfile *tern_seg_terms_file(const tern_seg *s) { return s->tim; }
 uint64_t tern_seg_nblocks(const tern_seg *s) { return s->nblocks; }
 
-/* Fills *e with the cursor's current entry (term in c->term, c->it.len). */
-static void fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,
-                       tern_term_entry *e) {
+/* Fills *e with the cursor's current entry, its term at `term`. */
+static inline void fill_from(tern_seg_cursor *c, uint32_t index, const uint8_t *term,
+                             uint32_t len, const tern_tb_tail *t, tern_term_entry *e) {
   c->entry = index;
   c->positioned = 1;
-  e->term = c->term;
-  e->len = c->it.len;
+  e->term = term;
+  e->len = len;
   e->ordinal = c->block_ord + index;
   e->meta.df = t->df;
   e->meta.pulsed = t->pulsed;
@@ -110,6 +115,19 @@ static void fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t
   e->value_inline = t->vinline;
   e->value_off = t->voff;
   c->vbit = t->vbit; /* the value is taken when asked for (tern_seg_value) */
+}
+
+/* Entries the first batch of terms decoded ahead after a positioning
+ * holds, and the most one holds: each batch doubles, so a seek and ten
+ * steps decode 12 terms ahead (4 + 8), a long scan mostly 64 at once. */
+#define SCAN_KEYS_FIRST 4u
+
+/* Fills *e with the cursor's current entry (term in c->term, c->it.len). */
+static void fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,
+                       tern_term_entry *e) {
+  c->keys_on = 0; /* `it` and `term` follow this entry: a scan from it starts small */
+  c->keys_want = SCAN_KEYS_FIRST;
+  fill_from(c, index, c->term, c->it.len, t, e);
 }
 
 static int check_key(const void *term, size_t len) {
@@ -241,15 +259,15 @@ int tern_seg_seek_exact(const tern_seg *s, const tern_seg_field *f, const void *
  * decoded K^2 / 8 entries without it (a rebuild costs about what that
  * many table lookups save), so that short range scans over blocks of
  * varied alphabets pay for few rebuilds.  Without memory, decoding goes on
- * without it. */
-static void use_pairs(tern_seg_cursor *c) {
+ * without it.  steps: the entries about to be decoded (a batch's). */
+static void use_pairs(tern_seg_cursor *c, uint32_t steps) {
   if (c->blk.pair) return;
-  if (++c->block_steps == 1 && c->pairs) { /* once per block: the table as it is */
+  if (c->block_steps++ == 0 && c->pairs) { /* once per block: the table as it is */
     tern_tb_use_pairs(&c->blk, c->pairs, 0);
     if (c->blk.pair) return;
   }
   uint32_t k = c->blk.nsym, build_at = k * k / 8;
-  if (k > TERN_TB_PAIR_K || c->blk.group < 2 || ++c->plain_steps < build_at) return;
+  if (k > TERN_TB_PAIR_K || c->blk.group < 2 || (c->plain_steps += steps) < build_at) return;
   c->plain_steps = 0;
   if (!c->pairs) {
     c->pairs = malloc(sizeof *c->pairs);
@@ -259,11 +277,27 @@ static void use_pairs(tern_seg_cursor *c) {
   tern_tb_use_pairs(&c->blk, c->pairs, 1);
 }
 
+/* Brings the key side of c->it and c->term back from the end of the
+ * terms decoded ahead to the entry before c->it.entry, as tern_tb_iter_next
+ * would have left them. */
+static void keys_settle(tern_seg_cursor *c) {
+  const tern_tb_keys *k = c->keys;
+  /* The entry whose tail was decoded last (c->entry may have been moved
+   * by a seek back that found nothing). */
+  uint32_t j = c->it.entry - 1 - k->first;
+  assert(c->keys_on && c->it.entry > k->first && j < k->n);
+  memcpy(c->term, k->bytes + k->off[j], k->len[j]);
+  c->it.kpos = k->kend[j];
+  c->it.len = k->len[j];
+  c->keys_on = 0;
+}
+
 /* Decodes entry `index` of the cursor's block (0 <= index <= n: n means the
  * first entry of the next block). */
 static int entry_at(const tern_seg *s, tern_seg_cursor *c, uint32_t index, tern_term_entry *e) {
   const tern_seg_field *f = c->field;
   int here = c->positioned; /* c->it follows the entry in c->term, in this block */
+  if (here && c->keys_on) keys_settle(c);
   if (index >= c->blk.n) {
     here = 0;
     if (c->field_block + 1 >= f->nblocks) {
@@ -275,7 +309,7 @@ static int entry_at(const tern_seg *s, tern_seg_cursor *c, uint32_t index, tern_
   }
   c->positioned = 0;
   tern_tb_tables(&c->blk);
-  use_pairs(c);
+  use_pairs(c, 1);
   if (here)
     TERN_TRY(tern_tb_iter_seek_from(&c->blk, &c->it, index, c->term));
   else
@@ -323,7 +357,65 @@ static void scan_ahead(const tern_seg *s, const tern_seg_field *f, uint64_t b, t
   c->ra_until = to;
 }
 
-int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e) {
+/* The batch of terms decoded ahead (c->keys, allocated on a cursor's
+ * first step: most cursors only look up), filled with the next
+ * c->keys_want entries when the one at c->it.entry is not in it.  0 when
+ * no memory: the step then decodes its own term (tern_tb_iter_next). */
+static int keys_ready(tern_seg_cursor *c) {
+  if (TERN_UNLIKELY(!c->keys)) {
+    c->keys = calloc(1, sizeof *c->keys); /* zeroed: a batch may read past its terms */
+    c->keys_on = 0;
+    if (!c->keys) return 0;
+  }
+  tern_tb_keys *k = c->keys;
+  uint32_t index = c->it.entry;
+  if (c->keys_on && index - k->first < k->n) return 1;
+  uint32_t want = c->keys_want < 1 ? 1 : c->keys_want;
+  use_pairs(c, want);
+  int rc = tern_tb_iter_keys(&c->blk, &c->it, c->term, k, want);
+  if (rc != TERN_OK) return rc < 0 ? rc : TERN_ECORRUPT; /* entry < n: never TERN_NOTFOUND */
+  c->keys_on = 1;
+  c->keys_want = want * 2 > TERN_TB_KEYS_MAX ? TERN_TB_KEYS_MAX : want * 2;
+  return 1;
+}
+
+/* One step from the batch: the entry's term was decoded ahead, and its
+ * tail too when the batch has them (k->tails), else it is decoded now. */
+static inline __attribute__((always_inline)) int next_keyed(tern_seg_cursor *c,
+                                                            tern_term_entry *e) {
+  const tern_tb_keys *k = c->keys;
+  uint32_t index = c->it.entry, j = index - k->first;
+  if (TERN_LIKELY(k->tails)) { /* one doc, an inline value: decoded with the terms */
+    tern_tb_iter_skip_tail(&c->blk, &c->it);
+    c->entry = index;
+    c->positioned = 1;
+    e->term = k->bytes + k->off[j];
+    e->len = k->len[j];
+    e->ordinal = c->block_ord + index;
+    e->docs[0] = k->doc[j];
+    e->meta.df = 1;
+    e->meta.pulsed = 1;
+    e->meta.docs = e->docs;
+    e->meta.offset = 0;
+    e->meta.length = 0;
+    e->value_len = k->vlen;
+    e->value_inline = c->blk.f.has_values != 0;
+    e->value_off = 0;
+    c->vbit = k->vbit[j];
+    return TERN_OK;
+  }
+  tern_tb_tail t;
+  t.docs = e->docs;
+  c->positioned = 0; /* until the tail is decoded */
+  TERN_TRY(tern_tb_iter_tail(&c->blk, &c->it, &t));
+  fill_from(c, index, k->bytes + k->off[j], k->len[j], &t, e);
+  return TERN_OK;
+}
+
+/* tern_seg_next_term but for a step inside its batch; out of line, so
+ * that such a step saves no registers. */
+static __attribute__((noinline)) int next_term_slow(const tern_seg *s, tern_seg_cursor *c,
+                                                    tern_term_entry *e) {
   if (!c->positioned || c->seg_uid != s->uid || c->seg != s)
     return tern_fail(TERN_EINVAL, "next_term: the cursor holds no position in this segment");
   const tern_seg_field *f = c->field;
@@ -336,11 +428,22 @@ int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e
   uint32_t index = c->it.entry;
   c->positioned = 0;
   if (TERN_UNLIKELY(!c->blk.tables)) tern_tb_tables(&c->blk); /* once a block: tested inline */
-  if (!c->blk.pair) use_pairs(c);
+  int ready = keys_ready(c);
+  if (TERN_LIKELY(ready == 1)) return next_keyed(c, e);
+  if (ready < 0) return ready;
+  use_pairs(c, 1);
   tern_tb_tail t = {.docs = e->docs};
   TERN_TRY(tern_tb_iter_next(&c->blk, &c->it, c->term, &t));
   fill_entry(c, index, &t, e);
   return TERN_OK;
+}
+
+int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e) {
+  /* Most steps of a scan: the entry was decoded with its batch. */
+  if (TERN_LIKELY(c->keys_on && c->positioned && c->seg == s && c->seg_uid == s->uid &&
+                  c->it.entry - c->keys->first < c->keys->n && c->keys->tails))
+    return next_keyed(c, e);
+  return next_term_slow(s, c, e);
 }
 
 /* tern_seg_value's read into the cursor's value buffer. */

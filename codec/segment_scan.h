@@ -2,8 +2,9 @@
 /*
  * segment_scan.h — walking a field's terms backwards.
  *
- * Forward stepping (tern_seg_next_term) decodes one entry per step, since
- * entries are prefix-coded against the previous one.  Backwards, an entry
+ * Forward stepping (tern_seg_next_term) decodes entries in order, since
+ * entries are prefix-coded against the previous one (a batch of terms at
+ * a time: terms_block.h, tern_tb_iter_keys).  Backwards, an entry
  * cannot be decoded from the one after it, so a step back decodes the
  * whole restart run (at most restart-interval entries) holding the entry
  * wanted into a tern_seg_run, from its restart forward, once; the steps

@@ -25,6 +25,7 @@
 #include "codec/coding.h"
 #include "codec/status.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -947,6 +948,313 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
   it->entry = e + 1;
   if (it->entry == b->n && (it->kpos + 7) / 8 * 8 != b->tails_start)
     return corrupt(b, "key stream length differs from its entries");
+  return TERN_OK;
+}
+
+/* ------------------------------------------------------- batched scanning */
+
+static inline int one_doc(const tern_tb_block *b);
+static inline int decode_one_doc(const tern_tb_block *b, uint32_t *pos, uint32_t e,
+                                 tern_tb_tail *t);
+
+/* The p bytes a term shares with the one before it (at prev, just below
+ * dst in the batch) in 16-byte chunks: bytes copied past p are garbage
+ * that the suffix then overwrites, and the batch's room covers the
+ * overrun.  A chunk may read bytes of dst that an earlier chunk wrote —
+ * only past p, so only garbage again.  The batch's first term shares
+ * with the caller's buffer instead (exact: copied byte for byte). */
+static inline void copy_shared(uint8_t *dst, const uint8_t *prev, uint32_t p, int exact) {
+  if (exact) { /* prev is the caller's term buffer: nothing past its bytes */
+    memcpy(dst, prev, p);
+    return;
+  }
+  for (uint32_t i = 0; i < p; i += 16) {
+    uint8_t v[16];
+    memcpy(v, prev + i, 16);
+    memcpy(dst + i, v, 16);
+  }
+}
+
+/* Restart entry r's term into dst (its length in *len), with the checks
+ * tern_tb_iter_next makes on the key side: it starts where the stream
+ * stands (kpos), and restart keys ascend. */
+static int restart_term(const tern_tb_block *b, uint32_t r, uint32_t kpos, uint8_t *dst,
+                        uint32_t *len) {
+  uint32_t rk, rt, klen;
+  const uint8_t *key;
+  TERN_TRY(restart_pos(b, r, &rk, &rt));
+  if (rk != kpos) return corrupt(b, "restart position differs from the stream");
+  TERN_TRY(restart_key(b, r, &key, &klen));
+  if (r > 0) {
+    const uint8_t *prev;
+    uint32_t plen;
+    TERN_TRY(restart_key(b, r - 1, &prev, &plen));
+    if (bytes_cmp(prev, plen, key, klen) >= 0) return corrupt(b, "restart keys not ascending");
+  }
+  memcpy(dst, b->prefix, b->cp);
+  memcpy(dst + b->cp, key, klen);
+  *len = b->cp + klen;
+  return TERN_OK;
+}
+
+/* One non-restart entry's term at *kpos into dst, the previous term
+ * (*len bytes) at prev; room: bytes writable at dst; exact: prev is the
+ * caller's term buffer. */
+static inline __attribute__((always_inline)) int batch_term(const tern_tb_block *b, uint32_t *kpos,
+                                                            uint32_t *len, const uint8_t *prev,
+                                                            uint8_t *dst, uint32_t room,
+                                                            int exact) {
+  uint32_t p, slen;
+  TERN_TRY(read_prefix(b, kpos, *len, &p, &slen));
+  copy_shared(dst, prev, p, exact);
+  TERN_TRY(b->pair ? suffix_pairs(b, *kpos, slen, dst + p, room - p)
+                   : decode_suffix(b, *kpos, slen, dst + p));
+  *kpos += suffix_bits(b, slen);
+  *len = p + slen;
+  if (TERN_UNLIKELY(*kpos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
+  return TERN_OK;
+}
+
+
+/* A batch's tails, in a block whose every entry has one doc and an inline
+ * value of one length (one_doc): the checks decode_one_doc makes. */
+static int keys_tails(const tern_tb_block *b, const tern_tb_iter *it, tern_tb_keys *k) {
+  k->tails = one_doc(b);
+  if (!k->tails) return TERN_OK;
+  k->vlen = b->f.has_values ? b->vlen_min : 0;
+  uint32_t tpos = it->pos, step = (uint32_t)b->tail_bits, bw = b->bw_doc;
+  int64_t base = b->doc_base + k->first, max = b->f.max_doc;
+  for (uint32_t j = 0; j < k->n; j++, tpos += step) {
+    int64_t d = base + (int64_t)get_col(b, tpos, bw) + j;
+    if (TERN_UNLIKELY(d < 0 || d >= max)) return corrupt(b, "doc id out of range");
+    k->doc[j] = (uint32_t)d;
+    k->vbit[j] = (uint16_t)(tpos + bw);
+  }
+  if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
+  return TERN_OK;
+}
+
+/* The end of a batch of j terms (e: the entry after them, kpos and len:
+ * the key side after them, prev: the last term). */
+static int keys_end(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, tern_tb_keys *k,
+                    uint32_t e, uint32_t j, uint32_t kpos, uint32_t len, const uint8_t *prev) {
+  if (e == b->n && (kpos + 7) / 8 * 8 != b->tails_start)
+    return corrupt(b, "key stream length differs from its entries");
+  memcpy(term, prev, len);
+  it->kpos = kpos;
+  it->len = len;
+  k->n = j;
+  return keys_tails(b, it, k);
+}
+
+/* The block's constants a batch of terms decodes with, as locals: a store
+ * into the batch's bytes may alias any memory, so constants read through
+ * b would be read again after each one. */
+typedef struct scan_consts {
+  const uint8_t *page, *pair, *sym;
+  uint64_t rp2, rp4;   /* reciprocals of K^2, K^4 (digit_div) */
+  uint32_t k2, powg;   /* K^2, K^g */
+  uint32_t gb;         /* bits of a code of g characters */
+  uint32_t cp, fixed, bw_plen, bw_slen, tails_start;
+  const uint8_t *gbits;  /* bits of a code of r characters (b->gbits) */
+  const uint64_t *pow;   /* K^r (b->pow) */
+} scan_consts;
+
+static void scan_consts_of(const tern_tb_block *b, scan_consts *sc) {
+  sc->page = b->page;
+  sc->pair = b->pair;
+  sc->sym = b->sym;
+  sc->rp2 = b->group > 2 ? b->rpow[2] : 0;
+  sc->rp4 = b->group > 4 ? b->rpow[4] : 0;
+  sc->k2 = b->nsym * b->nsym;
+  sc->powg = (uint32_t)(b->pow[b->group] - 1); /* K^g <= 2^32: its largest code */
+  sc->gb = b->gbits[b->group];
+  sc->cp = b->cp;
+  sc->fixed = b->fixed_len;
+  sc->bw_plen = b->bw_plen;
+  sc->bw_slen = b->fixed_len ? 0 : b->bw_slen;
+  sc->tails_start = b->tails_start;
+  sc->gbits = b->gbits;
+  sc->pow = b->pow;
+}
+
+static inline uint64_t scan_get(const uint8_t *page, uint32_t pos, unsigned w) {
+  uint32_t byte = pos >> 3;
+  uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(page + byte)
+                                                     : tail64(page, byte);
+  return (v >> (pos & 7)) & (((uint64_t)1 << w) - 1);
+}
+
+/* v's bytes, the lowest first, at p: one store (tern_store64 goes byte
+ * by byte). */
+static inline void scan_store(uint8_t *p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
+  memcpy(p, &v, sizeof v);
+}
+
+static inline uint32_t scan_div(uint32_t code, uint64_t rp) {
+  return (uint32_t)(((tb_u128)code * rp) >> 64);
+}
+
+/* The g characters of a code (below K^g), the first in the lowest byte:
+ * two per pair-table lookup, a leading odd one from sym.  g constant
+ * when inlined. */
+static inline __attribute__((always_inline)) uint64_t code_word(const scan_consts *sc,
+                                                                uint32_t code, uint32_t g) {
+  const uint8_t *pr = sc->pair;
+  uint32_t k2 = sc->k2, q2, q4;
+  switch (g) {
+  case 2: return tern_load16(pr + 2 * code);
+  case 3:
+    q2 = scan_div(code, sc->rp2);
+    return sc->sym[q2] | (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 8;
+  case 4:
+    q2 = scan_div(code, sc->rp2);
+    return tern_load16(pr + 2 * q2) | (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 16;
+  case 5:
+    q2 = scan_div(code, sc->rp2);
+    q4 = scan_div(code, sc->rp4);
+    return sc->sym[q4] | (uint64_t)tern_load16(pr + 2 * (q2 - k2 * q4)) << 8 |
+           (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 24;
+  default:
+    q2 = scan_div(code, sc->rp2);
+    q4 = scan_div(code, sc->rp4);
+    return tern_load16(pr + 2 * q4) | (uint64_t)tern_load16(pr + 2 * (q2 - k2 * q4)) << 16 |
+           (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 32;
+  }
+}
+
+/* slen suffix characters at bit sp into out (8 bytes of room past them),
+ * with the pair table: each code's characters as one 8-byte store, the
+ * next code's overwriting what it spills; the last, shorter code decoded
+ * as g characters (its leading g - r digits 0) and shifted down.  Returns
+ * the bit after the suffix; sets *bad when a code is outside the
+ * alphabet (checked before its digits index a table). */
+static inline __attribute__((always_inline)) uint32_t scan_suffix(const scan_consts *sc,
+                                                                  uint32_t sp, uint32_t slen,
+                                                                  uint8_t *out, uint32_t g,
+                                                                  int *bad) {
+  uint32_t n = slen / g, r = slen - n * g;
+  for (uint32_t i = 0; i < n; i++, sp += sc->gb, out += g) {
+    uint32_t code = (uint32_t)scan_get(sc->page, sp, sc->gb);
+    if (TERN_UNLIKELY(code > sc->powg)) {
+      *bad = 1;
+      return sp;
+    }
+    scan_store(out, code_word(sc, code, g));
+  }
+  uint32_t rb = sc->gbits[r], code = (uint32_t)scan_get(sc->page, sp, rb);
+  if (TERN_UNLIKELY(code >= sc->pow[r])) {
+    *bad = 1;
+    return sp;
+  }
+  scan_store(out, code_word(sc, code, g) >> (8 * (g - r)));
+  return sp + rb;
+}
+
+/* tern_tb_iter_keys's loop for a block with the pair table and g
+ * characters a code (constant when inlined): e from its entry to end. */
+static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block *b, tern_tb_iter *it,
+                                                            uint8_t *term, tern_tb_keys *k,
+                                                            uint32_t end, uint32_t g) {
+  scan_consts sc;
+  scan_consts_of(b, &sc);
+  uint32_t e = it->entry, kpos = it->kpos, len = it->len, j = 0;
+  uint32_t pmask = (1u << sc.bw_plen) - 1, smask = (1u << sc.bw_slen) - 1;
+  uint32_t r = (e + b->restart - 1) / b->restart, rnext = r * b->restart; /* the next restart */
+  /* The term before the batch's first, copied in front of it: every term
+   * then shares from bytes of the batch (copy_shared's overrun stays in). */
+  memcpy(k->bytes, term, len);
+  const uint8_t *prev = k->bytes;
+  uint32_t used = len;
+  for (; e < end && used < TERN_TB_KEYS_FILL; e++, j++) {
+    uint8_t *dst = k->bytes + used;
+    if (TERN_UNLIKELY(e == rnext)) {
+      TERN_TRY(restart_term(b, r++, kpos, dst, &len));
+      rnext += b->restart;
+    } else {
+      uint32_t h = (uint32_t)scan_get(sc.page, kpos, sc.bw_plen + sc.bw_slen);
+      uint32_t p = sc.cp + (h & pmask), slen;
+      kpos += sc.bw_plen + sc.bw_slen;
+      if (TERN_UNLIKELY(p > len)) return corrupt(b, "entry shares more than the previous term holds");
+      if (sc.fixed) {
+        if (TERN_UNLIKELY(p >= sc.fixed)) return corrupt(b, "entry suffix empty");
+        slen = sc.fixed - p;
+      } else {
+        slen = (h >> sc.bw_plen) & smask;
+        if (TERN_UNLIKELY(slen == 0 || p + slen > TERN_TB_TERM_MAX))
+          return corrupt(b, "bad entry suffix length");
+      }
+      copy_shared(dst, prev, p, 0);
+      int bad = 0;
+      kpos = scan_suffix(&sc, kpos, slen, dst + p, g, &bad);
+      if (TERN_UNLIKELY(bad)) return corrupt(b, "character outside the block alphabet");
+      if (TERN_UNLIKELY(kpos > sc.tails_start))
+        return corrupt(b, "key past the end of the key stream");
+      len = p + slen;
+    }
+    k->off[j] = (uint16_t)used;
+    k->len[j] = (uint16_t)len;
+    k->kend[j] = (uint16_t)kpos;
+    prev = dst;
+    used += len;
+  }
+  return keys_end(b, it, term, k, e, j, kpos, len, prev);
+}
+
+int tern_tb_iter_keys(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, tern_tb_keys *k,
+                      uint32_t want) {
+  assert(want >= 1 && want <= TERN_TB_KEYS_MAX);
+  uint32_t e = it->entry;
+  k->first = e;
+  k->n = 0;
+  k->tails = 0;
+  if (e >= b->n) return TERN_NOTFOUND;
+  if (TERN_UNLIKELY(!b->tables))
+    return tern_fail(TERN_EINVAL, "terms block: decoding without tern_tb_tables");
+  uint32_t end = b->n - e < want ? b->n : e + want;
+  if (b->pair && b->group >= 2) {
+    switch (b->group) { /* a loop made for each group size */
+    case 2: return keys_pairs(b, it, term, k, end, 2);
+    case 3: return keys_pairs(b, it, term, k, end, 3);
+    case 4: return keys_pairs(b, it, term, k, end, 4);
+    case 5: return keys_pairs(b, it, term, k, end, 5);
+    default: return keys_pairs(b, it, term, k, end, 6);
+    }
+  }
+  uint32_t rmask = b->restart - 1, pow2 = (b->restart & rmask) == 0;
+  uint32_t kpos = it->kpos, len = it->len, used = 0, j = 0;
+  const uint8_t *prev = term;
+  for (; e < end && used < TERN_TB_KEYS_FILL; e++, j++) {
+    uint8_t *dst = k->bytes + used;
+    if (pow2 ? (e & rmask) == 0 : e % b->restart == 0)
+      TERN_TRY(restart_term(b, e / b->restart, kpos, dst, &len));
+    else
+      TERN_TRY(batch_term(b, &kpos, &len, prev, dst, TERN_TB_KEYS_ROOM - used, j == 0));
+    k->off[j] = (uint16_t)used;
+    k->len[j] = (uint16_t)len;
+    k->kend[j] = (uint16_t)kpos;
+    prev = dst;
+    used += len;
+  }
+  return keys_end(b, it, term, k, e, j, kpos, len, prev);
+}
+
+int tern_tb_iter_tail(const tern_tb_block *b, tern_tb_iter *it, tern_tb_tail *t) {
+  uint32_t e = it->entry, rmask = b->restart - 1;
+  if (e >= b->n) return TERN_NOTFOUND;
+  if (TERN_UNLIKELY((b->restart & rmask) == 0 ? (e & rmask) == 0 : e % b->restart == 0)) {
+    uint32_t rk, rt;
+    TERN_TRY(restart_pos(b, e / b->restart, &rk, &rt));
+    if (rt != it->pos) return corrupt(b, "restart position differs from the stream");
+  }
+  if (TERN_LIKELY(one_doc(b)))
+    TERN_TRY(decode_one_doc(b, &it->pos, e, t));
+  else
+    TERN_TRY(tail_decode(b, &it->pos, e, t));
+  it->entry = e + 1;
   return TERN_OK;
 }
 

@@ -199,6 +199,52 @@ typedef struct tern_tb_iter {
 int tern_tb_iter_restart(const tern_tb_block *b, tern_tb_iter *it, uint32_t r, uint8_t *term);
 /* Decodes the next entry into term[] and *t; TERN_NOTFOUND after the last. */
 int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, tern_tb_tail *t);
+/* Terms of consecutive entries decoded ahead of their tails, for a scan:
+ * the key stream is decoded in one tight loop per batch — the block's
+ * constants (group, alphabet, widths) stay in registers, no per-entry
+ * call or state write-back — while each entry's tail is still decoded
+ * when the entry is stepped to (tern_tb_iter_tail).  Each term is held
+ * whole (a step hands out a pointer, no copy).  Bounded: at most
+ * TERN_TB_KEYS_MAX entries, and no more once TERN_TB_KEYS_FILL bytes of
+ * terms are held (the room holds one longest term past that). */
+#define TERN_TB_KEYS_MAX 64u
+#define TERN_TB_KEYS_FILL 4096u
+#define TERN_TB_KEYS_ROOM (TERN_TB_KEYS_FILL + TERN_TB_TERM_MAX + 32u)
+typedef struct tern_tb_keys {
+  uint32_t first, n;              /* entries first .. first + n - 1 of the block */
+  int tails;                      /* the tails are decoded too (below): a block whose every
+                                   * entry has one doc and an inline value of one length */
+  uint32_t vlen;                  /* tails: that length (0 when the field has no values) */
+  uint16_t off[TERN_TB_KEYS_MAX]; /* term j at bytes + off[j] */
+  uint16_t len[TERN_TB_KEYS_MAX];
+  uint16_t kend[TERN_TB_KEYS_MAX]; /* key stream bit position after term j */
+  uint16_t vbit[TERN_TB_KEYS_MAX]; /* tails: entry j's value at this bit of the block */
+  uint32_t doc[TERN_TB_KEYS_MAX];  /* tails: entry j's doc id (checked below max_doc) */
+  uint8_t bytes[TERN_TB_KEYS_ROOM];
+} tern_tb_keys;
+/* Decodes the terms of entries it->entry, it->entry + 1, ... — at most
+ * `want` (1 to TERN_TB_KEYS_MAX), fewer at the block's end or when their
+ * bytes fill k — into k.  The key side of `it` (kpos, len, and term[], the
+ * last term decoded) moves past them; its tail side (entry, pos) stays:
+ * the entries' tails are taken one by one, in order, by tern_tb_iter_tail.
+ * The key side must stand at it->entry (as tern_tb_iter_next leaves it,
+ * or after every tail of the previous batch was taken).  With k->tails
+ * set, the tails are decoded (and checked) too: the caller then takes
+ * entry j's from k and moves it->entry and it->pos itself
+ * (tern_tb_iter_skip_tail) instead of calling tern_tb_iter_tail.
+ * TERN_NOTFOUND after the last entry; the checks are tern_tb_iter_next's. */
+int tern_tb_iter_keys(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, tern_tb_keys *k,
+                      uint32_t want);
+/* The tail of entry it->entry into *t (its term decoded by
+ * tern_tb_iter_keys), it->entry one further; TERN_NOTFOUND after the last. */
+int tern_tb_iter_tail(const tern_tb_block *b, tern_tb_iter *it, tern_tb_tail *t);
+/* Moves `it` past the tail of entry it->entry, decoded by tern_tb_iter_keys
+ * (k->tails: every tail has one width). */
+static inline void tern_tb_iter_skip_tail(const tern_tb_block *b, tern_tb_iter *it) {
+  it->entry++;
+  it->pos += (uint32_t)b->tail_bits;
+}
+
 /* Positions `it` so that the next entry decoded is entry `index` (term[]
  * then holds the bytes that entry shares with its predecessor, no more). */
 int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, uint8_t *term);

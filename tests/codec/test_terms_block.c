@@ -3,9 +3,10 @@
  * test_terms_block.c — the terms block codec alone: random sorted terms of
  * several shapes are packed into blocks as full as the builder makes them,
  * then every block is decoded and checked against the input: iteration in
- * order, lower_bound of every present term and of absent ones, seeking to
- * every entry, and corrupted pages decoding to an error or to something,
- * never to a crash.
+ * order (one entry at a time, and by batches of terms decoded ahead, as a
+ * scan does), lower_bound of every present term and of absent ones,
+ * seeking to every entry, and corrupted pages decoding to an error or to
+ * something, never to a crash.
  */
 #include "codec/status.h"
 #include "codec/terms_block.h"
@@ -210,6 +211,74 @@ static void check_seek_from(tu_rng *r, const tern_tb_block *b, const ref_term *v
   }
 }
 
+/* The tail a batch decoded with its terms (k->tails), as tern_tb_tail. */
+static void batch_tail(const tern_tb_block *b, const tern_tb_keys *k, uint32_t j, tern_tb_tail *t) {
+  t->df = 1;
+  t->pulsed = 1;
+  t->docs[0] = k->doc[j];
+  t->post_off = t->post_len = 0;
+  t->vlen = k->vlen;
+  t->vinline = b->f.has_values != 0;
+  t->vbit = k->vbit[j];
+  t->voff = 0;
+}
+
+/* Batches of terms decoded ahead (tern_tb_iter_keys, batches of random
+ * sizes), from the block's start or from a sought entry, with and without
+ * the pair table: the same terms and tails as the reference, and after
+ * each batch whose tails are all taken, `it` and term[] exactly as
+ * tern_tb_iter_next leaves them (kend: the key side after each term). */
+static void check_batches(tu_rng *r, tern_tb_block *b, const ref_term *v, uint32_t n) {
+  static tern_tb_keys k; /* 6 KiB: not on the stack */
+  uint8_t term[TERN_TB_TERM_MAX], rterm[TERN_TB_TERM_MAX];
+  uint32_t docs[TERN_TB_DOCS_MAX], rdocs[TERN_TB_DOCS_MAX];
+  tern_tb_tail t = {.docs = docs}, rt = {.docs = rdocs};
+  const uint8_t *pair = b->pair;
+  for (int round = 0; round < 4; round++) {
+    b->pair = round & 1 ? pair : NULL;
+    uint32_t from = round < 2 ? 0 : (uint32_t)tu_below(r, n);
+    tern_tb_iter it, ref;
+    if (from == 0) {
+      assert_int_equal(tern_tb_iter_restart(b, &it, 0, term), TERN_OK);
+    } else { /* as a cursor's seek: the entry before, then batches */
+      assert_int_equal(tern_tb_iter_seek(b, &it, from - 1, term), TERN_OK);
+      assert_int_equal(tern_tb_iter_next(b, &it, term, &t), TERN_OK);
+    }
+    ref = it;
+    memcpy(rterm, term, it.len);
+    uint32_t i = from;
+    while (i < n) {
+      uint32_t want = 1 + (uint32_t)tu_below(r, tu_below(r, 2) ? TERN_TB_KEYS_MAX : 5);
+      int rc = tern_tb_iter_keys(b, &it, term, &k, want);
+      if (rc) fprintf(stderr, "batch at %u of %u: %s\n", i, n, tern_errmsg());
+      assert_int_equal(rc, TERN_OK);
+      assert_int_equal(k.first, i);
+      assert_true(k.n >= 1 && k.n <= want && i + k.n <= n);
+      for (uint32_t j = 0; j < k.n; j++, i++) {
+        assert_int_equal(k.len[j], v[i].len);
+        assert_memory_equal(k.bytes + k.off[j], v[i].t, v[i].len);
+        assert_int_equal(tern_tb_iter_next(b, &ref, rterm, &rt), TERN_OK);
+        assert_int_equal(k.kend[j], ref.kpos);
+        if (k.tails) {
+          batch_tail(b, &k, j, &t);
+          tern_tb_iter_skip_tail(b, &it);
+        } else {
+          assert_int_equal(tern_tb_iter_tail(b, &it, &t), TERN_OK);
+        }
+        check_tail(&v[i], b, &t);
+        assert_int_equal(it.entry, ref.entry);
+        assert_int_equal(it.pos, ref.pos);
+      }
+      assert_int_equal(it.kpos, ref.kpos);
+      assert_int_equal(it.len, ref.len);
+      assert_memory_equal(term, rterm, ref.len);
+    }
+    assert_int_equal(tern_tb_iter_keys(b, &it, term, &k, 1), TERN_NOTFOUND);
+    assert_int_equal(tern_tb_iter_tail(b, &it, &t), TERN_NOTFOUND);
+  }
+  b->pair = pair;
+}
+
 /* Checks one encoded block holding terms v[0..n). */
 static void check_block(tu_rng *r, const uint8_t *page, const tern_tb_field *f, const ref_term *v,
                         uint32_t n, const ref_term *next) {
@@ -232,6 +301,7 @@ static void check_block(tu_rng *r, const uint8_t *page, const tern_tb_field *f, 
   }
   assert_int_equal(tern_tb_iter_next(&b, &it, term, &t), TERN_NOTFOUND);
   check_pairs(&b, v, n);
+  check_batches(r, &b, v, n);
   check_seek_from(r, &b, v, n);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t idx;
@@ -323,6 +393,33 @@ static void iterate_damaged(const tern_tb_block *b, uint8_t *term, tern_tb_tail 
   status_ok_notfound_or_corrupt(rc);
 }
 
+/* Iterating a damaged block by batches of terms decoded ahead: each batch
+ * within its limits, every term within the longest, and the walk ends in
+ * "no more" or TERN_ECORRUPT. */
+static void iterate_damaged_batches(const tern_tb_block *b, uint8_t *term, tern_tb_tail *t) {
+  static tern_tb_keys k;
+  tern_tb_iter it;
+  int rc = tern_tb_iter_restart(b, &it, 0, term);
+  status_ok_notfound_or_corrupt(rc);
+  uint32_t want = 1;
+  while (rc == TERN_OK && (rc = tern_tb_iter_keys(b, &it, term, &k, want)) == TERN_OK) {
+    assert_true(k.n >= 1 && k.n <= want && k.first + k.n <= b->n);
+    for (uint32_t j = 0; j < k.n && rc == TERN_OK; j++) {
+      assert_true(k.len[j] <= TERN_TB_TERM_MAX);
+      assert_true(k.off[j] + k.len[j] <= TERN_TB_KEYS_ROOM);
+      if (k.tails) {
+        tern_tb_iter_skip_tail(b, &it);
+        assert_true(k.vbit[j] <= 8 * TERN_TB_PAGE);
+      } else {
+        rc = tern_tb_iter_tail(b, &it, t);
+        if (rc == TERN_OK) tail_in_bounds(b, &it, t);
+      }
+    }
+    want = want * 2 > TERN_TB_KEYS_MAX ? TERN_TB_KEYS_MAX : want * 2;
+  }
+  status_ok_notfound_or_corrupt(rc);
+}
+
 /* A lower bound in a damaged block: an index within [0, n], and a "found"
  * whose iterator holds the key's length. */
 static void search_damaged(const tern_tb_block *b, const ref_term *v, uint32_t n, uint8_t *term,
@@ -375,6 +472,7 @@ static void fuzz_block(tu_rng *r, const uint8_t *page, const tern_tb_field *f, c
       tern_tb_use_pairs(&b, &g_pairs, 1);
     }
     iterate_damaged(&b, term, &t);
+    iterate_damaged_batches(&b, term, &t);
     search_damaged(&b, v, n, term, &t);
   }
 }
@@ -580,6 +678,30 @@ static void test_max_entries(void **state) {
  * largest doc id, and with the block's used length cut short of the last
  * tail, the lookups of those entries give TERN_ECORRUPT — never a doc or
  * a value — and the others still their own. */
+/* Walks a primary-key block (one doc, inline values of one length) by
+ * batches of terms with their tails: TERN_OK after its n entries, none of
+ * them with doc `bad`, or the first error. */
+static int scan_batches(tern_tb_block *b, uint32_t n, uint32_t bad) {
+  static tern_tb_keys k;
+  uint8_t term[TERN_TB_TERM_MAX];
+  tern_tb_iter it;
+  tern_tb_tables(b);
+  int rc = tern_tb_iter_restart(b, &it, 0, term);
+  uint32_t seen = 0;
+  while (rc == TERN_OK && (rc = tern_tb_iter_keys(b, &it, term, &k, TERN_TB_KEYS_MAX)) == TERN_OK) {
+    assert_true(k.tails);
+    for (uint32_t j = 0; j < k.n; j++, seen++) {
+      assert_true(k.doc[j] != bad);
+      tern_tb_iter_skip_tail(b, &it);
+    }
+  }
+  if (rc == TERN_NOTFOUND) {
+    assert_int_equal(seen, n);
+    return TERN_OK;
+  }
+  return rc;
+}
+
 static void test_primary_keys(void **state) {
   (void)state;
   static const uint32_t vlens[] = {0, 4, 17};
@@ -634,6 +756,11 @@ static void test_primary_keys(void **state) {
       assert_int_equal(rc, v[i].docs[0] == top ? TERN_ECORRUPT : 1);
       if (rc == 1) check_tail(&v[i], &lb, &t);
     }
+    /* A scan by batches, whose tails come with their terms here, meets
+     * that doc too: TERN_ECORRUPT once its batch is decoded. */
+    assert_int_equal(scan_batches(&lb, cnt, top), TERN_ECORRUPT);
+    assert_non_null(strstr(tern_errmsg(), "pk: terms block 0: doc id out of range"));
+    assert_int_equal(scan_batches(&blk, cnt, UINT32_MAX), TERN_OK);
     /* The used length one bit short of the last tail's end. */
     uint32_t used = blk.used_bits;
     if (blk.tail_bits > 0) {
@@ -652,6 +779,8 @@ static void test_primary_keys(void **state) {
           assert_int_equal(rc, i + 1 == cnt ? TERN_ECORRUPT : 1);
           if (rc == 1) check_tail(&v[i], &cb, &t);
         }
+      if (tern_tb_open_lookup(&cb, cut, &f, cnt, "pk", 0) == TERN_OK)
+        assert_int_equal(scan_batches(&cb, cnt, UINT32_MAX), TERN_ECORRUPT);
       free(cut);
     }
     print_message("pk (values %d of %u bytes): %u entries in the block\n", values, v[0].vlen, cnt);

@@ -8,14 +8,19 @@
  * forward steps take the fast path — then over a snapshot a later commit
  * gave a buffer source and deletions (the merge path), while a cursor
  * opened on the older snapshot goes on showing exactly that snapshot,
- * then compacted again.  Each position is compared with the reference's:
+ * then compacted again — for keys of every bench shape (base36, UUIDs,
+ * decimal, paths, package names, e-mails, time-ordered) as well as the
+ * mixed keys.  Probes are stored keys, absent ones, and keys before the
+ * first and after the last.  Each position is compared with the reference's:
  * key, value (inline ones of every length, and some in the values file),
  * status, and an empty tern_errmsg() after every call that succeeds.
  */
 #include "tests/engine/enginetest.h"
 
+#include <stdio.h>
+
 #define NKEYS 5000u
-#define KMAX 24u
+#define KMAX 48u
 
 typedef struct ref {
   uint8_t k[KMAX];
@@ -37,13 +42,86 @@ static int key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
   return c ? c : (alen > blen) - (alen < blen);
 }
 
-/* Keys sharing prefixes (a small alphabet, as base36 keys), some bytes
- * outside it; values mostly inline, of every small length, some longer
- * than the inline limit (128). */
+/* The key shapes (tern-bench's): SHAPE_MIXED, keys sharing prefixes (a
+ * small alphabet) with some bytes outside it, of 1 to 24 bytes; then
+ * random base36, UUIDs, decimal numbers, paths, package names, e-mails,
+ * time-ordered keys.  Each gives blocks of its own alphabet size and
+ * characters-per-code, fixed or varying lengths. */
+enum { SHAPE_MIXED, SHAPE_BASE36, SHAPE_UUID, SHAPE_DECIMAL, SHAPE_PATHS, SHAPE_PACKAGES,
+       SHAPE_EMAILS, SHAPE_TIME, NSHAPES };
+static const char *const shape_names[NSHAPES] = {"mixed",  "base36",   "uuid",   "decimal",
+                                                 "paths",  "packages", "emails", "time"};
+static int g_shape; /* the shape random_key makes */
+
+static const char *const words[] = {"usr", "lib", "share", "data", "alpha", "beta", "core",
+                                    "net", "util", "io", "x", "mail", "web", "app"};
+#define NWORDS (sizeof words / sizeof words[0])
+
+/* Appends s to e's key while it fits. */
+static void put_str(ref *e, const char *s) {
+  while (*s && e->klen < KMAX) e->k[e->klen++] = (uint8_t)*s++;
+}
+
+static void put_chars(tu_rng *r, ref *e, const char *alpha, uint32_t n) {
+  size_t k = strlen(alpha);
+  for (uint32_t j = 0; j < n && e->klen < KMAX; j++) e->k[e->klen++] = (uint8_t)alpha[tu_below(r, k)];
+}
+
+static void shaped_key(tu_rng *r, ref *e) {
+  char buf[64];
+  e->klen = 0;
+  switch (g_shape) {
+  case SHAPE_BASE36: put_chars(r, e, "0123456789abcdefghijklmnopqrstuvwxyz", 16); break;
+  case SHAPE_UUID:
+    for (int g = 0; g < 5; g++) {
+      if (g) put_str(e, "-");
+      put_chars(r, e, "0123456789abcdef", g == 0 ? 8 : g == 4 ? 12 : 4);
+    }
+    break;
+  case SHAPE_DECIMAL:
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)tu_below(r, 1000000000000ull));
+    put_str(e, buf);
+    break;
+  case SHAPE_PATHS:
+    for (uint64_t d = 1 + tu_below(r, 4); d > 0; d--) {
+      put_str(e, "/");
+      put_str(e, words[tu_below(r, NWORDS)]);
+    }
+    snprintf(buf, sizeof buf, "/f%u.%s", (unsigned)tu_below(r, 5000), tu_below(r, 2) ? "so" : "txt");
+    put_str(e, buf);
+    break;
+  case SHAPE_PACKAGES:
+    put_str(e, tu_below(r, 3) ? "org." : "com.");
+    put_str(e, words[tu_below(r, NWORDS)]);
+    put_str(e, ".");
+    put_chars(r, e, "abcdefghijklmnopqrstuvwxyz-", 3 + (uint32_t)tu_below(r, 10));
+    break;
+  case SHAPE_EMAILS:
+    put_chars(r, e, "abcdefghijklmnopqrstuvwxyz", 3 + (uint32_t)tu_below(r, 8));
+    put_chars(r, e, "._0123456789", (uint32_t)tu_below(r, 3));
+    put_str(e, "@");
+    put_str(e, words[tu_below(r, NWORDS)]);
+    put_str(e, tu_below(r, 2) ? ".com" : ".org");
+    break;
+  default: /* SHAPE_TIME: a timestamp rising slowly, then a random tail */
+    snprintf(buf, sizeof buf, "2026-12-%02u %010llu-", 1 + (unsigned)tu_below(r, 3),
+             (unsigned long long)tu_below(r, 100000));
+    put_str(e, buf);
+    put_chars(r, e, "0123456789abcdef", 6);
+    break;
+  }
+}
+
+/* Keys of the shape g_shape; values mostly inline, of every small length,
+ * some longer than the inline limit (128). */
 static void random_key(tu_rng *r, ref *e) {
-  e->klen = (uint8_t)(1 + tu_below(r, KMAX));
-  for (uint32_t j = 0; j < e->klen; j++)
-    e->k[j] = tu_below(r, 20) == 0 ? (uint8_t)tu_below(r, 256) : (uint8_t)('a' + tu_below(r, 6));
+  if (g_shape == SHAPE_MIXED) {
+    e->klen = (uint8_t)(1 + tu_below(r, 24));
+    for (uint32_t j = 0; j < e->klen; j++)
+      e->k[j] = tu_below(r, 20) == 0 ? (uint8_t)tu_below(r, 256) : (uint8_t)('a' + tu_below(r, 6));
+  } else {
+    shaped_key(r, e);
+  }
   e->vlen = tu_below(r, 10) == 0 ? 129 + (uint32_t)tu_below(r, 300) : (uint32_t)tu_below(r, 40);
   e->vseed = (uint32_t)tu_next(r);
   e->dead = 0;
@@ -129,12 +207,18 @@ static void check_at(tern_cursor *c, int rc, const view *v, long pos) {
   if (val.len) assert_memory_equal(val.data, want, val.len);
 }
 
-/* A random probe key: a stored one, or a random one. */
+/* A random probe key: a stored one, a random one (mostly absent), or one
+ * before the first or after the last key. */
 static void probe(tu_rng *r, const ref *keys, size_t n, ref *p) {
-  if (tu_below(r, 2))
+  uint64_t what = tu_below(r, 20);
+  if (what < 9) {
     *p = keys[tu_below(r, n)];
-  else
+  } else if (what < 18) {
     random_key(r, p);
+  } else {
+    p->klen = (uint8_t)(1 + tu_below(r, 3));
+    memset(p->k, what == 18 ? 0x00 : 0xff, p->klen);
+  }
 }
 
 /* steps random cursor moves under bounds b, each checked. */
@@ -214,10 +298,11 @@ static void walks(tern_snapshot *s, const ref *keys, size_t n, tu_rng *r) {
   }
 }
 
-static void test_fast_path_against_reference(void **state) {
-  (void)state;
+/* The whole case for keys of shape g_shape. */
+static void run_shape(uint64_t salt) {
   tu_rng r;
-  tu_rng_init(&r, tu_seed() ^ 0xfa57u);
+  tu_rng_init(&r, tu_seed() ^ salt);
+  print_message("[shape] %s\n", shape_names[g_shape]);
   char *dir = tu_tmpdir("cursor-fast");
   static ref keys[2 * NKEYS], old[2 * NKEYS];
   size_t n = make_keys(&r, keys, NKEYS);
@@ -286,10 +371,25 @@ static void test_fast_path_against_reference(void **state) {
   free(dir);
 }
 
+static void test_fast_path_against_reference(void **state) {
+  (void)state;
+  g_shape = SHAPE_MIXED;
+  run_shape(0xfa57u);
+}
+
+/* Every bench key shape: blocks of every alphabet size and group width,
+ * scans decoding their terms in batches across blocks, seeks and steps
+ * both ways, with deletions in between. */
+static void test_shapes_against_reference(void **state) {
+  (void)state;
+  for (g_shape = SHAPE_BASE36; g_shape < NSHAPES; g_shape++) run_shape(0x5a9e0u + (uint64_t)g_shape);
+}
+
 int main(void) {
   et_prefer_tmpfs();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fast_path_against_reference),
+      cmocka_unit_test(test_shapes_against_reference),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
