@@ -18,7 +18,8 @@
  * entry for each.  So the slots a bucket names for a key, the entries
  * whose fingerprint matches, are a superset of the covered slots holding
  * it; a wrong one (another key's fingerprint: about 16 / 2^fp_bits of
- * absent keys) costs one block probe that finds nothing.
+ * the absent keys the Bloom filter lets through) costs one block probe
+ * that finds nothing.
  *
  * Neither the header nor an empty word can match: an empty word's
  * fingerprint is 0, TERN_CFILTER_OVERFLOWED's is all ones, a key's is
@@ -30,6 +31,7 @@
 #define TERN_ENGINE_CFILTER_H
 
 #include "codec/coding.h"
+#include "codec/filter.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -45,8 +47,13 @@
 #define TERN_CFILTER_NONE UINT32_MAX /* tern_cfilter_view.slot_of: not a slot of the state */
 #define TERN_CFILTER_ALL ((size_t)-1) /* tern_cfilter_candidates: the bucket overflowed */
 
-/* The table as one state reads it. */
+/* The table as one state reads it, with the split-block Bloom filter
+ * over the same keys (codec/filter.h, 10 bits a key) that a get asks
+ * first: an absent key is answered from its one line, and that filter,
+ * a third of the table's size, stays in a core's L2 cache where the table
+ * would not (docs/benchmarks/round-slot21.md). */
 typedef struct tern_cfilter_view {
+  tern_filter_view bloom;
   const uint8_t *buckets; /* NULL: no combined filter */
   uint32_t nbuckets;
   uint32_t slot_bits;
@@ -111,8 +118,11 @@ static inline size_t tern_cfilter_candidates(const tern_cfilter_view *v, uint64_
   return n;
 }
 
+/* Starts fetching the Bloom filter's line (the table's is fetched once
+ * that says "maybe": an absent key leaves the table's lines out of the
+ * caches). */
 static inline void tern_cfilter_prefetch(const tern_cfilter_view *v, uint64_t hash) {
-  if (v->buckets) __builtin_prefetch(tern_cfilter_bucket(v, hash));
+  tern_filter_view_prefetch(v->bloom, hash);
 }
 
 #endif

@@ -761,8 +761,9 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
 }
 
 /* The slots ids[0..count) probed in turn, through the combined filter
- * when st has one (cfilter.h): its bucket names the slots that may hold
- * the key, newest first, and only their blocks are probed, never the
+ * when st has one (cfilter.h): its Bloom filter's "no" ends the get at
+ * one line; else its table's bucket names the slots that may hold the
+ * key, newest first, and only their blocks are probed, never the
  * other slots' filter lines (issue 21 item 6).  The table is exact about
  * which slots hold a key but for fingerprint matches, so a named slot's
  * own filter is skipped (TERN_SEG_FILTER_MAYBE: the block decides).  An
@@ -771,9 +772,10 @@ static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t c
                              const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
                              const tern_slot **found) {
   if (!st->cf_view.buckets) return probe_in_turn(st, ids, count, p, c, e, found);
+  TERN_COUNT_GET(filter_checks, 1);
+  if (!tern_filter_view_may_contain(st->cf_view.bloom, &p->fk)) return TERN_NOTFOUND;
   uint32_t cand[TERN_CFILTER_ENTRIES];
   size_t n = tern_cfilter_candidates(&st->cf_view, p->fk.hash, cand);
-  TERN_COUNT_GET(filter_checks, 1);
   if (n == TERN_CFILTER_ALL) return probe_in_turn(st, ids, count, p, c, e, found);
   for (size_t k = 0; k < n; k++) {
     const tern_slot *sl = &st->slots[cand[k]];

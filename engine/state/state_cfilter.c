@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * state_cfilter.c — one table over the keys of a state's slots probed in
- * turn that names, for a key, the slots that may hold it (issue 21 item
- * 6; the layout and the get's side: cfilter.h).  A get then reads one
- * cache line and probes the named slots' blocks, newest first: an absent
- * key costs that line and nothing else, a present one that line and its
- * one segment's block, whatever the number of segments — never the other
- * segments' filter lines.
+ * state_cfilter.c — the combined filter: over the keys of a state's slots
+ * probed in turn, a split-block Bloom filter (codec/filter.h) and a table
+ * that names, for a key, the slots that may hold it (issue 21 item 6; the
+ * table's layout and the get's side: cfilter.h).  A get asks the Bloom
+ * filter (one line: an absent key ends there), then reads the key's one
+ * bucket and probes the named slots' blocks, newest first: never the
+ * other segments' filter lines, whatever their number.
  *
- * Why it is never wrong: it holds an entry for every unique key of every
- * slot it covers (live or deleted: a superset is fine), a bucket that
- * could not take one says so (the get then probes every slot in turn,
- * as without the table), and a segment's keys never change, so the slots
- * it names for a key are a superset of the covered slots holding it.  It
- * is used by a state only when it covers every slot that state probes in
+ * Why it is never wrong: both hold every unique key of every slot they
+ * cover (live or deleted: a superset is fine), a bucket that could not
+ * take an entry says so (the get then probes every slot in turn, as
+ * without the table), and a segment's keys never change, so the slots it
+ * names for a key are a superset of the covered slots holding it.  It is
+ * used by a state only when it covers every slot that state probes in
  * turn (by segment id); a state made after a merge or a flush (a slot it
  * does not cover) goes without it.  Entries name a covered segment by its
  * place in the table's list; each state holding the table keeps its own
@@ -22,19 +22,21 @@
  * Cost (measured: docs/benchmarks/round-slot21.md): the keys of the
  * covered segments read once, in key order, from their terms blocks,
  * hashed and placed, about 50-60 ms per million keys, the read of the
- * blocks most of it; memory 32 bits per key (4 MiB per million, 8 MiB at
- * TERN_CFILTER_MAX_KEYS), plus 10 bytes a key while it is built.  So it
- * is never built on the commit path: where a state is made from the
- * catalog (the first state after tern_open, a reload after another
- * process's commit) for at least TERN_CFILTER_MIN slots; for fewer (from
- * TERN_CFILTER_MIN_WORKER: an incremental index's 3 or 4 segments) by a
- * thread of the handle, in the background (engine/maint/combined.c); and
- * by the background worker of a writing process once its flushes and
- * merges are done, installed as a state that changes nothing else.  At
- * most TERN_CFILTER_MAX_KEYS keys and TERN_CFILTER_MAX_SLOTS segments,
- * only when their terms files are mapped and in the page cache.  Any
- * failure while building (memory, a damaged block) leaves the state
- * without it: still right, the gets then meet the damage themselves.
+ * blocks most of it; memory 42 bits per key (the table 32, 4 MiB per
+ * million in huge pages where the kernel gives them; the Bloom filter
+ * 10, 1.25 MiB), plus 10 bytes a key while it is built.  So it is never
+ * built on the commit path: where a state is made from the catalog (the
+ * first state after tern_open, a reload after another process's commit)
+ * for at least TERN_CFILTER_MIN slots; for fewer (from
+ * TERN_CFILTER_MIN_WORKER: an incremental index's 3 or 4 segments) by the
+ * handle's builder thread, in the background (cfilter_builder.c); and by
+ * the background worker of a writing process once its flushes and merges
+ * are done (engine/maint/combined.c), installed as a state that changes
+ * nothing else.  At most TERN_CFILTER_MAX_KEYS keys and
+ * TERN_CFILTER_MAX_SLOTS segments, only when their terms files are mapped
+ * and in the page cache.  Any failure while building (memory, a damaged
+ * block) leaves the state without it: still right, the gets then meet
+ * the damage themselves.
  */
 #include "engine/state/index.h"
 
@@ -44,11 +46,13 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 tern_cfilter_tuning tern_cfilter_test_tuning;
 
 struct tern_cfilter {
   unsigned refs; /* under idx->mu, as the states holding it */
+  tern_filter *bloom; /* over the same keys: asked first */
   uint8_t *buckets;
   uint32_t nbuckets, slot_bits;
   size_t ncovered;
@@ -78,6 +82,7 @@ static int covers_state(const tern_cfilter *cf, const tern_state *st) {
 }
 
 static void cfilter_free(tern_cfilter *cf) {
+  tern_filter_free(cf->bloom);
   free(cf->buckets);
   free(cf->segids);
   free(cf);
@@ -104,7 +109,8 @@ static int hold(tern_state *st, tern_cfilter *cf) {
     if (k != TERN_CFILTER_NONE) slot_of[k] = (uint32_t)i;
   }
   st->cf = cf;
-  st->cf_view = (tern_cfilter_view){cf->buckets, cf->nbuckets, cf->slot_bits, slot_of};
+  st->cf_view = (tern_cfilter_view){tern_filter_view_of(cf->bloom), cf->buckets, cf->nbuckets,
+                                    cf->slot_bits, slot_of};
   cf->refs++;
   return 1;
 }
@@ -163,10 +169,26 @@ static uint32_t slot_bits_for(size_t n) {
   return least > b && least <= 14 ? least : b;
 }
 
+/* Zeroed memory for a table of `bytes`: from 2 MiB, in huge pages where
+ * the kernel gives them (MADV_HUGEPAGE; a hint), so that a get's one
+ * line in a table of millions of keys costs no TLB miss of its own. */
+#define HUGE_PAGE ((size_t)2 << 20)
+static uint8_t *table_alloc(size_t bytes) {
+  size_t align = bytes >= HUGE_PAGE ? HUGE_PAGE : TERN_CFILTER_BUCKET;
+  size_t size = (bytes + align - 1) / align * align;
+  uint8_t *p = aligned_alloc(align, size);
+  if (!p) return NULL;
+#ifdef MADV_HUGEPAGE
+  if (align == HUGE_PAGE) (void)madvise(p, size, MADV_HUGEPAGE);
+#endif
+  memset(p, 0, size);
+  return p;
+}
+
 /* Puts the entry of hash h, covered segment k, into its bucket (count:
  * the bucket's entries so far), or marks the bucket overflowed. */
 static void place(tern_cfilter *cf, uint8_t *count, uint64_t h, uint32_t k) {
-  tern_cfilter_view v = {cf->buckets, cf->nbuckets, cf->slot_bits, NULL};
+  tern_cfilter_view v = {{0}, cf->buckets, cf->nbuckets, cf->slot_bits, NULL};
   uint8_t *b = (uint8_t *)tern_cfilter_bucket(&v, h);
   size_t at = (size_t)(b - cf->buckets) / TERN_CFILTER_BUCKET;
   if (count[at] == TERN_CFILTER_ENTRIES) {
@@ -185,18 +207,27 @@ static int fill_table(tern_cfilter *cf, const uint64_t *h, size_t n, const size_
   size_t nb = n / load + 1;
   if (nb > UINT32_MAX) return TERN_EINVAL;
   cf->nbuckets = (uint32_t)nb;
-  cf->buckets = aligned_alloc(TERN_CFILTER_BUCKET, nb * TERN_CFILTER_BUCKET);
+  cf->buckets = table_alloc(nb * TERN_CFILTER_BUCKET);
   uint8_t *count = calloc(nb, 1);
   if (!cf->buckets || !count) {
     free(count);
     return TERN_ENOMEM;
   }
-  memset(cf->buckets, 0, nb * TERN_CFILTER_BUCKET);
   for (size_t k = 0; k < cf->ncovered; k++)
     for (size_t i = start[k]; i < start[k + 1]; i++)
       place(cf, count, h[i], (uint32_t)k);
   free(count);
   return TERN_OK;
+}
+
+/* The Bloom filter of the hashes h[0..n), in cf. */
+static int make_bloom(tern_cfilter *cf, const uint64_t *h, size_t n) {
+  size_t len = tern_filter_body_size(n, TERN_FILTER_BITS_PER_KEY);
+  uint8_t *body = len ? malloc(len) : NULL;
+  int rc = body ? tern_filter_build(body, len, h, n, TERN_FILTER_BITS_PER_KEY) : TERN_ENOMEM;
+  if (rc == TERN_OK) rc = tern_filter_load(&cf->bloom, body, len, "combined filter");
+  free(body);
+  return rc;
 }
 
 /* The table over the hashes h[0..n) of the segments st probes in turn. */
@@ -209,7 +240,8 @@ static int cfilter_make(const tern_state *st, const uint64_t *h, size_t n, const
   cf->ncovered = nc;
   cf->slot_bits = slot_bits_for(nc);
   cf->segids = malloc(nc * TERN_SEGID_SIZE);
-  int rc = cf->segids ? fill_table(cf, h, n, start) : TERN_ENOMEM;
+  int rc = cf->segids ? make_bloom(cf, h, n) : TERN_ENOMEM;
+  if (rc == TERN_OK) rc = fill_table(cf, h, n, start);
   if (rc != TERN_OK) {
     cfilter_free(cf);
     return rc;
@@ -278,5 +310,5 @@ void tern_cfilter_discard(tern_cfilter *cf) {
 }
 
 size_t tern_cfilter_memory(const tern_cfilter *cf) {
-  return cf ? (size_t)cf->nbuckets * TERN_CFILTER_BUCKET : 0;
+  return cf ? (size_t)cf->nbuckets * TERN_CFILTER_BUCKET + tern_filter_memory(cf->bloom) : 0;
 }

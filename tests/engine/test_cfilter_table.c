@@ -5,7 +5,8 @@
  * cfilter_builder.c): every get equals a reference (key id -> version,
  * 0: absent), and for every key the slots the table names are a superset
  * of the covered slots whose segment holds it (live or deleted), read
- * from the segments themselves.
+ * from the segments themselves, and the Bloom filter asked before the
+ * table lets every such key through.
  *
  * Seeded rounds build an index of many overlapping segments: parts of
  * random keys ingested (a key a part shares with an older segment
@@ -220,6 +221,7 @@ static void check_superset(const world *w, const tern_state *st, table_seen *see
       tern_seg_cursor_release(&c);
       assert_true(rc == TERN_OK || rc == TERN_NOTFOUND);
       if (rc != TERN_OK) continue;
+      assert_true(tern_filter_view_may_contain(st->cf_view.bloom, &p.fk)); /* asked first */
       int named = 0;
       for (size_t j = 0; j < nc; j++)
         named |= cand[j] == slot;
@@ -263,7 +265,16 @@ static void check_layout(const world *w, table_seen *seen, size_t *with) {
       check_superset(w, s->st, &seen[t]);
       size_t over = overflowed_buckets(s->st);
       if (k_tunings[t].load == 64) assert_true(over * 2 > s->st->cf_view.nbuckets);
-      if (k_tunings[t].load == 0) assert_true(over * 10 <= s->st->cf_view.nbuckets + 10); /* rare */
+      if (k_tunings[t].load == 0) {
+        assert_true(over * 10 <= s->st->cf_view.nbuckets + 10); /* rare */
+        size_t keys = 0; /* 32 bits a key (cfilter.h), and the Bloom filter's 10 */
+        for (size_t i = 0; i < n; i++)
+          keys += (size_t)s->st->slots[ids ? ids[i] : i].ref->max_doc;
+        size_t table = (keys / TERN_CFILTER_LOAD + 1) * TERN_CFILTER_BUCKET;
+        size_t mem = tern_cfilter_memory(s->st->cf);
+        assert_true(mem >= table + keys * TERN_FILTER_BITS_PER_KEY / 8);
+        assert_true(mem <= table + keys * TERN_FILTER_BITS_PER_KEY / 8 + 2 * TERN_FILTER_BLOCK_SIZE);
+      }
     }
     assert_int_equal(tern_snapshot_close(s), TERN_OK);
     assert_int_equal(check_all(w, idx), n >= TERN_CFILTER_MIN_WORKER);
