@@ -401,7 +401,7 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, siz
  * for a state made from the catalog with fewer than TERN_CFILTER_MIN
  * (the build would cost every open about 50 ms per million keys). */
 #define TERN_CFILTER_MIN_WORKER 3u
-#define TERN_CFILTER_MAX_KEYS (2u << 20) /* keys above which there is none (8 MiB) */
+#define TERN_CFILTER_MAX_KEYS (2u << 20) /* keys above which there is none (10.5 MiB) */
 typedef struct tern_cfilter tern_cfilter;
 /* Tests only (test_cfilter.c): fingerprints narrowed to 16 - slot_bits_min
  * bits (2 to 14; 0: as wide as the segment count allows) to force
@@ -442,7 +442,7 @@ size_t tern_cfilter_memory(const tern_cfilter *cf);
  * idx->mu held (the filter's count), as tern_state_cfilter_put. */
 int tern_state_cfilter_inherit(tern_state *st, const tern_state *from);
 void tern_state_cfilter_put(tern_state *st);
-/* Starts fetching the combined filter's bucket for the probe's key (a hint). */
+/* Starts fetching the combined filter's Bloom line for the probe's key (a hint). */
 static inline void tern_state_cfilter_prefetch(const tern_state *st, const tern_seg_probe *p) {
   tern_cfilter_prefetch(&st->cf_view, p->fk.hash);
 }
