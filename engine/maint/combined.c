@@ -26,7 +26,7 @@ int tern_cfilter_refresh(tern_index *idx) {
   tern_state_release(idx, st);
   if (!cf) return TERN_OK;
   tern_install_lock(idx);
-  tern_state_install_cfilter(idx, &cf); /* when the current state still wants it */
+  tern_state_install_cfilter(idx, &cf, 0); /* when the current state still wants it */
   tern_install_unlock(idx);
   tern_cfilter_discard(cf); /* not installed: the state moved on (next run) */
   return TERN_OK;

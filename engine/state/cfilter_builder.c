@@ -14,7 +14,10 @@
  * close: the stop flag ends a build in progress within 4096 keys, then the
  * thread is joined.  A writing process's worker makes the same filter
  * after its own flushes and merges (engine/maint/combined.c); whichever
- * installs first wins, the other's is dropped.
+ * installs first wins, the other's is dropped.  The builder installs
+ * nothing while this process writes (a transaction that spilled must
+ * commit onto the state it began on): it tries again every 20 ms, for 5 s
+ * at most (then the worker's next run makes the filter).
  */
 #include "engine/state/edit.h"
 #include "engine/state/index.h"
@@ -22,6 +25,7 @@
 #include "codec/status.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 struct tern_cfbuilder {
   pthread_mutex_t mu;
@@ -31,6 +35,22 @@ struct tern_cfbuilder {
   atomic_int stop;                     /* read by a build in progress */
   tern_index *idx;
 };
+
+enum { RETRY_MS = 20, RETRY_MAX = 250 };
+
+/* Waits RETRY_MS unless the handle is closing; 0 when it is. */
+static int pause_unless_stopped(tern_cfbuilder *b) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_nsec += RETRY_MS * 1000000L;
+  until.tv_sec += until.tv_nsec / 1000000000L;
+  until.tv_nsec %= 1000000000L;
+  pthread_mutex_lock(&b->mu);
+  if (!b->stopping) pthread_cond_timedwait(&b->wake, &b->mu, &until);
+  int go = !b->stopping;
+  pthread_mutex_unlock(&b->mu);
+  return go;
+}
 
 /* Builds the current state's filter when it still wants one, and
  * installs it if the state is still the one built for (or covered). */
@@ -46,10 +66,15 @@ static void build_once(tern_cfbuilder *b) {
     tern_clear_error(); /* none: still right */
   tern_state_release(idx, st);
   if (!cf) return;
-  tern_install_lock(idx);
-  tern_state_install_cfilter(idx, &cf);
-  tern_install_unlock(idx);
-  tern_cfilter_discard(cf); /* not installed: the state moved on */
+  /* Not under this process's write: tried again every RETRY_MS while
+   * the writer holds the lock, RETRY_MAX times at most. */
+  for (int tries = 0; cf && tries < RETRY_MAX; tries++) {
+    tern_install_lock(idx);
+    int writing = tern_state_install_cfilter(idx, &cf, 1);
+    tern_install_unlock(idx);
+    if (!writing || !pause_unless_stopped(b)) break;
+  }
+  tern_cfilter_discard(cf); /* not installed: the state moved on, or the writer stayed */
 }
 
 static void *builder_main(void *arg) {

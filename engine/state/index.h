@@ -450,8 +450,13 @@ static inline void tern_state_cfilter_prefetch(const tern_state *st, const tern_
  * combined filter, when idx->cur has none and *cf covers it (*cf then
  * NULL; else left to the caller).  Gets read a state without a lock, so
  * the state is a new one, as an edit that changes nothing else makes.
+ * With only_idle, not while this process's write transaction, flush or
+ * compaction holds the write lock (idx->writing): a transaction that
+ * spilled commits from the state it began on and must find it current
+ * (the worker, which such a transaction waits for, need not ask); returns
+ * 1 when that alone kept *cf out.
  * REQUIRES: install_mu held (no commit installs meanwhile). */
-void tern_state_install_cfilter(tern_index *idx, tern_cfilter **cf);
+int tern_state_install_cfilter(tern_index *idx, tern_cfilter **cf, int only_idle);
 /* ---- cfilter_builder.c: the handle's thread that builds the combined
  * filter of a state made from the catalog (fewer than TERN_CFILTER_MIN) */
 typedef struct tern_cfbuilder tern_cfbuilder;

@@ -603,11 +603,12 @@ int tern_state_apply(tern_index *idx, const tern_state *base, tern_edit *e, tern
   return TERN_OK;
 }
 
-void tern_state_install_cfilter(tern_index *idx, tern_cfilter **cf) {
+int tern_state_install_cfilter(tern_index *idx, tern_cfilter **cf, int only_idle) {
   assert(tern_install_held(idx));
   tern_mu_lock(idx);
   tern_state *cur = idx->cur, *next = NULL;
-  if (cur && *cf && tern_state_cfilter_wanted(cur)) {
+  int wait = only_idle && idx->writing;
+  if (cur && *cf && tern_state_cfilter_wanted(cur) && !wait) {
     tern_edit e;
     tern_edit_init(&e, cur); /* TERN_EDIT_BUF_SAME: the same buffer view */
     e.rec = cur->rec;
@@ -622,6 +623,7 @@ void tern_state_install_cfilter(tern_index *idx, tern_cfilter **cf) {
     }
   }
   tern_mu_unlock(idx);
+  return wait;
 }
 
 /* ------------------------------------------------------------ lookups */
