@@ -444,6 +444,7 @@ static int open_lock_file(tern_index *idx) {
 static void index_free(tern_index *idx) {
   if (!idx) return;
   tern_worker_free(idx);
+  tern_cfbuilder_free(idx); /* after the worker: its reloads kick the builder */
   tern_states_close(idx);
   if (idx->env) mdb_env_close(idx->env);
   if (idx->lock_fd >= 0) close(idx->lock_fd);

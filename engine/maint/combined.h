@@ -11,9 +11,9 @@
 /* When the current state probes enough slots in turn for a combined
  * filter and has none (its flushes, merges and ingests make states
  * without one), makes one from that state outside any lock, then, under
- * install_mu, installs it as an edit that changes nothing else, if the
- * current state still probes the same slots (else it is dropped: the
- * next run makes another).  Never on a commit's path: the worker thread
+ * install_mu, installs the current state with it
+ * (tern_state_install_cfilter), if that state still probes slots it
+ * covers (else it is dropped: the next run makes another).  Never on a commit's path: the worker thread
  * only, once its flushes and merges are done.  A filter that cannot be
  * made (memory, a damaged terms block, keys not in memory) is no error:
  * gets are right without it.  Errors: those of reading the current

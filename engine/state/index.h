@@ -27,6 +27,7 @@
 #include "engine/format/catalog_schema.h"
 #include "codec/segment.h"
 #include "engine/buffer/memseg.h"
+#include "engine/state/cfilter.h"
 #include "engine/state/range_heads.h"
 #include "engine/util/path.h"
 #include "engine/util/thread.h"
@@ -101,11 +102,13 @@ typedef struct tern_state {
    * slots in turn answers "absent" from these, not from each segment's
    * own state (state_ranges.c).  NULL (no memory): the gates decide. */
   tern_seg_filter_line *lines;
-  /* One filter over the keys of every slot probed in turn, shared between
-   * states that probe the same segments (state_cfilter.c); NULL: none.
-   * cf_view its blocks (NULL: none), tested inline by a get. */
+  /* One table over the keys of every slot probed in turn naming the slots
+   * that may hold a key, shared between states that probe the same
+   * segments (state_cfilter.c); NULL: none.  cf_view its buckets (NULL:
+   * none) and this state's map of its segments to slots, read inline by
+   * a get (cfilter.h). */
   struct tern_cfilter *cf;
-  tern_filter_view cf_view;
+  tern_cfilter_view cf_view;
 } tern_state;
 
 /* How this index reads its segments (TERN_PREAD or the default mapping). */
@@ -143,7 +146,9 @@ typedef struct tern_flight {
  *   5. idx->mu        idx->cur, cur_seq, rtxn, segrefs, every refcount of
  *                     states, segment readers and live docs, snapshots,
  *                     writing, flock_holds, last_error(_msg).
- *   6. g_held_mu      writer.c: this process's list of held write.locks,
+ *   6. cfbuilder->mu  cfilter_builder.c: kicked/busy/started/stopping.
+ *                     Released before a build runs.
+ *   7. g_held_mu      writer.c: this process's list of held write.locks,
  *                     and its cached process id.
  *   (LMDB's own writer mutex is taken inside install_mu only.)
  *
@@ -185,6 +190,8 @@ struct tern_index {
   pthread_mutex_t install_mu; /* LOCKS 3 */
   tern_flight flight;         /* install_mu */
   struct tern_worker *worker; /* background flushes and merges (worker.h); NULL read-only */
+  struct tern_cfbuilder *cfbuilder; /* under mu: the combined filter's thread
+                                       (cfilter_builder.c); NULL until kicked */
   /* debug builds: which thread holds mu and install_mu (tern_lock_self()), 0: none */
   atomic_uintptr_t mu_owner, install_owner;
 };
@@ -393,49 +400,82 @@ int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe 
  * left out, counted as a filter check. */
 size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, size_t lo,
                               uint32_t *cand, size_t cap);
-/* ---- state_cfilter.c: one filter over the slots probed in turn */
-#define TERN_CFILTER_MIN 8u               /* slots probed in turn below which there is none */
-/* The same for the worker's filter (engine/maint/combined.c), built in the
- * background: fewer slots are worth it there; at open, the build would
- * cost every open about 50 ms per million keys. */
+/* ---- state_cfilter.c: one table naming the slots probed in turn that may
+ * hold a key (cfilter.h) */
+#define TERN_CFILTER_MIN 8u               /* slots probed in turn below which open builds none */
+/* From here, the table is built in the background: by the worker of a
+ * writing process (engine/maint/combined.c), by a thread of the handle
+ * for a state made from the catalog with fewer than TERN_CFILTER_MIN
+ * (the build would cost every open about 50 ms per million keys). */
 #define TERN_CFILTER_MIN_WORKER 3u
-#define TERN_CFILTER_MAX_KEYS (2u << 20) /* keys above which there is none (2.5 MiB) */
+#define TERN_CFILTER_MAX_KEYS (2u << 20) /* keys above which there is none (10.5 MiB) */
 typedef struct tern_cfilter tern_cfilter;
-/* Builds st's combined filter when it has none and is worth one (at least
- * TERN_CFILTER_MIN slots probed in turn, at most TERN_CFILTER_MAX_KEYS
- * keys, their terms files mapped and cached): reads every key of those
- * slots.  For a state made from the catalog, never on the commit path.
- * Failures leave st without one (still right). */
+/* Tests only (test_cfilter.c): fingerprints narrowed to 16 - slot_bits_min
+ * bits (2 to 14; 0: as wide as the segment count allows) to force
+ * collisions, and `load` entries per bucket on average (0: TERN_CFILTER_LOAD)
+ * to force overflowed buckets.  Read when a table is built. */
+typedef struct tern_cfilter_tuning {
+  uint32_t slot_bits_min, load;
+} tern_cfilter_tuning;
+extern tern_cfilter_tuning tern_cfilter_test_tuning;
+/* Builds st's combined filter when it has none and is worth one at open
+ * (at least TERN_CFILTER_MIN slots probed in turn, at most
+ * TERN_CFILTER_MAX_KEYS keys and TERN_CFILTER_MAX_SLOTS slots, their terms
+ * files mapped and cached): reads every key of those slots.  For a state
+ * made from the catalog, never on the commit path.  Failures leave st
+ * without one (still right). */
 void tern_state_cfilter_build(tern_state *st);
 /* The combined filter st would have (tern_state_cfilter_build's rules,
  * but from TERN_CFILTER_MIN_WORKER slots), made apart from st, into *out
- * (NULL: not worth one).  Reads the keys of
- * st's slots probed in turn; takes no lock (st held).  Errors:
- * TERN_ENOMEM, a damaged terms block's. */
-int tern_cfilter_make(const tern_state *st, tern_cfilter **out);
-/* 1 when st has no combined filter but probes TERN_CFILTER_MIN_WORKER
- * slots or more in turn (no I/O: the keys' bound and residence are
- * tern_cfilter_make's). */
+ * (NULL: not worth one).  Reads the keys of st's slots probed in turn;
+ * takes no lock (st held); gives up (TERN_ESTOPPED) once *stop (NULL:
+ * none) is set.  Errors: TERN_ENOMEM, a damaged terms block's. */
+int tern_cfilter_make(const tern_state *st, const atomic_int *stop, tern_cfilter **out);
+/* 1 when st has no combined filter but probes TERN_CFILTER_MIN_WORKER to
+ * TERN_CFILTER_MAX_SLOTS slots in turn (no I/O: the keys' bound and
+ * residence are tern_cfilter_make's). */
 int tern_state_cfilter_wanted(const tern_state *st);
-/* Gives *cf (made by tern_cfilter_make, never shared) to st when st has
- * none and *cf covers every slot st probes in turn: *cf is then NULL and
- * 1 returned; else 0 and *cf unchanged.  REQUIRES: st not yet installed. */
+/* Gives *cf (made by tern_cfilter_make, held by no state) to st when st
+ * has none and *cf covers every slot st probes in turn: *cf is then NULL
+ * and 1 returned; else (or no memory for st's map) 0 and *cf unchanged.
+ * REQUIRES: st not yet installed. */
 int tern_state_cfilter_adopt(tern_state *st, tern_cfilter **cf);
 /* Frees a combined filter no state holds (tern_cfilter_make's). */
 void tern_cfilter_discard(tern_cfilter *cf);
+/* Bytes of cf's table (0: NULL). */
+size_t tern_cfilter_memory(const tern_cfilter *cf);
 /* Shares from's combined filter with st when it covers every slot st
  * probes in turn (st's range map built); 1 when it did.  REQUIRES:
  * idx->mu held (the filter's count), as tern_state_cfilter_put. */
 int tern_state_cfilter_inherit(tern_state *st, const tern_state *from);
 void tern_state_cfilter_put(tern_state *st);
-/* 1 when the combined filter says no slot probed in turn holds the key. */
-static inline int tern_state_cfilter_absent(const tern_state *st, const tern_seg_probe *p) {
-  return st->cf_view.blocks && !tern_filter_view_may_contain(st->cf_view, &p->fk);
-}
-/* Starts fetching the combined filter's block for the probe's key (a hint). */
+/* Starts fetching the combined filter's Bloom line for the probe's key (a hint). */
 static inline void tern_state_cfilter_prefetch(const tern_state *st, const tern_seg_probe *p) {
-  tern_filter_view_prefetch(st->cf_view, p->fk.hash);
+  tern_cfilter_prefetch(&st->cf_view, p->fk.hash);
 }
+/* Installs, for idx->cur, a state that is the same with *cf as its
+ * combined filter, when idx->cur has none and *cf covers it (*cf then
+ * NULL; else left to the caller).  Gets read a state without a lock, so
+ * the state is a new one, as an edit that changes nothing else makes.
+ * With only_idle, not while this process's write transaction, flush or
+ * compaction holds the write lock (idx->writing): a transaction that
+ * spilled commits from the state it began on and must find it current
+ * (the worker, which such a transaction waits for, need not ask); returns
+ * 1 when that alone kept *cf out.
+ * REQUIRES: install_mu held (no commit installs meanwhile). */
+int tern_state_install_cfilter(tern_index *idx, tern_cfilter **cf, int only_idle);
+/* ---- cfilter_builder.c: the handle's thread that builds the combined
+ * filter of a state made from the catalog (fewer than TERN_CFILTER_MIN) */
+typedef struct tern_cfbuilder tern_cfbuilder;
+/* Asks the thread (started now if need be; none under TERN_FOREGROUND or
+ * without memory: no filter, still right) to build idx->cur's filter.
+ * REQUIRES: idx->mu held. */
+void tern_cfbuilder_kick(tern_index *idx);
+/* Waits until the thread has nothing to do (tests, tern_verify). */
+void tern_cfbuilder_wait(tern_index *idx);
+/* Stops a build in progress, joins the thread, frees it (tern_close). */
+void tern_cfbuilder_free(tern_index *idx);
+
 static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
   return !s->live || tern_livedocs_is_live(s->live->ld, doc);
 }

@@ -230,6 +230,8 @@ static int build_state(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, t
   /* Made from the catalog: the previous state's combined filter, or a
    * new one (state_cfilter.c; never on the commit path). */
   if (!tern_state_cfilter_inherit(st, idx->cur)) tern_state_cfilter_build(st);
+  /* Fewer slots: the handle's builder thread, in the background. */
+  if (tern_state_cfilter_wanted(st)) tern_cfbuilder_kick(idx);
   *out = st;
   return TERN_OK;
 }
@@ -604,6 +606,29 @@ int tern_state_apply(tern_index *idx, const tern_state *base, tern_edit *e, tern
   return TERN_OK;
 }
 
+int tern_state_install_cfilter(tern_index *idx, tern_cfilter **cf, int only_idle) {
+  assert(tern_install_held(idx));
+  tern_mu_lock(idx);
+  tern_state *cur = idx->cur, *next = NULL;
+  int wait = only_idle && idx->writing;
+  if (cur && *cf && tern_state_cfilter_wanted(cur) && !wait) {
+    tern_edit e;
+    tern_edit_init(&e, cur); /* TERN_EDIT_BUF_SAME: the same buffer view */
+    e.rec = cur->rec;
+    e.cf = *cf;
+    if (tern_state_apply(idx, cur, &e, &next) != TERN_OK) tern_clear_error(); /* none: still right */
+    *cf = e.cf; /* NULL when adopted */
+    if (next && next->cf) {
+      state_put(idx, cur);
+      idx->cur = next; /* the same commit: cur_seq holds for it */
+    } else if (next) {
+      state_free(idx, next);
+    }
+  }
+  tern_mu_unlock(idx);
+  return wait;
+}
+
 /* ------------------------------------------------------------ lookups */
 
 /* The codec's primary-key lookup in slot s, past the gate with `filter`,
@@ -722,7 +747,7 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
     if (st->lines) {
       /* the newest wave's lines: tern_state_prefetch, before the buffer,
        * unless a combined filter was tested first (it fetches none) */
-      if (hi != count || st->cf_view.blocks) prefetch_wave(st, ids, lo, hi, p);
+      if (hi != count || st->cf_view.buckets) prefetch_wave(st, ids, lo, hi, p);
       int rc = probe_wave_lines(st, ids, lo, hi, p, c, e, found);
       if (rc != TERN_NOTFOUND) return rc;
       hi = lo;
@@ -740,12 +765,39 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
   return TERN_NOTFOUND;
 }
 
+/* The slots ids[0..count) probed in turn, through the combined filter
+ * when st has one (cfilter.h): its Bloom filter's "no" ends the get at
+ * one line; else its table's bucket names the slots that may hold the
+ * key, newest first, and only their blocks are probed, never the
+ * other slots' filter lines (issue 21 item 6).  The table is exact about
+ * which slots hold a key but for fingerprint matches, so a named slot's
+ * own filter is skipped (TERN_SEG_FILTER_MAYBE: the block decides).  An
+ * overflowed bucket names nothing: every slot in turn. */
+static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t count,
+                             const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
+                             const tern_slot **found) {
+  if (!st->cf_view.buckets) return probe_in_turn(st, ids, count, p, c, e, found);
+  TERN_COUNT_GET(filter_checks, 1);
+  if (!tern_filter_view_may_contain(st->cf_view.bloom, &p->fk)) return TERN_NOTFOUND;
+  uint32_t cand[TERN_CFILTER_ENTRIES];
+  size_t n = tern_cfilter_candidates(&st->cf_view, p->fk.hash, cand);
+  if (n == TERN_CFILTER_ALL) return probe_in_turn(st, ids, count, p, c, e, found);
+  for (size_t k = 0; k < n; k++) {
+    const tern_slot *sl = &st->slots[cand[k]];
+    if (!tern_seg_gate_admits(&sl->gate, p)) continue;
+    TERN_COUNT_GET(block_probes, 1);
+    uint32_t doc;
+    int rc = slot_pk_find(sl, p, 1, c, e, &doc);
+    if (rc == TERN_NOTFOUND) continue;
+    if (rc == TERN_OK) *found = sl;
+    return rc;
+  }
+  return TERN_NOTFOUND;
+}
+
 int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
                        tern_seg_cursor *c, tern_term_entry *e, const tern_slot **found) {
-  if (!st->ndisjoint) {
-    if (tern_state_cfilter_absent(st, p)) return TERN_NOTFOUND;
-    return probe_in_turn(st, NULL, st->nslots, p, c, e, found);
-  }
+  if (!st->ndisjoint) return probe_overlapping(st, NULL, st->nslots, p, c, e, found);
   /* The one disjoint slot whose range admits the key, found by the search
    * (`at`), then the overlapping ones newest first: any order finds the
    * one live document (state_ranges.c).  Nothing left to probe costs no
@@ -758,8 +810,7 @@ int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
     if (rc != TERN_NOTFOUND) return rc;
   }
   if (!st->noverlap) return TERN_NOTFOUND;
-  if (tern_state_cfilter_absent(st, p)) return TERN_NOTFOUND; /* none of the overlapping */
-  return probe_in_turn(st, st->overlap, st->noverlap, p, c, e, found);
+  return probe_overlapping(st, st->overlap, st->noverlap, p, c, e, found);
 }
 
 int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,

@@ -1,48 +1,62 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * state_cfilter.c — one filter over the keys of a state's slots probed in
- * turn (issue 21 item 6): an absent key on many overlapping segments
- * costs one filter per segment, one cache line each; when this filter says
- * "no", the get skips all of them for one line.
+ * state_cfilter.c — the combined filter: over the keys of a state's slots
+ * probed in turn, a split-block Bloom filter (codec/filter.h) and a table
+ * that names, for a key, the slots that may hold it (issue 21 item 6; the
+ * table's layout and the get's side: cfilter.h).  A get asks the Bloom
+ * filter (one line: an absent key ends there), then reads the key's one
+ * bucket and probes the named slots' blocks, newest first: never the
+ * other segments' filter lines, whatever their number.
  *
- * Why it is never wrong: it holds the hash of every unique key of every
- * slot it covers (live or deleted: a superset is fine), and a segment's
- * keys never change, so "certainly absent" from it is true of each
- * covered slot.  It is used by a state only when it covers every slot that
- * state probes in turn (by segment id); a state made after a merge or a
- * flush (a slot it does not cover) goes without it.
+ * Why it is never wrong: both hold every unique key of every slot they
+ * cover (live or deleted: a superset is fine), a bucket that could not
+ * take an entry says so (the get then probes every slot in turn, as
+ * without the table), and a segment's keys never change, so the slots it
+ * names for a key are a superset of the covered slots holding it.  It is
+ * used by a state only when it covers every slot that state probes in
+ * turn (by segment id); a state made after a merge or a flush (a slot it
+ * does not cover) goes without it.  Entries name a covered segment by its
+ * place in the table's list; each state holding the table keeps its own
+ * map from that place to its slot (a covered segment it lacks: none).
  *
- * Cost: the keys of the covered segments read once, in key order, from
- * their terms blocks, and hashed — so it is built only where a state is
- * made from the catalog (tern_open, a reload after another process's
- * commit) and by the background worker of a writing process once its
- * flushes and merges are done (engine/maint/combined.c: installed as an
- * edit that changes nothing else), never on the commit path, only for at
- * least TERN_CFILTER_MIN slots (TERN_CFILTER_MIN_WORKER for the worker,
- * which pays the build in the background: an incremental index's 3 or 4
- * overlapping segments then cost an absent key one line, not 3 or 4), at most TERN_CFILTER_MAX_KEYS keys, and only when their terms
- * files are mapped and in the page cache (no reads at open).  Memory:
- * TERN_FILTER_BITS_PER_KEY bits per key (1.25 MiB per million), plus
- * 8 bytes a key while it is built.  Any failure while building (memory, a
- * damaged block) leaves the state without it: still right, the gets then
- * meet the damage themselves.
+ * Cost (measured: docs/benchmarks/round-slot21.md): the keys of the
+ * covered segments read once, in key order, from their terms blocks,
+ * hashed and placed, about 50-60 ms per million keys, the read of the
+ * blocks most of it; memory 42 bits per key (the table 32, 4 MiB per
+ * million in huge pages where the kernel gives them; the Bloom filter
+ * 10, 1.25 MiB), plus 10 bytes a key while it is built.  So it is never
+ * built on the commit path: where a state is made from the catalog (the
+ * first state after tern_open, a reload after another process's commit)
+ * for at least TERN_CFILTER_MIN slots; for fewer (from
+ * TERN_CFILTER_MIN_WORKER: an incremental index's 3 or 4 segments) by the
+ * handle's builder thread, in the background (cfilter_builder.c); and by
+ * the background worker of a writing process once its flushes and merges
+ * are done (engine/maint/combined.c), installed as a state that changes
+ * nothing else.  At most TERN_CFILTER_MAX_KEYS keys and
+ * TERN_CFILTER_MAX_SLOTS segments, only when their terms files are mapped
+ * and in the page cache.  Any failure while building (memory, a damaged
+ * block) leaves the state without it: still right, the gets then meet
+ * the damage themselves.
  */
 #include "engine/state/index.h"
 
-#include "codec/filter.h"
 #include "codec/segment.h"
 #include "codec/status.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+tern_cfilter_tuning tern_cfilter_test_tuning;
 
 struct tern_cfilter {
   unsigned refs; /* under idx->mu, as the states holding it */
-  tern_filter *f;
-  tern_filter_view view;
+  tern_filter *bloom; /* over the same keys: asked first */
+  uint8_t *buckets;
+  uint32_t nbuckets, slot_bits;
   size_t ncovered;
-  uint8_t (*segids)[TERN_SEGID_SIZE]; /* the covered segments, sorted */
+  uint8_t (*segids)[TERN_SEGID_SIZE]; /* covered segment k: the entries' k */
 };
 
 /* The slots st probes in turn: its overlap list, or all of them. */
@@ -51,10 +65,11 @@ static size_t in_turn(const tern_state *st, const uint32_t **ids) {
   return st->ndisjoint ? st->noverlap : st->nslots;
 }
 
-static int segid_cmp(const void *a, const void *b) { return memcmp(a, b, TERN_SEGID_SIZE); }
-
-static int covers(const tern_cfilter *cf, const uint8_t *segid) {
-  return bsearch(segid, cf->segids, cf->ncovered, TERN_SEGID_SIZE, segid_cmp) != NULL;
+/* The place of segid in cf's list, or TERN_CFILTER_NONE. */
+static uint32_t covered_index(const tern_cfilter *cf, const uint8_t *segid) {
+  for (size_t k = 0; k < cf->ncovered; k++)
+    if (!memcmp(cf->segids[k], segid, TERN_SEGID_SIZE)) return (uint32_t)k;
+  return TERN_CFILTER_NONE;
 }
 
 /* 1 when cf covers every slot st probes in turn. */
@@ -62,35 +77,54 @@ static int covers_state(const tern_cfilter *cf, const tern_state *st) {
   const uint32_t *ids;
   size_t n = in_turn(st, &ids);
   for (size_t k = 0; k < n; k++)
-    if (!covers(cf, st->slots[ids ? ids[k] : k].segid)) return 0;
+    if (covered_index(cf, st->slots[ids ? ids[k] : k].segid) == TERN_CFILTER_NONE) return 0;
   return 1;
 }
 
 static void cfilter_free(tern_cfilter *cf) {
-  tern_filter_free(cf->f);
+  tern_filter_free(cf->bloom);
+  free(cf->buckets);
   free(cf->segids);
   free(cf);
 }
 
 void tern_state_cfilter_put(tern_state *st) {
   tern_cfilter *cf = st->cf;
+  free((void *)st->cf_view.slot_of);
   st->cf = NULL;
-  st->cf_view = (tern_filter_view){0};
+  st->cf_view = (tern_cfilter_view){0};
   assert(!cf || cf->refs > 0);
   if (cf && --cf->refs == 0) cfilter_free(cf);
+}
+
+/* Gives cf to st (one more holder) with st's map of covered segments to
+ * its slots; 0 without memory for the map (st then goes without). */
+static int hold(tern_state *st, tern_cfilter *cf) {
+  uint32_t *slot_of = malloc(cf->ncovered * sizeof *slot_of);
+  if (!slot_of) return 0;
+  for (size_t k = 0; k < cf->ncovered; k++)
+    slot_of[k] = TERN_CFILTER_NONE;
+  for (size_t i = 0; i < st->nslots; i++) {
+    uint32_t k = covered_index(cf, st->slots[i].segid);
+    if (k != TERN_CFILTER_NONE) slot_of[k] = (uint32_t)i;
+  }
+  st->cf = cf;
+  st->cf_view = (tern_cfilter_view){tern_filter_view_of(cf->bloom), cf->buckets, cf->nbuckets,
+                                    cf->slot_bits, slot_of};
+  cf->refs++;
+  return 1;
 }
 
 int tern_state_cfilter_inherit(tern_state *st, const tern_state *from) {
   if (st->cf || !from || !from->cf || !covers_state(from->cf, st)) return 0;
   assert(from->cf->refs > 0);
-  st->cf = from->cf;
-  st->cf_view = from->cf_view;
-  st->cf->refs++;
-  return 1;
+  return hold(st, from->cf);
 }
 
-/* Appends the hash of every unique key of seg to h[*n..cap). */
-static int hash_keys(const tern_seg *seg, uint64_t *h, size_t *n, size_t cap) {
+/* Appends the hash of every unique key of seg to h[*n..cap); every 4096
+ * keys, gives up (TERN_ESTOPPED) once *stop is set. */
+static int hash_keys(const tern_seg *seg, uint64_t *h, size_t *n, size_t cap,
+                     const atomic_int *stop) {
   const tern_seg_field *f = tern_seg_unique_field(seg);
   if (!f) return TERN_EINVAL;
   tern_seg_cursor c;
@@ -100,6 +134,10 @@ static int hash_keys(const tern_seg *seg, uint64_t *h, size_t *n, size_t cap) {
   for (; rc == TERN_OK; rc = tern_seg_next_term(seg, &c, &e)) {
     if (*n == cap) {
       rc = TERN_ECORRUPT; /* more keys than max_doc: no filter */
+      break;
+    }
+    if ((*n & 4095) == 0 && stop && atomic_load_explicit(stop, memory_order_relaxed)) {
+      rc = TERN_ESTOPPED;
       break;
     }
     h[(*n)++] = tern_filter_hash(e.term, e.len);
@@ -113,7 +151,7 @@ static int hash_keys(const tern_seg *seg, uint64_t *h, size_t *n, size_t cap) {
 static size_t eligible_keys(const tern_state *st, size_t min_slots) {
   const uint32_t *ids;
   size_t n = in_turn(st, &ids), keys = 0;
-  if (n < min_slots) return 0;
+  if (n < min_slots || n > TERN_CFILTER_MAX_SLOTS) return 0;
   for (size_t k = 0; k < n; k++) {
     const tern_segref *r = st->slots[ids ? ids[k] : k].ref;
     keys += r->max_doc;
@@ -122,78 +160,155 @@ static size_t eligible_keys(const tern_state *st, size_t min_slots) {
   return keys;
 }
 
-/* The filter over the hashes h[0..n) and the segments st probes in turn. */
-static int cfilter_make(const tern_state *st, const uint64_t *h, size_t n, tern_cfilter **out) {
+/* Bits that number covered segments 0..n-1 (at least the test's). */
+static uint32_t slot_bits_for(size_t n) {
+  uint32_t b = 0;
+  while (((size_t)1 << b) < n)
+    b++;
+  uint32_t least = tern_cfilter_test_tuning.slot_bits_min;
+  return least > b && least <= 14 ? least : b;
+}
+
+/* Zeroed memory for a table of `bytes`: from 2 MiB, in huge pages where
+ * the kernel gives them (MADV_HUGEPAGE; a hint), so that a get's one
+ * line in a table of millions of keys costs no TLB miss of its own. */
+#define HUGE_PAGE ((size_t)2 << 20)
+static uint8_t *table_alloc(size_t bytes) {
+  size_t align = bytes >= HUGE_PAGE ? HUGE_PAGE : TERN_CFILTER_BUCKET;
+  size_t size = (bytes + align - 1) / align * align;
+  uint8_t *p = aligned_alloc(align, size);
+  if (!p) return NULL;
+#ifdef MADV_HUGEPAGE
+  if (align == HUGE_PAGE) (void)madvise(p, size, MADV_HUGEPAGE);
+#endif
+  memset(p, 0, size);
+  return p;
+}
+
+/* Puts the entry of hash h, covered segment k, into its bucket (count:
+ * the bucket's entries so far), or marks the bucket overflowed. */
+static void place(tern_cfilter *cf, uint8_t *count, uint64_t h, uint32_t k) {
+  tern_cfilter_view v = {{0}, cf->buckets, cf->nbuckets, cf->slot_bits, NULL};
+  uint8_t *b = (uint8_t *)tern_cfilter_bucket(&v, h);
+  size_t at = (size_t)(b - cf->buckets) / TERN_CFILTER_BUCKET;
+  if (count[at] == TERN_CFILTER_ENTRIES) {
+    tern_store16(b, TERN_CFILTER_OVERFLOWED);
+    return;
+  }
+  uint32_t e = tern_cfilter_fp(h, 16 - cf->slot_bits) << cf->slot_bits | k;
+  assert(e != 0 && e != TERN_CFILTER_OVERFLOWED);
+  tern_store16(b + 2 * (1u + count[at]++), (uint16_t)e);
+}
+
+/* The table of hashes h[0..n), the keys of covered segment k being
+ * h[start[k]..start[k + 1]), into cf. */
+static int fill_table(tern_cfilter *cf, const uint64_t *h, size_t n, const size_t *start) {
+  uint32_t load = tern_cfilter_test_tuning.load ? tern_cfilter_test_tuning.load : TERN_CFILTER_LOAD;
+  size_t nb = n / load + 1;
+  if (nb > UINT32_MAX) return TERN_EINVAL;
+  cf->nbuckets = (uint32_t)nb;
+  cf->buckets = table_alloc(nb * TERN_CFILTER_BUCKET);
+  uint8_t *count = calloc(nb, 1);
+  if (!cf->buckets || !count) {
+    free(count);
+    return TERN_ENOMEM;
+  }
+  for (size_t k = 0; k < cf->ncovered; k++)
+    for (size_t i = start[k]; i < start[k + 1]; i++)
+      place(cf, count, h[i], (uint32_t)k);
+  free(count);
+  return TERN_OK;
+}
+
+/* The Bloom filter of the hashes h[0..n), in cf. */
+static int make_bloom(tern_cfilter *cf, const uint64_t *h, size_t n) {
+  size_t len = tern_filter_body_size(n, TERN_FILTER_BITS_PER_KEY);
+  uint8_t *body = len ? malloc(len) : NULL;
+  int rc = body ? tern_filter_build(body, len, h, n, TERN_FILTER_BITS_PER_KEY) : TERN_ENOMEM;
+  if (rc == TERN_OK) rc = tern_filter_load(&cf->bloom, body, len, "combined filter");
+  free(body);
+  return rc;
+}
+
+/* The table over the hashes h[0..n) of the segments st probes in turn. */
+static int cfilter_make(const tern_state *st, const uint64_t *h, size_t n, const size_t *start,
+                        tern_cfilter **out) {
   const uint32_t *ids;
   size_t nc = in_turn(st, &ids);
-  size_t len = tern_filter_body_size(n, TERN_FILTER_BITS_PER_KEY);
   tern_cfilter *cf = calloc(1, sizeof *cf);
-  uint8_t *body = len ? malloc(len) : NULL;
-  int rc = cf && body ? TERN_OK : TERN_ENOMEM;
-  if (rc == TERN_OK) rc = (cf->segids = malloc(nc * TERN_SEGID_SIZE)) ? TERN_OK : TERN_ENOMEM;
-  if (rc == TERN_OK) rc = tern_filter_build(body, len, h, n, TERN_FILTER_BITS_PER_KEY);
-  if (rc == TERN_OK) rc = tern_filter_load(&cf->f, body, len, "combined filter");
-  free(body);
+  if (!cf) return TERN_ENOMEM;
+  cf->ncovered = nc;
+  cf->slot_bits = slot_bits_for(nc);
+  cf->segids = malloc(nc * TERN_SEGID_SIZE);
+  int rc = cf->segids ? make_bloom(cf, h, n) : TERN_ENOMEM;
+  if (rc == TERN_OK) rc = fill_table(cf, h, n, start);
   if (rc != TERN_OK) {
-    if (cf) cfilter_free(cf);
+    cfilter_free(cf);
     return rc;
   }
   for (size_t k = 0; k < nc; k++)
     memcpy(cf->segids[k], st->slots[ids ? ids[k] : k].segid, TERN_SEGID_SIZE);
-  qsort(cf->segids, nc, TERN_SEGID_SIZE, segid_cmp);
-  cf->ncovered = nc;
-  cf->view = tern_filter_view_of(cf->f);
-  cf->refs = 1;
   *out = cf;
   return TERN_OK;
 }
 
-/* The filter over st's slots probed in turn when at least min_slots. */
-static int make_filter(const tern_state *st, size_t min_slots, tern_cfilter **out) {
+/* The table over st's slots probed in turn when at least min_slots. */
+static int make_filter(const tern_state *st, size_t min_slots, const atomic_int *stop,
+                       tern_cfilter **out) {
   *out = NULL;
   size_t cap = eligible_keys(st, min_slots);
   if (!cap) return TERN_OK;
-  uint64_t *h = malloc(cap * sizeof *h);
   const uint32_t *ids;
   size_t nc = in_turn(st, &ids), n = 0;
-  int rc = h ? TERN_OK : TERN_ENOMEM;
-  for (size_t k = 0; rc == TERN_OK && k < nc; k++)
-    rc = hash_keys(st->slots[ids ? ids[k] : k].ref->seg, h, &n, cap);
-  if (rc == TERN_OK) rc = cfilter_make(st, h, n, out);
+  uint64_t *h = malloc(cap * sizeof *h);
+  size_t *start = malloc((nc + 1) * sizeof *start);
+  int rc = h && start ? TERN_OK : TERN_ENOMEM;
+  for (size_t k = 0; rc == TERN_OK && k < nc; k++) {
+    start[k] = n;
+    rc = hash_keys(st->slots[ids ? ids[k] : k].ref->seg, h, &n, cap, stop);
+  }
+  if (rc == TERN_OK) {
+    start[nc] = n;
+    rc = cfilter_make(st, h, n, start, out);
+  }
   free(h);
+  free(start);
   return rc;
 }
 
 void tern_state_cfilter_build(tern_state *st) {
   if (st->cf) return;
   tern_cfilter *cf = NULL;
-  if (make_filter(st, TERN_CFILTER_MIN, &cf) != TERN_OK) {
+  if (make_filter(st, TERN_CFILTER_MIN, NULL, &cf) != TERN_OK) {
     tern_clear_error(); /* without it: still right (above) */
     return;
   }
-  st->cf = cf;
-  if (cf) st->cf_view = cf->view;
+  if (cf && !hold(st, cf)) cfilter_free(cf);
 }
 
-int tern_cfilter_make(const tern_state *st, tern_cfilter **out) {
-  return make_filter(st, TERN_CFILTER_MIN_WORKER, out);
+int tern_cfilter_make(const tern_state *st, const atomic_int *stop, tern_cfilter **out) {
+  return make_filter(st, TERN_CFILTER_MIN_WORKER, stop, out);
 }
 
 int tern_state_cfilter_wanted(const tern_state *st) {
   const uint32_t *ids;
-  return !st->cf && in_turn(st, &ids) >= TERN_CFILTER_MIN_WORKER;
+  size_t n = in_turn(st, &ids);
+  return !st->cf && n >= TERN_CFILTER_MIN_WORKER && n <= TERN_CFILTER_MAX_SLOTS;
 }
 
 int tern_state_cfilter_adopt(tern_state *st, tern_cfilter **cf) {
   if (st->cf || !*cf || !covers_state(*cf, st)) return 0;
-  assert((*cf)->refs == 1);
-  st->cf = *cf;
-  st->cf_view = st->cf->view;
+  assert((*cf)->refs == 0);
+  if (!hold(st, *cf)) return 0;
   *cf = NULL;
   return 1;
 }
 
 void tern_cfilter_discard(tern_cfilter *cf) {
-  assert(!cf || cf->refs == 1);
+  assert(!cf || cf->refs == 0);
   if (cf) cfilter_free(cf);
+}
+
+size_t tern_cfilter_memory(const tern_cfilter *cf) {
+  return cf ? (size_t)cf->nbuckets * TERN_CFILTER_BUCKET + tern_filter_memory(cf->bloom) : 0;
 }
