@@ -280,9 +280,27 @@ static int fresh_one(open_env *e, fresh_tally *t, const uint8_t *key, size_t len
 
 static double med(double *v, size_t n) { return bench_summarize(v, n).median; }
 
+/* The median over samples of side's open + get over lmdb-nordahead's for
+ * the same key, measured one after the other: a machine whose load
+ * drifts moves both, where the ratio of two medians can take them from
+ * different moments. */
+static double paired_ratio(const fresh_tally *t, int side) {
+  double r[OPEN_SAMPLES_MAX];
+  for (size_t i = 0; i < t->n; i++)
+    r[i] = t->total_us[SIDE_LMDB][i] > 0 ? t->total_us[side][i] / t->total_us[SIDE_LMDB][i] : 0;
+  return med(r, t->n);
+}
+
 static void fresh_report(const char *what, fresh_tally *t) {
   printf("\n### fresh process, cold, %s keys (%zu samples, medians; %zu errors)\n\n", what, t->n,
          t->errors);
+  /* the pairs first: summarizing may sort the samples */
+  double pt = paired_ratio(t, SIDE_TERN), pl = paired_ratio(t, SIDE_LMDB_RA);
+  double mt = bench_summarize(t->total_us[SIDE_TERN], t->n).min;
+  double ml = bench_summarize(t->total_us[SIDE_LMDB], t->n).min;
+  printf("paired (median of per-key ratios to lmdb-nordahead's open + get): tern %.2f×, "
+         "lmdb %.2f×; fastest open + get µs: tern %.1f, lmdb-nordahead %.1f\n\n",
+         pt, pl, mt, ml);
   printf("| store | open µs | get µs | open + get µs | vs lmdb-nordahead | counted reads | KiB "
          "from storage | major faults | whole process µs | vs lmdb (exec) |\n");
   printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
