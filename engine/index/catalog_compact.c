@@ -71,6 +71,9 @@ static int write_copy(tern_index *idx, const char *tmp) {
 static int swap_catalog(tern_index *idx, const char *tmp, const char *cat) {
   if (idx->rtxn) mdb_txn_abort(idx->rtxn);
   idx->rtxn = NULL;
+  /* The copy restarts LMDB's transaction ids: an id kept from before
+   * (writer.c's restore_current) could be met again after other commits. */
+  idx->kept_seq = idx->kept_txnid = 0;
   mdb_env_close(idx->env);
   idx->env = NULL;
   int rc = rename(tmp, cat) == 0 ? TERN_OK : tern_fail_errno(cat);
