@@ -8,6 +8,7 @@
 
 #include "engine/format/catalog_schema.h"
 #include "engine/util/vec.h"
+#include "engine/util/zalloc.h"
 #include "codec/segment.h"
 #include "codec/status.h"
 
@@ -15,7 +16,7 @@
 #include <string.h>
 
 int tern_memseg_new(tern_memseg **out) {
-  tern_memseg *m = calloc(1, sizeof *m);
+  tern_memseg *m = tern_zalloc(sizeof *m);
   if (!m) return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
   tern_arena_init(&m->arena);
   pthread_mutex_init(&m->mu, NULL);

@@ -11,6 +11,7 @@
  * need is merged once per view, on first need.
  */
 #include "engine/buffer/memseg.h"
+#include "engine/util/zalloc.h"
 
 #include "codec/status.h"
 
@@ -20,7 +21,7 @@
 
 static int run_alloc(size_t n, tern_mrun **out) {
   *out = NULL; /* defined on failure too */
-  tern_mrun *r = calloc(1, sizeof *r);
+  tern_mrun *r = tern_zalloc(sizeof *r);
   if (r) r->docs = malloc((n ? n : 1) * sizeof *r->docs);
   if (!r || !r->docs) {
     free(r);
@@ -185,7 +186,7 @@ int tern_memseg_layer(const tern_memseg *prev, tern_mrun *run, size_t n, uint64_
 }
 
 int tern_memseg_layered(tern_memseg *flat, tern_memseg **out) {
-  tern_mrun *r = calloc(1, sizeof *r);
+  tern_mrun *r = tern_zalloc(sizeof *r);
   if (!r) return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
   atomic_init(&r->refs, 1);
   r->n = flat->n;

@@ -71,6 +71,13 @@ static int write_copy(tern_index *idx, const char *tmp) {
 static int swap_catalog(tern_index *idx, const char *tmp, const char *cat) {
   if (idx->rtxn) mdb_txn_abort(idx->rtxn);
   idx->rtxn = NULL;
+  /* The copy restarts LMDB's transaction ids: an id kept from before
+   * (writer.c's restore_current) could be met again after other commits.
+   * cur_seq 0 too: the next acquire reads the new catalog once, and
+   * letting the write lock go asks nothing of an environment whose reopen
+   * may fail below (created, not opened: mdb_env_info would crash). */
+  idx->kept_seq = idx->kept_txnid = 0;
+  idx->cur_seq = 0;
   mdb_env_close(idx->env);
   idx->env = NULL;
   int rc = rename(tmp, cat) == 0 ? TERN_OK : tern_fail_errno(cat);

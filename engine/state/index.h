@@ -174,6 +174,10 @@ struct tern_index {
   uint64_t cur_seq; /* under mu: cur is commit cur_seq and no other process can have
                        committed since (this process holds the write lock, or wrote it):
                        acquiring needs no catalog read.  0: read the commit counter */
+  uint64_t kept_seq, kept_txnid; /* under mu: cur_seq when the write lock was last let go
+                                    (0: was 0) and LMDB's last transaction id then; taking
+                                    the lock again with the id unmoved restores cur_seq
+                                    (writer.c): nothing was committed in between */
   MDB_txn *rtxn;   /* a reset read transaction reused under mu (renew is cheaper than begin) */
   tern_segref *segrefs;
   unsigned snapshots;

@@ -8,11 +8,16 @@
  * so a second tern_index on the same directory in this process gets
  * TERN_EBUSY too; the held locks are listed (by device and inode) so that its
  * message says so instead of blaming another process.
+ *
+ * Letting the flock go keeps what idx->cur_seq said with LMDB's last
+ * transaction id; taking it again with the id unmoved restores cur_seq, so
+ * a transaction's state acquire reads no catalog (index.h: kept_seq).
  */
 #include "engine/state/index.h"
 
 #include "codec/status.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -66,6 +71,36 @@ static int held_here(const tern_index *idx) {
   return found;
 }
 
+/* LMDB's newest committed transaction id (0: unknown), read from the meta
+ * pages without a read transaction.  REQUIRES: mu held (the environment
+ * is swapped under mu: catalog_compact.c). */
+static uint64_t last_txnid(const tern_index *idx) {
+  assert(tern_mu_held(idx));
+  MDB_envinfo info;
+  if (!idx->env || mdb_env_info(idx->env, &info) != 0) return 0;
+  return (uint64_t)info.me_last_txnid;
+}
+
+/* At the write lock's release: what cur_seq said, and LMDB's id then. */
+static void keep_current(tern_index *idx) {
+  idx->kept_seq = idx->cur_seq && idx->cur && idx->cur->rec.seq == idx->cur_seq ? idx->cur_seq : 0;
+  idx->kept_txnid = idx->kept_seq ? last_txnid(idx) : 0;
+  if (!idx->kept_txnid) idx->kept_seq = 0;
+}
+
+/* At taking the write lock: no transaction committed since it was let
+ * go (LMDB's id unmoved; every commit, of any process, moves it), so idx->cur
+ * is still the newest commit and the next acquire needs no catalog read
+ * (a one-document commit's begin: a read transaction and the state
+ * record, ~1.3k instructions).  Otherwise cur_seq stays 0. */
+static void restore_current(tern_index *idx) {
+  assert(!idx->cur_seq);
+  if (idx->kept_seq && idx->cur && idx->cur->rec.seq == idx->kept_seq &&
+      last_txnid(idx) == idx->kept_txnid)
+    idx->cur_seq = idx->kept_seq;
+  idx->kept_seq = idx->kept_txnid = 0;
+}
+
 int tern_writer_try_lock(tern_index *idx) {
   if (idx->flags & TERN_RDONLY)
     return tern_fail(TERN_EINVAL, "%s: index opened read-only", idx->dir);
@@ -85,7 +120,10 @@ int tern_writer_try_lock(tern_index *idx) {
     while ((rc = flock(idx->lock_fd, LOCK_EX | LOCK_NB)) < 0 && errno == EINTR) {
     }
   int err = rc ? errno : 0;
-  if (rc == 0 && !idx->flock_holds++) held_mark(idx, 1);
+  if (rc == 0 && !idx->flock_holds++) {
+    held_mark(idx, 1);
+    restore_current(idx);
+  }
   tern_mu_unlock(idx);
   if (rc == 0) return TERN_OK;
   tern_mu_lock(idx);
@@ -111,6 +149,7 @@ void tern_flock_hold(tern_index *idx) {
 void tern_flock_release(tern_index *idx) {
   tern_mu_lock(idx);
   if (--idx->flock_holds == 0) {
+    keep_current(idx);
     idx->cur_seq = 0; /* before the lock goes: others may commit after */
     held_mark(idx, 0);
     flock(idx->lock_fd, LOCK_UN);

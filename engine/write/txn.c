@@ -29,6 +29,7 @@
 #include "engine/write/range.h"
 #include "engine/write/txn_spill.h"
 #include "engine/util/vec.h"
+#include "engine/util/zalloc.h"
 #include "engine/maint/worker.h"
 
 #include "codec/status.h"
@@ -90,7 +91,7 @@ int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
   if (!out || !idx || (flags & ~TERN_TXN_BULK))
     return tern_fail(TERN_EINVAL, "tern_txn_begin: bad arguments");
   TERN_TRY(tern_writer_lock(idx));
-  tern_txn *t = calloc(1, sizeof *t);
+  tern_txn *t = tern_zalloc(sizeof *t);
   /* With its buffer view, which a commit of this process hands forward:
    * deletes probe it in memory. */
   int rc = t ? tern_state_acquire(idx, 1, &t->st) : tern_fail(TERN_ENOMEM, "out of memory");
