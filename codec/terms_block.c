@@ -902,6 +902,30 @@ static inline int bytes_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b, u
   return c ? c : (alen > blen) - (alen < blen);
 }
 
+/* Restart entry r's term into dst (its length in *len), with the checks
+ * of the key side: it starts where the stream stands (kpos), and restart
+ * keys ascend (the lookup's binary search relies on their order).  *tpos:
+ * where its tail starts (NULL: not wanted). */
+static int restart_term(const tern_tb_block *b, uint32_t r, uint32_t kpos, uint8_t *dst,
+                        uint32_t *len, uint32_t *tpos) {
+  uint32_t rk, rt, klen;
+  const uint8_t *key;
+  TERN_TRY(restart_pos(b, r, &rk, &rt));
+  if (rk != kpos) return corrupt(b, "restart position differs from the stream");
+  TERN_TRY(restart_key(b, r, &key, &klen));
+  if (r > 0) {
+    const uint8_t *prev;
+    uint32_t plen;
+    TERN_TRY(restart_key(b, r - 1, &prev, &plen));
+    if (bytes_cmp(prev, plen, key, klen) >= 0) return corrupt(b, "restart keys not ascending");
+  }
+  memcpy(dst, b->prefix, b->cp);
+  memcpy(dst + b->cp, key, klen);
+  *len = b->cp + klen;
+  if (tpos) *tpos = rt;
+  return TERN_OK;
+}
+
 /* ------------------------------------------------------------- iteration */
 
 int tern_tb_iter_restart(const tern_tb_block *b, tern_tb_iter *it, uint32_t r, uint8_t *term) {
@@ -919,21 +943,9 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
   uint32_t e = it->entry, rmask = b->restart - 1;
   /* A step pays no division: the interval is a power of two as written. */
   if ((b->restart & rmask) == 0 ? (e & rmask) == 0 : e % b->restart == 0) {
-    uint32_t r = e / b->restart, kpos, tpos, klen;
-    const uint8_t *key;
-    TERN_TRY(restart_pos(b, r, &kpos, &tpos));
-    if (kpos != it->kpos || tpos != it->pos)
-      return corrupt(b, "restart position differs from the stream");
-    TERN_TRY(restart_key(b, r, &key, &klen));
-    if (r > 0) { /* the lookup's binary search relies on their order */
-      const uint8_t *prev;
-      uint32_t plen;
-      TERN_TRY(restart_key(b, r - 1, &prev, &plen));
-      if (bytes_cmp(prev, plen, key, klen) >= 0) return corrupt(b, "restart keys not ascending");
-    }
-    memcpy(term, b->prefix, b->cp);
-    memcpy(term + b->cp, key, klen);
-    it->len = b->cp + klen;
+    uint32_t tpos;
+    TERN_TRY(restart_term(b, e / b->restart, it->kpos, term, &it->len, &tpos));
+    if (tpos != it->pos) return corrupt(b, "restart position differs from the stream");
   } else {
     uint32_t p, slen;
     TERN_TRY(read_prefix(b, &it->kpos, it->len, &p, &slen));
@@ -973,28 +985,6 @@ static inline void copy_shared(uint8_t *dst, const uint8_t *prev, uint32_t p, in
     memcpy(v, prev + i, 16);
     memcpy(dst + i, v, 16);
   }
-}
-
-/* Restart entry r's term into dst (its length in *len), with the checks
- * tern_tb_iter_next makes on the key side: it starts where the stream
- * stands (kpos), and restart keys ascend. */
-static int restart_term(const tern_tb_block *b, uint32_t r, uint32_t kpos, uint8_t *dst,
-                        uint32_t *len) {
-  uint32_t rk, rt, klen;
-  const uint8_t *key;
-  TERN_TRY(restart_pos(b, r, &rk, &rt));
-  if (rk != kpos) return corrupt(b, "restart position differs from the stream");
-  TERN_TRY(restart_key(b, r, &key, &klen));
-  if (r > 0) {
-    const uint8_t *prev;
-    uint32_t plen;
-    TERN_TRY(restart_key(b, r - 1, &prev, &plen));
-    if (bytes_cmp(prev, plen, key, klen) >= 0) return corrupt(b, "restart keys not ascending");
-  }
-  memcpy(dst, b->prefix, b->cp);
-  memcpy(dst + b->cp, key, klen);
-  *len = b->cp + klen;
-  return TERN_OK;
 }
 
 /* One non-restart entry's term at *kpos into dst, the previous term
@@ -1172,7 +1162,7 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
   for (; e < end && used < TERN_TB_KEYS_FILL; e++, j++) {
     uint8_t *dst = k->bytes + used;
     if (TERN_UNLIKELY(e == rnext)) {
-      TERN_TRY(restart_term(b, r++, kpos, dst, &len));
+      TERN_TRY(restart_term(b, r++, kpos, dst, &len, NULL));
       rnext += b->restart;
     } else {
       uint32_t h = (uint32_t)scan_get(sc.page, kpos, sc.bw_plen + sc.bw_slen);
@@ -1230,7 +1220,7 @@ int tern_tb_iter_keys(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
   for (; e < end && used < TERN_TB_KEYS_FILL; e++, j++) {
     uint8_t *dst = k->bytes + used;
     if (pow2 ? (e & rmask) == 0 : e % b->restart == 0)
-      TERN_TRY(restart_term(b, e / b->restart, kpos, dst, &len));
+      TERN_TRY(restart_term(b, e / b->restart, kpos, dst, &len, NULL));
     else
       TERN_TRY(batch_term(b, &kpos, &len, prev, dst, TERN_TB_KEYS_ROOM - used, j == 0));
     k->off[j] = (uint16_t)used;

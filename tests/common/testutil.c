@@ -30,12 +30,13 @@ uint64_t tu_seed(void) {
 
 void tu_rng_init(tu_rng *r, uint64_t salt) { r->s = tu_seed() ^ (salt * 0x9E3779B97F4A7C15ull); }
 
-uint64_t tu_next(tu_rng *r) {
-  uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+uint64_t tu_mix(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
+
+uint64_t tu_next(tu_rng *r) { return tu_mix(r->s += 0x9E3779B97F4A7C15ull); }
 
 uint64_t tu_below(tu_rng *r, uint64_t n) { return n ? tu_next(r) % n : 0; }
 

@@ -23,6 +23,8 @@ typedef struct tu_rng {
 } tu_rng;
 void tu_rng_init(tu_rng *r, uint64_t salt);
 uint64_t tu_next(tu_rng *r);
+/* splitmix64's finalizer: a fixed, well-mixed function of z. */
+uint64_t tu_mix(uint64_t z);
 /* Uniform in [0, n), n > 0. */
 uint64_t tu_below(tu_rng *r, uint64_t n);
 void tu_fill(tu_rng *r, void *buf, size_t len);

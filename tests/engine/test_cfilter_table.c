@@ -39,15 +39,9 @@ typedef struct world {
   char *dir, *idxdir;
 } world;
 
-static uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 /* 12 pseudo-random bytes of id: every segment's range spans them all. */
 static void key_of(const world *w, uint32_t id, uint8_t *k) {
-  uint64_t a = mix(id ^ w->salt), b = mix(a + id);
+  uint64_t a = tu_mix(id ^ w->salt), b = tu_mix(a + id);
   memcpy(k, &a, 8);
   memcpy(k + 8, &b, 4);
 }
