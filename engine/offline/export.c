@@ -19,6 +19,7 @@
 #include "codec/segment.h"
 #include "codec/status.h"
 #include "engine/util/arena.h"
+#include "engine/read/key_range.h"
 #include "engine/state/index.h"
 #include "engine/util/vec.h"
 
@@ -44,9 +45,7 @@ typedef struct seg_terms {
 typedef struct export_run {
   tern_snapshot *snap;
   tern_builder *b;
-  uint8_t lo[TERN_KEY_MAX], hi[TERN_KEY_MAX];
-  size_t lolen, hilen;
-  int has_hi;
+  tern_key_range range;
   size_t nsrc;
   tern_src *src;
   seg_terms *segs; /* per slot */
@@ -142,10 +141,11 @@ static int group_by_doc(seg_terms *t, const dterm *v, size_t n) {
 }
 
 static int invert_segment(export_run *r, const tern_slot *s, seg_terms *t) {
-  TERN_TRY(rank_of(s, r->lolen ? r->lo : NULL, r->lolen, &t->lo));
-  if (r->has_hi) {
-    TERN_TRY(rank_of(s, r->hi, r->hilen, &t->hi));
-    if (r->hilen == 0) t->hi = 0;
+  const tern_key_range *k = &r->range;
+  TERN_TRY(rank_of(s, k->lolen ? k->lo : NULL, k->lolen, &t->lo));
+  if (k->has_hi) {
+    TERN_TRY(rank_of(s, k->hi, k->hilen, &t->hi));
+    if (k->hilen == 0) t->hi = 0;
   } else {
     t->hi = s->ref->max_doc;
   }
@@ -233,12 +233,12 @@ static int add_from_buffer(export_run *r, tern_src *s) {
 }
 
 static int within(const export_run *r, const tern_src *s) {
-  return !r->has_hi || tern_key_cmp(s->key, s->klen, r->hi, r->hilen) < 0;
+  return tern_key_range_below_hi(&r->range, s->key, s->klen);
 }
 
 static int walk(export_run *r) {
   for (size_t i = 0; i < r->nsrc; i++)
-    TERN_TRY(tern_src_seek_ge(&r->src[i], r->lo, r->lolen, 0));
+    TERN_TRY(tern_src_seek_ge(&r->src[i], r->range.lo, r->range.lolen, 0));
   for (;;) {
     size_t top = r->nsrc;
     for (size_t i = 0; i < r->nsrc; i++) {
@@ -303,15 +303,7 @@ int tern_export(tern_snapshot *snap, const tern_slice *from, const tern_slice *t
   r->snap = snap;
   r->b = b;
   tern_arena_init(&r->arena);
-  if (from && from->len) {
-    memcpy(r->lo, from->data, from->len);
-    r->lolen = from->len;
-  }
-  if (to && to->data) {
-    if (to->len) memcpy(r->hi, to->data, to->len);
-    r->hilen = to->len;
-    r->has_hi = 1;
-  }
+  tern_key_range_between(&r->range, from, to);
   int rc = run_export(r);
   for (size_t i = 0; i < r->nsrc; i++)
     tern_src_release(&r->src[i]);

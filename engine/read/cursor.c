@@ -20,6 +20,7 @@
  * tern_cursor_next goes straight to the codec's step (c->fast): no merge,
  * no deletion check, only the upper bound's compare when there is one.
  */
+#include "engine/read/key_range.h"
 #include "engine/state/index.h"
 
 #include "codec/status.h"
@@ -31,9 +32,10 @@ struct tern_cursor {
   tern_snapshot *snap;
   size_t n;
   tern_src *src; /* segments oldest first, then the buffer */
-  uint8_t lo[TERN_KEY_MAX], hi[TERN_KEY_MAX], cur[TERN_KEY_MAX];
-  size_t lolen, hilen, curlen;
-  int has_hi, empty;
+  tern_key_range range;
+  uint8_t cur[TERN_KEY_MAX];
+  size_t curlen;
+  int empty;
   int dir;    /* +1, -1, or 0 when unpositioned */
   size_t top; /* the source shown */
   int solo;   /* top is the only source with keys left in direction dir */
@@ -44,48 +46,6 @@ struct tern_cursor {
 
 static int slice_ok(const tern_slice *s) {
   return !s->data || s->len <= TERN_KEY_MAX;
-}
-
-/* The shortest key greater than every key starting with p[0..n):
- * trailing 0xff bytes dropped, the last other one incremented.  Returns
- * its length, 0 when there is none (p is all 0xff). */
-static size_t prefix_successor(const uint8_t *p, size_t n, uint8_t *out) {
-  while (n > 0 && p[n - 1] == 0xff)
-    n--;
-  if (n == 0) return 0;
-  memcpy(out, p, n);
-  out[n - 1]++;
-  return n;
-}
-
-static void set_bounds(tern_cursor *c, const tern_bounds *b) {
-  c->lolen = 0;
-  c->has_hi = 0;
-  if (!b) return;
-  if (b->from.data && b->from.len) {
-    memcpy(c->lo, b->from.data, b->from.len);
-    c->lolen = b->from.len;
-  }
-  if (b->to.data) {
-    if (b->to.len) memcpy(c->hi, b->to.data, b->to.len);
-    c->hilen = b->to.len;
-    c->has_hi = 1;
-  }
-  if (b->prefix.data && b->prefix.len) {
-    const uint8_t *p = b->prefix.data;
-    if (tern_key_cmp(p, b->prefix.len, c->lo, c->lolen) > 0) {
-      memcpy(c->lo, p, b->prefix.len);
-      c->lolen = b->prefix.len;
-    }
-    uint8_t succ[TERN_KEY_MAX];
-    size_t sl = prefix_successor(p, b->prefix.len, succ);
-    if (sl && (!c->has_hi || tern_key_cmp(succ, sl, c->hi, c->hilen) < 0)) {
-      memcpy(c->hi, succ, sl);
-      c->hilen = sl;
-      c->has_hi = 1;
-    }
-  }
-  c->empty = c->has_hi && tern_key_cmp(c->lo, c->lolen, c->hi, c->hilen) >= 0;
 }
 
 /* Frees the cursor; the snapshot's count of open handles drops when counted. */
@@ -118,7 +78,8 @@ int tern_cursor_open(tern_cursor **out, tern_snapshot *snap, const tern_bounds *
     cursor_free(c);
     return rc;
   }
-  set_bounds(c, bounds);
+  tern_key_range_set(&c->range, bounds);
+  c->empty = tern_key_range_empty(&c->range);
   atomic_fetch_add(&snap->iters, 1); /* tern_snapshot_close refuses while it is open */
   c->counted = 1;
   *out = c;
@@ -133,8 +94,8 @@ int tern_cursor_close(tern_cursor *c) {
 
 /* Whether s's key lies inside the bounds on the side direction dir runs to. */
 static int within(const tern_cursor *c, const tern_src *s, int dir) {
-  if (dir > 0) return !c->has_hi || tern_key_cmp(s->key, s->klen, c->hi, c->hilen) < 0;
-  return tern_key_cmp(s->key, s->klen, c->lo, c->lolen) >= 0;
+  if (dir > 0) return tern_key_range_below_hi(&c->range, s->key, s->klen);
+  return tern_key_cmp(s->key, s->klen, c->range.lo, c->range.lolen) >= 0;
 }
 
 /* The cursor stands on no key (c->dir 0), so no step takes the fast path. */
@@ -205,13 +166,13 @@ static int position_le(tern_cursor *c, const void *key, size_t klen, int strict)
 int tern_cursor_first(tern_cursor *c) {
   tern_clear_error();
   if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_first: NULL cursor");
-  return position_ge(c, c->lo, c->lolen, 0);
+  return position_ge(c, c->range.lo, c->range.lolen, 0);
 }
 
 int tern_cursor_last(tern_cursor *c) {
   tern_clear_error();
   if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_last: NULL cursor");
-  if (c->has_hi) return position_le(c, c->hi, c->hilen, 1);
+  if (c->range.has_hi) return position_le(c, c->range.hi, c->range.hilen, 1);
   return position_le(c, NULL, 0, 0);
 }
 
@@ -222,7 +183,7 @@ static int key_ok(const void *key, size_t klen) {
 int tern_cursor_seek(tern_cursor *c, const void *key, size_t klen) {
   tern_clear_error();
   if (!c || !key_ok(key, klen)) return tern_fail(TERN_EINVAL, "tern_cursor_seek: bad arguments");
-  if (tern_key_cmp(key, klen, c->lo, c->lolen) < 0) return tern_cursor_first(c);
+  if (tern_key_cmp(key, klen, c->range.lo, c->range.lolen) < 0) return tern_cursor_first(c);
   return position_ge(c, key, klen, 0);
 }
 
@@ -230,7 +191,8 @@ int tern_cursor_seek_for_prev(tern_cursor *c, const void *key, size_t klen) {
   tern_clear_error();
   if (!c || !key_ok(key, klen))
     return tern_fail(TERN_EINVAL, "tern_cursor_seek_for_prev: bad arguments");
-  if (c->has_hi && tern_key_cmp(key, klen, c->hi, c->hilen) >= 0) return tern_cursor_last(c);
+  if (c->range.has_hi && tern_key_cmp(key, klen, c->range.hi, c->range.hilen) >= 0)
+    return tern_cursor_last(c);
   return position_le(c, key ? key : (const void *)"", klen, 0);
 }
 
@@ -283,7 +245,7 @@ static int next_fast(tern_cursor *c) {
   if (TERN_LIKELY(rc == TERN_OK)) {
     t->key = t->e.term;
     t->klen = t->e.len;
-    if (!c->has_hi || tern_key_cmp(t->key, t->klen, c->hi, c->hilen) < 0) return TERN_OK;
+    if (tern_key_range_below_hi(&c->range, t->key, t->klen)) return TERN_OK;
     rc = TERN_NOTFOUND; /* past the bound: the source stays on the key */
   } else {
     t->valid = 0; /* done (TERN_NOTFOUND) or failed */

@@ -19,6 +19,7 @@
  * (cursor.c); within a segment, doc order is key order, so each segment's
  * window only moves forward.
  */
+#include "engine/read/key_range.h"
 #include "engine/state/index.h"
 
 #include "codec/postings.h"
@@ -271,50 +272,12 @@ static int buf_terms(dt_src *d, terms_out *o) {
 typedef struct walk {
   dt_src *src; /* segments oldest first, then the buffer */
   size_t n;
-  uint8_t lo[TERN_KEY_MAX + 1], hi[TERN_KEY_MAX + 1];
-  size_t lolen, hilen;
-  int has_hi;
+  tern_key_range range;
 } walk;
-
-/* The shortest key above every key starting with p, 0 when none. */
-static size_t prefix_successor(const uint8_t *p, size_t n, uint8_t *out) {
-  while (n > 0 && p[n - 1] == 0xff)
-    n--;
-  if (n == 0) return 0;
-  memcpy(out, p, n);
-  out[n - 1]++;
-  return n;
-}
-
-static void walk_bounds(walk *w, const tern_bounds *b) {
-  if (!b) return;
-  if (b->from.data && b->from.len) {
-    memcpy(w->lo, b->from.data, b->from.len);
-    w->lolen = b->from.len;
-  }
-  if (b->to.data) {
-    if (b->to.len) memcpy(w->hi, b->to.data, b->to.len);
-    w->hilen = b->to.len;
-    w->has_hi = 1;
-  }
-  if (b->prefix.data && b->prefix.len) {
-    if (tern_key_cmp(b->prefix.data, b->prefix.len, w->lo, w->lolen) > 0) {
-      memcpy(w->lo, b->prefix.data, b->prefix.len);
-      w->lolen = b->prefix.len;
-    }
-    uint8_t succ[TERN_KEY_MAX];
-    size_t sl = prefix_successor(b->prefix.data, b->prefix.len, succ);
-    if (sl && (!w->has_hi || tern_key_cmp(succ, sl, w->hi, w->hilen) < 0)) {
-      memcpy(w->hi, succ, sl);
-      w->hilen = sl;
-      w->has_hi = 1;
-    }
-  }
-}
 
 static int walk_run(walk *w, tern_doc_terms_fn fn, void *payload) {
   for (size_t i = 0; i < w->n; i++)
-    TERN_TRY(tern_src_seek_ge(&w->src[i].s, w->lo, w->lolen, 0));
+    TERN_TRY(tern_src_seek_ge(&w->src[i].s, w->range.lo, w->range.lolen, 0));
   terms_out o = {0};
   int rc = TERN_OK;
   while (rc == TERN_OK) {
@@ -327,7 +290,7 @@ static int walk_run(walk *w, tern_doc_terms_fn fn, void *payload) {
     }
     if (best == w->n) break;
     tern_src *s = &w->src[best].s;
-    if (w->has_hi && tern_key_cmp(s->key, s->klen, w->hi, w->hilen) >= 0) break;
+    if (!tern_key_range_below_hi(&w->range, s->key, s->klen)) break;
     tern_slice val;
     rc = tern_src_value(s, &val);
     if (rc == TERN_OK) rc = s->slot ? seg_terms(&w->src[best], &o) : buf_terms(&w->src[best], &o);
@@ -362,7 +325,7 @@ static int docs_each(tern_snapshot *snap, const tern_bounds *bounds, uint32_t wi
     rc = dt_src_init(&w->src[i], i < st->nslots ? &st->slots[i] : NULL, snap->buf, window);
     w->n = i + 1; /* freed below, initialised or not */
   }
-  walk_bounds(w, bounds);
+  tern_key_range_set(&w->range, bounds);
   if (rc == TERN_OK) rc = walk_run(w, fn, payload);
   for (size_t i = 0; w->src && i < w->n; i++)
     dt_src_free(&w->src[i]);
