@@ -1253,30 +1253,49 @@ int tern_tb_iter_tail(const tern_tb_block *b, tern_tb_iter *it, tern_tb_tail *t)
  * between are walked by their lengths alone, and only the characters that
  * survive into the term before index are decoded — the bytes the term
  * already holds from the entry just decoded stay as they are. */
+/* Walks the n - 1 entries after one of length *len whose successor's
+ * key starts at bit *pos, by their lengths alone (prefix, suffix length,
+ * suffix widths): the suffix position, shared prefix and suffix length of
+ * each (entries 1 .. n-1).  Leaves *pos and *len after the last. */
+static int walk_lengths(const tern_tb_block *b, uint32_t n, uint32_t *pos, uint32_t *len,
+                        uint32_t *sp, uint32_t *pl, uint32_t *sl) {
+  for (uint32_t k = 1; k < n; k++) {
+    TERN_TRY(read_prefix(b, pos, *len, &pl[k], &sl[k]));
+    sp[k] = *pos;
+    *pos += suffix_bits(b, sl[k]);
+    *len = pl[k] + sl[k];
+    if (TERN_UNLIKELY(*pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
+  }
+  return TERN_OK;
+}
+
+/* Assembles into term, backwards, the bytes [floor, *need) the entry
+ * after the walk shares with the walk's last: each walked entry k >= 1
+ * supplies those past its own shared prefix that no later entry
+ * replaced.  Leaves in *need what entry 0 must supply (<= floor: none). */
+static int assemble_shared(const tern_tb_block *b, uint32_t n, uint32_t floor, const uint32_t *sp,
+                           const uint32_t *pl, const uint32_t *sl, uint8_t *term,
+                           uint32_t *need) {
+  uint8_t tmp[TERN_TB_TERM_MAX + TERN_TB_GROUP_MAX];
+  for (uint32_t k = n; k-- > 1 && *need > floor;) {
+    if (pl[k] >= *need) continue;
+    uint32_t m = *need - pl[k];
+    uint32_t whole = (m + b->group - 1) / b->group * b->group;
+    TERN_TRY(decode_suffix(b, sp[k], whole < sl[k] ? whole : sl[k], tmp));
+    memcpy(term + pl[k], tmp, m);
+    *need = pl[k];
+  }
+  return TERN_OK;
+}
+
 static int iter_skip(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, uint8_t *term) {
   uint32_t n = index - it->entry + 1; /* entry 0 of the walk: the term in `term` */
   uint32_t sp[256], pl[256], sl[256]; /* n <= restart interval <= 255 */
   uint32_t len = it->len, pos = it->kpos;
-  pl[0] = 0;
-  sl[0] = len;
-  for (uint32_t k = 1; k < n; k++) {
-    TERN_TRY(read_prefix(b, &pos, len, &pl[k], &sl[k]));
-    sp[k] = pos;
-    pos += suffix_bits(b, sl[k]);
-    len = pl[k] + sl[k];
-    if (TERN_UNLIKELY(pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
-  }
+  TERN_TRY(walk_lengths(b, n, &pos, &len, sp, pl, sl));
   uint32_t need, peek = pos, slen;
   TERN_TRY(read_prefix(b, &peek, len, &need, &slen));
-  uint8_t tmp[TERN_TB_TERM_MAX + TERN_TB_GROUP_MAX];
-  for (uint32_t k = n; k-- > 1 && need > 0;) {
-    if (pl[k] >= need) continue;
-    uint32_t m = need - pl[k];
-    uint32_t whole = (m + b->group - 1) / b->group * b->group;
-    TERN_TRY(decode_suffix(b, sp[k], whole < sl[k] ? whole : sl[k], tmp));
-    memcpy(term + pl[k], tmp, m);
-    need = pl[k];
-  }
+  TERN_TRY(assemble_shared(b, n, 0, sp, pl, sl, term, &need));
   uint32_t tpos = it->pos;
   if (TERN_LIKELY(b->tail_bits >= 0))
     tpos = b->tails_start + index * (uint32_t)b->tail_bits;
@@ -1320,29 +1339,12 @@ int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, 
   uint32_t len = b->cp + rlen;
   pl[0] = b->cp;
   sl[0] = rlen;
-  for (uint32_t k = 1; k < n; k++) {
-    TERN_TRY(read_prefix(b, &pos, len, &pl[k], &sl[k]));
-    sp[k] = pos;
-    pos += suffix_bits(b, sl[k]);
-    len = pl[k] + sl[k];
-    if (TERN_UNLIKELY(pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
-  }
+  TERN_TRY(walk_lengths(b, n, &pos, &len, sp, pl, sl));
   /* Entry `index` keeps only the bytes it shares with entry index-1. */
   uint32_t need, peek = pos, slen;
   TERN_TRY(read_prefix(b, &peek, len, &need, &slen));
-  uint8_t tmp[TERN_TB_TERM_MAX + TERN_TB_GROUP_MAX];
-  for (uint32_t k = n; k-- > 0 && need > b->cp;) {
-    if (pl[k] >= need) continue;
-    uint32_t m = need - pl[k];
-    if (k == 0) {
-      memcpy(term + b->cp, rk, m);
-    } else {
-      uint32_t whole = (m + b->group - 1) / b->group * b->group;
-      TERN_TRY(decode_suffix(b, sp[k], whole < sl[k] ? whole : sl[k], tmp));
-      memcpy(term + pl[k], tmp, m);
-    }
-    need = pl[k];
-  }
+  TERN_TRY(assemble_shared(b, n, b->cp, sp, pl, sl, term, &need));
+  if (need > b->cp) memcpy(term + b->cp, rk, need - b->cp); /* the rest from the restart key */
   TERN_TRY(tail_pos(b, index, r, it->pos, &it->pos));
   it->entry = index;
   it->kpos = pos;
