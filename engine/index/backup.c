@@ -14,6 +14,7 @@
  */
 #include "engine/state/edit.h"
 #include "engine/util/errwrap.h"
+#include "engine/util/path.h"
 #include "engine/state/index.h"
 
 #include "codec/status.h"
@@ -68,24 +69,9 @@ static int check_dest_parent(const char *dest, const char *index_dir) {
 
 /* TERN_OK when dest is absent or an empty directory (*exists says which). */
 static int check_dest(const char *dest, const char *index_dir, int *exists) {
-  struct stat st;
-  *exists = 0;
   TERN_TRY(check_dest_parent(dest, index_dir));
-  if (stat(dest, &st) < 0) return errno == ENOENT ? TERN_OK : tern_fail_errno(dest);
-  if (!S_ISDIR(st.st_mode)) return tern_fail(TERN_EINVAL, "%s: exists and is not a directory", dest);
-  DIR *d = opendir(dest);
-  if (!d) return tern_fail_errno(dest);
-  struct dirent *e;
-  int empty = 1;
-  while (empty && (e = readdir(d)) != NULL)
-    empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
-  closedir(d);
-  if (!empty)
-    return tern_fail(TERN_EINVAL,
-                     "%s: exists and is not empty (a backup goes into a new or empty directory)",
-                     dest);
-  *exists = 1;
-  return TERN_OK;
+  int rc = tern_dir_absent_or_empty(dest, exists);
+  return rc == TERN_EINVAL ? tern_fail_wrap(rc, "backup (into a new or empty directory only)") : rc;
 }
 
 /* Empties and removes a leftover DIR.tmp of an interrupted backup (flat). */

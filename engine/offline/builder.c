@@ -18,6 +18,7 @@
 #include "engine/util/arena.h"
 #include "engine/state/index.h"
 #include "engine/buffer/memseg.h"
+#include "engine/util/path.h"
 #include "engine/util/sort.h"
 #include "engine/util/vec.h"
 
@@ -127,24 +128,6 @@ static int options_copy(tern_options *dst, const tern_options *src) {
 }
 
 /* ---------------------------------------------------------------- directories */
-
-int tern_dir_absent_or_empty(const char *path, int *exists) {
-  struct stat st;
-  *exists = 0;
-  if (stat(path, &st) < 0) return errno == ENOENT ? TERN_OK : tern_fail_errno(path);
-  if (!S_ISDIR(st.st_mode))
-    return tern_fail(TERN_EINVAL, "%s: exists and is not a directory", path);
-  DIR *d = opendir(path);
-  if (!d) return tern_fail_errno(path);
-  struct dirent *e;
-  int empty = 1;
-  while (empty && (e = readdir(d)) != NULL)
-    empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
-  closedir(d);
-  if (!empty) return tern_fail(TERN_EINVAL, "%s: exists and is not empty", path);
-  *exists = 1;
-  return TERN_OK;
-}
 
 /* Removes the leftover PATH.tmp of an interrupted build: segment files
  * only; anything else there is not ours to remove. */

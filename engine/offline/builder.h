@@ -13,8 +13,5 @@
 /* A key in the escaped form of the CLI (\\ \t \n \r \xHH), cut with "..."
  * to fit out[cap] (NUL-terminated), for messages. */
 void tern_escape_key(const void *key, size_t len, char *out, size_t cap);
-/* TERN_OK when path is absent (*exists 0) or an empty directory (*exists
- * 1); TERN_EINVAL naming it otherwise. */
-int tern_dir_absent_or_empty(const char *path, int *exists);
 
 #endif

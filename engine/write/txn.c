@@ -308,15 +308,22 @@ int tern_delete_range(tern_txn *t, const tern_slice *from, const tern_slice *to)
   return TERN_OK;
 }
 
+/* Maps the keys of the transaction's operations at its first delete or
+ * read of its own writes (put keeps the map from then on): a transaction
+ * that only puts never builds one. */
+static int map_keys_once(tern_txn *t) {
+  if (t->mapped) return TERN_OK;
+  for (size_t i = 0; i < t->nops; i++)
+    TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)i, TERN_KEYPOS_NONE));
+  t->mapped = 1;
+  return TERN_OK;
+}
+
 int tern_delete(tern_txn *t, const void *key, size_t klen) {
   tern_clear_error();
   if (!t) return tern_fail(TERN_EINVAL, "tern_delete: NULL transaction");
   TERN_TRY(check_key(key, klen));
-  if (!t->mapped) {
-    for (size_t i = 0; i < t->nops; i++)
-      TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)i, TERN_KEYPOS_NONE));
-    t->mapped = 1;
-  }
+  TERN_TRY(map_keys_once(t));
   tern_keypos at;
   int64_t last = tern_keymap_get(&t->map, t->ops, key, klen, &at);
   int has;
@@ -815,11 +822,7 @@ int tern_commit(tern_txn *t) { return tern_commit_seq(t, NULL); }
  * and the commit it builds on. */
 int tern_txn_find_own(tern_txn *t, const void *key, size_t klen, const tern_mdoc **op,
                       const tern_state **st) {
-  if (!t->mapped) {
-    for (size_t i = 0; i < t->nops; i++)
-      TERN_TRY(tern_keymap_set(&t->map, t->ops, (uint32_t)i, TERN_KEYPOS_NONE));
-    t->mapped = 1;
-  }
+  TERN_TRY(map_keys_once(t));
   tern_keypos at;
   int64_t last = tern_keymap_get(&t->map, t->ops, key, klen, &at);
   /* A key in a range this transaction deleted, and not written since,
