@@ -70,8 +70,7 @@ static int check_dest_parent(const char *dest, const char *index_dir) {
 /* TERN_OK when dest is absent or an empty directory (*exists says which). */
 static int check_dest(const char *dest, const char *index_dir, int *exists) {
   TERN_TRY(check_dest_parent(dest, index_dir));
-  int rc = tern_dir_absent_or_empty(dest, exists);
-  return rc == TERN_EINVAL ? tern_fail_wrap(rc, "backup (into a new or empty directory only)") : rc;
+  return tern_dir_absent_or_empty(dest, " (a backup goes into a new or empty directory)", exists);
 }
 
 /* Empties and removes a leftover DIR.tmp of an interrupted backup (flat). */

@@ -182,7 +182,7 @@ static void builder_free(tern_builder *b) {
 
 static int builder_start(tern_builder *b) {
   int exists;
-  TERN_TRY(tern_dir_absent_or_empty(b->path, &exists));
+  TERN_TRY(tern_dir_absent_or_empty(b->path, "", &exists));
   TERN_TRY(remove_tmp(b->tmp));
   if (mkdir(b->tmp, 0777) < 0) return tern_fail_errno(b->tmp);
   tern_segw_options so;

@@ -18,12 +18,12 @@ char *tern_path_join(const char *dir, const char *name) {
   return p;
 }
 
-int tern_dir_absent_or_empty(const char *path, int *exists) {
+int tern_dir_absent_or_empty(const char *path, const char *why, int *exists) {
   struct stat st;
   *exists = 0;
   if (stat(path, &st) < 0) return errno == ENOENT ? TERN_OK : tern_fail_errno(path);
   if (!S_ISDIR(st.st_mode))
-    return tern_fail(TERN_EINVAL, "%s: exists and is not a directory", path);
+    return tern_fail(TERN_EINVAL, "%s: exists and is not a directory%s", path, why);
   DIR *d = opendir(path);
   if (!d) return tern_fail_errno(path);
   struct dirent *e;
@@ -31,7 +31,7 @@ int tern_dir_absent_or_empty(const char *path, int *exists) {
   while (empty && (e = readdir(d)) != NULL)
     empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
   closedir(d);
-  if (!empty) return tern_fail(TERN_EINVAL, "%s: exists and is not empty", path);
+  if (!empty) return tern_fail(TERN_EINVAL, "%s: exists and is not empty%s", path, why);
   *exists = 1;
   return TERN_OK;
 }

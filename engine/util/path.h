@@ -10,7 +10,8 @@
 char *tern_path_join(const char *dir, const char *name);
 
 /* TERN_OK when path is absent (*exists 0) or an empty directory (*exists
- * 1); TERN_EINVAL naming it otherwise. */
-int tern_dir_absent_or_empty(const char *path, int *exists);
+ * 1); TERN_EINVAL naming it otherwise, its message ending in `why` (""
+ * for none). */
+int tern_dir_absent_or_empty(const char *path, const char *why, int *exists);
 
 #endif
