@@ -344,8 +344,8 @@ static int removable(const tern_u64vec *k, uint64_t number) { return !listed(k, 
  * file now (one hint per file, at most PREFETCH_MAX segments), before
  * anything waits for a read, so that the reads the first snapshot makes
  * run beside the catalog's instead of after them: a fresh process's
- * `tern get` waits for all of them (docs/ARCHITECTURE.md, "Opening an
- * index").  Leftovers of a crash are asked for too; they are few. */
+ * `tern get` waits for all of them (docs/ARCHITECTURE.md, "A fresh
+ * process's open").  Leftovers of a crash are asked for too; they are few. */
 #define PREFETCH_MAX 256
 static void prefetch_segments(const char *dir) {
   DIR *d = opendir(dir);
@@ -355,7 +355,7 @@ static void prefetch_segments(const char *dir) {
    * a cold read per page, the first two one after the other.  LMDB reads
    * its lock file next (mdb_env_open maps it and reads its header, even
    * read-only): asked for too, it comes in beside the catalog instead of
-   * after it (measured: ~130 µs less at a fresh open, docs/benchmarks). */
+   * after it (~130 µs less at a cold open, docs/benchmarks/round-open25.md). */
   const char *const first[2] = {TERN_CATALOG_FILE, TERN_CATALOG_FILE "-lock"};
   for (int i = 0; i < 2; i++) {
     char *path = tern_path_join(dir, first[i]);
@@ -370,11 +370,22 @@ static void prefetch_segments(const char *dir) {
         tern_u64vec_push(&seen, n) != TERN_OK)
       break;
   closedir(d);
+  /* Every index file asked for first, then the buffers their reads will
+   * fill readied (codec/spare_buf.h): a fresh process's page faults on
+   * them are taken while the device reads, not after it. */
+  uint64_t *sizes = seen.n ? calloc(seen.n, sizeof *sizes) : NULL;
   for (size_t i = 0; i < seen.n; i++) {
     char name[TERN_SEGNAME_MAX];
     tern_segment_name(name, seen.v[i]);
-    tern_seg_prefetch(dir, name);
+    uint64_t size = tern_seg_prefetch(dir, name);
+    if (sizes) sizes[i] = size;
   }
+  for (size_t i = 0; sizes && i < seen.n; i++) {
+    char name[TERN_SEGNAME_MAX];
+    tern_segment_name(name, seen.v[i]);
+    tern_seg_ready_index_buffer(dir, name, sizes[i]);
+  }
+  free(sizes);
   free(seen.v);
 }
 
