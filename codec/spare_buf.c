@@ -5,6 +5,7 @@
  */
 #include "codec/spare_buf.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@ static uint64_t spare_clock;      /* under spare_mu */
 /* REQUIRES: spare_mu held. */
 static void slot_free(spare *s) {
   if (!s->key) return;
+  assert(spare_bytes >= s->len);
   spare_bytes -= s->len;
   free(s->key);
   free(s->buf);
@@ -55,6 +57,7 @@ static spare *slot_for(size_t len) {
       }
     }
     if (free_slot && spare_bytes + len <= SPARE_MAX_BYTES) return free_slot;
+    assert(oldest || spare_bytes == 0); /* no buffer held: the bytes are 0 */
     if (!oldest) return NULL;
     slot_free(oldest);
   }
@@ -84,6 +87,7 @@ void tern_spare_ready(const char *key, size_t len) {
   if (s) {
     *s = (spare){k, len, buf, ++spare_clock};
     spare_bytes += len;
+    assert(spare_bytes <= SPARE_MAX_BYTES);
     k = NULL;
     buf = NULL;
   }

@@ -4,8 +4,8 @@
  *
  * A fresh process's first read of a segment's index file copies it into
  * memory the process has never touched: one page fault per 4 KiB of the
- * buffer, ~2 µs each on the machines measured (docs/benchmarks), more
- * than the copy.  tern_open asks for every index file before it waits
+ * buffer, ~2.5 µs each on the machine measured (docs/benchmarks/
+ * round-open25.md), more than the copy.  tern_open asks for every index file before it waits
  * for the catalog's cold read; it readies each one's buffer then, so the
  * faults are taken while the device works, and the segment's open
  * (segment_open.c) reads into it.  Keyed by path and exact length: a
