@@ -590,11 +590,16 @@ int tern_io_evict_path(const char *path) {
   return rc;
 }
 
-void tern_io_prefetch_path(const char *path) {
+uint64_t tern_io_prefetch_path(const char *path) {
   int fd = V()->open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
-  if (fd < 0) return; /* a hint: the read that needs the file will say */
-  (void)posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+  if (fd < 0) return 0; /* a hint: the read that needs the file will say */
+  struct stat st;
+  uint64_t size = 0;
+  if (posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED) == 0 && V()->fstat(fd, &st) == 0 &&
+      S_ISREG(st.st_mode))
+    size = (uint64_t)st.st_size;
   V()->close(fd);
+  return size;
 }
 
 /* ------------------------------------------------------------------ writes */

@@ -191,8 +191,9 @@ int tern_rfile_evict(tern_rfile *f);
 /* The same for a path that is not open here: fdatasync, then DONTNEED. */
 int tern_io_evict_path(const char *path);
 /* Asks the kernel to start reading the whole file at `path` (a hint: no
- * error, no read counted; the reads that use it are counted as usual). */
-void tern_io_prefetch_path(const char *path);
+ * error, no read counted; the reads that use it are counted as usual).
+ * Returns the file's size, 0 when it could not be asked for. */
+uint64_t tern_io_prefetch_path(const char *path);
 
 /* ------------------------------------------------------- the read queue
  *

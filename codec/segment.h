@@ -73,8 +73,13 @@ void tern_segw_abort(tern_segw *w);
  * are fine. */
 int tern_seg_remove(const char *dir, const char *name);
 /* Starts reading what opening segment `name` reads (NAME.tix), without
- * waiting: a hint for a process about to open it. */
-void tern_seg_prefetch(const char *dir, const char *name);
+ * waiting: a hint for a process about to open it.  Returns NAME.tix's
+ * size, 0 when it could not be asked for. */
+uint64_t tern_seg_prefetch(const char *dir, const char *name);
+/* Readies the buffer that opening segment `name` reads its `tix_size`
+ * bytes of NAME.tix into, its pages faulted in now (spare_buf.h): for a
+ * process that has asked for the file and waits on other reads. */
+void tern_seg_ready_index_buffer(const char *dir, const char *name, uint64_t tix_size);
 /* A copy of file `from` as the new file `to` (O_EXCL), fsynced: where a
  * hard link cannot be made (another file system).  -errno naming the file. */
 int tern_file_copy(const char *from, const char *to);

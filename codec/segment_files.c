@@ -4,6 +4,7 @@
  * .flt and .val, and "<file>.tmp" while a writer has not committed them.
  */
 #include "codec/segment_internal.h"
+#include "codec/spare_buf.h"
 
 #include "codec/coding.h"
 #include "codec/status.h"
@@ -51,9 +52,16 @@ int tern_seg_remove(const char *dir, const char *name) {
   return rc;
 }
 
-void tern_seg_prefetch(const char *dir, const char *name) {
+uint64_t tern_seg_prefetch(const char *dir, const char *name) {
   char *p = tern_seg_path(dir, name, SEG_TIX, 0);
-  if (p) tern_io_prefetch_path(p);
+  uint64_t size = p ? tern_io_prefetch_path(p) : 0;
+  free(p);
+  return size;
+}
+
+void tern_seg_ready_index_buffer(const char *dir, const char *name, uint64_t tix_size) {
+  char *p = tix_size <= SIZE_MAX ? tern_seg_path(dir, name, SEG_TIX, 0) : NULL;
+  if (p) tern_spare_ready(p, (size_t)tix_size);
   free(p);
 }
 

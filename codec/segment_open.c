@@ -12,6 +12,7 @@
  */
 #include "codec/frame.h"
 #include "codec/segment_internal.h"
+#include "codec/spare_buf.h"
 #include "codec/status.h"
 
 #include <stdatomic.h>
@@ -46,7 +47,9 @@ static int read_framed(const char *path, uint32_t kind, const uint8_t *segid, ui
   if (n < TERN_FRAME_HEADER_SIZE + TERN_FRAME_FOOTER_SIZE || n > TIX_MAX_SIZE)
     rc = tern_fail(TERN_ECORRUPT, "%s: %llu bytes: not a segment file", path,
                    (unsigned long long)n);
-  if (rc == TERN_OK && !(*buf = malloc((size_t)n)))
+  /* The buffer tern_open readied (its pages faulted while it waited for
+   * the catalog), else a new one. */
+  if (rc == TERN_OK && !(*buf = tern_spare_take(path, (size_t)n)) && !(*buf = malloc((size_t)n)))
     rc = tern_fail(TERN_ENOMEM, "%s: out of memory", path);
   const uint8_t *p = NULL;
   if (rc == TERN_OK) rc = tern_rfile_read(f, 0, (size_t)n, *buf, &p);
