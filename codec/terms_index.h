@@ -26,7 +26,9 @@
  * A lookup binary-searches those, then the group's own blocks: a group,
  * decoded on first use into one allocation, holds the same heads for
  * each of its blocks (and the next group's first, so a block's successor
- * is always at hand), their first ordinals and separators.  A thread that
+ * is always at hand), their first ordinals and separators, and for its
+ * own search the heads taken after the prefix its separators share
+ * (tern_ti_group).  A thread that
  * finds a group missing decodes it and publishes it with one
  * compare-and-swap; a thread that lost the race frees its copy.  The
  * struct itself does not change after open: lookups take it const.
@@ -47,10 +49,20 @@
 #define TERN_TI_SEP_MAX 1024u  /* separators are prefixes of terms */
 
 /* One decoded group: slot i is block first + i, slot `nb` (the count)
- * the next group's first block (or the end). */
+ * the next group's first block (or the end).  The search in the group
+ * compares `lheads`: each separator's 8 bytes after the prefix the
+ * group's separators 1..nb-1 share (`lskip` bytes, longer than the
+ * index's `skip`: neighbouring blocks share more), then on a tie the
+ * next 24 (`lmore`), so that keys with long shared prefixes (paths,
+ * URLs) are told apart by one or two numbers per probe, eight lines for
+ * the whole search when the first decides. */
 typedef struct tern_ti_group {
+  uint32_t lskip; /* bytes separators 1..nb-1 share, their group's prefix */
+  /* lheads[0]: the prefix's first 8 bytes as a head (slot 0 is never
+   * probed, and this is the line the search reads first, with lskip). */
+  uint64_t lheads[TERN_TI_GROUP];
+  uint64_t lmore[TERN_TI_MORE * TERN_TI_GROUP]; /* the next heads after lheads' */
   uint64_t heads[TERN_TI_GROUP + 1];
-  uint64_t heads2[TERN_TI_MORE * (TERN_TI_GROUP + 1)];
   uint64_t first_ord[TERN_TI_GROUP + 1];
   uint32_t sep_off[TERN_TI_GROUP + 1]; /* into sep */
   uint8_t sep[];                       /* the group's separators */
@@ -132,7 +144,8 @@ int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const ui
  * others (codec/segment_lookup_steps.h): find_group searches the
  * directory — 1 when the index's prefix alone decides (*b set), else 0
  * with the group in *g — and prefetch_group starts fetching that group's
- * heads; find_in_group then searches them for *b.  No I/O. */
+ * search heads; find_in_group then searches them for *b (kh is not used:
+ * the group's heads are taken after its own prefix).  No I/O. */
 int tern_terms_index_find_group(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
                                 size_t len, uint64_t *g, uint64_t *b);
 void tern_terms_index_prefetch_group(const tern_terms_index *ix, uint64_t g);
