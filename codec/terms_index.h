@@ -87,7 +87,6 @@ typedef struct tern_terms_index {
 typedef struct tern_ti_block {
   uint64_t first_ord;
   uint32_t entries;
-  uint64_t head, next_head; /* next_head: 0 for the last block */
 } tern_ti_block;
 
 /* Writer of one field's index: blocks are added in order, then the whole
@@ -126,9 +125,14 @@ int tern_terms_index_decode(tern_terms_index *ix, const uint8_t **p, const uint8
                             const char *what);
 void tern_terms_index_free(tern_terms_index *ix);
 
-/* Block b's ordinals and heads (decoding its group if no thread did). */
+/* Block b's ordinals (decoding its group if no thread did). */
 static inline int tern_terms_index_block(const tern_terms_index *ix, uint64_t b,
                                          tern_ti_block *out);
+/* Block b's separator's head and its successor's (0 for the last block):
+ * a line of their own, read only by those that estimate where in the
+ * block a key falls. */
+static inline int tern_terms_index_block_heads(const tern_terms_index *ix, uint64_t b,
+                                               uint64_t *head, uint64_t *next_head);
 /* Group g, decoded (tern_terms_index_block's slow path). */
 int tern_terms_index_group_decode(const tern_terms_index *ix, uint64_t g,
                                   const tern_ti_group **out);
@@ -200,8 +204,18 @@ static inline int tern_terms_index_block(const tern_terms_index *ix, uint64_t b,
   uint64_t i = b % TERN_TI_GROUP;
   out->first_ord = gr->first_ord[i];
   out->entries = (uint32_t)(gr->first_ord[i + 1] - gr->first_ord[i]);
-  out->head = gr->heads[i];
-  out->next_head = b + 1 < ix->nblocks ? gr->heads[i + 1] : 0;
+  return 0;
+}
+
+static inline int tern_terms_index_block_heads(const tern_terms_index *ix, uint64_t b,
+                                               uint64_t *head, uint64_t *next_head) {
+  const tern_ti_group *gr;
+  int rc = b < ix->nblocks ? tern_terms_index_group(ix, b / TERN_TI_GROUP, &gr)
+                           : tern_terms_index_group_decode(ix, UINT64_MAX, &gr);
+  if (rc != 0) return rc;
+  uint64_t i = b % TERN_TI_GROUP;
+  *head = gr->heads[i];
+  *next_head = b + 1 < ix->nblocks ? gr->heads[i + 1] : 0;
   return 0;
 }
 
