@@ -24,14 +24,14 @@
  * share — past block 0's empty one — as a big-endian integer, and the
  * next 24 as three more), where that separator is, and its first ordinal.
  * A lookup binary-searches those, then the group's own blocks: a group,
- * decoded on first use into one allocation, holds the same heads for
- * each of its blocks (and the next group's first, so a block's successor
- * is always at hand), their first ordinals and separators, and for its
- * own search the heads taken after the prefix its separators share
- * (tern_ti_group).  A thread that
- * finds a group missing decodes it and publishes it with one
- * compare-and-swap; a thread that lost the race frees its copy.  The
- * struct itself does not change after open: lookups take it const.
+ * decoded on first use into one allocation, holds the first head of each
+ * of its blocks (and the next group's first, so a block's successor is
+ * always at hand), their first ordinals and separators, and for its own
+ * search the heads taken after the prefix its separators share
+ * (tern_ti_group).  A thread that finds a group missing decodes it and
+ * publishes it with one compare-and-swap; a thread that lost the race
+ * frees its copy.  The struct itself does not change after open: lookups
+ * take it const.
  */
 #ifndef TERN_TERMS_INDEX_H
 #define TERN_TERMS_INDEX_H
@@ -51,8 +51,8 @@
 /* One decoded group: slot i is block first + i, slot `nb` (the count)
  * the next group's first block (or the end).  The search in the group
  * compares `lheads`: each separator's 8 bytes after the prefix the
- * group's separators 1..nb-1 share (`lskip` bytes, longer than the
- * index's `skip`: neighbouring blocks share more), then on a tie the
+ * group's separators 1..nb-1 share (`lskip` bytes, at least the index's
+ * `skip` and mostly more: neighbouring blocks share more), then on a tie the
  * next 24 (`lmore`), so that keys with long shared prefixes (paths,
  * URLs) are told apart by one or two numbers per probe, eight lines for
  * the whole search when the first decides. */
