@@ -183,11 +183,9 @@ static inline __attribute__((always_inline)) void prefetch_block_header(const ui
  * key's, tern_terms_index_key_head). */
 static uint32_t key_fraction(const tern_seg_field *f, uint64_t b, uint64_t kh) {
   const tern_terms_index *ix = &f->index;
-  tern_ti_block info = {0};
-  if (tern_terms_index_block(ix, b, &info) != TERN_OK) return 0; /* the load will say */
-  uint64_t lo = info.head;
-  uint64_t hi = b + 1 < ix->nblocks ? info.next_head
-                                    : tern_terms_index_key_head(ix, f->max, f->max_len);
+  uint64_t lo = 0, next = 0;
+  if (tern_terms_index_block_heads(ix, b, &lo, &next) != TERN_OK) return 0; /* the load will say */
+  uint64_t hi = b + 1 < ix->nblocks ? next : tern_terms_index_key_head(ix, f->max, f->max_len);
   if (hi <= lo || kh < lo) return 0;
   uint64_t span = hi - lo, off = kh - lo; /* both scaled to 32 bits */
   unsigned sh = span >> 32 ? 32 - (unsigned)__builtin_clzll(span) : 0;

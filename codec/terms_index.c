@@ -9,6 +9,7 @@
 #include "codec/coding.h"
 #include "codec/status.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -313,9 +314,29 @@ void tern_terms_index_free(tern_terms_index *ix) {
  * end of the field). */
 static void set_end_slot(const tern_terms_index *ix, uint64_t g, tern_ti_group *gr, uint64_t nb) {
   gr->heads[nb] = ix->gheads[g + 1];
-  memcpy(gr->heads2 + TERN_TI_MORE * nb, ix->gheads2 + TERN_TI_MORE * (g + 1),
-         TERN_TI_MORE * sizeof *gr->heads2);
   gr->first_ord[nb] = ix->gord[g + 1];
+}
+
+/* The group's own prefix (what separators 1..nb-1 share: those of the
+ * first and the last, as they ascend) and each separator's head after
+ * it. */
+static void set_local_heads(tern_ti_group *gr, uint64_t nb) {
+  gr->lskip = 0;
+  gr->lheads[0] = 0;
+  if (nb < 2) return;
+  const uint8_t *a = gr->sep + gr->sep_off[1], *z = gr->sep + gr->sep_off[nb - 1];
+  uint32_t la = gr->sep_off[2] - gr->sep_off[1], lz = gr->sep_off[nb] - gr->sep_off[nb - 1], l = 0;
+  while (l < la && l < lz && a[l] == z[l]) l++;
+  gr->lskip = l;
+  gr->lheads[0] = tern_terms_index_head(a, l < 8 ? l : 8); /* the prefix's head */
+  for (uint64_t i = 1; i < nb; i++) {
+    const uint8_t *sep = gr->sep + gr->sep_off[i];
+    size_t len = gr->sep_off[i + 1] - gr->sep_off[i];
+    assert(len >= l && memcmp(sep, a, l) == 0); /* between the first and the last, ascending */
+    gr->lheads[i] = tern_terms_index_head_at(sep, len, l);
+    for (size_t j = 0; j < TERN_TI_MORE; j++)
+      gr->lmore[TERN_TI_MORE * i + j] = tern_terms_index_head_at(sep, len, l + 8 * (j + 1));
+  }
 }
 
 /* Group g's records into gr: lengths, order (one byte compare per
@@ -344,7 +365,8 @@ static int decode_group(const tern_terms_index *ix, uint64_t g, tern_ti_group *g
     memcpy(sep + r.shared, r.suffix, (size_t)r.slen);
     gr->sep_off[i] = at;
     gr->first_ord[i] = ord;
-    TERN_TRY(heads_of(ix, b0 + i, sep, len, &gr->heads[i], gr->heads2 + TERN_TI_MORE * i));
+    uint64_t more[TERN_TI_MORE];
+    TERN_TRY(heads_of(ix, b0 + i, sep, len, &gr->heads[i], more));
     prev = sep;
     prev_len = len;
     at += (uint32_t)len;
@@ -353,6 +375,7 @@ static int decode_group(const tern_terms_index *ix, uint64_t g, tern_ti_group *g
   }
   gr->sep_off[nb] = at;
   set_end_slot(ix, g, gr, nb);
+  set_local_heads(gr, nb);
   if (p != end || at != stop || ord != ix->gord[g + 1])
     return bad(ix->what, b0 + nb - 1, "group differs from the directory");
   if (g + 1 < ix->ngroups && tern_ti_cmp(prev, prev_len, ix->gsep[g + 1], ix->glen[g + 1]) >= 0)
@@ -371,7 +394,8 @@ int tern_terms_index_group_decode(const tern_terms_index *ix, uint64_t g,
     return TERN_OK;
   }
   size_t bytes = dir_arena(ix, g + 1) - dir_arena(ix, g);
-  gr = malloc(sizeof *gr + bytes);
+  /* Line-aligned: the search's heads then fill 9 whole lines. */
+  gr = aligned_alloc(64, (sizeof *gr + bytes + 63) / 64 * 64);
   if (!gr) return tern_fail(TERN_ENOMEM, "%s: terms index: out of memory", ix->what);
   int rc = decode_group(ix, g, gr);
   if (rc != TERN_OK) {
@@ -444,14 +468,24 @@ static inline int group_le(const tern_terms_index *ix, uint64_t g, key_heads *kh
   return tern_ti_cmp(ix->gsep[g], ix->glen[g], key, len) <= 0;
 }
 
-/* The separator of slot i (>= 1) of a decoded group <= key. */
-static inline int slot_le(const tern_terms_index *ix, const tern_ti_group *gr, uint64_t i,
-                          key_heads *kh, const uint8_t *key, size_t len) {
-  uint64_t h = gr->heads[i];
-  if (TERN_LIKELY(h != kh->h)) return h < kh->h;
-  int c = more_cmp(ix, gr->heads2 + TERN_TI_MORE * i, kh, key, len);
-  if (TERN_LIKELY(c != 0)) return c < 0;
-  return tern_ti_cmp(gr->sep + gr->sep_off[i], gr->sep_off[i + 1] - gr->sep_off[i], key, len) <= 0;
+/* The separator of slot i (>= 1) of a decoded group <= key, for a key
+ * that starts with the group's prefix (lskip bytes) and whose head after
+ * it is lh.  Equal heads: the bytes after the prefix decide. */
+static inline int slot_le(const tern_ti_group *gr, uint64_t i, key_heads *lk, const uint8_t *key,
+                          size_t len) {
+  uint64_t h = gr->lheads[i];
+  if (TERN_LIKELY(h != lk->h)) return h < lk->h;
+  size_t skip = gr->lskip;
+  if (TERN_UNLIKELY(!lk->have)) {
+    for (size_t j = 0; j < TERN_TI_MORE; j++)
+      lk->more[j] = tern_terms_index_head_at(key, len, skip + 8 * (j + 1));
+    lk->have = 1;
+  }
+  const uint64_t *more = gr->lmore + TERN_TI_MORE * i;
+  for (size_t j = 0; j < TERN_TI_MORE; j++)
+    if (more[j] != lk->more[j]) return more[j] < lk->more[j];
+  return tern_ti_cmp(gr->sep + gr->sep_off[i] + skip, gr->sep_off[i + 1] - gr->sep_off[i] - skip,
+                     key + skip, len - skip) <= 0;
 }
 
 int tern_terms_index_find(const tern_terms_index *ix, const uint8_t *key, size_t len, uint64_t *b) {
@@ -489,21 +523,74 @@ int tern_terms_index_find_group(const tern_terms_index *ix, uint64_t kh, const u
   return find_group(ix, &k, key, len, g, b);
 }
 
-void tern_terms_index_prefetch_group(const tern_terms_index *ix, uint64_t g) {
+/* Starts fetching every line of group g's search heads, so that the
+ * search's probes wait for one miss instead of one each.  Inlined always:
+ * GCC drops calls to a function that only prefetches. */
+static inline __attribute__((always_inline)) void prefetch_group_heads(const tern_terms_index *ix,
+                                                                       uint64_t g) {
   const tern_ti_group *gr = atomic_load_explicit(&ix->groups[g], memory_order_acquire);
   if (!gr) return; /* decoded by the search */
-  for (size_t at = 0; at < sizeof gr->heads; at += 64) __builtin_prefetch((const uint8_t *)gr->heads + at);
+  /* lskip and lheads: 8 bytes and 8 lines from the group's (line-aligned)
+   * start, so 9 lines; unrolled: no loop to pay. */
+  const uint8_t *h = (const uint8_t *)gr;
+  _Static_assert(offsetof(tern_ti_group, lheads) + sizeof gr->lheads <= 9 * 64, "9 lines");
+  __builtin_prefetch(h + 512);
+  __builtin_prefetch(h);
+  __builtin_prefetch(h + 64);
+  __builtin_prefetch(h + 128);
+  __builtin_prefetch(h + 192);
+  __builtin_prefetch(h + 256);
+  __builtin_prefetch(h + 320);
+  __builtin_prefetch(h + 384);
+  __builtin_prefetch(h + 448);
 }
 
-static int find_in_group(const tern_terms_index *ix, uint64_t g, key_heads *k, const uint8_t *key,
-                         size_t len, uint64_t *b) {
+void tern_terms_index_prefetch_group(const tern_terms_index *ix, uint64_t g) {
+  prefetch_group_heads(ix, g);
+}
+
+/* memcmp of m bytes, inline and 8 at a time: a group's prefix is mostly
+ * short (random keys: a byte or two), where a call would cost more than
+ * the compare. */
+static inline int prefix_cmp(const uint8_t *a, const uint8_t *b, size_t m) {
+  size_t i = 0;
+  for (; i + 8 <= m; i += 8) {
+    uint64_t x = tern_terms_index_head_at(a + i, 8, 0), y = tern_terms_index_head_at(b + i, 8, 0);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  for (; i < m; i++)
+    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+  return 0;
+}
+
+static int find_in_group(const tern_terms_index *ix, uint64_t g, const uint8_t *key, size_t len,
+                         uint64_t *b) {
   const tern_ti_group *gr;
   TERN_TRY(tern_terms_index_group(ix, g, &gr));
-  uint64_t lo = 0, n;
-  for (n = group_blocks(ix, g); n > 1;) { /* the block, in the group */
-    uint64_t half = n / 2;
-    if (slot_le(ix, gr, lo + half, k, key, len)) lo += half;
-    n -= half;
+  uint64_t lo = 0, n = group_blocks(ix, g);
+  if (n > 1) {
+    /* Against the group's prefix first (its separators 1..n-1 all start
+     * with it; the key is >= slot 0's): below it, slot 0; above, the
+     * last slot; else the heads after it decide. */
+    size_t skip = gr->lskip, m = len < skip ? len : skip;
+    int c;
+    if (skip <= 8) { /* the prefix's head decides, without its bytes' line */
+      uint64_t mask = skip ? ~(uint64_t)0 << (64 - 8 * skip) : 0;
+      uint64_t kp = tern_terms_index_head_at(key, len, 0) & mask;
+      c = kp == gr->lheads[0] ? 0 : kp < gr->lheads[0] ? -1 : 1;
+    } else {
+      c = prefix_cmp(key, gr->sep + gr->sep_off[1], m);
+    }
+    if (c > 0) {
+      lo = n - 1;
+    } else if (c == 0 && len >= skip) {
+      key_heads lk = {.h = tern_terms_index_head_at(key, len, skip), .have = 0};
+      for (; n > 1;) { /* the block, in the group */
+        uint64_t half = n / 2;
+        if (slot_le(gr, lo + half, &lk, key, len)) lo += half;
+        n -= half;
+      }
+    }
   }
   *b = g * G + lo;
   return TERN_OK;
@@ -511,8 +598,8 @@ static int find_in_group(const tern_terms_index *ix, uint64_t g, key_heads *k, c
 
 int tern_terms_index_find_in_group(const tern_terms_index *ix, uint64_t g, uint64_t kh,
                                    const uint8_t *key, size_t len, uint64_t *b) {
-  key_heads k = {.h = kh, .have = 0};
-  return find_in_group(ix, g, &k, key, len, b);
+  (void)kh; /* the group's search takes its heads after the group's own prefix */
+  return find_in_group(ix, g, key, len, b);
 }
 
 int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
@@ -521,7 +608,8 @@ int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const ui
   key_heads k = {.h = kh, .have = 0};
   int rc = find_group(ix, &k, key, len, &g, out);
   if (rc != 0) return rc < 0 ? rc : TERN_OK;
-  return find_in_group(ix, g, &k, key, len, out);
+  prefetch_group_heads(ix, g);
+  return find_in_group(ix, g, key, len, out);
 }
 
 int tern_terms_index_find_ordinal(const tern_terms_index *ix, uint64_t ord, uint64_t *out) {

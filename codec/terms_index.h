@@ -24,12 +24,14 @@
  * share — past block 0's empty one — as a big-endian integer, and the
  * next 24 as three more), where that separator is, and its first ordinal.
  * A lookup binary-searches those, then the group's own blocks: a group,
- * decoded on first use into one allocation, holds the same heads for
- * each of its blocks (and the next group's first, so a block's successor
- * is always at hand), their first ordinals and separators.  A thread that
- * finds a group missing decodes it and publishes it with one
- * compare-and-swap; a thread that lost the race frees its copy.  The
- * struct itself does not change after open: lookups take it const.
+ * decoded on first use into one allocation, holds the first head of each
+ * of its blocks (and the next group's first, so a block's successor is
+ * always at hand), their first ordinals and separators, and for its own
+ * search the heads taken after the prefix its separators share
+ * (tern_ti_group).  A thread that finds a group missing decodes it and
+ * publishes it with one compare-and-swap; a thread that lost the race
+ * frees its copy.  The struct itself does not change after open: lookups
+ * take it const.
  */
 #ifndef TERN_TERMS_INDEX_H
 #define TERN_TERMS_INDEX_H
@@ -47,10 +49,20 @@
 #define TERN_TI_SEP_MAX 1024u  /* separators are prefixes of terms */
 
 /* One decoded group: slot i is block first + i, slot `nb` (the count)
- * the next group's first block (or the end). */
+ * the next group's first block (or the end).  The search in the group
+ * compares `lheads`: each separator's 8 bytes after the prefix the
+ * group's separators 1..nb-1 share (`lskip` bytes, at least the index's
+ * `skip` and mostly more: neighbouring blocks share more), then on a tie the
+ * next 24 (`lmore`), so that keys with long shared prefixes (paths,
+ * URLs) are told apart by one or two numbers per probe, eight lines for
+ * the whole search when the first decides. */
 typedef struct tern_ti_group {
+  uint32_t lskip; /* bytes separators 1..nb-1 share, their group's prefix */
+  /* lheads[0]: the prefix's first 8 bytes as a head (slot 0 is never
+   * probed, and this is the line the search reads first, with lskip). */
+  uint64_t lheads[TERN_TI_GROUP];
+  uint64_t lmore[TERN_TI_MORE * TERN_TI_GROUP]; /* the next heads after lheads' */
   uint64_t heads[TERN_TI_GROUP + 1];
-  uint64_t heads2[TERN_TI_MORE * (TERN_TI_GROUP + 1)];
   uint64_t first_ord[TERN_TI_GROUP + 1];
   uint32_t sep_off[TERN_TI_GROUP + 1]; /* into sep */
   uint8_t sep[];                       /* the group's separators */
@@ -75,7 +87,6 @@ typedef struct tern_terms_index {
 typedef struct tern_ti_block {
   uint64_t first_ord;
   uint32_t entries;
-  uint64_t head, next_head; /* next_head: 0 for the last block */
 } tern_ti_block;
 
 /* Writer of one field's index: blocks are added in order, then the whole
@@ -114,9 +125,14 @@ int tern_terms_index_decode(tern_terms_index *ix, const uint8_t **p, const uint8
                             const char *what);
 void tern_terms_index_free(tern_terms_index *ix);
 
-/* Block b's ordinals and heads (decoding its group if no thread did). */
+/* Block b's ordinals (decoding its group if no thread did). */
 static inline int tern_terms_index_block(const tern_terms_index *ix, uint64_t b,
                                          tern_ti_block *out);
+/* Block b's separator's head and its successor's (0 for the last block):
+ * a line of their own, read only by those that estimate where in the
+ * block a key falls. */
+static inline int tern_terms_index_block_heads(const tern_terms_index *ix, uint64_t b,
+                                               uint64_t *head, uint64_t *next_head);
 /* Group g, decoded (tern_terms_index_block's slow path). */
 int tern_terms_index_group_decode(const tern_terms_index *ix, uint64_t g,
                                   const tern_ti_group **out);
@@ -132,7 +148,8 @@ int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const ui
  * others (codec/segment_lookup_steps.h): find_group searches the
  * directory — 1 when the index's prefix alone decides (*b set), else 0
  * with the group in *g — and prefetch_group starts fetching that group's
- * heads; find_in_group then searches them for *b.  No I/O. */
+ * search heads; find_in_group then searches them for *b (kh is not used:
+ * the group's heads are taken after its own prefix).  No I/O. */
 int tern_terms_index_find_group(const tern_terms_index *ix, uint64_t kh, const uint8_t *key,
                                 size_t len, uint64_t *g, uint64_t *b);
 void tern_terms_index_prefetch_group(const tern_terms_index *ix, uint64_t g);
@@ -187,8 +204,18 @@ static inline int tern_terms_index_block(const tern_terms_index *ix, uint64_t b,
   uint64_t i = b % TERN_TI_GROUP;
   out->first_ord = gr->first_ord[i];
   out->entries = (uint32_t)(gr->first_ord[i + 1] - gr->first_ord[i]);
-  out->head = gr->heads[i];
-  out->next_head = b + 1 < ix->nblocks ? gr->heads[i + 1] : 0;
+  return 0;
+}
+
+static inline int tern_terms_index_block_heads(const tern_terms_index *ix, uint64_t b,
+                                               uint64_t *head, uint64_t *next_head) {
+  const tern_ti_group *gr;
+  int rc = b < ix->nblocks ? tern_terms_index_group(ix, b / TERN_TI_GROUP, &gr)
+                           : tern_terms_index_group_decode(ix, UINT64_MAX, &gr);
+  if (rc != 0) return rc;
+  uint64_t i = b % TERN_TI_GROUP;
+  *head = gr->heads[i];
+  *next_head = b + 1 < ix->nblocks ? gr->heads[i + 1] : 0;
   return 0;
 }
 

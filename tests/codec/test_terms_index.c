@@ -5,7 +5,10 @@
  * against a linear scan of the sorted separators, for key sets whose
  * separators tie on their first 8 and 16 bytes (paths, URLs), with
  * lengths on both sides of 8 and 16 and binary bytes, and keys that leave
- * the prefix all separators share (the index skips it); find_ordinal()
+ * the prefix all separators share (the index skips it), path-like
+ * separators whose groups share longer prefixes of their own (each
+ * group's search skips those), keys cut short or moved by one byte from
+ * a separator; find_ordinal()
  * against the running sum of entries; one to many groups of records
  * (TERN_TI_GROUP blocks each), decoded only when used, by one thread or
  * by several at once; and a directory that disagrees with its group.
@@ -35,7 +38,32 @@ static int key_qcmp(const void *x, const void *y) { return key_cmp(x, y); }
  * ties on the first heads. */
 static size_t g_tie; /* then g_tie bytes mostly '/': ties past every head */
 
+static int g_paths; /* keys like paths: ties inside groups, not across the index */
+
+/* 2 to 5 levels "/word", each word one of 3 per level (3 to 12 bytes),
+ * then 0 to 5 bytes of a 2-letter alphabet: neighbouring separators share
+ * long prefixes that the whole index does not. */
+static void path_key(tu_rng *r, key *k) {
+  static const char *const words[] = {"usr", "share", "lib", "x86_64-linux", "doc", "python3",
+                                      "site-packages", "include", "local", "bin", "man", "src"};
+  size_t levels = 2 + (size_t)tu_below(r, 4);
+  k->len = 0;
+  for (size_t l = 0; l < levels; l++) {
+    const char *w = words[(3 * l + tu_below(r, 3)) % (sizeof words / sizeof words[0])];
+    size_t wl = strlen(w);
+    k->b[k->len++] = '/';
+    memcpy(k->b + k->len, w, wl);
+    k->len += wl;
+  }
+  for (size_t tail = (size_t)tu_below(r, 6); tail > 0; tail--)
+    k->b[k->len++] = (uint8_t)('a' + tu_below(r, 2));
+}
+
 static void random_key(tu_rng *r, key *k, size_t fixed) {
+  if (g_paths) {
+    path_key(r, k);
+    return;
+  }
   k->len = 1 + (size_t)tu_below(r, sizeof k->b);
   for (size_t i = 0; i < k->len; i++) {
     int tied = i < fixed || (i < fixed + g_tie && tu_below(r, 16) != 0);
@@ -111,6 +139,14 @@ static uint64_t ref_find(const ref *x, const key *k) {
 static void probe_key(const ref *x, tu_rng *r, size_t fixed, int t, key *k) {
   random_key(r, k, fixed);
   if (t % 7 == 0) *k = x->sep[tu_below(r, x->m)]; /* exactly a separator */
+  if (t % 5 == 1) { /* a separator cut short: inside or before a group's shared prefix */
+    *k = x->sep[tu_below(r, x->m)];
+    k->len = (size_t)tu_below(r, k->len + 1);
+  }
+  if (t % 5 == 3 && x->m > 1) { /* a separator with one byte moved by one, up or down */
+    *k = x->sep[1 + tu_below(r, x->m - 1)];
+    k->b[tu_below(r, k->len)] += tu_below(r, 2) ? 1 : 0xff;
+  }
   /* off the prefix every separator shares: below or above them all */
   if (t % 11 == 0 && fixed) k->b[tu_below(r, fixed < k->len ? fixed : k->len)] = (uint8_t)tu_below(r, 256);
 }
@@ -138,7 +174,9 @@ static void check_find(size_t fixed, size_t n) {
     assert_int_equal(tern_terms_index_block(&ix, b, &info), TERN_OK);
     assert_int_equal(info.first_ord, x.ord[b]);
     assert_int_equal(info.entries, x.entries[b]);
-    if (b + 1 == x.m) assert_int_equal(info.next_head, 0);
+    uint64_t head, next_head;
+    assert_int_equal(tern_terms_index_block_heads(&ix, b, &head, &next_head), TERN_OK);
+    if (b + 1 == x.m) assert_int_equal(next_head, 0);
   }
   assert_int_equal(tern_terms_index_ensure_all(&ix), TERN_OK);
   assert_int_equal(groups_decoded(&ix), ix.ngroups);
@@ -148,12 +186,12 @@ static void check_find(size_t fixed, size_t n) {
     assert_int_equal(tern_terms_index_sep(&ix, b, &s, &len), TERN_OK);
     assert_int_equal(len, x.sep[b].len);
     if (len) assert_memory_equal(s, x.sep[b].b, len);
-    tern_ti_block info, next;
-    assert_int_equal(tern_terms_index_block(&ix, b, &info), TERN_OK);
+    uint64_t head, next_head, succ_head, succ_next;
+    assert_int_equal(tern_terms_index_block_heads(&ix, b, &head, &next_head), TERN_OK);
     if (b + 1 < x.m) { /* a block's next head is its successor's head, across groups too */
-      assert_int_equal(tern_terms_index_block(&ix, b + 1, &next), TERN_OK);
-      assert_int_equal(info.next_head, next.head);
-      assert_true(info.head <= next.head);
+      assert_int_equal(tern_terms_index_block_heads(&ix, b + 1, &succ_head, &succ_next), TERN_OK);
+      assert_int_equal(next_head, succ_head);
+      assert_true(head <= succ_head);
     }
   }
   tern_terms_index_free(&ix);
@@ -181,6 +219,18 @@ static void test_deep_ties(void **state) {
     check_find(fixed[i], 1000);
   }
   g_tie = 0;
+}
+
+/* Path-like separators: each group's search compares the heads after the
+ * prefix its own separators share (longer than the whole index's), so
+ * keys cut inside that prefix, leaving it below or above, or tying on the
+ * heads after it are checked against the scan, over one to many groups. */
+static void test_group_prefixes(void **state) {
+  (void)state;
+  const size_t sizes[] = {2, TERN_TI_GROUP, TERN_TI_GROUP + 1, 700, 3000};
+  g_paths = 1;
+  for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++) check_find(0, sizes[j]);
+  g_paths = 0;
 }
 
 /* Threads looking up in a fresh index decode its groups concurrently. */
@@ -267,6 +317,7 @@ static void test_damaged_group(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_find_against_scan),
                                      cmocka_unit_test(test_deep_ties),
+                                     cmocka_unit_test(test_group_prefixes),
                                      cmocka_unit_test(test_concurrent_first_use),
                                      cmocka_unit_test(test_damaged_group)};
   return cmocka_run_group_tests(tests, NULL, NULL);
