@@ -109,6 +109,13 @@ typedef struct tern_state {
    * a get (cfilter.h). */
   struct tern_cfilter *cf;
   tern_cfilter_view cf_view;
+  /* With a combined filter, which line a get reads first: 0 the Bloom
+   * filter's (an absent key ends at it), 1 the table's bucket (a present
+   * key needs that line anyway; skipping the Bloom filter's takes one
+   * miss off its path: docs/benchmarks/round-present21.md).  Learnt from
+   * the gets' answers (state.c, cf_learn); a hint: both orders answer the
+   * same. */
+  atomic_uchar cf_table_first;
 } tern_state;
 
 /* How this index reads its segments (TERN_PREAD or the default mapping). */
@@ -420,6 +427,7 @@ typedef struct tern_cfilter tern_cfilter;
  * to force overflowed buckets.  Read when a table is built. */
 typedef struct tern_cfilter_tuning {
   uint32_t slot_bits_min, load;
+  uint32_t order; /* 0: learnt (cf_table_first); 1: Bloom filter first; 2: table first */
 } tern_cfilter_tuning;
 extern tern_cfilter_tuning tern_cfilter_test_tuning;
 /* Builds st's combined filter when it has none and is worth one at open
@@ -453,9 +461,18 @@ size_t tern_cfilter_memory(const tern_cfilter *cf);
  * idx->mu held (the filter's count), as tern_state_cfilter_put. */
 int tern_state_cfilter_inherit(tern_state *st, const tern_state *from);
 void tern_state_cfilter_put(tern_state *st);
-/* Starts fetching the combined filter's Bloom line for the probe's key (a hint). */
+/* 1 when a get reads st's combined filter's table before its Bloom
+ * filter (tern_state.cf_table_first). */
+static inline int tern_state_cf_table_first(const tern_state *st) {
+  return atomic_load_explicit(&st->cf_table_first, memory_order_relaxed);
+}
+/* Starts fetching the line of the combined filter a get reads first for
+ * the probe's key (a hint; no combined filter: no load). */
 static inline void tern_state_cfilter_prefetch(const tern_state *st, const tern_seg_probe *p) {
-  tern_cfilter_prefetch(&st->cf_view, p->fk.hash);
+  if (st->cf_view.buckets && tern_state_cf_table_first(st))
+    __builtin_prefetch(tern_cfilter_bucket(&st->cf_view, p->fk.hash));
+  else
+    tern_cfilter_prefetch(&st->cf_view, p->fk.hash);
 }
 /* Installs, for idx->cur, a state that is the same with *cf as its
  * combined filter, when idx->cur has none and *cf covers it (*cf then

@@ -765,20 +765,46 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
   return TERN_NOTFOUND;
 }
 
+/* What a get through st's combined filter found (present: a named slot
+ * held the key live) teaches the order of its lines: the table first
+ * while gets find their keys, the Bloom filter first while they do not.
+ * A get whose answer disagrees with the order turns it, one in
+ * CF_LEARN_EVERY of them (picked by the hash's low bits): a stream of
+ * gets of one kind turns it within a few dozen, no get writes the shared
+ * state otherwise, and a mix leaves it, on average, the order of the
+ * larger share.  Both orders answer the same (cfilter.h: the table alone
+ * names a superset of the slots holding the key). */
+#define CF_LEARN_EVERY 16u
+static void cf_learn(const tern_state *st, const tern_seg_probe *p, int table_first,
+                     int present) {
+  if (present == table_first || (p->fk.hash & (CF_LEARN_EVERY - 1)) ||
+      tern_cfilter_test_tuning.order)
+    return;
+  /* a hint beside the state's immutable contents: st is never const itself */
+  atomic_store_explicit(&((tern_state *)st)->cf_table_first, (unsigned char)present,
+                        memory_order_relaxed);
+}
+
 /* The slots ids[0..count) probed in turn, through the combined filter
- * when st has one (cfilter.h): its Bloom filter's "no" ends the get at
- * one line; else its table's bucket names the slots that may hold the
- * key, newest first, and only their blocks are probed, never the
- * other slots' filter lines (issue 21 item 6).  The table is exact about
- * which slots hold a key but for fingerprint matches, so a named slot's
- * own filter is skipped (TERN_SEG_FILTER_MAYBE: the block decides).  An
- * overflowed bucket names nothing: every slot in turn. */
+ * when st has one (cfilter.h): its table's bucket names the slots that
+ * may hold the key, newest first, and only their blocks are probed,
+ * never the other slots' filter lines (issue 21 item 6).  Its Bloom
+ * filter, a third of the table's size, is asked before the bucket while
+ * the gets' keys are mostly absent (its "no" ends the get at one line that
+ * stays in cache better) and skipped while they are mostly present
+ * (tern_state.cf_table_first).  The table is exact about which slots hold
+ * a key but for fingerprint matches, so a named slot's own filter is
+ * skipped (TERN_SEG_FILTER_MAYBE: the block decides).  An overflowed
+ * bucket names nothing: every slot in turn. */
 static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t count,
                              const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
                              const tern_slot **found) {
   if (!st->cf_view.buckets) return probe_in_turn(st, ids, count, p, c, e, found);
-  TERN_COUNT_GET(filter_checks, 1);
-  if (!tern_filter_view_may_contain(st->cf_view.bloom, &p->fk)) return TERN_NOTFOUND;
+  int table_first = tern_state_cf_table_first(st);
+  if (!table_first) {
+    TERN_COUNT_GET(filter_checks, 1);
+    if (!tern_filter_view_may_contain(st->cf_view.bloom, &p->fk)) return TERN_NOTFOUND;
+  }
   uint32_t cand[TERN_CFILTER_ENTRIES];
   size_t n = tern_cfilter_candidates(&st->cf_view, p->fk.hash, cand);
   if (n == TERN_CFILTER_ALL) return probe_in_turn(st, ids, count, p, c, e, found);
@@ -789,9 +815,13 @@ static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t c
     uint32_t doc;
     int rc = slot_pk_find(sl, p, 1, c, e, &doc);
     if (rc == TERN_NOTFOUND) continue;
-    if (rc == TERN_OK) *found = sl;
+    if (rc == TERN_OK) {
+      *found = sl;
+      cf_learn(st, p, table_first, 1);
+    }
     return rc;
   }
+  cf_learn(st, p, table_first, 0);
   return TERN_NOTFOUND;
 }
 
