@@ -771,9 +771,9 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
  * A get whose answer disagrees with the order turns it, one in
  * CF_LEARN_EVERY of them (picked by the hash's low bits): a stream of
  * gets of one kind turns it within a few dozen, no get writes the shared
- * state otherwise, and a mix leaves it, on average, the order of the
- * larger share.  Both orders answer the same (cfilter.h: the table alone
- * names a superset of the slots holding the key). */
+ * state otherwise, and in a mix it reads the table first about as often
+ * as gets find their keys.  Both orders answer the same (cfilter.h: the
+ * table alone names a superset of the slots holding the key). */
 #define CF_LEARN_EVERY 16u
 static void cf_learn(const tern_state *st, const tern_seg_probe *p, int table_first,
                      int present) {
