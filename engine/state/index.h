@@ -421,10 +421,13 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, siz
 #define TERN_CFILTER_MIN_WORKER 3u
 #define TERN_CFILTER_MAX_KEYS (2u << 20) /* keys above which there is none (10.5 MiB) */
 typedef struct tern_cfilter tern_cfilter;
-/* Tests only (test_cfilter.c): fingerprints narrowed to 16 - slot_bits_min
- * bits (2 to 14; 0: as wide as the segment count allows) to force
- * collisions, and `load` entries per bucket on average (0: TERN_CFILTER_LOAD)
- * to force overflowed buckets.  Read when a table is built. */
+/* Tests only (test_cfilter_table.c): fingerprints narrowed to 16 -
+ * slot_bits_min bits (2 to 14; 0: as wide as the segment count allows) to
+ * force collisions, and `load` entries per bucket on average (0:
+ * TERN_CFILTER_LOAD) to force overflowed buckets, read when a table is
+ * built; `order` fixes which of its lines gets read first (a state given a
+ * table starts table first when 2; gets learn no other order while
+ * nonzero). */
 typedef struct tern_cfilter_tuning {
   uint32_t slot_bits_min, load;
   uint32_t order; /* 0: learnt (cf_table_first); 1: Bloom filter first; 2: table first */
