@@ -53,7 +53,7 @@
  * its one line, and that filter, a third of the table's size, stays in a
  * core's L2 cache where the table would not
  * (docs/benchmarks/round-slot21.md).  While they are mostly present the
- * get skips it (engine/state/index.h, cf_table_first): the table alone
+ * get skips it (engine/state/index.h, cf_order): the table alone
  * answers right. */
 typedef struct tern_cfilter_view {
   tern_filter_view bloom;

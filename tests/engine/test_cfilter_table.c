@@ -240,12 +240,12 @@ static const tern_cfilter_tuning k_tunings[] = {
 };
 
 /* idx's current state's order of the combined filter's lines (index.h:
- * cf_table_first), forced to `order` (1: Bloom filter first, 2: table
- * first) while gets run, or (0) learnt again. */
+ * cf_order), forced to `order` (1: Bloom filter first, 2: table first)
+ * while gets run, or (0) learnt again. */
 static void force_order(tern_index *idx, uint32_t order) {
   tern_cfilter_test_tuning.order = order;
   tern_mu_lock(idx);
-  if (order && idx->cur) atomic_store(&idx->cur->cf_table_first, order == 2);
+  if (order && idx->cur) atomic_store(&idx->cur->cf_order, order == 2 ? TERN_CF_ORDER_MAX : 0);
   tern_mu_unlock(idx);
 }
 
@@ -468,8 +468,9 @@ static size_t get_range(const world *w, tern_snapshot *s, uint32_t from, uint32_
 
 /* The order of the combined filter's lines follows the gets: a run of
  * present keys turns it to the table first, a run of absent ones back to
- * the Bloom filter first (state.c, cf_learn), every answer right
- * meanwhile, and in a mix of both. */
+ * the Bloom filter first (state.c, cf_learn), two counted gets against
+ * the order needed to turn it, every answer right meanwhile and in a mix
+ * of both. */
 static void test_order_learnt(void **state) {
   (void)state;
   et_prefer_tmpfs();
@@ -500,6 +501,25 @@ static void test_order_learnt(void **state) {
   get_range(w, s, 0, NKEYS, 1);
   get_range(w, s, 0, NKEYS, 1);
   assert_int_equal(tern_state_cf_table_first(s->st), 1);
+  /* Hysteresis: from the saturated counter one absent get that counts
+   * (its hash picked) leaves the table first, a second turns it. */
+  uint32_t counted[2];
+  size_t nc = 0;
+  for (uint32_t id = NKEYS; id < 2 * NKEYS && nc < 2; id++) {
+    uint8_t k[KLEN];
+    key_of(w, id, k);
+    tern_seg_probe p;
+    assert_int_equal(tern_seg_probe_init(&p, k, KLEN), TERN_OK);
+    uint32_t cand[TERN_CFILTER_ENTRIES];
+    if ((p.fk.hash & (TERN_CF_LEARN_EVERY - 1)) == 0 &&
+        tern_cfilter_candidates(&s->st->cf_view, p.fk.hash, cand) != TERN_CFILTER_ALL)
+      counted[nc++] = id; /* an overflowed bucket teaches nothing */
+  }
+  assert_int_equal(nc, 2);
+  assert_int_equal(get_range(w, s, counted[0], counted[0] + 1, 0), 0);
+  assert_int_equal(tern_state_cf_table_first(s->st), 1);
+  assert_int_equal(get_range(w, s, counted[1], counted[1] + 1, 0), 0);
+  assert_int_equal(tern_state_cf_table_first(s->st), 0);
   get_range(w, s, 0, 2 * NKEYS, 0); /* a mix: either order, every answer right */
   assert_int_equal(tern_snapshot_close(s), TERN_OK);
   check_all(w, idx);
