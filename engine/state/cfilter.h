@@ -18,8 +18,8 @@
  * entry for each.  So the slots a bucket names for a key, the entries
  * whose fingerprint matches, are a superset of the covered slots holding
  * it; a wrong one (another key's fingerprint: about 16 / 2^fp_bits of
- * the absent keys the Bloom filter lets through) costs one block probe
- * that finds nothing.
+ * the absent keys that reach the table) costs one block probe that finds
+ * nothing.
  *
  * Neither the header nor an empty word can match: an empty word's
  * fingerprint is 0, TERN_CFILTER_OVERFLOWED's is all ones, a key's is
@@ -49,9 +49,12 @@
 
 /* The table as one state reads it, with the split-block Bloom filter
  * over the same keys (codec/filter.h, 10 bits a key) that a get asks
- * first: an absent key is answered from its one line, and that filter,
- * a third of the table's size, stays in a core's L2 cache where the table
- * would not (docs/benchmarks/round-slot21.md). */
+ * first while its keys are mostly absent: an absent key is answered from
+ * its one line, and that filter, a third of the table's size, stays in a
+ * core's L2 cache where the table would not
+ * (docs/benchmarks/round-slot21.md).  While they are mostly present the
+ * get skips it (engine/state/index.h, cf_order): the table alone
+ * answers right. */
 typedef struct tern_cfilter_view {
   tern_filter_view bloom;
   const uint8_t *buckets; /* NULL: no combined filter */
@@ -118,9 +121,9 @@ static inline size_t tern_cfilter_candidates(const tern_cfilter_view *v, uint64_
   return n;
 }
 
-/* Starts fetching the Bloom filter's line (the table's is fetched once
- * that says "maybe": an absent key leaves the table's lines out of the
- * caches). */
+/* Starts fetching the Bloom filter's line, when the get asks it first
+ * (the table's is fetched once that says "maybe": an absent key leaves
+ * the table's lines out of the caches). */
 static inline void tern_cfilter_prefetch(const tern_cfilter_view *v, uint64_t hash) {
   tern_filter_view_prefetch(v->bloom, hash);
 }

@@ -109,6 +109,14 @@ typedef struct tern_state {
    * a get (cfilter.h). */
   struct tern_cfilter *cf;
   tern_cfilter_view cf_view;
+  /* With a combined filter, which line a get reads first: below
+   * TERN_CF_ORDER_TABLE the Bloom filter's (an absent key ends at it),
+   * from it the table's bucket (a present key needs that line anyway;
+   * skipping the Bloom filter's takes one miss off its path:
+   * docs/benchmarks/round-present21.md).  A counter, 0 to
+   * TERN_CF_ORDER_MAX, learnt from the gets' answers (state.c, cf_learn);
+   * a hint: both orders answer the same. */
+  atomic_uchar cf_order;
 } tern_state;
 
 /* How this index reads its segments (TERN_PREAD or the default mapping). */
@@ -414,12 +422,16 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, siz
 #define TERN_CFILTER_MIN_WORKER 3u
 #define TERN_CFILTER_MAX_KEYS (2u << 20) /* keys above which there is none (10.5 MiB) */
 typedef struct tern_cfilter tern_cfilter;
-/* Tests only (test_cfilter.c): fingerprints narrowed to 16 - slot_bits_min
- * bits (2 to 14; 0: as wide as the segment count allows) to force
- * collisions, and `load` entries per bucket on average (0: TERN_CFILTER_LOAD)
- * to force overflowed buckets.  Read when a table is built. */
+/* Tests only (test_cfilter_table.c): fingerprints narrowed to 16 -
+ * slot_bits_min bits (2 to 14; 0: as wide as the segment count allows) to
+ * force collisions, and `load` entries per bucket on average (0:
+ * TERN_CFILTER_LOAD) to force overflowed buckets, read when a table is
+ * built; `order` fixes which of its lines gets read first (a state given a
+ * table starts table first when 2; gets learn no other order while
+ * nonzero). */
 typedef struct tern_cfilter_tuning {
   uint32_t slot_bits_min, load;
+  uint32_t order; /* 0: learnt (tern_state.cf_order); 1: Bloom filter first; 2: table first */
 } tern_cfilter_tuning;
 extern tern_cfilter_tuning tern_cfilter_test_tuning;
 /* Builds st's combined filter when it has none and is worth one at open
@@ -453,9 +465,21 @@ size_t tern_cfilter_memory(const tern_cfilter *cf);
  * idx->mu held (the filter's count), as tern_state_cfilter_put. */
 int tern_state_cfilter_inherit(tern_state *st, const tern_state *from);
 void tern_state_cfilter_put(tern_state *st);
-/* Starts fetching the combined filter's Bloom line for the probe's key (a hint). */
+#define TERN_CF_ORDER_TABLE 2u /* tern_state.cf_order from which the table is read first */
+#define TERN_CF_ORDER_MAX 3u
+#define TERN_CF_LEARN_EVERY 16u /* one get in this many (by its hash) moves cf_order */
+/* 1 when a get reads st's combined filter's table before its Bloom
+ * filter (tern_state.cf_order). */
+static inline int tern_state_cf_table_first(const tern_state *st) {
+  return atomic_load_explicit(&st->cf_order, memory_order_relaxed) >= TERN_CF_ORDER_TABLE;
+}
+/* Starts fetching the line of the combined filter a get reads first for
+ * the probe's key (a hint; no combined filter: no load). */
 static inline void tern_state_cfilter_prefetch(const tern_state *st, const tern_seg_probe *p) {
-  tern_cfilter_prefetch(&st->cf_view, p->fk.hash);
+  if (st->cf_view.buckets && tern_state_cf_table_first(st))
+    __builtin_prefetch(tern_cfilter_bucket(&st->cf_view, p->fk.hash));
+  else
+    tern_cfilter_prefetch(&st->cf_view, p->fk.hash);
 }
 /* Installs, for idx->cur, a state that is the same with *cf as its
  * combined filter, when idx->cur has none and *cf covers it (*cf then

@@ -765,20 +765,51 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
   return TERN_NOTFOUND;
 }
 
+/* What a get through st's combined filter found (present: a named slot
+ * held the key live; absent: the Bloom filter or the table ruled it out,
+ * or no named slot held it) moves the order of its lines: one get in
+ * TERN_CF_LEARN_EVERY (picked by the hash's low bits) steps the state's
+ * counter, cf_order, up when found, down when not, within [0,
+ * TERN_CF_ORDER_MAX]; the table is read first from TERN_CF_ORDER_TABLE.
+ * A stream of gets of one kind turns the order within a few dozen gets
+ * and then writes nothing (the counter saturated); the two steps of
+ * hysteresis keep a mix whose gets mostly find (or mostly miss) in the
+ * right order nearly all the time, where one bit would follow the mix's
+ * share (docs/benchmarks/round-present21.md).  A relaxed byte: no get
+ * writes it while it stays.  Both orders answer the same (cfilter.h: the
+ * table alone names a superset of the slots holding the key). */
+static inline void cf_learn(const tern_state *st, const tern_seg_probe *p, int present) {
+  if (p->fk.hash & (TERN_CF_LEARN_EVERY - 1)) return;
+  unsigned cur = atomic_load_explicit(&st->cf_order, memory_order_relaxed);
+  unsigned next = present ? cur + (cur < TERN_CF_ORDER_MAX) : cur - (cur > 0);
+  if (next == cur || tern_cfilter_test_tuning.order) return; /* tests: fixed */
+  /* a hint beside the state's immutable contents: st is never const itself */
+  atomic_store_explicit(&((tern_state *)st)->cf_order, (unsigned char)next,
+                        memory_order_relaxed);
+}
+
 /* The slots ids[0..count) probed in turn, through the combined filter
- * when st has one (cfilter.h): its Bloom filter's "no" ends the get at
- * one line; else its table's bucket names the slots that may hold the
- * key, newest first, and only their blocks are probed, never the
- * other slots' filter lines (issue 21 item 6).  The table is exact about
- * which slots hold a key but for fingerprint matches, so a named slot's
- * own filter is skipped (TERN_SEG_FILTER_MAYBE: the block decides).  An
- * overflowed bucket names nothing: every slot in turn. */
+ * when st has one (cfilter.h): its table's bucket names the slots that
+ * may hold the key, newest first, and only their blocks are probed,
+ * never the other slots' filter lines (issue 21 item 6).  Its Bloom
+ * filter, a third of the table's size, is asked before the bucket while
+ * the gets' keys are mostly absent (its "no" ends the get at one line that
+ * stays in cache better) and skipped while they are mostly present
+ * (tern_state.cf_order).  The table is exact about which slots hold
+ * a key but for fingerprint matches, so a named slot's own filter is
+ * skipped (TERN_SEG_FILTER_MAYBE: the block decides).  An overflowed
+ * bucket names nothing: every slot in turn. */
 static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t count,
                              const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
                              const tern_slot **found) {
   if (!st->cf_view.buckets) return probe_in_turn(st, ids, count, p, c, e, found);
-  TERN_COUNT_GET(filter_checks, 1);
-  if (!tern_filter_view_may_contain(st->cf_view.bloom, &p->fk)) return TERN_NOTFOUND;
+  if (!tern_state_cf_table_first(st)) {
+    TERN_COUNT_GET(filter_checks, 1);
+    if (!tern_filter_view_may_contain(st->cf_view.bloom, &p->fk)) {
+      cf_learn(st, p, 0);
+      return TERN_NOTFOUND;
+    }
+  }
   uint32_t cand[TERN_CFILTER_ENTRIES];
   size_t n = tern_cfilter_candidates(&st->cf_view, p->fk.hash, cand);
   if (n == TERN_CFILTER_ALL) return probe_in_turn(st, ids, count, p, c, e, found);
@@ -789,9 +820,13 @@ static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t c
     uint32_t doc;
     int rc = slot_pk_find(sl, p, 1, c, e, &doc);
     if (rc == TERN_NOTFOUND) continue;
-    if (rc == TERN_OK) *found = sl;
+    if (rc == TERN_OK) {
+      *found = sl;
+      cf_learn(st, p, 1);
+    }
     return rc;
   }
+  cf_learn(st, p, 0);
   return TERN_NOTFOUND;
 }
 

@@ -111,6 +111,9 @@ static int hold(tern_state *st, tern_cfilter *cf) {
   st->cf = cf;
   st->cf_view = (tern_cfilter_view){tern_filter_view_of(cf->bloom), cf->buckets, cf->nbuckets,
                                     cf->slot_bits, slot_of};
+  atomic_store_explicit(&st->cf_order,
+                        tern_cfilter_test_tuning.order == 2 ? TERN_CF_ORDER_MAX : 0,
+                        memory_order_relaxed);
   cf->refs++;
   return 1;
 }
@@ -118,7 +121,12 @@ static int hold(tern_state *st, tern_cfilter *cf) {
 int tern_state_cfilter_inherit(tern_state *st, const tern_state *from) {
   if (st->cf || !from || !from->cf || !covers_state(from->cf, st)) return 0;
   assert(from->cf->refs > 0);
-  return hold(st, from->cf);
+  if (!hold(st, from->cf)) return 0;
+  if (!tern_cfilter_test_tuning.order) /* the gets go on as they were */
+    atomic_store_explicit(&st->cf_order,
+                          atomic_load_explicit(&from->cf_order, memory_order_relaxed),
+                          memory_order_relaxed);
+  return 1;
 }
 
 /* Appends the hash of every unique key of seg to h[*n..cap); every 4096

@@ -233,11 +233,32 @@ static size_t overflowed_buckets(const tern_state *st) {
 }
 
 static const tern_cfilter_tuning k_tunings[] = {
-    {0, 0},  /* as built for real */
-    {14, 0}, /* 2-bit fingerprints: collisions */
-    {0, 64}, /* 64 entries a bucket on average: most overflow */
-    {12, 28}, /* both, some buckets overflowed */
+    {0, 0, 0},   /* as built for real */
+    {14, 0, 0},  /* 2-bit fingerprints: collisions */
+    {0, 64, 0},  /* 64 entries a bucket on average: most overflow */
+    {12, 28, 0}, /* both, some buckets overflowed */
 };
+
+/* idx's current state's order of the combined filter's lines (index.h:
+ * cf_order), forced to `order` (1: Bloom filter first, 2: table first)
+ * while gets run, or (0) learnt again. */
+static void force_order(tern_index *idx, uint32_t order) {
+  tern_cfilter_test_tuning.order = order;
+  tern_mu_lock(idx);
+  if (order && idx->cur) atomic_store(&idx->cur->cf_order, order == 2 ? TERN_CF_ORDER_MAX : 0);
+  tern_mu_unlock(idx);
+}
+
+/* Every get against the reference in both orders of the combined
+ * filter's lines (the table alone must do for the Bloom filter). */
+static void check_both_orders(const world *w, tern_index *idx) {
+  uint32_t learnt = tern_cfilter_test_tuning.order;
+  for (uint32_t order = 1; order <= 2; order++) {
+    force_order(idx, order);
+    check_all(w, idx);
+  }
+  force_order(idx, learnt);
+}
 
 /* The layout as it is now, read through read-only handles with each
  * tuning: every get against the reference, the table against the
@@ -249,6 +270,7 @@ static void check_layout(const world *w, table_seen *seen, size_t *with) {
     assert_int_equal(tern_open(&idx, w->idxdir, TERN_RDONLY, NULL), TERN_OK);
     check_all(w, idx); /* the first state: built at open, or the builder kicked */
     tern_cfbuilder_wait(idx);
+    check_both_orders(w, idx);
     tern_snapshot *s;
     assert_int_equal(tern_snapshot_open(&s, idx), TERN_OK);
     const uint32_t *ids;
@@ -274,7 +296,7 @@ static void check_layout(const world *w, table_seen *seen, size_t *with) {
     assert_int_equal(check_all(w, idx), n >= TERN_CFILTER_MIN_WORKER);
     assert_int_equal(tern_close(idx), TERN_OK);
   }
-  tern_cfilter_test_tuning = (tern_cfilter_tuning){0, 0};
+  tern_cfilter_test_tuning = (tern_cfilter_tuning){0, 0, 0};
 }
 
 static void test_names_every_holder(void **state) {
@@ -420,12 +442,99 @@ static void test_spilled_transaction_meanwhile(void **state) {
   free(w);
 }
 
+/* Gets of ids [from, to) through snapshot s, each against the reference
+ * (ids >= NKEYS never written), with only_present those the reference
+ * holds; returns how many were present. */
+static size_t get_range(const world *w, tern_snapshot *s, uint32_t from, uint32_t to,
+                        int only_present) {
+  size_t present = 0;
+  for (uint32_t id = from; id < to; id++) {
+    if (only_present && (id >= NKEYS || w->ver[id] == 0)) continue;
+    uint8_t k[KLEN];
+    uint32_t v[2];
+    size_t vlen;
+    key_of(w, id, k);
+    int rc = tern_get(s, k, KLEN, v, sizeof v, &vlen);
+    if (id >= NKEYS || w->ver[id] == 0) {
+      if (rc != TERN_NOTFOUND) fail_msg("key %u absent: %d", id, rc);
+      continue;
+    }
+    if (rc != TERN_OK) fail_msg("key %u version %u: %d (%s)", id, w->ver[id], rc, tern_errmsg());
+    assert_int_equal(v[1], w->ver[id]);
+    present++;
+  }
+  return present;
+}
+
+/* The order of the combined filter's lines follows the gets: a run of
+ * present keys turns it to the table first, a run of absent ones back to
+ * the Bloom filter first (state.c, cf_learn), two counted gets against
+ * the order needed to turn it, every answer right meanwhile and in a mix
+ * of both. */
+static void test_order_learnt(void **state) {
+  (void)state;
+  et_prefer_tmpfs();
+  uint64_t seed = tu_seed();
+  printf("seed %llu\n", (unsigned long long)seed);
+  world *w = malloc(sizeof *w);
+  assert_non_null(w);
+  world_init(w, seed ^ 0x0dde7, "cftable-order");
+  for (int i = 0; i < 3; i++)
+    grow(w, 1 + (size_t)tu_below(&w->r, 3));
+  grow(w, 0); /* overwrites and deletes */
+  tern_index *idx;
+  assert_int_equal(tern_open(&idx, w->idxdir, TERN_RDONLY, NULL), TERN_OK);
+  check_all(w, idx);
+  tern_cfbuilder_wait(idx);
+  tern_snapshot *s;
+  assert_int_equal(tern_snapshot_open(&s, idx), TERN_OK);
+  assert_non_null(s->st->cf); /* at least 4 slots probed in turn */
+  assert_int_equal(tern_state_cf_table_first(s->st), 0); /* as made */
+  size_t present = 0;
+  for (int pass = 0; pass < 4; pass++) /* about 1 in 16 present gets may turn it */
+    present += get_range(w, s, 0, NKEYS, 1);
+  assert_true(present > 1000);
+  assert_int_equal(tern_state_cf_table_first(s->st), 1);
+  for (int pass = 0; pass < 4; pass++)
+    assert_int_equal(get_range(w, s, NKEYS, 2 * NKEYS, 0), 0);
+  assert_int_equal(tern_state_cf_table_first(s->st), 0);
+  get_range(w, s, 0, NKEYS, 1);
+  get_range(w, s, 0, NKEYS, 1);
+  assert_int_equal(tern_state_cf_table_first(s->st), 1);
+  /* Hysteresis: from the saturated counter one absent get that counts
+   * (its hash picked) leaves the table first, a second turns it. */
+  uint32_t counted[2];
+  size_t nc = 0;
+  for (uint32_t id = NKEYS; id < 2 * NKEYS && nc < 2; id++) {
+    uint8_t k[KLEN];
+    key_of(w, id, k);
+    tern_seg_probe p;
+    assert_int_equal(tern_seg_probe_init(&p, k, KLEN), TERN_OK);
+    uint32_t cand[TERN_CFILTER_ENTRIES];
+    if ((p.fk.hash & (TERN_CF_LEARN_EVERY - 1)) == 0 &&
+        tern_cfilter_candidates(&s->st->cf_view, p.fk.hash, cand) != TERN_CFILTER_ALL)
+      counted[nc++] = id; /* an overflowed bucket teaches nothing */
+  }
+  assert_int_equal(nc, 2);
+  assert_int_equal(get_range(w, s, counted[0], counted[0] + 1, 0), 0);
+  assert_int_equal(tern_state_cf_table_first(s->st), 1);
+  assert_int_equal(get_range(w, s, counted[1], counted[1] + 1, 0), 0);
+  assert_int_equal(tern_state_cf_table_first(s->st), 0);
+  get_range(w, s, 0, 2 * NKEYS, 0); /* a mix: either order, every answer right */
+  assert_int_equal(tern_snapshot_close(s), TERN_OK);
+  check_all(w, idx);
+  assert_int_equal(tern_close(idx), TERN_OK);
+  world_free(w);
+  free(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_names_every_holder),
       cmocka_unit_test(test_built_while_committing),
       cmocka_unit_test(test_close_while_building),
       cmocka_unit_test(test_spilled_transaction_meanwhile),
+      cmocka_unit_test(test_order_learnt),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
