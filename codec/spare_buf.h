@@ -4,11 +4,11 @@
  *
  * A fresh process's first read of a segment's index file copies it into
  * memory the process has never touched: one page fault per 4 KiB of the
- * buffer, ~2.5 µs each on the machine measured (docs/benchmarks/
- * round-open25.md), more than the copy.  tern_open asks for every index file before it waits
- * for the catalog's cold read; it readies each one's buffer then, so the
- * faults are taken while the device works, and the segment's open
- * (segment_open.c) reads into it.  Keyed by path and exact length: a
+ * buffer, ~2.5 µs each on the machine measured, more than the copy
+ * (docs/benchmarks/HISTORY.md, "2026-12-02, evening").  tern_open asks
+ * for every index file before it waits for the catalog's cold read; it
+ * readies each one's buffer then, so the faults are taken while the
+ * device works, and the segment's open (segment_open.c) reads into it.  Keyed by path and exact length: a
  * file that changed size meanwhile gets a fresh buffer.  Process-wide,
  * bounded (SPARE_MAX_BYTES), thread-safe; a buffer nobody takes is freed
  * when a newer one needs the room.

@@ -355,7 +355,7 @@ static void prefetch_segments(const char *dir) {
    * a cold read per page, the first two one after the other.  LMDB reads
    * its lock file next (mdb_env_open maps it and reads its header, even
    * read-only): asked for too, it comes in beside the catalog instead of
-   * after it (~130 µs less at a cold open, docs/benchmarks/round-open25.md). */
+   * after it (~130 µs less at a cold open, docs/benchmarks/HISTORY.md, "2026-12-02, evening"). */
   const char *const first[2] = {TERN_CATALOG_FILE, TERN_CATALOG_FILE "-lock"};
   for (int i = 0; i < 2; i++) {
     char *path = tern_path_join(dir, first[i]);

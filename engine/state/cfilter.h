@@ -52,7 +52,7 @@
  * first while its keys are mostly absent: an absent key is answered from
  * its one line, and that filter, a third of the table's size, stays in a
  * core's L2 cache where the table would not
- * (docs/benchmarks/round-slot21.md).  While they are mostly present the
+ * (docs/benchmarks/HISTORY.md, "2026-12-02, afternoon").  While they are mostly present the
  * get skips it (engine/state/index.h, cf_order): the table alone
  * answers right. */
 typedef struct tern_cfilter_view {

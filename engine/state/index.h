@@ -113,7 +113,7 @@ typedef struct tern_state {
    * TERN_CF_ORDER_TABLE the Bloom filter's (an absent key ends at it),
    * from it the table's bucket (a present key needs that line anyway;
    * skipping the Bloom filter's takes one miss off its path:
-   * docs/benchmarks/round-present21.md).  A counter, 0 to
+   * docs/benchmarks/HISTORY.md, "2026-12-02, evening").  A counter, 0 to
    * TERN_CF_ORDER_MAX, learnt from the gets' answers (state.c, cf_learn);
    * a hint: both orders answer the same. */
   atomic_uchar cf_order;

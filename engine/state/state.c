@@ -775,7 +775,7 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
  * and then writes nothing (the counter saturated); the two steps of
  * hysteresis keep a mix whose gets mostly find (or mostly miss) in the
  * right order nearly all the time, where one bit would follow the mix's
- * share (docs/benchmarks/round-present21.md).  A relaxed byte: no get
+ * share (docs/benchmarks/HISTORY.md, "2026-12-02, evening").  A relaxed byte: no get
  * writes it while it stays.  Both orders answer the same (cfilter.h: the
  * table alone names a superset of the slots holding the key). */
 static inline void cf_learn(const tern_state *st, const tern_seg_probe *p, int present) {

@@ -19,7 +19,7 @@
  * place in the table's list; each state holding the table keeps its own
  * map from that place to its slot (a covered segment it lacks: none).
  *
- * Cost (measured: docs/benchmarks/round-slot21.md): the keys of the
+ * Cost (measured: docs/benchmarks/HISTORY.md, "2026-12-02, afternoon"): the keys of the
  * covered segments read once, in key order, from their terms blocks,
  * hashed and placed, about 50-60 ms per million keys, the read of the
  * blocks most of it; memory 42 bits per key (the table 32, 4 MiB per
