@@ -160,7 +160,10 @@ typedef struct tern_flight {
  *                     and its cached process id.
  *   (LMDB's own writer mutex is taken inside install_mu only.)
  *
- * Atomics need no lock: catalog_bad (set once, read anywhere).
+ * Atomics need no lock: catalog_bad (set once, read anywhere), a
+ * state's cf_order (a relaxed hint any get may step: both orders answer
+ * the same).  codec/spare_buf.c's spare_mu is a leaf: taken alone, around
+ * its table only.
  * Functions say "REQUIRES: <lock> held"; debug builds assert it.
  */
 struct tern_index {
