@@ -293,7 +293,8 @@ static void test_cli_reports(void **state) {
     put_range(idx, s * 10, s * 10 + 10, TERN_TXN_BULK);
   ET_OK(tern_close(idx));
   flip_middle(dir, "s000000000002.tim");
-  char *tsv = tu_path(dir, "../more.tsv");
+  char *aux = tu_tmpdir("cliwarn-files"); /* the inputs and the failed import's target */
+  char *tsv = tu_path(aux, "more.tsv");
   tu_write_file(tsv, "new1\tx\nnew2\ty\n", 14);
   const char *import[] = {g_bin, "import", "-q", dir, tsv, NULL};
   assert_int_equal(run_cli(import), 0);
@@ -306,9 +307,9 @@ static void test_cli_reports(void **state) {
   tern_stats_free(st);
   ET_OK(tern_close(idx));
   /* A failed import into a new directory: no index left behind. */
-  char *bad = tu_path(dir, "../bad.tsv");
+  char *bad = tu_path(aux, "bad.tsv");
   tu_write_file(bad, "ok\t1\n\tempty key\n", 16);
-  char *fresh = tu_path(dir, "../fresh-index");
+  char *fresh = tu_path(aux, "fresh-index");
   const char *imp2[] = {g_bin, "import", "-q", fresh, bad, NULL};
   assert_int_equal(run_cli(imp2), 2);
   struct stat sb;
@@ -316,6 +317,7 @@ static void test_cli_reports(void **state) {
   free(fresh);
   free(bad);
   free(tsv);
+  free(aux);
   free(dir);
 }
 
