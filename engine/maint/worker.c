@@ -6,14 +6,26 @@
  */
 #include "engine/maint/worker.h"
 #include "engine/maint/combined.h"
+#include "engine/util/counters.h"
 #include "engine/state/edit.h"
 
 #include "codec/status.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 enum { BACKOFF_MAX_SHIFT = 10 };
+
+/* After its work the thread lingers: it looks for more every
+ * LINGER_POLL_NS for LINGER_POLLS polls (50 ms) before it sleeps until
+ * signalled.  A commit that gives a lingering (or busy) worker work only
+ * sets `kicked`: waking a sleeping thread costs the committing thread a
+ * futex wake, 7-11 µs on a 2-vCPU VM whose idle CPU must be woken (about
+ * 1% of one-document commits, exactly the p99 of their latency), while a
+ * poll costs the worker's own CPU.  Work waits at most one poll. */
+enum { LINGER_POLLS = 50 };
+#define LINGER_POLL_NS 1000000L
 
 typedef struct tern_worker {
   pthread_mutex_t mu;
@@ -22,6 +34,7 @@ typedef struct tern_worker {
   int started, stop;
   int kicked; /* work may be due; the worker holds a flock hold while kicked or busy */
   int busy;
+  int sleeping; /* in an untimed wait: a kick must signal it (else it polls) */
   unsigned streak;  /* failures in a row */
   uint64_t skip;    /* kicks to ignore before trying again after a failure */
   int unreported;   /* status of a failure no commit has reported yet */
@@ -31,7 +44,11 @@ int tern_worker_new(tern_index *idx) {
   tern_worker *w = calloc(1, sizeof *w);
   if (!w) return tern_fail(TERN_ENOMEM, "worker: out of memory");
   pthread_mutex_init(&w->mu, NULL);
-  pthread_cond_init(&w->wake, NULL);
+  pthread_condattr_t ca; /* polls timed on the monotonic clock: a clock set back delays no work */
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&w->wake, &ca);
+  pthread_condattr_destroy(&ca);
   pthread_cond_init(&w->idle, NULL);
   idx->worker = w;
   return TERN_OK;
@@ -126,13 +143,39 @@ static int run_due_work(tern_index *idx, int background) {
   return TERN_OK;
 }
 
+/* One poll of a lingering worker: a timed wait on `wake` (which a stop or
+ * a waiter of the worker still signals).  REQUIRES: w->mu held. */
+static void linger_once(tern_worker *w) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  ts.tv_nsec += LINGER_POLL_NS;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  (void)pthread_cond_timedwait(&w->wake, &w->mu, &ts);
+}
+
+/* Waits for a kick or a stop: polls for a while, then sleeps.
+ * REQUIRES: w->mu held. */
+static void wait_for_work(tern_worker *w) {
+  for (int polls = 0; !w->kicked && !w->stop; polls++) {
+    if (polls < LINGER_POLLS) {
+      linger_once(w);
+      continue;
+    }
+    w->sleeping = 1;
+    pthread_cond_wait(&w->wake, &w->mu);
+    w->sleeping = 0;
+  }
+}
+
 static void *worker_main(void *arg) {
   tern_index *idx = arg;
   tern_worker *w = idx->worker;
   pthread_mutex_lock(&w->mu);
   for (;;) {
-    while (!w->kicked && !w->stop)
-      pthread_cond_wait(&w->wake, &w->mu);
+    wait_for_work(w);
     if (!w->kicked) break;
     w->kicked = 0;
     w->busy = 1;
@@ -182,7 +225,10 @@ static void kick(tern_index *idx) {
   }
   if (!w->kicked && !w->busy) tern_flock_hold(idx);
   w->kicked = 1;
-  pthread_cond_signal(&w->wake);
+  if (w->sleeping) {
+    TERN_COUNT(worker_wakes);
+    pthread_cond_signal(&w->wake);
+  }
   pthread_mutex_unlock(&w->mu);
 }
 
@@ -190,7 +236,9 @@ void tern_worker_nudge(tern_index *idx) {
   if (!(idx->flags & TERN_FOREGROUND)) kick(idx);
 }
 
+/* REQUIRES: w->mu held. */
 static void wait_idle(tern_worker *w) {
+  if (w->kicked) pthread_cond_signal(&w->wake); /* a lingering worker: now, not at its next poll */
   while (w->kicked || w->busy)
     pthread_cond_wait(&w->idle, &w->mu);
 }

@@ -24,6 +24,7 @@ typedef struct tern_engine_counts {
   atomic_ulong commits;        /* tern_commit calls that committed (tern_stats counters) */
   atomic_ulong flushes;        /* buffers installed as segments */
   atomic_ulong merges;         /* merges installed */
+  atomic_ulong worker_wakes;   /* worker threads a commit woke from sleep (not lingering) */
 } tern_engine_counts;
 
 extern tern_engine_counts tern_engine_count;
