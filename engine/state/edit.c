@@ -6,6 +6,7 @@
  * is in flight (the flush carries it into its segment: flush.c).
  */
 #include "engine/state/edit.h"
+#include "engine/util/thread.h"
 #include "engine/util/vec.h"
 
 #include "codec/status.h"
@@ -89,7 +90,7 @@ int tern_edit_writes_catalog(const tern_edit *e) {
 
 void tern_install_lock(tern_index *idx) {
   assert(!tern_mu_held(idx)); /* LOCKS: install_mu before mu */
-  pthread_mutex_lock(&idx->install_mu);
+  tern_lock_spinning(&idx->install_mu); /* the worker and a commit: neither sleeps on it */
 #ifndef NDEBUG
   atomic_store_explicit(&idx->install_owner, tern_lock_self(), memory_order_relaxed);
 #endif

@@ -143,7 +143,8 @@ typedef struct tern_flight {
  *   2. worker->mu     worker.c: kicked/busy/stop/streak/skip/unreported.
  *                     Released before the work runs.
  *   3. install_mu     tern_install_lock(): the catalog writer's critical
- *                     section.  Guards: every LMDB write transaction, the
+ *                     section, taken spinning first (tern_lock_spinning:
+ *                     neither a commit nor the worker sleeps on it).  Guards: every LMDB write transaction, the
  *                     move of idx->cur by tern_log_and_apply, number_floor,
  *                     commit_uncertain, flight (the flush in flight).  A
  *                     commit holds it from resolving its keys to installing
