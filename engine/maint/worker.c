@@ -38,6 +38,7 @@ typedef struct tern_worker {
   unsigned streak;  /* failures in a row */
   uint64_t skip;    /* kicks to ignore before trying again after a failure */
   int unreported;   /* status of a failure no commit has reported yet */
+  tern_state *retired; /* a state the last install replaced, released at the next poll */
 } tern_worker;
 
 int tern_worker_new(tern_index *idx) {
@@ -83,11 +84,40 @@ static int runs_in_place(const tern_memseg *cur, const tern_memseg *b, size_t to
   return 1;
 }
 
+/* Releases the state the worker's work began from one poll later, not now
+ * (background): it holds what the install replaced (runs merged into one),
+ * and the commit in flight still holds the state before the install; so
+ * the last reference, and the free of those runs, is most likely the
+ * worker's, outside every commit. */
+static void retire(tern_index *idx, tern_state *st, int background) {
+  tern_worker *w = idx->worker;
+  if (!background) {
+    tern_state_release(idx, st);
+    return;
+  }
+  pthread_mutex_lock(&w->mu);
+  tern_state *older = w->retired;
+  w->retired = st;
+  pthread_mutex_unlock(&w->mu);
+  if (older) tern_state_release(idx, older);
+}
+
+/* REQUIRES: w->mu held; released meanwhile (LOCKS: idx->mu is below it,
+ * but a commit's kick must not wait for a free). */
+static void release_retired(tern_index *idx, tern_worker *w) {
+  tern_state *st = w->retired;
+  if (!st) return;
+  w->retired = NULL;
+  pthread_mutex_unlock(&w->mu);
+  tern_state_release(idx, st);
+  pthread_mutex_lock(&w->mu);
+}
+
 /* Merges a group of the newest buffer view's runs (tern_memseg_merge_window) into
  * one, outside any lock, and installs the view with that run under
  * install_mu if no commit merged those runs meanwhile (else the next
  * commit asks again). */
-static int merge_runs(tern_index *idx) {
+static int merge_runs(tern_index *idx, int background) {
   tern_state *st;
   TERN_TRY(tern_state_acquire(idx, 1, &st));
   const tern_memseg *b = st->buffer;
@@ -106,10 +136,10 @@ static int merge_runs(tern_index *idx) {
     else tern_mrun_put(merged);
     if (e.view) (void)tern_log_and_apply(idx, &e);
     tern_edit_free(idx, &e);
-    if (cur) tern_state_release(idx, cur);
     tern_install_unlock(idx);
+    if (cur) tern_state_release(idx, cur); /* outside install_mu: commits wait on it */
   }
-  tern_state_release(idx, st);
+  retire(idx, st, background);
   return rc;
 }
 
@@ -135,7 +165,7 @@ static int run_due_work(tern_index *idx, int background) {
       if (rc == TERN_WORKER_RETRY) rc = TERN_OK; /* a commit changed the buffer its way */
       if (rc == TERN_OK) continue;
     }
-    if (rc == TERN_OK && runs_due(idx)) rc = merge_runs(idx);
+    if (rc == TERN_OK && runs_due(idx)) rc = merge_runs(idx, background);
     if (rc == TERN_OK) rc = tern_merge_once(idx, &merged);
     if (rc != TERN_OK) return rc;
     if (!merged) return background && !kicked_again(idx) ? tern_cfilter_refresh(idx) : TERN_OK;
@@ -158,10 +188,11 @@ static void linger_once(tern_worker *w) {
 
 /* Waits for a kick or a stop: polls for a while, then sleeps.
  * REQUIRES: w->mu held. */
-static void wait_for_work(tern_worker *w) {
+static void wait_for_work(tern_index *idx, tern_worker *w) {
   for (int polls = 0; !w->kicked && !w->stop; polls++) {
     if (polls < LINGER_POLLS) {
       linger_once(w);
+      release_retired(idx, w);
       continue;
     }
     w->sleeping = 1;
@@ -175,7 +206,7 @@ static void *worker_main(void *arg) {
   tern_worker *w = idx->worker;
   pthread_mutex_lock(&w->mu);
   for (;;) {
-    wait_for_work(w);
+    wait_for_work(idx, w);
     if (!w->kicked) break;
     w->kicked = 0;
     w->busy = 1;
@@ -194,6 +225,7 @@ static void *worker_main(void *arg) {
     if (!w->kicked) tern_flock_release(idx); /* kicked again: the hold stays for that work */
     pthread_cond_broadcast(&w->idle);
   }
+  release_retired(idx, w);
   pthread_mutex_unlock(&w->mu);
   return NULL;
 }
@@ -274,6 +306,7 @@ void tern_worker_wait(tern_index *idx) {
   if (!w) return;
   pthread_mutex_lock(&w->mu);
   wait_idle(w);
+  release_retired(idx, w); /* a barrier: nothing of the work done is held after it */
   pthread_mutex_unlock(&w->mu);
 }
 
@@ -282,6 +315,7 @@ int tern_worker_drain(tern_index *idx) {
   if (!w) return 0;
   pthread_mutex_lock(&w->mu);
   wait_idle(w);
+  release_retired(idx, w);
   int pending = w->unreported;
   w->unreported = 0;
   w->skip = 0;
