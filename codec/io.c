@@ -232,11 +232,14 @@ int tern_rfile_open(tern_rfile **out, const char *path, tern_io_mode mode) {
     return tern_fail(TERN_ECORRUPT, "%s: not a regular file", path);
   }
   f->size = (uint64_t)st.st_size;
-  (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_RANDOM);
+  /* Read-ahead advice only where there is more than one page to read
+   * ahead: a fresh open skips two system calls per small file. */
+  int several = f->size > TERN_IO_PAGE;
+  if (several) (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_RANDOM);
   if (mode == TERN_IO_MMAP && f->size > 0) {
     void *m = V()->mmap((size_t)f->size, f->fd);
     if (m == MAP_FAILED) goto fail;
-    (void)madvise(m, (size_t)f->size, MADV_RANDOM);
+    if (several) (void)madvise(m, (size_t)f->size, MADV_RANDOM);
     f->map = m;
   }
   stats_join(f);
