@@ -9,8 +9,9 @@
  * that checks its checksum) with pread, and later reads through the
  * mapping (docs/ARCHITECTURE.md, "The open mode").  Plain pread remains
  * for callers that want copies.  Both count the same logical reads.  The
- * mapping is advised MADV_RANDOM and the file POSIX_FADV_RANDOM, so a cold
- * read fetches one page instead of the device's readahead window.
+ * mapping is advised MADV_RANDOM and the file POSIX_FADV_RANDOM (when over
+ * one page), so a cold read fetches one page instead of the device's
+ * readahead window.
  */
 #include "codec/io.h"
 #include "codec/io_internal.h"

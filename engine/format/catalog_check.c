@@ -183,8 +183,8 @@ int tern_catalog_precheck_fd(int fd, const char *path, int *empty) {
   char last[256] = "";
   int rc = TERN_OK;
   for (int i = 0; i < CHECK_READS; i++) {
-    meta ms[2];
-    int newest;
+    meta ms[2] = {{0}}; /* set by metas_read, but gcc -O3 cannot see it */
+    int newest = 0;
     rc = metas_read(fd, size, path, ms, &newest);
     if (rc == TERN_OK) rc = metas_consecutive(ms, newest, path);
     if (rc != TERN_ECORRUPT || !strcmp(last, tern_errmsg())) break;
