@@ -9,8 +9,9 @@
  * that checks its checksum) with pread, and later reads through the
  * mapping (docs/ARCHITECTURE.md, "The open mode").  Plain pread remains
  * for callers that want copies.  Both count the same logical reads.  The
- * mapping is advised MADV_RANDOM and the file POSIX_FADV_RANDOM, so a cold
- * read fetches one page instead of the device's readahead window.
+ * mapping is advised MADV_RANDOM and the file POSIX_FADV_RANDOM (when over
+ * one page), so a cold read fetches one page instead of the device's
+ * readahead window.
  */
 #include "codec/io.h"
 #include "codec/io_internal.h"
@@ -232,11 +233,14 @@ int tern_rfile_open(tern_rfile **out, const char *path, tern_io_mode mode) {
     return tern_fail(TERN_ECORRUPT, "%s: not a regular file", path);
   }
   f->size = (uint64_t)st.st_size;
-  (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_RANDOM);
+  /* Read-ahead advice only where there is more than one page to read
+   * ahead: a fresh open skips two system calls per small file. */
+  int several = f->size > TERN_IO_PAGE;
+  if (several) (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_RANDOM);
   if (mode == TERN_IO_MMAP && f->size > 0) {
     void *m = V()->mmap((size_t)f->size, f->fd);
     if (m == MAP_FAILED) goto fail;
-    (void)madvise(m, (size_t)f->size, MADV_RANDOM);
+    if (several) (void)madvise(m, (size_t)f->size, MADV_RANDOM);
     f->map = m;
   }
   stats_join(f);

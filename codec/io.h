@@ -15,7 +15,8 @@
  * whoever asks for them (rarely), so counts stay exact with any number of
  * threads.  The file is advised POSIX_FADV_RANDOM so the kernel does not read
  * ahead: a cold 4 KiB read costs one 4 KiB page, not the device's readahead
- * window (8 MiB on the reference machine).
+ * window (8 MiB on the reference machine); a file of one page or less has
+ * nothing to read ahead and is not advised.
  *
  * Writers (tern_wfile) append through a buffer to "<path>.tmp", keep an
  * XXH3-64 of every byte appended (the framing footer's checksum), and on

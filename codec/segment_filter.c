@@ -88,11 +88,13 @@ static int check_body_size(const tern_seg *s, uint64_t body, uint32_t *nblocks) 
 }
 
 int tern_seg_filter_open(tern_seg *s, const char *dir, const char *name) {
-  char *path = tern_seg_path(dir, name, SEG_FLT, 0);
-  if (!path) return tern_fail(TERN_ENOMEM, "out of memory");
-  int rc = tern_rfile_open(&s->flt, path, TERN_IO_MMAP);
-  free(path);
-  if (rc != TERN_OK) return rc;
+  if (!s->flt) { /* not opened ahead (segment_open.c) */
+    char *path = tern_seg_path(dir, name, SEG_FLT, 0);
+    if (!path) return tern_fail(TERN_ENOMEM, "out of memory");
+    int rc = tern_rfile_open(&s->flt, path, TERN_IO_MMAP);
+    free(path);
+    if (rc != TERN_OK) return rc;
+  }
   uint64_t size = tern_rfile_size(s->flt);
   if (size != s->flt_size)
     return tern_fail(TERN_ECORRUPT, "%s: %llu bytes, %llu expected%s", tern_rfile_path(s->flt),

@@ -119,7 +119,8 @@ uint64_t tern_seg_page_seed(const uint8_t *segid, int file);
  * what it filled, whatever the result).  The body stays referenced. */
 int tern_seg_parse_index(tern_seg *s, const uint8_t *body, size_t len, const char *what);
 
-/* segment_filter.c.  Opens NAME.flt (size against .tix, page checksums;
+/* segment_filter.c.  Opens NAME.flt unless s->flt was opened ahead, and
+ * checks it (size against .tix, page checksums;
  * nothing read) and the filter over its mapping. */
 int tern_seg_filter_open(tern_seg *s, const char *dir, const char *name);
 /* tern_seg_gate_filter's answers: TERN_SEG_FILTER_NO (certainly absent),

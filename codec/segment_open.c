@@ -75,11 +75,13 @@ static int read_framed(const char *path, uint32_t kind, const uint8_t *segid, ui
  * index: no read (its header is in page 0, checked with the page). */
 static int open_data_file(tern_seg *s, const char *dir, const char *name, int file,
                           tern_io_mode mode, uint64_t want, tern_rfile **out) {
-  char *path = tern_seg_path(dir, name, file, 0);
-  if (!path) return tern_fail(TERN_ENOMEM, "out of memory");
-  int rc = tern_rfile_open(out, path, mode);
-  free(path);
-  if (rc != TERN_OK) return rc;
+  if (!*out) { /* not opened ahead (open_ahead) */
+    char *path = tern_seg_path(dir, name, file, 0);
+    if (!path) return tern_fail(TERN_ENOMEM, "out of memory");
+    int rc = tern_rfile_open(out, path, mode);
+    free(path);
+    if (rc != TERN_OK) return rc;
+  }
   tern_rfile *f = *out;
   uint64_t size = tern_rfile_size(f);
   if (size != want)
@@ -213,7 +215,26 @@ int tern_seg_parse_index(tern_seg *s, const uint8_t *body, size_t len, const cha
 
 /* ----------------------------------------------------------------- open */
 
+/* Opens (and maps) the data files before NAME.tix is read, which they
+ * need nothing of: a fresh process's open asks for NAME.tix before it
+ * gets here (engine/index/open.c), and these system calls run while the
+ * device reads it instead of after.  Nothing is trusted yet: their sizes
+ * and page checksums are checked against NAME.tix once it is (open_files,
+ * tern_seg_filter_open).  A file that fails to open is left for the
+ * checked open to report, after NAME.tix's own errors. */
+static void open_ahead(tern_seg *s, const char *dir, const char *name, tern_io_mode mode) {
+  const int files[4] = {SEG_TIM, SEG_DOC, SEG_VAL, SEG_FLT};
+  tern_rfile **into[4] = {&s->tim, &s->doc, &s->val, &s->flt};
+  for (int i = 0; i < 4; i++) {
+    char *path = tern_seg_path(dir, name, files[i], 0);
+    if (path && tern_rfile_open(into[i], path, files[i] == SEG_FLT ? TERN_IO_MMAP : mode) != TERN_OK)
+      tern_clear_error();
+    free(path);
+  }
+}
+
 static int open_files(tern_seg *s, const char *dir, const char *name, tern_io_mode mode) {
+  open_ahead(s, dir, name, mode);
   s->tix_path = tern_seg_path(dir, name, SEG_TIX, 0);
   if (!s->tix_path) return tern_fail(TERN_ENOMEM, "out of memory");
   const uint8_t *body;

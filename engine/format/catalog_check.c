@@ -76,23 +76,20 @@ static int read_at(int fd, void *buf, size_t n, uint64_t off, const char *path) 
   return TERN_OK;
 }
 
-static int open_regular(const char *path, int *fd, uint64_t *size) {
+/* The size of the file open as fd, refused unless a regular file. */
+static int regular_size(int fd, const char *path, uint64_t *size) {
   *size = 0;
-  /* O_NONBLOCK: a FIFO named like the catalog must not hang the open. */
-  *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (*fd < 0) return tern_fail_errno(path);
   struct stat st;
-  if (fstat(*fd, &st) < 0) {
-    int rc = tern_fail_errno(path);
-    close(*fd);
-    return rc;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(*fd);
-    return tern_fail(TERN_ECORRUPT, "%s: not a regular file", path);
-  }
+  if (fstat(fd, &st) < 0) return tern_fail_errno(path);
+  if (!S_ISREG(st.st_mode)) return tern_fail(TERN_ECORRUPT, "%s: not a regular file", path);
   *size = (uint64_t)st.st_size;
   return TERN_OK;
+}
+
+static int open_catalog(const char *path, int *fd) {
+  /* O_NONBLOCK: a FIFO named like the catalog must not hang the open. */
+  *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  return *fd < 0 ? tern_fail_errno(path) : TERN_OK;
 }
 
 static int meta_read(int fd, uint64_t off, const char *path, meta *m) {
@@ -168,26 +165,33 @@ static int metas_consecutive(const meta ms[2], int newest, const char *path) {
 
 int tern_catalog_precheck(const char *path, int *empty) {
   int fd;
+  *empty = 0;
+  TERN_TRY(open_catalog(path, &fd));
+  int rc = tern_catalog_precheck_fd(fd, path, empty);
+  close(fd);
+  return rc;
+}
+
+int tern_catalog_precheck_fd(int fd, const char *path, int *empty) {
   uint64_t size;
   *empty = 0;
-  TERN_TRY(open_regular(path, &fd, &size));
-  int rc = TERN_OK;
+  TERN_TRY(regular_size(fd, path, &size));
   if (size == 0) {
     *empty = 1;
-  } else {
-    char last[256] = "";
-    for (int i = 0; i < CHECK_READS; i++) {
-      meta ms[2];
-      int newest;
-      rc = metas_read(fd, size, path, ms, &newest);
-      if (rc == TERN_OK) rc = metas_consecutive(ms, newest, path);
-      if (rc != TERN_ECORRUPT || !strcmp(last, tern_errmsg())) break;
-      snprintf(last, sizeof last, "%s", tern_errmsg());
-      struct timespec ms1 = {0, 1000000};
-      nanosleep(&ms1, NULL);
-    }
+    return TERN_OK;
   }
-  close(fd);
+  char last[256] = "";
+  int rc = TERN_OK;
+  for (int i = 0; i < CHECK_READS; i++) {
+    meta ms[2] = {{0}}; /* set by metas_read, but gcc -O3 cannot see it */
+    int newest = 0;
+    rc = metas_read(fd, size, path, ms, &newest);
+    if (rc == TERN_OK) rc = metas_consecutive(ms, newest, path);
+    if (rc != TERN_ECORRUPT || !strcmp(last, tern_errmsg())) break;
+    snprintf(last, sizeof last, "%s", tern_errmsg());
+    struct timespec ms1 = {0, 1000000};
+    nanosleep(&ms1, NULL);
+  }
   return rc;
 }
 
@@ -406,8 +410,17 @@ int tern_catalog_walk(const char *path, uint64_t txnid, tern_catalog_walk_info *
   memset(info, 0, sizeof *info);
   if (sizeof(size_t) != 8) return TERN_OK; /* the layout read here is the 64-bit one */
   int fd;
+  TERN_TRY(open_catalog(path, &fd));
+  int rc = tern_catalog_walk_fd(fd, path, txnid, info);
+  close(fd);
+  return rc;
+}
+
+int tern_catalog_walk_fd(int fd, const char *path, uint64_t txnid, tern_catalog_walk_info *info) {
+  memset(info, 0, sizeof *info);
+  if (sizeof(size_t) != 8) return TERN_OK; /* the layout read here is the 64-bit one */
   uint64_t size;
-  TERN_TRY(open_regular(path, &fd, &size));
+  TERN_TRY(regular_size(fd, path, &size));
   meta ms[2];
   int newest, rc = metas_read(fd, size, path, ms, &newest);
   const meta *m = NULL;
@@ -424,6 +437,5 @@ int tern_catalog_walk(const char *path, uint64_t txnid, tern_catalog_walk_info *
   if (rc == TERN_OK) rc = check_freed_unused(&w);
   free(w.freed.v);
   free(w.seen);
-  close(fd);
   return rc;
 }

@@ -12,7 +12,10 @@
  * pages, tern_catalog_walk reads every page reachable from it (free list,
  * main database, each named database): page numbers in range, each page
  * reached once, headers, node bounds, key order, overflow runs and the
- * per-database page and entry counts LMDB keeps.  Cost: one pread per
+ * per-database page and entry counts LMDB keeps.  Both read through a
+ * descriptor the caller may already hold (tern_open: the one it asked
+ * for the catalog's pages with, then LMDB's own), so that a fresh open
+ * does not open the file three times.  Cost: one pread per
  * page of the catalog (docs/ARCHITECTURE.md gives measured figures).
  */
 #ifndef TERN_ENGINE_CATALOG_CHECK_H
@@ -37,9 +40,15 @@ typedef struct tern_catalog_walk_info {
 /* 0 and *empty = 1 for a 0-byte file (never initialised), 0 when the file
  * passes, TERN_ECORRUPT naming `path` otherwise (-errno on I/O failure). */
 int tern_catalog_precheck(const char *path, int *empty);
+/* The same on `fd`, the file open read-only (O_NONBLOCK: a FIFO in its
+ * place does not hang) and named `path`; fd stays open. */
+int tern_catalog_precheck_fd(int fd, const char *path, int *empty);
 /* Walks the tree of the meta page whose transaction id is `txnid`.
  * TERN_ECORRUPT naming path and page on damage; TERN_EBUSY when no meta
  * has that id (a writer moved on: begin again). */
 int tern_catalog_walk(const char *path, uint64_t txnid, tern_catalog_walk_info *info);
+/* The same on `fd`, the very file LMDB maps (mdb_env_get_fd), named `path`;
+ * fd stays open and its offset is not used. */
+int tern_catalog_walk_fd(int fd, const char *path, uint64_t txnid, tern_catalog_walk_info *info);
 
 #endif

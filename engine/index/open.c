@@ -80,27 +80,34 @@ static int no_catalog(const char *dir, unsigned flags, const char *why, int *cre
 }
 
 /* Decides whether to create: checks the directory and the catalog file
- * without writing to either. */
-static int prepare_dir(const char *dir, unsigned flags, int *create) {
+ * without writing to either; the catalog through cat_fd when it is open
+ * (prefetch_segments'), else by its path. */
+static int prepare_dir(const char *dir, unsigned flags, int cat_fd, int *create) {
   struct stat st;
   *create = 0;
-  if (stat(dir, &st) < 0) {
+  /* With the catalog open, the directory and the catalog exist: neither
+   * is looked up again. */
+  if (cat_fd < 0 && stat(dir, &st) < 0) {
     if (errno != ENOENT) return tern_fail_errno(dir);
     if (!(flags & TERN_CREATE)) return tern_fail(TERN_ENOTINDEX, "%s: no such index", dir);
     TERN_TRY(tern_index_mkdir(dir));
     *create = 1;
     return TERN_OK;
   }
-  if (!S_ISDIR(st.st_mode)) return tern_fail(TERN_ENOTINDEX, "%s: not a directory", dir);
+  if (cat_fd < 0 && !S_ISDIR(st.st_mode))
+    return tern_fail(TERN_ENOTINDEX, "%s: not a directory", dir);
   char *cat = tern_path_join(dir, TERN_CATALOG_FILE), *lock = tern_path_join(dir, TERN_CATALOG_FILE "-lock");
   int rc = cat && lock ? TERN_OK : tern_fail(TERN_ENOMEM, "out of memory");
   if (rc == TERN_OK && lstat(lock, &st) == 0 && !S_ISREG(st.st_mode))
     rc = tern_fail(TERN_ECORRUPT, "%s: not a regular file", lock);
   int empty = 0;
-  if (rc == TERN_OK && lstat(cat, &st) < 0) {
+  if (rc == TERN_OK && cat_fd < 0 && lstat(cat, &st) < 0) {
     rc = errno == ENOENT ? no_catalog(dir, flags, "no " TERN_CATALOG_FILE, create)
                          : tern_fail_errno(cat);
-  } else if (rc == TERN_OK && (rc = tern_catalog_precheck(cat, &empty)) == TERN_OK && empty) {
+  } else if (rc == TERN_OK &&
+             (rc = cat_fd >= 0 ? tern_catalog_precheck_fd(cat_fd, cat, &empty)
+                               : tern_catalog_precheck(cat, &empty)) == TERN_OK &&
+             empty) {
     /* A creation that crashed before LMDB wrote its first pages. */
     rc = no_catalog(dir, flags, "an empty " TERN_CATALOG_FILE, create);
     if (rc == TERN_OK && (flags & TERN_RDONLY))
@@ -207,7 +214,9 @@ static int walk_catalog(tern_index *idx, tern_catalog_walk_info *info) {
     rc = tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &t), "begin");
     if (rc != TERN_OK) break;
     uint64_t txnid = (uint64_t)mdb_txn_id(t);
-    rc = tern_catalog_walk(cat, txnid, info);
+    mdb_filehandle_t fd; /* the file LMDB maps, whatever the path names now */
+    rc = mdb_env_get_fd(idx->env, &fd) == 0 ? tern_catalog_walk_fd(fd, cat, txnid, info)
+                                             : tern_catalog_walk(cat, txnid, info);
     mdb_txn_abort(t);
     MDB_envinfo ei;
     /* Unregistered (no lock file), the walk may have met pages a writer
@@ -345,23 +354,30 @@ static int removable(const tern_u64vec *k, uint64_t number) { return !listed(k, 
  * anything waits for a read, so that the reads the first snapshot makes
  * run beside the catalog's instead of after them: a fresh process's
  * `tern get` waits for all of them (docs/ARCHITECTURE.md, "A fresh
- * process's open").  Leftovers of a crash are asked for too; they are few. */
+ * process's open").  Leftovers of a crash are asked for too; they are few.
+ * The catalog stays open for its check (prepare_dir), which reads it next. */
 #define PREFETCH_MAX 256
-static void prefetch_segments(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return; /* the open that follows reports it */
+static int prefetch_segments(const char *dir) {
   /* The catalog is read first (its check reads both meta pages, then
    * walks every page): asked for first, whole, in one request instead of
    * a cold read per page, the first two one after the other.  LMDB reads
    * its lock file next (mdb_env_open maps it and reads its header, even
    * read-only): asked for too, it comes in beside the catalog instead of
-   * after it (~130 µs less at a cold open, docs/benchmarks/HISTORY.md, "2026-12-02, evening"). */
-  const char *const first[2] = {TERN_CATALOG_FILE, TERN_CATALOG_FILE "-lock"};
-  for (int i = 0; i < 2; i++) {
-    char *path = tern_path_join(dir, first[i]);
-    if (path) tern_io_prefetch_path(path);
-    free(path);
+   * after it (~130 µs less at a cold open, docs/benchmarks/HISTORY.md, "2026-12-02, evening").
+   * O_NONBLOCK: a FIFO in the catalog's place must not hang the open. */
+  char *cat = tern_path_join(dir, TERN_CATALOG_FILE);
+  int cat_fd = cat ? open(cat, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+  if (cat_fd >= 0) (void)posix_fadvise(cat_fd, 0, 0, POSIX_FADV_WILLNEED);
+  free(cat);
+  char *lock = tern_path_join(dir, TERN_CATALOG_FILE "-lock");
+  int lock_fd = lock ? open(lock, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+  if (lock_fd >= 0) {
+    (void)posix_fadvise(lock_fd, 0, 0, POSIX_FADV_WILLNEED);
+    close(lock_fd);
   }
+  free(lock);
+  DIR *d = opendir(dir);
+  if (!d) return cat_fd; /* the open that follows reports it */
   tern_u64vec seen = {0};
   struct dirent *e;
   uint64_t n;
@@ -387,8 +403,8 @@ static void prefetch_segments(const char *dir) {
   }
   free(sizes);
   free(seen.v);
+  return cat_fd;
 }
-
 
 /* Counts (*found), and with `remove` removes, the segment files that the
  * catalog does not reference. */
@@ -488,8 +504,10 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
   if (!opts) opts = &defaults;
   if (flags & TERN_CREATE) TERN_TRY(tern_options_check(opts));
   int create;
-  prefetch_segments(dir);
-  TERN_TRY(prepare_dir(dir, flags, &create));
+  int cat_fd = prefetch_segments(dir);
+  int prc = prepare_dir(dir, flags, cat_fd, &create);
+  if (cat_fd >= 0) close(cat_fd);
+  if (prc != TERN_OK) return prc;
   tern_index *idx = calloc(1, sizeof *idx);
   if (!idx) return tern_fail(TERN_ENOMEM, "out of memory");
   idx->lock_fd = idx->dir_fd = -1;

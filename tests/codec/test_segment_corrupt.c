@@ -17,7 +17,9 @@
  *     every lookup gives the reference's answer or TERN_ECORRUPT (never
  *     "not found" for a present term, never another answer; under ASan:
  *     no invalid access), and verify reports TERN_ECORRUPT.
- *   - a doc id at or above max_doc: TERN_ECORRUPT from tern_seg_pk_find.
+ *   - a doc id at or above max_doc: TERN_ECORRUPT from tern_seg_pk_find;
+ *   - a damaged .tix named before a missing data file, a missing or
+ *     non-regular data file named when .tix is sound.
  * Every page a lookup reads is checksummed; here: whatever the bytes, a
  * lookup is right or says so, and nothing reads outside its page.
  */
@@ -27,6 +29,7 @@
 #include "codec/segment_internal.h"
 #include "codec/status.h"
 
+#include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -235,6 +238,46 @@ static void test_truncation(void **state) {
   free(dir);
 }
 
+/* The data files are opened before NAME.tix is read (segment_open.c,
+ * open_ahead), but their failures are reported after .tix's: a damaged
+ * .tix is named even when a data file is missing, and a data file that is
+ * missing or not a regular file is named when .tix is sound. */
+static void test_errors_in_order(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, 0xc3);
+  char *dir = tu_tmpdir("seg-order");
+  fx_seg x;
+  build(&r, dir, "s", &x);
+  char *tix = fx_file(dir, "s", ".tix"), *tim = fx_file(dir, "s", ".tim");
+  size_t tix_len, tim_len;
+  uint8_t *tix_orig = tu_read_file(tix, &tix_len), *tim_orig = tu_read_file(tim, &tim_len);
+  assert_int_equal(unlink(tim), 0);
+  tern_seg *s = NULL;
+  assert_int_equal(tern_seg_open(&s, dir, "s", TERN_IO_MMAP), -ENOENT);
+  assert_non_null(strstr(tern_errmsg(), ".tim"));
+  tu_write_file(tix, tix_orig, tix_len / 2);
+  for (int mode = 0; mode < 2; mode++) {
+    assert_int_equal(tern_seg_open(&s, dir, "s", mode ? TERN_IO_PREAD : TERN_IO_MMAP),
+                     TERN_ECORRUPT);
+    assert_non_null(strstr(tern_errmsg(), ".tix"));
+  }
+  tu_write_file(tix, tix_orig, tix_len);
+  assert_int_equal(mkfifo(tim, 0600), 0);
+  assert_int_equal(tern_seg_open(&s, dir, "s", TERN_IO_MMAP), TERN_ECORRUPT);
+  assert_non_null(strstr(tern_errmsg(), ".tim"));
+  assert_non_null(strstr(tern_errmsg(), "not a regular file"));
+  assert_int_equal(unlink(tim), 0);
+  tu_write_file(tim, tim_orig, tim_len);
+  assert_int_equal(open_status(dir, "s", 1), TERN_OK);
+  free(tix_orig);
+  free(tim_orig);
+  free(tix);
+  free(tim);
+  fx_free(&x);
+  free(dir);
+}
+
 static void test_foreign_and_newer(void **state) {
   (void)state;
   tu_rng r;
@@ -410,6 +453,7 @@ static void test_doc_beyond_max_doc(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_small_files_every_byte), cmocka_unit_test(test_truncation),
+      cmocka_unit_test(test_errors_in_order),
       cmocka_unit_test(test_foreign_and_newer),      cmocka_unit_test(test_flips_in_data),
       cmocka_unit_test(test_random_blocks),          cmocka_unit_test(test_doc_beyond_max_doc),
   };
