@@ -242,31 +242,47 @@ static int move(tern_cursor *c, int dir) {
  * settle would do on a segment with no deletions, leaving the source and
  * cursor as step_solo leaves them — apart from the source's entry (t->e),
  * which a step from the terms the codec decoded ahead with their tails
- * (most steps: tern_seg_next_keyed, inline) does not fill.  Nothing reads
- * it while c->fast stands: the value is then tern_seg_keyed_value's
- * (c->keyed), and every way out of the fast path (unposition) repositions
- * the sources before they are read again. */
-static int next_fast(tern_cursor *c) {
+ * (most steps: tern_seg_next_keyed, inline in tern_cursor_next) does not
+ * fill.  Nothing reads it while c->fast stands: the value is then
+ * tern_seg_keyed_value's (c->keyed), and every way out of the fast path
+ * (unposition) repositions the sources before they are read again. */
+static int past_hi(tern_cursor *c) {
+  return fail_reset(c, TERN_NOTFOUND); /* the source stays on the key */
+}
+
+/* The upper bound's check of a step next_fast took; out of line, as
+ * next_fast_entry. */
+static __attribute__((noinline)) int next_fast_bounded(tern_cursor *c) {
+  const tern_src *t = c->fast;
+  if (tern_key_range_below_hi(&c->range, t->key, t->klen)) return TERN_OK;
+  return past_hi(c);
+}
+
+/* next_fast's step when the term was not decoded ahead with its tail (a
+ * new batch, another kind of block, the end); out of line, so that the
+ * inline step saves no registers. */
+static __attribute__((noinline)) int next_fast_entry(tern_cursor *c) {
   tern_src *t = c->fast;
-  if (TERN_LIKELY(tern_seg_next_keyed(c->fseg, t->sc, &t->key, &t->klen))) {
-    c->keyed = 1;
-  } else {
-    int rc = tern_seg_next_term(c->fseg, t->sc, &t->e);
-    if (rc != TERN_OK) {
-      t->valid = 0; /* done (TERN_NOTFOUND) or failed */
-      return fail_reset(c, rc);
-    }
-    c->keyed = 0;
-    t->key = t->e.term;
-    t->klen = t->e.len;
+  int rc = tern_seg_next_term(c->fseg, t->sc, &t->e);
+  if (rc != TERN_OK) {
+    t->valid = 0; /* done (TERN_NOTFOUND) or failed */
+    return fail_reset(c, rc);
   }
-  if (TERN_LIKELY(tern_key_range_below_hi(&c->range, t->key, t->klen))) return TERN_OK;
-  return fail_reset(c, TERN_NOTFOUND); /* past the bound: the source stays on the key */
+  c->keyed = 0;
+  t->key = t->e.term;
+  t->klen = t->e.len;
+  if (tern_key_range_below_hi(&c->range, t->key, t->klen)) return TERN_OK;
+  return past_hi(c);
 }
 
 int tern_cursor_next(tern_cursor *c) {
   tern_clear_error();
-  if (TERN_LIKELY(c && c->fast)) return next_fast(c);
+  if (TERN_LIKELY(c && c->fast)) {
+    tern_src *t = c->fast;
+    if (!tern_seg_next_keyed(c->fseg, t->sc, &t->key, &t->klen)) return next_fast_entry(c);
+    c->keyed = 1;
+    return TERN_LIKELY(!c->range.has_hi) ? TERN_OK : next_fast_bounded(c);
+  }
   if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_next: NULL cursor");
   return move(c, 1);
 }
