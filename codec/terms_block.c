@@ -1157,21 +1157,35 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
   scan_consts_of(b, &sc);
   uint32_t e = it->entry, kpos = it->kpos, len = it->len, j = 0;
   uint32_t pmask = (1u << sc.bw_plen) - 1, smask = (1u << sc.bw_slen) - 1;
+  uint32_t hb = sc.bw_plen + sc.bw_slen;
   uint32_t r = (e + b->restart - 1) / b->restart, rnext = r * b->restart; /* the next restart */
   /* The term before the batch's first, copied in front of it: every term
    * then shares from bytes of the batch (copy_shared's overrun stays in). */
   memcpy(k->bytes, term, len);
   const uint8_t *prev = k->bytes;
   uint32_t used = len;
-  for (; e < end && used < TERN_TB_KEYS_FILL; e++, j++) {
+  while (e < end && used < TERN_TB_KEYS_FILL) {
     uint8_t *dst = k->bytes + used;
     if (TERN_UNLIKELY(e == rnext)) {
       TERN_TRY(restart_term(b, r++, kpos, dst, &len, NULL));
       rnext += b->restart;
-    } else {
-      uint32_t h = (uint32_t)scan_get(sc.page, kpos, sc.bw_plen + sc.bw_slen);
+      k->off[j] = (uint16_t)used;
+      k->len[j] = (uint16_t)len;
+      k->kend[j] = (uint16_t)kpos;
+      prev = dst;
+      used += len;
+      e++, j++;
+      continue;
+    }
+    /* The entries before the next restart: a loop that calls nothing
+     * (restart_term's call, inside it, made the compiler keep its values
+     * on the stack). */
+    uint32_t stop = rnext < end ? rnext : end;
+    for (; e < stop && used < TERN_TB_KEYS_FILL; e++, j++) {
+      dst = k->bytes + used;
+      uint32_t h = (uint32_t)scan_get(sc.page, kpos, hb);
       uint32_t p = sc.cp + (h & pmask), slen;
-      kpos += sc.bw_plen + sc.bw_slen;
+      kpos += hb;
       if (TERN_UNLIKELY(p > len)) return corrupt(b, "entry shares more than the previous term holds");
       if (sc.fixed) {
         if (TERN_UNLIKELY(p >= sc.fixed)) return corrupt(b, "entry suffix empty");
@@ -1188,12 +1202,12 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
       if (TERN_UNLIKELY(kpos > sc.tails_start))
         return corrupt(b, "key past the end of the key stream");
       len = p + slen;
+      k->off[j] = (uint16_t)used;
+      k->len[j] = (uint16_t)len;
+      k->kend[j] = (uint16_t)kpos;
+      prev = dst;
+      used += len;
     }
-    k->off[j] = (uint16_t)used;
-    k->len[j] = (uint16_t)len;
-    k->kend[j] = (uint16_t)kpos;
-    prev = dst;
-    used += len;
   }
   return keys_end(b, it, term, k, e, j, kpos, len, prev);
 }
