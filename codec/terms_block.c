@@ -1152,12 +1152,13 @@ static inline __attribute__((always_inline)) uint32_t scan_suffix(const scan_con
  * characters a code (constant when inlined): e from its entry to end. */
 static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block *b, tern_tb_iter *it,
                                                             uint8_t *term, tern_tb_keys *k,
-                                                            uint32_t end, uint32_t g) {
+                                                            uint32_t end, uint32_t g, int fixed) {
   scan_consts sc;
   scan_consts_of(b, &sc);
   uint32_t e = it->entry, kpos = it->kpos, len = it->len, j = 0;
   uint32_t pmask = (1u << sc.bw_plen) - 1, smask = (1u << sc.bw_slen) - 1;
-  uint32_t hb = sc.bw_plen + sc.bw_slen;
+  uint32_t hb = sc.bw_plen + sc.bw_slen; /* sc.bw_slen is 0 when fixed: h is the prefix alone */
+  if (fixed) pmask = ~0u;
   uint32_t r = (e + b->restart - 1) / b->restart, rnext = r * b->restart; /* the next restart */
   /* The term before the batch's first, copied in front of it: every term
    * then shares from bytes of the batch (copy_shared's overrun stays in). */
@@ -1187,7 +1188,7 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
       uint32_t p = sc.cp + (h & pmask), slen;
       kpos += hb;
       if (TERN_UNLIKELY(p > len)) return corrupt(b, "entry shares more than the previous term holds");
-      if (sc.fixed) {
+      if (fixed) { /* the loop made for blocks of one term length: no suffix lengths */
         if (TERN_UNLIKELY(p >= sc.fixed)) return corrupt(b, "entry suffix empty");
         slen = sc.fixed - p;
       } else {
@@ -1225,11 +1226,11 @@ int tern_tb_iter_keys(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
   uint32_t end = b->n - e < want ? b->n : e + want;
   if (b->pair && b->group >= 2) {
     switch (b->group) { /* a loop made for each group size */
-    case 2: return keys_pairs(b, it, term, k, end, 2);
-    case 3: return keys_pairs(b, it, term, k, end, 3);
-    case 4: return keys_pairs(b, it, term, k, end, 4);
-    case 5: return keys_pairs(b, it, term, k, end, 5);
-    default: return keys_pairs(b, it, term, k, end, 6);
+    case 2: return b->fixed_len ? keys_pairs(b, it, term, k, end, 2, 1) : keys_pairs(b, it, term, k, end, 2, 0);
+    case 3: return b->fixed_len ? keys_pairs(b, it, term, k, end, 3, 1) : keys_pairs(b, it, term, k, end, 3, 0);
+    case 4: return b->fixed_len ? keys_pairs(b, it, term, k, end, 4, 1) : keys_pairs(b, it, term, k, end, 4, 0);
+    case 5: return b->fixed_len ? keys_pairs(b, it, term, k, end, 5, 1) : keys_pairs(b, it, term, k, end, 5, 0);
+    default: return b->fixed_len ? keys_pairs(b, it, term, k, end, 6, 1) : keys_pairs(b, it, term, k, end, 6, 0);
     }
   }
   uint32_t rmask = b->restart - 1, pow2 = (b->restart & rmask) == 0;
