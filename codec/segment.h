@@ -213,11 +213,17 @@ static inline int tern_seg_next_keyed(const tern_seg *s, tern_seg_cursor *c,
  * when the value's bytes are whole bytes of the block (a primary key's
  * are): a pointer into it, checked when it was read. */
 int tern_seg_keyed_value_copy(const tern_seg *s, tern_seg_cursor *c, tern_slice *value);
-static inline int tern_seg_keyed_value(const tern_seg *s, tern_seg_cursor *c, tern_slice *value) {
-  if (!c->blk.f.has_values || (c->vbit & 7) != 0) return tern_seg_keyed_value_copy(s, c, value);
+/* tern_seg_keyed_value's inline case alone: 1 with *value set when the
+ * value is whole bytes of the block, else 0 (nothing done). */
+static inline int tern_seg_keyed_value_inplace(const tern_seg_cursor *c, tern_slice *value) {
+  if (!c->blk.f.has_values || (c->vbit & 7) != 0) return 0;
   value->data = c->blk.page + (c->vbit >> 3);
   value->len = c->keys->vlen;
-  return TERN_OK;
+  return 1;
+}
+static inline int tern_seg_keyed_value(const tern_seg *s, tern_seg_cursor *c, tern_slice *value) {
+  if (tern_seg_keyed_value_inplace(c, value)) return TERN_OK;
+  return tern_seg_keyed_value_copy(s, c, value);
 }
 
 /* The value of a unique-field entry: in the entry, or one read of NAME.val.

@@ -302,6 +302,13 @@ int tern_cursor_key(tern_cursor *c, tern_slice *key) {
 }
 
 int tern_cursor_value(tern_cursor *c, tern_slice *val) {
+  /* A scan's value after a keyed step, first: the error state cleared
+   * after it, so that no register is saved for its (cold) call. */
+  if (TERN_LIKELY(c && val && c->fast && c->keyed &&
+                  tern_seg_keyed_value_inplace(c->fast->sc, val))) {
+    tern_clear_error();
+    return TERN_OK;
+  }
   tern_clear_error();
   if (!c || !val || c->dir == 0)
     return tern_fail(TERN_EINVAL, "tern_cursor_value: not on a key");
