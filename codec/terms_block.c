@@ -1187,7 +1187,8 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
       uint32_t h = (uint32_t)scan_get(sc.page, kpos, hb);
       uint32_t p = sc.cp + (h & pmask), slen;
       kpos += hb;
-      if (TERN_UNLIKELY(p > len)) return corrupt(b, "entry shares more than the previous term holds");
+      if (TERN_UNLIKELY(p > len))
+        return corrupt(b, "entry shares more than the previous term holds");
       if (fixed) { /* the loop made for blocks of one term length: no suffix lengths */
         if (TERN_UNLIKELY(p >= sc.fixed)) return corrupt(b, "entry suffix empty");
         slen = sc.fixed - p;
@@ -1225,12 +1226,18 @@ int tern_tb_iter_keys(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
     return tern_fail(TERN_EINVAL, "terms block: decoding without tern_tb_tables");
   uint32_t end = b->n - e < want ? b->n : e + want;
   if (b->pair && b->group >= 2) {
-    switch (b->group) { /* a loop made for each group size */
-    case 2: return b->fixed_len ? keys_pairs(b, it, term, k, end, 2, 1) : keys_pairs(b, it, term, k, end, 2, 0);
-    case 3: return b->fixed_len ? keys_pairs(b, it, term, k, end, 3, 1) : keys_pairs(b, it, term, k, end, 3, 0);
-    case 4: return b->fixed_len ? keys_pairs(b, it, term, k, end, 4, 1) : keys_pairs(b, it, term, k, end, 4, 0);
-    case 5: return b->fixed_len ? keys_pairs(b, it, term, k, end, 5, 1) : keys_pairs(b, it, term, k, end, 5, 0);
-    default: return b->fixed_len ? keys_pairs(b, it, term, k, end, 6, 1) : keys_pairs(b, it, term, k, end, 6, 0);
+    /* A loop made for each group size, and for one term length or coded lengths. */
+    switch (2 * b->group + (b->fixed_len != 0)) {
+    case 4: return keys_pairs(b, it, term, k, end, 2, 0);
+    case 5: return keys_pairs(b, it, term, k, end, 2, 1);
+    case 6: return keys_pairs(b, it, term, k, end, 3, 0);
+    case 7: return keys_pairs(b, it, term, k, end, 3, 1);
+    case 8: return keys_pairs(b, it, term, k, end, 4, 0);
+    case 9: return keys_pairs(b, it, term, k, end, 4, 1);
+    case 10: return keys_pairs(b, it, term, k, end, 5, 0);
+    case 11: return keys_pairs(b, it, term, k, end, 5, 1);
+    case 12: return keys_pairs(b, it, term, k, end, 6, 0);
+    default: return keys_pairs(b, it, term, k, end, 6, 1);
     }
   }
   uint32_t rmask = b->restart - 1, pow2 = (b->restart & rmask) == 0;

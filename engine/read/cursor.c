@@ -238,19 +238,20 @@ static int move(tern_cursor *c, int dir) {
   return step(c, dir);
 }
 
-/* step_solo forwards for c->fast: what tern_src_step, seg_step and
- * settle would do on a segment with no deletions, leaving the source and
- * cursor as step_solo leaves them — apart from the source's entry (t->e),
- * which a step from the terms the codec decoded ahead with their tails
- * (most steps: tern_seg_next_keyed, inline in tern_cursor_next) does not
- * fill.  Nothing reads it while c->fast stands: the value is then
- * tern_seg_keyed_value's (c->keyed), and every way out of the fast path
- * (unposition) repositions the sources before they are read again. */
-static int past_hi(tern_cursor *c) {
-  return fail_reset(c, TERN_NOTFOUND); /* the source stays on the key */
-}
+/* The fast step (c->fast, in tern_cursor_next) is step_solo forwards:
+ * what tern_src_step, seg_step and settle would do on a segment with no
+ * deletions, leaving the source and cursor as step_solo leaves them —
+ * apart from the source's entry (t->e), which a step from the terms the
+ * codec decoded ahead with their tails (most steps: tern_seg_next_keyed,
+ * inline) does not fill.  Nothing reads it while c->fast stands: the
+ * value is then tern_seg_keyed_value's (c->keyed), and every way out of
+ * the fast path (unposition) repositions the sources before they are
+ * read again. */
 
-/* The upper bound's check of a step next_fast took; out of line, as
+/* A fast step went past the upper bound: the source stays on the key. */
+static int past_hi(tern_cursor *c) { return fail_reset(c, TERN_NOTFOUND); }
+
+/* The upper bound's check of a fast step; out of line, as
  * next_fast_entry. */
 static __attribute__((noinline)) int next_fast_bounded(tern_cursor *c) {
   const tern_src *t = c->fast;
@@ -258,9 +259,9 @@ static __attribute__((noinline)) int next_fast_bounded(tern_cursor *c) {
   return past_hi(c);
 }
 
-/* next_fast's step when the term was not decoded ahead with its tail (a
- * new batch, another kind of block, the end); out of line, so that the
- * inline step saves no registers. */
+/* A fast step whose term was not decoded ahead with its tail (a new
+ * batch, another kind of block, the end), filling the source's entry;
+ * out of line, so that the inline step saves no registers. */
 static __attribute__((noinline)) int next_fast_entry(tern_cursor *c) {
   tern_src *t = c->fast;
   int rc = tern_seg_next_term(c->fseg, t->sc, &t->e);
