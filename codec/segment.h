@@ -184,6 +184,48 @@ int tern_seg_first_term(const tern_seg *s, const tern_seg_field *f, tern_seg_cur
                         tern_term_entry *e);
 int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e);
 
+/* The step most of a scan takes, for a caller that needs the term at each
+ * step and the value only when it asks: when c's next entry was decoded
+ * ahead with its tail (tern_tb_keys.tails: a block whose every entry has
+ * one doc and an inline value of one length — a primary key's), moves c
+ * onto it, points *term / *len at its term and returns 1; else returns 0
+ * having moved nothing, and the caller calls tern_seg_next_term.  No
+ * tern_term_entry is filled (the fill is most of tern_seg_next_term's own
+ * work): that entry's value is tern_seg_keyed_value's, and a caller that
+ * needs anything else of it steps with tern_seg_next_term.  c must be
+ * stepping in s, which the caller keeps open (its last result came from
+ * s); inline, so that the step is no call. */
+static inline int tern_seg_next_keyed(const tern_seg *s, tern_seg_cursor *c,
+                                      const uint8_t **term, size_t *len) {
+  if (!c->keys_on || !c->positioned || c->seg != s) return 0;
+  const tern_tb_keys *k = c->keys;
+  uint32_t index = c->it.entry, j = index - k->first;
+  if (j >= k->n || !k->tails) return 0;
+  tern_tb_iter_skip_tail(&c->blk, &c->it);
+  c->entry = index;
+  c->vbit = k->vbit[j];
+  *term = k->bytes + k->off[j];
+  *len = k->len[j];
+  return 1;
+}
+/* The value of the entry tern_seg_next_keyed stepped to, as tern_seg_value
+ * gives it for the entry tern_seg_next_term fills; valid as long.  Inline
+ * when the value's bytes are whole bytes of the block (a primary key's
+ * are): a pointer into it, checked when it was read. */
+int tern_seg_keyed_value_copy(const tern_seg *s, tern_seg_cursor *c, tern_slice *value);
+/* tern_seg_keyed_value's inline case alone: 1 with *value set when the
+ * value is whole bytes of the block, else 0 (nothing done). */
+static inline int tern_seg_keyed_value_inplace(const tern_seg_cursor *c, tern_slice *value) {
+  if (!c->blk.f.has_values || (c->vbit & 7) != 0) return 0;
+  value->data = c->blk.page + (c->vbit >> 3);
+  value->len = c->keys->vlen;
+  return 1;
+}
+static inline int tern_seg_keyed_value(const tern_seg *s, tern_seg_cursor *c, tern_slice *value) {
+  if (tern_seg_keyed_value_inplace(c, value)) return TERN_OK;
+  return tern_seg_keyed_value_copy(s, c, value);
+}
+
 /* The value of a unique-field entry: in the entry, or one read of NAME.val.
  * e must be c's last result: an inline value is taken from c's block only
  * now (a scan that never asks for values never decodes one), in place when

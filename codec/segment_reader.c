@@ -497,16 +497,30 @@ static __attribute__((noinline)) int value_from_file(const tern_seg *s, const te
   return TERN_OK;
 }
 
-int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
-                   tern_slice *value) {
-  if (!e->value_inline) return value_from_file(s, e, c, value);
-  value->len = e->value_len;
+/* An inline value of vlen bytes at bit c->vbit of c's block. */
+static inline int inline_value(tern_seg_cursor *c, uint32_t vlen, tern_slice *value) {
+  value->len = vlen;
   value->data = c->vbuf;
   if ((c->vbit & 7) == 0) /* whole bytes of the block, checked when it was read */
     value->data = c->blk.page + (c->vbit >> 3);
-  else if (e->value_len)
-    tern_tb_copy_value(&c->blk, &(tern_tb_tail){.vbit = c->vbit, .vlen = e->value_len}, c->vbuf);
+  else if (vlen)
+    tern_tb_copy_value(&c->blk, &(tern_tb_tail){.vbit = c->vbit, .vlen = vlen}, c->vbuf);
   return TERN_OK;
+}
+
+int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
+                   tern_slice *value) {
+  if (!e->value_inline) return value_from_file(s, e, c, value);
+  return inline_value(c, e->value_len, value);
+}
+
+int tern_seg_keyed_value_copy(const tern_seg *s, tern_seg_cursor *c, tern_slice *value) {
+  const tern_tb_keys *k = c->keys;
+  assert(c->keys_on && c->positioned && k->tails && c->entry - k->first < k->n);
+  if (c->blk.f.has_values) return inline_value(c, k->vlen, value);
+  /* A field without values: what next_keyed's entry gives. */
+  tern_term_entry e = {.value_len = k->vlen, .value_inline = 0, .value_off = 0};
+  return value_from_file(s, &e, c, value);
 }
 
 int tern_seg_postings(const tern_seg *s, const tern_term_entry *e, tern_postings_iter *it) {

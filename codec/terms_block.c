@@ -980,8 +980,10 @@ static inline void copy_shared(uint8_t *dst, const uint8_t *prev, uint32_t p, in
     memcpy(dst, prev, p);
     return;
   }
-  for (uint32_t i = 0; i < p; i += 16) {
-    uint8_t v[16];
+  uint8_t v[16]; /* the first chunk whatever p (0 too): most terms share fewer than 16 */
+  memcpy(v, prev, 16);
+  memcpy(dst, v, 16);
+  for (uint32_t i = 16; i < p; i += 16) {
     memcpy(v, prev + i, 16);
     memcpy(dst + i, v, 16);
   }
@@ -1041,8 +1043,8 @@ static int keys_end(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, ter
  * into the batch's bytes may alias any memory, so constants read through
  * b would be read again after each one. */
 typedef struct scan_consts {
-  const uint8_t *page, *pair, *sym;
-  uint64_t rp2, rp4;   /* reciprocals of K^2, K^4 (digit_div) */
+  const uint8_t *page, *pair;
+  uint64_t rp2;        /* the reciprocal of K^2 (digit_div) */
   uint32_t k2, powg;   /* K^2, K^g */
   uint32_t gb;         /* bits of a code of g characters */
   uint32_t cp, fixed, bw_plen, bw_slen, tails_start;
@@ -1053,9 +1055,7 @@ typedef struct scan_consts {
 static void scan_consts_of(const tern_tb_block *b, scan_consts *sc) {
   sc->page = b->page;
   sc->pair = b->pair;
-  sc->sym = b->sym;
   sc->rp2 = b->group > 2 ? b->rpow[2] : 0;
-  sc->rp4 = b->group > 4 ? b->rpow[4] : 0;
   sc->k2 = b->nsym * b->nsym;
   sc->powg = (uint32_t)(b->pow[b->group] - 1); /* K^g <= 2^32: its largest code */
   sc->gb = b->gbits[b->group];
@@ -1089,8 +1089,12 @@ static inline uint32_t scan_div(uint32_t code, uint64_t rp) {
 }
 
 /* The g characters of a code (below K^g), the first in the lowest byte:
- * two per pair-table lookup, a leading odd one from sym.  g constant
- * when inlined. */
+ * two per pair-table lookup, a leading odd one d from the pair (0, d)'s
+ * second byte (sym[d]: one table pointer fewer to keep in a register).
+ * The quotient by K^4 is taken from the one by K^2 (floor(floor(c / K^2)
+ * / K^2) = floor(c / K^4)), with the same reciprocal: one constant fewer
+ * (register pressure, not the instruction count of this function, is
+ * what costs in the scan loop).  g constant when inlined. */
 static inline __attribute__((always_inline)) uint64_t code_word(const scan_consts *sc,
                                                                 uint32_t code, uint32_t g) {
   const uint8_t *pr = sc->pair;
@@ -1099,18 +1103,18 @@ static inline __attribute__((always_inline)) uint64_t code_word(const scan_const
   case 2: return tern_load16(pr + 2 * code);
   case 3:
     q2 = scan_div(code, sc->rp2);
-    return sc->sym[q2] | (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 8;
+    return pr[2 * q2 + 1] | (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 8;
   case 4:
     q2 = scan_div(code, sc->rp2);
     return tern_load16(pr + 2 * q2) | (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 16;
   case 5:
     q2 = scan_div(code, sc->rp2);
-    q4 = scan_div(code, sc->rp4);
-    return sc->sym[q4] | (uint64_t)tern_load16(pr + 2 * (q2 - k2 * q4)) << 8 |
+    q4 = scan_div(q2, sc->rp2); /* floor(floor(code / K^2) / K^2) = floor(code / K^4) */
+    return pr[2 * q4 + 1] | (uint64_t)tern_load16(pr + 2 * (q2 - k2 * q4)) << 8 |
            (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 24;
   default:
     q2 = scan_div(code, sc->rp2);
-    q4 = scan_div(code, sc->rp4);
+    q4 = scan_div(q2, sc->rp2);
     return tern_load16(pr + 2 * q4) | (uint64_t)tern_load16(pr + 2 * (q2 - k2 * q4)) << 16 |
            (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 32;
   }
@@ -1148,28 +1152,44 @@ static inline __attribute__((always_inline)) uint32_t scan_suffix(const scan_con
  * characters a code (constant when inlined): e from its entry to end. */
 static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block *b, tern_tb_iter *it,
                                                             uint8_t *term, tern_tb_keys *k,
-                                                            uint32_t end, uint32_t g) {
+                                                            uint32_t end, uint32_t g, int fixed) {
   scan_consts sc;
   scan_consts_of(b, &sc);
   uint32_t e = it->entry, kpos = it->kpos, len = it->len, j = 0;
   uint32_t pmask = (1u << sc.bw_plen) - 1, smask = (1u << sc.bw_slen) - 1;
+  uint32_t hb = sc.bw_plen + sc.bw_slen; /* sc.bw_slen is 0 when fixed: h is the prefix alone */
+  if (fixed) pmask = ~0u;
   uint32_t r = (e + b->restart - 1) / b->restart, rnext = r * b->restart; /* the next restart */
   /* The term before the batch's first, copied in front of it: every term
    * then shares from bytes of the batch (copy_shared's overrun stays in). */
   memcpy(k->bytes, term, len);
   const uint8_t *prev = k->bytes;
   uint32_t used = len;
-  for (; e < end && used < TERN_TB_KEYS_FILL; e++, j++) {
+  while (e < end && used < TERN_TB_KEYS_FILL) {
     uint8_t *dst = k->bytes + used;
     if (TERN_UNLIKELY(e == rnext)) {
       TERN_TRY(restart_term(b, r++, kpos, dst, &len, NULL));
       rnext += b->restart;
-    } else {
-      uint32_t h = (uint32_t)scan_get(sc.page, kpos, sc.bw_plen + sc.bw_slen);
+      k->off[j] = (uint16_t)used;
+      k->len[j] = (uint16_t)len;
+      k->kend[j] = (uint16_t)kpos;
+      prev = dst;
+      used += len;
+      e++, j++;
+      continue;
+    }
+    /* The entries before the next restart: a loop that calls nothing
+     * (restart_term's call, inside it, made the compiler keep its values
+     * on the stack). */
+    uint32_t stop = rnext < end ? rnext : end;
+    for (; e < stop && used < TERN_TB_KEYS_FILL; e++, j++) {
+      dst = k->bytes + used;
+      uint32_t h = (uint32_t)scan_get(sc.page, kpos, hb);
       uint32_t p = sc.cp + (h & pmask), slen;
-      kpos += sc.bw_plen + sc.bw_slen;
-      if (TERN_UNLIKELY(p > len)) return corrupt(b, "entry shares more than the previous term holds");
-      if (sc.fixed) {
+      kpos += hb;
+      if (TERN_UNLIKELY(p > len))
+        return corrupt(b, "entry shares more than the previous term holds");
+      if (fixed) { /* the loop made for blocks of one term length: no suffix lengths */
         if (TERN_UNLIKELY(p >= sc.fixed)) return corrupt(b, "entry suffix empty");
         slen = sc.fixed - p;
       } else {
@@ -1184,12 +1204,12 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
       if (TERN_UNLIKELY(kpos > sc.tails_start))
         return corrupt(b, "key past the end of the key stream");
       len = p + slen;
+      k->off[j] = (uint16_t)used;
+      k->len[j] = (uint16_t)len;
+      k->kend[j] = (uint16_t)kpos;
+      prev = dst;
+      used += len;
     }
-    k->off[j] = (uint16_t)used;
-    k->len[j] = (uint16_t)len;
-    k->kend[j] = (uint16_t)kpos;
-    prev = dst;
-    used += len;
   }
   return keys_end(b, it, term, k, e, j, kpos, len, prev);
 }
@@ -1206,12 +1226,18 @@ int tern_tb_iter_keys(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
     return tern_fail(TERN_EINVAL, "terms block: decoding without tern_tb_tables");
   uint32_t end = b->n - e < want ? b->n : e + want;
   if (b->pair && b->group >= 2) {
-    switch (b->group) { /* a loop made for each group size */
-    case 2: return keys_pairs(b, it, term, k, end, 2);
-    case 3: return keys_pairs(b, it, term, k, end, 3);
-    case 4: return keys_pairs(b, it, term, k, end, 4);
-    case 5: return keys_pairs(b, it, term, k, end, 5);
-    default: return keys_pairs(b, it, term, k, end, 6);
+    /* A loop made for each group size, and for one term length or coded lengths. */
+    switch (2 * b->group + (b->fixed_len != 0)) {
+    case 4: return keys_pairs(b, it, term, k, end, 2, 0);
+    case 5: return keys_pairs(b, it, term, k, end, 2, 1);
+    case 6: return keys_pairs(b, it, term, k, end, 3, 0);
+    case 7: return keys_pairs(b, it, term, k, end, 3, 1);
+    case 8: return keys_pairs(b, it, term, k, end, 4, 0);
+    case 9: return keys_pairs(b, it, term, k, end, 4, 1);
+    case 10: return keys_pairs(b, it, term, k, end, 5, 0);
+    case 11: return keys_pairs(b, it, term, k, end, 5, 1);
+    case 12: return keys_pairs(b, it, term, k, end, 6, 0);
+    default: return keys_pairs(b, it, term, k, end, 6, 1);
     }
   }
   uint32_t rmask = b->restart - 1, pow2 = (b->restart & rmask) == 0;

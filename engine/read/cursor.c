@@ -42,6 +42,7 @@ struct tern_cursor {
   int counted; /* in snap->iters */
   tern_src *fast;      /* forwards on one segment source without deletions, or NULL */
   const tern_seg *fseg; /* fast's segment */
+  int keyed;            /* fast's entry was taken by tern_seg_next_keyed: fast->e not filled */
 };
 
 static int slice_ok(const tern_slice *s) {
@@ -111,6 +112,7 @@ static void set_fast(tern_cursor *c) {
   int ok = c->solo && c->dir > 0 && t->slot && !t->slot->live;
   c->fast = ok ? t : NULL;
   c->fseg = ok ? t->slot->ref->seg : NULL;
+  c->keyed = 0; /* t->e is the entry shown */
 }
 
 /* Picks the source to show in direction dir, and checks the bounds. */
@@ -236,26 +238,52 @@ static int move(tern_cursor *c, int dir) {
   return step(c, dir);
 }
 
-/* step_solo forwards for c->fast, in one call to the codec: what
- * tern_src_step, seg_step and settle would do on a segment with no
- * deletions, leaving the source and cursor as step_solo leaves them. */
-static int next_fast(tern_cursor *c) {
+/* The fast step (c->fast, in tern_cursor_next) is step_solo forwards:
+ * what tern_src_step, seg_step and settle would do on a segment with no
+ * deletions, leaving the source and cursor as step_solo leaves them —
+ * apart from the source's entry (t->e), which a step from the terms the
+ * codec decoded ahead with their tails (most steps: tern_seg_next_keyed,
+ * inline) does not fill.  Nothing reads it while c->fast stands: the
+ * value is then tern_seg_keyed_value's (c->keyed), and every way out of
+ * the fast path (unposition) repositions the sources before they are
+ * read again. */
+
+/* A fast step went past the upper bound: the source stays on the key. */
+static int past_hi(tern_cursor *c) { return fail_reset(c, TERN_NOTFOUND); }
+
+/* The upper bound's check of a fast step; out of line, as
+ * next_fast_entry. */
+static __attribute__((noinline)) int next_fast_bounded(tern_cursor *c) {
+  const tern_src *t = c->fast;
+  if (tern_key_range_below_hi(&c->range, t->key, t->klen)) return TERN_OK;
+  return past_hi(c);
+}
+
+/* A fast step whose term was not decoded ahead with its tail (a new
+ * batch, another kind of block, the end), filling the source's entry;
+ * out of line, so that the inline step saves no registers. */
+static __attribute__((noinline)) int next_fast_entry(tern_cursor *c) {
   tern_src *t = c->fast;
   int rc = tern_seg_next_term(c->fseg, t->sc, &t->e);
-  if (TERN_LIKELY(rc == TERN_OK)) {
-    t->key = t->e.term;
-    t->klen = t->e.len;
-    if (tern_key_range_below_hi(&c->range, t->key, t->klen)) return TERN_OK;
-    rc = TERN_NOTFOUND; /* past the bound: the source stays on the key */
-  } else {
+  if (rc != TERN_OK) {
     t->valid = 0; /* done (TERN_NOTFOUND) or failed */
+    return fail_reset(c, rc);
   }
-  return fail_reset(c, rc);
+  c->keyed = 0;
+  t->key = t->e.term;
+  t->klen = t->e.len;
+  if (tern_key_range_below_hi(&c->range, t->key, t->klen)) return TERN_OK;
+  return past_hi(c);
 }
 
 int tern_cursor_next(tern_cursor *c) {
   tern_clear_error();
-  if (TERN_LIKELY(c && c->fast)) return next_fast(c);
+  if (TERN_LIKELY(c && c->fast)) {
+    tern_src *t = c->fast;
+    if (!tern_seg_next_keyed(c->fseg, t->sc, &t->key, &t->klen)) return next_fast_entry(c);
+    c->keyed = 1;
+    return TERN_LIKELY(!c->range.has_hi) ? TERN_OK : next_fast_bounded(c);
+  }
   if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_next: NULL cursor");
   return move(c, 1);
 }
@@ -275,9 +303,19 @@ int tern_cursor_key(tern_cursor *c, tern_slice *key) {
 }
 
 int tern_cursor_value(tern_cursor *c, tern_slice *val) {
+  /* A scan's value after a keyed step, first: the error state cleared
+   * after it, so that no register is saved for its (cold) call. */
+  if (TERN_LIKELY(c && val && c->fast && c->keyed &&
+                  tern_seg_keyed_value_inplace(c->fast->sc, val))) {
+    tern_clear_error();
+    return TERN_OK;
+  }
   tern_clear_error();
   if (!c || !val || c->dir == 0)
     return tern_fail(TERN_EINVAL, "tern_cursor_value: not on a key");
-  if (c->fast) return tern_seg_value(c->fseg, &c->fast->e, c->fast->sc, val);
+  if (c->fast) {
+    if (c->keyed) return tern_seg_keyed_value(c->fseg, c->fast->sc, val);
+    return tern_seg_value(c->fseg, &c->fast->e, c->fast->sc, val);
+  }
   return tern_src_value(&c->src[c->top], val);
 }
