@@ -336,8 +336,8 @@ int tern_get_options(const tern_index *idx, tern_options *out);
                                 it as new segments at commit (imports) */
 
 /** Begins the write transaction; the caller must end it with tern_commit
- *  or tern_abort (which free it).  Takes the index's write lock (a flock
- *  of DIR/write.lock), waiting for it up to the busy_timeout_ms the handle
+ *  or tern_abort (which free it).  Takes the index's write lock (an owner
+ *  word shared through DIR/write.lock), waiting for it up to the busy_timeout_ms the handle
  *  was opened with (0: not at all).  Errors: TERN_EBUSY if a transaction,
  *  flush or compaction is open (this handle, another handle in this process,
  *  or another process: tern_errmsg() says which) and stays open past the

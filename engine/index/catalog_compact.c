@@ -77,6 +77,7 @@ static int swap_catalog(tern_index *idx, const char *tmp, const char *cat) {
    * letting the write lock go asks nothing of an environment whose reopen
    * may fail below (created, not opened: mdb_env_info would crash). */
   idx->kept_seq = idx->kept_txnid = 0;
+  idx->logged_txnid = idx->logged_seq = 0;
   idx->cur_seq = 0;
   mdb_env_close(idx->env);
   idx->env = NULL;

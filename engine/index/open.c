@@ -4,7 +4,7 @@
  *
  * DIR holds catalog.mdb (an LMDB environment in one file, MDB_NOSUBDIR,
  * its lock file catalog.mdb-lock beside it), write.lock (the writers'
- * flock) and the segment files.  A directory is only ever created into
+ * owner word: writer.c) and the segment files.  A directory is only ever created into
  * when it holds nothing of tern's; one that holds other files and no
  * catalog is not an index (TERN_ENOTINDEX), one that holds segment files
  * and no sound catalog is damaged (TERN_ECORRUPT); both are left
@@ -442,9 +442,9 @@ static int cleanup_leftovers(tern_index *idx) {
   size_t found;
   TERN_TRY(unreferenced(idx, 0, &found));
   if (!found) return TERN_OK;
-  if (flock(idx->lock_fd, LOCK_EX | LOCK_NB) < 0) return TERN_OK; /* a writer is at work */
+  if (!tern_write_lock_try_quiet(idx)) return TERN_OK; /* a writer is at work */
   int rc = unreferenced(idx, 1, &found);
-  flock(idx->lock_fd, LOCK_UN);
+  tern_write_lock_give_quiet(idx);
   return rc;
 }
 
@@ -463,10 +463,7 @@ static int open_lock_file(tern_index *idx) {
       rc = tern_fail_errno(lp);
     else if (!S_ISREG(st.st_mode))
       rc = tern_fail(TERN_ECORRUPT, "%s: not a regular file", lp);
-    if (rc == TERN_OK) { /* for writer.c: no fstat per transaction */
-      idx->lock_dev = (uint64_t)st.st_dev;
-      idx->lock_ino = (uint64_t)st.st_ino;
-    }
+    if (rc == TERN_OK) rc = tern_write_lock_open(idx);
     if (rc == TERN_OK && !existed) /* created: durable before a commit relies on it */
       rc = tern_fsync_dir(idx->dir);
   }
@@ -480,6 +477,7 @@ static void index_free(tern_index *idx) {
   tern_cfbuilder_free(idx); /* after the worker: its reloads kick the builder */
   tern_states_close(idx);
   if (idx->env) mdb_env_close(idx->env);
+  tern_write_lock_close(idx);
   if (idx->lock_fd >= 0) close(idx->lock_fd);
   if (idx->dir_fd >= 0) close(idx->dir_fd);
   pthread_rwlock_destroy(&idx->env_rw);

@@ -32,7 +32,7 @@ typedef struct tern_worker {
   pthread_cond_t wake, idle;
   pthread_t thread;
   int started, stop;
-  int kicked; /* work may be due; the worker holds a flock hold while kicked or busy */
+  int kicked; /* work may be due; the worker holds the write lock while kicked or busy */
   int busy;
   int sleeping; /* in an untimed wait: a kick must signal it (else it polls) */
   unsigned streak;  /* failures in a row */
@@ -222,7 +222,7 @@ static void *worker_main(void *arg) {
       w->streak = 0;
     }
     w->busy = 0;
-    if (!w->kicked) tern_flock_release(idx); /* kicked again: the hold stays for that work */
+    if (!w->kicked) tern_write_lock_release(idx); /* kicked again: the hold stays for that work */
     pthread_cond_broadcast(&w->idle);
   }
   release_retired(idx, w);
@@ -255,7 +255,7 @@ static void kick(tern_index *idx) {
     }
     return;
   }
-  if (!w->kicked && !w->busy) tern_flock_hold(idx);
+  if (!w->kicked && !w->busy) tern_write_lock_hold(idx);
   w->kicked = 1;
   if (w->sleeping) {
     TERN_COUNT(worker_wakes);

@@ -6,8 +6,8 @@
  * One thread per index, started by the first commit that makes work due,
  * runs one flush or merge at a time (and merges the larger runs of the
  * buffer view, which commits leave to it past TERN_MRUN_MERGE_MAX
- * documents).  It holds the write lock's flock
- * (tern_flock_hold) from the commit that gave it work until that work is
+ * documents).  It holds the write lock
+ * (tern_write_lock_hold) from the commit that gave it work until that work is
  * installed, so no other process commits meanwhile, and the commits of
  * this process go on.  A flush or merge writes its segment outside any
  * lock and installs it as an edit (edit.h) under idx->install_mu, the

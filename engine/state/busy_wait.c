@@ -2,11 +2,11 @@
 /*
  * busy_wait.c — taking the write lock with a busy timeout
  * (tern_options.busy_timeout_ms), as SQLite's busy_timeout and LMDB users'
- * retry loops do: the lock (write.lock's flock, or this process's writer
+ * retry loops do: the lock (write.lock's owner word, or this process's writer
  * flag) is tried without blocking, and tried again after a sleep that
  * doubles from 1 ms to 50 ms, until it is taken or the deadline passes.
- * Polling rather than a blocking flock: the lock has two layers (the
- * in-process flag and the flock), a blocking flock cannot time out, and a
+ * Polling rather than blocking: the lock has two layers (the
+ * in-process flag and the owner word), neither can be waited on, and a
  * thread of this process waiting must not hold the process's mutex.
  */
 #include "engine/util/errwrap.h"

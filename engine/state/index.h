@@ -134,9 +134,10 @@ typedef struct tern_flight {
  * LOCKS — every lock of the engine, what it guards, and the order.
  *
  * Order (a thread holding one may take only those below it):
- *   1. writer lock    idx->writing (under mu) + flock(write.lock), held by
+ *   1. writer lock    idx->writing (under mu) + write.lock's owner word
+ *                     (writer.c), held by
  *                     the user's write transaction, tern_flush/compact and,
- *                     counted in flock_holds, by the worker from the commit
+ *                     counted in write_holds, by the worker from the commit
  *                     that gives it work to that work's install.  Never
  *                     waited for (TERN_EBUSY).  Guards: one writer thread
  *                     per process, one writing process per index.
@@ -154,11 +155,9 @@ typedef struct tern_flight {
  *                     to grow the map (catalog.c): no LMDB txn is open then.
  *   5. idx->mu        idx->cur, cur_seq, rtxn, segrefs, every refcount of
  *                     states, segment readers and live docs, snapshots,
- *                     writing, flock_holds, last_error(_msg).
+ *                     writing, write_holds, last_error(_msg).
  *   6. cfbuilder->mu  cfilter_builder.c: kicked/busy/started/stopping.
  *                     Released before a build runs.
- *   7. g_held_mu      writer.c: this process's list of held write.locks,
- *                     and its cached process id.
  *   (LMDB's own writer mutex is taken inside install_mu only.)
  *
  * Atomics need no lock: catalog_bad (set once, read anywhere), a
@@ -177,7 +176,9 @@ struct tern_index {
   uint32_t catalog_version; /* the format record's, read at open */
   tern_options opts; /* fields: owned copies; read_depth: this open's */
   int lock_fd;       /* DIR/write.lock, -1 read-only */
-  uint64_t lock_dev, lock_ino; /* its file's identity, taken at open (writer.c) */
+  _Atomic uint64_t *lock_word; /* write.lock's owner word, mapped shared (writer.c) */
+  uint64_t lock_owner; /* this handle's id in it: pid << 32 | token */
+  int lock_shared;     /* flock(LOCK_SH) held on write.lock: older writers kept out */
   int dir_fd;        /* DIR, flock(LOCK_SH) while open: catalog_compact.c replaces
                         catalog.mdb only when it alone holds the directory */
   pthread_rwlock_t env_rw; /* LOCKS 4 */
@@ -190,13 +191,17 @@ struct tern_index {
                                     (0: was 0) and LMDB's last transaction id then; taking
                                     the lock again with the id unmoved restores cur_seq
                                     (writer.c): nothing was committed in between */
+  uint64_t logged_txnid, logged_seq; /* under install_mu: LMDB's id of this process's last
+                                        edit_log transaction and the commit it wrote (0: none
+                                        known); the next one, id + 1, takes the state record
+                                        from its base instead of reading it (edit_log.c) */
   MDB_txn *rtxn;   /* a reset read transaction reused under mu (renew is cheaper than begin) */
   tern_segref *segrefs;
   unsigned snapshots;
   int writing; /* under mu: a transaction, flush or compaction holds the write lock */
   uint32_t busy_timeout_ms; /* how long taking the write lock waits (tern_open's options) */
-  unsigned flock_holds; /* under mu: the user's writer and the worker's job (write.lock held
-                           while > 0) */
+  unsigned write_holds; /* under mu: the user's writer and the worker's job (write.lock's
+                           owner word held while > 0) */
   atomic_int catalog_bad; /* a check failed: nothing more is written into the catalog */
   int nolock;             /* read-only without access to the LMDB lock file (MDB_NOLOCK) */
   int commit_uncertain;   /* install_mu: the last LMDB commit failed inside mdb_txn_commit */
@@ -537,12 +542,19 @@ int tern_writer_try_lock(tern_index *idx);
  * timeout (tern_options.busy_timeout_ms) passes. */
 int tern_writer_lock(tern_index *idx);
 void tern_writer_unlock(tern_index *idx);
-/* One more (or one fewer) holder of write.lock's flock in this process,
- * which must already hold it: the worker keeps it from the commit that
- * gives it a job to that job's install, so no other process commits
- * meanwhile. */
-void tern_flock_hold(tern_index *idx);
-void tern_flock_release(tern_index *idx);
+/* One more (or one fewer) holder of the write lock in this process, which
+ * must already hold it: the worker keeps it from the commit that gives it
+ * a job to that job's install, so no other process commits meanwhile. */
+void tern_write_lock_hold(tern_index *idx);
+void tern_write_lock_release(tern_index *idx);
+/* The handle's part of write.lock (index/open.c): its owner page mapped
+ * and its liveness byte locked; undone at close (before lock_fd closes). */
+int tern_write_lock_open(tern_index *idx);
+void tern_write_lock_close(tern_index *idx);
+/* The owner word alone, for an open's cleanup of leftover files: 1 if
+ * taken (no message when not). */
+int tern_write_lock_try_quiet(tern_index *idx);
+void tern_write_lock_give_quiet(tern_index *idx);
 
 /* ---- index/open.c: reopening the catalog (catalog_compact.c, with env closed) */
 int tern_index_reopen_env(tern_index *idx);

@@ -403,7 +403,7 @@ static int acquire_once(tern_index *idx, int want_buffer, tern_state **out, uint
     idx->cur = fresh;
   }
   /* This process holds the write lock: no other commits until it goes. */
-  if (rc == TERN_OK && idx->flock_holds) idx->cur_seq = st->rec.seq;
+  if (rc == TERN_OK && idx->write_holds) idx->cur_seq = st->rec.seq;
   if (rc == TERN_OK) {
     st->refs++;
     *out = st;
