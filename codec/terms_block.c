@@ -176,7 +176,7 @@ static const uint32_t g_gdiv[TERN_TB_GROUP_MAX + 1] = {0, 65536, 32768, 21846, 1
 
 /* Powers of every alphabet size and their reciprocals, computed once: a
  * block only points at its row. */
-static uint64_t g_pow[257][TERN_TB_GROUP_MAX + 1], g_rpow[257][TERN_TB_GROUP_MAX];
+static uint64_t g_pow[257][TERN_TB_GROUP_MAX + 1], g_rpow[257][TERN_TB_GROUP_MAX + 1];
 static uint8_t g_bits[257][TERN_TB_GROUP_MAX + 1];
 static uint8_t g_gmax[257]; /* the largest group that decodes exactly: K^(g+1) <= 2^32 */
 /* suffix_bits of the short suffixes, per alphabet size and group, filled
@@ -194,7 +194,7 @@ static void init_powers(void) {
     for (uint32_t j = 0; j <= TERN_TB_GROUP_MAX; j++, p *= k) {
       g_pow[k][j] = p;
       g_bits[k][j] = (uint8_t)tern_bitwidth(p - 1);
-      if (j < TERN_TB_GROUP_MAX) g_rpow[k][j] = p == 1 ? 0 : UINT64_MAX / p + 1;
+      g_rpow[k][j] = p == 1 ? 0 : UINT64_MAX / p + 1;
       if (j >= 1 && p * k <= (1ull << 32)) g_gmax[k] = (uint8_t)j;
     }
   }
@@ -1044,8 +1044,9 @@ static int keys_end(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, ter
  * b would be read again after each one. */
 typedef struct scan_consts {
   const uint8_t *page, *pair;
-  uint64_t rp2;        /* the reciprocal of K^2 (digit_div) */
-  uint32_t k2, powg;   /* K^2, K^g */
+  uint64_t rg;         /* the reciprocal of K^g (code_word's fraction) */
+  uint32_t k1, k2;     /* K, K^2 */
+  uint32_t powg;       /* K^g - 1 */
   uint32_t gb;         /* bits of a code of g characters */
   uint32_t cp, fixed, bw_plen, bw_slen, tails_start;
   const uint8_t *gbits;  /* bits of a code of r characters (b->gbits) */
@@ -1055,7 +1056,8 @@ typedef struct scan_consts {
 static void scan_consts_of(const tern_tb_block *b, scan_consts *sc) {
   sc->page = b->page;
   sc->pair = b->pair;
-  sc->rp2 = b->group > 2 ? b->rpow[2] : 0;
+  sc->rg = b->rpow[b->group];
+  sc->k1 = b->nsym;
   sc->k2 = b->nsym * b->nsym;
   sc->powg = (uint32_t)(b->pow[b->group] - 1); /* K^g <= 2^32: its largest code */
   sc->gb = b->gbits[b->group];
@@ -1084,39 +1086,48 @@ static inline void scan_store(uint8_t *p, uint64_t v) {
   memcpy(p, &v, sizeof v);
 }
 
-static inline uint32_t scan_div(uint32_t code, uint64_t rp) {
-  return (uint32_t)(((tb_u128)code * rp) >> 64);
+/* The high 64 bits of f * m; *f becomes the low 64 (one multiplication
+ * gives both). */
+static inline uint64_t frac_mul(uint64_t *f, uint64_t m) {
+  tb_u128 x = (tb_u128)*f * m;
+  *f = (uint64_t)x;
+  return (uint64_t)(x >> 64);
 }
 
-/* The g characters of a code (below K^g), the first in the lowest byte:
- * two per pair-table lookup, a leading odd one d from the pair (0, d)'s
- * second byte (sym[d]: one table pointer fewer to keep in a register).
- * The quotient by K^4 is taken from the one by K^2 (floor(floor(c / K^2)
- * / K^2) = floor(c / K^4)), with the same reciprocal: one constant fewer
- * (register pressure, not the instruction count of this function, is
- * what costs in the scan loop).  g constant when inlined. */
+/* The g characters of a code (below K^g), the first in the lowest byte,
+ * from its fraction f = code * rpow[g] (code / K^g in 64 fixed-point bits,
+ * a little above: rpow[g] = floor(2^64 / K^g) + 1): multiplying f by K^2
+ * brings its next two digits above the point — the high word is their
+ * pair-table index hi * K + lo, the low word the fraction of the digits
+ * after them — so each pair costs one multiplication, with no quotient
+ * to multiply back and subtract.  Exact: the excess, below K^g in f,
+ * grows to below K^(2g) <= 2^64 / K^2 by the last digit, less than the
+ * 2^64 / K^(g - m) a digit's fraction keeps from the next digit's
+ * boundary.  A leading odd digit d comes from f * K, its byte as the pair
+ * (0, d)'s second (sym[d]: one table pointer fewer to keep in a register).
+ * g constant when inlined. */
 static inline __attribute__((always_inline)) uint64_t code_word(const scan_consts *sc,
                                                                 uint32_t code, uint32_t g) {
   const uint8_t *pr = sc->pair;
-  uint32_t k2 = sc->k2, q2, q4;
+  uint64_t f = (uint64_t)code * sc->rg, k2 = sc->k2, a, c;
   switch (g) {
   case 2: return tern_load16(pr + 2 * code);
   case 3:
-    q2 = scan_div(code, sc->rp2);
-    return pr[2 * q2 + 1] | (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 8;
+    a = frac_mul(&f, sc->k1);
+    return pr[2 * a + 1] | (uint64_t)tern_load16(pr + 2 * frac_mul(&f, k2)) << 8;
   case 4:
-    q2 = scan_div(code, sc->rp2);
-    return tern_load16(pr + 2 * q2) | (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 16;
+    a = frac_mul(&f, k2);
+    return tern_load16(pr + 2 * a) | (uint64_t)tern_load16(pr + 2 * frac_mul(&f, k2)) << 16;
   case 5:
-    q2 = scan_div(code, sc->rp2);
-    q4 = scan_div(q2, sc->rp2); /* floor(floor(code / K^2) / K^2) = floor(code / K^4) */
-    return pr[2 * q4 + 1] | (uint64_t)tern_load16(pr + 2 * (q2 - k2 * q4)) << 8 |
-           (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 24;
+    a = frac_mul(&f, sc->k1);
+    c = frac_mul(&f, k2);
+    return pr[2 * a + 1] | (uint64_t)tern_load16(pr + 2 * c) << 8 |
+           (uint64_t)tern_load16(pr + 2 * frac_mul(&f, k2)) << 24;
   default:
-    q2 = scan_div(code, sc->rp2);
-    q4 = scan_div(q2, sc->rp2);
-    return tern_load16(pr + 2 * q4) | (uint64_t)tern_load16(pr + 2 * (q2 - k2 * q4)) << 16 |
-           (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 32;
+    a = frac_mul(&f, k2);
+    c = frac_mul(&f, k2);
+    return tern_load16(pr + 2 * a) | (uint64_t)tern_load16(pr + 2 * c) << 16 |
+           (uint64_t)tern_load16(pr + 2 * frac_mul(&f, k2)) << 32;
   }
 }
 
