@@ -537,28 +537,28 @@ void tern_tb_use_pairs(tern_tb_block *b, tern_tb_pairs *pairs, int build) {
   b->pair = pairs->tab;
 }
 
-/* decode_code with the pair table: the quotients by K^2, K^4 only, each
- * two digits q[j] - K^2 q[j+2] one lookup; an odd r's leading digit
- * alone.  r constant when inlined. */
+/* The high 64 bits of f * m; *f becomes the low 64 (one multiplication
+ * gives both). */
+static inline uint64_t frac_mul(uint64_t *f, uint64_t m) {
+  tb_u128 x = (tb_u128)*f * m;
+  *f = (uint64_t)x;
+  return (uint64_t)(x >> 64);
+}
+
+/* decode_code with the pair table, from the code's fraction (code_word
+ * below): each two digits one multiplication and one lookup; an odd r's
+ * leading digit alone.  r constant when inlined. */
 static inline __attribute__((always_inline)) int decode_code_pairs(const tern_tb_block *b,
                                                                    uint32_t code, uint32_t r,
                                                                    uint8_t *out) {
-  uint32_t q[TERN_TB_GROUP_MAX + 2];
-  uint32_t k2 = b->nsym * b->nsym;
-  q[0] = code;
-  for (uint32_t j = 2; j < r; j += 2) q[j] = digit_div(b, code, j);
-  q[r] = 0;
-  q[r + 1] = 0;
-  uint32_t j = r - 2;
-  if (r & 1) {
-    if (q[r - 1] >= b->nsym) return -1;
-    *out++ = b->sym[q[r - 1]];
-    j = r - 3;
-  } else if (q[r - 2] >= k2) {
-    return -1;
+  if (code >= b->pow[r]) return -1;
+  if (r == 2) {
+    memcpy(out, b->pair + 2 * code, 2);
+    return 0;
   }
-  for (; j < r; j -= 2, out += 2) /* j wraps past 0 to end the loop */
-    memcpy(out, b->pair + 2 * (q[j] - k2 * q[j + 2]), 2);
+  uint64_t f = (uint64_t)code * b->rpow[r], k2 = (uint64_t)b->nsym * b->nsym;
+  if (r & 1) *out++ = b->pair[2 * frac_mul(&f, b->nsym) + 1];
+  for (uint32_t j = r & 1; j < r; j += 2, out += 2) memcpy(out, b->pair + 2 * frac_mul(&f, k2), 2);
   return 0;
 }
 
@@ -1084,14 +1084,6 @@ static inline void scan_store(uint8_t *p, uint64_t v) {
   v = __builtin_bswap64(v);
 #endif
   memcpy(p, &v, sizeof v);
-}
-
-/* The high 64 bits of f * m; *f becomes the low 64 (one multiplication
- * gives both). */
-static inline uint64_t frac_mul(uint64_t *f, uint64_t m) {
-  tb_u128 x = (tb_u128)*f * m;
-  *f = (uint64_t)x;
-  return (uint64_t)(x >> 64);
 }
 
 /* The g characters of a code (below K^g), the first in the lowest byte,
