@@ -1288,13 +1288,38 @@ int tern_tb_iter_tail(const tern_tb_block *b, tern_tb_iter *it, tern_tb_tail *t)
  * each (entries 1 .. n-1).  Leaves *pos and *len after the last. */
 static int walk_lengths(const tern_tb_block *b, uint32_t n, uint32_t *pos, uint32_t *len,
                         uint32_t *sp, uint32_t *pl, uint32_t *sl) {
+  /* The block's constants as locals (the stores into sp, pl, sl may
+   * alias b), and an entry's two lengths as one read. */
+  const uint8_t *page = b->page;
+  const uint16_t *sbits = b->sbits;
+  uint32_t cp = b->cp, fixed = b->fixed_len, ends = b->tails_start;
+  uint32_t bw_plen = b->bw_plen, bw_slen = fixed ? 0 : b->bw_slen, hb = bw_plen + bw_slen;
+  uint32_t pmask = (1u << bw_plen) - 1, smask = (1u << bw_slen) - 1;
+  uint32_t at = *pos, l = *len;
   for (uint32_t k = 1; k < n; k++) {
-    TERN_TRY(read_prefix(b, pos, *len, &pl[k], &sl[k]));
-    sp[k] = *pos;
-    *pos += suffix_bits(b, sl[k]);
-    *len = pl[k] + sl[k];
-    if (TERN_UNLIKELY(*pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
+    uint32_t byte = at >> 3;
+    uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(page + byte)
+                                                       : tail64(page, byte);
+    uint32_t h = (uint32_t)(v >> (at & 7)), p = cp + (h & pmask), s;
+    if (TERN_UNLIKELY(p > l)) return corrupt(b, "entry shares more than the previous term holds");
+    if (fixed) {
+      if (TERN_UNLIKELY(p >= fixed)) return corrupt(b, "entry suffix empty");
+      s = fixed - p;
+    } else {
+      s = (h >> bw_plen) & smask;
+      if (TERN_UNLIKELY(s == 0 || p + s > TERN_TB_TERM_MAX))
+        return corrupt(b, "bad entry suffix length");
+    }
+    at += hb;
+    sp[k] = at;
+    pl[k] = p;
+    sl[k] = s;
+    at += TERN_LIKELY(s < TERN_TB_SBITS) ? sbits[s] : suffix_bits_of(s, b->gdiv, b->group, b->gbits);
+    l = p + s;
+    if (TERN_UNLIKELY(at > ends)) return corrupt(b, "key past the end of the key stream");
   }
+  *pos = at;
+  *len = l;
   return TERN_OK;
 }
 
