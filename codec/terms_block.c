@@ -52,11 +52,15 @@ static __attribute__((cold, noinline)) uint64_t tail64(const uint8_t *page, uint
 }
 
 /* tern_bits_get, its rare end-of-block case out of line. */
-static inline uint64_t get(const tern_tb_block *b, uint32_t pos, unsigned w) {
+static inline uint64_t page_get(const uint8_t *page, uint32_t pos, unsigned w) {
   uint32_t byte = pos >> 3;
-  uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(b->page + byte)
-                                                     : tail64(b->page, byte);
+  uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(page + byte)
+                                                     : tail64(page, byte);
   return (v >> (pos & 7)) & (((uint64_t)1 << w) - 1);
+}
+
+static inline uint64_t get(const tern_tb_block *b, uint32_t pos, unsigned w) {
+  return page_get(b->page, pos, w);
 }
 
 /* get for a column that is often 0 bits wide (a primary key's df, doc
@@ -545,20 +549,31 @@ static inline uint64_t frac_mul(uint64_t *f, uint64_t m) {
   return (uint64_t)(x >> 64);
 }
 
-/* decode_code with the pair table, from the code's fraction (code_word
- * below): each two digits one multiplication and one lookup; an odd r's
- * leading digit alone.  r constant when inlined. */
+/* The r characters of a code below K^r into out, with the pair table
+ * from the code's fraction (code_word below): each two digits one
+ * multiplication and one lookup, an odd r's leading digit alone.  The
+ * block's constants as values: stores into out may alias the block.  r
+ * constant when inlined. */
+static inline __attribute__((always_inline)) void pair_code(const uint8_t *pair, uint64_t k1,
+                                                            uint64_t k2, uint64_t rp,
+                                                            uint32_t code, uint32_t r,
+                                                            uint8_t *out) {
+  if (r == 2) {
+    memcpy(out, pair + 2 * code, 2);
+    return;
+  }
+  uint64_t f = (uint64_t)code * rp;
+  if (r & 1) *out++ = pair[2 * frac_mul(&f, k1) + 1];
+  for (uint32_t j = r & 1; j < r; j += 2, out += 2) memcpy(out, pair + 2 * frac_mul(&f, k2), 2);
+}
+
+/* decode_code with the pair table; -1 when the code is outside the
+ * alphabet.  r constant when inlined. */
 static inline __attribute__((always_inline)) int decode_code_pairs(const tern_tb_block *b,
                                                                    uint32_t code, uint32_t r,
                                                                    uint8_t *out) {
   if (code >= b->pow[r]) return -1;
-  if (r == 2) {
-    memcpy(out, b->pair + 2 * code, 2);
-    return 0;
-  }
-  uint64_t f = (uint64_t)code * b->rpow[r], k2 = (uint64_t)b->nsym * b->nsym;
-  if (r & 1) *out++ = b->pair[2 * frac_mul(&f, b->nsym) + 1];
-  for (uint32_t j = r & 1; j < r; j += 2, out += 2) memcpy(out, b->pair + 2 * frac_mul(&f, k2), 2);
+  pair_code(b->pair, b->nsym, (uint64_t)b->nsym * b->nsym, b->rpow[r], code, r, out);
   return 0;
 }
 
@@ -566,9 +581,14 @@ static inline __attribute__((always_inline)) int decode_code_pairs(const tern_tb
  * with the pair table; -1 when one is outside the alphabet. */
 static inline __attribute__((always_inline)) int pair_groups(const tern_tb_block *b, uint32_t sp,
                                                              uint32_t n, uint32_t g, uint8_t *out) {
+  const uint8_t *pair = b->pair, *page = b->page;
+  uint64_t k1 = b->nsym, k2 = k1 * k1, rp = b->rpow[g], top = b->pow[g];
   unsigned gb = b->gbits[g];
-  for (uint32_t k = 0; k < n; k++, sp += gb, out += g)
-    if (decode_code_pairs(b, (uint32_t)get(b, sp, gb), g, out)) return -1;
+  for (uint32_t k = 0; k < n; k++, sp += gb, out += g) {
+    uint32_t code = (uint32_t)page_get(page, sp, gb);
+    if (code >= top) return -1;
+    pair_code(pair, k1, k2, rp, code, g, out);
+  }
   return 0;
 }
 
