@@ -1122,25 +1122,29 @@ static inline void scan_store(uint8_t *p, uint64_t v) {
 static inline __attribute__((always_inline)) uint64_t code_word(const scan_consts *sc,
                                                                 uint32_t code, uint32_t g) {
   const uint8_t *pr = sc->pair;
-  uint64_t f = (uint64_t)code * sc->rg, k2 = sc->k2, a, c;
+  uint64_t k2 = sc->k2;
+  tb_u128 x = (tb_u128)((uint64_t)code * sc->rg) * (g & 1 ? sc->k1 : k2);
+  uint64_t a = (uint64_t)(x >> 64), c, d; /* the leading digit (g odd) or pair */
   switch (g) {
   case 2: return tern_load16(pr + 2 * code);
   case 3:
-    a = frac_mul(&f, sc->k1);
-    return pr[2 * a + 1] | (uint64_t)tern_load16(pr + 2 * frac_mul(&f, k2)) << 8;
+    c = (uint64_t)(((tb_u128)(uint64_t)x * k2) >> 64);
+    return pr[2 * a + 1] | (uint64_t)tern_load16(pr + 2 * c) << 8;
   case 4:
-    a = frac_mul(&f, k2);
-    return tern_load16(pr + 2 * a) | (uint64_t)tern_load16(pr + 2 * frac_mul(&f, k2)) << 16;
+    c = (uint64_t)(((tb_u128)(uint64_t)x * k2) >> 64);
+    return tern_load16(pr + 2 * a) | (uint64_t)tern_load16(pr + 2 * c) << 16;
   case 5:
-    a = frac_mul(&f, sc->k1);
-    c = frac_mul(&f, k2);
+    x = (tb_u128)(uint64_t)x * k2;
+    c = (uint64_t)(x >> 64);
+    d = (uint64_t)(((tb_u128)(uint64_t)x * k2) >> 64);
     return pr[2 * a + 1] | (uint64_t)tern_load16(pr + 2 * c) << 8 |
-           (uint64_t)tern_load16(pr + 2 * frac_mul(&f, k2)) << 24;
+           (uint64_t)tern_load16(pr + 2 * d) << 24;
   default:
-    a = frac_mul(&f, k2);
-    c = frac_mul(&f, k2);
+    x = (tb_u128)(uint64_t)x * k2;
+    c = (uint64_t)(x >> 64);
+    d = (uint64_t)(((tb_u128)(uint64_t)x * k2) >> 64);
     return tern_load16(pr + 2 * a) | (uint64_t)tern_load16(pr + 2 * c) << 16 |
-           (uint64_t)tern_load16(pr + 2 * frac_mul(&f, k2)) << 32;
+           (uint64_t)tern_load16(pr + 2 * d) << 32;
   }
 }
 
