@@ -1195,35 +1195,35 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
                                                             uint32_t end, uint32_t g, int fixed) {
   scan_consts sc;
   scan_consts_of(b, &sc);
-  uint32_t e = it->entry, kpos = it->kpos, len = it->len, j = 0;
+  uint32_t first = it->entry, kpos = it->kpos, len = it->len, j = 0, n = end - first;
   uint32_t pmask = (1u << sc.bw_plen) - 1, smask = (1u << sc.bw_slen) - 1;
   uint32_t hb = sc.bw_plen + sc.bw_slen; /* sc.bw_slen is 0 when fixed: h is the prefix alone */
   if (fixed) pmask = ~0u;
-  uint32_t r = (e + b->restart - 1) / b->restart, rnext = r * b->restart; /* the next restart */
+  uint32_t r = (first + b->restart - 1) / b->restart;
+  uint32_t jnext = r * b->restart - first; /* the next restart, from the batch's first */
   /* The term before the batch's first, copied in front of it: every term
-   * then shares from bytes of the batch (copy_shared's overrun stays in). */
+   * then shares from bytes of the batch (copy_shared's overrun stays in).
+   * The previous term always ends where the next one goes (at used), so
+   * it is at k->bytes + used - len: no pointer to keep. */
   memcpy(k->bytes, term, len);
-  const uint8_t *prev = k->bytes;
   uint32_t used = len;
-  while (e < end && used < TERN_TB_KEYS_FILL) {
-    uint8_t *dst = k->bytes + used;
-    if (TERN_UNLIKELY(e == rnext)) {
-      TERN_TRY(restart_term(b, r++, kpos, dst, &len, NULL));
-      rnext += b->restart;
+  while (j < n && used < TERN_TB_KEYS_FILL) {
+    if (TERN_UNLIKELY(j == jnext)) {
+      TERN_TRY(restart_term(b, r++, kpos, k->bytes + used, &len, NULL));
+      jnext += b->restart;
       k->off[j] = (uint16_t)used;
       k->len[j] = (uint16_t)len;
       k->kend[j] = (uint16_t)kpos;
-      prev = dst;
       used += len;
-      e++, j++;
+      j++;
       continue;
     }
     /* The entries before the next restart: a loop that calls nothing
      * (restart_term's call, inside it, made the compiler keep its values
      * on the stack). */
-    uint32_t stop = rnext < end ? rnext : end;
-    for (; e < stop && used < TERN_TB_KEYS_FILL; e++, j++) {
-      dst = k->bytes + used;
+    uint32_t stop = jnext < n ? jnext : n;
+    for (; j < stop && used < TERN_TB_KEYS_FILL; j++) {
+      uint8_t *dst = k->bytes + used;
       uint32_t h = (uint32_t)scan_get(sc.page, kpos, hb);
       uint32_t p = sc.cp + (h & pmask), slen;
       kpos += hb;
@@ -1237,7 +1237,7 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
         if (TERN_UNLIKELY(slen == 0 || p + slen > TERN_TB_TERM_MAX))
           return corrupt(b, "bad entry suffix length");
       }
-      copy_shared(dst, prev, p, 0);
+      copy_shared(dst, dst - len, p, 0);
       int bad = 0;
       kpos = scan_suffix(&sc, kpos, slen, dst + p, g, &bad);
       if (TERN_UNLIKELY(bad)) return corrupt(b, "character outside the block alphabet");
@@ -1247,11 +1247,10 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
       k->off[j] = (uint16_t)used;
       k->len[j] = (uint16_t)len;
       k->kend[j] = (uint16_t)kpos;
-      prev = dst;
       used += len;
     }
   }
-  return keys_end(b, it, term, k, e, j, kpos, len, prev);
+  return keys_end(b, it, term, k, first + j, j, kpos, len, k->bytes + used - len);
 }
 
 int tern_tb_iter_keys(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, tern_tb_keys *k,
