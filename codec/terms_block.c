@@ -1071,6 +1071,7 @@ typedef struct scan_consts {
   uint32_t cp, fixed, bw_plen, bw_slen, tails_start;
   const uint8_t *gbits;  /* bits of a code of r characters (b->gbits) */
   const uint64_t *pow;   /* K^r (b->pow) */
+  uint32_t rmask[TERN_TB_GROUP_MAX + 1]; /* the mask of a code of r characters */
 } scan_consts;
 
 static void scan_consts_of(const tern_tb_block *b, scan_consts *sc) {
@@ -1089,6 +1090,8 @@ static void scan_consts_of(const tern_tb_block *b, scan_consts *sc) {
   sc->tails_start = b->tails_start;
   sc->gbits = b->gbits;
   sc->pow = b->pow;
+  for (uint32_t r = 0; r <= TERN_TB_GROUP_MAX; r++)
+    sc->rmask[r] = (uint32_t)(((uint64_t)1 << b->gbits[r]) - 1);
 }
 
 static inline uint64_t scan_get(const uint8_t *page, uint32_t pos, unsigned w) {
@@ -1179,7 +1182,7 @@ static inline __attribute__((always_inline)) uint32_t scan_suffix(const scan_con
     }
     scan_store(out, code_word(sc, code, g));
   }
-  uint32_t rb = sc->gbits[r], code = (uint32_t)scan_get(sc->page, sp, rb);
+  uint32_t rb = sc->gbits[r], code = (uint32_t)(scan_get(sc->page, sp, 32) & sc->rmask[r]);
   if (TERN_UNLIKELY(code >= sc->pow[r])) {
     *bad = 1;
     return sp;
