@@ -52,11 +52,15 @@ static __attribute__((cold, noinline)) uint64_t tail64(const uint8_t *page, uint
 }
 
 /* tern_bits_get, its rare end-of-block case out of line. */
-static inline uint64_t get(const tern_tb_block *b, uint32_t pos, unsigned w) {
+static inline uint64_t page_get(const uint8_t *page, uint32_t pos, unsigned w) {
   uint32_t byte = pos >> 3;
-  uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(b->page + byte)
-                                                     : tail64(b->page, byte);
+  uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(page + byte)
+                                                     : tail64(page, byte);
   return (v >> (pos & 7)) & (((uint64_t)1 << w) - 1);
+}
+
+static inline uint64_t get(const tern_tb_block *b, uint32_t pos, unsigned w) {
+  return page_get(b->page, pos, w);
 }
 
 /* get for a column that is often 0 bits wide (a primary key's df, doc
@@ -176,7 +180,7 @@ static const uint32_t g_gdiv[TERN_TB_GROUP_MAX + 1] = {0, 65536, 32768, 21846, 1
 
 /* Powers of every alphabet size and their reciprocals, computed once: a
  * block only points at its row. */
-static uint64_t g_pow[257][TERN_TB_GROUP_MAX + 1], g_rpow[257][TERN_TB_GROUP_MAX];
+static uint64_t g_pow[257][TERN_TB_GROUP_MAX + 1], g_rpow[257][TERN_TB_GROUP_MAX + 1];
 static uint8_t g_bits[257][TERN_TB_GROUP_MAX + 1];
 static uint8_t g_gmax[257]; /* the largest group that decodes exactly: K^(g+1) <= 2^32 */
 /* suffix_bits of the short suffixes, per alphabet size and group, filled
@@ -194,7 +198,7 @@ static void init_powers(void) {
     for (uint32_t j = 0; j <= TERN_TB_GROUP_MAX; j++, p *= k) {
       g_pow[k][j] = p;
       g_bits[k][j] = (uint8_t)tern_bitwidth(p - 1);
-      if (j < TERN_TB_GROUP_MAX) g_rpow[k][j] = p == 1 ? 0 : UINT64_MAX / p + 1;
+      g_rpow[k][j] = p == 1 ? 0 : UINT64_MAX / p + 1;
       if (j >= 1 && p * k <= (1ull << 32)) g_gmax[k] = (uint8_t)j;
     }
   }
@@ -537,28 +541,39 @@ void tern_tb_use_pairs(tern_tb_block *b, tern_tb_pairs *pairs, int build) {
   b->pair = pairs->tab;
 }
 
-/* decode_code with the pair table: the quotients by K^2, K^4 only, each
- * two digits q[j] - K^2 q[j+2] one lookup; an odd r's leading digit
- * alone.  r constant when inlined. */
+/* The high 64 bits of f * m; *f becomes the low 64 (one multiplication
+ * gives both). */
+static inline uint64_t frac_mul(uint64_t *f, uint64_t m) {
+  tb_u128 x = (tb_u128)*f * m;
+  *f = (uint64_t)x;
+  return (uint64_t)(x >> 64);
+}
+
+/* The r characters of a code below K^r into out, with the pair table
+ * from the code's fraction (code_word below): each two digits one
+ * multiplication and one lookup, an odd r's leading digit alone.  The
+ * block's constants as values: stores into out may alias the block.  r
+ * constant when inlined. */
+static inline __attribute__((always_inline)) void pair_code(const uint8_t *pair, uint64_t k1,
+                                                            uint64_t k2, uint64_t rp,
+                                                            uint32_t code, uint32_t r,
+                                                            uint8_t *out) {
+  if (r == 2) {
+    memcpy(out, pair + 2 * code, 2);
+    return;
+  }
+  uint64_t f = (uint64_t)code * rp;
+  if (r & 1) *out++ = pair[2 * frac_mul(&f, k1) + 1];
+  for (uint32_t j = r & 1; j < r; j += 2, out += 2) memcpy(out, pair + 2 * frac_mul(&f, k2), 2);
+}
+
+/* decode_code with the pair table; -1 when the code is outside the
+ * alphabet.  r constant when inlined. */
 static inline __attribute__((always_inline)) int decode_code_pairs(const tern_tb_block *b,
                                                                    uint32_t code, uint32_t r,
                                                                    uint8_t *out) {
-  uint32_t q[TERN_TB_GROUP_MAX + 2];
-  uint32_t k2 = b->nsym * b->nsym;
-  q[0] = code;
-  for (uint32_t j = 2; j < r; j += 2) q[j] = digit_div(b, code, j);
-  q[r] = 0;
-  q[r + 1] = 0;
-  uint32_t j = r - 2;
-  if (r & 1) {
-    if (q[r - 1] >= b->nsym) return -1;
-    *out++ = b->sym[q[r - 1]];
-    j = r - 3;
-  } else if (q[r - 2] >= k2) {
-    return -1;
-  }
-  for (; j < r; j -= 2, out += 2) /* j wraps past 0 to end the loop */
-    memcpy(out, b->pair + 2 * (q[j] - k2 * q[j + 2]), 2);
+  if (code >= b->pow[r]) return -1;
+  pair_code(b->pair, b->nsym, (uint64_t)b->nsym * b->nsym, b->rpow[r], code, r, out);
   return 0;
 }
 
@@ -566,9 +581,14 @@ static inline __attribute__((always_inline)) int decode_code_pairs(const tern_tb
  * with the pair table; -1 when one is outside the alphabet. */
 static inline __attribute__((always_inline)) int pair_groups(const tern_tb_block *b, uint32_t sp,
                                                              uint32_t n, uint32_t g, uint8_t *out) {
+  const uint8_t *pair = b->pair, *page = b->page;
+  uint64_t k1 = b->nsym, k2 = k1 * k1, rp = b->rpow[g], top = b->pow[g];
   unsigned gb = b->gbits[g];
-  for (uint32_t k = 0; k < n; k++, sp += gb, out += g)
-    if (decode_code_pairs(b, (uint32_t)get(b, sp, gb), g, out)) return -1;
+  for (uint32_t k = 0; k < n; k++, sp += gb, out += g) {
+    uint32_t code = (uint32_t)page_get(page, sp, gb);
+    if (code >= top) return -1;
+    pair_code(pair, k1, k2, rp, code, g, out);
+  }
   return 0;
 }
 
@@ -1044,21 +1064,25 @@ static int keys_end(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, ter
  * b would be read again after each one. */
 typedef struct scan_consts {
   const uint8_t *page, *pair;
-  uint64_t rp2;        /* the reciprocal of K^2 (digit_div) */
-  uint32_t k2, powg;   /* K^2, K^g */
-  uint32_t gb;         /* bits of a code of g characters */
+  uint64_t rg;         /* the reciprocal of K^g (code_word's fraction) */
+  uint32_t k1, k2;     /* K, K^2 */
+  uint32_t powg;       /* K^g - 1 */
+  uint32_t gb, gmask;  /* bits of a code of g characters, and their mask */
   uint32_t cp, fixed, bw_plen, bw_slen, tails_start;
   const uint8_t *gbits;  /* bits of a code of r characters (b->gbits) */
   const uint64_t *pow;   /* K^r (b->pow) */
+  uint32_t rmask[TERN_TB_GROUP_MAX + 1]; /* the mask of a code of r characters */
 } scan_consts;
 
 static void scan_consts_of(const tern_tb_block *b, scan_consts *sc) {
   sc->page = b->page;
   sc->pair = b->pair;
-  sc->rp2 = b->group > 2 ? b->rpow[2] : 0;
+  sc->rg = b->rpow[b->group];
+  sc->k1 = b->nsym;
   sc->k2 = b->nsym * b->nsym;
   sc->powg = (uint32_t)(b->pow[b->group] - 1); /* K^g <= 2^32: its largest code */
   sc->gb = b->gbits[b->group];
+  sc->gmask = (uint32_t)(((uint64_t)1 << sc->gb) - 1);
   sc->cp = b->cp;
   sc->fixed = b->fixed_len;
   sc->bw_plen = b->bw_plen;
@@ -1066,6 +1090,8 @@ static void scan_consts_of(const tern_tb_block *b, scan_consts *sc) {
   sc->tails_start = b->tails_start;
   sc->gbits = b->gbits;
   sc->pow = b->pow;
+  for (uint32_t r = 0; r <= TERN_TB_GROUP_MAX; r++)
+    sc->rmask[r] = (uint32_t)(((uint64_t)1 << b->gbits[r]) - 1);
 }
 
 static inline uint64_t scan_get(const uint8_t *page, uint32_t pos, unsigned w) {
@@ -1084,39 +1110,44 @@ static inline void scan_store(uint8_t *p, uint64_t v) {
   memcpy(p, &v, sizeof v);
 }
 
-static inline uint32_t scan_div(uint32_t code, uint64_t rp) {
-  return (uint32_t)(((tb_u128)code * rp) >> 64);
-}
-
-/* The g characters of a code (below K^g), the first in the lowest byte:
- * two per pair-table lookup, a leading odd one d from the pair (0, d)'s
- * second byte (sym[d]: one table pointer fewer to keep in a register).
- * The quotient by K^4 is taken from the one by K^2 (floor(floor(c / K^2)
- * / K^2) = floor(c / K^4)), with the same reciprocal: one constant fewer
- * (register pressure, not the instruction count of this function, is
- * what costs in the scan loop).  g constant when inlined. */
+/* The g characters of a code (below K^g), the first in the lowest byte,
+ * from its fraction f = code * rpow[g] (code / K^g in 64 fixed-point bits,
+ * a little above: rpow[g] = floor(2^64 / K^g) + 1): multiplying f by K^2
+ * brings its next two digits above the point — the high word is their
+ * pair-table index hi * K + lo, the low word the fraction of the digits
+ * after them — so each pair costs one multiplication, with no quotient
+ * to multiply back and subtract.  Exact: the excess, below K^g in f,
+ * grows to below K^(2g) <= 2^64 / K^2 by the last digit, less than the
+ * 2^64 / K^(g - m) a digit's fraction keeps from the next digit's
+ * boundary.  A leading odd digit d comes from f * K, its byte as the pair
+ * (0, d)'s second (sym[d]: one table pointer fewer to keep in a register).
+ * g constant when inlined. */
 static inline __attribute__((always_inline)) uint64_t code_word(const scan_consts *sc,
                                                                 uint32_t code, uint32_t g) {
   const uint8_t *pr = sc->pair;
-  uint32_t k2 = sc->k2, q2, q4;
+  uint64_t k2 = sc->k2;
+  tb_u128 x = (tb_u128)((uint64_t)code * sc->rg) * (g & 1 ? sc->k1 : k2);
+  uint64_t a = (uint64_t)(x >> 64), c, d; /* the leading digit (g odd) or pair */
   switch (g) {
   case 2: return tern_load16(pr + 2 * code);
   case 3:
-    q2 = scan_div(code, sc->rp2);
-    return pr[2 * q2 + 1] | (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 8;
+    c = (uint64_t)(((tb_u128)(uint64_t)x * k2) >> 64);
+    return pr[2 * a + 1] | (uint64_t)tern_load16(pr + 2 * c) << 8;
   case 4:
-    q2 = scan_div(code, sc->rp2);
-    return tern_load16(pr + 2 * q2) | (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 16;
+    c = (uint64_t)(((tb_u128)(uint64_t)x * k2) >> 64);
+    return tern_load16(pr + 2 * a) | (uint64_t)tern_load16(pr + 2 * c) << 16;
   case 5:
-    q2 = scan_div(code, sc->rp2);
-    q4 = scan_div(q2, sc->rp2); /* floor(floor(code / K^2) / K^2) = floor(code / K^4) */
-    return pr[2 * q4 + 1] | (uint64_t)tern_load16(pr + 2 * (q2 - k2 * q4)) << 8 |
-           (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 24;
+    x = (tb_u128)(uint64_t)x * k2;
+    c = (uint64_t)(x >> 64);
+    d = (uint64_t)(((tb_u128)(uint64_t)x * k2) >> 64);
+    return pr[2 * a + 1] | (uint64_t)tern_load16(pr + 2 * c) << 8 |
+           (uint64_t)tern_load16(pr + 2 * d) << 24;
   default:
-    q2 = scan_div(code, sc->rp2);
-    q4 = scan_div(q2, sc->rp2);
-    return tern_load16(pr + 2 * q4) | (uint64_t)tern_load16(pr + 2 * (q2 - k2 * q4)) << 16 |
-           (uint64_t)tern_load16(pr + 2 * (code - k2 * q2)) << 32;
+    x = (tb_u128)(uint64_t)x * k2;
+    c = (uint64_t)(x >> 64);
+    d = (uint64_t)(((tb_u128)(uint64_t)x * k2) >> 64);
+    return tern_load16(pr + 2 * a) | (uint64_t)tern_load16(pr + 2 * c) << 16 |
+           (uint64_t)tern_load16(pr + 2 * d) << 32;
   }
 }
 
@@ -1130,8 +1161,20 @@ static inline __attribute__((always_inline)) uint32_t scan_suffix(const scan_con
                                                                   uint32_t sp, uint32_t slen,
                                                                   uint8_t *out, uint32_t g,
                                                                   int *bad) {
-  uint32_t n = slen / g, r = slen - n * g;
-  for (uint32_t i = 0; i < n; i++, sp += sc->gb, out += g) {
+  uint32_t n = slen / g, r = slen - n * g, i = 0;
+  /* Two codes a read while they fit in its 57 bits (g = 5, K = 36: 2 x 26). */
+  if (2 * sc->gb <= 57)
+    for (; i + 2 <= n; i += 2, sp += 2 * sc->gb, out += 2 * g) {
+      uint64_t v = scan_get(sc->page, sp, 2 * sc->gb);
+      uint32_t c0 = (uint32_t)v & sc->gmask, c1 = (uint32_t)(v >> sc->gb);
+      if (TERN_UNLIKELY(c0 > sc->powg || c1 > sc->powg)) {
+        *bad = 1;
+        return sp;
+      }
+      scan_store(out, code_word(sc, c0, g));
+      scan_store(out + g, code_word(sc, c1, g));
+    }
+  for (; i < n; i++, sp += sc->gb, out += g) {
     uint32_t code = (uint32_t)scan_get(sc->page, sp, sc->gb);
     if (TERN_UNLIKELY(code > sc->powg)) {
       *bad = 1;
@@ -1139,7 +1182,7 @@ static inline __attribute__((always_inline)) uint32_t scan_suffix(const scan_con
     }
     scan_store(out, code_word(sc, code, g));
   }
-  uint32_t rb = sc->gbits[r], code = (uint32_t)scan_get(sc->page, sp, rb);
+  uint32_t rb = sc->gbits[r], code = (uint32_t)(scan_get(sc->page, sp, 32) & sc->rmask[r]);
   if (TERN_UNLIKELY(code >= sc->pow[r])) {
     *bad = 1;
     return sp;
@@ -1155,35 +1198,35 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
                                                             uint32_t end, uint32_t g, int fixed) {
   scan_consts sc;
   scan_consts_of(b, &sc);
-  uint32_t e = it->entry, kpos = it->kpos, len = it->len, j = 0;
+  uint32_t first = it->entry, kpos = it->kpos, len = it->len, j = 0, n = end - first;
   uint32_t pmask = (1u << sc.bw_plen) - 1, smask = (1u << sc.bw_slen) - 1;
   uint32_t hb = sc.bw_plen + sc.bw_slen; /* sc.bw_slen is 0 when fixed: h is the prefix alone */
   if (fixed) pmask = ~0u;
-  uint32_t r = (e + b->restart - 1) / b->restart, rnext = r * b->restart; /* the next restart */
+  uint32_t r = (first + b->restart - 1) / b->restart;
+  uint32_t jnext = r * b->restart - first; /* the next restart, from the batch's first */
   /* The term before the batch's first, copied in front of it: every term
-   * then shares from bytes of the batch (copy_shared's overrun stays in). */
+   * then shares from bytes of the batch (copy_shared's overrun stays in).
+   * The previous term always ends where the next one goes (at used), so
+   * it is at k->bytes + used - len: no pointer to keep. */
   memcpy(k->bytes, term, len);
-  const uint8_t *prev = k->bytes;
   uint32_t used = len;
-  while (e < end && used < TERN_TB_KEYS_FILL) {
-    uint8_t *dst = k->bytes + used;
-    if (TERN_UNLIKELY(e == rnext)) {
-      TERN_TRY(restart_term(b, r++, kpos, dst, &len, NULL));
-      rnext += b->restart;
+  while (j < n && used < TERN_TB_KEYS_FILL) {
+    if (TERN_UNLIKELY(j == jnext)) {
+      TERN_TRY(restart_term(b, r++, kpos, k->bytes + used, &len, NULL));
+      jnext += b->restart;
       k->off[j] = (uint16_t)used;
       k->len[j] = (uint16_t)len;
       k->kend[j] = (uint16_t)kpos;
-      prev = dst;
       used += len;
-      e++, j++;
+      j++;
       continue;
     }
     /* The entries before the next restart: a loop that calls nothing
      * (restart_term's call, inside it, made the compiler keep its values
      * on the stack). */
-    uint32_t stop = rnext < end ? rnext : end;
-    for (; e < stop && used < TERN_TB_KEYS_FILL; e++, j++) {
-      dst = k->bytes + used;
+    uint32_t stop = jnext < n ? jnext : n;
+    for (; j < stop && used < TERN_TB_KEYS_FILL; j++) {
+      uint8_t *dst = k->bytes + used;
       uint32_t h = (uint32_t)scan_get(sc.page, kpos, hb);
       uint32_t p = sc.cp + (h & pmask), slen;
       kpos += hb;
@@ -1197,7 +1240,7 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
         if (TERN_UNLIKELY(slen == 0 || p + slen > TERN_TB_TERM_MAX))
           return corrupt(b, "bad entry suffix length");
       }
-      copy_shared(dst, prev, p, 0);
+      copy_shared(dst, dst - len, p, 0);
       int bad = 0;
       kpos = scan_suffix(&sc, kpos, slen, dst + p, g, &bad);
       if (TERN_UNLIKELY(bad)) return corrupt(b, "character outside the block alphabet");
@@ -1207,11 +1250,10 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
       k->off[j] = (uint16_t)used;
       k->len[j] = (uint16_t)len;
       k->kend[j] = (uint16_t)kpos;
-      prev = dst;
       used += len;
     }
   }
-  return keys_end(b, it, term, k, e, j, kpos, len, prev);
+  return keys_end(b, it, term, k, first + j, j, kpos, len, k->bytes + used - len);
 }
 
 int tern_tb_iter_keys(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, tern_tb_keys *k,
@@ -1285,13 +1327,38 @@ int tern_tb_iter_tail(const tern_tb_block *b, tern_tb_iter *it, tern_tb_tail *t)
  * each (entries 1 .. n-1).  Leaves *pos and *len after the last. */
 static int walk_lengths(const tern_tb_block *b, uint32_t n, uint32_t *pos, uint32_t *len,
                         uint32_t *sp, uint32_t *pl, uint32_t *sl) {
+  /* The block's constants as locals (the stores into sp, pl, sl may
+   * alias b), and an entry's two lengths as one read. */
+  const uint8_t *page = b->page;
+  const uint16_t *sbits = b->sbits;
+  uint32_t cp = b->cp, fixed = b->fixed_len, ends = b->tails_start;
+  uint32_t bw_plen = b->bw_plen, bw_slen = fixed ? 0 : b->bw_slen, hb = bw_plen + bw_slen;
+  uint32_t pmask = (1u << bw_plen) - 1, smask = (1u << bw_slen) - 1;
+  uint32_t at = *pos, l = *len;
   for (uint32_t k = 1; k < n; k++) {
-    TERN_TRY(read_prefix(b, pos, *len, &pl[k], &sl[k]));
-    sp[k] = *pos;
-    *pos += suffix_bits(b, sl[k]);
-    *len = pl[k] + sl[k];
-    if (TERN_UNLIKELY(*pos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
+    uint32_t byte = at >> 3;
+    uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(page + byte)
+                                                       : tail64(page, byte);
+    uint32_t h = (uint32_t)(v >> (at & 7)), p = cp + (h & pmask), s;
+    if (TERN_UNLIKELY(p > l)) return corrupt(b, "entry shares more than the previous term holds");
+    if (fixed) {
+      if (TERN_UNLIKELY(p >= fixed)) return corrupt(b, "entry suffix empty");
+      s = fixed - p;
+    } else {
+      s = (h >> bw_plen) & smask;
+      if (TERN_UNLIKELY(s == 0 || p + s > TERN_TB_TERM_MAX))
+        return corrupt(b, "bad entry suffix length");
+    }
+    at += hb;
+    sp[k] = at;
+    pl[k] = p;
+    sl[k] = s;
+    at += TERN_LIKELY(s < TERN_TB_SBITS) ? sbits[s] : suffix_bits_of(s, b->gdiv, b->group, b->gbits);
+    l = p + s;
+    if (TERN_UNLIKELY(at > ends)) return corrupt(b, "key past the end of the key stream");
   }
+  *pos = at;
+  *len = l;
   return TERN_OK;
 }
 

@@ -89,6 +89,11 @@ typedef struct tern_tb_builder tern_tb_builder;
 
 int tern_tb_builder_new(tern_tb_builder **out, uint32_t restart_interval);
 void tern_tb_builder_free(tern_tb_builder *b);
+/* For tests: every block codes its suffixes g characters a code when its
+ * alphabet allows g (K^(g+1) <= 2^32), else as the builder would choose;
+ * 0 (the default): the g that makes the block shortest.  Any g is valid
+ * format (the reader decodes whatever the block says). */
+void tern_tb_builder_set_group(tern_tb_builder *b, uint32_t g);
 /* Empties the builder; the next entries belong to a field so described. */
 void tern_tb_builder_start(tern_tb_builder *b, const tern_tb_field *f);
 /* Adds an entry (terms ascending) when the block can hold it: 0 added,
@@ -121,7 +126,7 @@ typedef struct tern_tb_block {
   const uint16_t *sbits;               /* bits of a suffix of n < TERN_TB_SBITS characters */
   uint32_t nsym;                       /* K */
   uint32_t gdiv;                       /* ceil(2^16 / g): n / g = n * gdiv >> 16 */
-  const uint64_t *pow, *rpow;          /* K^j and floor(2^64 / K^j) + 1, j < g */
+  const uint64_t *pow, *rpow;          /* K^j and floor(2^64 / K^j) + 1, j <= g */
   uint32_t df_min, vlen_min;
   int64_t doc_base;
   uint64_t off_min, len_min, voff_min;

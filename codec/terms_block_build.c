@@ -75,6 +75,7 @@ struct tern_tb_builder {
   size_t nvals, vals_cap;
   uint8_t first[TERN_TB_TERM_MAX], prev[TERN_TB_TERM_MAX];
   uint32_t prev_len;
+  uint32_t group; /* tern_tb_builder_set_group: 0, or the group size every block takes */
   uint8_t buf[TERN_TB_PAGE + 16]; /* bit writer target */
 };
 
@@ -116,6 +117,10 @@ void tern_tb_builder_start(tern_tb_builder *b, const tern_tb_field *f) {
 }
 
 uint32_t tern_tb_count(const tern_tb_builder *b) { return b->st->n; }
+
+void tern_tb_builder_set_group(tern_tb_builder *b, uint32_t g) {
+  b->group = g <= TERN_TB_GROUP_MAX ? g : 0;
+}
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return TERN_OK;
@@ -205,13 +210,16 @@ static void set_alphabet(tb_stats *s) {
   for (uint32_t r = 0; r <= s->gmax; r++) s->code_bits[r] = (uint8_t)code_bits(k, r);
 }
 
-static void choose_group(const tb_stats *s, tb_widths *w) {
+/* only: the one group size to consider (tern_tb_builder_set_group), when
+ * the alphabet allows it; 0: all. */
+static void choose_group(const tb_stats *s, tb_widths *w, uint32_t only) {
   w->suffix_bits = UINT64_MAX;
   /* No symbol yet (stats all zero): one symbol's codes take no bits. */
   uint32_t gmax = s->nsym ? s->gmax : group_max(1);
   unsigned bits[TERN_TB_GROUP_MAX + 1];
   for (uint32_t r = 0; r <= TERN_TB_GROUP_MAX; r++) bits[r] = s->code_bits[r];
-  for (uint32_t g = 1; g <= gmax; g++) {
+  if (only > gmax) only = 0;
+  for (uint32_t g = only ? only : 1; g <= (only ? only : gmax); g++) {
     uint64_t total = s->el.groups[g] * bits[g];
     for (uint32_t r = 1; r < g; r++) total += (uint64_t)s->el.rem[g][r] * bits[r];
     if (total < w->suffix_bits) {
@@ -240,7 +248,7 @@ static void widths_of(const tern_tb_builder *b, const tb_stats *s, tb_widths *w)
   }
   w->nsym = s->nsym;
   w->nranges = s->nranges;
-  choose_group(s, w);
+  choose_group(s, w, b->group);
 }
 
 /* Ranges when they are shorter than the 32-byte bitmap. */

@@ -6,10 +6,10 @@
  * Doc ids ascend source by source, and within a source doc order is key
  * order (segments number their keys' docs by rank, the buffer view too).
  * So the hits are drained once, split by source, and each source's keys
- * are resolved walking its primary-key field forward — the next hit a few
- * entries ahead is reached by stepping through them, a farther one by one
- * seek — and the sources are merged by key, a linear min over the few of
- * them.
+ * are resolved walking its primary-key field forward (tern_seg_doc: a hit
+ * in the cursor's block needs no index or header, one in its restart run
+ * is reached from the previous hit) — and the sources are merged by key,
+ * a linear min over the few of them.
  */
 #include "engine/util/errwrap.h"
 #include "engine/state/index.h"
@@ -20,11 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A seek skips from the entry's restart decoding only the characters that
- * survive (tern_tb_iter_seek); stepping decodes every entry whole, so it
- * wins only for hits at most this many entries ahead. */
-#define STEP_MAX 1u
-
 /* Hits whose entries are prefetched ahead of the one resolved. */
 #define PREFETCH_AHEAD 2u
 
@@ -33,9 +28,7 @@ typedef struct hit_walk {
   const uint64_t *docs;  /* of this source, ascending */
   size_t n, pos;
   tern_seg_cursor *sc;
-  tern_term_entry e;
-  int positioned;
-  uint32_t at; /* doc of the cursor's entry */
+  size_t fetched; /* hits before it asked for (prefetched) already */
   tern_slice key;
 } hit_walk;
 
@@ -75,21 +68,19 @@ static int walk_resolve(hit_walk *w, const tern_snapshot *snap, int want, tern_s
     return want ? tern_memseg_value(snap->buf, d, val) : TERN_OK;
   }
   const tern_seg *seg = w->slot->ref->seg;
-  if (w->positioned && d > w->at && d - w->at <= STEP_MAX) {
-    while (w->at < d) {
-      TERN_TRY(tern_seg_next_term(seg, w->sc, &w->e));
-      w->at++;
-    }
-    w->key = (tern_slice){w->e.term, w->e.len};
-    return want ? tern_seg_value(seg, &w->e, w->sc, val) : TERN_OK;
-  }
+  /* Even the very next entry: tern_seg_doc reaches it from the cursor's
+   * entry with nothing to walk, where a step would decode a batch of
+   * terms ahead (tern_seg_next_term) that the next hit drops. */
   TERN_TRY(tern_seg_doc(seg, d, w->sc, &w->key, want ? val : NULL));
-  w->positioned = 1; /* tern_seg_doc leaves the cursor on d's entry */
-  w->at = d;
   /* The next hit's entry is a few hundred bytes on: a miss to memory
-   * (half of a hit's time) unless asked for now. */
-  for (size_t k = w->pos + 1; k < w->n && k <= w->pos + PREFETCH_AHEAD; k++)
-    tern_seg_prefetch_doc(seg, w->sc, (uint32_t)w->docs[k]);
+   * (half of a hit's time) unless asked for now.  Each hit is asked for
+   * once: those up to PREFETCH_AHEAD on that an earlier hit did not ask
+   * for (usually just the last; one in the next block is asked for when
+   * the cursor has reached it). */
+  size_t k = w->fetched > w->pos + 1 ? w->fetched : w->pos + 1;
+  for (; k < w->n && k <= w->pos + PREFETCH_AHEAD; k++)
+    if (!tern_seg_prefetch_doc(seg, w->sc, (uint32_t)w->docs[k])) break;
+  w->fetched = k;
   return TERN_OK;
 }
 

@@ -52,6 +52,13 @@ typedef struct shape {
   uint32_t tie_len; /* bytes [prefix_len, tie_len) drawn from 2 symbols only: restart keys share long prefixes */
 } shape;
 
+/* For test_group_sizes: the group size run_shape asks the builder for
+ * (tern_tb_builder_set_group; 0: the writer's choice), and whether half
+ * the characters gen_terms draws are the alphabet's first or last, so
+ * that the lowest and highest codes of every size occur. */
+static uint32_t want_group;
+static int extremes;
+
 static void gen_terms(tu_rng *r, const shape *s, uint32_t n, ref_term **out, uint32_t *nout) {
   ref_term *v = calloc(n, sizeof *v);
   assert_non_null(v);
@@ -60,9 +67,11 @@ static void gen_terms(tu_rng *r, const shape *s, uint32_t n, ref_term **out, uin
     if (len < s->prefix_len + 1) len = s->prefix_len + 1;
     v[i].t = malloc(len);
     assert_non_null(v[i].t);
-    for (uint32_t k = 0; k < len; k++)
-      v[i].t[k] = (uint8_t)(s->base + (k < s->prefix_len ? 0
-                                       : tu_below(r, k < s->tie_len ? 2 : s->nsym)));
+    for (uint32_t k = 0; k < len; k++) {
+      uint64_t c = k < s->prefix_len ? 0 : tu_below(r, k < s->tie_len ? 2 : s->nsym);
+      if (extremes && k >= s->tie_len && tu_below(r, 2)) c = tu_below(r, 2) ? 0 : s->nsym - 1;
+      v[i].t[k] = (uint8_t)(s->base + c);
+    }
     v[i].len = len;
   }
   qsort(v, n, sizeof *v, ref_cmp);
@@ -286,6 +295,7 @@ static void check_block(tu_rng *r, const uint8_t *page, const tern_tb_field *f, 
   int orc = tern_tb_open(&b, page, f, n, "test", 0);
   if (orc) fprintf(stderr, "open: %s\n", tern_errmsg());
   assert_int_equal(orc, TERN_OK);
+  if (want_group) assert_int_equal(b.group, want_group);
   uint8_t term[TERN_TB_TERM_MAX];
   uint32_t docs[TERN_TB_DOCS_MAX];
   tern_tb_tail t = {.docs = docs};
@@ -489,6 +499,7 @@ static void run_shape(const shape *s, uint32_t nterms, uint32_t restart) {
                      .max_doc = UINT32_MAX};
   tern_tb_builder *b;
   assert_int_equal(tern_tb_builder_new(&b, restart), TERN_OK);
+  tern_tb_builder_set_group(b, want_group);
   tern_tb_builder_start(b, &f);
   uint8_t *page = malloc(TERN_TB_PAGE);
   uint32_t first = 0, blocks = 0;
@@ -562,6 +573,28 @@ static void test_alphabets(void **state) {
     shape s = {"alphabet", ks[i], (uint8_t)(ks[i] > 200 ? 0 : 10), 1, ks[i] < 3 ? 40 : 10, 0, 8, 20, 0, 64, 0};
     run_shape(&s, 3000, TERN_TB_RESTART);
   }
+}
+
+/* Every group size the format allows, for alphabet sizes around and
+ * between powers of two, each block decoded (step, batch, pair table,
+ * seek, search: check_block) against the terms it was built from; half
+ * the characters the alphabet's ends, so that the largest code of each
+ * size (all digits K - 1) and the smallest occur in every block. */
+static void test_group_sizes(void **state) {
+  (void)state;
+  const uint32_t ks[] = {2, 3, 4, 5, 7, 10, 11, 16, 26, 31, 36, 37, 41, 50, 63, 64, 65, 100, 255};
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+    for (uint32_t g = 1; g <= TERN_TB_GROUP_MAX; g++) {
+      uint64_t p = ks[i];
+      for (uint32_t j = 0; j < g; j++) p *= ks[i];
+      if (p > (1ull << 32)) break; /* K^(g+1) > 2^32: not a valid group */
+      shape s = {"groups", ks[i], (uint8_t)(ks[i] > 200 ? 0 : 1), 1, 30, 0, 2, 3, 1, 8, 0};
+      want_group = g;
+      extremes = 1;
+      run_shape(&s, 1500, 1 + (uint32_t)(i + g) % 20);
+    }
+  want_group = 0;
+  extremes = 0;
 }
 
 static void test_long_terms(void **state) {
@@ -796,7 +829,7 @@ int main(void) {
       cmocka_unit_test(test_alphabets),   cmocka_unit_test(test_long_terms),
       cmocka_unit_test(test_exact_fill),  cmocka_unit_test(test_tied_heads),
       cmocka_unit_test(test_one_entry),   cmocka_unit_test(test_max_entries),
-      cmocka_unit_test(test_primary_keys),
+      cmocka_unit_test(test_primary_keys), cmocka_unit_test(test_group_sizes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
