@@ -306,6 +306,12 @@ static inline int tern_seg_gate_start(const tern_seg_gate *g, const tern_seg_pro
   tern_filter_view_prefetch(g->filter, p->fk.hash);
   return 1;
 }
+/* tern_seg_gate_filter's answers: TERN_SEG_FILTER_NO (certainly absent),
+ * _MAYBE, or _SKIPPED when the page the probe needs is neither checked by
+ * this process nor known to be in the page cache (reading it would cost
+ * the I/O the terms block costs anyway: the block decides); < 0: the page
+ * is damaged. */
+enum { TERN_SEG_FILTER_NO = 0, TERN_SEG_FILTER_MAYBE = 1, TERN_SEG_FILTER_SKIPPED = 2 };
 /* The filter's answer, once gate_start let the key in: 0 when the key is
  * certainly not in the segment; > 0 when the block must decide (pass it on
  * to tern_seg_pk_find); < 0 a damaged filter page (TERN_ECORRUPT naming
@@ -322,6 +328,7 @@ int tern_seg_gate_filter(const tern_seg_gate *g, const tern_seg_probe *p);
 typedef struct tern_seg_filter_line {
   const uint8_t *blocks;           /* NULL: undecided here */
   const _Atomic uint64_t *checked; /* .flt's checked pages; NULL: undecided here */
+  const _Atomic uint64_t *asked;   /* .flt's pages asked for (segment_filter.c); NULL: unknown */
   uint32_t nblocks, base;          /* base: file offset of block 0 */
   uint32_t settled;                /* 1: every page of the blocks checked (no bitmap read) */
   uint64_t npages;
@@ -355,6 +362,29 @@ static inline int tern_seg_filter_line_test(const tern_seg_filter_line *l,
   if (!l->settled) {
     uint64_t w = atomic_load_explicit(&l->checked[page / 64], memory_order_acquire);
     if (!((w >> (page % 64)) & 1)) return -1;
+  }
+  return tern_filter_block_has(b, k);
+}
+/* tern_seg_gate_filter's own answer when the line can give it without the
+ * segment: as tern_seg_filter_line_test, and for a page this process has
+ * neither checked nor asked for, TERN_SEG_FILTER_SKIPPED (what the gate
+ * answers then: the block decides, and a miss asks for the page); -1 when
+ * only the gate can tell (a page asked for: it checks whether the page
+ * has arrived).  A present key on a filter whose pages were never needed
+ * (a warm index read by present keys) then costs the line's two bitmap
+ * words, not the call. */
+static inline int tern_seg_filter_line_gate(const tern_seg_filter_line *l,
+                                            const tern_filter_key *k) {
+  uint64_t page;
+  const uint8_t *b = tern_seg_filter_line_block(l, k->hash, &page);
+  if (!b) return -1;
+  if (!l->settled) {
+    uint64_t w = atomic_load_explicit(&l->checked[page / 64], memory_order_acquire);
+    if (!((w >> (page % 64)) & 1)) {
+      if (!l->asked) return -1;
+      uint64_t a = atomic_load_explicit(&l->asked[page / 64], memory_order_relaxed);
+      return (a >> (page % 64)) & 1 ? -1 : TERN_SEG_FILTER_SKIPPED;
+    }
   }
   return tern_filter_block_has(b, k);
 }

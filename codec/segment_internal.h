@@ -123,12 +123,8 @@ int tern_seg_parse_index(tern_seg *s, const uint8_t *body, size_t len, const cha
  * checks it (size against .tix, page checksums;
  * nothing read) and the filter over its mapping. */
 int tern_seg_filter_open(tern_seg *s, const char *dir, const char *name);
-/* tern_seg_gate_filter's answers: TERN_SEG_FILTER_NO (certainly absent),
- * _MAYBE, or _SKIPPED when the page the probe needs is neither checked by
- * this process nor known to be in the page cache (reading it would cost
- * the I/O the terms block costs anyway: the block decides); < 0: the page
- * is damaged. */
-enum { TERN_SEG_FILTER_NO = 0, TERN_SEG_FILTER_MAYBE = 1, TERN_SEG_FILTER_SKIPPED = 2 };
+/* tern_seg_gate_filter's answers: TERN_SEG_FILTER_NO and the others
+ * (codec/segment.h). */
 /* A key found absent by a block read after the probe was skipped: the
  * filter's page would have saved that read, so it is asked for in the
  * background, and later probes use it once it is cached. */
