@@ -157,6 +157,12 @@ typedef struct tern_seg_cursor {
 } tern_seg_cursor;
 void tern_seg_cursor_init(tern_seg_cursor *c);
 void tern_seg_cursor_release(tern_seg_cursor *c);
+/* Whether c holds memory of its own, which tern_seg_cursor_release frees:
+ * a cursor that ends its life holding none needs no release (a get's, on
+ * the stack, mostly holds none). */
+static inline int tern_seg_cursor_holds(const tern_seg_cursor *c) {
+  return c->pairs || c->keys || c->value;
+}
 
 /* A term as found in the dictionary. */
 typedef struct tern_term_entry {
@@ -372,21 +378,39 @@ static inline int tern_seg_filter_line_test(const tern_seg_filter_line *l,
  * only the gate can tell (a page asked for: it checks whether the page
  * has arrived).  A present key on a filter whose pages were never needed
  * (a warm index read by present keys) then costs the line's two bitmap
- * words, not the call. */
+ * words, not the call.  In two steps for a caller that makes the key's
+ * bit masks only when a block is tested (tern_filter_key_init):
+ * tern_seg_filter_line_ready gives the block to test (its page checked),
+ * or NULL and the answer (TERN_SEG_FILTER_SKIPPED, or -1: the gate). */
+static inline const uint8_t *tern_seg_filter_line_decide(const tern_seg_filter_line *l,
+                                                         const uint8_t *b, uint64_t page,
+                                                         int *answer);
+static inline const uint8_t *tern_seg_filter_line_ready(const tern_seg_filter_line *l,
+                                                        uint64_t hash, int *answer) {
+  uint64_t page = 0;
+  const uint8_t *b = tern_seg_filter_line_block(l, hash, &page);
+  return tern_seg_filter_line_decide(l, b, page, answer);
+}
+/* The same from the block and page tern_seg_filter_line_block gave (a
+ * caller that fetched them first computes them once). */
+static inline const uint8_t *tern_seg_filter_line_decide(const tern_seg_filter_line *l,
+                                                         const uint8_t *b, uint64_t page,
+                                                         int *answer) {
+  *answer = -1;
+  if (!b || l->settled) return b;
+  uint64_t w = atomic_load_explicit(&l->checked[page / 64], memory_order_acquire);
+  if ((w >> (page % 64)) & 1) return b;
+  if (l->asked) {
+    uint64_t a = atomic_load_explicit(&l->asked[page / 64], memory_order_relaxed);
+    if (!((a >> (page % 64)) & 1)) *answer = TERN_SEG_FILTER_SKIPPED;
+  }
+  return NULL;
+}
 static inline int tern_seg_filter_line_gate(const tern_seg_filter_line *l,
                                             const tern_filter_key *k) {
-  uint64_t page;
-  const uint8_t *b = tern_seg_filter_line_block(l, k->hash, &page);
-  if (!b) return -1;
-  if (!l->settled) {
-    uint64_t w = atomic_load_explicit(&l->checked[page / 64], memory_order_acquire);
-    if (!((w >> (page % 64)) & 1)) {
-      if (!l->asked) return -1;
-      uint64_t a = atomic_load_explicit(&l->asked[page / 64], memory_order_relaxed);
-      return (a >> (page % 64)) & 1 ? -1 : TERN_SEG_FILTER_SKIPPED;
-    }
-  }
-  return tern_filter_block_has(b, k);
+  int answer;
+  const uint8_t *b = tern_seg_filter_line_ready(l, k->hash, &answer);
+  return b ? tern_filter_block_has(b, k) : answer;
 }
 /* 1 when the line says the key is certainly absent, else 0. */
 static inline int tern_seg_filter_line_absent(const tern_seg_filter_line *l,
