@@ -127,8 +127,9 @@ static int lane_done(amac *a, const tern_slot *sl, unsigned i, int rc) {
 
 /* Gives lane i the next key from *next not answered yet that slot sl's
  * range admits: 1, or 0 when none is left; < 0 on error. */
-static int lane_fill(amac *a, const tern_slot *sl, const tern_seg_filter_line *line, unsigned i,
-                     size_t *next) {
+static inline __attribute__((always_inline)) int lane_fill(amac *a, const tern_slot *sl,
+                                                           const tern_seg_filter_line *line,
+                                                           unsigned i, size_t *next) {
   while (*next < a->n) {
     size_t k = (*next)++;
     /* The caller's keys may lie anywhere: the one a lane takes next, a
