@@ -318,6 +318,10 @@ static inline int tern_seg_gate_start(const tern_seg_gate *g, const tern_seg_pro
  * the I/O the terms block costs anyway: the block decides); < 0: the page
  * is damaged. */
 enum { TERN_SEG_FILTER_NO = 0, TERN_SEG_FILTER_MAYBE = 1, TERN_SEG_FILTER_SKIPPED = 2 };
+/* A key found absent by a block read after the probe was skipped: the
+ * filter's page would have saved that read, so it is asked for in the
+ * background, and later probes use it once it is cached. */
+void tern_seg_filter_missed(const tern_seg *s, uint64_t hash);
 /* The filter's answer, once gate_start let the key in: 0 when the key is
  * certainly not in the segment; > 0 when the block must decide (pass it on
  * to tern_seg_pk_find); < 0 a damaged filter page (TERN_ECORRUPT naming
@@ -335,6 +339,9 @@ typedef struct tern_seg_filter_line {
   const uint8_t *blocks;           /* NULL: undecided here */
   const _Atomic uint64_t *checked; /* .flt's checked pages; NULL: undecided here */
   const _Atomic uint64_t *asked;   /* .flt's pages asked for (segment_filter.c); NULL: unknown */
+  /* Nonzero once any page of .flt was checked (tern_rfile_checked_any), or
+   * asked for; NULL with checked, asked */
+  const _Atomic uint64_t *checked_any, *asked_any;
   uint32_t nblocks, base;          /* base: file offset of block 0 */
   uint32_t settled;                /* 1: every page of the blocks checked (no bitmap read) */
   uint64_t npages;
@@ -411,6 +418,19 @@ static inline int tern_seg_filter_line_gate(const tern_seg_filter_line *l,
   int answer;
   const uint8_t *b = tern_seg_filter_line_ready(l, k->hash, &answer);
   return b ? tern_filter_block_has(b, k) : answer;
+}
+/* 1 when every key's answer from the line is TERN_SEG_FILTER_SKIPPED
+ * whatever its hash: no page of the filter checked nor asked for yet (a
+ * warm index read by present keys only never needs one).  A caller may
+ * then skip the key's hash, and call tern_seg_filter_missed itself once
+ * the block finds the key absent (tern_seg_pk_find with
+ * TERN_SEG_FILTER_MAYBE, which asks for nothing).  A page checked or
+ * asked for meanwhile only makes this one probe skip it, as "skipped"
+ * always may. */
+static inline int tern_seg_filter_line_idle(const tern_seg_filter_line *l) {
+  return l->blocks && l->asked && !l->settled &&
+         !atomic_load_explicit(l->checked_any, memory_order_relaxed) &&
+         !atomic_load_explicit(l->asked_any, memory_order_relaxed);
 }
 /* 1 when the line says the key is certainly absent, else 0. */
 static inline int tern_seg_filter_line_absent(const tern_seg_filter_line *l,

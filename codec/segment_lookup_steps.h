@@ -48,6 +48,7 @@ typedef struct tern_seg_lookup {
   const uint8_t *fblock;            /* the line's block for the key (NULL: none) */
   uint64_t fpage;                   /* and its page */
   tern_seg_probe p;                 /* p.fk's masks made only when a filter block is tested */
+  int hashed;                       /* 0: p.fk.hash not made (the line idle: every probe skipped) */
   int step, filter;
   uint64_t ih, group;         /* the key's index head; its group of blocks */
   uint64_t gb;                /* the block (global number) */
@@ -78,8 +79,9 @@ int tern_seg_lookup_usable(const tern_seg *s);
  * its range).  line (NULL: none) is the segment's filter line
  * (tern_seg_filter_line_of): the filter step then asks it first
  * (tern_seg_filter_line_gate: a present key whose filter page was never
- * needed costs two bitmap words, not the gate), and the key's bit masks
- * are made only when a filter block is tested. */
+ * needed costs two bitmap words, not the gate), the key's bit masks are
+ * made only when a filter block is tested, and its hash not at all while
+ * the line is idle (tern_seg_filter_line_idle) but for a miss. */
 int tern_seg_lookup_start(tern_seg_lookup *l, const tern_seg_gate *g,
                           const tern_seg_filter_line *line, const void *key, size_t len);
 /* The next step: TERN_SEG_LOOKUP_MORE, TERN_OK (found: tern_seg_lookup_doc,

@@ -130,43 +130,58 @@ static int copy_out(const tern_slice *v, void *buf, size_t cap, size_t *vlen) {
  * then that segment's range, filter line and block, as
  * tern_state_find_at's waves would take them for one slot, without the
  * state's search and loops.  Same answers, same counts.  The key's hash
- * alone is computed first; its 8 bit masks (tern_filter_key_init) only
- * when a filter block or the buffer's runs are tested: a present key on a
- * warm index, its filter page never needed, tests none. */
+ * is computed only when something reads it: not while the segment's
+ * filter is idle (no page checked nor asked for: every probe of it would
+ * be "skipped", tern_seg_filter_line_idle) and the buffer empty — a warm
+ * index read by present keys — and then only for a key the block finds
+ * absent, to ask for its filter page as a skipped probe does.  Its 8 bit
+ * masks (tern_filter_key_init) only when a filter block or the buffer is
+ * tested. */
 static inline __attribute__((always_inline)) int find_one(tern_snapshot *s, tern_seg_probe *p,
                                                           tern_seg_cursor *c, tern_slice *val) {
   const tern_slot *sl = s->one;
   const tern_seg_filter_line *l = s->one_line;
-  p->fk.hash = tern_filter_hash(p->key, p->len);
-  TERN_COUNT_GET(key_hashes, 1);
+  TERN_COUNT_GET(key_hashes, 1); /* a key prepared, hashed or not */
+  int filter = TERN_SEG_FILTER_MAYBE, masked = 0;
+  int idle = !s->buf->n && tern_seg_filter_line_idle(l);
   uint64_t page = 0;
-  const uint8_t *line = tern_seg_filter_line_block(l, p->fk.hash, &page);
-  if (line) { /* before the buffer's probe: the misses overlap */
-    __builtin_prefetch(line);
-    if (!l->settled) __builtin_prefetch(&l->checked[page / 64]);
-  }
-  int masked = 0;
-  if (s->buf->n) { /* tern_memseg_find_key: nothing to find in an empty buffer */
-    tern_filter_key_init(&p->fk, p->fk.hash);
-    masked = 1;
-    ptrdiff_t i = tern_memseg_find_key(s->buf, p->key, p->len, &p->fk);
-    if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);
+  const uint8_t *line = NULL;
+  if (idle) {
+    p->fk.hash = 0; /* read by nothing below (filter "maybe": tern_seg_pk_find asks nothing) */
+  } else {
+    p->fk.hash = tern_filter_hash(p->key, p->len);
+    line = tern_seg_filter_line_block(l, p->fk.hash, &page);
+    if (line) { /* before the buffer's probe: the misses overlap */
+      __builtin_prefetch(line);
+      if (!l->settled) __builtin_prefetch(&l->checked[page / 64]);
+    }
+    if (s->buf->n) { /* tern_memseg_find_key: nothing to find in an empty buffer */
+      tern_filter_key_init(&p->fk, p->fk.hash);
+      masked = 1;
+      ptrdiff_t i = tern_memseg_find_key(s->buf, p->key, p->len, &p->fk);
+      if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);
+    }
   }
   TERN_COUNT_GET(range_checks, 1);
   if (!tern_seg_gate_admits(&sl->gate, p)) return TERN_NOTFOUND;
   TERN_COUNT_GET(filter_checks, 1);
-  int filter; /* tern_seg_filter_line_gate's answer, in its two steps */
-  const uint8_t *block = tern_seg_filter_line_decide(l, line, page, &filter);
-  if (block || filter < 0) {
-    if (!masked) tern_filter_key_init(&p->fk, p->fk.hash);
-    filter = block ? tern_filter_block_has(block, &p->fk) : tern_seg_gate_filter(&sl->gate, p);
+  if (!idle) { /* tern_seg_filter_line_gate's answer, in its two steps */
+    const uint8_t *block = tern_seg_filter_line_decide(l, line, page, &filter);
+    if (block || filter < 0) {
+      if (!masked) tern_filter_key_init(&p->fk, p->fk.hash);
+      filter = block ? tern_filter_block_has(block, &p->fk) : tern_seg_gate_filter(&sl->gate, p);
+    }
+    if (filter <= 0) return filter < 0 ? filter : TERN_NOTFOUND;
   }
-  if (filter <= 0) return filter < 0 ? filter : TERN_NOTFOUND;
   TERN_COUNT_GET(block_probes, 1);
   tern_term_entry e;
   uint32_t doc;
-  /* the lookup reads the probe's hash, never its masks */
-  TERN_TRY(tern_seg_pk_find(sl->gate.seg, p, filter, c, &e, &doc));
+  /* the lookup reads the probe's hash (a miss after a skipped filter
+   * page), never its masks */
+  int rc = tern_seg_pk_find(sl->gate.seg, p, filter, c, &e, &doc);
+  if (rc == TERN_NOTFOUND && idle) /* as the skipped probe's miss would */
+    tern_seg_filter_missed(sl->gate.seg, tern_filter_hash(p->key, p->len));
+  if (rc != TERN_OK) return rc;
   if (!tern_slot_is_live(sl, doc)) return TERN_NOTFOUND;
   return tern_seg_value(sl->gate.seg, &e, c, val);
 }

@@ -92,6 +92,9 @@ static size_t compare(const tern_seg *s, uint8_t (*keys)[KLEN], tu_rng *r, int c
     if (lg >= 0) assert_int_equal(lg, gate);
     if (test >= 0) assert_int_equal(lg, test);
     if (!checked && g.filter.blocks) assert_int_equal(lg, TERN_SEG_FILTER_SKIPPED);
+    /* idle (nothing checked nor asked): every answer "skipped" */
+    if (tern_seg_filter_line_idle(&l)) assert_int_equal(lg, TERN_SEG_FILTER_SKIPPED);
+    assert_int_equal(tern_seg_filter_line_idle(&l), !checked && g.filter.blocks != NULL);
     if (absent) assert_null(bsearch(key, keys, NKEYS, KLEN, key_cmp));
     ruled_out += (size_t)absent;
   }
@@ -142,6 +145,7 @@ static void check_asked(const tern_seg *s, tern_seg_filter_line *l, tu_rng *r) {
     tern_seg_probe p;
     probe_of(&p, key);
     tern_seg_filter_missed(s, p.fk.hash);
+    assert_false(tern_seg_filter_line_idle(l)); /* a page asked for */
     int test = tern_seg_filter_line_test(l, &p.fk);
     int lg = tern_seg_filter_line_gate(l, &p.fk);
     if (test < 0) assert_int_equal(lg, -1);
