@@ -159,6 +159,7 @@ struct tern_rfile {
   const uint8_t *sums; /* npages u32 LE, owned by the caller; NULL: in the pages' trailers */
   uint64_t seed;
   _Atomic uint64_t *checked; /* bit p: page p verified by this process */
+  _Atomic uint64_t checked_any; /* nonzero once a bit of `checked` was set (0 again: dropped) */
   int borrowed;              /* tern_rfile_open_memory: map is the caller's */
   char path[];
 };
@@ -326,6 +327,8 @@ static int check_page(tern_rfile *f, uint64_t p, const uint8_t *bytes) {
                      "%s: checksum mismatch in the page at offset %llu (stored %08x, computed %08x)",
                      f->path, (unsigned long long)(p * TERN_IO_PAGE), want, got);
   atomic_fetch_or_explicit(&f->checked[p / 64], 1ull << (p % 64), memory_order_release);
+  if (!atomic_load_explicit(&f->checked_any, memory_order_relaxed))
+    atomic_store_explicit(&f->checked_any, 1, memory_order_release);
   atomic_fetch_add_explicit(&pages_checked, 1, memory_order_relaxed);
   return TERN_OK;
 }
@@ -354,6 +357,8 @@ const uint8_t *tern_rfile_map(const tern_rfile *f) { return f->map; }
 int tern_rfile_page_checked(const tern_rfile *f, uint64_t off) {
   return f->checked && off < f->size && page_checked(f, off / TERN_IO_PAGE);
 }
+
+const _Atomic uint64_t *tern_rfile_checked_any(const tern_rfile *f) { return &f->checked_any; }
 
 const _Atomic uint64_t *tern_rfile_checked_bits(const tern_rfile *f, uint64_t *npages) {
   *npages = f->checked ? tern_io_npages(f->size) : 0;
@@ -576,6 +581,7 @@ int tern_rfile_evict(tern_rfile *f) {
   if (f->checked) {
     uint64_t words = (tern_io_npages(f->size) + 63) / 64;
     for (uint64_t i = 0; i < words; i++) atomic_store(&f->checked[i], 0);
+    atomic_store(&f->checked_any, 0);
   }
   return TERN_OK;
 }

@@ -158,6 +158,11 @@ int tern_rfile_page_checked(const tern_rfile *f, uint64_t off);
  * beside other hot state (the engine's range map); NULL when the file has
  * no page checksums.  Valid while f is open. */
 const _Atomic uint64_t *tern_rfile_checked_bits(const tern_rfile *f, uint64_t *npages);
+/* A word that is 0 while no page of f has been checked by this process
+ * (none since its pages were last forgotten), nonzero after: a reader
+ * seeing 0 knows every bit of the bitmap is clear but for a check racing
+ * with it.  Valid while f is open. */
+const _Atomic uint64_t *tern_rfile_checked_any(const tern_rfile *f);
 /* The page holding `off`, when this process has not checked it yet and it
  * is in the page cache (mincore(2) of the mapping: no I/O), checked now.
  * 1: checked (now or before), 0: not checked and not cached (mmap mode with

@@ -157,6 +157,12 @@ typedef struct tern_seg_cursor {
 } tern_seg_cursor;
 void tern_seg_cursor_init(tern_seg_cursor *c);
 void tern_seg_cursor_release(tern_seg_cursor *c);
+/* Whether c holds memory of its own, which tern_seg_cursor_release frees:
+ * a cursor that ends its life holding none needs no release (a get's, on
+ * the stack, mostly holds none). */
+static inline int tern_seg_cursor_holds(const tern_seg_cursor *c) {
+  return c->pairs || c->keys || c->value;
+}
 
 /* A term as found in the dictionary. */
 typedef struct tern_term_entry {
@@ -306,6 +312,16 @@ static inline int tern_seg_gate_start(const tern_seg_gate *g, const tern_seg_pro
   tern_filter_view_prefetch(g->filter, p->fk.hash);
   return 1;
 }
+/* tern_seg_gate_filter's answers: TERN_SEG_FILTER_NO (certainly absent),
+ * _MAYBE, or _SKIPPED when the page the probe needs is neither checked by
+ * this process nor known to be in the page cache (reading it would cost
+ * the I/O the terms block costs anyway: the block decides); < 0: the page
+ * is damaged. */
+enum { TERN_SEG_FILTER_NO = 0, TERN_SEG_FILTER_MAYBE = 1, TERN_SEG_FILTER_SKIPPED = 2 };
+/* A key found absent by a block read after the probe was skipped: the
+ * filter's page would have saved that read, so it is asked for in the
+ * background, and later probes use it once it is cached. */
+void tern_seg_filter_missed(const tern_seg *s, uint64_t hash);
 /* The filter's answer, once gate_start let the key in: 0 when the key is
  * certainly not in the segment; > 0 when the block must decide (pass it on
  * to tern_seg_pk_find); < 0 a damaged filter page (TERN_ECORRUPT naming
@@ -322,6 +338,10 @@ int tern_seg_gate_filter(const tern_seg_gate *g, const tern_seg_probe *p);
 typedef struct tern_seg_filter_line {
   const uint8_t *blocks;           /* NULL: undecided here */
   const _Atomic uint64_t *checked; /* .flt's checked pages; NULL: undecided here */
+  const _Atomic uint64_t *asked;   /* .flt's pages asked for (segment_filter.c); NULL: unknown */
+  /* Nonzero once any page of .flt was checked (tern_rfile_checked_any), or
+   * asked for; NULL with checked, asked */
+  const _Atomic uint64_t *checked_any, *asked_any;
   uint32_t nblocks, base;          /* base: file offset of block 0 */
   uint32_t settled;                /* 1: every page of the blocks checked (no bitmap read) */
   uint64_t npages;
@@ -357,6 +377,60 @@ static inline int tern_seg_filter_line_test(const tern_seg_filter_line *l,
     if (!((w >> (page % 64)) & 1)) return -1;
   }
   return tern_filter_block_has(b, k);
+}
+/* tern_seg_gate_filter's own answer when the line can give it without the
+ * segment: as tern_seg_filter_line_test, and for a page this process has
+ * neither checked nor asked for, TERN_SEG_FILTER_SKIPPED (what the gate
+ * answers then: the block decides, and a miss asks for the page); -1 when
+ * only the gate can tell (a page asked for: it checks whether the page
+ * has arrived).  A present key on a filter whose pages were never needed
+ * (a warm index read by present keys) then costs the line's two bitmap
+ * words, not the call.  In two steps for a caller that makes the key's
+ * bit masks only when a block is tested (tern_filter_key_init):
+ * tern_seg_filter_line_ready gives the block to test (its page checked),
+ * or NULL and the answer (TERN_SEG_FILTER_SKIPPED, or -1: the gate). */
+static inline const uint8_t *tern_seg_filter_line_decide(const tern_seg_filter_line *l,
+                                                         const uint8_t *b, uint64_t page,
+                                                         int *answer);
+static inline const uint8_t *tern_seg_filter_line_ready(const tern_seg_filter_line *l,
+                                                        uint64_t hash, int *answer) {
+  uint64_t page = 0;
+  const uint8_t *b = tern_seg_filter_line_block(l, hash, &page);
+  return tern_seg_filter_line_decide(l, b, page, answer);
+}
+/* The same from the block and page tern_seg_filter_line_block gave (a
+ * caller that fetched them first computes them once). */
+static inline const uint8_t *tern_seg_filter_line_decide(const tern_seg_filter_line *l,
+                                                         const uint8_t *b, uint64_t page,
+                                                         int *answer) {
+  *answer = -1;
+  if (!b || l->settled) return b;
+  uint64_t w = atomic_load_explicit(&l->checked[page / 64], memory_order_acquire);
+  if ((w >> (page % 64)) & 1) return b;
+  if (l->asked) {
+    uint64_t a = atomic_load_explicit(&l->asked[page / 64], memory_order_relaxed);
+    if (!((a >> (page % 64)) & 1)) *answer = TERN_SEG_FILTER_SKIPPED;
+  }
+  return NULL;
+}
+static inline int tern_seg_filter_line_gate(const tern_seg_filter_line *l,
+                                            const tern_filter_key *k) {
+  int answer;
+  const uint8_t *b = tern_seg_filter_line_ready(l, k->hash, &answer);
+  return b ? tern_filter_block_has(b, k) : answer;
+}
+/* 1 when every key's answer from the line is TERN_SEG_FILTER_SKIPPED
+ * whatever its hash: no page of the filter checked nor asked for yet (a
+ * warm index read by present keys only never needs one).  A caller may
+ * then skip the key's hash, and call tern_seg_filter_missed itself once
+ * the block finds the key absent (tern_seg_pk_find with
+ * TERN_SEG_FILTER_MAYBE, which asks for nothing).  A page checked or
+ * asked for meanwhile only makes this one probe skip it, as "skipped"
+ * always may. */
+static inline int tern_seg_filter_line_idle(const tern_seg_filter_line *l) {
+  return l->blocks && l->asked && !l->settled &&
+         !atomic_load_explicit(l->checked_any, memory_order_relaxed) &&
+         !atomic_load_explicit(l->asked_any, memory_order_relaxed);
 }
 /* 1 when the line says the key is certainly absent, else 0. */
 static inline int tern_seg_filter_line_absent(const tern_seg_filter_line *l,

@@ -60,8 +60,11 @@ void tern_seg_filter_missed(const tern_seg *s, uint64_t hash) {
   uint64_t off = probe_offset(s, hash), page = off / TERN_IO_PAGE;
   /* Asked again when asked before: the page may have been dropped from the
    * cache (eviction, memory pressure) before a probe checked it. */
-  if (!asked(s, page))
+  if (!asked(s, page)) {
     atomic_fetch_or_explicit(&s->flt_asked[page / 64], 1ull << (page % 64), memory_order_relaxed);
+    if (!atomic_load_explicit(&s->flt_asked_any, memory_order_relaxed)) /* s const: a hint */
+      atomic_store_explicit(&((tern_seg *)s)->flt_asked_any, 1, memory_order_relaxed);
+  }
   tern_rfile_will_need(s->flt, off);
 }
 

@@ -19,6 +19,9 @@ void tern_seg_filter_line_of(const tern_seg *s, tern_seg_filter_line *l) {
   l->blocks = v.blocks;
   l->nblocks = v.nblocks;
   l->checked = bits;
+  l->asked = s->flt_asked;
+  l->checked_any = tern_rfile_checked_any(s->flt);
+  l->asked_any = &s->flt_asked_any;
   l->npages = npages;
   /* Block 0's file offset, as segment_filter.c's probe_offset computes it
    * (the frame's header, then the filter's). */

@@ -107,6 +107,7 @@ struct tern_seg {
   tern_filter *filter;    /* over the .flt mapping; NULL: none */
   _Atomic uint64_t flt_checked; /* filter pages checked by probes (cached: no I/O) */
   _Atomic uint64_t *flt_asked;  /* bit p: page p of .flt asked for (segment_filter.c) */
+  _Atomic uint64_t flt_asked_any; /* nonzero once a page was asked for */
   uint8_t *arena;         /* field names, min and max terms */
   char *tix_path, *flt_path;
 };
@@ -123,16 +124,9 @@ int tern_seg_parse_index(tern_seg *s, const uint8_t *body, size_t len, const cha
  * checks it (size against .tix, page checksums;
  * nothing read) and the filter over its mapping. */
 int tern_seg_filter_open(tern_seg *s, const char *dir, const char *name);
-/* tern_seg_gate_filter's answers: TERN_SEG_FILTER_NO (certainly absent),
- * _MAYBE, or _SKIPPED when the page the probe needs is neither checked by
- * this process nor known to be in the page cache (reading it would cost
- * the I/O the terms block costs anyway: the block decides); < 0: the page
- * is damaged. */
-enum { TERN_SEG_FILTER_NO = 0, TERN_SEG_FILTER_MAYBE = 1, TERN_SEG_FILTER_SKIPPED = 2 };
-/* A key found absent by a block read after the probe was skipped: the
- * filter's page would have saved that read, so it is asked for in the
- * background, and later probes use it once it is cached. */
-void tern_seg_filter_missed(const tern_seg *s, uint64_t hash);
+/* tern_seg_gate_filter's answers: TERN_SEG_FILTER_NO and the others
+ * (codec/segment.h). */
+/* tern_seg_filter_missed: codec/segment.h. */
 
 /* Forgets which filter pages were asked for (tern_seg_evict). */
 void tern_seg_filter_forget(tern_seg *s);

@@ -17,11 +17,27 @@ enum { STEP_FILTER = 1, STEP_INDEX, STEP_BLOCK, STEP_RUN, STEP_VALUE };
 
 int tern_seg_lookup_usable(const tern_seg *s) { return s->tim_map != NULL; }
 
-int tern_seg_lookup_start(tern_seg_lookup *l, const tern_seg_gate *g, const void *key,
-                          size_t len) {
-  TERN_TRY(tern_seg_probe_init(&l->p, key, len));
+int tern_seg_lookup_start(tern_seg_lookup *l, const tern_seg_gate *g,
+                          const tern_seg_filter_line *line, const void *key, size_t len) {
+  TERN_TRY(tern_seg_probe_head(&l->p, key, len));
   l->gate = g;
-  if (!tern_seg_gate_start(g, &l->p)) return TERN_NOTFOUND; /* fetches the filter's line */
+  l->line = line;
+  /* An idle filter skips every probe: no hash (entry_done makes it for a
+   * miss, to ask for the page) */
+  l->hashed = !line || !tern_seg_filter_line_idle(line);
+  l->p.fk.hash = l->hashed ? tern_filter_hash(key, len) : 0; /* the masks: step_filter */
+  if (!tern_seg_gate_admits(g, &l->p)) return TERN_NOTFOUND;
+  if (!l->hashed) {
+    l->fblock = NULL;
+  } else if (line) { /* the filter's line and its page's word in the checked bitmap */
+    l->fblock = tern_seg_filter_line_block(line, l->p.fk.hash, &l->fpage);
+    if (l->fblock) {
+      __builtin_prefetch(l->fblock);
+      if (!line->settled) __builtin_prefetch(&line->checked[l->fpage / 64]);
+    }
+  } else {
+    tern_filter_view_prefetch(g->filter, l->p.fk.hash);
+  }
   l->step = STEP_FILTER;
   return TERN_SEG_LOOKUP_MORE;
 }
@@ -42,7 +58,16 @@ static int block_named(tern_seg_lookup *l, uint64_t b) {
 /* The filter, then the terms index's directory names the group of
  * blocks; its heads fetched. */
 static int step_filter(tern_seg_lookup *l) {
-  int filter = tern_seg_gate_filter(l->gate, &l->p);
+  int filter = TERN_SEG_FILTER_SKIPPED; /* not hashed: the line idle */
+  if (l->hashed) { /* the line's answer (tern_seg_filter_line_gate), else the gate's */
+    const uint8_t *fb =
+        l->line ? tern_seg_filter_line_decide(l->line, l->fblock, l->fpage, &filter) : NULL;
+    if (!l->line) filter = -1;
+    if (fb || filter < 0) {
+      tern_filter_key_init(&l->p.fk, l->p.fk.hash);
+      filter = fb ? tern_filter_block_has(fb, &l->p.fk) : tern_seg_gate_filter(l->gate, &l->p);
+    }
+  }
   if (filter <= 0) return filter < 0 ? filter : TERN_NOTFOUND;
   l->filter = filter;
   const tern_seg_field *f = l->gate->seg->unique;
@@ -70,7 +95,8 @@ static int entry_done(tern_seg_lookup *l, int rc) {
   const tern_seg *s = l->gate->seg;
   if (rc < 0) return rc;
   if (rc == 0) {
-    if (l->filter == TERN_SEG_FILTER_SKIPPED) tern_seg_filter_missed(s, l->p.fk.hash);
+    if (l->filter == TERN_SEG_FILTER_SKIPPED)
+      tern_seg_filter_missed(s, l->hashed ? l->p.fk.hash : tern_filter_hash(l->p.key, l->p.len));
     return TERN_NOTFOUND;
   }
   if (!l->t.pulsed) return TERN_SEG_LOOKUP_SLOW; /* the doc id is in NAME.doc */

@@ -9,7 +9,8 @@
  * state between steps is carried in tern_seg_lookup.
  *
  *   start   the key's hash and head, the segment's range; fetch the
- *           filter's line.
+ *           filter's line (and, given the segment's filter line, its
+ *           page's word of the checked bitmap).
  *   filter  the filter; the resident terms index's directory names the
  *           group of blocks; fetch the group's heads.
  *   index   the group's heads name the block; fetch the block's header
@@ -43,7 +44,11 @@
 
 typedef struct tern_seg_lookup {
   const tern_seg_gate *gate;
-  tern_seg_probe p;
+  const tern_seg_filter_line *line; /* NULL: the gate's filter */
+  const uint8_t *fblock;            /* the line's block for the key (NULL: none) */
+  uint64_t fpage;                   /* and its page */
+  tern_seg_probe p;                 /* p.fk's masks made only when a filter block is tested */
+  int hashed;                       /* 0: p.fk.hash not made (the line idle: every probe skipped) */
   int step, filter;
   uint64_t ih, group;         /* the key's index head; its group of blocks */
   uint64_t gb;                /* the block (global number) */
@@ -71,8 +76,14 @@ typedef struct tern_seg_block_memo {
 int tern_seg_lookup_usable(const tern_seg *s);
 /* Starts looking up key (1 to TERN_KEY_MAX bytes: TERN_EINVAL else) in
  * the segment of gate g: TERN_SEG_LOOKUP_MORE, or TERN_NOTFOUND (outside
- * its range). */
-int tern_seg_lookup_start(tern_seg_lookup *l, const tern_seg_gate *g, const void *key, size_t len);
+ * its range).  line (NULL: none) is the segment's filter line
+ * (tern_seg_filter_line_of): the filter step then asks it first
+ * (tern_seg_filter_line_gate: a present key whose filter page was never
+ * needed costs two bitmap words, not the gate), the key's bit masks are
+ * made only when a filter block is tested, and its hash not at all while
+ * the line is idle (tern_seg_filter_line_idle) but for a miss. */
+int tern_seg_lookup_start(tern_seg_lookup *l, const tern_seg_gate *g,
+                          const tern_seg_filter_line *line, const void *key, size_t len);
 /* The next step: TERN_SEG_LOOKUP_MORE, TERN_OK (found: tern_seg_lookup_doc,
  * tern_seg_lookup_value), TERN_NOTFOUND, TERN_SEG_LOOKUP_SLOW, or
  * TERN_ECORRUPT naming the file. */
@@ -88,5 +99,15 @@ static inline int tern_seg_lookup_inline(const tern_seg_lookup *l) { return l->t
  * unused).  TERN_OK, TERN_SEG_LOOKUP_SLOW (a value page not checked yet:
  * tern_seg_value reads it), TERN_ECORRUPT naming NAME.val. */
 int tern_seg_lookup_value(const tern_seg_lookup *l, uint8_t *out, tern_slice *v);
+/* The found key's value in place when it is in the block as whole bytes
+ * (a primary key's values are): 1 with *v pointing into the segment's
+ * mapping, valid while the segment is open; else 0 (nothing done:
+ * tern_seg_lookup_value). */
+static inline int tern_seg_lookup_value_inplace(const tern_seg_lookup *l, tern_slice *v) {
+  if (!l->t.vinline || (l->t.vbit & 7) != 0) return 0;
+  v->data = l->blk.page + (l->t.vbit >> 3);
+  v->len = l->t.vlen;
+  return 1;
+}
 
 #endif

@@ -17,9 +17,11 @@
  * one segment at most, so the order of the segments only saves work); a
  * key found there but deleted goes on to the older ones.  A lookup the
  * steps cannot finish without I/O (a page not checked yet, a doc id in
- * NAME.doc) is finished by tern_slot_find.  The values are kept (inline
- * ones copied into one buffer, mapped ones pointed to) until every key is
- * answered, then fn is called in input order.
+ * NAME.doc) is finished by tern_slot_find.  The values are kept until
+ * every key is answered, then fn is called in input order: pointed to
+ * where they lie in a mapping (a primary key's inline value as whole bytes
+ * of its block, or in NAME.val: copied once, by fn), else copied into one
+ * buffer (an inline value at a bit offset, or one tern_slot_find gave).
  */
 #include "engine/read/batch_amac.h"
 #include "engine/util/errwrap.h"
@@ -107,10 +109,14 @@ static int lane_done(amac *a, const tern_slot *sl, unsigned i, int rc) {
   if (rc == TERN_SEG_LOOKUP_SLOW) return find_slow(a, sl, k);
   if (rc != TERN_OK) return rc;
   if (!tern_slot_is_live(sl, tern_seg_lookup_doc(l))) return TERN_OK; /* an older slot may hold it */
+  tern_slice v;
+  if (tern_seg_lookup_value_inplace(l, &v)) { /* a primary key's: pointed to, copied once, by fn */
+    a->res[k] = (amac_res){v.data, 0, (uint32_t)v.len, 1};
+    return TERN_OK;
+  }
   uint32_t len = tern_seg_lookup_vlen(l);
   size_t off = 0;
   if (tern_seg_lookup_inline(l)) TERN_TRY(copy_room(a, len, &off));
-  tern_slice v;
   rc = tern_seg_lookup_value(l, a->copies + off, &v);
   if (rc == TERN_SEG_LOOKUP_SLOW) return find_slow(a, sl, k);
   if (rc != TERN_OK) return rc;
@@ -121,14 +127,16 @@ static int lane_done(amac *a, const tern_slot *sl, unsigned i, int rc) {
 
 /* Gives lane i the next key from *next not answered yet that slot sl's
  * range admits: 1, or 0 when none is left; < 0 on error. */
-static int lane_fill(amac *a, const tern_slot *sl, unsigned i, size_t *next) {
+static inline __attribute__((always_inline)) int lane_fill(amac *a, const tern_slot *sl,
+                                                           const tern_seg_filter_line *line,
+                                                           unsigned i, size_t *next) {
   while (*next < a->n) {
     size_t k = (*next)++;
     /* The caller's keys may lie anywhere: the one a lane takes next, a
      * round of the lanes later, starts on its way now. */
     if (k + TERN_AMAC_LANES < a->n) __builtin_prefetch(a->keys[k + TERN_AMAC_LANES].data);
     if (a->res[k].found) continue;
-    int rc = tern_seg_lookup_start(&a->lane[i], &sl->gate, a->keys[k].data, a->keys[k].len);
+    int rc = tern_seg_lookup_start(&a->lane[i], &sl->gate, line, a->keys[k].data, a->keys[k].len);
     if (rc == TERN_NOTFOUND) continue;
     if (rc != TERN_SEG_LOOKUP_MORE) return rc;
     a->key[i] = (uint32_t)k;
@@ -139,13 +147,13 @@ static int lane_fill(amac *a, const tern_slot *sl, unsigned i, size_t *next) {
 
 /* Every key not answered yet, looked up in slot sl with the lanes
  * interleaved. */
-static int slot_pass(amac *a, const tern_slot *sl) {
+static int slot_pass(amac *a, const tern_slot *sl, const tern_seg_filter_line *line) {
   size_t next = 0;
   unsigned busy = 0, nl = 0; /* lanes [0, nl) were filled; busy of them still are */
   uint8_t active[TERN_AMAC_LANES];
   tern_seg_block_memo memo = {{0}, {0}, 0};
   for (; nl < TERN_AMAC_LANES; nl++) {
-    int rc = lane_fill(a, sl, nl, &next);
+    int rc = lane_fill(a, sl, line, nl, &next);
     if (rc < 0) return rc;
     if (rc == 0) break;
     active[nl] = 1;
@@ -157,7 +165,7 @@ static int slot_pass(amac *a, const tern_slot *sl) {
       int rc = tern_seg_lookup_step(&a->lane[i], &memo);
       if (rc == TERN_SEG_LOOKUP_MORE) continue;
       TERN_TRY(lane_done(a, sl, i, rc));
-      rc = lane_fill(a, sl, i, &next);
+      rc = lane_fill(a, sl, line, i, &next);
       if (rc < 0) return rc;
       if (rc == 0) active[i] = 0, busy--;
     }
@@ -165,17 +173,20 @@ static int slot_pass(amac *a, const tern_slot *sl) {
   return TERN_OK;
 }
 
-/* The write buffer's answers, then each segment's, newest first. */
+/* The write buffer's answers (an empty one has none), then each
+ * segment's, newest first, its filter line asked before its gate. */
 static int amac_resolve(amac *a, tern_snapshot *s) {
   static const uint8_t empty = 0;
-  for (size_t k = 0; k < a->n; k++) {
+  for (size_t k = 0; s->buf->n && k < a->n; k++) {
     ptrdiff_t i = tern_memseg_find(s->buf, a->keys[k].data, a->keys[k].len);
     if (i < 0) continue;
     tern_slice v;
     TERN_TRY(tern_memseg_value(s->buf, (size_t)i, &v));
     a->res[k] = (amac_res){v.len ? v.data : &empty, 0, (uint32_t)v.len, 1};
   }
-  for (size_t si = s->st->nslots; si-- > 0;) TERN_TRY(slot_pass(a, &s->st->slots[si]));
+  const tern_state *st = s->st;
+  for (size_t si = st->nslots; si-- > 0;)
+    TERN_TRY(slot_pass(a, &st->slots[si], st->lines ? &st->lines[si] : NULL));
   return TERN_OK;
 }
 

@@ -16,6 +16,7 @@
 #include "engine/util/errwrap.h"
 #include "engine/state/index.h"
 
+#include "codec/filter.h"
 #include "codec/status.h"
 
 #include <stdlib.h>
@@ -42,6 +43,11 @@ int tern_snapshot_open(tern_snapshot **out, tern_index *idx) {
   }
   s->idx = idx;
   s->buf = s->st->buffer;
+  const tern_state *st = s->st;
+  if (st->nslots == 1 && !st->ndisjoint && st->lines && !st->cf_view.buckets) {
+    s->one = &st->slots[0];
+    s->one_line = &st->lines[0];
+  }
   *out = s;
   return TERN_OK;
 }
@@ -87,36 +93,134 @@ int tern_snapshot_close(tern_snapshot *s) {
   return TERN_OK;
 }
 
+/* n bytes from src to dst (apart): a value of up to 16 bytes, as a
+ * primary-key index mostly holds, by two loads and two stores that may
+ * overlap, not a call into memcpy that picks its way by size (about 30
+ * instructions a get). */
+static inline void copy_value(uint8_t *dst, const uint8_t *src, size_t n) {
+  if (n > 16) {
+    memcpy(dst, src, n);
+  } else if (n >= 8) {
+    uint64_t a, b;
+    memcpy(&a, src, 8);
+    memcpy(&b, src + n - 8, 8);
+    memcpy(dst, &a, 8);
+    memcpy(dst + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    memcpy(&a, src, 4);
+    memcpy(&b, src + n - 4, 4);
+    memcpy(dst, &a, 4);
+    memcpy(dst + n - 4, &b, 4);
+  } else if (n) { /* 1 to 3 */
+    dst[0] = src[0];
+    dst[n / 2] = src[n / 2];
+    dst[n - 1] = src[n - 1];
+  }
+}
+
 static int copy_out(const tern_slice *v, void *buf, size_t cap, size_t *vlen) {
   *vlen = v->len;
   if (v->len > cap) return TERN_ERANGE;
-  if (v->len) memcpy(buf, v->data, v->len);
+  copy_value(buf, v->data, v->len);
   return TERN_OK;
 }
 
-/* (index.h) The buffer view, then the segments newest first, the key
- * hashed once for all of them. */
-int tern_snapshot_find(tern_snapshot *s, const void *key, size_t klen, tern_seg_cursor *c,
-                       tern_slice *val) {
-  tern_seg_probe p;
-  TERN_TRY(tern_seg_probe_head(&p, key, klen));
+/* The direct path of a snapshot of one segment (s->one): the buffer view,
+ * then that segment's range, filter line and block, as
+ * tern_state_find_at's waves would take them for one slot, without the
+ * state's search and loops.  Same answers, same counts.  The key's hash
+ * is computed only when something reads it: not while the segment's
+ * filter is idle (no page checked nor asked for: every probe of it would
+ * be "skipped", tern_seg_filter_line_idle) and the buffer empty — a warm
+ * index read by present keys — and then only for a key the block finds
+ * absent, to ask for its filter page as a skipped probe does.  Its 8 bit
+ * masks (tern_filter_key_init) only when a filter block or the buffer is
+ * tested. */
+static inline __attribute__((always_inline)) int find_one(tern_snapshot *s, tern_seg_probe *p,
+                                                          tern_seg_cursor *c, tern_slice *val) {
+  const tern_slot *sl = s->one;
+  const tern_seg_filter_line *l = s->one_line;
+  TERN_COUNT_GET(key_hashes, 1); /* a key prepared, hashed or not */
+  int filter = TERN_SEG_FILTER_MAYBE, masked = 0;
+  int idle = !s->buf->n && tern_seg_filter_line_idle(l);
+  uint64_t page = 0;
+  const uint8_t *line = NULL;
+  if (idle) {
+    p->fk.hash = 0; /* read by nothing below (filter "maybe": tern_seg_pk_find asks nothing) */
+  } else {
+    p->fk.hash = tern_filter_hash(p->key, p->len);
+    line = tern_seg_filter_line_block(l, p->fk.hash, &page);
+    if (line) { /* before the buffer's probe: the misses overlap */
+      __builtin_prefetch(line);
+      if (!l->settled) __builtin_prefetch(&l->checked[page / 64]);
+    }
+    if (s->buf->n) { /* tern_memseg_find_key: nothing to find in an empty buffer */
+      tern_filter_key_init(&p->fk, p->fk.hash);
+      masked = 1;
+      ptrdiff_t i = tern_memseg_find_key(s->buf, p->key, p->len, &p->fk);
+      if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);
+    }
+  }
+  TERN_COUNT_GET(range_checks, 1);
+  if (!tern_seg_gate_admits(&sl->gate, p)) return TERN_NOTFOUND;
+  TERN_COUNT_GET(filter_checks, 1);
+  if (!idle) { /* tern_seg_filter_line_gate's answer, in its two steps */
+    const uint8_t *block = tern_seg_filter_line_decide(l, line, page, &filter);
+    if (block || filter < 0) {
+      if (!masked) tern_filter_key_init(&p->fk, p->fk.hash);
+      filter = block ? tern_filter_block_has(block, &p->fk) : tern_seg_gate_filter(&sl->gate, p);
+    }
+    if (filter <= 0) return filter < 0 ? filter : TERN_NOTFOUND;
+  }
+  TERN_COUNT_GET(block_probes, 1);
+  tern_term_entry e;
+  uint32_t doc;
+  /* the lookup reads the probe's hash (a miss after a skipped filter
+   * page), never its masks */
+  int rc = tern_seg_pk_find(sl->gate.seg, p, filter, c, &e, &doc);
+  if (rc == TERN_NOTFOUND && idle) /* as the skipped probe's miss would */
+    tern_seg_filter_missed(sl->gate.seg, tern_filter_hash(p->key, p->len));
+  if (rc != TERN_OK) return rc;
+  if (!tern_slot_is_live(sl, doc)) return TERN_NOTFOUND;
+  return tern_seg_value(sl->gate.seg, &e, c, val);
+}
+
+/* The general path: the buffer view, then the segments newest first, the
+ * key hashed once for all of them. */
+static int find_state(tern_snapshot *s, tern_seg_probe *p, tern_seg_cursor *c, tern_slice *val) {
   /* The range map is searched by the key's head alone, and its entry
    * fetched, while the key is hashed: with many range-disjoint segments
    * the filter line's address then waits for neither in turn. */
-  size_t at = tern_state_ranges_at(s->st, &p);
+  size_t at = tern_state_ranges_at(s->st, p);
   tern_state_entry_prefetch(s->st, at);
-  tern_seg_probe_hash(&p);
+  tern_seg_probe_hash(p);
   TERN_COUNT_GET(key_hashes, 1);
   /* The segments' filter lines start on their way before the buffer's
    * probe: their cache misses and its own then overlap. */
-  tern_state_cfilter_prefetch(s->st, &p); /* both: a present key needs the lines */
-  tern_state_prefetch_at(s->st, &p, at);
-  ptrdiff_t i = tern_memseg_find_key(s->buf, key, klen, &p.fk);
+  tern_state_cfilter_prefetch(s->st, p); /* both: a present key needs the lines */
+  tern_state_prefetch_at(s->st, p, at);
+  ptrdiff_t i = tern_memseg_find_key(s->buf, p->key, p->len, &p->fk);
   if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);
   tern_term_entry e;
   const tern_slot *sl;
-  TERN_TRY(tern_state_find_at(s->st, &p, at, c, &e, &sl));
+  TERN_TRY(tern_state_find_at(s->st, p, at, c, &e, &sl));
   return tern_seg_value(sl->ref->seg, &e, c, val);
+}
+
+/* (index.h) A snapshot of one segment takes the direct path. */
+static inline __attribute__((always_inline)) int snapshot_find(tern_snapshot *s, const void *key,
+                                                               size_t klen, tern_seg_cursor *c,
+                                                               tern_slice *val) {
+  tern_seg_probe p;
+  TERN_TRY(tern_seg_probe_head(&p, key, klen));
+  if (s->one) return find_one(s, &p, c, val);
+  return find_state(s, &p, c, val);
+}
+
+int tern_snapshot_find(tern_snapshot *s, const void *key, size_t klen, tern_seg_cursor *c,
+                       tern_slice *val) {
+  return snapshot_find(s, key, klen, c, val);
 }
 
 int tern_get(tern_snapshot *s, const void *key, size_t klen, void *buf, size_t cap, size_t *vlen) {
@@ -127,9 +231,9 @@ int tern_get(tern_snapshot *s, const void *key, size_t klen, void *buf, size_t c
   tern_seg_cursor c;
   tern_seg_cursor_init(&c);
   tern_slice v;
-  int rc = tern_snapshot_find(s, key, klen, &c, &v);
+  int rc = snapshot_find(s, key, klen, &c, &v); /* inline: one frame */
   if (rc == TERN_OK) rc = copy_out(&v, buf, cap, vlen);
-  tern_seg_cursor_release(&c);
+  if (tern_seg_cursor_holds(&c)) tern_seg_cursor_release(&c); /* it dies here: frees alone matter */
   return rc;
 }
 

@@ -260,6 +260,11 @@ struct tern_snapshot {
   tern_index *idx;
   tern_state *st;
   tern_memseg *buf;   /* st->buffer */
+  /* st's one slot and its filter line when a get needs nothing else of
+   * st (one segment: no range map, no combined filter; its line in
+   * place): tern_snapshot_find's direct path.  NULL otherwise. */
+  const tern_slot *one;
+  const tern_seg_filter_line *one_line;
   uint64_t txnid;     /* the LMDB transaction st was read at (0: not read) */
   atomic_uint iters;  /* open postings iterators, cursors, terms enumerations and deleted-docs
                          iterators: close refuses while any */

@@ -680,7 +680,7 @@ static int probe_candidates(const tern_state *st, const uint32_t *cand, size_t n
  * decides, else from its gate: as tern_state_slot_filter, inline and
  * uncounted (the caller counts a wave's tests at once). */
 static inline int slot_filter_inline(const tern_state *st, uint32_t i, const tern_seg_probe *p) {
-  int line = tern_seg_filter_line_test(&st->lines[i], &p->fk);
+  int line = tern_seg_filter_line_gate(&st->lines[i], &p->fk);
   return line >= 0 ? line : tern_seg_gate_filter(&st->slots[i].gate, p);
 }
 

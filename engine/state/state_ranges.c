@@ -117,7 +117,7 @@ void tern_state_prefetch_at(const tern_state *st, const tern_seg_probe *p, size_
 
 int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe *p) {
   TERN_COUNT_GET(filter_checks, 1);
-  int line = st->lines ? tern_seg_filter_line_test(&st->lines[i], &p->fk) : -1;
+  int line = st->lines ? tern_seg_filter_line_gate(&st->lines[i], &p->fk) : -1;
   return line >= 0 ? line : tern_seg_gate_filter(&st->slots[i].gate, p);
 }
 

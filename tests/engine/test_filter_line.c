@@ -19,6 +19,7 @@
 
 #include "codec/filter.h"
 #include "codec/segment.h"
+#include "codec/segment_internal.h" /* tern_seg_filter_missed */
 
 #include <dirent.h>
 
@@ -85,6 +86,15 @@ static size_t compare(const tern_seg *s, uint8_t (*keys)[KLEN], tu_rng *r, int c
     assert_int_equal(absent, test == 0);
     if (!checked || !g.filter.blocks) assert_int_equal(test, -1); /* unchecked: nothing */
     if (checked && g.filter.blocks) assert_int_equal(test, gate); /* the gate's own answer */
+    /* line_gate: the gate's answer whenever it gives one; unchecked and
+     * never asked for (nothing missed yet), "skipped" as the gate says */
+    int lg = tern_seg_filter_line_gate(&l, &p.fk);
+    if (lg >= 0) assert_int_equal(lg, gate);
+    if (test >= 0) assert_int_equal(lg, test);
+    if (!checked && g.filter.blocks) assert_int_equal(lg, TERN_SEG_FILTER_SKIPPED);
+    /* idle (nothing checked nor asked): every answer "skipped" */
+    if (tern_seg_filter_line_idle(&l)) assert_int_equal(lg, TERN_SEG_FILTER_SKIPPED);
+    assert_int_equal(tern_seg_filter_line_idle(&l), !checked && g.filter.blocks != NULL);
     if (absent) assert_null(bsearch(key, keys, NKEYS, KLEN, key_cmp));
     ruled_out += (size_t)absent;
   }
@@ -122,6 +132,32 @@ static void check_settled(const tern_seg *s, uint8_t (*keys)[KLEN], tu_rng *r) {
   }
 }
 
+/* Pages asked for (a miss after a skipped probe, segment_filter.c):
+ * line_gate leaves them to the gate (it checks whether the page arrived),
+ * and answers as the gate once the page is checked. */
+static void check_asked(const tern_seg *s, tern_seg_filter_line *l, tu_rng *r) {
+  tern_seg_gate g;
+  tern_seg_gate_of(s, &g);
+  size_t left = 0;
+  for (size_t i = 0; i < NPROBES; i++) {
+    uint8_t key[KLEN];
+    tu_fill(r, key, KLEN);
+    tern_seg_probe p;
+    probe_of(&p, key);
+    tern_seg_filter_missed(s, p.fk.hash);
+    assert_false(tern_seg_filter_line_idle(l)); /* a page asked for */
+    int test = tern_seg_filter_line_test(l, &p.fk);
+    int lg = tern_seg_filter_line_gate(l, &p.fk);
+    if (test < 0) assert_int_equal(lg, -1);
+    left += lg < 0;
+    int gate = tern_seg_gate_filter(&g, &p); /* checks the page: just written, cached */
+    assert_true(gate == 0 || gate == 1);
+    if (lg >= 0) assert_int_equal(lg, gate);
+    assert_int_equal(tern_seg_filter_line_gate(l, &p.fk), gate); /* checked now */
+  }
+  assert_true(left > 0);
+}
+
 static void test_line_against_gate(void **state) {
   (void)state;
   uint64_t seed = tu_seed();
@@ -138,6 +174,11 @@ static void test_line_against_gate(void **state) {
       tern_seg *s2 = open_segment(dir);
       check_settled(s2, keys, &r);
       tern_seg_close(s2);
+      tern_seg *s3 = open_segment(dir);
+      tern_seg_filter_line l3;
+      tern_seg_filter_line_of(s3, &l3);
+      check_asked(s3, &l3, &r);
+      tern_seg_close(s3);
     }
     assert_int_equal(tern_seg_verify(s), TERN_OK); /* every filter page checked */
     size_t out = compare(s, keys, &r, 1);
