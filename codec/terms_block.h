@@ -41,7 +41,7 @@
 
 #define TERN_TB_PAGE TERN_BITS_PAGE /* bytes of a block: its page less the page checksum */
 #define TERN_TB_MAX_ENTRIES 4096u   /* entries of a block, at most */
-#define TERN_TB_RESTART 16u         /* default restart interval */
+#define TERN_TB_RESTART 8u          /* default restart interval */
 #define TERN_TB_TERM_MAX 1024u      /* longest term (TERN_KEY_MAX) */
 #define TERN_TB_DOCS_MAX 64u        /* most doc ids in an entry (TERN_PULSE_MAX) */
 #define TERN_TB_HEADER_FIXED 20u    /* header bytes before the alphabet */
