@@ -15,9 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tern_memseg_new(tern_memseg **out) {
-  tern_memseg *m = tern_zalloc(sizeof *m);
+/* Where a layered memseg's run pointers are when allocated with it. */
+static tern_mrun **inline_runs(tern_memseg *m) { return (tern_mrun **)(void *)(m + 1); }
+_Static_assert(sizeof(tern_memseg) % _Alignof(tern_mrun *) == 0, "runs after a memseg stay aligned");
+
+/* The memseg with room for `runs` run pointers after it (0: none). */
+static int memseg_alloc(size_t runs, tern_memseg **out) {
+  if (runs > (SIZE_MAX - sizeof(tern_memseg)) / sizeof(tern_mrun *))
+    return tern_fail(TERN_ENOMEM, "buffer view: %zu runs", runs);
+  tern_memseg *m = tern_zalloc(sizeof *m + runs * sizeof(tern_mrun *));
   if (!m) return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  if (runs) m->runs = inline_runs(m);
   tern_arena_init(&m->arena);
   pthread_mutex_init(&m->mu, NULL);
   atomic_init(&m->inv, NULL);
@@ -25,6 +33,10 @@ int tern_memseg_new(tern_memseg **out) {
   *out = m;
   return TERN_OK;
 }
+
+int tern_memseg_new(tern_memseg **out) { return memseg_alloc(0, out); }
+
+int tern_memseg_new_layered(size_t runs, tern_memseg **out) { return memseg_alloc(runs, out); }
 
 static void minv_free(tern_minv *inv) {
   if (!inv) return;
@@ -40,7 +52,7 @@ void tern_memseg_free(tern_memseg *m) {
   if (!m->docs_alias) free(m->docs);
   for (size_t i = 0; i < m->nruns; i++)
     tern_mrun_put(m->runs[i]);
-  free(m->runs);
+  if (m->runs != inline_runs(m)) free(m->runs);
   tern_arena_free(&m->arena);
   pthread_mutex_destroy(&m->mu);
   free(m);

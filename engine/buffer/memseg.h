@@ -91,6 +91,9 @@ typedef struct tern_memseg {
 
 /* An empty memseg; the caller sets docs (malloc'd, owned) and n. */
 int tern_memseg_new(tern_memseg **out);
+/* An empty layered memseg with room for `runs` run pointers in the same
+ * allocation (m->runs set, nruns 0): the caller fills them. */
+int tern_memseg_new_layered(size_t runs, tern_memseg **out);
 void tern_memseg_free(tern_memseg *m);
 /* A handle of `key` for tern_memseg_value, or -1: its rank in a flat
  * memseg; in a layered one a position in a run (TERN_MEMSEG_HANDLE set),

@@ -19,14 +19,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The run and its array of n docs in one allocation (a commit makes one
+ * run and its merges a few: a malloc and a free fewer each). */
+static tern_mdoc *run_inline_docs(tern_mrun *r) { return (tern_mdoc *)(void *)(r + 1); }
+_Static_assert(sizeof(tern_mrun) % _Alignof(tern_mdoc) == 0, "docs after a run stay aligned");
+
 static int run_alloc(size_t n, tern_mrun **out) {
   *out = NULL; /* defined on failure too */
-  tern_mrun *r = tern_zalloc(sizeof *r);
-  if (r) r->docs = malloc((n ? n : 1) * sizeof *r->docs);
-  if (!r || !r->docs) {
-    free(r);
-    return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
-  }
+  if (n > (SIZE_MAX - sizeof(tern_mrun)) / sizeof(tern_mdoc) - 1)
+    return tern_fail(TERN_ENOMEM, "buffer view: %zu documents", n);
+  tern_mrun *r = malloc(sizeof *r + (n ? n : 1) * sizeof(tern_mdoc));
+  if (!r) return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  memset(r, 0, sizeof *r);
+  r->docs = run_inline_docs(r);
   atomic_init(&r->refs, 1);
   tern_arena_init(&r->arena);
   tern_keymap_init(&r->index);
@@ -39,7 +44,7 @@ void tern_mrun_put(tern_mrun *r) {
   tern_arena_free(&r->arena);
   tern_keymap_free(&r->index);
   tern_filter_free(r->filter);
-  free(r->docs);
+  if (r->docs != run_inline_docs(r)) free(r->docs); /* a flat memseg's, moved in */
   free(r);
 }
 
@@ -133,17 +138,10 @@ static int runs_balance(tern_mrun **runs, size_t *nruns, size_t merge_max) {
   return TERN_OK;
 }
 
-/* A view over runs[0..nruns) (references owned); one run is its own flat array. */
-static int view_of(tern_mrun **runs, size_t nruns, size_t n, uint64_t stored, tern_memseg **out) {
-  tern_memseg *m;
-  int rc = tern_memseg_new(&m);
-  if (rc != TERN_OK) {
-    for (size_t i = 0; i < nruns; i++)
-      tern_mrun_put(runs[i]);
-    free(runs);
-    return rc;
-  }
-  m->runs = runs;
+/* m, a new layered memseg, as the view over its nruns runs (references
+ * owned); one run is its own flat array. */
+static void view_of(tern_memseg *m, size_t nruns, size_t n, uint64_t stored) {
+  tern_mrun **runs = m->runs;
   m->nruns = nruns;
   m->n = n;
   m->stored_bytes = stored;
@@ -152,25 +150,25 @@ static int view_of(tern_mrun **runs, size_t nruns, size_t n, uint64_t stored, te
     m->docs_alias = 1;
   }
   atomic_store(&m->flat, nruns <= 1);
-  *out = m;
-  return TERN_OK;
 }
 
 int tern_memseg_layer(const tern_memseg *prev, tern_mrun *run, size_t n, uint64_t stored_bytes,
                       size_t merge_max, tern_memseg **out) {
   size_t np = prev ? prev->nruns : 0;
-  tern_mrun **runs = malloc((np + 1) * sizeof *runs);
-  if (!runs) {
+  tern_memseg *m;
+  int rc = tern_memseg_new_layered(np + 1, &m);
+  if (rc != TERN_OK) {
     tern_mrun_put(run);
-    return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+    return rc;
   }
+  tern_mrun **runs = m->runs;
   for (size_t i = 0; i < np; i++) {
     runs[i] = prev->runs[i];
     atomic_fetch_add(&runs[i]->refs, 1);
   }
   size_t nruns = np;
   if (run) runs[nruns++] = run;
-  int rc = runs_balance(runs, &nruns, merge_max);
+  rc = runs_balance(runs, &nruns, merge_max);
   /* The one run not shared with prev's view yet: the new run, or what
    * balancing merged it into. */
   if (rc == TERN_OK && run) run_index(runs[nruns - 1]);
@@ -179,10 +177,12 @@ int tern_memseg_layer(const tern_memseg *prev, tern_mrun *run, size_t n, uint64_
   if (rc != TERN_OK) {
     for (size_t i = 0; i < nruns; i++)
       tern_mrun_put(runs[i]);
-    free(runs);
+    tern_memseg_free(m); /* nruns 0: puts nothing more */
     return rc;
   }
-  return view_of(runs, nruns, n, stored_bytes, out);
+  view_of(m, nruns, n, stored_bytes);
+  *out = m;
+  return TERN_OK;
 }
 
 int tern_memseg_layered(tern_memseg *flat, tern_memseg **out) {
@@ -320,11 +320,13 @@ int tern_memseg_remerged(const tern_memseg *m, size_t from, size_t to, tern_mrun
                          tern_memseg **out) {
   assert(from < to && to <= m->nruns);
   size_t n = m->nruns - (to - from) + 1;
-  tern_mrun **runs = malloc(n * sizeof *runs);
-  if (!runs) {
+  tern_memseg *v;
+  int rc = tern_memseg_new_layered(n, &v);
+  if (rc != TERN_OK) {
     tern_mrun_put(merged);
-    return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+    return rc;
   }
+  tern_mrun **runs = v->runs;
   size_t k = 0;
   for (size_t i = 0; i < m->nruns; i++) {
     if (i >= from && i < to) {
@@ -335,7 +337,9 @@ int tern_memseg_remerged(const tern_memseg *m, size_t from, size_t to, tern_mrun
     atomic_fetch_add(&m->runs[i]->refs, 1);
   }
   assert(k == n);
-  return view_of(runs, n, m->n, m->stored_bytes, out);
+  view_of(v, n, m->n, m->stored_bytes);
+  *out = v;
+  return TERN_OK;
 }
 
 size_t tern_memseg_merge_window(const tern_memseg *m, size_t merge_max, size_t *from) {
