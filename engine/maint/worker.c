@@ -212,7 +212,10 @@ static void *worker_main(void *arg) {
     w->busy = 1;
     pthread_mutex_unlock(&w->mu);
     int rc = run_due_work(idx, 1);
-    if (rc != TERN_OK) tern_health_note(idx, rc, 0);
+    /* A failure is the next commit's to report by the time tern_stats_get
+     * shows it: unreported is set between keeping its message (which the
+     * commit's TERN_EPARTIAL quotes) and publishing its status. */
+    if (rc != TERN_OK) tern_health_keep_msg(idx);
     pthread_mutex_lock(&w->mu);
     if (rc != TERN_OK) {
       w->unreported = rc;
@@ -220,6 +223,11 @@ static void *worker_main(void *arg) {
       w->streak++;
     } else {
       w->streak = 0;
+    }
+    if (rc != TERN_OK) {
+      pthread_mutex_unlock(&w->mu);
+      tern_health_publish(idx, rc, 0);
+      pthread_mutex_lock(&w->mu);
     }
     w->busy = 0;
     if (!w->kicked) tern_write_lock_release(idx); /* kicked again: the hold stays for that work */

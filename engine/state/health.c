@@ -59,18 +59,30 @@ static void log_health(tern_index *idx, int status, const char *msg, uint64_t ba
   tern_install_unlock(idx);
 }
 
-int tern_health_note(tern_index *idx, int status, uint64_t bad_segment) {
+void tern_health_keep_msg(tern_index *idx) {
   char msg[TERN_REC_HEALTH_MSG_MAX + 1];
   snprintf(msg, sizeof msg, "%s", tern_errmsg());
   tern_mu_lock(idx);
-  idx->last_error = status;
   snprintf(idx->last_error_msg, sizeof idx->last_error_msg, "%s", msg);
+  tern_mu_unlock(idx);
+}
+
+int tern_health_publish(tern_index *idx, int status, uint64_t bad_segment) {
+  char msg[TERN_REC_HEALTH_MSG_MAX + 1];
+  tern_mu_lock(idx);
+  idx->last_error = status;
+  snprintf(msg, sizeof msg, "%s", idx->last_error_msg);
   tern_mu_unlock(idx);
   /* Best effort: a catalog that cannot take this small write (full map,
    * full disk, found damaged) still has the failure in this process. */
   if (!atomic_load(&idx->catalog_bad)) log_health(idx, status, msg, bad_segment);
   tern_fail(status, "%s", msg); /* the cause, not the health write's outcome */
   return status;
+}
+
+int tern_health_note(tern_index *idx, int status, uint64_t bad_segment) {
+  tern_health_keep_msg(idx);
+  return tern_health_publish(idx, status, bad_segment);
 }
 
 int tern_post_commit_failed(tern_index *idx, int status) {

@@ -529,6 +529,11 @@ int tern_health_is_bad(const tern_state *st, uint64_t number);
  * edit), and bad_segment (0: none) as a segment merges skip.  Returns
  * status with the message unchanged.  REQUIRES: install_mu not held. */
 int tern_health_note(tern_index *idx, int status, uint64_t bad_segment);
+/* tern_health_note in two steps, for the worker (worker.c), which must
+ * mark the failure as unreported between them: the message kept (not yet
+ * shown by tern_stats_get), then the status shown and logged. */
+void tern_health_keep_msg(tern_index *idx);
+int tern_health_publish(tern_index *idx, int status, uint64_t bad_segment);
 /* tern_health_note, then TERN_EPARTIAL naming the cause. */
 int tern_post_commit_failed(tern_index *idx, int status);
 
