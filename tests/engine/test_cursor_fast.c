@@ -345,9 +345,13 @@ static void run_shape(uint64_t salt) {
   free(v1.e);
   walk(s1, old, n, NULL, &r, 200); /* s1 unchanged for new cursors too */
 
-  /* The reference after the commit: replaced values, added keys. */
+  /* The reference after the commit: replaced values, added keys.  Looked
+   * up in the sorted keys of before only: the appended ones are unsorted
+   * (a search over them could miss a key and add it twice), and the
+   * added keys are distinct among themselves. */
+  size_t before = n;
   for (size_t i = 0; i < nadd; i++) {
-    ref *hit = bsearch(&add[i], keys, n, sizeof *keys, ref_cmp);
+    ref *hit = bsearch(&add[i], keys, before, sizeof *keys, ref_cmp);
     if (hit)
       *hit = add[i];
     else
