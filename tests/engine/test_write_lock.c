@@ -64,6 +64,38 @@ static int has_key(tern_index *idx, const char *key) {
   return rc == TERN_OK;
 }
 
+/* A child that holds the lock until told: it says "ready" once it holds
+ * it, then waits for "go" (alarm: a parent that failed never says go). */
+typedef struct handshake {
+  int go[2], ready[2];
+} handshake;
+
+static void handshake_open(handshake *h) {
+  assert_int_equal(pipe(h->go), 0);
+  assert_int_equal(pipe(h->ready), 0);
+}
+
+/* In the child: 0 once told to go, -1 if the parent is gone. */
+static int child_ready_then_wait(handshake *h) {
+  alarm(20);
+  char b;
+  return write(h->ready[1], "r", 1) == 1 && read(h->go[0], &b, 1) == 1 ? 0 : -1;
+}
+
+static void parent_await_ready(handshake *h) {
+  char b;
+  assert_int_equal(read(h->ready[0], &b, 1), 1);
+}
+
+static void parent_say_go(handshake *h) { assert_int_equal(write(h->go[1], "g", 1), 1); }
+
+static void handshake_close(handshake *h) {
+  close(h->go[0]);
+  close(h->go[1]);
+  close(h->ready[0]);
+  close(h->ready[1]);
+}
+
 /* A process that dies inside a transaction leaves the owner word set: the
  * next writer sees its liveness byte free and takes the word over; what
  * the dead one put is not there. */
@@ -106,40 +138,33 @@ static void test_live_holder_excludes(void **state) {
   char *dir = tu_tmpdir("wlock-live");
   tern_index *idx;
   ET_OK(tern_open(&idx, dir, TERN_CREATE, NULL));
-  int go[2], ready[2];
-  assert_int_equal(pipe(go), 0);
-  assert_int_equal(pipe(ready), 0);
+  handshake h;
+  handshake_open(&h);
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
-    alarm(20); /* a parent that failed never says go */
     tern_index *c;
     tern_txn *t;
-    char b = 0;
     if (tern_open(&c, dir, 0, NULL) != TERN_OK || tern_txn_begin(&t, c, 0) != TERN_OK) _exit(2);
     if (tern_put(t, "theirs", 6, "y", 1, NULL, 0) != TERN_OK) _exit(3);
-    if (write(ready[1], "r", 1) != 1 || read(go[0], &b, 1) != 1) _exit(4);
+    if (child_ready_then_wait(&h) != 0) _exit(4);
     _exit(tern_commit(t) == TERN_OK && tern_close(c) == TERN_OK ? 0 : 5);
   }
-  char b;
-  assert_int_equal(read(ready[0], &b, 1), 1);
+  parent_await_ready(&h);
   tern_txn *t = NULL;
   for (int i = 0; i < 3; i++) { /* as often as asked */
     assert_int_equal(tern_txn_begin(&t, idx, 0), TERN_EBUSY);
     assert_non_null(strstr(tern_errmsg(), "another process holds the write lock"));
   }
   assert_int_equal(owner_word(dir) >> 32, (uint64_t)pid);
-  assert_int_equal(write(go[1], "g", 1), 1);
+  parent_say_go(&h);
   wait_child(pid, 0);
   assert_int_equal(owner_word(dir), 0);
   put_one(idx, "mine", "z");
   assert_true(has_key(idx, "theirs"));
   assert_true(has_key(idx, "mine"));
   ET_OK(tern_close(idx));
-  close(go[0]);
-  close(go[1]);
-  close(ready[0]);
-  close(ready[1]);
+  handshake_close(&h);
   tu_rmtree(dir);
   free(dir);
 }
@@ -164,27 +189,23 @@ static void test_older_protocol_excluded(void **state) {
   tern_index *idx;
   ET_OK(tern_open(&idx, dir, TERN_CREATE, NULL));
   ET_OK(tern_close(idx));
-  int go[2], ready[2];
-  assert_int_equal(pipe(go), 0);
-  assert_int_equal(pipe(ready), 0);
+  handshake h;
+  handshake_open(&h);
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) { /* the older writer, mid-transaction */
-    alarm(20);
-    char path[4096], b;
+    char path[4096];
     snprintf(path, sizeof path, "%s/write.lock", dir);
     int fd = open(path, O_RDWR);
     if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) _exit(2);
-    if (write(ready[1], "r", 1) != 1 || read(go[0], &b, 1) != 1) _exit(3);
-    _exit(0);
+    _exit(child_ready_then_wait(&h) == 0 ? 0 : 3);
   }
-  char b;
-  assert_int_equal(read(ready[0], &b, 1), 1);
+  parent_await_ready(&h);
   ET_OK(tern_open(&idx, dir, 0, NULL));
   tern_txn *t = NULL;
   assert_int_equal(tern_txn_begin(&t, idx, 0), TERN_EBUSY);
   assert_non_null(strstr(tern_errmsg(), "older tern"));
-  assert_int_equal(write(go[1], "g", 1), 1);
+  parent_say_go(&h);
   wait_child(pid, 0);
   put_one(idx, "k", "v"); /* the older one let go */
   pid = fork();
@@ -196,10 +217,7 @@ static void test_older_protocol_excluded(void **state) {
   assert_true(pid >= 0);
   if (pid == 0) _exit(flock_in_child(dir, LOCK_EX | LOCK_NB) == 0 ? 0 : 2); /* closed: free */
   wait_child(pid, 0);
-  close(go[0]);
-  close(go[1]);
-  close(ready[0]);
-  close(ready[1]);
+  handshake_close(&h);
   tu_rmtree(dir);
   free(dir);
 }
