@@ -90,6 +90,30 @@ static void test_encode_matches_reference_and_round_trips(void **state) {
   }
 }
 
+/* Long plain runs with a rare byte needing an escape at any offset, among
+ * bytes that differ from one by a bit (0x20, 0x5b, 0x7e, 0x80, 0x9f, 0xdc,
+ * 0xff...): the encoder's eight-bytes-a-test path must stop exactly at it. */
+static void test_encode_word_path(void **state) {
+  (void)state;
+  static const uint8_t near[] = {0x20, 0x21, 0x3f, 0x5b, 0x5d, 0x7e, 0x80, 0x9f,
+                                 0xa0, 0xdc, 0xfe, 0xff, 'a', 'z', '0', 0x40};
+  static const uint8_t must[] = {0x00, 0x01, 0x09, 0x0a, 0x0d, 0x1f, 0x5c, 0x7f};
+  tu_rng r;
+  tu_rng_init(&r, 3);
+  uint8_t src[80];
+  char enc[4 * sizeof src], ref[4 * sizeof src];
+  for (unsigned it = 0; it < 20000 * tu_scale(); it++) {
+    size_t len = (size_t)tu_below(&r, sizeof src + 1);
+    for (size_t i = 0; i < len; i++)
+      src[i] = near[tu_below(&r, sizeof near)];
+    for (unsigned k = (unsigned)tu_below(&r, 3); k > 0 && len > 0; k--)
+      src[tu_below(&r, len)] = must[tu_below(&r, sizeof must)];
+    size_t n = esc_encode(src, len, enc);
+    assert_int_equal(n, ref_encode(src, len, ref));
+    assert_memory_equal(enc, ref, n);
+  }
+}
+
 static void test_decode_any_spelling(void **state) {
   (void)state;
   tu_rng r;
@@ -387,6 +411,7 @@ static void test_parse_doc_malformed(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_encode_matches_reference_and_round_trips),
+      cmocka_unit_test(test_encode_word_path),
       cmocka_unit_test(test_decode_any_spelling),
       cmocka_unit_test(test_decode_malformed),
       cmocka_unit_test(test_reader_lines),
