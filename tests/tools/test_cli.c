@@ -6,74 +6,24 @@
  * status, and checks them against a reference model of the index (sorted
  * arrays of the documents the test imported).
  */
+#include "tests/common/cli_run.h"
 #include "tests/common/testutil.h"
 
 #include <dirent.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 static const char *g_bin;
 
 /* ---- running the binary ------------------------------------------------ */
 
-typedef struct result {
-  int code; /* exit status, or 128 + signal */
-  char *out, *err;
-  size_t outlen, errlen;
-} result;
+typedef tu_cli_result result;
 
-static void free_result(result *r) {
-  free(r->out);
-  free(r->err);
-}
-
-/* Runs `tern args...` with `in` (may be NULL: /dev/null) as standard input. */
-static result run_argv(const void *in, size_t inlen, const char *const *args) {
-  char *dir = tu_tmpdir("cli-io");
-  char *inpath = tu_path(dir, "stdin"), *outpath = tu_path(dir, "stdout"),
-       *errpath = tu_path(dir, "stderr");
-  tu_write_file(inpath, in ? in : "", in ? inlen : 0);
-  posix_spawn_file_actions_t fa;
-  assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-  posix_spawn_file_actions_addopen(&fa, 0, inpath, O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, outpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  size_t n = 0;
-  while (args[n])
-    n++;
-  char **argv = calloc(n + 2, sizeof *argv);
-  argv[0] = (char *)g_bin;
-  for (size_t i = 0; i < n; i++)
-    argv[i + 1] = (char *)args[i];
-  pid_t pid;
-  int rc = posix_spawn(&pid, g_bin, &fa, NULL, argv, environ);
-  if (rc) fail_msg("cannot run %s: %s", g_bin, strerror(rc));
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  posix_spawn_file_actions_destroy(&fa);
-  result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = (char *)tu_read_file(outpath, &r.outlen);
-  r.err = (char *)tu_read_file(errpath, &r.errlen);
-  r.out[r.outlen] = r.err[r.errlen] = '\0';
-  tu_rmtree(dir);
-  free(argv);
-  free(inpath);
-  free(outpath);
-  free(errpath);
-  free(dir);
-  return r;
-}
-
-#define RUN_IN(in, inlen, ...) run_argv(in, inlen, (const char *const[]){__VA_ARGS__, NULL})
+#define RUN_IN(in, inlen, ...) \
+  tu_cli_run_bytes(g_bin, in, inlen, (const char *const[]){__VA_ARGS__, NULL})
 #define RUN(...) RUN_IN(NULL, 0, __VA_ARGS__)
 
 static void expect_code(const result *r, int code) {
@@ -269,7 +219,7 @@ static size_t import_docs(const char *dir, doc *d, size_t n, doc **fin) {
   assert_int_equal(r.outlen, 0);
   expect_one_line(&r, dir); /* the summary */
   assert_non_null(strstr(r.err, "documents"));
-  free_result(&r);
+  tu_cli_free(&r);
   free(file);
   free(sb.p);
   return reference_final(d, n, fin);
@@ -315,7 +265,7 @@ static void check_get_all(tu_rng *r, const char *dir, const doc *fin, size_t m, 
   assert_int_equal(res.outlen, out.len);
   assert_memory_equal(res.out, out.p, out.len);
   expect_err(&res, err.p);
-  free_result(&res);
+  tu_cli_free(&res);
   free(in.p);
   free(out.p);
   free(err.p);
@@ -350,11 +300,11 @@ static void test_import_then_get_matches_reference(void **state) {
   expect_code(&res, 0);
   assert_string_equal(res.out, want.p);
   assert_int_equal(res.errlen, 0);
-  free_result(&res);
+  tu_cli_free(&res);
   res = RUN("get", dir, "--", k1.p, "absent\\x00key");
   expect_code(&res, 1);
   expect_err(&res, "not found: absent\\x00key\n");
-  free_result(&res);
+  tu_cli_free(&res);
   free(k1.p);
   free(k2.p);
   free(want.p);
@@ -412,18 +362,18 @@ static void test_search_matches_reference(void **state) {
         assert_string_equal(got[i], exp[i]);
       free(got);
       free(exp);
-      free_result(&res);
+      tu_cli_free(&res);
       res = RUN("search", "--count", dir, t1, t2);
       expect_code(&res, 0);
       assert_int_equal(strtoull(res.out, NULL, 10), ne);
-      free_result(&res);
+      tu_cli_free(&res);
       free(want.p);
     }
   }
   result res = RUN("search", dir, "tag:none");
   expect_code(&res, 0);
   assert_int_equal(res.outlen, 0);
-  free_result(&res);
+  tu_cli_free(&res);
   free(fin);
   free(d);
   free(dir);
@@ -434,54 +384,54 @@ static void test_put_get_delete_search(void **state) {
   char *dir = new_index_dir("cli-put");
   result r = RUN("create", dir);
   expect_code(&r, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("put", dir, "k\\x00\\t1", "v\\\\1\\n", "f:x", "g:a:b");
   expect_code(&r, 0);
   assert_int_equal(r.outlen + r.errlen, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("put", dir, "k2", "", "f:x");
   expect_code(&r, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("put", dir, "k2", "replaced", "f:y");
   expect_code(&r, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("get", dir, "k\\x00\\t1", "k2");
   expect_code(&r, 0);
   assert_string_equal(r.out, "k\\x00\\t1\tv\\\\1\\n\nk2\treplaced\n");
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("search", dir, "f:x");
   expect_code(&r, 0);
   assert_string_equal(r.out, "k\\x00\\t1\n"); /* k2 lost f:x when replaced */
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("search", "--values", dir, "g:a:b", "f:x");
   expect_code(&r, 0);
   assert_string_equal(r.out, "k\\x00\\t1\tv\\\\1\\n\n");
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("delete", dir, "k2", "nope");
   expect_code(&r, 1); /* nope was missing; k2 is still deleted */
   expect_err(&r, "not found: nope\n");
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("get", dir, "k2");
   expect_code(&r, 1);
   expect_err(&r, "not found: k2\n");
   assert_int_equal(r.outlen, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN_IN("k\\x00\\t1\n", 9, "delete", dir, "-");
   expect_code(&r, 0);
   assert_int_equal(r.errlen, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("search", dir, "f:x");
   expect_code(&r, 0);
   assert_int_equal(r.outlen, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("put", dir, "bad\\q", "v");
   expect_code(&r, 2);
   expect_one_line(&r, "tern: key 'bad\\q': bad escape \\q");
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("put", dir, "k", "v", "noterm");
   expect_code(&r, 2);
   expect_one_line(&r, "tern: term 'noterm': term without 'field:'");
-  free_result(&r);
+  tu_cli_free(&r);
   free(dir);
 }
 
@@ -490,7 +440,7 @@ static void expect_unchanged(const char *dir, const doc *fin, size_t m, const ch
   check_get_all(NULL, dir, fin, m > 50 ? 50 : m, 0);
   result r = RUN("get", dir, never);
   expect_code(&r, 1);
-  free_result(&r);
+  tu_cli_free(&r);
 }
 
 static void test_malformed_import_changes_nothing(void **state) {
@@ -547,12 +497,12 @@ static void test_malformed_import_changes_nothing(void **state) {
     result res = RUN("import", dir, file);
     expect_code(&res, 2);
     expect_err(&res, want.p);
-    free_result(&res);
+    tu_cli_free(&res);
     /* The same from standard input: no file name. */
     res = RUN_IN(sb.p, sb.len, "import", "--quiet", dir);
     expect_code(&res, 2);
     expect_err(&res, want.p + strlen(file) + 1);
-    free_result(&res);
+    tu_cli_free(&res);
     expect_unchanged(dir, fin, m, "never1");
     free(sb.p);
     free(want.p);
@@ -571,11 +521,11 @@ static void test_import_details(void **state) {
   result r = RUN_IN(in, sizeof in - 1, "import", "-q", dir);
   expect_code(&r, 0);
   assert_int_equal(r.errlen, 0); /* --quiet */
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("get", dir, "a", "b");
   expect_code(&r, 0);
   assert_string_equal(r.out, "a\t2\nb\tx\\ty\n");
-  free_result(&r);
+  tu_cli_free(&r);
   /* A large binary value: longer than the reader's and the writer's buffers. */
   tu_rng rng;
   tu_rng_init(&rng, 16);
@@ -588,47 +538,47 @@ static void test_import_details(void **state) {
   SB_STR(&line, "\tf:big\n");
   r = RUN_IN(line.p, line.len, "import", "-q", dir);
   expect_code(&r, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("get", dir, "big");
   expect_code(&r, 0);
   line.len -= strlen("\tf:big\n");
   SB_STR(&line, "\n");
   assert_int_equal(r.outlen, line.len);
   assert_memory_equal(r.out, line.p, line.len);
-  free_result(&r);
+  tu_cli_free(&r);
   free(line.p);
   free(big);
   /* Options given at creation stick; a different one for an existing index fails. */
   char *dir2 = new_index_dir("cli-opts");
   r = RUN_IN("k\tv\n", 4, "import", "--threshold", "4", "--inline-max", "100", dir2);
   expect_code(&r, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN_IN("k\tw\n", 4, "import", "--threshold", "4", dir2);
   expect_code(&r, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN_IN("k\tx\n", 4, "import", "--threshold", "2", dir2);
   expect_code(&r, 2);
   expect_one_line(&r, "tern: ");
   assert_non_null(strstr(r.err, "--threshold 4, not 2"));
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("get", dir2, "k");
   assert_string_equal(r.out, "k\tw\n");
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("stats", "--json", dir2);
   expect_code(&r, 0);
   assert_non_null(strstr(r.out, "\"threshold\":4"));
   assert_non_null(strstr(r.out, "\"inline_max\":100"));
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("import", "--threshold", "65", dir2);
   expect_code(&r, 2);
   assert_non_null(strstr(r.err, "usage: tern import"));
-  free_result(&r);
+  tu_cli_free(&r);
   /* --dry-run checks without touching DIR. */
   char *dir3 = new_index_dir("cli-dry");
   r = RUN_IN("k\tv\nbad\n", 9, "import", "--dry-run", dir3);
   expect_code(&r, 2);
   expect_err(&r, "2: no TAB after key 'bad'\n");
-  free_result(&r);
+  tu_cli_free(&r);
   struct stat sb;
   assert_int_not_equal(stat(dir3, &sb), 0);
   free(dir);
@@ -687,11 +637,11 @@ static void test_stats_compact_flush(void **state) {
   }
   assert_int_equal(json_int(res.out, "docs"), (long long)m);
   assert_int_equal(json_int(res.out, "deleted"), 0);
-  free_result(&res);
+  tu_cli_free(&res);
   res = RUN("stats", dir);
   expect_code(&res, 0);
   assert_non_null(strstr(res.out, "docs"));
-  free_result(&res);
+  tu_cli_free(&res);
   /* Delete a few, then compaction drops them. */
   sbuf keys_in = {0};
   for (size_t i = 0; i < 10; i++) {
@@ -700,21 +650,21 @@ static void test_stats_compact_flush(void **state) {
   }
   res = RUN_IN(keys_in.p, keys_in.len, "delete", dir, "-");
   expect_code(&res, 0);
-  free_result(&res);
+  tu_cli_free(&res);
   res = RUN("flush", dir);
   expect_code(&res, 0);
-  free_result(&res);
+  tu_cli_free(&res);
   res = RUN("stats", "--json", dir);
   assert_int_equal(json_int(res.out, "docs"), (long long)m - 10);
-  free_result(&res);
+  tu_cli_free(&res);
   res = RUN("compact", dir);
   expect_code(&res, 0);
-  free_result(&res);
+  tu_cli_free(&res);
   res = RUN("stats", "--json", dir);
   expect_code(&res, 0);
   assert_int_equal(json_int(res.out, "docs"), (long long)m - 10);
   assert_int_equal(json_int(res.out, "deleted"), 0);
-  free_result(&res);
+  tu_cli_free(&res);
   check_get_all(&r, dir, fin + 10, m - 10, 5);
   free(keys_in.p);
   free(fin);
@@ -742,11 +692,11 @@ static void test_newcomer_details(void **state) {
   /* Not a terminal: no progress line, only the summary. */
   expect_one_line(&r, dir);
   if (!strstr(r.err, ": 1 document imported in ")) fail_msg("summary: %s", r.err);
-  free_result(&r);
+  tu_cli_free(&r);
   const char more[] = "b\t2\nc\t3\n";
   r = RUN_IN(more, sizeof more - 1, "import", dir);
   if (!strstr(r.err, ": 2 documents imported in ")) fail_msg("summary: %s", r.err);
-  free_result(&r);
+  tu_cli_free(&r);
 
   r = RUN("stats", "--json", dir);
   expect_code(&r, 0);
@@ -754,12 +704,12 @@ static void test_newcomer_details(void **state) {
   assert_true(cat > 0);
   assert_int_equal(cat, file_size(dir, "catalog.mdb"));
   assert_int_equal(json_int(r.out, "total_bytes"), json_int(r.out, "bytes") + cat);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("stats", dir);
   char line[64];
   snprintf(line, sizeof line, "\ncatalog   %lld bytes\n", cat);
   if (!strstr(r.out, line)) fail_msg("stats table lacks '%s':\n%s", line, r.out);
-  free_result(&r);
+  tu_cli_free(&r);
 
   /* A 5000-byte key: the error shows 64 bytes and the length. */
   char *longkey = malloc(5001);
@@ -770,7 +720,7 @@ static void test_newcomer_details(void **state) {
   expect_one_line(&r, "tern: key 'kkkk");
   assert_true(r.errlen < 200);
   assert_non_null(strstr(r.err, "(5000 bytes)"));
-  free_result(&r);
+  tu_cli_free(&r);
   free(longkey);
 
   /* Streaming: a, b answered (and d reported missing) before the bad line. */
@@ -780,7 +730,7 @@ static void test_newcomer_details(void **state) {
   assert_string_equal(r.out, "a\t1\nb\t2\n");
   assert_non_null(strstr(r.err, "4: bad escape"));
   assert_non_null(strstr(r.err, "not found: d\n"));
-  free_result(&r);
+  tu_cli_free(&r);
   free(dir);
 }
 
@@ -819,7 +769,7 @@ static void test_verify_finds_corruption(void **state) {
   char want[4096];
   snprintf(want, sizeof want, "%s: ok\n", dir);
   assert_string_equal(res.out, want);
-  free_result(&res);
+  tu_cli_free(&res);
   char *tix = find_tix(dir);
   if (!tix) fail_msg("no *.tix file in %s", dir);
   size_t len;
@@ -832,7 +782,7 @@ static void test_verify_finds_corruption(void **state) {
   expect_one_line(&res, "tern: ");
   const char *base = strrchr(tix, '/') + 1;
   if (!strstr(res.err, base)) fail_msg("the report does not name %s:\n%s", base, res.err);
-  free_result(&res);
+  tu_cli_free(&res);
   free(bytes);
   free(tix);
   free(fin);
@@ -853,11 +803,11 @@ static void test_errors_are_one_line(void **state) {
       {"compact", missing, NULL, NULL}, {"flush", missing, NULL, NULL},
   };
   for (size_t i = 0; i < sizeof read_cmds / sizeof read_cmds[0]; i++) {
-    result r = run_argv(NULL, 0, read_cmds[i]);
+    result r = tu_cli_run(g_bin, NULL, read_cmds[i]);
     expect_code(&r, 2);
     expect_err(&r, want);
     assert_int_equal(r.outlen, 0);
-    free_result(&r);
+    tu_cli_free(&r);
     struct stat sb;
     assert_int_not_equal(stat(missing, &sb), 0); /* never created */
   }
@@ -868,18 +818,18 @@ static void test_errors_are_one_line(void **state) {
   result r = RUN("get", plain, "k");
   expect_code(&r, 2);
   expect_one_line(&r, want);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN_IN("k\tv\n", 4, "import", plain);
   expect_code(&r, 2);
   expect_one_line(&r, want);
-  free_result(&r);
+  tu_cli_free(&r);
   /* A missing input file: reported, and no index created. */
   char *nofile = tu_path(base, "nofile.tsv");
   snprintf(want, sizeof want, "tern: %s: No such file or directory\n", nofile);
   r = RUN("import", missing, nofile);
   expect_code(&r, 2);
   expect_err(&r, want);
-  free_result(&r);
+  tu_cli_free(&r);
   struct stat sb;
   assert_int_not_equal(stat(missing, &sb), 0);
   /* Permission denied: root ignores permissions, so only as another user. */
@@ -887,14 +837,14 @@ static void test_errors_are_one_line(void **state) {
     char *locked = tu_path(base, "locked");
     r = RUN_IN("k\tv\n", 4, "import", "-q", locked);
     expect_code(&r, 0);
-    free_result(&r);
+    tu_cli_free(&r);
     assert_int_equal(chmod(locked, 0), 0);
     r = RUN("get", locked, "k");
     chmod(locked, 0700);
     expect_code(&r, 2);
     snprintf(want, sizeof want, "tern: %s: Permission denied", locked);
     expect_one_line(&r, want);
-    free_result(&r);
+    tu_cli_free(&r);
     free(locked);
   } else {
     print_message("running as root: permission-denied case skipped\n");
@@ -918,24 +868,24 @@ static void test_help_and_usage(void **state) {
       expect_code(&r, 0);
       if (strncmp(r.out, want, strlen(want))) fail_msg("%s %s:\n%s", cmds[i], flags[f], r.out);
       assert_int_equal(r.errlen, 0);
-      free_result(&r);
+      tu_cli_free(&r);
     }
     result r = RUN("help", cmds[i]);
     expect_code(&r, 0);
     assert_int_equal(strncmp(r.out, want, strlen(want)), 0);
-    free_result(&r);
+    tu_cli_free(&r);
   }
   static const char *const top[] = {"--help", "-h", "help"};
   for (size_t i = 0; i < 3; i++) {
     result r = RUN(top[i]);
     expect_code(&r, 0);
     assert_int_equal(strncmp(r.out, "usage: tern COMMAND", 19), 0);
-    free_result(&r);
+    tu_cli_free(&r);
   }
   result r = RUN("--version");
   expect_code(&r, 0);
   assert_int_equal(strncmp(r.out, "tern ", 5), 0);
-  free_result(&r);
+  tu_cli_free(&r);
   /* Usage errors: message and usage on stderr, nothing on stdout, exit 2. */
   const char *const bad[][5] = {
       {NULL},
@@ -959,12 +909,12 @@ static void test_help_and_usage(void **state) {
       {"help", "frobnicate", NULL},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    r = run_argv(NULL, 0, bad[i]);
+    r = tu_cli_run(g_bin, NULL, bad[i]);
     if (r.code != 2 || r.outlen != 0 || !strstr(r.err, "usage: tern"))
       fail_msg("case %zu (%s): exit %d\nstdout: %s\nstderr: %s", i, bad[i][0] ? bad[i][0] : "-",
                r.code, r.out, r.err);
     assert_true(strncmp(r.err, "tern", 4) == 0);
-    free_result(&r);
+    tu_cli_free(&r);
   }
 }
 

@@ -11,71 +11,23 @@
  * that exists, duplicate keys, a malformed line, a damaged segment) each
  * gives its one-line error and exit status, and leaves no OUT.
  */
+#include "tests/common/cli_run.h"
 #include "tests/common/testutil.h"
 
 #include "codec/segment.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 static const char *g_bin;
 
-typedef struct result {
-  int code;
-  char *out, *err;
-  size_t outlen, errlen;
-} result;
+typedef tu_cli_result result;
 
-static void free_result(result *r) {
-  free(r->out);
-  free(r->err);
-}
-
-/* Runs `tern args...` with standard input from the file `in` (NULL:
- * /dev/null). */
-static result run_argv(const char *in, const char *const *args) {
-  char *dir = tu_tmpdir("cli-build-io");
-  char *outpath = tu_path(dir, "stdout"), *errpath = tu_path(dir, "stderr");
-  posix_spawn_file_actions_t fa;
-  assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-  posix_spawn_file_actions_addopen(&fa, 0, in ? in : "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, outpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  size_t n = 0;
-  while (args[n])
-    n++;
-  char **argv = calloc(n + 2, sizeof *argv);
-  argv[0] = (char *)g_bin;
-  for (size_t i = 0; i < n; i++)
-    argv[i + 1] = (char *)args[i];
-  pid_t pid;
-  int rc = posix_spawn(&pid, g_bin, &fa, NULL, argv, environ);
-  if (rc) fail_msg("cannot run %s: %s", g_bin, strerror(rc));
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  posix_spawn_file_actions_destroy(&fa);
-  result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = (char *)tu_read_file(outpath, &r.outlen);
-  r.err = (char *)tu_read_file(errpath, &r.errlen);
-  r.out[r.outlen] = r.err[r.errlen] = '\0';
-  tu_rmtree(dir);
-  free(argv);
-  free(outpath);
-  free(errpath);
-  free(dir);
-  return r;
-}
-
-#define RUN_IN(in, ...) run_argv(in, (const char *const[]){__VA_ARGS__, NULL})
+#define RUN_IN(in, ...) tu_cli_run(g_bin, in, (const char *const[]){__VA_ARGS__, NULL})
 #define RUN(...) RUN_IN(NULL, __VA_ARGS__)
 
 static void expect_code(const result *r, int code) {
@@ -253,31 +205,31 @@ static void test_build_spills_and_matches_reference(void **state) {
   result r = RUN("build", "--memory", "32M", out, tsv);
   expect_code(&r, 0);
   expect_err_has(&r, "400000 documents built");
-  free_result(&r);
+  tu_cli_free(&r);
   char *want = dump_reference(v, n), *got = dump_segment(out);
   expect_same(got, want);
   free(got);
   r = RUN("verify", out);
   expect_code(&r, 0);
   assert_non_null(strstr(r.out, "ok, built segment of 400000 documents"));
-  free_result(&r);
+  tu_cli_free(&r);
   /* standard input, no spill: the same segment */
   char *out2 = tu_path(dir, "out2");
   r = RUN_IN(tsv, "build", "-q", out2, "-");
   expect_code(&r, 0);
   assert_int_equal(r.errlen, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   got = dump_segment(out2);
   expect_same(got, want);
   free(got);
   /* import, export: the same documents and terms (export -> build round trip) */
   r = RUN("import", "-q", ix, tsv);
   expect_code(&r, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("export", ix, exp);
   expect_code(&r, 0);
   assert_non_null(strstr(r.out, "ok, 400000 documents"));
-  free_result(&r);
+  tu_cli_free(&r);
   got = dump_segment(exp);
   expect_same(got, want);
   free(got);
@@ -292,7 +244,7 @@ static void test_build_spills_and_matches_reference(void **state) {
   char line[64];
   snprintf(line, sizeof line, "ok, %zu documents", in_range);
   assert_non_null(strstr(r.out, line));
-  free_result(&r);
+  tu_cli_free(&r);
   char *pre = tu_path(dir, "prefix");
   r = RUN("export", ix, pre, "--prefix", "q");
   expect_code(&r, 0);
@@ -301,7 +253,7 @@ static void test_build_spills_and_matches_reference(void **state) {
     with_q += v[i].key[0] == 'q';
   snprintf(line, sizeof line, "ok, %zu documents", with_q);
   assert_non_null(strstr(r.out, line));
-  free_result(&r);
+  tu_cli_free(&r);
   free(pre);
   free(part);
   free(out2);
@@ -323,7 +275,7 @@ static void test_split_parts(void **state) {
   doc *v = make_input(tsv, n, seed);
   result r = RUN("import", "-q", ix, tsv);
   expect_code(&r, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("split", ix, "5");
   expect_code(&r, 0);
   char *keys[4];
@@ -344,13 +296,13 @@ static void test_split_parts(void **state) {
              (i == 4 || strcmp(v[k].key, keys[i]) < 0);
     if (cnt < n / 5 * 9 / 10 || cnt > n / 5 * 11 / 10) fail_msg("part %d: %zu keys", i, cnt);
   }
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("split", ix, "0");
   expect_code(&r, 2);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("split", ix);
   expect_code(&r, 2);
-  free_result(&r);
+  tu_cli_free(&r);
   free(v);
   free(tsv);
   free(ix);
@@ -369,14 +321,14 @@ static void test_bad_input(void **state) {
   expect_err_has(&r, "in.tsv:3: duplicate key 'b' (also on line 1)");
   assert_false(exists(out));
   assert_false(exists(tmp));
-  free_result(&r);
+  tu_cli_free(&r);
   /* a malformed line */
   tu_write_file(tsv, "a\t1\nno-tab\n", 11);
   r = RUN("build", out, tsv);
   expect_code(&r, 2);
   expect_err_has(&r, "in.tsv:2:");
   assert_false(exists(out));
-  free_result(&r);
+  tu_cli_free(&r);
   /* OUT exists and is not empty: untouched */
   tu_write_file(tsv, "a\t1\n", 4);
   assert_int_equal(mkdir(out, 0777), 0);
@@ -387,22 +339,22 @@ static void test_bad_input(void **state) {
   expect_err_has(&r, "exists and is not empty");
   expect_err_has(&r, out);
   assert_true(exists(keep));
-  free_result(&r);
+  tu_cli_free(&r);
   unlink(keep);
   /* an empty OUT directory is fine */
   r = RUN("build", "-q", out, tsv);
   expect_code(&r, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   /* a missing input file; a bad --memory */
   char *missing = tu_path(dir, "missing.tsv"), *out3 = tu_path(dir, "out3");
   r = RUN("build", out3, missing);
   expect_code(&r, 2);
   expect_err_has(&r, "missing.tsv");
   assert_false(exists(out3));
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("build", "--memory", "1M", out3, tsv);
   expect_code(&r, 2);
-  free_result(&r);
+  tu_cli_free(&r);
   /* a damaged built segment: verify exits 3 naming the file */
   char *tim = tu_path(out, "s000000000001.tim");
   size_t len;
@@ -413,16 +365,16 @@ static void test_bad_input(void **state) {
   r = RUN("verify", out);
   expect_code(&r, 3);
   expect_err_has(&r, "s000000000001.tim");
-  free_result(&r);
+  tu_cli_free(&r);
   /* export into an OUT that exists */
   char *ix = tu_path(dir, "ix");
   r = RUN("import", "-q", ix, tsv);
   expect_code(&r, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   r = RUN("export", ix, out);
   expect_code(&r, 2);
   expect_err_has(&r, "exists and is not empty");
-  free_result(&r);
+  tu_cli_free(&r);
   free(ix);
   free(tim);
   free(missing);

@@ -14,69 +14,23 @@
  * split FILE N` is checked for cuts that ascend and parts within ±10% of
  * equal, on a file read whole (reservoir) and on one sampled in chunks.
  */
+#include "tests/common/cli_run.h"
 #include "tests/common/testutil.h"
 
 #include "codec/segment.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 static const char *g_bin;
 
-typedef struct result {
-  int code;
-  char *out, *err;
-  size_t outlen, errlen;
-} result;
+typedef tu_cli_result result;
 
-static void free_result(result *r) {
-  free(r->out);
-  free(r->err);
-}
-
-static result run_argv(const char *const *args) {
-  char *dir = tu_tmpdir("cli-ranges-io");
-  char *outpath = tu_path(dir, "stdout"), *errpath = tu_path(dir, "stderr");
-  posix_spawn_file_actions_t fa;
-  assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, outpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  size_t n = 0;
-  while (args[n])
-    n++;
-  char **argv = calloc(n + 2, sizeof *argv);
-  argv[0] = (char *)g_bin;
-  for (size_t i = 0; i < n; i++)
-    argv[i + 1] = (char *)args[i];
-  pid_t pid;
-  int rc = posix_spawn(&pid, g_bin, &fa, NULL, argv, environ);
-  if (rc) fail_msg("cannot run %s: %s", g_bin, strerror(rc));
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  posix_spawn_file_actions_destroy(&fa);
-  result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = (char *)tu_read_file(outpath, &r.outlen);
-  r.err = (char *)tu_read_file(errpath, &r.errlen);
-  r.out[r.outlen] = r.err[r.errlen] = '\0';
-  tu_rmtree(dir);
-  free(argv);
-  free(outpath);
-  free(errpath);
-  free(dir);
-  return r;
-}
-
-#define RUN(...) run_argv((const char *const[]){__VA_ARGS__, NULL})
+#define RUN(...) tu_cli_run(g_bin, NULL, (const char *const[]){__VA_ARGS__, NULL})
 
 static void expect_code(const result *r, int code) {
   if (r->code != code)
@@ -258,7 +212,7 @@ static result build_with(const char *out, const char *tsv, const char *cuts, con
   if (to) args[n++] = "--to", args[n++] = to;
   if (cuts) args[n++] = "--split-at", args[n++] = cuts;
   args[n] = NULL;
-  result r = run_argv(args);
+  result r = tu_cli_run(g_bin, NULL, args);
   free(from);
   free(to);
   return r;
@@ -321,7 +275,7 @@ static void test_ranges_match_reference(void **state) {
     int split = b.ncuts || round % 2; /* --split-at with no cut: still OUT/0 */
     result res = build_with(out, tsv, split ? cuts : NULL, &b);
     expect_code(&res, 0);
-    free_result(&res);
+    tu_cli_free(&res);
     size_t kept = check_parts(out, split, &b, v, n), want = 0;
     for (size_t i = 0; i < n; i++)
       want += (!b.has_from || key_cmp(&v[i], &b.from) >= 0) &&
@@ -331,7 +285,7 @@ static void test_ranges_match_reference(void **state) {
     char *ix = tu_path(dir, name);
     res = RUN("import", "-q", ix, "/dev/null");
     expect_code(&res, 0);
-    free_result(&res);
+    tu_cli_free(&res);
     /* every part ingested at once (empty parts included): the kept count */
     const char *args[40];
     size_t na = 0;
@@ -341,15 +295,15 @@ static void test_ranges_match_reference(void **state) {
     for (size_t p = 0; p <= b.ncuts; p++)
       args[na++] = parts[p] = split ? part_dir(out, p, b.ncuts + 1) : strdup(out);
     args[na] = NULL;
-    res = run_argv(args);
+    res = tu_cli_run(g_bin, NULL, args);
     expect_code(&res, 0);
-    free_result(&res);
+    tu_cli_free(&res);
     for (size_t p = 0; p <= b.ncuts; p++)
       free(parts[p]);
     res = RUN("scan", "--count", ix);
     expect_code(&res, 0);
     assert_int_equal(strtoull(res.out, NULL, 10), want);
-    free_result(&res);
+    tu_cli_free(&res);
     free(ix);
     free(out);
   }
@@ -372,7 +326,7 @@ static void test_empty_parts(void **state) {
   expect_code(&r, 0);
   expect_err_has(&r, "4 documents built");
   expect_err_has(&r, "11 segments");
-  free_result(&r);
+  tu_cli_free(&r);
   static const size_t want[11] = {2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
   size_t got;
   for (size_t p = 0; p < 11; p++) {
@@ -393,7 +347,7 @@ static void test_empty_parts(void **state) {
   r = RUN("build", one, tsv, "--split-at", empty);
   expect_code(&r, 0);
   expect_err_has(&r, ", 1 segment\n");
-  free_result(&r);
+  tu_cli_free(&r);
   char *p0 = tu_path(one, "0");
   free(segment_keys(p0, &got));
   assert_int_equal(got, 4);
@@ -404,7 +358,7 @@ static void test_empty_parts(void **state) {
   char *none = tu_path(dir, "none");
   r = RUN("build", "-q", none, tsv, "--from", "x", "--to", "y");
   expect_code(&r, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   free(segment_keys(none, &got));
   assert_int_equal(got, 0);
   free(none);
@@ -419,7 +373,7 @@ static void test_empty_parts(void **state) {
 static void expect_refused(const char *out, result *r, int code, const char *msg) {
   expect_code(r, code);
   expect_err_has(r, msg);
-  free_result(r);
+  tu_cli_free(r);
   char tmp[4096];
   snprintf(tmp, sizeof tmp, "%s.tmp", out);
   if (exists(out) || exists(tmp)) fail_msg("%s or its .tmp left behind after: %s", out, msg);
@@ -463,19 +417,19 @@ static void test_bad_bounds(void **state) {
   r = RUN("build", out, tsv, "--split-at", cuts);
   expect_code(&r, 2);
   expect_err_has(&r, "exists and is not empty");
-  free_result(&r);
+  tu_cli_free(&r);
   assert_true(exists(inside));
   char *tmp = tu_path(dir, "out2.tmp"), *out2 = tu_path(dir, "out2");
   assert_int_equal(mkdir(tmp, 0755), 0);
   r = RUN("build", out2, tsv, "--split-at", cuts);
   expect_code(&r, 2);
   expect_err_has(&r, "out2.tmp: exists");
-  free_result(&r);
+  tu_cli_free(&r);
   assert_true(exists(tmp) && !exists(out2));
   assert_int_equal(mkdir(out2, 0755), 0); /* an empty OUT is left as it was */
   r = RUN("build", out2, tsv, "--split-at", cuts);
   expect_code(&r, 2);
-  free_result(&r);
+  tu_cli_free(&r);
   assert_true(exists(tmp) && exists(out2));
   assert_int_equal(rmdir(out2), 0);
   /* an empty OUT directory is taken */
@@ -483,7 +437,7 @@ static void test_bad_bounds(void **state) {
   assert_int_equal(mkdir(out2, 0755), 0);
   r = RUN("build", "-q", out2, tsv, "--split-at", cuts);
   expect_code(&r, 0);
-  free_result(&r);
+  tu_cli_free(&r);
   char *p2 = tu_path(out2, "2");
   assert_true(exists(p2));
   free(p2);
@@ -531,7 +485,7 @@ static void check_split_file(const char *dir, const char *name, size_t n, size_t
     if (share < 0.9 || share > 1.1)
       fail_msg("%s: part %zu holds %zu of %zu keys (%.2f of equal)", name, p, count[p], n, share);
   }
-  free_result(&res);
+  tu_cli_free(&res);
   free(keys);
   free(tsv);
 }
@@ -549,12 +503,12 @@ static void test_split_tsv(void **state) {
   result res = RUN("split", tiny, "4");
   expect_code(&res, 0);
   assert_true(res.outlen <= 4);
-  free_result(&res);
+  tu_cli_free(&res);
   tu_write_file(tiny, "a\t1\n\\q\t2\n", 9);
   res = RUN("split", tiny, "4");
   expect_code(&res, 2);
   expect_err_has(&res, "tiny.tsv:2: ");
-  free_result(&res);
+  tu_cli_free(&res);
   free(tiny);
   tu_rmtree(dir);
   free(dir);
