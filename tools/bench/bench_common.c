@@ -321,6 +321,21 @@ char *bench_mkdtemp(const char *parent, const char *tag) {
   return p;
 }
 
+char *bench_scratch(const char *cmd, const char *parent) {
+  char tag[64];
+  snprintf(tag, sizeof tag, "tern-bench-%s", cmd);
+  char *dir = bench_mkdtemp(parent, tag);
+  if (!dir) {
+    bench_log("tern-bench %s: cannot create a scratch directory in %s: %s", cmd, parent,
+              strerror(errno));
+    return NULL;
+  }
+  char machine[256];
+  bench_machine(machine, sizeof machine);
+  bench_log("%s; scratch %s (%s)", machine, dir, bench_fs_name(dir));
+  return dir;
+}
+
 int bench_rmtree(const char *path) {
   DIR *d = opendir(path);
   if (!d) return errno == ENOENT ? 0 : -errno;

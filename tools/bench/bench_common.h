@@ -89,6 +89,10 @@ int bench_random_reads(const char *path, size_t n, uint64_t seed, double *secs,
 
 /* A fresh directory "<parent>/<tag>-XXXXXX" (malloc'd path), or NULL. */
 char *bench_mkdtemp(const char *parent, const char *tag);
+/* A fresh scratch directory "<parent>/tern-bench-<cmd>-XXXXXX" (malloc'd),
+ * announced with the machine it runs on; NULL (the reason printed) when it
+ * cannot be made. */
+char *bench_scratch(const char *cmd, const char *parent);
 /* Removes a directory tree; 0 or -errno. */
 int bench_rmtree(const char *path);
 /* mkdir -p; 0 or -errno. */

@@ -342,14 +342,8 @@ int tern_bench_segments(int argc, char **argv) {
   sg_opts o;
   int p = bench_opts_parse(&k_sg_cmd, &o, argc, argv);
   if (p) return bench_opts_exit(p);
-  char *dir = bench_mkdtemp(o.parent, "tern-bench-segments");
-  if (!dir) {
-    perror("tern-bench segments: scratch directory");
-    return 1;
-  }
-  char machine[256];
-  bench_machine(machine, sizeof machine);
-  bench_log("%s; scratch %s (%s)", machine, dir, bench_fs_name(dir));
+  char *dir = bench_scratch("segments", o.parent);
+  if (!dir) return 1;
   int rc = run(&o, dir);
   bench_rmtree(dir);
   free(dir);
