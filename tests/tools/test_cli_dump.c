@@ -265,6 +265,14 @@ static void test_dump_import_roundtrip(void **state) {
   snprintf(cmd, sizeof cmd, "test \"$('%s' dump '%s' --prefix '\\x%02x' | wc -l)\" -eq %zu", g_bin,
            b, g_docs[first].key[0], n);
   assert_int_equal(system(cmd), 0);
+  /* --prefix '' is every key; with --from it is a usage error. */
+  snprintf(cmd, sizeof cmd,
+           "'%s' dump '%s' > '%s/all.tsv' && '%s' dump '%s' --prefix '' | cmp -s - '%s/all.tsv'",
+           g_bin, b, a, g_bin, b, a);
+  assert_int_equal(system(cmd), 0);
+  snprintf(cmd, sizeof cmd, "'%s' dump '%s' --prefix '' --from a 2>/dev/null", g_bin, b);
+  int usage = system(cmd);
+  assert_true(WIFEXITED(usage) && WEXITSTATUS(usage) == 2);
   free(ans_a);
   free(ans_b);
   tu_rmtree(a);

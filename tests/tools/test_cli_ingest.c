@@ -86,6 +86,11 @@ static void test_ingest_and_delete_range(void **state) {
   expect("delete-range idx --prefix a", 0, "");
   expect("scan idx", 0, "b1\tnew\nc1\tz1\n");
   expect("delete-range idx --prefix a --from b", 2, "");
+  expect("delete-range idx --prefix ''", 2, ""); /* an empty prefix is refused, not "all" */
+  expect("delete-range idx --bogus", 2, "");
+  expect("scan idx", 0, "b1\tnew\nc1\tz1\n");
+  expect("delete-range idx --prefix '\xff\xff'", 0, ""); /* no successor: [ff ff, end) */
+  expect("scan idx", 0, "b1\tnew\nc1\tz1\n");
   expect("delete-range idx --to c", 0, "");
   expect("scan idx", 0, "c1\tz1\n");
   expect("delete-range idx", 0, "");

@@ -120,6 +120,22 @@ int cli_prefix_operand(char *arg, tern_slice *prefix);
  * NUL-terminated in place. */
 int cli_field_operand(char *arg, const char **field);
 
+/* range.c — the key range of dump, export and delete-range: --prefix P, or
+ * --from K and/or --to K (escaped as keys; --prefix excludes the others). */
+typedef struct cli_range {
+  tern_slice prefix, from, to; /* data NULL: not given */
+} cli_range;
+/* Parses cmd's options (those three and --help): 1 with optind at the
+ * operands, or 0 with the status to exit with in *exit_status (help shown,
+ * or an error reported).  empty_prefix_ok: --prefix '' means no prefix
+ * (every key starts with it), else it is a bad key. */
+int cli_range_options(const char *cmd, int argc, char **argv, int empty_prefix_ok, cli_range *r,
+                      int *exit_status);
+/* The range as [*from, *to): a prefix becomes [prefix, its successor),
+ * built in succ; to->data NULL: no upper bound; from->data NULL: none. */
+void cli_range_bounds(const cli_range *r, uint8_t succ[TERN_KEY_MAX], tern_slice *from,
+                      tern_slice *to);
+
 /* The keys of get and delete: the operands, or with the single operand "-"
  * the lines of standard input (each up to its first TAB). */
 typedef struct cli_keys {

@@ -48,30 +48,16 @@ static int dump(const char *dir, const tern_bounds *b) {
 }
 
 int cmd_dump(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"prefix", required_argument, NULL, 'p'},
-      {"from", required_argument, NULL, 'f'},
-      {"to", required_argument, NULL, 't'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  tern_bounds b;
-  memset(&b, 0, sizeof b);
-  int c, bad = 0, given_prefix = 0;
-  while (!bad && (c = cli_getopt(argc, argv, ":p:f:t:h", longopts)) != -1) {
-    switch (c) {
-    case 'h': return cli_help("dump");
-    case 'p': bad = cli_prefix_operand(optarg, &b.prefix), given_prefix = 1; break;
-    case 'f': bad = cli_key_operand(optarg, &b.from); break;
-    case 't': bad = cli_key_operand(optarg, &b.to); break;
-    default: return CLI_FAIL;
-    }
-  }
-  if (bad) return CLI_FAIL;
-  if (given_prefix && (b.from.data || b.to.data))
-    return cli_usage_error("dump", "--prefix excludes --from and --to");
+  cli_range r;
+  int status;
+  if (!cli_range_options("dump", argc, argv, 1, &r, &status)) return status;
   int nargs = argc - optind;
   if (nargs < 1) return cli_usage_error("dump", "missing DIR");
   if (nargs > 1) return cli_usage_error("dump", "unexpected argument '%s'", argv[optind + 1]);
+  tern_bounds b;
+  memset(&b, 0, sizeof b);
+  b.prefix = r.prefix;
+  b.from = r.from;
+  b.to = r.to;
   return dump(argv[optind], &b);
 }

@@ -9,17 +9,6 @@
 #include "cli.h"
 #include "out.h"
 
-/* The shortest key above every key starting with p (trailing 0xff bytes
- * dropped, the last other one incremented): its length, 0 when none. */
-static size_t prefix_successor(const uint8_t *p, size_t n, uint8_t *out) {
-  while (n > 0 && p[n - 1] == 0xff)
-    n--;
-  if (n == 0) return 0;
-  memcpy(out, p, n);
-  out[n - 1]++;
-  return n;
-}
-
 static int export_range(const char *dir, const char *out, const tern_slice *from,
                         const tern_slice *to) {
   tern_index *idx;
@@ -51,36 +40,15 @@ static int export_range(const char *dir, const char *out, const tern_slice *from
 }
 
 int cmd_export(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"prefix", required_argument, NULL, 'p'},
-      {"from", required_argument, NULL, 'f'},
-      {"to", required_argument, NULL, 't'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  tern_slice from = {NULL, 0}, to = {NULL, 0}, prefix = {NULL, 0};
-  int c, bad = 0;
-  while (!bad && (c = cli_getopt(argc, argv, ":p:f:t:h", longopts)) != -1) {
-    switch (c) {
-    case 'h': return cli_help("export");
-    case 'p': bad = cli_key_operand(optarg, &prefix); break;
-    case 'f': bad = cli_key_operand(optarg, &from); break;
-    case 't': bad = cli_key_operand(optarg, &to); break;
-    default: return CLI_FAIL;
-    }
-  }
-  if (bad) return CLI_FAIL;
-  if (prefix.data && (from.data || to.data))
-    return cli_usage_error("export", "--prefix excludes --from and --to");
+  cli_range r;
+  int status;
+  if (!cli_range_options("export", argc, argv, 0, &r, &status)) return status;
   int nargs = argc - optind;
   if (nargs < 1) return cli_usage_error("export", "missing DIR");
   if (nargs < 2) return cli_usage_error("export", "missing OUT");
   if (nargs > 2) return cli_usage_error("export", "unexpected argument '%s'", argv[optind + 2]);
   uint8_t succ[TERN_KEY_MAX];
-  if (prefix.data) {
-    from = prefix;
-    size_t n = prefix_successor(prefix.data, prefix.len, succ);
-    if (n) to = (tern_slice){succ, n};
-  }
+  tern_slice from, to;
+  cli_range_bounds(&r, succ, &from, &to);
   return export_range(argv[optind], argv[optind + 1], &from, &to);
 }
