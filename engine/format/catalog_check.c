@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,7 +28,8 @@ enum {
   META_LAST_PG = PAGEHDRSZ + 120,
   META_TXNID = PAGEHDRSZ + 128,
   META_END = PAGEHDRSZ + 136,
-  MAX_DEPTH = 32
+  MAX_DEPTH = 32,
+  FAST_PSIZE = 4096 /* LMDB's page size on the machines tern runs on: both meta heads in one read */
 };
 #define P_BRANCH 0x01u
 #define P_LEAF 0x02u
@@ -65,18 +65,11 @@ static int bad(const char *path, const char *what, uint64_t pg) {
                    (unsigned long long)pg);
 }
 
-/* The catalog file being checked: read through a descriptor, or (the
- * walk) copied out of a read-only mapping of it: no system call per
- * page.  A copy, as a pread is, so that a byte a writer changes
- * meanwhile cannot change between its check and its use here; and only
- * bytes inside the size the file had at the last fstat (LMDB never
- * shrinks it), so the copy never faults past its end. */
+/* The catalog file being checked, and its size at the last fstat. */
 typedef struct cat_file {
   int fd;
   const char *path;
-  const uint8_t *map; /* NULL: none */
-  uint64_t map_len;
-  uint64_t size; /* at the last fstat */
+  uint64_t size;
 } cat_file;
 
 static int read_at(int fd, void *buf, size_t n, uint64_t off, const char *path) {
@@ -102,10 +95,6 @@ static int regular_size(int fd, const char *path, uint64_t *size) {
 }
 
 static int cat_read(const cat_file *f, void *buf, size_t n, uint64_t off) {
-  if (f->map && off <= f->size && n <= f->size - off && off + n <= f->map_len) {
-    memcpy(buf, f->map + off, n);
-    return TERN_OK;
-  }
   return read_at(f->fd, buf, n, off, f->path);
 }
 
@@ -130,9 +119,13 @@ static meta_verdict meta_decode(const uint8_t *b, meta *m) {
   return META_OK;
 }
 
-static int meta_read(const cat_file *f, uint64_t off, meta *m) {
+/* A meta page's head at off: from `head` when given (read already), else read. */
+static int meta_read(const cat_file *f, uint64_t off, const uint8_t *head, meta *m) {
   uint8_t b[META_END];
-  TERN_TRY(cat_read(f, b, sizeof b, off));
+  if (head)
+    memcpy(b, head, sizeof b);
+  else
+    TERN_TRY(cat_read(f, b, sizeof b, off));
   switch (meta_decode(b, m)) {
   case META_OK:
     return TERN_OK;
@@ -170,10 +163,14 @@ static int metas_read(cat_file *f, meta ms[2], int *newest) {
   const char *path = f->path;
   if (f->size < 2u * 512u) return tern_fail(TERN_ECORRUPT, "%s: %llu bytes, not an LMDB file", path,
                                             (unsigned long long)f->size);
-  TERN_TRY(meta_read(f, 0, &ms[0]));
+  /* Both heads in one read when the page size is the usual one. */
+  uint8_t b[FAST_PSIZE + META_END];
+  int both = f->size >= sizeof b;
+  TERN_TRY(cat_read(f, b, both ? sizeof b : META_END, 0));
+  TERN_TRY(meta_read(f, 0, b, &ms[0]));
   if (f->size < 2u * (uint64_t)ms[0].psize)
     return tern_fail(TERN_ECORRUPT, "%s: truncated before its second meta page", path);
-  TERN_TRY(meta_read(f, ms[0].psize, &ms[1]));
+  TERN_TRY(meta_read(f, ms[0].psize, both && ms[0].psize == FAST_PSIZE ? b + FAST_PSIZE : NULL, &ms[1]));
   if (ms[1].psize != ms[0].psize)
     return tern_fail(TERN_ECORRUPT, "%s: meta pages disagree on the page size", path);
   for (int i = 0; i < 2; i++)
@@ -231,7 +228,6 @@ int tern_catalog_precheck(const char *path, int *empty) {
  * same checks as the full path; anything it does not pass (another page
  * size, a short file, any fault) goes to the full path, which says what
  * is wrong. */
-enum { FAST_PSIZE = 4096 };
 static int precheck_fast(int fd) {
   uint8_t b[FAST_PSIZE + META_END];
   meta ms[2];
@@ -248,7 +244,7 @@ static int precheck_fast(int fd) {
 int tern_catalog_precheck_fd(int fd, const char *path, int *empty) {
   *empty = 0;
   if (precheck_fast(fd)) return TERN_OK;
-  cat_file f = {fd, path, NULL, 0, 0};
+  cat_file f = {fd, path, 0};
   TERN_TRY(regular_size(fd, path, &f.size));
   if (f.size == 0) {
     *empty = 1;
@@ -493,16 +489,8 @@ int tern_catalog_walk(const char *path, uint64_t txnid, tern_catalog_walk_info *
 int tern_catalog_walk_fd(int fd, const char *path, uint64_t txnid, tern_catalog_walk_info *info) {
   memset(info, 0, sizeof *info);
   if (sizeof(size_t) != 8) return TERN_OK; /* the layout read here is the 64-bit one */
-  cat_file f = {fd, path, NULL, 0, 0};
+  cat_file f = {fd, path, 0};
   TERN_TRY(regular_size(fd, path, &f.size));
-  /* Every page copied out of one mapping instead of a pread each: the
-   * walk reads every reachable page, thousands with a full write buffer.
-   * Pages past the size mapped (a writer grew the file since) are read. */
-  void *map = f.size ? mmap(NULL, (size_t)f.size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
-  if (map != MAP_FAILED) {
-    f.map = map;
-    f.map_len = f.size;
-  }
   meta ms[2];
   int newest, rc = metas_read(&f, ms, &newest);
   const meta *m = NULL;
@@ -519,6 +507,5 @@ int tern_catalog_walk_fd(int fd, const char *path, uint64_t txnid, tern_catalog_
   if (rc == TERN_OK) rc = check_freed_unused(&w);
   free(w.freed.v);
   free(w.seen);
-  if (f.map) munmap(map, (size_t)f.map_len);
   return rc;
 }

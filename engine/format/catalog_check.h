@@ -17,9 +17,8 @@
  * for the catalog's pages with, then LMDB's own), so that a fresh open
  * does not open the file three times.  Cost: the pre-check two system
  * calls (one read of both meta pages' heads, one fstat) when the page
- * size is 4 KiB; the walk two fstats, a mapping of the file and a copy
- * out of it per page of the catalog (docs/ARCHITECTURE.md gives measured
- * figures).
+ * size is 4 KiB; the walk as many and a pread per page of the catalog
+ * (docs/ARCHITECTURE.md gives measured figures).
  */
 #ifndef TERN_ENGINE_CATALOG_CHECK_H
 #define TERN_ENGINE_CATALOG_CHECK_H
@@ -51,9 +50,7 @@ int tern_catalog_precheck_fd(int fd, const char *path, int *empty);
  * has that id (a writer moved on: begin again). */
 int tern_catalog_walk(const char *path, uint64_t txnid, tern_catalog_walk_info *info);
 /* The same on `fd`, the very file LMDB maps (mdb_env_get_fd), named `path`;
- * fd stays open and its offset is not used.  The pages are copied out of
- * a read-only mapping of the file, not read one pread each (a pread per
- * page where the mapping fails). */
+ * fd stays open and its offset is not used. */
 int tern_catalog_walk_fd(int fd, const char *path, uint64_t txnid, tern_catalog_walk_info *info);
 
 #endif
