@@ -222,23 +222,30 @@ int tern_catalog_precheck(const char *path, int *empty) {
   return rc;
 }
 
-/* The usual file in two system calls: both meta pages' heads in one read
- * (LMDB's page size is the system's, FAST_PSIZE bytes on the machines
- * tern runs on), then the size, after them (metas_read says why).  The
- * same checks as the full path; anything it does not pass (another page
- * size, a short file, any fault) goes to the full path, which says what
- * is wrong. */
-static int precheck_fast(int fd) {
+/* metas_read's checks on the usual file in two system calls: both meta
+ * pages' heads in one read (LMDB's page size is the system's, FAST_PSIZE
+ * bytes on the machines tern runs on), then the size, after them
+ * (metas_read says why).  0 for anything it does not pass (another page
+ * size, a short file, any fault): the caller takes the full path, which
+ * says what is wrong. */
+static int metas_fast(int fd, meta ms[2], int *newest, uint64_t *size) {
   uint8_t b[FAST_PSIZE + META_END];
-  meta ms[2];
   if (pread(fd, b, sizeof b, 0) != (ssize_t)sizeof b || meta_decode(b, &ms[0]) != META_OK ||
       ms[0].psize != FAST_PSIZE || meta_decode(b + FAST_PSIZE, &ms[1]) != META_OK ||
       ms[1].psize != FAST_PSIZE || !meta_in_its_slot(&ms[0], 0) || !meta_in_its_slot(&ms[1], 1))
     return 0;
-  int newest = ms[1].txnid > ms[0].txnid;
+  *newest = ms[1].txnid > ms[0].txnid;
   struct stat st;
-  return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && size_holds(&ms[newest], (uint64_t)st.st_size) &&
-         metas_in_a_row(ms, newest);
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  *size = (uint64_t)st.st_size;
+  return size_holds(&ms[*newest], *size);
+}
+
+static int precheck_fast(int fd) {
+  meta ms[2];
+  int newest;
+  uint64_t size;
+  return metas_fast(fd, ms, &newest, &size) && metas_in_a_row(ms, newest);
 }
 
 int tern_catalog_precheck_fd(int fd, const char *path, int *empty) {
@@ -490,9 +497,12 @@ int tern_catalog_walk_fd(int fd, const char *path, uint64_t txnid, tern_catalog_
   memset(info, 0, sizeof *info);
   if (sizeof(size_t) != 8) return TERN_OK; /* the layout read here is the 64-bit one */
   cat_file f = {fd, path, 0};
-  TERN_TRY(regular_size(fd, path, &f.size));
   meta ms[2];
-  int newest, rc = metas_read(&f, ms, &newest);
+  int newest, rc = TERN_OK;
+  if (!metas_fast(fd, ms, &newest, &f.size)) { /* the full path says what is wrong */
+    TERN_TRY(regular_size(fd, path, &f.size));
+    rc = metas_read(&f, ms, &newest);
+  }
   const meta *m = NULL;
   for (int i = 0; rc == TERN_OK && i < 2; i++)
     if (ms[i].txnid == txnid) m = &ms[i];
