@@ -20,6 +20,7 @@
 #include "codec/coding.h"
 #include "codec/status.h"
 
+#include <assert.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -213,7 +214,17 @@ static void stats_leave(tern_rfile *f) {
   pthread_mutex_unlock(&stats_mu);
 }
 
-int tern_rfile_open(tern_rfile **out, const char *path, tern_io_mode mode) {
+static int map_file(tern_rfile *f) {
+  void *m = V()->mmap((size_t)f->size, f->fd);
+  if (m == MAP_FAILED) return tern_fail_errno(f->path);
+  if (f->size > TERN_IO_PAGE) (void)madvise(m, (size_t)f->size, MADV_RANDOM);
+  f->map = m;
+  return TERN_OK;
+}
+
+/* `advise`: read-ahead advice (random reads) where the file has more than
+ * one page to read ahead; none for a file read whole, once. */
+static int rfile_open(tern_rfile **out, const char *path, tern_io_mode mode, int advise) {
   *out = NULL;
   if (mode != TERN_IO_MMAP && mode != TERN_IO_PREAD) return tern_fail(TERN_EINVAL, "%s: bad io mode", path);
   tern_rfile *f = rfile_alloc(path);
@@ -236,13 +247,14 @@ int tern_rfile_open(tern_rfile **out, const char *path, tern_io_mode mode) {
   f->size = (uint64_t)st.st_size;
   /* Read-ahead advice only where there is more than one page to read
    * ahead: a fresh open skips two system calls per small file. */
-  int several = f->size > TERN_IO_PAGE;
-  if (several) (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_RANDOM);
+  if (advise && f->size > TERN_IO_PAGE) (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_RANDOM);
   if (mode == TERN_IO_MMAP && f->size > 0) {
-    void *m = V()->mmap((size_t)f->size, f->fd);
-    if (m == MAP_FAILED) goto fail;
-    if (several) (void)madvise(m, (size_t)f->size, MADV_RANDOM);
-    f->map = m;
+    int rc = map_file(f);
+    if (rc != TERN_OK) {
+      V()->close(f->fd);
+      free(f);
+      return rc;
+    }
   }
   stats_join(f);
   *out = f;
@@ -252,6 +264,21 @@ fail:;
   V()->close(f->fd);
   free(f);
   return rc;
+}
+
+int tern_rfile_open(tern_rfile **out, const char *path, tern_io_mode mode) {
+  return rfile_open(out, path, mode, 1);
+}
+
+int tern_rfile_open_whole(tern_rfile **out, const char *path) {
+  return rfile_open(out, path, TERN_IO_PREAD, 0);
+}
+
+int tern_rfile_map_now(tern_rfile *f) {
+  assert(f->mode == TERN_IO_PREAD && !f->map && !f->borrowed);
+  if (f->size > 0) TERN_TRY(map_file(f));
+  f->mode = TERN_IO_MMAP;
+  return TERN_OK;
 }
 
 int tern_rfile_open_memory(tern_rfile **out, const uint8_t *buf, size_t len, const char *name) {

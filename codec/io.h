@@ -112,6 +112,13 @@ typedef struct tern_rfile tern_rfile;
 /* Opens `path` for reading.  Errors: -errno (message names the path);
  * TERN_ECORRUPT when it is not a regular file (a FIFO never blocks). */
 int tern_rfile_open(tern_rfile **out, const char *path, tern_io_mode mode);
+/* The same in pread mode, for a file read whole, once (a segment's index
+ * file): no read-ahead advice, which such a read does not need. */
+int tern_rfile_open_whole(tern_rfile **out, const char *path);
+/* Maps a file opened in pread mode and reads it in mmap mode from now on,
+ * as if opened so: a file is mapped only once it is known to hold bytes a
+ * read may ask for.  Call before any read, with no other thread using f. */
+int tern_rfile_map_now(tern_rfile *f);
 /* A reader over `len` bytes at `buf` (mmap mode; the caller keeps them
  * alive and unchanged until close): for fuzzing and tests. */
 int tern_rfile_open_memory(tern_rfile **out, const uint8_t *buf, size_t len, const char *name);

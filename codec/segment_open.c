@@ -40,7 +40,7 @@ static int check_version(const char *path, uint32_t version) {
 static int read_framed(const char *path, uint32_t kind, const uint8_t *segid, uint8_t **buf,
                        const uint8_t **body, size_t *body_len, uint64_t *size) {
   tern_rfile *f;
-  TERN_TRY(tern_rfile_open(&f, path, TERN_IO_PREAD));
+  TERN_TRY(tern_rfile_open_whole(&f, path)); /* one read of it all: no read-ahead advice */
   uint64_t n = tern_rfile_size(f);
   int rc = TERN_OK;
   *buf = NULL;
@@ -88,6 +88,11 @@ static int open_data_file(tern_seg *s, const char *dir, const char *name, int fi
     return tern_fail(TERN_ECORRUPT, "%s: %llu bytes, %llu expected%s", tern_rfile_path(f),
                      (unsigned long long)size, (unsigned long long)want,
                      size < want ? ": truncated" : "");
+  /* Opened ahead unmapped (open_ahead): mapped now if a read may ever
+   * ask for a byte of it, i.e. it holds more than its frame. */
+  if (mode == TERN_IO_MMAP && tern_rfile_mode(f) == TERN_IO_PREAD &&
+      size > TERN_FRAME_HEADER_SIZE + TERN_FRAME_FOOTER_SIZE)
+    TERN_TRY(tern_rfile_map_now(f));
   uint64_t seed = tern_seg_page_seed(s->segid, file);
   if (file == SEG_TIM) {
     s->tim_map = tern_rfile_map(f);
@@ -225,10 +230,13 @@ int tern_seg_parse_index(tern_seg *s, const uint8_t *body, size_t len, const cha
 static void open_ahead(tern_seg *s, const char *dir, const char *name, tern_io_mode mode) {
   const int files[4] = {SEG_TIM, SEG_DOC, SEG_VAL, SEG_FLT};
   tern_rfile **into[4] = {&s->tim, &s->doc, &s->val, &s->flt};
+  /* .doc and .val unmapped for now: a primary-key index's are mostly
+   * their frame alone (pulsed postings, inline values), which no lookup
+   * reads; open_data_file maps the others. */
+  const tern_io_mode modes[4] = {mode, TERN_IO_PREAD, TERN_IO_PREAD, TERN_IO_MMAP};
   for (int i = 0; i < 4; i++) {
     char *path = tern_seg_path(dir, name, files[i], 0);
-    if (path && tern_rfile_open(into[i], path, files[i] == SEG_FLT ? TERN_IO_MMAP : mode) != TERN_OK)
-      tern_clear_error();
+    if (path && tern_rfile_open(into[i], path, modes[i]) != TERN_OK) tern_clear_error();
     free(path);
   }
 }

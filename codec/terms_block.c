@@ -178,22 +178,22 @@ static inline uint32_t key_digit(const tern_tb_block *b, uint8_t c) {
 /* ceil(2^16 / g) for each group size g: suffix_bits divides by g with it. */
 static const uint32_t g_gdiv[TERN_TB_GROUP_MAX + 1] = {0, 65536, 32768, 21846, 16384, 13108, 10923};
 
-/* Powers of every alphabet size and their reciprocals, computed once: a
- * block only points at its row. */
+/* Powers of every alphabet size and their reciprocals, and suffix_bits of
+ * the short suffixes, per alphabet size and group: a block only points at
+ * its row.  Each row is filled the first time a block has that alphabet
+ * size (not all at start: a fresh process that reads one block pays for
+ * its own row only, a few cache lines, not ~30 KiB of pages faulted in). */
 static uint64_t g_pow[257][TERN_TB_GROUP_MAX + 1], g_rpow[257][TERN_TB_GROUP_MAX + 1];
 static uint8_t g_bits[257][TERN_TB_GROUP_MAX + 1];
 static uint8_t g_gmax[257]; /* the largest group that decodes exactly: K^(g+1) <= 2^32 */
-/* suffix_bits of the short suffixes, per alphabet size and group, filled
- * the first time a block has that alphabet size (not at start: a process
- * opening one block pays for its own row only). */
 static uint16_t g_sbits[257][TERN_TB_GROUP_MAX + 1][TERN_TB_SBITS];
-static atomic_int g_sbits_ready[257];
-static pthread_mutex_t g_sbits_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t g_pow_once = PTHREAD_ONCE_INIT;
-static atomic_int g_pow_ready; /* set once the tables are: skips pthread_once's call */
+static atomic_int g_row_ready[257];
+static pthread_mutex_t g_row_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void init_powers(void) {
-  for (uint64_t k = 1; k <= 256; k++) {
+/* Row k of every table, once (the first block of alphabet size k). */
+static __attribute__((cold, noinline)) void fill_row(uint32_t k) {
+  pthread_mutex_lock(&g_row_lock);
+  if (!atomic_load_explicit(&g_row_ready[k], memory_order_relaxed)) {
     uint64_t p = 1;
     for (uint32_t j = 0; j <= TERN_TB_GROUP_MAX; j++, p *= k) {
       g_pow[k][j] = p;
@@ -201,33 +201,24 @@ static void init_powers(void) {
       g_rpow[k][j] = p == 1 ? 0 : UINT64_MAX / p + 1;
       if (j >= 1 && p * k <= (1ull << 32)) g_gmax[k] = (uint8_t)j;
     }
-  }
-  atomic_store_explicit(&g_pow_ready, 1, memory_order_release);
-}
-
-/* g_sbits' row for alphabet size k, once (the first block of that size). */
-static __attribute__((cold, noinline)) void fill_sbits(uint32_t k) {
-  pthread_mutex_lock(&g_sbits_lock);
-  if (!atomic_load_explicit(&g_sbits_ready[k], memory_order_relaxed)) {
     for (uint32_t g = 1; g <= TERN_TB_GROUP_MAX; g++)
       for (uint32_t n = 0; n < TERN_TB_SBITS; n++)
         g_sbits[k][g][n] = (uint16_t)suffix_bits_of(n, g_gdiv[g], g, g_bits[k]);
-    atomic_store_explicit(&g_sbits_ready[k], 1, memory_order_release);
+    atomic_store_explicit(&g_row_ready[k], 1, memory_order_release);
   }
-  pthread_mutex_unlock(&g_sbits_lock);
+  pthread_mutex_unlock(&g_row_lock);
 }
 
 /* Bits of each code size; the group must decode exactly (K^(g+1) <= 2^32). */
 static int set_digit_coding(tern_tb_block *b) {
   uint32_t k = b->nsym ? b->nsym : 1;
-  if (TERN_UNLIKELY(!atomic_load_explicit(&g_pow_ready, memory_order_acquire)))
-    pthread_once(&g_pow_once, init_powers);
+  assert(k <= 256);
+  if (TERN_UNLIKELY(!atomic_load_explicit(&g_row_ready[k], memory_order_acquire))) fill_row(k);
   if (b->group > g_gmax[k]) return corrupt(b, "character group too large for the alphabet");
   b->gbits = g_bits[k];
   b->pow = g_pow[k];
   b->rpow = g_rpow[k];
   b->gdiv = g_gdiv[b->group];
-  if (TERN_UNLIKELY(!atomic_load_explicit(&g_sbits_ready[k], memory_order_acquire))) fill_sbits(k);
   b->sbits = g_sbits[k][b->group];
   return TERN_OK;
 }

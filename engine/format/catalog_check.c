@@ -28,7 +28,8 @@ enum {
   META_LAST_PG = PAGEHDRSZ + 120,
   META_TXNID = PAGEHDRSZ + 128,
   META_END = PAGEHDRSZ + 136,
-  MAX_DEPTH = 32
+  MAX_DEPTH = 32,
+  FAST_PSIZE = 4096 /* LMDB's page size on the machines tern runs on: both meta heads in one read */
 };
 #define P_BRANCH 0x01u
 #define P_LEAF 0x02u
@@ -64,6 +65,13 @@ static int bad(const char *path, const char *what, uint64_t pg) {
                    (unsigned long long)pg);
 }
 
+/* The catalog file being checked, and its size at the last fstat. */
+typedef struct cat_file {
+  int fd;
+  const char *path;
+  uint64_t size;
+} cat_file;
+
 static int read_at(int fd, void *buf, size_t n, uint64_t off, const char *path) {
   size_t done = 0;
   while (done < n) {
@@ -86,27 +94,63 @@ static int regular_size(int fd, const char *path, uint64_t *size) {
   return TERN_OK;
 }
 
+static int cat_read(const cat_file *f, void *buf, size_t n, uint64_t off) {
+  return read_at(f->fd, buf, n, off, f->path);
+}
+
 static int open_catalog(const char *path, int *fd) {
   /* O_NONBLOCK: a FIFO named like the catalog must not hang the open. */
   *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   return *fd < 0 ? tern_fail_errno(path) : TERN_OK;
 }
 
-static int meta_read(int fd, uint64_t off, const char *path, meta *m) {
-  uint8_t b[META_END];
-  TERN_TRY(read_at(fd, b, sizeof b, off, path));
+typedef enum { META_OK, META_NOT_LMDB, META_VERSION, META_PSIZE } meta_verdict;
+
+/* A meta page's head, META_END bytes at b, decoded and judged. */
+static meta_verdict meta_decode(const uint8_t *b, meta *m) {
   if (!(tern_load16(b + 10) & P_META) || tern_load32(b + PAGEHDRSZ) != MDB_MAGIC_WORD)
-    return tern_fail(TERN_ECORRUPT, "%s: not an LMDB file (meta page at %llu)", path,
-                     (unsigned long long)off);
-  if (tern_load32(b + PAGEHDRSZ + 4) != MDB_DATA_VERSION_1)
-    return tern_fail(TERN_EVERSION, "%s: LMDB data version %u", path, tern_load32(b + PAGEHDRSZ + 4));
+    return META_NOT_LMDB;
+  if (tern_load32(b + PAGEHDRSZ + 4) != MDB_DATA_VERSION_1) return META_VERSION;
   memcpy(m->dbs, b + META_DBS, sizeof m->dbs);
   m->psize = tern_load32(b + META_DBS); /* the free list's pad holds the page size */
   m->last_pg = tern_load64(b + META_LAST_PG);
   m->txnid = tern_load64(b + META_TXNID);
-  if (m->psize < 512 || m->psize > 65536 || (m->psize & (m->psize - 1)))
-    return tern_fail(TERN_ECORRUPT, "%s: LMDB page size %u", path, m->psize);
-  return TERN_OK;
+  if (m->psize < 512 || m->psize > 65536 || (m->psize & (m->psize - 1))) return META_PSIZE;
+  return META_OK;
+}
+
+/* A meta page's head at off: from `head` when given (read already), else read. */
+static int meta_read(const cat_file *f, uint64_t off, const uint8_t *head, meta *m) {
+  uint8_t b[META_END];
+  if (head)
+    memcpy(b, head, sizeof b);
+  else
+    TERN_TRY(cat_read(f, b, sizeof b, off));
+  switch (meta_decode(b, m)) {
+  case META_OK:
+    return TERN_OK;
+  case META_NOT_LMDB:
+    return tern_fail(TERN_ECORRUPT, "%s: not an LMDB file (meta page at %llu)", f->path,
+                     (unsigned long long)off);
+  case META_VERSION:
+    return tern_fail(TERN_EVERSION, "%s: LMDB data version %u", f->path,
+                     tern_load32(b + PAGEHDRSZ + 4));
+  case META_PSIZE:
+    break;
+  }
+  return tern_fail(TERN_ECORRUPT, "%s: LMDB page size %u", f->path, m->psize);
+}
+
+/* Transaction N writes meta page N & 1, and a reader with the lock file
+ * picks the page by that parity: a meta in the other slot (pages
+ * swapped, or copied) would serve an older commit as the newest. */
+static int meta_in_its_slot(const meta *m, int slot) {
+  return m->txnid == 0 || (m->txnid & 1) == (uint64_t)slot;
+}
+
+/* Whether the newest meta's pages all lie inside `size` bytes. */
+static int size_holds(const meta *m, uint64_t size) {
+  return m->last_pg >= 1 && m->last_pg < UINT64_MAX / m->psize && (m->last_pg + 1) * m->psize <= size;
 }
 
 /* Both meta pages (LMDB refuses the file unless both are sound) and the
@@ -115,31 +159,33 @@ static int meta_read(int fd, uint64_t off, const char *path, meta *m) {
  * meta page that claims them, and LMDB never shrinks the file, so a size
  * read after a meta holds every page it claims; read before, it may not
  * (a false "truncated"). */
-static int metas_read(int fd, uint64_t size, const char *path, meta ms[2], int *newest) {
-  if (size < 2u * 512u) return tern_fail(TERN_ECORRUPT, "%s: %llu bytes, not an LMDB file", path,
-                                         (unsigned long long)size);
-  TERN_TRY(meta_read(fd, 0, path, &ms[0]));
-  if (size < 2u * (uint64_t)ms[0].psize)
+static int metas_read(cat_file *f, meta ms[2], int *newest) {
+  const char *path = f->path;
+  if (f->size < 2u * 512u) return tern_fail(TERN_ECORRUPT, "%s: %llu bytes, not an LMDB file", path,
+                                            (unsigned long long)f->size);
+  /* Both heads in one read when the page size is the usual one. */
+  uint8_t b[FAST_PSIZE + META_END];
+  int both = f->size >= sizeof b;
+  TERN_TRY(cat_read(f, b, both ? sizeof b : META_END, 0));
+  TERN_TRY(meta_read(f, 0, b, &ms[0]));
+  if (f->size < 2u * (uint64_t)ms[0].psize)
     return tern_fail(TERN_ECORRUPT, "%s: truncated before its second meta page", path);
-  TERN_TRY(meta_read(fd, ms[0].psize, path, &ms[1]));
+  TERN_TRY(meta_read(f, ms[0].psize, both && ms[0].psize == FAST_PSIZE ? b + FAST_PSIZE : NULL, &ms[1]));
   if (ms[1].psize != ms[0].psize)
     return tern_fail(TERN_ECORRUPT, "%s: meta pages disagree on the page size", path);
-  /* Transaction N writes meta page N & 1, and a reader with the lock file
-   * picks the page by that parity: a meta in the other slot (pages
-   * swapped, or copied) would serve an older commit as the newest. */
   for (int i = 0; i < 2; i++)
-    if (ms[i].txnid != 0 && (ms[i].txnid & 1) != (uint64_t)i)
+    if (!meta_in_its_slot(&ms[i], i))
       return tern_fail(TERN_ECORRUPT, "%s: meta page %d holds transaction %llu", path, i,
                        (unsigned long long)ms[i].txnid);
   *newest = ms[1].txnid > ms[0].txnid;
   const meta *m = &ms[*newest];
   struct stat st;
-  if (fstat(fd, &st) < 0) return tern_fail_errno(path);
-  size = (uint64_t)st.st_size;
-  if (m->last_pg < 1 || m->last_pg >= UINT64_MAX / m->psize || (m->last_pg + 1) * m->psize > size)
+  if (fstat(f->fd, &st) < 0) return tern_fail_errno(path);
+  f->size = (uint64_t)st.st_size;
+  if (!size_holds(m, f->size))
     return tern_fail(TERN_ECORRUPT,
                      "%s: truncated: %llu bytes hold fewer than the %llu pages its meta page claims",
-                     path, (unsigned long long)size, (unsigned long long)m->last_pg + 1);
+                     path, (unsigned long long)f->size, (unsigned long long)m->last_pg + 1);
   return TERN_OK;
 }
 
@@ -150,9 +196,13 @@ static int metas_read(int fd, uint64_t size, const char *path, meta ms[2], int *
  * before the last as if it were the last, every record of it soundly
  * sealed: refused here instead.  (A reader racing two commits can see
  * N + 2 beside N - 1; the next read sees them consecutive.) */
-static int metas_consecutive(const meta ms[2], int newest, const char *path) {
+static int metas_in_a_row(const meta ms[2], int newest) {
   uint64_t hi = ms[newest].txnid, lo = ms[!newest].txnid;
-  if (hi - lo == 1 || hi == 0) return TERN_OK; /* hi 0: never committed */
+  return hi - lo == 1 || hi == 0; /* hi 0: never committed */
+}
+
+static int metas_consecutive(const meta ms[2], int newest, const char *path) {
+  if (metas_in_a_row(ms, newest)) return TERN_OK;
   return tern_fail(TERN_ECORRUPT,
                    "%s: meta pages hold transactions %llu and %llu, not two in a row", path,
                    (unsigned long long)ms[0].txnid, (unsigned long long)ms[1].txnid);
@@ -172,11 +222,38 @@ int tern_catalog_precheck(const char *path, int *empty) {
   return rc;
 }
 
-int tern_catalog_precheck_fd(int fd, const char *path, int *empty) {
+/* metas_read's checks on the usual file in two system calls: both meta
+ * pages' heads in one read (LMDB's page size is the system's, FAST_PSIZE
+ * bytes on the machines tern runs on), then the size, after them
+ * (metas_read says why).  0 for anything it does not pass (another page
+ * size, a short file, any fault): the caller takes the full path, which
+ * says what is wrong. */
+static int metas_fast(int fd, meta ms[2], int *newest, uint64_t *size) {
+  uint8_t b[FAST_PSIZE + META_END];
+  if (pread(fd, b, sizeof b, 0) != (ssize_t)sizeof b || meta_decode(b, &ms[0]) != META_OK ||
+      ms[0].psize != FAST_PSIZE || meta_decode(b + FAST_PSIZE, &ms[1]) != META_OK ||
+      ms[1].psize != FAST_PSIZE || !meta_in_its_slot(&ms[0], 0) || !meta_in_its_slot(&ms[1], 1))
+    return 0;
+  *newest = ms[1].txnid > ms[0].txnid;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  *size = (uint64_t)st.st_size;
+  return size_holds(&ms[*newest], *size);
+}
+
+static int precheck_fast(int fd) {
+  meta ms[2];
+  int newest;
   uint64_t size;
+  return metas_fast(fd, ms, &newest, &size) && metas_in_a_row(ms, newest);
+}
+
+int tern_catalog_precheck_fd(int fd, const char *path, int *empty) {
   *empty = 0;
-  TERN_TRY(regular_size(fd, path, &size));
-  if (size == 0) {
+  if (precheck_fast(fd)) return TERN_OK;
+  cat_file f = {fd, path, 0};
+  TERN_TRY(regular_size(fd, path, &f.size));
+  if (f.size == 0) {
     *empty = 1;
     return TERN_OK;
   }
@@ -185,7 +262,7 @@ int tern_catalog_precheck_fd(int fd, const char *path, int *empty) {
   for (int i = 0; i < CHECK_READS; i++) {
     meta ms[2] = {{0}}; /* set by metas_read, but gcc -O3 cannot see it */
     int newest = 0;
-    rc = metas_read(fd, size, path, ms, &newest);
+    rc = metas_read(&f, ms, &newest);
     if (rc == TERN_OK) rc = metas_consecutive(ms, newest, path);
     if (rc != TERN_ECORRUPT || !strcmp(last, tern_errmsg())) break;
     snprintf(last, sizeof last, "%s", tern_errmsg());
@@ -198,7 +275,7 @@ int tern_catalog_precheck_fd(int fd, const char *path, int *empty) {
 /* ------------------------------------------------------------ the walk */
 
 typedef struct walker {
-  int fd;
+  cat_file *file;
   const char *path;
   uint32_t psize;
   uint64_t last_pg;
@@ -226,7 +303,7 @@ static int mark(walker *w, uint64_t pg, uint64_t n) {
 }
 
 static int load_page(walker *w, uint64_t pg, uint8_t *into) {
-  TERN_TRY(read_at(w->fd, into, w->psize, pg * w->psize, w->path));
+  TERN_TRY(cat_read(w->file, into, w->psize, pg * w->psize));
   w->info->pages++;
   if (tern_load64(into) != pg) return bad(w->path, "page header names another page", pg);
   return TERN_OK;
@@ -331,7 +408,7 @@ static int walk_leaf_node(walker *w, const uint8_t *p, const uint8_t *node, uint
     if (kind != TREE_FREE) return TERN_OK;
     uint8_t *idl = malloc(dsize ? dsize : 1);
     if (!idl) return tern_fail(TERN_ENOMEM, "catalog check: out of memory");
-    int rc = read_at(w->fd, idl, dsize, opg * w->psize + PAGEHDRSZ, w->path);
+    int rc = cat_read(w->file, idl, dsize, opg * w->psize + PAGEHDRSZ);
     if (rc == TERN_OK) rc = check_idl(w, idl, dsize, opg);
     free(idl);
     return rc;
@@ -419,15 +496,18 @@ int tern_catalog_walk(const char *path, uint64_t txnid, tern_catalog_walk_info *
 int tern_catalog_walk_fd(int fd, const char *path, uint64_t txnid, tern_catalog_walk_info *info) {
   memset(info, 0, sizeof *info);
   if (sizeof(size_t) != 8) return TERN_OK; /* the layout read here is the 64-bit one */
-  uint64_t size;
-  TERN_TRY(regular_size(fd, path, &size));
+  cat_file f = {fd, path, 0};
   meta ms[2];
-  int newest, rc = metas_read(fd, size, path, ms, &newest);
+  int newest, rc = TERN_OK;
+  if (!metas_fast(fd, ms, &newest, &f.size)) { /* the full path says what is wrong */
+    TERN_TRY(regular_size(fd, path, &f.size));
+    rc = metas_read(&f, ms, &newest);
+  }
   const meta *m = NULL;
   for (int i = 0; rc == TERN_OK && i < 2; i++)
     if (ms[i].txnid == txnid) m = &ms[i];
   if (rc == TERN_OK && !m) rc = tern_fail(TERN_EBUSY, "%s: meta page moved on", path);
-  walker w = {fd, path, m ? m->psize : 0, m ? m->last_pg : 0, NULL, NULL, info, {0}};
+  walker w = {&f, path, m ? m->psize : 0, m ? m->last_pg : 0, NULL, NULL, info, {0}};
   if (rc == TERN_OK) {
     w.seen = calloc((size_t)(m->last_pg / 8 + 1), 1);
     if (!w.seen) rc = tern_fail(TERN_ENOMEM, "catalog check: out of memory");

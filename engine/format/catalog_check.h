@@ -15,8 +15,10 @@
  * per-database page and entry counts LMDB keeps.  Both read through a
  * descriptor the caller may already hold (tern_open: the one it asked
  * for the catalog's pages with, then LMDB's own), so that a fresh open
- * does not open the file three times.  Cost: one pread per
- * page of the catalog (docs/ARCHITECTURE.md gives measured figures).
+ * does not open the file three times.  Cost: the pre-check two system
+ * calls (one read of both meta pages' heads, one fstat) when the page
+ * size is 4 KiB; the walk as many and a pread per page of the catalog
+ * (docs/ARCHITECTURE.md gives measured figures).
  */
 #ifndef TERN_ENGINE_CATALOG_CHECK_H
 #define TERN_ENGINE_CATALOG_CHECK_H

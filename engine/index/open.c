@@ -196,7 +196,7 @@ int tern_index_reopen_env(tern_index *idx) {
  * LMDB opens the catalog: tern_compact replaces catalog.mdb only while it
  * holds the directory alone (no other handle, in any process). */
 static int share_dir(tern_index *idx) {
-  idx->dir_fd = open(idx->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (idx->dir_fd < 0) idx->dir_fd = open(idx->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (idx->dir_fd < 0) return tern_fail_errno(idx->dir);
   int rc;
   while ((rc = flock(idx->dir_fd, LOCK_SH)) < 0 && errno == EINTR) {
@@ -349,6 +349,25 @@ static int listed(const tern_u64vec *k, uint64_t number) {
 }
 static int removable(const tern_u64vec *k, uint64_t number) { return !listed(k, number); }
 
+/* The segment numbers of the files in the directory open as dfd (at most
+ * PREFETCH_MAX), read with getdents64 on that descriptor: tern_open keeps
+ * it for the directory's flock (share_dir) instead of opening it again. */
+#define PREFETCH_MAX 256
+static void list_segments(int dfd, tern_u64vec *seen) {
+  _Alignas(struct dirent64) char buf[4096];
+  ssize_t n;
+  while (seen->n < PREFETCH_MAX && (n = getdents64(dfd, buf, sizeof buf)) > 0) {
+    for (ssize_t off = 0; off < n && seen->n < PREFETCH_MAX;) {
+      const struct dirent64 *e = (const struct dirent64 *)(buf + off);
+      uint64_t number;
+      if (segment_file_number(e->d_name, &number) && !listed(seen, number) &&
+          tern_u64vec_push(seen, number) != TERN_OK)
+        return;
+      off += e->d_reclen;
+    }
+  }
+}
+
 /* Asks for the catalog, its LMDB lock file and every segment's index
  * file now (one hint per file, at most PREFETCH_MAX segments), before
  * anything waits for a read, so that the reads the first snapshot makes
@@ -356,8 +375,7 @@ static int removable(const tern_u64vec *k, uint64_t number) { return !listed(k, 
  * `tern get` waits for all of them (docs/ARCHITECTURE.md, "A fresh
  * process's open").  Leftovers of a crash are asked for too; they are few.
  * The catalog stays open for its check (prepare_dir), which reads it next. */
-#define PREFETCH_MAX 256
-static int prefetch_segments(const char *dir) {
+static int prefetch_segments(const char *dir, int *dir_fd) {
   /* The catalog is read first (its check reads both meta pages, then
    * walks every page): asked for first, whole, in one request instead of
    * a cold read per page, the first two one after the other.  LMDB reads
@@ -376,16 +394,10 @@ static int prefetch_segments(const char *dir) {
     close(lock_fd);
   }
   free(lock);
-  DIR *d = opendir(dir);
-  if (!d) return cat_fd; /* the open that follows reports it */
+  *dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (*dir_fd < 0) return cat_fd; /* the open that follows reports it */
   tern_u64vec seen = {0};
-  struct dirent *e;
-  uint64_t n;
-  while ((e = readdir(d)) != NULL && seen.n < PREFETCH_MAX)
-    if (segment_file_number(e->d_name, &n) && !listed(&seen, n) &&
-        tern_u64vec_push(&seen, n) != TERN_OK)
-      break;
-  closedir(d);
+  list_segments(*dir_fd, &seen);
   /* Every index file asked for first, then the buffers their reads will
    * fill readied (codec/spare_buf.h): a fresh process's page faults on
    * them are taken while the device reads, not after it. */
@@ -501,14 +513,17 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
   int given = opts != NULL; /* a map_size the caller gave grows an existing index's map */
   if (!opts) opts = &defaults;
   if (flags & TERN_CREATE) TERN_TRY(tern_options_check(opts));
-  int create;
-  int cat_fd = prefetch_segments(dir);
+  int create, dir_fd = -1;
+  int cat_fd = prefetch_segments(dir, &dir_fd);
   int prc = prepare_dir(dir, flags, cat_fd, &create);
   if (cat_fd >= 0) close(cat_fd);
-  if (prc != TERN_OK) return prc;
-  tern_index *idx = calloc(1, sizeof *idx);
-  if (!idx) return tern_fail(TERN_ENOMEM, "out of memory");
-  idx->lock_fd = idx->dir_fd = -1;
+  tern_index *idx = prc == TERN_OK ? calloc(1, sizeof *idx) : NULL;
+  if (!idx) {
+    if (dir_fd >= 0) close(dir_fd);
+    return prc != TERN_OK ? prc : tern_fail(TERN_ENOMEM, "out of memory");
+  }
+  idx->lock_fd = -1;
+  idx->dir_fd = dir_fd; /* share_dir's, when the directory was there to list */
   idx->flags = flags;
   pthread_mutex_init(&idx->mu, NULL);
   pthread_mutex_init(&idx->install_mu, NULL);
