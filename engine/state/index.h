@@ -130,6 +130,19 @@ typedef struct tern_flight {
   size_t nruns, cap;
 } tern_flight;
 
+/* What a handle keeps of its last write transaction for the next one
+ * (txn.c): its struct, its arena's first chunk and its operations array,
+ * which a one-document commit otherwise mallocs and frees every time.
+ * Guarded by the writer lock (idx->writing): one transaction per handle
+ * at a time, so the spare is empty while one is open.  Freed at close
+ * (tern_txn_spare_free). */
+typedef struct tern_txn_spare {
+  void *txn;         /* a struct tern_txn's memory, or NULL */
+  tern_arena arena;  /* empty (tern_arena_reset) */
+  tern_mdoc *ops;    /* tern_big_alloc'd room for cap operations, or NULL */
+  size_t cap;
+} tern_txn_spare;
+
 /*
  * LOCKS — every lock of the engine, what it guards, and the order.
  *
@@ -199,6 +212,7 @@ struct tern_index {
   tern_segref *segrefs;
   unsigned snapshots;
   int writing; /* under mu: a transaction, flush or compaction holds the write lock */
+  tern_txn_spare txn_spare; /* under the writer lock (writing) */
   uint32_t busy_timeout_ms; /* how long taking the write lock waits (tern_open's options) */
   unsigned write_holds; /* under mu: the user's writer and the worker's job (write.lock's
                            owner word held while > 0) */
@@ -552,6 +566,8 @@ int tern_writer_try_lock(tern_index *idx);
  * timeout (tern_options.busy_timeout_ms) passes. */
 int tern_writer_lock(tern_index *idx);
 void tern_writer_unlock(tern_index *idx);
+/* Frees the handle's spare transaction memory (at close: no transaction open). */
+void tern_txn_spare_free(tern_index *idx);
 /* One more (or one fewer) holder of the write lock in this process, which
  * must already hold it: the worker keeps it from the commit that gives it
  * a job to that job's install, so no other process commits meanwhile. */

@@ -35,12 +35,15 @@
  * a transaction's state acquire reads no catalog (index.h: kept_seq).
  */
 #include "engine/state/index.h"
+#include "engine/util/bigmem.h"
 
 #include "codec/status.h"
 
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -230,6 +233,14 @@ void tern_write_lock_release(tern_index *idx) {
     owner_give(idx);
   }
   tern_mu_unlock(idx);
+}
+
+void tern_txn_spare_free(tern_index *idx) {
+  tern_txn_spare *s = &idx->txn_spare;
+  free(s->txn);
+  tern_arena_free(&s->arena);
+  tern_big_free(s->ops, s->cap * sizeof *s->ops);
+  memset(s, 0, sizeof *s);
 }
 
 void tern_writer_unlock(tern_index *idx) {

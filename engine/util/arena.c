@@ -45,6 +45,22 @@ uint8_t *tern_arena_alloc(tern_arena *a, size_t n) {
   return r;
 }
 
+void tern_arena_reset(tern_arena *a) {
+  tern_arena_chunk *first = NULL;
+  for (tern_arena_chunk *c = a->head, *n; c; c = n) {
+    n = c->next;
+    if (!n && c->size == CHUNK_MIN) /* the oldest chunk */
+      first = c;
+    else
+      tern_big_free(c, c->size);
+  }
+  tern_arena_init(a);
+  if (!first) return;
+  a->head = first;
+  a->p = (uint8_t *)(first + 1);
+  a->end = (uint8_t *)first + first->size;
+}
+
 void tern_arena_free(tern_arena *a) {
   tern_arena_chunk *c = a->head;
   while (c) {

@@ -22,5 +22,8 @@ void tern_arena_init(tern_arena *a);
 /* n bytes (unaligned), or NULL when out of memory. */
 uint8_t *tern_arena_alloc(tern_arena *a, size_t n);
 void tern_arena_free(tern_arena *a);
+/* Empties the arena for reuse: its first chunk is kept when it has the
+ * smallest size (what a small transaction takes), the others freed. */
+void tern_arena_reset(tern_arena *a);
 
 #endif
