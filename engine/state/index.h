@@ -82,8 +82,8 @@ struct tern_worker;
 typedef struct tern_state {
   unsigned refs; /* under idx->mu */
   tern_rec_state rec;
-  size_t nslots;
-  tern_slot *slots;    /* oldest (lowest number) first */
+  size_t nslots, capslots;
+  tern_slot *slots;    /* oldest (lowest number) first; room for capslots */
   tern_memseg *buffer; /* the write buffer, built on first need (under idx->mu) */
   tern_rec_health health; /* meta "health": last post-commit failure, segments merges skip */
   /* The range map (state_ranges.c), built with the slots: disjoint[] the
@@ -197,6 +197,8 @@ struct tern_index {
   pthread_rwlock_t env_rw; /* LOCKS 4 */
   pthread_mutex_t mu;      /* LOCKS 5 */
   tern_state *cur; /* newest state known (holds a ref) */
+  tern_state *spare_state; /* under mu: the last state freed, its slots array kept for the
+                              next state made (state.c: a commit makes one and frees one) */
   uint64_t cur_seq; /* under mu: cur is commit cur_seq and no other process can have
                        committed since (this process holds the write lock, or wrote it):
                        acquiring needs no catalog read.  0: read the commit counter */
