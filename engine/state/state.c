@@ -577,7 +577,7 @@ static const tern_mdoc *memseg_doc(const tern_memseg *m, ptrdiff_t h) {
 static int kept_view(const tern_memseg *b, const tern_edit *e, const tern_rec_state *rec,
                      size_t merge_max, tern_memseg **out) {
   tern_mrun *run;
-  TERN_TRY(tern_mrun_new(e->nops ? e->nops : 1, &run));
+  TERN_TRY(tern_mrun_new(e->nops ? e->nops : 1, 0, &run));
   for (size_t i = 0; i < e->nops; i++) {
     ptrdiff_t h = tern_memseg_find(b, e->ops[i].key.p, e->ops[i].key.len);
     if (h < 0) continue;

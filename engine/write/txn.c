@@ -575,7 +575,12 @@ static int edit_buffer_ops(commit_ctx *c, int puts) {
   size_t n = c->nuniq + c->nranged;
   c->sorted = n <= SMALL_OPS ? c->sorted_small : malloc((n ? n : 1) * sizeof *c->sorted);
   if (!c->sorted) return tern_fail(TERN_ENOMEM, "commit: out of memory");
-  TERN_TRY(tern_mrun_new(n, &c->e.run));
+  size_t bytes = 0; /* what the run copies at most: every key, the puts' records */
+  for (size_t i = 0; i < c->nuniq; i++)
+    bytes += op_at(c, i)->key.len + (puts && op_at(c, i)->doc ? op_at(c, i)->key.aux : 0);
+  for (size_t j = 0; j < c->nranged; j++)
+    bytes += c->ranged[j].key.len;
+  TERN_TRY(tern_mrun_new(n, bytes, &c->e.run));
   for (size_t i = 0, j = 0, k = 0; k < n; k++) { /* ops and ranged keys, merged in key order */
     const tern_mdoc *op;
     if (j == c->nranged ||
