@@ -85,7 +85,10 @@ typedef struct tern_state {
   size_t nslots, capslots;
   tern_slot *slots;    /* oldest (lowest number) first; room for capslots */
   tern_memseg *buffer; /* the write buffer, built on first need (under idx->mu) */
-  tern_rec_health health; /* meta "health": last post-commit failure, segments merges skip */
+  /* meta "health": last post-commit failure, segments merges skip; owned,
+   * NULL when it is empty (nearly always: a commit copies none; read it
+   * through tern_state_health) */
+  tern_rec_health *health;
   /* The range map (state_ranges.c), built with the slots: disjoint[] the
    * most slots whose key ranges are pairwise disjoint, sorted by range (their
    * max's heads in `heads`, a search tree; each one's entry, with its
@@ -539,6 +542,10 @@ static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
 }
 
 /* ---- health.c: failures after a commit, segments merges skip */
+/* The state's health record (an empty one when it has none). */
+const tern_rec_health *tern_state_health(const tern_state *st);
+/* A state's own copy of h (NULL: h is empty, or no memory: TERN_ENOMEM in *rc). */
+tern_rec_health *tern_health_copy(const tern_rec_health *h, int *rc);
 int tern_health_is_bad(const tern_state *st, uint64_t number);
 /* Keeps `status` with tern_errmsg() as this index's last post-commit
  * failure (in memory, and in the catalog when it can be written, as an

@@ -164,6 +164,8 @@ static void state_free(tern_index *idx, tern_state *st) {
   tern_state_cfilter_put(st);
   tern_state_ranges_free(st);
   tern_memseg_free(st->buffer);
+  free(st->health);
+  st->health = NULL;
   st->nslots = 0;
   st->buffer = NULL;
   if (!idx->spare_state) {
@@ -265,7 +267,9 @@ static int build_state(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, t
   st->rec = *rec;
   build_ctx b = {idx, t, st};
   int rc = tern_catalog_each_segment(idx, t, rec, add_slot, &b);
-  if (rc == TERN_OK) rc = tern_health_read(idx, t, &st->health);
+  tern_rec_health h;
+  if (rc == TERN_OK) rc = tern_health_read(idx, t, &h);
+  if (rc == TERN_OK) st->health = tern_health_copy(&h, &rc);
   if (rc == TERN_OK) rc = tern_state_index_ranges(st);
   if (rc != TERN_OK) {
     state_free(idx, st);
@@ -633,8 +637,9 @@ int tern_state_apply(tern_index *idx, const tern_state *base, tern_edit *e, tern
   tern_state *st = state_new(idx, base->nslots + e->nadds + 1);
   if (!st) return tern_fail(TERN_ENOMEM, "state: out of memory");
   st->rec = e->rec;
-  st->health = e->health_set ? e->health : base->health;
-  int rc = apply_slots(st, base, e);
+  int rc;
+  st->health = tern_health_copy(e->health ? e->health : tern_state_health(base), &rc);
+  if (rc == TERN_OK) rc = apply_slots(st, base, e);
   if (rc == TERN_OK) rc = tern_state_index_ranges(st);
   if (rc != TERN_OK) {
     state_free(idx, st);
