@@ -403,8 +403,9 @@ int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
 /* ---- state_ranges.c: the range map over disjoint slots */
 #define TERN_RANGE_MAP_MIN 8u /* slots below which every slot is tested in turn */
 #define TERN_PREFETCH_WAVE 32u /* slots probed in turn per wave, their filter lines fetched together */
-/* (Re)builds st's range map from its slots.  Errors: TERN_ENOMEM (st then
- * has none: still right, every slot probed in turn). */
+/* Builds the range map of st, a new state (none yet), from its slots.
+ * Errors: TERN_ENOMEM (st then has none: still right, every slot probed
+ * in turn). */
 int tern_state_index_ranges(tern_state *st);
 void tern_state_ranges_free(tern_state *st);
 /* Settles the filter lines of st's range map (codec/segment.h): the pages

@@ -224,14 +224,20 @@ void tern_write_lock_hold(tern_index *idx) {
   tern_mu_unlock(idx);
 }
 
-void tern_write_lock_release(tern_index *idx) {
-  tern_mu_lock(idx);
+/* REQUIRES: mu held. */
+static void write_lock_release_locked(tern_index *idx) {
+  assert(tern_mu_held(idx));
   assert(idx->write_holds > 0);
   if (--idx->write_holds == 0) {
     keep_current(idx);
     idx->cur_seq = 0; /* before the lock goes: others may commit after */
     owner_give(idx);
   }
+}
+
+void tern_write_lock_release(tern_index *idx) {
+  tern_mu_lock(idx);
+  write_lock_release_locked(idx);
   tern_mu_unlock(idx);
 }
 
@@ -244,8 +250,8 @@ void tern_txn_spare_free(tern_index *idx) {
 }
 
 void tern_writer_unlock(tern_index *idx) {
-  tern_write_lock_release(idx);
-  tern_mu_lock(idx);
+  tern_mu_lock(idx); /* once: every commit ends here */
+  write_lock_release_locked(idx);
   idx->writing = 0;
   tern_mu_unlock(idx);
 }
