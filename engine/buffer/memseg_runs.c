@@ -61,8 +61,12 @@ static int run_push(tern_mrun *r, const tern_mdoc *d) {
   size_t dlen = d->doc ? d->key.aux : 0;
   uint8_t *p = tern_arena_alloc(&r->arena, d->key.len + dlen);
   if (!p) return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
-  memcpy(p, d->key.p, d->key.len);
-  if (dlen) memcpy(p + d->key.len, d->doc, dlen);
+  if (d->doc == d->key.p + d->key.len) { /* record after key (a run's, a put's): one copy */
+    memcpy(p, d->key.p, d->key.len + dlen);
+  } else {
+    memcpy(p, d->key.p, d->key.len);
+    if (dlen) memcpy(p + d->key.len, d->doc, dlen);
+  }
   r->docs[r->n++] = (tern_mdoc){{p, d->key.len, (uint32_t)dlen}, d->doc ? p + d->key.len : NULL};
   return TERN_OK;
 }
