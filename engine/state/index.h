@@ -576,6 +576,9 @@ int tern_writer_try_lock(tern_index *idx);
  * timeout (tern_options.busy_timeout_ms) passes. */
 int tern_writer_lock(tern_index *idx);
 void tern_writer_unlock(tern_index *idx);
+/* tern_writer_unlock, releasing st (a state the writer held; NULL: none)
+ * in the same hold of idx->mu. */
+void tern_writer_unlock_state(tern_index *idx, tern_state *st);
 /* Frees the handle's spare transaction memory (at close: no transaction open). */
 void tern_txn_spare_free(tern_index *idx);
 /* One more (or one fewer) holder of the write lock in this process, which

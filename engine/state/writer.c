@@ -249,9 +249,12 @@ void tern_txn_spare_free(tern_index *idx) {
   memset(s, 0, sizeof *s);
 }
 
-void tern_writer_unlock(tern_index *idx) {
-  tern_mu_lock(idx); /* once: every commit ends here */
+void tern_writer_unlock_state(tern_index *idx, tern_state *st) {
+  tern_mu_lock(idx); /* once: every transaction ends here */
+  if (st) tern_state_put_locked(idx, st);
   write_lock_release_locked(idx);
   idx->writing = 0;
   tern_mu_unlock(idx);
 }
+
+void tern_writer_unlock(tern_index *idx) { tern_writer_unlock_state(idx, NULL); }

@@ -106,7 +106,7 @@ static tern_txn *txn_alloc(tern_index *idx) {
 
 /* Ends t's memory: kept as the handle's spare (its arena emptied, its
  * operations array when small), the rest freed.  REQUIRES: the writer lock
- * held, t's state, probe and lists released. */
+ * held, t's probe and lists released (its state is the caller's). */
 static void txn_keep(tern_txn *t) {
   tern_txn_spare *s = &t->idx->txn_spare;
   assert(!s->txn && !s->ops && !s->arena.head); /* taken by t's begin, or never made */
@@ -163,10 +163,10 @@ static void txn_free(tern_txn *t) {
   free(t->probe);
   free(t->locs);
   free(t->ranges);
-  tern_state_release(t->idx, t->st);
   tern_index *idx = t->idx;
+  tern_state *st = t->st;
   txn_keep(t);
-  tern_writer_unlock(idx);
+  tern_writer_unlock_state(idx, st);
 }
 
 int tern_abort(tern_txn *t) {
