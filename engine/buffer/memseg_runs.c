@@ -21,8 +21,9 @@
 
 /* The run, its array of n docs and room for their bytes in one
  * allocation (a commit makes one run and its merges about one more: two
- * mallocs and two frees fewer each).  The bytes' room is bounded: a large
- * merge's bytes go to the arena's chunks (large ones in huge pages). */
+ * mallocs and two frees fewer each).  Only small bytes: larger ones (a
+ * large document, a worker's merge) go to the arena's chunks as before
+ * (the largest in huge pages), none wasted in an unused room. */
 static tern_mdoc *run_inline_docs(tern_mrun *r) { return (tern_mdoc *)(void *)(r + 1); }
 _Static_assert(sizeof(tern_mrun) % _Alignof(tern_mdoc) == 0, "docs after a run stay aligned");
 enum { RUN_INLINE_BYTES_MAX = 16 << 10 };
@@ -31,7 +32,7 @@ static int run_alloc(size_t n, size_t bytes, tern_mrun **out) {
   *out = NULL; /* defined on failure too */
   if (n > (SIZE_MAX - sizeof(tern_mrun) - RUN_INLINE_BYTES_MAX) / sizeof(tern_mdoc) - 1)
     return tern_fail(TERN_ENOMEM, "buffer view: %zu documents", n);
-  if (bytes > RUN_INLINE_BYTES_MAX) bytes = RUN_INLINE_BYTES_MAX;
+  if (bytes > RUN_INLINE_BYTES_MAX) bytes = 0;
   size_t docs = (n ? n : 1) * sizeof(tern_mdoc);
   tern_mrun *r = malloc(sizeof *r + docs + bytes);
   if (!r) return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
