@@ -113,9 +113,11 @@ ptrdiff_t tern_mdocs_find(const tern_mdoc *docs, size_t n, const void *key, size
 int tern_memseg_value(const tern_memseg *m, size_t i, tern_slice *val);
 
 /* ---- memseg_runs.c: layered buffer views, handed from commit to commit */
-/* An empty run with room for cap docs; tern_mrun_push appends a copy of
- * one (in key order; the caller keeps r->n <= cap). */
-int tern_mrun_new(size_t cap, tern_mrun **out);
+/* An empty run with room for cap docs and, in its own allocation, for
+ * `bytes` of their keys and records when that is small (0: none; what
+ * does not fit goes to its arena's chunks); tern_mrun_push appends a copy
+ * of one (in key order; the caller keeps r->n <= cap). */
+int tern_mrun_new(size_t cap, size_t bytes, tern_mrun **out);
 int tern_mrun_push(tern_mrun *r, const tern_mdoc *d);
 void tern_mrun_put(tern_mrun *r);
 /* The view `prev` with `run` on top (consumed, may be NULL: prev's runs

@@ -19,25 +19,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The run and its array of n docs in one allocation (a commit makes one
- * run and its merges a few: a malloc and a free fewer each). */
+/* The run, its array of n docs and room for their bytes in one
+ * allocation (a commit makes one run and its merges about one more: two
+ * mallocs and two frees fewer each).  Only small bytes: larger ones (a
+ * large document, a worker's merge) go to the arena's chunks as before
+ * (the largest in huge pages), none wasted in an unused room. */
 static tern_mdoc *run_inline_docs(tern_mrun *r) { return (tern_mdoc *)(void *)(r + 1); }
 _Static_assert(sizeof(tern_mrun) % _Alignof(tern_mdoc) == 0, "docs after a run stay aligned");
+enum { RUN_INLINE_BYTES_MAX = 16 << 10 };
 
-static int run_alloc(size_t n, tern_mrun **out) {
+static int run_alloc(size_t n, size_t bytes, tern_mrun **out) {
   *out = NULL; /* defined on failure too */
-  if (n > (SIZE_MAX - sizeof(tern_mrun)) / sizeof(tern_mdoc) - 1)
+  if (n > (SIZE_MAX - sizeof(tern_mrun) - RUN_INLINE_BYTES_MAX) / sizeof(tern_mdoc) - 1)
     return tern_fail(TERN_ENOMEM, "buffer view: %zu documents", n);
-  tern_mrun *r = malloc(sizeof *r + (n ? n : 1) * sizeof(tern_mdoc));
+  if (bytes > RUN_INLINE_BYTES_MAX) bytes = 0;
+  size_t docs = (n ? n : 1) * sizeof(tern_mdoc);
+  tern_mrun *r = malloc(sizeof *r + docs + bytes);
   if (!r) return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
   memset(r, 0, sizeof *r);
   r->docs = run_inline_docs(r);
   atomic_init(&r->refs, 1);
-  tern_arena_init(&r->arena);
+  tern_arena_init_buf(&r->arena, (uint8_t *)r->docs + docs, bytes);
   tern_keymap_init(&r->index);
   *out = r;
   return TERN_OK;
 }
+
+/* The bytes run r holds (keys and records): an upper bound for a merge's. */
+static size_t run_bytes(const tern_mrun *r) { return r->arena.bytes; }
 
 void tern_mrun_put(tern_mrun *r) {
   if (!r || atomic_fetch_sub(&r->refs, 1) != 1) return;
@@ -53,13 +62,17 @@ static int run_push(tern_mrun *r, const tern_mdoc *d) {
   size_t dlen = d->doc ? d->key.aux : 0;
   uint8_t *p = tern_arena_alloc(&r->arena, d->key.len + dlen);
   if (!p) return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
-  memcpy(p, d->key.p, d->key.len);
-  if (dlen) memcpy(p + d->key.len, d->doc, dlen);
+  if (d->doc == d->key.p + d->key.len) { /* record after key (a run's, a put's): one copy */
+    memcpy(p, d->key.p, d->key.len + dlen);
+  } else {
+    memcpy(p, d->key.p, d->key.len);
+    if (dlen) memcpy(p + d->key.len, d->doc, dlen);
+  }
   r->docs[r->n++] = (tern_mdoc){{p, d->key.len, (uint32_t)dlen}, d->doc ? p + d->key.len : NULL};
   return TERN_OK;
 }
 
-int tern_mrun_new(size_t cap, tern_mrun **out) { return run_alloc(cap, out); }
+int tern_mrun_new(size_t cap, size_t bytes, tern_mrun **out) { return run_alloc(cap, bytes, out); }
 
 int tern_mrun_push(tern_mrun *r, const tern_mdoc *d) { return run_push(r, d); }
 
@@ -97,7 +110,7 @@ static int doc_cmp(const tern_mdoc *a, const tern_mdoc *b) {
  * result is the oldest run, so lost keys need no marks. */
 static int run_merge(const tern_mrun *a, const tern_mrun *b, int bottom, tern_mrun **out) {
   tern_mrun *r;
-  TERN_TRY(run_alloc(a->n + b->n, &r));
+  TERN_TRY(run_alloc(a->n + b->n, run_bytes(a) + run_bytes(b), &r));
   size_t i = 0, j = 0;
   int rc = TERN_OK;
   while (rc == TERN_OK && (i < a->n || j < b->n)) {
@@ -285,12 +298,14 @@ int tern_memseg_flat(const tern_memseg *cm) {
 int tern_mruns_merge(const tern_memseg *m, size_t from, size_t to, tern_mrun **out) {
   assert(from < to && to <= m->nruns);
   *out = NULL;
-  size_t total = 0;
-  for (size_t r = from; r < to; r++)
+  size_t total = 0, bytes = 0;
+  for (size_t r = from; r < to; r++) {
     total += m->runs[r]->n;
+    bytes += run_bytes(m->runs[r]);
+  }
   size_t *pos = calloc(m->nruns, sizeof *pos);
   tern_mrun *run = NULL;
-  int rc = pos ? run_alloc(total, &run) : tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  int rc = pos ? run_alloc(total, bytes, &run) : tern_fail(TERN_ENOMEM, "buffer view: out of memory");
   int bottom = from == 0; /* lost keys need a mark only while older runs may hold them */
   while (rc == TERN_OK) {
     const tern_mdoc *best = NULL;

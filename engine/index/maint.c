@@ -200,20 +200,21 @@ int tern_verify(tern_index *idx) {
  * catalog could take), else the catalog's. */
 static void stats_health(tern_index *idx, const tern_state *st, tern_stats *s, char *msg) {
   const size_t cap = TERN_REC_HEALTH_MSG_MAX + 1;
+  const tern_rec_health *h = tern_state_health(st);
   tern_mu_lock(idx);
   if (idx->last_error) {
     s->last_error = idx->last_error;
     snprintf(msg, cap, "%s", idx->last_error_msg);
   } else {
-    s->last_error = st->health.status;
-    s->last_error_commit = st->health.seq;
-    snprintf(msg, cap, "%s", st->health.msg);
+    s->last_error = h->status;
+    s->last_error_commit = h->seq;
+    snprintf(msg, cap, "%s", h->msg);
   }
   tern_mu_unlock(idx);
-  if (idx->last_error && st->health.status == idx->last_error && !strcmp(st->health.msg, msg))
-    s->last_error_commit = st->health.seq;
+  if (idx->last_error && h->status == idx->last_error && !strcmp(h->msg, msg))
+    s->last_error_commit = h->seq;
   s->last_error_msg = msg;
-  s->nskipped = st->health.nbad;
+  s->nskipped = h->nbad;
 }
 
 /* Bytes of the catalog file: LMDB never shrinks it, tern_compact does. */

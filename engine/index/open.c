@@ -488,6 +488,7 @@ static void index_free(tern_index *idx) {
   tern_worker_free(idx);
   tern_cfbuilder_free(idx); /* after the worker: its reloads kick the builder */
   tern_states_close(idx);
+  tern_txn_spare_free(idx);
   if (idx->env) mdb_env_close(idx->env);
   tern_write_lock_close(idx);
   if (idx->lock_fd >= 0) close(idx->lock_fd);

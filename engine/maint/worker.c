@@ -300,9 +300,11 @@ int tern_worker_after_commit(tern_index *idx, const tern_rec_state *rec, int seg
   pthread_mutex_lock(&w->mu);
   int failed = take_unreported(w);
   pthread_mutex_unlock(&w->mu);
-  if (rec->buffered_bytes > limit || segments_changed || runs_due(idx)) kick(idx);
+  /* No work due (most commits): nothing ran nor is waited for since the take. */
+  if (rec->buffered_bytes <= limit && !segments_changed && !runs_due(idx)) return failed;
+  kick(idx);
   pthread_mutex_lock(&w->mu);
-  int waited = rec->buffered_bytes > TERN_WORKER_BUDGET * limit;
+  int waited = rec->buffered_bytes > TERN_WORKER_BUDGET * limit; /* past limit: kicked too */
   if (waited) wait_idle(w);
   if (!failed && (waited || !w->started)) failed = take_unreported(w);
   pthread_mutex_unlock(&w->mu);

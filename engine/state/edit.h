@@ -61,9 +61,8 @@ typedef struct tern_edit {
   size_t nops;
   tern_mrun *run;         /* owned: BUF_OPS / BUF_DROP */
   tern_memseg *view;      /* owned (BUF_VIEW), or the caller's (BUF_COPY) */
-  /* health */
-  int health_set;
-  tern_rec_health health;
+  /* health: the new record (the caller's memory), NULL: unchanged */
+  const tern_rec_health *health;
   /* a backup's catalog: the commit counter and next number set, not bumped */
   int copy_counters;
   uint64_t copy_seq, copy_next_segment;

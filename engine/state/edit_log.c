@@ -203,9 +203,9 @@ static int log_buffer(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_
 /* ------------------------------------------------------------ health */
 
 static int log_health(tern_index *idx, MDB_txn *t, const tern_edit *e) {
-  if (!e->health_set) return TERN_OK;
+  if (!e->health) return TERN_OK;
   uint8_t buf[TERN_REC_HEALTH_MAX];
-  return tern_catalog_put_meta(idx, t, "health", buf, tern_rec_health_encode(buf, &e->health));
+  return tern_catalog_put_meta(idx, t, "health", buf, tern_rec_health_encode(buf, e->health));
 }
 
 /* ------------------------------------------------------------ the transaction */

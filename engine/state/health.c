@@ -14,11 +14,27 @@
 #include "engine/util/errwrap.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+const tern_rec_health *tern_state_health(const tern_state *st) {
+  static const tern_rec_health empty;
+  return st->health ? st->health : &empty;
+}
+
+tern_rec_health *tern_health_copy(const tern_rec_health *h, int *rc) {
+  *rc = TERN_OK;
+  if (!h->status && !h->seq && !h->nbad && !h->msg[0]) return NULL; /* empty */
+  tern_rec_health *c = malloc(sizeof *c);
+  if (!c) *rc = tern_fail(TERN_ENOMEM, "state: out of memory");
+  else *c = *h;
+  return c;
+}
+
 int tern_health_is_bad(const tern_state *st, uint64_t number) {
-  for (size_t i = 0; i < st->health.nbad; i++)
-    if (st->health.bad[i] == number) return 1;
+  const tern_rec_health *h = tern_state_health(st);
+  for (size_t i = 0; i < h->nbad; i++)
+    if (h->bad[i] == number) return 1;
   return 0;
 }
 
@@ -32,7 +48,7 @@ static int segment_listed(const tern_state *st, uint64_t number) {
  * in the catalog forgotten. */
 static void health_after(const tern_state *st, int status, const char *msg, uint64_t bad,
                          tern_rec_health *h) {
-  *h = st->health;
+  *h = *tern_state_health(st);
   h->status = status;
   h->seq = st->rec.seq;
   snprintf(h->msg, sizeof h->msg, "%s", msg);
@@ -49,9 +65,10 @@ static void log_health(tern_index *idx, int status, const char *msg, uint64_t ba
   tern_state *cur;
   if (tern_state_acquire(idx, 0, &cur) == TERN_OK) {
     tern_edit e;
+    tern_rec_health h;
     tern_edit_init(&e, cur);
-    e.health_set = 1;
-    health_after(cur, status, msg, bad, &e.health);
+    health_after(cur, status, msg, bad, &h);
+    e.health = &h;
     (void)tern_log_and_apply(idx, &e);
     tern_edit_free(idx, &e);
     tern_state_release(idx, cur);

@@ -82,10 +82,13 @@ struct tern_worker;
 typedef struct tern_state {
   unsigned refs; /* under idx->mu */
   tern_rec_state rec;
-  size_t nslots;
-  tern_slot *slots;    /* oldest (lowest number) first */
+  size_t nslots, capslots;
+  tern_slot *slots;    /* oldest (lowest number) first; room for capslots */
   tern_memseg *buffer; /* the write buffer, built on first need (under idx->mu) */
-  tern_rec_health health; /* meta "health": last post-commit failure, segments merges skip */
+  /* meta "health": last post-commit failure, segments merges skip; owned,
+   * NULL when it is empty (nearly always: a commit copies none; read it
+   * through tern_state_health) */
+  tern_rec_health *health;
   /* The range map (state_ranges.c), built with the slots: disjoint[] the
    * most slots whose key ranges are pairwise disjoint, sorted by range (their
    * max's heads in `heads`, a search tree; each one's entry, with its
@@ -129,6 +132,19 @@ typedef struct tern_flight {
   struct tern_mrun **runs;
   size_t nruns, cap;
 } tern_flight;
+
+/* What a handle keeps of its last write transaction for the next one
+ * (txn.c): its struct, its arena's first chunk and its operations array,
+ * which a one-document commit otherwise mallocs and frees every time.
+ * Guarded by the writer lock (idx->writing): one transaction per handle
+ * at a time, so the spare is empty while one is open.  Freed at close
+ * (tern_txn_spare_free). */
+typedef struct tern_txn_spare {
+  void *txn;         /* a struct tern_txn's memory, or NULL */
+  tern_arena arena;  /* empty (tern_arena_reset) */
+  tern_mdoc *ops;    /* tern_big_alloc'd room for cap operations, or NULL */
+  size_t cap;
+} tern_txn_spare;
 
 /*
  * LOCKS — every lock of the engine, what it guards, and the order.
@@ -184,6 +200,8 @@ struct tern_index {
   pthread_rwlock_t env_rw; /* LOCKS 4 */
   pthread_mutex_t mu;      /* LOCKS 5 */
   tern_state *cur; /* newest state known (holds a ref) */
+  tern_state *spare_state; /* under mu: the last state freed, its slots array kept for the
+                              next state made (state.c: a commit makes one and frees one) */
   uint64_t cur_seq; /* under mu: cur is commit cur_seq and no other process can have
                        committed since (this process holds the write lock, or wrote it):
                        acquiring needs no catalog read.  0: read the commit counter */
@@ -199,6 +217,7 @@ struct tern_index {
   tern_segref *segrefs;
   unsigned snapshots;
   int writing; /* under mu: a transaction, flush or compaction holds the write lock */
+  tern_txn_spare txn_spare; /* under the writer lock (writing) */
   uint32_t busy_timeout_ms; /* how long taking the write lock waits (tern_open's options) */
   unsigned write_holds; /* under mu: the user's writer and the worker's job (write.lock's
                            owner word held while > 0) */
@@ -384,8 +403,9 @@ int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
 /* ---- state_ranges.c: the range map over disjoint slots */
 #define TERN_RANGE_MAP_MIN 8u /* slots below which every slot is tested in turn */
 #define TERN_PREFETCH_WAVE 32u /* slots probed in turn per wave, their filter lines fetched together */
-/* (Re)builds st's range map from its slots.  Errors: TERN_ENOMEM (st then
- * has none: still right, every slot probed in turn). */
+/* Builds the range map of st, a new state (none yet), from its slots.
+ * Errors: TERN_ENOMEM (st then has none: still right, every slot probed
+ * in turn). */
 int tern_state_index_ranges(tern_state *st);
 void tern_state_ranges_free(tern_state *st);
 /* Settles the filter lines of st's range map (codec/segment.h): the pages
@@ -523,6 +543,10 @@ static inline int tern_slot_is_live(const tern_slot *s, uint32_t doc) {
 }
 
 /* ---- health.c: failures after a commit, segments merges skip */
+/* The state's health record (an empty one when it has none). */
+const tern_rec_health *tern_state_health(const tern_state *st);
+/* A state's own copy of h (NULL: h is empty, or no memory: TERN_ENOMEM in *rc). */
+tern_rec_health *tern_health_copy(const tern_rec_health *h, int *rc);
 int tern_health_is_bad(const tern_state *st, uint64_t number);
 /* Keeps `status` with tern_errmsg() as this index's last post-commit
  * failure (in memory, and in the catalog when it can be written, as an
@@ -552,6 +576,11 @@ int tern_writer_try_lock(tern_index *idx);
  * timeout (tern_options.busy_timeout_ms) passes. */
 int tern_writer_lock(tern_index *idx);
 void tern_writer_unlock(tern_index *idx);
+/* tern_writer_unlock, releasing st (a state the writer held; NULL: none)
+ * in the same hold of idx->mu. */
+void tern_writer_unlock_state(tern_index *idx, tern_state *st);
+/* Frees the handle's spare transaction memory (at close: no transaction open). */
+void tern_txn_spare_free(tern_index *idx);
 /* One more (or one fewer) holder of the write lock in this process, which
  * must already hold it: the worker keeps it from the commit that gives it
  * a job to that job's install, so no other process commits meanwhile. */

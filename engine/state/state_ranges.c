@@ -147,7 +147,8 @@ static int map_index_heads(tern_state *st) {
 }
 
 int tern_state_index_ranges(tern_state *st) {
-  tern_state_ranges_free(st);
+  /* A new state's (nothing to free: a commit makes one each time) */
+  assert(!st->lines && !st->disjoint && !st->overlap && !st->heads.heads);
   index_lines(st);
   size_t n = st->nslots;
   if (n < TERN_RANGE_MAP_MIN) return TERN_OK; /* no map: every slot in turn */

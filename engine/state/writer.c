@@ -35,12 +35,15 @@
  * a transaction's state acquire reads no catalog (index.h: kept_seq).
  */
 #include "engine/state/index.h"
+#include "engine/util/bigmem.h"
 
 #include "codec/status.h"
 
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -221,20 +224,37 @@ void tern_write_lock_hold(tern_index *idx) {
   tern_mu_unlock(idx);
 }
 
-void tern_write_lock_release(tern_index *idx) {
-  tern_mu_lock(idx);
+/* REQUIRES: mu held. */
+static void write_lock_release_locked(tern_index *idx) {
+  assert(tern_mu_held(idx));
   assert(idx->write_holds > 0);
   if (--idx->write_holds == 0) {
     keep_current(idx);
     idx->cur_seq = 0; /* before the lock goes: others may commit after */
     owner_give(idx);
   }
+}
+
+void tern_write_lock_release(tern_index *idx) {
+  tern_mu_lock(idx);
+  write_lock_release_locked(idx);
   tern_mu_unlock(idx);
 }
 
-void tern_writer_unlock(tern_index *idx) {
-  tern_write_lock_release(idx);
-  tern_mu_lock(idx);
+void tern_txn_spare_free(tern_index *idx) {
+  tern_txn_spare *s = &idx->txn_spare;
+  free(s->txn);
+  tern_arena_free(&s->arena);
+  tern_big_free(s->ops, s->cap * sizeof *s->ops);
+  memset(s, 0, sizeof *s);
+}
+
+void tern_writer_unlock_state(tern_index *idx, tern_state *st) {
+  tern_mu_lock(idx); /* once: every transaction ends here */
+  if (st) tern_state_put_locked(idx, st);
+  write_lock_release_locked(idx);
   idx->writing = 0;
   tern_mu_unlock(idx);
 }
+
+void tern_writer_unlock(tern_index *idx) { tern_writer_unlock_state(idx, NULL); }

@@ -26,23 +26,42 @@ void tern_arena_init(tern_arena *a) {
   a->bytes = 0;
 }
 
-uint8_t *tern_arena_alloc(tern_arena *a, size_t n) {
-  if ((size_t)(a->end - a->p) < n || !a->p) {
-    size_t size = a->head ? a->head->size * 2 : CHUNK_MIN;
-    if (size > CHUNK_MAX) size = CHUNK_MAX;
-    if (size < n + sizeof(tern_arena_chunk)) size = n + sizeof(tern_arena_chunk);
-    tern_arena_chunk *c = tern_big_alloc(size);
-    if (!c) return NULL;
-    c->next = a->head;
-    c->size = size;
-    a->head = c;
-    a->p = (uint8_t *)(c + 1);
-    a->end = (uint8_t *)c + size;
-  }
-  uint8_t *r = a->p;
-  a->p += n;
+void tern_arena_init_buf(tern_arena *a, uint8_t *buf, size_t size) {
+  tern_arena_init(a);
+  if (!size) return;
+  a->p = buf;
+  a->end = buf + size;
+}
+
+uint8_t *tern_arena_alloc_chunk(tern_arena *a, size_t n) {
+  size_t size = a->head ? a->head->size * 2 : CHUNK_MIN;
+  if (size > CHUNK_MAX) size = CHUNK_MAX;
+  if (size < n + sizeof(tern_arena_chunk)) size = n + sizeof(tern_arena_chunk);
+  tern_arena_chunk *c = tern_big_alloc(size);
+  if (!c) return NULL;
+  c->next = a->head;
+  c->size = size;
+  a->head = c;
+  a->p = (uint8_t *)(c + 1) + n;
+  a->end = (uint8_t *)c + size;
   a->bytes += n;
-  return r;
+  return (uint8_t *)(c + 1);
+}
+
+void tern_arena_reset(tern_arena *a) {
+  tern_arena_chunk *first = NULL;
+  for (tern_arena_chunk *c = a->head, *n; c; c = n) {
+    n = c->next;
+    if (!n && c->size == CHUNK_MIN) /* the oldest chunk */
+      first = c;
+    else
+      tern_big_free(c, c->size);
+  }
+  tern_arena_init(a);
+  if (!first) return;
+  a->head = first;
+  a->p = (uint8_t *)(first + 1);
+  a->end = (uint8_t *)first + first->size;
 }
 
 void tern_arena_free(tern_arena *a) {

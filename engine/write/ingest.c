@@ -294,7 +294,7 @@ static int edit_buffer(ingest *g) {
     sorted[m++] = *d;
   }
   free(perm);
-  if (rc == TERN_OK) rc = tern_mrun_new(m, &g->e.run);
+  if (rc == TERN_OK) rc = tern_mrun_new(m, 0, &g->e.run);
   for (size_t i = 0; rc == TERN_OK && i < m; i++)
     rc = tern_mrun_push(g->e.run, &sorted[i]);
   free(g->gone);

@@ -29,7 +29,6 @@
 #include "engine/write/range.h"
 #include "engine/write/txn_spill.h"
 #include "engine/util/vec.h"
-#include "engine/util/zalloc.h"
 #include "engine/maint/worker.h"
 
 #include "codec/status.h"
@@ -85,26 +84,58 @@ int tern_txn_set_progress(tern_txn *txn, tern_progress_fn fn, void *payload) {
   return TERN_OK;
 }
 
+/* A transaction's operations array kept for the next one up to this many
+ * (6 KiB); a larger one is freed with its transaction. */
+enum { SPARE_OPS_MAX = 256 };
+
+/* A zeroed transaction on idx, made of the handle's spare memory when it
+ * has some (idx->txn_spare).  REQUIRES: the writer lock held. */
+static tern_txn *txn_alloc(tern_index *idx) {
+  tern_txn_spare *s = &idx->txn_spare;
+  tern_txn *t = s->txn ? s->txn : malloc(sizeof *t);
+  if (!t) return NULL;
+  memset(t, 0, sizeof *t);
+  t->idx = idx;
+  t->arena = s->arena; /* empty, or tern_arena_init's */
+  t->ops = s->ops;
+  t->cap = s->cap;
+  tern_keymap_init(&t->map);
+  memset(s, 0, sizeof *s);
+  return t;
+}
+
+/* Ends t's memory: kept as the handle's spare (its arena emptied, its
+ * operations array when small), the rest freed.  REQUIRES: the writer lock
+ * held, t's probe and lists released (its state is the caller's). */
+static void txn_keep(tern_txn *t) {
+  tern_txn_spare *s = &t->idx->txn_spare;
+  assert(!s->txn && !s->ops && !s->arena.head); /* taken by t's begin, or never made */
+  tern_keymap_free(&t->map);
+  tern_arena_reset(&t->arena);
+  if (t->cap > SPARE_OPS_MAX) {
+    tern_big_free(t->ops, t->cap * sizeof *t->ops);
+    t->ops = NULL;
+    t->cap = 0;
+  }
+  *s = (tern_txn_spare){t, t->arena, t->ops, t->cap};
+}
+
 int tern_txn_begin(tern_txn **out, tern_index *idx, unsigned flags) {
   tern_clear_error();
   if (out) *out = NULL;
   if (!out || !idx || (flags & ~TERN_TXN_BULK))
     return tern_fail(TERN_EINVAL, "tern_txn_begin: bad arguments");
   TERN_TRY(tern_writer_lock(idx));
-  tern_txn *t = tern_zalloc(sizeof *t);
+  tern_txn *t = txn_alloc(idx);
   /* With its buffer view, which a commit of this process hands forward:
    * deletes probe it in memory. */
   int rc = t ? tern_state_acquire(idx, 1, &t->st) : tern_fail(TERN_ENOMEM, "out of memory");
   if (rc != TERN_OK) {
-    free(t);
+    if (t) txn_keep(t);
     tern_writer_unlock(idx);
     return rc;
   }
-  t->idx = idx;
   t->flags = flags;
-  t->mapped = 0;
-  tern_arena_init(&t->arena);
-  tern_keymap_init(&t->map);
   *out = t;
   return TERN_OK;
 }
@@ -132,12 +163,10 @@ static void txn_free(tern_txn *t) {
   free(t->probe);
   free(t->locs);
   free(t->ranges);
-  tern_state_release(t->idx, t->st);
-  tern_arena_free(&t->arena);
-  tern_keymap_free(&t->map);
-  tern_big_free(t->ops, t->cap * sizeof *t->ops);
-  tern_writer_unlock(t->idx);
-  free(t);
+  tern_index *idx = t->idx;
+  tern_state *st = t->st;
+  txn_keep(t);
+  tern_writer_unlock_state(idx, st);
 }
 
 int tern_abort(tern_txn *t) {
@@ -351,6 +380,7 @@ int tern_delete(tern_txn *t, const void *key, size_t klen) {
  * buffer view) or, written as a segment of its own, that segment with its
  * keys taken out of the buffer.
  */
+enum { SMALL_OPS = 8 };
 typedef struct commit_ctx {
   tern_txn *t;
   uint32_t *uniq; /* op indices, one per key (its last op), in key order */
@@ -362,6 +392,9 @@ typedef struct commit_ctx {
   tern_mdoc *ranged; /* buffered docs in deleted ranges that no op names, key order */
   size_t nranged, capranged;
   tern_edit e;
+  /* uniq and sorted of a commit of up to SMALL_OPS keys: no allocation */
+  uint32_t uniq_small[SMALL_OPS];
+  tern_mdoc sorted_small[SMALL_OPS];
   /* bulk: */
   uint64_t seg_number;
   uint32_t seg_docs;
@@ -377,7 +410,7 @@ static int unique_ops(commit_ctx *c) {
   tern_txn *t = c->t;
   size_t n = t->nops;
   c->uniq_bytes = (n ? n : 1) * sizeof *c->uniq;
-  c->uniq = tern_big_alloc(c->uniq_bytes);
+  c->uniq = n <= SMALL_OPS ? c->uniq_small : tern_big_alloc(c->uniq_bytes);
   if (!c->uniq) return tern_fail(TERN_ENOMEM, "commit: out of memory");
   int dups;
   TERN_TRY(tern_sort_by_key(c->uniq, t->ops, sizeof *t->ops, n, &dups));
@@ -540,9 +573,14 @@ static int edit_deletions(commit_ctx *c) {
 static int edit_buffer_ops(commit_ctx *c, int puts) {
   const tern_memseg *view = c->t->st->buffer;
   size_t n = c->nuniq + c->nranged;
-  c->sorted = malloc((n ? n : 1) * sizeof *c->sorted);
+  c->sorted = n <= SMALL_OPS ? c->sorted_small : malloc((n ? n : 1) * sizeof *c->sorted);
   if (!c->sorted) return tern_fail(TERN_ENOMEM, "commit: out of memory");
-  TERN_TRY(tern_mrun_new(n, &c->e.run));
+  size_t bytes = 0; /* what the run copies at most: every key, the puts' records */
+  for (size_t i = 0; i < c->nuniq; i++)
+    bytes += op_at(c, i)->key.len + (puts && op_at(c, i)->doc ? op_at(c, i)->key.aux : 0);
+  for (size_t j = 0; j < c->nranged; j++)
+    bytes += c->ranged[j].key.len;
+  TERN_TRY(tern_mrun_new(n, bytes, &c->e.run));
   for (size_t i = 0, j = 0, k = 0; k < n; k++) { /* ops and ranged keys, merged in key order */
     const tern_mdoc *op;
     if (j == c->nranged ||
@@ -628,8 +666,8 @@ static void commit_ctx_free(commit_ctx *c) {
   free(c->dels);
   free(c->dropped);
   free(c->ranged);
-  free(c->sorted);
-  tern_big_free(c->uniq, c->uniq_bytes);
+  if (c->sorted != c->sorted_small) free(c->sorted);
+  if (c->uniq != c->uniq_small) tern_big_free(c->uniq, c->uniq_bytes);
 }
 
 /* ---- spills (txn_spill.h) */

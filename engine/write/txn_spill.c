@@ -102,7 +102,7 @@ static int compose_buffer(const tern_state *base, const tern_state *fin, tern_ed
     if (tern_memseg_find(fin->buffer, b->docs[i].key.p, b->docs[i].key.len) < 0)
       (*drops)[n++] = (tern_mdoc){{b->docs[i].key.p, b->docs[i].key.len, 0}, NULL};
   if (!n) return TERN_OK;
-  TERN_TRY(tern_mrun_new(n, &e->run));
+  TERN_TRY(tern_mrun_new(n, 0, &e->run));
   for (size_t i = 0; i < n; i++)
     TERN_TRY(tern_mrun_push(e->run, &(*drops)[i]));
   e->buf = TERN_EDIT_BUF_DROP;

@@ -19,7 +19,7 @@ enum { NKEYS = 700, KEEP = 6 };
  * commit builds one: tern_mrun_new, then tern_mrun_push each. */
 static int mrun_copy(const tern_mdoc *docs, size_t n, tern_mrun **out) {
   tern_mrun *r;
-  int rc = tern_mrun_new(n, &r);
+  int rc = tern_mrun_new(n, n * 8, &r); /* room for some of the bytes: the rest in chunks */
   for (size_t i = 0; rc == TERN_OK && i < n; i++) rc = tern_mrun_push(r, &docs[i]);
   if (rc == TERN_OK) *out = r;
   else if (r) tern_mrun_put(r);

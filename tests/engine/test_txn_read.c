@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_txn_read.c — reads inside the write transaction (tern_txn_get), the
- * no-overwrite put (tern_put_flags with TERN_NOOVERWRITE -> TERN_EEXIST)
- * and the busy timeout of tern_txn_begin, across threads and processes.
+ * no-overwrite put (tern_put_flags with TERN_NOOVERWRITE -> TERN_EEXIST),
+ * the memory a handle reuses from one transaction to the next, and the
+ * busy timeout of tern_txn_begin, across threads and processes.
  * The transaction's view is checked against a reference (an array of the
  * keys' values, -1 for absent) through random puts, deletes, deleted
  * ranges and no-overwrite puts over a commit spread over segments and the buffer
@@ -163,6 +164,69 @@ static void test_txn_sees_its_writes(void **state) {
   free(dir);
 }
 
+/* A handle reuses its last transaction's memory (its struct, arena chunk
+ * and operations array) and its last state freed: transactions of 1 to 300
+ * operations in turn (past the kept array's 256 and the stack's 8 in a
+ * commit), some aborted, some bulk, each reading its own writes; a
+ * snapshot held across the next commits still sees its own commit. */
+static void test_reused_transaction_memory(void **state) {
+  (void)state;
+  char *dir = tu_tmpdir("txn-reuse");
+  tern_index *idx;
+  ET_OK(tern_open(&idx, dir, TERN_CREATE, NULL));
+  tu_rng r;
+  tu_rng_init(&r, 0x5eedu);
+  model m, held_m;
+  for (uint32_t i = 0; i < NKEYS; i++)
+    m.val[i] = -1;
+  int next_id = 1;
+  static const int sizes[] = {1, 300, 1, 9, 2, 257, 8, 1, 40, 1};
+  tern_snapshot *held = NULL;
+  for (int round = 0; round < 60; round++) {
+    tern_txn *t;
+    ET_OK(tern_txn_begin(&t, idx, round % 7 == 6 ? TERN_TXN_BULK : 0));
+    model before = m;
+    for (int op = 0; op < sizes[round % 10]; op++)
+      random_op(&r, t, &m, &next_id);
+    for (uint32_t i = 0; i < NKEYS; i += 7)
+      expect_txn(t, &m, i);
+    if (round % 5 == 4) {
+      ET_OK(tern_abort(t));
+      m = before;
+    } else {
+      ET_OK(tern_commit(t));
+    }
+    if (held && round % 4 == 3) { /* held over three commits: its state was never reused */
+      model now = m;
+      m = held_m;
+      tern_snapshot *s = held;
+      for (uint32_t i = 0; i < NKEYS; i++) {
+        char k[16];
+        uint8_t got[VMAX], want[VMAX];
+        size_t vlen;
+        int rc = tern_get(s, k, key_of(i, k), got, sizeof got, &vlen);
+        assert_int_equal(rc, m.val[i] < 0 ? TERN_NOTFOUND : TERN_OK);
+        if (rc == TERN_OK) {
+          assert_int_equal(vlen, val_of(i, m.val[i], want));
+          if (vlen) assert_memory_equal(got, want, vlen);
+        }
+      }
+      ET_OK(tern_snapshot_close(held));
+      held = NULL;
+      m = now;
+    }
+    if (!held) {
+      ET_OK(tern_snapshot_open(&held, idx));
+      held_m = m;
+    }
+    expect_snapshot(idx, &m);
+  }
+  ET_OK(tern_snapshot_close(held));
+  ET_OK(tern_close(idx));
+  tu_rmtree(dir);
+  free(dir);
+}
+
 static uint64_t now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -290,6 +354,7 @@ static void test_busy_timeout_across_threads(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_txn_sees_its_writes),
+      cmocka_unit_test(test_reused_transaction_memory),
       cmocka_unit_test(test_busy_timeout_across_processes),
       cmocka_unit_test(test_busy_timeout_across_threads),
   };
