@@ -729,9 +729,10 @@ int tern_postings_each_by_key(tern_postings *p, int want_values, tern_doc_fn fn,
 
 /** Called per document by tern_docs_each and tern_doc_terms, on the
  *  caller's thread, with the document's key, value and every one of its
- *  terms (each (field, term) pair once: fields in byte order, a field's
- *  terms in byte order, for a document of a segment; in the order put, for
- *  one in the write buffer; terms may be NULL when nterms is 0).
+ *  terms (each (field, term) pair once, however often it was put: fields
+ *  in byte order, a field's terms in byte order, wherever the document is,
+ *  so a dump does not change when the buffer is flushed; terms may be NULL
+ *  when nterms is 0).
  *  Everything is valid during the call only.  0
  *  goes on; any other value stops (TERN_ESTOPPED). */
 typedef int (*tern_doc_terms_fn)(void *payload, tern_slice key, tern_slice val,

@@ -237,6 +237,25 @@ static int seg_terms(dt_src *d, terms_out *o) {
   return TERN_OK;
 }
 
+/* Fields in byte order, a field's terms in byte order: a segment's order. */
+static int term_order(const void *a, const void *b) {
+  const tern_term *x = a, *y = b;
+  int c = strcmp(x->field, y->field);
+  return c ? c : tern_key_cmp(x->term, x->len, y->term, y->len);
+}
+
+/* o's terms in a segment's order, each (field, term) pair once: a record
+ * keeps its terms as put, repeats included, and a dump must not depend on
+ * whether a document was flushed yet. */
+static void canonical_terms(terms_out *o) {
+  if (o->n < 2) return;
+  qsort(o->t, o->n, sizeof *o->t, term_order);
+  size_t kept = 1;
+  for (size_t i = 1; i < o->n; i++)
+    if (term_order(&o->t[kept - 1], &o->t[i]) != 0) o->t[kept++] = o->t[i];
+  o->n = kept;
+}
+
 /* The terms of the buffer document the source stands on, from its record. */
 static int buf_terms(dt_src *d, terms_out *o) {
   const tern_mdoc *m = &d->s.buf->docs[d->s.pos];
@@ -266,6 +285,7 @@ static int buf_terms(dt_src *d, terms_out *o) {
     o->t[o->n++] = (tern_term){o->names + at, t.term, t.tlen};
     at += t.flen + 1;
   }
+  canonical_terms(o);
   return TERN_OK;
 }
 
