@@ -1868,3 +1868,327 @@ void tern_tb_copy_value(const tern_tb_block *b, const tern_tb_tail *t, uint8_t *
   }
   for (; i < t->vlen; i++, pos += 8) out[i] = (uint8_t)get(b, pos, 8);
 }
+
+/* ------------------------------------------------------ resolving ranks */
+
+/* Entry e's tail at bit pos into *hit, as a primary key's is read; *after:
+ * the bit after it.  one: the block is one_doc (every tail a pulsed doc
+ * and an inline value of one length). */
+static inline __attribute__((always_inline)) int hit_tail(const tern_tb_block *b, uint32_t pos,
+                                                          uint32_t e, int one, tern_tb_hit *hit,
+                                                          uint32_t *after) {
+  if (TERN_LIKELY(one)) {
+    int64_t d = b->doc_base + (int64_t)get_col(b, pos, b->bw_doc) + e;
+    if (TERN_UNLIKELY(d < 0 || d >= (int64_t)b->f.max_doc)) return corrupt(b, "doc id out of range");
+    pos += b->bw_doc;
+    hit->doc = (uint32_t)d;
+    hit->flags = 0;
+    hit->vlen = hit->vbit = 0;
+    if (b->f.has_values) {
+      hit->flags = TERN_TB_HIT_VINLINE;
+      hit->vlen = b->vlen_min;
+      hit->vbit = pos;
+      pos += 8 * b->vlen_min;
+    }
+    if (TERN_UNLIKELY(pos > b->used_bits)) return corrupt(b, "entry past the end of the block");
+    *after = pos;
+    return TERN_OK;
+  }
+  uint32_t docs[TERN_TB_DOCS_MAX];
+  tern_tb_tail t = {.docs = docs};
+  TERN_TRY(decode_tail(b, &pos, e, &t));
+  hit->doc = t.pulsed ? docs[0] : 0;
+  hit->flags = (t.vinline ? TERN_TB_HIT_VINLINE : 0) | (t.pulsed ? 0 : TERN_TB_HIT_POSTINGS);
+  hit->vlen = t.vlen;
+  hit->vbit = t.vbit;
+  hit->voff = t.voff;
+  hit->df = t.df;
+  hit->post_off = t.post_off;
+  hit->post_len = t.post_len;
+  *after = pos;
+  return TERN_OK;
+}
+
+/* The tail position of entry t, stepping from tpos, the tail of entry
+ * `from` (tails of varying width; uniform ones are found directly). */
+static inline int hit_tail_pos(const tern_tb_block *b, uint32_t from, uint32_t t, uint32_t tpos,
+                               uint32_t *at) {
+  if (TERN_LIKELY(b->tail_bits >= 0))
+    tpos = b->tails_start + t * (uint32_t)b->tail_bits;
+  else
+    for (uint32_t k = from; k < t && tpos <= b->used_bits; k++) tpos = skip_tail(b, tpos);
+  if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
+  *at = tpos;
+  return TERN_OK;
+}
+
+/* Resolves entry t into dst (room bytes writable there), walking from
+ * `it` (the term before it->entry at prev, when it stands past a restart
+ * below t's run); `it` then stands after t. */
+static inline __attribute__((always_inline)) int resolve_one(const tern_tb_block *b,
+                                                             tern_tb_iter *it, const uint8_t *prev,
+                                                             uint32_t t, uint8_t *dst,
+                                                             uint32_t room, int one,
+                                                             tern_tb_hit *hit) {
+  uint32_t sp[256], pl[256], sl[256]; /* a walk stays in one run: <= 255 entries */
+  uint32_t rmask = b->restart - 1;
+  uint32_t r = (b->restart & rmask) == 0 ? t >> __builtin_ctz(b->restart) : t / b->restart;
+  uint32_t rs = r * b->restart, kpos, tpos, len, from, fromt;
+  if (rs >= it->entry) { /* from t's restart: its term whole, in dst */
+    const uint8_t *rk;
+    uint32_t rlen;
+    TERN_TRY(restart_key(b, r, &rk, &rlen));
+    TERN_TRY(restart_pos(b, r, &kpos, &tpos));
+    memcpy(dst, b->prefix, b->cp);
+    memcpy(dst + b->cp, rk, rlen);
+    len = b->cp + rlen;
+    from = rs;
+    fromt = rs;
+    prev = NULL;
+    if (t == rs) {
+      TERN_TRY(hit_tail_pos(b, rs, t, tpos, &tpos));
+      goto tail;
+    }
+  } else { /* in the run of the entry last resolved: from it */
+    kpos = it->kpos;
+    tpos = it->pos;
+    len = it->len;
+    from = it->entry - 1;
+    fromt = it->entry;
+  }
+  uint32_t n = t - from, p, slen;
+  TERN_TRY(walk_lengths(b, n, &kpos, &len, sp, pl, sl));
+  TERN_TRY(read_prefix(b, &kpos, len, &p, &slen));
+  if (prev) copy_shared(dst, prev, p, 0);
+  uint32_t need = p;
+  TERN_TRY(assemble_shared(b, n, 0, sp, pl, sl, dst, &need));
+  if (TERN_UNLIKELY(room < p + slen + 8)) return corrupt(b, "term too long");
+  TERN_TRY(b->pair ? suffix_pairs(b, kpos, slen, dst + p, room - p)
+                   : decode_suffix(b, kpos, slen, dst + p));
+  kpos += suffix_bits(b, slen);
+  len = p + slen;
+  if (TERN_UNLIKELY(kpos > b->tails_start)) return corrupt(b, "key past the end of the key stream");
+  TERN_TRY(hit_tail_pos(b, fromt, t, tpos, &tpos));
+tail:
+  TERN_TRY(hit_tail(b, tpos, t, one, hit, &it->pos));
+  it->entry = t + 1;
+  it->kpos = kpos;
+  it->len = len;
+  if (it->entry == b->n && (kpos + 7) / 8 * 8 != b->tails_start)
+    return corrupt(b, "key stream length differs from its entries");
+  return TERN_OK;
+}
+
+static int resolve_pairs_g(const tern_tb_block *b, tern_tb_iter *it, tern_tb_hits *h,
+                           const uint32_t *ids, uint32_t n, uint64_t base, uint32_t *done);
+
+int tern_tb_resolve(const tern_tb_block *b, tern_tb_iter *it, tern_tb_hits *h, const uint32_t *ids,
+                    uint32_t n, uint64_t base, uint32_t *done) {
+  *done = 0;
+  h->n = 0;
+  if (TERN_UNLIKELY(!b->tables))
+    return tern_fail(TERN_EINVAL, "terms block: decoding without tern_tb_tables");
+  if (n > TERN_TB_HITS_MAX) n = TERN_TB_HITS_MAX;
+  if (b->pair && b->group >= 2) return resolve_pairs_g(b, it, h, ids, n, base, done);
+  uint32_t used = 0, prev = 0;
+  if (it->entry > 0) { /* the term before it->entry, to the front */
+    assert(it->len <= TERN_TB_TERM_MAX);
+    memmove(h->bytes, h->bytes + h->prev, it->len);
+    used = it->len;
+  }
+  const int one = one_doc(b);
+  uint32_t j = 0;
+  for (; j < n && used < TERN_TB_HITS_FILL; j++) {
+    if (ids[j] < base || ids[j] - base >= b->n) break; /* in a later block */
+    uint32_t t = (uint32_t)(ids[j] - base);
+    if (TERN_UNLIKELY(t < it->entry))
+      return tern_fail(TERN_EINVAL, "%s: terms block %llu: entry %u to resolve at entry %u of %u",
+                       b->what, (unsigned long long)b->block_no, t, it->entry, b->n);
+    tern_tb_hit *hit = &h->hit[j];
+    const uint8_t *pv = it->entry > 0 ? h->bytes + prev : NULL;
+    TERN_TRY(resolve_one(b, it, pv, t, h->bytes + used, TERN_TB_HITS_ROOM - used, one, hit));
+    hit->off = (uint16_t)used;
+    hit->len = (uint16_t)it->len;
+    prev = used;
+    used += it->len;
+    h->n = j + 1;
+    h->prev = prev;
+  }
+  *done = j;
+  return TERN_OK;
+}
+
+/* len bytes from src (in the page, at byte `from`) to dst, which has room
+ * for 16 past them: 16 at a time while the page has them, else memcpy. */
+static inline void page_copy(uint8_t *dst, const uint8_t *page, uint32_t from, uint32_t len) {
+  if (TERN_LIKELY(from + ((len + 15) & ~15u) <= TERN_TB_PAGE)) {
+    for (uint32_t i = 0; i < len; i += 16) memcpy(dst + i, page + from + i, 16);
+    return;
+  }
+  memcpy(dst, page + from, len);
+}
+
+/* The low k bytes of w (k <= 8) at p, the rest of p's 8 bytes kept. */
+static inline void put_low(uint8_t *p, uint64_t w, uint32_t k) {
+  uint64_t old, mask = k >= 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * k)) - 1);
+  memcpy(&old, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  old = __builtin_bswap64(old);
+#endif
+  scan_store(p, (w & mask) | (old & ~mask));
+}
+
+/* The first m characters of a suffix of slen (m <= slen) at bit sp into
+ * out, exactly (no byte past them written), with the pair table: the
+ * characters a walked entry leaves in the term resolved after it.  g
+ * constant when inlined; *bad set when a code is outside the alphabet. */
+static inline __attribute__((always_inline)) void first_chars(const scan_consts *sc, uint32_t sp,
+                                                              uint32_t slen, uint32_t m,
+                                                              uint8_t *out, uint32_t g, int *bad) {
+  for (uint32_t i = 0; i < m; i += g, sp += sc->gb, out += g) {
+    uint64_t w;
+    if (TERN_LIKELY(i + g <= slen)) {
+      uint32_t code = (uint32_t)scan_get(sc->page, sp, sc->gb);
+      if (TERN_UNLIKELY(code > sc->powg)) {
+        *bad = 1;
+        return;
+      }
+      w = code_word(sc, code, g);
+    } else { /* the suffix's last, shorter code */
+      uint32_t r = slen - i, code = (uint32_t)(scan_get(sc->page, sp, 32) & sc->rmask[r]);
+      if (TERN_UNLIKELY(code >= sc->pow[r])) {
+        *bad = 1;
+        return;
+      }
+      w = code_word(sc, code, g) >> (8 * (g - r));
+    }
+    put_low(out, w, m - i < g ? m - i : g);
+  }
+}
+
+/* tern_tb_resolve for a block with the pair table, g characters a code
+ * (constant when inlined): the block's constants in locals, the walk, the
+ * shared characters and the hit's suffix decoded in the loop, no call. */
+static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_block *b,
+                                                               tern_tb_iter *it, tern_tb_hits *h,
+                                                               const uint32_t *ids, uint32_t n,
+                                                               uint64_t base, uint32_t *done,
+                                                               uint32_t g) {
+  scan_consts sc;
+  scan_consts_of(b, &sc);
+  const uint8_t *page = b->page;
+  const uint16_t *sbits = b->sbits;
+  const uint32_t cp = b->cp, fixed = b->fixed_len, ends = b->tails_start, count = b->n;
+  const uint32_t bw_plen = b->bw_plen, bw_slen = fixed ? 0 : b->bw_slen, hb = bw_plen + bw_slen;
+  const uint32_t pmask = (1u << bw_plen) - 1, smask = (1u << bw_slen) - 1;
+  const uint32_t R = b->restart, pow2 = (R & (R - 1)) == 0, rsh = (uint32_t)__builtin_ctz(R);
+  const uint32_t pfrom = (uint32_t)(b->prefix - page);
+  const int one = one_doc(b);
+  uint32_t sp[256], pl[256], sl[256]; /* a walk stays in one run: <= 255 entries */
+  uint32_t used = 0, prev = 0, j = 0;
+  if (it->entry > 0) { /* the term before it->entry, to the front */
+    assert(it->len <= TERN_TB_TERM_MAX);
+    memmove(h->bytes, h->bytes + h->prev, it->len);
+    h->prev = 0;
+    used = it->len;
+  }
+  for (; j < n && used < TERN_TB_HITS_FILL; j++) {
+    if (ids[j] < base || ids[j] - base >= count) break; /* in a later block */
+    uint32_t t = (uint32_t)(ids[j] - base);
+    if (TERN_UNLIKELY(t < it->entry))
+      return tern_fail(TERN_EINVAL, "%s: terms block %llu: entry %u to resolve at entry %u of %u",
+                       b->what, (unsigned long long)b->block_no, t, it->entry, count);
+    uint8_t *dst = h->bytes + used;
+    uint32_t r = pow2 ? t >> rsh : t / R, rs = r * R, kpos, tpos, len, from, tfrom;
+    int restart = rs >= it->entry;
+    if (restart) { /* from t's restart: its term whole, in dst */
+      uint32_t rfrom, rlen;
+      TERN_TRY(restart_span(b, r, &rfrom, &rlen));
+      TERN_TRY(restart_pos(b, r, &kpos, &tpos));
+      page_copy(dst, page, pfrom, cp);
+      page_copy(dst + cp, page, rfrom, rlen);
+      len = cp + rlen;
+      from = tfrom = rs;
+    } else { /* in the run of the entry last resolved: from it */
+      kpos = it->kpos;
+      tpos = it->pos;
+      len = it->len;
+      from = it->entry - 1;
+      tfrom = it->entry;
+    }
+    if (t != from || !restart) {
+      /* The entries from + 1 .. t by their lengths; t's suffix then. */
+      uint32_t nw = t - from, at = kpos, l = len, p = 0, s = 0;
+      for (uint32_t k = 1; k <= nw; k++) {
+        uint32_t byte = at >> 3;
+        uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(page + byte)
+                                                           : tail64(page, byte);
+        uint32_t hd = (uint32_t)(v >> (at & 7));
+        p = cp + (hd & pmask);
+        if (TERN_UNLIKELY(p > l))
+          return corrupt(b, "entry shares more than the previous term holds");
+        if (fixed) {
+          if (TERN_UNLIKELY(p >= fixed)) return corrupt(b, "entry suffix empty");
+          s = fixed - p;
+        } else {
+          s = (hd >> bw_plen) & smask;
+          if (TERN_UNLIKELY(s == 0 || p + s > TERN_TB_TERM_MAX))
+            return corrupt(b, "bad entry suffix length");
+        }
+        at += hb;
+        sp[k] = at;
+        pl[k] = p;
+        sl[k] = s;
+        at += TERN_LIKELY(s < TERN_TB_SBITS) ? sbits[s] : suffix_bits_of(s, b->gdiv, g, sc.gbits);
+        l = p + s;
+        if (TERN_UNLIKELY(at > ends)) return corrupt(b, "key past the end of the key stream");
+      }
+      /* t shares p bytes with t - 1: those from the term walked from
+       * (whole in dst from a restart, else the previous hit's), then
+       * those each walked entry supplied that no later one replaced. */
+      if (!restart) copy_shared(dst, h->bytes + prev, p, 0);
+      int bad = 0;
+      for (uint32_t k = nw - 1, need = p; k >= 1 && need > 0; k--) {
+        if (pl[k] >= need) continue;
+        first_chars(&sc, sp[k], sl[k], need - pl[k], dst + pl[k], g, &bad);
+        need = pl[k];
+      }
+      (void)scan_suffix(&sc, sp[nw], s, dst + p, g, &bad);
+      if (TERN_UNLIKELY(bad)) return corrupt(b, "character outside the block alphabet");
+      kpos = at;
+      len = l;
+    }
+    if (TERN_LIKELY(b->tail_bits >= 0))
+      tpos = b->tails_start + t * (uint32_t)b->tail_bits;
+    else
+      for (uint32_t k = tfrom; k < t && tpos <= b->used_bits; k++) tpos = skip_tail(b, tpos);
+    if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
+    tern_tb_hit *hit = &h->hit[j];
+    TERN_TRY(hit_tail(b, tpos, t, one, hit, &it->pos));
+    it->entry = t + 1;
+    it->kpos = kpos;
+    it->len = len;
+    if (TERN_UNLIKELY(t + 1 == count && (kpos + 7) / 8 * 8 != ends))
+      return corrupt(b, "key stream length differs from its entries");
+    hit->off = (uint16_t)used;
+    hit->len = (uint16_t)len;
+    prev = used;
+    used += len;
+    h->n = j + 1;
+    h->prev = prev;
+  }
+  *done = j;
+  return TERN_OK;
+}
+
+/* resolve_pairs made for each group size. */
+static int resolve_pairs_g(const tern_tb_block *b, tern_tb_iter *it, tern_tb_hits *h,
+                           const uint32_t *ids, uint32_t n, uint64_t base, uint32_t *done) {
+  switch (b->group) {
+  case 2: return resolve_pairs(b, it, h, ids, n, base, done, 2);
+  case 3: return resolve_pairs(b, it, h, ids, n, base, done, 3);
+  case 4: return resolve_pairs(b, it, h, ids, n, base, done, 4);
+  case 5: return resolve_pairs(b, it, h, ids, n, base, done, 5);
+  default: return resolve_pairs(b, it, h, ids, n, base, done, 6);
+  }
+}
