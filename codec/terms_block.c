@@ -2101,14 +2101,17 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
     uint8_t *dst = h->bytes + used;
     uint32_t r = pow2 ? t >> rsh : t / R, rs = r * R, kpos, tpos, len, from, tfrom;
     int restart = rs >= it->entry;
-    if (restart) { /* from t's restart: its term whole, in dst */
-      uint32_t rfrom, rlen;
+    uint32_t rfrom = 0;
+    if (restart) { /* from t's restart (its bytes copied as far as t needs them) */
+      uint32_t rlen;
       TERN_TRY(restart_span(b, r, &rfrom, &rlen));
       TERN_TRY(restart_pos(b, r, &kpos, &tpos));
-      page_copy(dst, page, pfrom, cp);
-      page_copy(dst + cp, page, rfrom, rlen);
       len = cp + rlen;
       from = tfrom = rs;
+      if (t == rs) {
+        page_copy(dst, page, pfrom, cp);
+        page_copy(dst + cp, page, rfrom, rlen);
+      }
     } else { /* in the run of the entry last resolved: from it */
       kpos = it->kpos;
       tpos = it->pos;
@@ -2146,7 +2149,13 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
       /* t shares p bytes with t - 1: those from the term walked from
        * (whole in dst from a restart, else the previous hit's), then
        * those each walked entry supplied that no later one replaced. */
-      if (!restart) copy_shared(dst, h->bytes + prev, p, 0);
+      if (!restart) {
+        copy_shared(dst, h->bytes + prev, p, 0);
+      } else { /* t's first p bytes the restart has: the block prefix, then its key's */
+        uint32_t q = p < len ? p : len;
+        page_copy(dst, page, pfrom, q < cp ? q : cp);
+        if (q > cp) page_copy(dst + cp, page, rfrom, q - cp);
+      }
       int bad = 0;
       for (uint32_t k = nw - 1, need = p; k >= 1 && need > 0; k--) {
         if (pl[k] >= need) continue;
