@@ -2021,6 +2021,10 @@ int tern_tb_resolve(const tern_tb_block *b, tern_tb_iter *it, tern_tb_hits *h, c
 /* len bytes from src (in the page, at byte `from`) to dst, which has room
  * for 16 past them: 16 at a time while the page has them, else memcpy. */
 static inline void page_copy(uint8_t *dst, const uint8_t *page, uint32_t from, uint32_t len) {
+  if (TERN_LIKELY(len <= 16 && from + 16 <= TERN_TB_PAGE)) {
+    memcpy(dst, page + from, 16);
+    return;
+  }
   if (TERN_LIKELY(from + ((len + 15) & ~15u) <= TERN_TB_PAGE)) {
     for (uint32_t i = 0; i < len; i += 16) memcpy(dst + i, page + from + i, 16);
     return;
@@ -2066,6 +2070,32 @@ static inline __attribute__((always_inline)) void first_chars(const scan_consts 
   }
 }
 
+/* Restart r's key (rlen bytes at page byte *from) and where its run goes
+ * on in the key stream (*kpos) and, tails of varying width, where its
+ * tail is (*tpos): restart_span's and restart_pos's checks, their
+ * conditions or'ed into one branch (the walk pays them per hit). */
+static inline __attribute__((always_inline)) int restart_at(const tern_tb_block *b, uint32_t r,
+                                                            uint32_t *from, uint32_t *rlen,
+                                                            uint32_t *kpos, uint32_t *tpos) {
+  uint32_t lo = tern_load16(b->rkey + 2 * r), to = tern_load16(b->rkey + 2 * r + 2);
+  uint32_t len = to - lo, full = b->cp + len;
+  uint32_t kp = r ? tern_load16(b->rkpos + 2 * (r - 1)) : b->keys_start;
+  unsigned bad = (to < lo) | (8 * to > b->keys_start) | (full > TERN_TB_TERM_MAX) |
+                 (b->fixed_len != 0 && full != b->fixed_len) | (r > 0 && len == 0) |
+                 (kp < b->keys_start) | (kp > b->tails_start);
+  *tpos = b->tails_start;
+  if (TERN_UNLIKELY(b->rtpos != NULL) && r > 0) {
+    *tpos = tern_load16(b->rtpos + 2 * (r - 1));
+    bad |= (*tpos < b->tails_start) | (*tpos > b->used_bits);
+  }
+  *from = *rlen = *kpos = 0;
+  if (TERN_UNLIKELY(bad)) return corrupt(b, "bad restart key or position");
+  *from = lo;
+  *rlen = len;
+  *kpos = kp;
+  return TERN_OK;
+}
+
 /* tern_tb_resolve for a block with the pair table, g characters a code
  * (constant when inlined): the block's constants in locals, the walk, the
  * shared characters and the hit's suffix decoded in the loop, no call. */
@@ -2084,6 +2114,14 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
   const uint32_t R = b->restart, pow2 = (R & (R - 1)) == 0, rsh = (uint32_t)__builtin_ctz(R);
   const uint32_t pfrom = (uint32_t)(b->prefix - page);
   const int one = one_doc(b);
+  /* A primary key's tails (one doc, its id its ordinal's, and an inline
+   * value of one length) at fixed places: every one checked at once. */
+  const uint32_t tb = (uint32_t)b->tail_bits;
+  const int direct = one && b->bw_doc == 0 && b->doc_base >= 0 &&
+                     b->doc_base + (int64_t)count <= (int64_t)b->f.max_doc &&
+                     (uint64_t)b->tails_start + (uint64_t)count * tb <= b->used_bits;
+  const uint32_t dflags = b->f.has_values ? TERN_TB_HIT_VINLINE : 0;
+  const uint32_t dvlen = b->f.has_values ? b->vlen_min : 0;
   uint32_t sp[256], pl[256], sl[256]; /* a walk stays in one run: <= 255 entries */
   uint32_t used = 0, prev = 0, j = 0;
   if (it->entry > 0) { /* the term before it->entry, to the front */
@@ -2104,8 +2142,7 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
     uint32_t rfrom = 0;
     if (restart) { /* from t's restart (its bytes copied as far as t needs them) */
       uint32_t rlen;
-      TERN_TRY(restart_span(b, r, &rfrom, &rlen));
-      TERN_TRY(restart_pos(b, r, &kpos, &tpos));
+      TERN_TRY(restart_at(b, r, &rfrom, &rlen, &kpos, &tpos));
       len = cp + rlen;
       from = tfrom = rs;
       if (t == rs) {
@@ -2167,13 +2204,21 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
       kpos = at;
       len = l;
     }
-    if (TERN_LIKELY(b->tail_bits >= 0))
-      tpos = b->tails_start + t * (uint32_t)b->tail_bits;
-    else
-      for (uint32_t k = tfrom; k < t && tpos <= b->used_bits; k++) tpos = skip_tail(b, tpos);
-    if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
     tern_tb_hit *hit = &h->hit[j];
-    TERN_TRY(hit_tail(b, tpos, t, one, hit, &it->pos));
+    if (TERN_LIKELY(direct)) {
+      hit->doc = (uint32_t)(b->doc_base + t);
+      hit->flags = dflags;
+      hit->vlen = dvlen;
+      hit->vbit = ends + t * tb;
+      it->pos = hit->vbit + tb;
+    } else {
+      if (TERN_LIKELY(b->tail_bits >= 0))
+        tpos = ends + t * tb;
+      else
+        for (uint32_t k = tfrom; k < t && tpos <= b->used_bits; k++) tpos = skip_tail(b, tpos);
+      if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
+      TERN_TRY(hit_tail(b, tpos, t, one, hit, &it->pos));
+    }
     it->entry = t + 1;
     it->kpos = kpos;
     it->len = len;
