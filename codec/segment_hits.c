@@ -74,9 +74,11 @@ static int postings_doc(const tern_seg *s, const tern_tb_hit *x, uint32_t *doc) 
   return rc;
 }
 
-/* Every hit's entry has the doc asked for. */
+/* Every hit's entry has the doc asked for: when every doc is the block's
+ * base plus the entry (h->tb.direct), as every doc asked for is the
+ * cursor's first ordinal plus the entry, the first hit's says it for all. */
 static int check_docs(const tern_seg *s, const tern_seg_hits *h, const uint32_t *docs) {
-  for (uint32_t j = 0; j < h->n; j++) {
+  for (uint32_t j = 0; j < (h->tb.direct && h->n ? 1 : h->n); j++) {
     const tern_tb_hit *x = &h->tb.hit[j];
     uint32_t d = x->doc;
     if (TERN_UNLIKELY(x->flags & TERN_TB_HIT_POSTINGS)) TERN_TRY(postings_doc(s, x, &d));

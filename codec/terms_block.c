@@ -1986,6 +1986,7 @@ int tern_tb_resolve(const tern_tb_block *b, tern_tb_iter *it, tern_tb_hits *h, c
                     uint32_t n, uint64_t base, uint32_t *done) {
   *done = 0;
   h->n = 0;
+  h->direct = 0;
   if (TERN_UNLIKELY(!b->tables))
     return tern_fail(TERN_EINVAL, "terms block: decoding without tern_tb_tables");
   if (n > TERN_TB_HITS_MAX) n = TERN_TB_HITS_MAX;
@@ -2014,6 +2015,7 @@ int tern_tb_resolve(const tern_tb_block *b, tern_tb_iter *it, tern_tb_hits *h, c
     h->n = j + 1;
     h->prev = prev;
   }
+  h->direct = 0;
   *done = j;
   return TERN_OK;
 }
@@ -2131,7 +2133,7 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
     used = it->len;
   }
   for (; j < n && used < TERN_TB_HITS_FILL; j++) {
-    if (ids[j] < base || ids[j] - base >= count) break; /* in a later block */
+    if ((uint64_t)ids[j] - base >= count) break; /* in another block (below base: wraps) */
     uint32_t t = (uint32_t)(ids[j] - base);
     if (TERN_UNLIKELY(t < it->entry))
       return tern_fail(TERN_EINVAL, "%s: terms block %llu: entry %u to resolve at entry %u of %u",
@@ -2228,9 +2230,10 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
     hit->len = (uint16_t)len;
     prev = used;
     used += len;
-    h->n = j + 1;
-    h->prev = prev;
   }
+  h->n = j;
+  h->prev = prev;
+  h->direct = direct;
   *done = j;
   return TERN_OK;
 }

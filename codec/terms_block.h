@@ -282,6 +282,7 @@ typedef struct tern_tb_hit {
 typedef struct tern_tb_hits {
   uint32_t n;
   uint32_t prev; /* it->entry > 0: the term before it->entry is at bytes + prev (it->len bytes) */
+  int direct;    /* every hit's doc is the block's doc base plus its entry (a primary key's) */
   tern_tb_hit hit[TERN_TB_HITS_MAX];
   uint8_t bytes[TERN_TB_HITS_ROOM];
 } tern_tb_hits;
