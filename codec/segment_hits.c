@@ -32,7 +32,7 @@ static inline __attribute__((always_inline)) void prefetch_next_block(const tern
   uint64_t next = (uint64_t)c->block_no + 1;
   if (!s->tim_map || c->field_block + 1 >= c->field->nblocks) return;
   const uint8_t *p = s->tim_map + (uint64_t)TERN_BLOCK_SIZE * (next + 1);
-  for (uint32_t line = 0; line < 4; line++) __builtin_prefetch(p + 64 * line);
+  for (uint32_t line = 0; line < TERN_BLOCK_SIZE / 64; line++) __builtin_prefetch(p + 64 * line);
   tern_seg_prefetch_header(c->field, c->field_block + 1);
 }
 
