@@ -2126,6 +2126,16 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
   const uint32_t dvlen = b->f.has_values ? b->vlen_min : 0;
   uint32_t sp[256], pl[256], sl[256]; /* a walk stays in one run: <= 255 entries */
   uint32_t used = 0, prev = 0, j = 0;
+  /* Terms of one length: an entry's step over its key, by its shared
+   * prefix's code alone (hb + the suffix's bits); a code that makes the
+   * prefix reach the length (or pass it) steps past the key stream, so
+   * the walk's one check (at > ends) catches it. */
+  uint32_t adv[64];
+  const int fixed_walk = fixed && bw_plen <= 6 && fixed <= TERN_TB_TERM_MAX;
+  if (fixed_walk)
+    for (uint32_t c = 0; c <= pmask; c++)
+      adv[c] = cp + c < fixed ? hb + suffix_bits_of(fixed - cp - c, b->gdiv, g, sc.gbits)
+                              : 16u * TERN_TB_PAGE;
   if (it->entry > 0) { /* the term before it->entry, to the front */
     assert(it->len <= TERN_TB_TERM_MAX);
     memmove(h->bytes, h->bytes + h->prev, it->len);
@@ -2161,6 +2171,22 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
     if (t != from || !restart) {
       /* The entries from + 1 .. t by their lengths; t's suffix then. */
       uint32_t nw = t - from, at = kpos, l = len, p = 0, s = 0;
+      if (fixed_walk) {
+        if (TERN_UNLIKELY(l != fixed)) return corrupt(b, "term of another length");
+        for (uint32_t k = 1; k <= nw; k++) {
+          uint32_t byte = at >> 3;
+          uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(page + byte)
+                                                             : tail64(page, byte);
+          uint32_t c = (uint32_t)(v >> (at & 7)) & pmask;
+          sp[k] = at + hb;
+          pl[k] = cp + c;
+          at += adv[c];
+          if (TERN_UNLIKELY(at > ends)) return corrupt(b, "bad entry prefix, or key past the end");
+        }
+        p = pl[nw];
+        s = fixed - p;
+        l = fixed;
+      } else
       for (uint32_t k = 1; k <= nw; k++) {
         uint32_t byte = at >> 3;
         uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(page + byte)
@@ -2198,7 +2224,8 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
       int bad = 0;
       for (uint32_t k = nw - 1, need = p; k >= 1 && need > 0; k--) {
         if (pl[k] >= need) continue;
-        first_chars(&sc, sp[k], sl[k], need - pl[k], dst + pl[k], g, &bad);
+        first_chars(&sc, sp[k], fixed_walk ? fixed - pl[k] : sl[k], need - pl[k], dst + pl[k], g,
+                    &bad);
         need = pl[k];
       }
       (void)scan_suffix(&sc, sp[nw], s, dst + p, g, &bad);
