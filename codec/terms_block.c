@@ -2072,23 +2072,37 @@ static inline __attribute__((always_inline)) void first_chars(const scan_consts 
   }
 }
 
+/* What restart_at reads of a block, as locals: the terms the walk writes
+ * may alias any memory, so fields read through the block would be read
+ * again after each. */
+typedef struct restart_consts {
+  const uint8_t *rkey, *rkpos, *rtpos;
+  uint32_t cp, fixed, keys_start, tails_start, used_bits;
+} restart_consts;
+
+static inline void restart_consts_of(const tern_tb_block *b, restart_consts *rc) {
+  *rc = (restart_consts){b->rkey,      b->rkpos,      b->rtpos,       b->cp,
+                         b->fixed_len, b->keys_start, b->tails_start, b->used_bits};
+}
+
 /* Restart r's key (rlen bytes at page byte *from) and where its run goes
  * on in the key stream (*kpos) and, tails of varying width, where its
  * tail is (*tpos): restart_span's and restart_pos's checks, their
  * conditions or'ed into one branch (the walk pays them per hit). */
-static inline __attribute__((always_inline)) int restart_at(const tern_tb_block *b, uint32_t r,
+static inline __attribute__((always_inline)) int restart_at(const tern_tb_block *b,
+                                                            const restart_consts *k, uint32_t r,
                                                             uint32_t *from, uint32_t *rlen,
                                                             uint32_t *kpos, uint32_t *tpos) {
-  uint32_t lo = tern_load16(b->rkey + 2 * r), to = tern_load16(b->rkey + 2 * r + 2);
-  uint32_t len = to - lo, full = b->cp + len;
-  uint32_t kp = r ? tern_load16(b->rkpos + 2 * (r - 1)) : b->keys_start;
-  unsigned bad = (to < lo) | (8 * to > b->keys_start) | (full > TERN_TB_TERM_MAX) |
-                 (b->fixed_len != 0 && full != b->fixed_len) | (r > 0 && len == 0) |
-                 (kp < b->keys_start) | (kp > b->tails_start);
-  *tpos = b->tails_start;
-  if (TERN_UNLIKELY(b->rtpos != NULL) && r > 0) {
-    *tpos = tern_load16(b->rtpos + 2 * (r - 1));
-    bad |= (*tpos < b->tails_start) | (*tpos > b->used_bits);
+  uint32_t lo = tern_load16(k->rkey + 2 * r), to = tern_load16(k->rkey + 2 * r + 2);
+  uint32_t len = to - lo, full = k->cp + len;
+  uint32_t kp = r ? tern_load16(k->rkpos + 2 * (r - 1)) : k->keys_start;
+  unsigned bad = (to < lo) | (8 * to > k->keys_start) | (full > TERN_TB_TERM_MAX) |
+                 (k->fixed != 0 && full != k->fixed) | (r > 0 && len == 0) |
+                 (kp - k->keys_start > k->tails_start - k->keys_start);
+  *tpos = k->tails_start;
+  if (TERN_UNLIKELY(k->rtpos != NULL) && r > 0) {
+    *tpos = tern_load16(k->rtpos + 2 * (r - 1));
+    bad |= (*tpos < k->tails_start) | (*tpos > k->used_bits);
   }
   *from = *rlen = *kpos = 0;
   if (TERN_UNLIKELY(bad)) return corrupt(b, "bad restart key or position");
@@ -2124,8 +2138,12 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
                      (uint64_t)b->tails_start + (uint64_t)count * tb <= b->used_bits;
   const uint32_t dflags = b->f.has_values ? TERN_TB_HIT_VINLINE : 0;
   const uint32_t dvlen = b->f.has_values ? b->vlen_min : 0;
+  const int64_t doc_base = b->doc_base;
+  restart_consts rk;
+  restart_consts_of(b, &rk);
   uint32_t sp[256], pl[256], sl[256]; /* a walk stays in one run: <= 255 entries */
   uint32_t used = 0, prev = 0, j = 0;
+  tern_tb_iter w = *it; /* in registers: the terms written may alias *it */
   /* Terms of one length: an entry's step over its key, by its shared
    * prefix's code alone (hb + the suffix's bits); a code that makes the
    * prefix reach the length (or pass it) steps past the key stream, so
@@ -2136,25 +2154,25 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
     for (uint32_t c = 0; c <= pmask; c++)
       adv[c] = cp + c < fixed ? hb + suffix_bits_of(fixed - cp - c, b->gdiv, g, sc.gbits)
                               : 16u * TERN_TB_PAGE;
-  if (it->entry > 0) { /* the term before it->entry, to the front */
-    assert(it->len <= TERN_TB_TERM_MAX);
-    memmove(h->bytes, h->bytes + h->prev, it->len);
+  if (w.entry > 0) { /* the term before w.entry, to the front */
+    assert(w.len <= TERN_TB_TERM_MAX);
+    memmove(h->bytes, h->bytes + h->prev, w.len);
     h->prev = 0;
-    used = it->len;
+    used = w.len;
   }
   for (; j < n && used < TERN_TB_HITS_FILL; j++) {
     if ((uint64_t)ids[j] - base >= count) break; /* in another block (below base: wraps) */
     uint32_t t = (uint32_t)(ids[j] - base);
-    if (TERN_UNLIKELY(t < it->entry))
+    if (TERN_UNLIKELY(t < w.entry))
       return tern_fail(TERN_EINVAL, "%s: terms block %llu: entry %u to resolve at entry %u of %u",
-                       b->what, (unsigned long long)b->block_no, t, it->entry, count);
+                       b->what, (unsigned long long)b->block_no, t, w.entry, count);
     uint8_t *dst = h->bytes + used;
     uint32_t r = pow2 ? t >> rsh : t / R, rs = r * R, kpos, tpos, len, from, tfrom;
-    int restart = rs >= it->entry;
+    int restart = rs >= w.entry;
     uint32_t rfrom = 0;
     if (restart) { /* from t's restart (its bytes copied as far as t needs them) */
       uint32_t rlen;
-      TERN_TRY(restart_at(b, r, &rfrom, &rlen, &kpos, &tpos));
+      TERN_TRY(restart_at(b, &rk, r, &rfrom, &rlen, &kpos, &tpos));
       len = cp + rlen;
       from = tfrom = rs;
       if (t == rs) {
@@ -2162,11 +2180,11 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
         page_copy(dst + cp, page, rfrom, rlen);
       }
     } else { /* in the run of the entry last resolved: from it */
-      kpos = it->kpos;
-      tpos = it->pos;
-      len = it->len;
-      from = it->entry - 1;
-      tfrom = it->entry;
+      kpos = w.kpos;
+      tpos = w.pos;
+      len = w.len;
+      from = w.entry - 1;
+      tfrom = w.entry;
     }
     if (t != from || !restart) {
       /* The entries from + 1 .. t by their lengths; t's suffix then. */
@@ -2235,22 +2253,22 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
     }
     tern_tb_hit *hit = &h->hit[j];
     if (TERN_LIKELY(direct)) {
-      hit->doc = (uint32_t)(b->doc_base + t);
+      hit->doc = (uint32_t)(doc_base + t);
       hit->flags = dflags;
       hit->vlen = dvlen;
       hit->vbit = ends + t * tb;
-      it->pos = hit->vbit + tb;
+      w.pos = hit->vbit + tb;
     } else {
       if (TERN_LIKELY(b->tail_bits >= 0))
         tpos = ends + t * tb;
       else
         for (uint32_t k = tfrom; k < t && tpos <= b->used_bits; k++) tpos = skip_tail(b, tpos);
       if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
-      TERN_TRY(hit_tail(b, tpos, t, one, hit, &it->pos));
+      TERN_TRY(hit_tail(b, tpos, t, one, hit, &w.pos));
     }
-    it->entry = t + 1;
-    it->kpos = kpos;
-    it->len = len;
+    w.entry = t + 1;
+    w.kpos = kpos;
+    w.len = len;
     if (TERN_UNLIKELY(t + 1 == count && (kpos + 7) / 8 * 8 != ends))
       return corrupt(b, "key stream length differs from its entries");
     hit->off = (uint16_t)used;
@@ -2258,6 +2276,7 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
     prev = used;
     used += len;
   }
+  *it = w;
   h->n = j;
   h->prev = prev;
   h->direct = direct;
