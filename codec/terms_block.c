@@ -1436,21 +1436,6 @@ int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, 
   return TERN_OK;
 }
 
-/* Asks the memory system for what decoding entry `index` will read first
- * (its run's key stream and its tail), unchecked: prefetches never fault,
- * and every position is clamped into the page. */
-void tern_tb_prefetch(const tern_tb_block *b, uint32_t index) {
-  if (index >= b->n || b->restart == 0) return;
-  uint32_t r = index / b->restart;
-  uint32_t kpos = r == 0 ? b->keys_start : tern_load16(b->rkpos + 2 * (r - 1));
-  uint32_t tpos = b->tail_bits >= 0 ? b->tails_start + index * (uint32_t)b->tail_bits : b->tails_start;
-  uint32_t kb = (kpos >> 3) % TERN_TB_PAGE, tb = (tpos >> 3) % TERN_TB_PAGE;
-  __builtin_prefetch(b->page + kb);
-  if (kb + 64 < TERN_TB_PAGE) __builtin_prefetch(b->page + kb + 64);
-  if (kb + 128 < TERN_TB_PAGE) __builtin_prefetch(b->page + kb + 128);
-  __builtin_prefetch(b->page + tb);
-}
-
 /* ---------------------------------------------------------------- lookup */
 
 /* The lookup's copy of the key, with zero slack, so that the search loads

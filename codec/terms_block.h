@@ -301,8 +301,6 @@ typedef struct tern_tb_hits {
 int tern_tb_resolve(const tern_tb_block *b, tern_tb_iter *it, tern_tb_hits *h, const uint32_t *ids,
                     uint32_t n, uint64_t base, uint32_t *done);
 
-/* A hint: entry `index` is decoded soon (tern_tb_iter_seek, then next). */
-void tern_tb_prefetch(const tern_tb_block *b, uint32_t index);
 
 /* Finds the first entry >= key: *index (n when none).  Returns 1 when it
  * equals key — then *t is its tail and `it` is positioned after it, its
