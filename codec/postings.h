@@ -99,6 +99,12 @@ int tern_postings_iter_file(tern_postings_iter *it, tern_rfile *file, const tern
  * tern_postings_iter_release() frees the iterator's buffers: call it after
  * a started iterator, also after an error (a failed start needs none). */
 int tern_postings_iter_next(tern_postings_iter *it, uint32_t *doc);
+/* The next docs at once: those of the decoded block left (a packed block
+ * of TERN_POSTINGS_BLOCK, the tail, or the inlined ids), at *docs (in the
+ * iterator, until its next call), *n of them (0 when done); afterwards the
+ * iterator stands on the last of them, as that many tern_postings_iter_next
+ * would leave it.  Errors as tern_postings_iter_next's. */
+int tern_postings_iter_next_block(tern_postings_iter *it, const uint32_t **docs, uint32_t *n);
 /* First doc >= target at or after the current one (which it keeps when it is
  * already >= target), skipping whole blocks by their skip entries. */
 int tern_postings_iter_advance(tern_postings_iter *it, uint32_t target, uint32_t *doc);

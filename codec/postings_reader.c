@@ -385,6 +385,34 @@ int tern_postings_iter_next(tern_postings_iter *it, uint32_t *doc) {
   return TERN_OK;
 }
 
+int tern_postings_iter_next_block(tern_postings_iter *it, const uint32_t **docs, uint32_t *n) {
+  *n = 0;
+  *docs = it->block_docs;
+  if (it->pulsed) {
+    if (it->index >= it->df) {
+      finish(it);
+      return TERN_OK;
+    }
+    *docs = it->inline_docs + it->index;
+    *n = it->df - it->index;
+    it->index = it->df;
+    it->doc = it->inline_docs[it->df - 1];
+    return TERN_OK;
+  }
+  if (it->block_pos == it->block_len) {
+    int rc = load_next(it, 1);
+    if (rc < 0) return rc;
+    if (it->block_len == 0) {
+      finish(it);
+      return TERN_OK;
+    }
+  }
+  *docs = it->block_docs + it->block_pos;
+  *n = it->block_len - it->block_pos;
+  take(it, it->block_len - 1);
+  return TERN_OK;
+}
+
 static uint32_t advance_inline(tern_postings_iter *it, uint32_t target) {
   uint32_t i = block_search(it->inline_docs, it->index, it->df, target);
   if (i == it->df) return finish(it);

@@ -141,6 +141,10 @@ int tern_seg_load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b,
                         tern_seg_cursor *c);
 void tern_seg_fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,
                          tern_term_entry *e);
+/* Points the cursor's block at its pair decode table (tern_tb_use_pairs),
+ * built once `steps` decodes in all have gone without it (segment_reader.c,
+ * use_pairs: a table pays for itself only over many decodes). */
+void tern_seg_use_pairs(tern_seg_cursor *c, uint32_t steps);
 /* The block the terms index names for `term`, searched: 1 with the exact
  * entry the cursor's result in *e, 0 with *index the first entry above
  * `term` (== the block's count when none), < 0 on error. */

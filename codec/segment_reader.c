@@ -275,6 +275,8 @@ static void use_pairs(tern_seg_cursor *c, uint32_t steps) {
   tern_tb_use_pairs(&c->blk, c->pairs, 1);
 }
 
+void tern_seg_use_pairs(tern_seg_cursor *c, uint32_t steps) { use_pairs(c, steps); }
+
 /* Brings the key side of c->it and c->term back from the end of the
  * terms decoded ahead to the entry before c->it.entry, as tern_tb_iter_next
  * would have left them. */

@@ -135,12 +135,3 @@ int tern_seg_seek_floor(const tern_seg *s, const tern_seg_field *f, const void *
   c->entry = 0; /* the term sorts before the block: the previous block's last */
   return tern_seg_prev_term(s, c, r, e);
 }
-
-int tern_seg_prefetch_doc(const tern_seg *s, const tern_seg_cursor *c, uint32_t doc) {
-  const tern_seg_field *f = s->unique;
-  if (!f || c->seg != s || c->seg_uid != s->uid || c->block_no < 0 || c->field != f) return 0;
-  uint64_t first = c->block_ord, end = first + c->blk.n;
-  if (doc < first || doc >= end) return 0;
-  tern_tb_prefetch(&c->blk, (uint32_t)(doc - first));
-  return 1;
-}

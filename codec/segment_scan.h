@@ -42,9 +42,4 @@ int tern_seg_prev_term(const tern_seg *s, tern_seg_cursor *c, tern_seg_run *r,
 int tern_seg_seek_floor(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len,
                         tern_seg_cursor *c, tern_seg_run *r, tern_term_entry *e);
 
-/* A hint: the primary key of `doc` is resolved soon (tern_seg_doc);
- * prefetches its entry when it is in the cursor's block (returns 1), else
- * does nothing (0). */
-int tern_seg_prefetch_doc(const tern_seg *s, const tern_seg_cursor *c, uint32_t doc);
-
 #endif

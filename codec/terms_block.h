@@ -261,8 +261,46 @@ int tern_tb_iter_seek(const tern_tb_block *b, tern_tb_iter *it, uint32_t index, 
 int tern_tb_iter_seek_from(const tern_tb_block *b, tern_tb_iter *it, uint32_t index,
                            uint8_t *term);
 
-/* A hint: entry `index` is decoded soon (tern_tb_iter_seek, then next). */
-void tern_tb_prefetch(const tern_tb_block *b, uint32_t index);
+/* The terms and tails of chosen entries of a block, ascending: resolving
+ * a term's hits, whose doc ids are ranks of the unique field, to their
+ * keys (tern_tb_resolve).  Each term is held whole; a tail as a primary
+ * key's is read: its doc and where its value is. */
+#define TERN_TB_HITS_MAX 64u
+#define TERN_TB_HITS_FILL 4096u
+#define TERN_TB_HITS_ROOM (TERN_TB_HITS_FILL + 2u * TERN_TB_TERM_MAX + 32u)
+#define TERN_TB_HIT_VINLINE 0x1u /* the value is in the block, at bit vbit */
+#define TERN_TB_HIT_POSTINGS 0x2u /* no single pulsed doc: its doc is its postings' first */
+typedef struct tern_tb_hit {
+  uint32_t doc;   /* the entry's pulsed doc (checked below max_doc), unless POSTINGS */
+  uint32_t flags; /* TERN_TB_HIT_* */
+  uint32_t vlen, vbit;
+  uint64_t voff;             /* not VINLINE: the value's offset in the values file */
+  uint64_t post_off, post_len; /* POSTINGS: as tern_tb_tail's */
+  uint32_t df;
+  uint16_t off, len; /* the term at bytes + off */
+} tern_tb_hit;
+typedef struct tern_tb_hits {
+  uint32_t n;
+  uint32_t prev; /* it->entry > 0: the term before it->entry is at bytes + prev (it->len bytes) */
+  int direct;    /* every hit's doc is the block's doc base plus its entry (a primary key's) */
+  tern_tb_hit hit[TERN_TB_HITS_MAX];
+  uint8_t bytes[TERN_TB_HITS_ROOM];
+} tern_tb_hits;
+/* Resolves entries ids[0] - base < ids[1] - base < ... into h: at most n,
+ * at most TERN_TB_HITS_MAX, none from the first past the block's last
+ * entry on, and no more once TERN_TB_HITS_FILL bytes of terms are held.
+ * Walks forward from `it`: it->entry 0 (nothing decoded in the block
+ * yet), or as the previous call left it (the last term decoded at
+ * h->bytes + h->prev, which the call moves to the front first).  The
+ * entries between are walked by their lengths alone; only the characters
+ * that survive into a resolved term are decoded (each resolved term is
+ * whole), and a restart past the position, at or before an entry, is
+ * started from rather than walked to.  *done: the entries resolved.
+ * TERN_EINVAL: an entry before it->entry (ids not ascending); the checks
+ * are tern_tb_iter_seek's and tern_tb_iter_next's (TERN_ECORRUPT). */
+int tern_tb_resolve(const tern_tb_block *b, tern_tb_iter *it, tern_tb_hits *h, const uint32_t *ids,
+                    uint32_t n, uint64_t base, uint32_t *done);
+
 
 /* Finds the first entry >= key: *index (n when none).  Returns 1 when it
  * equals key — then *t is its tail and `it` is positioned after it, its

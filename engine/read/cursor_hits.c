@@ -5,136 +5,111 @@
  *
  * Doc ids ascend source by source, and within a source doc order is key
  * order (segments number their keys' docs by rank, the buffer view too).
- * So the hits are drained once, split by source, and each source's keys
- * are resolved walking its primary-key field forward (tern_seg_doc: a hit
- * in the cursor's block needs no index or header, one in its restart run
- * is reached from the previous hit) — and the sources are merged by key,
- * a linear min over the few of them.
+ * So the hits are drained once, split by source (a decoded postings block
+ * at a time: tern_postings_drain), and each segment's keys are resolved
+ * walking its primary-key field forward, a terms block's hits at a time
+ * (tern_seg_hits_fill: the entries between walked by their lengths, only
+ * the characters that survive into a hit's key decoded, its value taken
+ * only when asked for) — and the sources are merged by key, a linear min
+ * over the few of them; one source is handed out batch by batch.
  */
 #include "engine/util/errwrap.h"
 #include "engine/state/index.h"
 
-#include "codec/segment_scan.h"
+#include "codec/segment_hits.h"
 #include "codec/status.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Hits whose entries are prefetched ahead of the one resolved. */
-#define PREFETCH_AHEAD 2u
-
 typedef struct hit_walk {
   const tern_slot *slot; /* NULL: the buffer */
-  const uint64_t *docs;  /* of this source, ascending */
-  size_t n, pos;
-  tern_seg_cursor *sc;
-  size_t fetched; /* hits before it asked for (prefetched) already */
-  tern_slice key;
+  const uint32_t *docs;  /* of this source, ascending */
+  size_t n, pos;         /* pos: the docs resolved (segment) or handed out (buffer) */
+  tern_seg_cursor *sc;   /* segment: the walk's block */
+  tern_seg_hits *hits;   /* segment: the keys of the batch held */
+  uint32_t at;           /* segment: the batch's next hit to hand out */
+  tern_slice key;        /* the current hit's, when the walk has one */
 } hit_walk;
 
-static int drain(tern_postings *p, uint64_t **out, size_t *n) {
-  size_t cap = 1024, k = 0;
-  uint64_t *d = malloc(cap * sizeof *d), doc;
-  if (!d) return tern_fail(TERN_ENOMEM, "hits: out of memory");
-  int rc;
-  while ((rc = tern_postings_next(p, &doc)) == TERN_OK && doc != TERN_NO_MORE_DOCS) {
-    if (k == cap) {
-      uint64_t *g = realloc(d, 2 * cap * sizeof *g);
-      if (!g) {
-        rc = tern_fail(TERN_ENOMEM, "hits: out of memory");
-        break;
-      }
-      d = g;
-      cap *= 2;
-    }
-    d[k++] = doc;
-  }
-  if (rc != TERN_OK) {
-    free(d);
-    return rc;
-  }
-  *out = d;
-  *n = k;
-  return TERN_OK;
-}
-
-/* The key of the walker's current hit, and its value when asked. */
-static int walk_resolve(hit_walk *w, const tern_snapshot *snap, int want, tern_slice *val) {
-  uint32_t d = (uint32_t)w->docs[w->pos];
-  *val = (tern_slice){NULL, 0};
+/* Whether w has a hit left (its key in w->key), a batch resolved when the
+ * last is handed out: 1, 0 when done, <0 error. */
+static int walk_head(hit_walk *w, const tern_snapshot *snap) {
   if (!w->slot) {
-    const tern_mdoc *m = &snap->buf->docs[d];
+    if (w->pos == w->n) return 0;
+    const tern_mdoc *m = &snap->buf->docs[w->docs[w->pos]];
     w->key = (tern_slice){m->key.p, m->key.len};
-    return want ? tern_memseg_value(snap->buf, d, val) : TERN_OK;
+    return 1;
   }
-  const tern_seg *seg = w->slot->ref->seg;
-  /* Even the very next entry: tern_seg_doc reaches it from the cursor's
-   * entry with nothing to walk, where a step would decode a batch of
-   * terms ahead (tern_seg_next_term) that the next hit drops. */
-  TERN_TRY(tern_seg_doc(seg, d, w->sc, &w->key, want ? val : NULL));
-  /* The next hit's entry is a few hundred bytes on: a miss to memory
-   * (half of a hit's time) unless asked for now.  Each hit is asked for
-   * once: those up to PREFETCH_AHEAD on that an earlier hit did not ask
-   * for (usually just the last; one in the next block is asked for when
-   * the cursor has reached it). */
-  size_t k = w->fetched > w->pos + 1 ? w->fetched : w->pos + 1;
-  for (; k < w->n && k <= w->pos + PREFETCH_AHEAD; k++)
-    if (!tern_seg_prefetch_doc(seg, w->sc, (uint32_t)w->docs[k])) break;
-  w->fetched = k;
-  return TERN_OK;
+  if (w->at == w->hits->n) {
+    if (w->pos == w->n) return 0;
+    size_t done;
+    w->at = 0;
+    TERN_TRY(tern_seg_hits_fill(w->slot->ref->seg, w->sc, w->hits, w->docs + w->pos,
+                                w->n - w->pos, &done));
+    w->pos += done;
+  }
+  w->key = tern_seg_hits_key(w->hits, w->at);
+  return 1;
 }
 
-static int walks_open(const tern_snapshot *snap, const uint64_t *docs, size_t n, hit_walk *w,
-                      size_t *nw) {
-  size_t k = 0;
-  for (size_t i = 0; i < n;) {
-    uint32_t ord = (uint32_t)(docs[i] >> 32);
-    size_t j = i;
-    while (j < n && (uint32_t)(docs[j] >> 32) == ord)
-      j++;
-    hit_walk *h = &w[k++];
+/* The current hit's value. */
+static int walk_value(hit_walk *w, const tern_snapshot *snap, tern_slice *val) {
+  if (!w->slot) return tern_memseg_value(snap->buf, w->docs[w->pos], val);
+  return tern_seg_hits_value(w->slot->ref->seg, w->sc, w->hits, w->at, val);
+}
+
+static inline void walk_step(hit_walk *w) {
+  if (w->slot)
+    w->at++;
+  else
+    w->pos++;
+}
+
+static int walks_open(const tern_snapshot *snap, const uint32_t *docs, const tern_hit_run *runs,
+                      size_t nruns, hit_walk *w, size_t *nw) {
+  *nw = 0;
+  for (size_t i = 0; i < nruns; i++) {
+    hit_walk *h = &w[i];
     memset(h, 0, sizeof *h);
-    h->slot = ord < snap->st->nslots ? &snap->st->slots[ord] : NULL;
-    h->docs = docs + i;
-    h->n = j - i;
+    h->slot = runs[i].ord < snap->st->nslots ? &snap->st->slots[runs[i].ord] : NULL;
+    h->docs = docs + runs[i].start;
+    h->n = runs[i].n;
+    *nw = i + 1;
     if (h->slot) {
       h->sc = malloc(sizeof *h->sc);
-      if (!h->sc) {
-        *nw = k - 1;
-        return tern_fail(TERN_ENOMEM, "hits: out of memory");
-      }
+      h->hits = malloc(sizeof *h->hits);
+      if (!h->sc || !h->hits) return tern_fail(TERN_ENOMEM, "hits: out of memory");
       tern_seg_cursor_init(h->sc);
+      tern_seg_hits_init(h->hits);
     }
-    i = j;
   }
-  *nw = k;
   return TERN_OK;
 }
 
 static void walks_close(hit_walk *w, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (w[i].sc) {
-      tern_seg_cursor_release(w[i].sc);
-      free(w[i].sc);
-    }
+  for (size_t i = 0; i < n; i++) {
+    if (w[i].sc) tern_seg_cursor_release(w[i].sc);
+    free(w[i].sc);
+    free(w[i].hits);
+  }
 }
 
 /* The walk of one iterator's hits, kept in it between calls so that a walk
  * a callback stopped resumes where it stopped. */
 struct tern_by_key {
-  uint64_t *docs;
+  uint32_t *docs;
   size_t n;
+  tern_hit_run *runs;
   hit_walk *w;
   size_t nw;
-  tern_slice *vals; /* of each walker's current hit */
-  int heads_want;   /* want_values the walkers' current hits were resolved with; -1: not */
 };
 
 void tern_by_key_free(struct tern_by_key *b) {
   if (!b) return;
   if (b->w) walks_close(b->w, b->nw);
   free(b->w);
-  free(b->vals);
+  free(b->runs);
   free(b->docs);
   free(b);
 }
@@ -143,13 +118,12 @@ void tern_by_key_free(struct tern_by_key *b) {
 static int by_key_start(tern_postings *p, const tern_snapshot *snap, struct tern_by_key **out) {
   struct tern_by_key *b = calloc(1, sizeof *b);
   if (!b) return tern_fail(TERN_ENOMEM, "hits: out of memory");
-  b->heads_want = -1;
-  int rc = drain(p, &b->docs, &b->n);
+  size_t nruns = 0;
+  int rc = tern_postings_drain(p, &b->docs, &b->n, &b->runs, &nruns);
   if (rc == TERN_OK) {
-    b->w = calloc(snap->st->nslots + 1, sizeof *b->w);
-    b->vals = calloc(snap->st->nslots + 1, sizeof *b->vals);
-    rc = b->w && b->vals ? walks_open(snap, b->docs, b->n, b->w, &b->nw)
-                         : tern_fail(TERN_ENOMEM, "hits: out of memory");
+    b->w = calloc(nruns + 1, sizeof *b->w);
+    rc = b->w ? walks_open(snap, b->docs, b->runs, nruns, b->w, &b->nw)
+              : tern_fail(TERN_ENOMEM, "hits: out of memory");
   }
   if (rc != TERN_OK) {
     tern_by_key_free(b);
@@ -159,33 +133,65 @@ static int by_key_start(tern_postings *p, const tern_snapshot *snap, struct tern
   return TERN_OK;
 }
 
+/* One source: its batches handed out as they are, no key compared. */
+static int walk_alone(hit_walk *w, const tern_snapshot *snap, int want, tern_doc_fn fn,
+                      void *payload) {
+  int rc;
+  while ((rc = walk_head(w, snap)) == 1) {
+    if (!w->slot || want) { /* a hit at a time: its value to take */
+      tern_slice val = {NULL, 0};
+      if (want) TERN_TRY(walk_value(w, snap, &val));
+      int cb = fn(payload, w->key, val);
+      walk_step(w);
+      if (cb != 0) return tern_fail_stopped(cb);
+      continue;
+    }
+    /* Keys only: the batch's hits in a loop of their own. */
+    const tern_seg_hits *h = w->hits;
+    for (uint32_t j = w->at, n = h->n; j < n; j++) {
+      int cb = fn(payload, tern_seg_hits_key(h, j), (tern_slice){NULL, 0});
+      if (cb != 0) {
+        w->at = j + 1;
+        return tern_fail_stopped(cb);
+      }
+    }
+    w->at = h->n;
+  }
+  return rc;
+}
+
 static int merge_walks(struct tern_by_key *b, const tern_snapshot *snap, int want,
                        tern_doc_fn fn, void *payload) {
   hit_walk *w = b->w;
   size_t nw = b->nw;
-  if (b->heads_want != want) {
-    for (size_t i = 0; i < nw; i++)
-      if (w[i].pos < w[i].n) TERN_TRY(walk_resolve(&w[i], snap, want, &b->vals[i]));
-    b->heads_want = want;
-  }
-  for (;;) {
+  if (nw == 1) return walk_alone(w, snap, want, fn, payload);
+  uint8_t live[64], *more = nw <= sizeof live ? live : malloc(nw);
+  if (!more) return tern_fail(TERN_ENOMEM, "hits: out of memory");
+  int rc = TERN_OK;
+  for (size_t i = 0; i < nw && rc >= 0; i++)
+    rc = walk_head(&w[i], snap);
+  for (size_t i = 0; i < nw && rc >= 0; i++)
+    more[i] = w[i].slot ? w[i].at < w[i].hits->n : w[i].pos < w[i].n;
+  while (rc >= 0) {
     size_t best = nw;
     for (size_t i = 0; i < nw; i++)
-      if (w[i].pos < w[i].n &&
-          (best == nw || tern_key_cmp(w[i].key.data, w[i].key.len, w[best].key.data,
-                                      w[best].key.len) < 0))
+      if (more[i] && (best == nw || tern_key_cmp(w[i].key.data, w[i].key.len, w[best].key.data,
+                                                 w[best].key.len) < 0))
         best = i;
-    if (best == nw) return TERN_OK;
-    int cb = fn(payload, w[best].key, b->vals[best]);
-    if (++w[best].pos < w[best].n) {
-      int rc = walk_resolve(&w[best], snap, want, &b->vals[best]);
-      if (rc != TERN_OK) {
-        b->heads_want = -1; /* resolved again by the next call */
-        return rc;
-      }
+    if (best == nw) {
+      rc = TERN_OK;
+      break;
     }
-    if (cb != 0) return tern_fail_stopped(cb);
+    tern_slice val = {NULL, 0};
+    if (want && (rc = walk_value(&w[best], snap, &val)) != TERN_OK) break;
+    int cb = fn(payload, w[best].key, val);
+    walk_step(&w[best]);
+    rc = walk_head(&w[best], snap);
+    if (rc >= 0) more[best] = (uint8_t)rc;
+    if (rc >= 0 && cb != 0) rc = tern_fail_stopped(cb);
   }
+  if (more != live) free(more);
+  return rc;
 }
 
 int tern_postings_each_by_key(tern_postings *p, int want_values, tern_doc_fn fn, void *payload) {

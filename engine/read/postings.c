@@ -308,6 +308,112 @@ int tern_postings_close(tern_postings *p) {
   return TERN_OK;
 }
 
+/* ------------------------------------------------ drained by source */
+
+typedef struct drain_out {
+  uint32_t *d;
+  size_t n, cap;
+  tern_hit_run *r; /* room for every source */
+  size_t nr;
+} drain_out;
+
+static int out_room(drain_out *o, size_t more) {
+  if (o->cap - o->n >= more) return TERN_OK;
+  size_t cap = o->cap ? o->cap : 1024;
+  while (cap - o->n < more) cap *= 2;
+  uint32_t *g = realloc(o->d, cap * sizeof *g);
+  if (!g) return tern_fail(TERN_ENOMEM, "hits: out of memory");
+  o->d = g;
+  o->cap = cap;
+  return TERN_OK;
+}
+
+/* The run of source ord, opened when the last is another's. */
+static tern_hit_run *out_run(drain_out *o, uint32_t ord) {
+  if (o->nr == 0 || o->r[o->nr - 1].ord != ord) o->r[o->nr++] = (tern_hit_run){ord, o->n, 0};
+  return &o->r[o->nr - 1];
+}
+
+/* k docs of a segment source, its deleted ones left out. */
+static int out_docs(drain_out *o, const tern_slot *slot, const uint32_t *d, size_t k) {
+  TERN_TRY(out_room(o, k));
+  uint32_t *to = o->d + o->n;
+  if (!slot || !slot->live) {
+    memcpy(to, d, k * sizeof *d);
+    o->n += k;
+    return TERN_OK;
+  }
+  size_t m = 0;
+  for (size_t i = 0; i < k; i++) {
+    to[m] = d[i];
+    m += (size_t)tern_livedocs_is_live(slot->live->ld, d[i]);
+  }
+  o->n += m;
+  return TERN_OK;
+}
+
+/* One source of a term whole, a decoded block at a time. */
+static int drain_source(src_iter *s, drain_out *o) {
+  tern_hit_run *run = out_run(o, s->ord);
+  size_t from = o->n;
+  if (!s->slot) {
+    TERN_TRY(out_docs(o, NULL, s->mdocs + s->mpos, s->mn - s->mpos));
+    s->mpos = s->mn;
+  } else {
+    for (;;) {
+      const uint32_t *d;
+      uint32_t k;
+      TERN_TRY(tern_postings_iter_next_block(&s->it, &d, &k));
+      if (k == 0) break;
+      TERN_TRY(out_docs(o, s->slot, d, k));
+    }
+  }
+  run->n += o->n - from;
+  if (run->n == 0) o->nr--; /* every doc deleted */
+  return TERN_OK;
+}
+
+/* Any iterator: tern_postings_next, each doc to its source's run. */
+static int drain_next(tern_postings *p, drain_out *o) {
+  uint64_t doc;
+  int rc;
+  while ((rc = tern_postings_next(p, &doc)) == TERN_OK && doc != TERN_NO_MORE_DOCS) {
+    TERN_TRY(out_room(o, 1));
+    out_run(o, (uint32_t)(doc >> 32))->n++;
+    o->d[o->n++] = (uint32_t)doc;
+  }
+  return rc;
+}
+
+static int drain_into(tern_postings *p, drain_out *o) {
+  if (p->n != 1 || p->started) return drain_next(p, o);
+  term_iter *ti = &p->terms[0];
+  for (; ti->cur < ti->n; ti->cur++)
+    TERN_TRY(drain_source(&ti->src[ti->cur], o));
+  ti->started = 1;
+  ti->doc = TERN_NO_MORE_DOCS;
+  p->started = 1;
+  p->doc = TERN_NO_MORE_DOCS;
+  return TERN_OK;
+}
+
+int tern_postings_drain(tern_postings *p, uint32_t **docs, size_t *n, tern_hit_run **runs,
+                        size_t *nruns) {
+  drain_out o = {0};
+  o.r = malloc((p->snap->st->nslots + 1) * sizeof *o.r);
+  int rc = o.r ? drain_into(p, &o) : tern_fail(TERN_ENOMEM, "hits: out of memory");
+  if (rc != TERN_OK) {
+    free(o.d);
+    free(o.r);
+    return rc;
+  }
+  *docs = o.d;
+  *n = o.n;
+  *runs = o.r;
+  *nruns = o.nr;
+  return TERN_OK;
+}
+
 tern_snapshot *tern_postings_snapshot(const tern_postings *p) { return p->snap; }
 
 struct tern_by_key **tern_postings_by_key(tern_postings *p) { return &p->by_key; }

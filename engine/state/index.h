@@ -665,6 +665,17 @@ tern_snapshot *tern_postings_snapshot(const tern_postings *p);
  * (cursor_hits.c), freed by tern_postings_close through tern_by_key_free. */
 struct tern_by_key;
 struct tern_by_key **tern_postings_by_key(tern_postings *p);
+/* postings.c, for cursor_hits.c: p's documents, drained, split by source:
+ * run i is docs[start, start + n) of source ord (ascending), live ones
+ * only, runs in source order; p is then past its last document.  A
+ * one-term iterator not started takes its sources' postings a decoded
+ * block at a time; any other, tern_postings_next. */
+typedef struct tern_hit_run {
+  uint32_t ord;
+  size_t start, n;
+} tern_hit_run;
+int tern_postings_drain(tern_postings *p, uint32_t **docs, size_t *n, tern_hit_run **runs,
+                        size_t *nruns);
 void tern_by_key_free(struct tern_by_key *b);
 
 #endif

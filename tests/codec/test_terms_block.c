@@ -220,6 +220,114 @@ static void check_seek_from(tu_rng *r, const tern_tb_block *b, const ref_term *v
   }
 }
 
+/* ------------------------------------------------ resolving ranks */
+
+/* A resolved entry's tail against the reference. */
+static void check_hit(const ref_term *want, const tern_tb_block *b, const tern_tb_hit *x) {
+  if (want->docs) {
+    assert_false(x->flags & TERN_TB_HIT_POSTINGS);
+    assert_int_equal(x->doc, want->docs[0]);
+  } else {
+    assert_true(x->flags & TERN_TB_HIT_POSTINGS);
+    assert_int_equal(x->df, want->df);
+    assert_int_equal(x->post_off, want->off);
+    assert_int_equal(x->post_len, want->plen);
+  }
+  assert_int_equal(x->vlen, want->vlen);
+  if (want->val) {
+    assert_true(x->flags & TERN_TB_HIT_VINLINE);
+    uint8_t buf[2048];
+    tern_tb_tail t = {.vbit = x->vbit, .vlen = x->vlen, .vinline = 1};
+    tern_tb_copy_value(b, &t, buf);
+    if (want->vlen) assert_memory_equal(buf, want->val, want->vlen);
+  } else if (b->f.has_values) {
+    assert_false(x->flags & TERN_TB_HIT_VINLINE);
+    assert_int_equal(x->voff, want->voff);
+  }
+}
+
+/* Ascending entries of the block (each with probability 1/every; the
+ * first and last half the time), as ids = entry + base, and two ids past
+ * the block after them.  Returns their count (without the two). */
+static uint32_t pick_entries(tu_rng *r, uint32_t n, uint64_t base, uint32_t *ids) {
+  uint32_t every = 1 + (uint32_t)tu_below(r, 20), m = 0;
+  int ends = tu_below(r, 2) == 0;
+  for (uint32_t i = 0; i < n; i++)
+    if ((ends && (i == 0 || i + 1 == n)) || tu_below(r, every) == 0) ids[m++] = (uint32_t)(base + i);
+  ids[m] = (uint32_t)(base + n);
+  ids[m + 1] = (uint32_t)(base + n + 1 + tu_below(r, 100));
+  return m;
+}
+
+/* tern_tb_resolve over random subsets of the block, in calls of random
+ * sizes (each carrying the walk over), against the reference terms. */
+static void check_resolve(tu_rng *r, const tern_tb_block *b, const ref_term *v, uint32_t n) {
+  static tern_tb_hits h;
+  uint32_t *ids = malloc((n + 2) * sizeof *ids);
+  assert_non_null(ids);
+  for (int round = 0; round < 6; round++) {
+    uint64_t base = tu_below(r, 2) ? 0 : 1 + tu_below(r, 1u << 20);
+    uint32_t m = pick_entries(r, n, base, ids), at = 0;
+    tern_tb_iter it = {0};
+    while (at < m) {
+      uint32_t want = 1 + (uint32_t)tu_below(r, 80), done;
+      int rc = tern_tb_resolve(b, &it, &h, ids + at, want, base, &done);
+      if (rc) fprintf(stderr, "resolve: %s\n", tern_errmsg());
+      assert_int_equal(rc, TERN_OK);
+      assert_true(done >= 1 && done <= want && done <= TERN_TB_HITS_MAX && done == h.n);
+      for (uint32_t j = 0; j < done; j++) {
+        const ref_term *w = &v[ids[at + j] - base];
+        assert_int_equal(h.hit[j].len, w->len);
+        assert_memory_equal(h.bytes + h.hit[j].off, w->t, w->len);
+        check_hit(w, b, &h.hit[j]);
+      }
+      at += done;
+    }
+    uint32_t done = 99; /* past the block: nothing resolved, no error */
+    assert_int_equal(tern_tb_resolve(b, &it, &h, ids + m, 2, base, &done), TERN_OK);
+    assert_int_equal(done, 0);
+    if (m >= 2) { /* an entry before the walk's position */
+      uint32_t back = ids[m - 2];
+      assert_int_equal(tern_tb_resolve(b, &it, &h, &back, 1, base, &done), TERN_EINVAL);
+    }
+  }
+  free(ids);
+}
+
+/* check_resolve without and with the pair table. */
+static void check_resolve_both(tu_rng *r, const tern_tb_block *b, const ref_term *v, uint32_t n) {
+  tern_tb_block plain = *b, paired = *b;
+  plain.pair = NULL;
+  check_resolve(r, &plain, v, n);
+  tern_tb_use_pairs(&paired, &g_pairs, 1);
+  check_resolve(r, &paired, v, n);
+}
+
+/* tern_tb_resolve on a damaged block: TERN_ECORRUPT, or terms of a
+ * length a term may have; never a read outside the block. */
+static void resolve_damaged(tu_rng *r, const tern_tb_block *blk) {
+  static tern_tb_hits h;
+  tern_tb_block copy = *blk, *b = &copy;
+  tern_tb_tables(b);
+  uint32_t n = b->n < 4096 ? b->n : 4096;
+  uint32_t *ids = malloc((n + 2) * sizeof *ids);
+  assert_non_null(ids);
+  uint32_t m = pick_entries(r, n, 0, ids), at = 0;
+  tern_tb_iter it = {0};
+  while (at < m) {
+    uint32_t done;
+    int rc = tern_tb_resolve(b, &it, &h, ids + at, m - at, 0, &done);
+    if (rc != TERN_OK) {
+      assert_int_equal(rc, TERN_ECORRUPT);
+      break;
+    }
+    assert_true(done >= 1);
+    for (uint32_t j = 0; j < done; j++) assert_true(h.hit[j].len <= TERN_TB_TERM_MAX);
+    at += done;
+  }
+  free(ids);
+}
+
 /* The tail a batch decoded with its terms (k->tails), as tern_tb_tail. */
 static void batch_tail(const tern_tb_block *b, const tern_tb_keys *k, uint32_t j, tern_tb_tail *t) {
   t->df = 1;
@@ -313,6 +421,7 @@ static void check_block(tu_rng *r, const uint8_t *page, const tern_tb_field *f, 
   check_pairs(&b, v, n);
   check_batches(r, &b, v, n);
   check_seek_from(r, &b, v, n);
+  check_resolve_both(r, &b, v, n);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t idx;
     tern_tb_iter at;
@@ -483,6 +592,7 @@ static void fuzz_block(tu_rng *r, const uint8_t *page, const tern_tb_field *f, c
     }
     iterate_damaged(&b, term, &t);
     iterate_damaged_batches(&b, term, &t);
+    resolve_damaged(r, &b);
     search_damaged(&b, v, n, term, &t);
   }
 }
