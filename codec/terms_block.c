@@ -1053,11 +1053,24 @@ static int keys_tails(const tern_tb_block *b, const tern_tb_iter *it, tern_tb_ke
   k->vlen = b->f.has_values ? b->vlen_min : 0;
   uint32_t tpos = it->pos, step = (uint32_t)b->tail_bits, bw = b->bw_doc;
   int64_t base = b->doc_base + k->first, max = b->f.max_doc;
-  for (uint32_t j = 0; j < k->n; j++, tpos += step) {
-    int64_t d = base + (int64_t)get_col(b, tpos, bw) + j;
-    if (TERN_UNLIKELY(d < 0 || d >= max)) return corrupt(b, "doc id out of range");
-    k->doc[j] = (uint32_t)d;
-    k->vbit[j] = (uint16_t)(tpos + bw);
+  if (bw == 0) {
+    /* No doc column (doc ids are the entries' ordinals, as the engine
+     * writes them): doc j is base + j, so the first and the last bound
+     * them all, and the loop stores only. */
+    if (TERN_UNLIKELY(k->n && (base < 0 || base + k->n - 1 >= max)))
+      return corrupt(b, "doc id out of range");
+    for (uint32_t j = 0; j < k->n; j++) {
+      k->doc[j] = (uint32_t)(base + j);
+      k->vbit[j] = (uint16_t)(tpos + j * step);
+    }
+    tpos += k->n * step;
+  } else {
+    for (uint32_t j = 0; j < k->n; j++, tpos += step) {
+      int64_t d = base + (int64_t)get_col(b, tpos, bw) + j;
+      if (TERN_UNLIKELY(d < 0 || d >= max)) return corrupt(b, "doc id out of range");
+      k->doc[j] = (uint32_t)d;
+      k->vbit[j] = (uint16_t)(tpos + bw);
+    }
   }
   if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
   return TERN_OK;
