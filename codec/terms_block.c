@@ -1112,6 +1112,9 @@ static void scan_consts_of(const tern_tb_block *b, scan_consts *sc) {
   sc->k2 = b->nsym * b->nsym;
   sc->powg = (uint32_t)(b->pow[b->group] - 1); /* K^g <= 2^32: its largest code */
   sc->gb = b->gbits[b->group];
+  /* A valid group has K^(g+1) <= 2^32 (set_digit_coding), so a code of g
+   * characters has at most 28 bits (g = 6, K = 23): two fit in one read. */
+  assert(2 * sc->gb <= 57);
   sc->gmask = (uint32_t)(((uint64_t)1 << sc->gb) - 1);
   sc->cp = b->cp;
   sc->fixed = b->fixed_len;
@@ -1192,25 +1195,26 @@ static inline __attribute__((always_inline)) uint32_t scan_suffix(const scan_con
                                                                   uint8_t *out, uint32_t g,
                                                                   int *bad) {
   uint32_t n = slen / g, r = slen - n * g, i = 0;
-  /* Two codes a read while they fit in its 57 bits (g = 5, K = 36: 2 x 26). */
-  if (2 * sc->gb <= 57)
-    for (; i + 2 <= n; i += 2, sp += 2 * sc->gb, out += 2 * g) {
-      uint64_t v = scan_get(sc->page, sp, 2 * sc->gb);
-      uint32_t c0 = (uint32_t)v & sc->gmask, c1 = (uint32_t)(v >> sc->gb);
-      if (TERN_UNLIKELY(c0 > sc->powg || c1 > sc->powg)) {
-        *bad = 1;
-        return sp;
-      }
-      scan_store(out, code_word(sc, c0, g));
-      scan_store(out + g, code_word(sc, c1, g));
+  /* Two codes a read: they always fit in its 57 bits (scan_consts_of). */
+  for (; i + 2 <= n; i += 2, sp += 2 * sc->gb, out += 2 * g) {
+    uint64_t v = scan_get(sc->page, sp, 2 * sc->gb);
+    uint32_t c0 = (uint32_t)v & sc->gmask, c1 = (uint32_t)(v >> sc->gb);
+    if (TERN_UNLIKELY(c0 > sc->powg || c1 > sc->powg)) {
+      *bad = 1;
+      return sp;
     }
-  for (; i < n; i++, sp += sc->gb, out += g) {
+    scan_store(out, code_word(sc, c0, g));
+    scan_store(out + g, code_word(sc, c1, g));
+  }
+  if (i < n) { /* the odd one: at most one is left */
     uint32_t code = (uint32_t)scan_get(sc->page, sp, sc->gb);
     if (TERN_UNLIKELY(code > sc->powg)) {
       *bad = 1;
       return sp;
     }
     scan_store(out, code_word(sc, code, g));
+    sp += sc->gb;
+    out += g;
   }
   uint32_t rb = sc->gbits[r], code = (uint32_t)(scan_get(sc->page, sp, 32) & sc->rmask[r]);
   if (TERN_UNLIKELY(code >= sc->pow[r])) {
