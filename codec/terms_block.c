@@ -1104,8 +1104,15 @@ typedef struct scan_consts {
   uint32_t rmask[TERN_TB_GROUP_MAX + 1]; /* the mask of a code of r characters */
 } scan_consts;
 
-static void scan_consts_of(const tern_tb_block *b, scan_consts *sc) {
+/* pad: where the block is copied when its key stream ends within 8
+ * bytes of the page's end (scan_read). */
+static void scan_consts_of(const tern_tb_block *b, scan_consts *sc, uint8_t *pad) {
   sc->page = b->page;
+  if (TERN_UNLIKELY(b->tails_start / 8 + 8 > TERN_TB_PAGE)) {
+    memcpy(pad, b->page, TERN_TB_PAGE);
+    memset(pad + TERN_TB_PAGE, 0, 8);
+    sc->page = pad;
+  }
   sc->pair = b->pair;
   sc->rg = b->rpow[b->group];
   sc->k1 = b->nsym;
@@ -1127,11 +1134,11 @@ static void scan_consts_of(const tern_tb_block *b, scan_consts *sc) {
     sc->rmask[r] = (uint32_t)(((uint64_t)1 << b->gbits[r]) - 1);
 }
 
-static inline uint64_t scan_get(const uint8_t *page, uint32_t pos, unsigned w) {
-  uint32_t byte = pos >> 3;
-  uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(page + byte)
-                                                     : tail64(page, byte);
-  return (v >> (pos & 7)) & (((uint64_t)1 << w) - 1);
+/* w <= 57 bits at bit pos of the key stream, pos <= tails_start: no
+ * bound test, as sc->page has 8 readable bytes past tails_start / 8
+ * (the block's own page, or scan_consts_of's padded copy). */
+static inline uint64_t scan_read(const uint8_t *page, uint32_t pos, unsigned w) {
+  return (tern_bits_le64(page + (pos >> 3)) >> (pos & 7)) & (((uint64_t)1 << w) - 1);
 }
 
 /* v's bytes, the lowest first, at p: one store (tern_store64 goes byte
@@ -1195,9 +1202,16 @@ static inline __attribute__((always_inline)) uint32_t scan_suffix(const scan_con
                                                                   uint8_t *out, uint32_t g,
                                                                   int *bad) {
   uint32_t n = slen / g, r = slen - n * g, i = 0;
+  /* The suffix ends inside the key stream, checked before it is read:
+   * every read below then starts at or before tails_start (scan_read). */
+  uint32_t end = sp + n * sc->gb + sc->gbits[r];
+  if (TERN_UNLIKELY(end > sc->tails_start)) {
+    *bad = 2;
+    return sp;
+  }
   /* Two codes a read: they always fit in its 57 bits (scan_consts_of). */
   for (; i + 2 <= n; i += 2, sp += 2 * sc->gb, out += 2 * g) {
-    uint64_t v = scan_get(sc->page, sp, 2 * sc->gb);
+    uint64_t v = scan_read(sc->page, sp, 2 * sc->gb);
     uint32_t c0 = (uint32_t)v & sc->gmask, c1 = (uint32_t)(v >> sc->gb);
     if (TERN_UNLIKELY(c0 > sc->powg || c1 > sc->powg)) {
       *bad = 1;
@@ -1207,7 +1221,7 @@ static inline __attribute__((always_inline)) uint32_t scan_suffix(const scan_con
     scan_store(out + g, code_word(sc, c1, g));
   }
   if (i < n) { /* the odd one: at most one is left */
-    uint32_t code = (uint32_t)scan_get(sc->page, sp, sc->gb);
+    uint32_t code = (uint32_t)scan_read(sc->page, sp, sc->gb);
     if (TERN_UNLIKELY(code > sc->powg)) {
       *bad = 1;
       return sp;
@@ -1216,13 +1230,13 @@ static inline __attribute__((always_inline)) uint32_t scan_suffix(const scan_con
     sp += sc->gb;
     out += g;
   }
-  uint32_t rb = sc->gbits[r], code = (uint32_t)(scan_get(sc->page, sp, 32) & sc->rmask[r]);
+  uint32_t code = (uint32_t)(scan_read(sc->page, sp, 32) & sc->rmask[r]);
   if (TERN_UNLIKELY(code >= sc->pow[r])) {
     *bad = 1;
     return sp;
   }
   scan_store(out, code_word(sc, code, g) >> (8 * (g - r)));
-  return sp + rb;
+  return end;
 }
 
 /* Restart r's term at dst in a batch, with restart_term's checks, inline
@@ -1268,8 +1282,10 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
                                                             uint8_t *term, tern_tb_keys *k,
                                                             uint32_t end, uint32_t g, int fixed) {
   scan_consts sc;
-  scan_consts_of(b, &sc);
+  scan_consts_of(b, &sc, k->pad);
   uint32_t first = it->entry, kpos = it->kpos, len = it->len, j = 0, n = end - first;
+  if (TERN_UNLIKELY(kpos > sc.tails_start)) /* scan_read's bound, once a batch */
+    return corrupt(b, "key past the end of the key stream");
   uint32_t pmask = (1u << sc.bw_plen) - 1, smask = (1u << sc.bw_slen) - 1;
   uint32_t hb = sc.bw_plen + sc.bw_slen; /* sc.bw_slen is 0 when fixed: h is the prefix alone */
   if (fixed) pmask = ~0u;
@@ -1281,7 +1297,11 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
    * it is at k->bytes + used - len: no pointer to keep. */
   memcpy(k->bytes, term, len);
   uint32_t used = len;
-  while (j < n && used < TERN_TB_KEYS_FILL) {
+  if (fixed) { /* every entry adds sc.fixed bytes: the fill bounds the count */
+    uint32_t fit = (TERN_TB_KEYS_FILL - used + sc.fixed - 1) / sc.fixed;
+    if (n > fit) n = fit;
+  }
+  while (j < n && (fixed || used < TERN_TB_KEYS_FILL)) {
     if (TERN_UNLIKELY(j == jnext)) {
       TERN_TRY(batch_restart(b, r++, kpos, k->bytes + used, k->bytes + used - len, &len));
       jnext += b->restart;
@@ -1294,11 +1314,12 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
     }
     /* The entries before the next restart: a loop that calls nothing
      * (restart_term's call, inside it, made the compiler keep its values
-     * on the stack). */
+     * on the stack; one loop for both kinds of entry, with batch_restart
+     * inline, costs more still). */
     uint32_t stop = jnext < n ? jnext : n;
-    for (; j < stop && used < TERN_TB_KEYS_FILL; j++) {
+    for (; j < stop && (fixed || used < TERN_TB_KEYS_FILL); j++) {
       uint8_t *dst = k->bytes + used;
-      uint32_t h = (uint32_t)scan_get(sc.page, kpos, hb);
+      uint32_t h = (uint32_t)scan_read(sc.page, kpos, hb); /* kpos <= tails_start */
       uint32_t p = sc.cp + (h & pmask), slen;
       kpos += hb;
       if (TERN_UNLIKELY(p > len))
@@ -1314,9 +1335,9 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
       copy_shared(dst, dst - len, p, 0);
       int bad = 0;
       kpos = scan_suffix(&sc, kpos, slen, dst + p, g, &bad);
-      if (TERN_UNLIKELY(bad)) return corrupt(b, "character outside the block alphabet");
-      if (TERN_UNLIKELY(kpos > sc.tails_start))
-        return corrupt(b, "key past the end of the key stream");
+      if (TERN_UNLIKELY(bad))
+        return corrupt(b, bad == 2 ? "key past the end of the key stream"
+                                   : "character outside the block alphabet");
       len = p + slen;
       k->off[j] = (uint16_t)used;
       k->len[j] = (uint16_t)len;

@@ -707,6 +707,51 @@ static void test_batch_restart_damage(void **state) {
   free_terms(v, n);
 }
 
+/* A primary-key block without values whose key stream ends less than 8
+ * bytes before the page's end (doc ids are positions: no tails at all),
+ * so that a batch decodes it from a padded copy (scan_consts_of): every
+ * check of check_block against the sorted keys, then damaged pages.
+ * Blocks are filled until one ends that close to the page's end. */
+static void test_batch_padded_page(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, tu_seed() ^ 0x9add3d);
+  tern_tb_field f = {.threshold = 1, .inline_max = 64, .has_values = 0, .max_doc = UINT32_MAX};
+  uint32_t tight = 0;
+  for (int round = 0; round < 200 && tight < 3; round++) {
+    shape s = {"pk-novalues", 36, 'A', 16, 16, 0, 1, 1, 0, 64, 0};
+    ref_term *v;
+    uint32_t n;
+    gen_terms(&r, &s, 700, &v, &n);
+    tern_tb_builder *bld;
+    assert_int_equal(tern_tb_builder_new(&bld, 1 + (uint32_t)tu_below(&r, 16)), TERN_OK);
+    tern_tb_builder_start(bld, &f);
+    uint32_t cnt = 0;
+    for (; cnt < n; cnt++) {
+      v[cnt].docs[0] = cnt; /* doc ids equal to positions: no doc column */
+      tern_tb_input in;
+      input_of(&v[cnt], &in);
+      if (tern_tb_add(bld, &in) == 1) break;
+    }
+    assert_true(cnt < n); /* the block is full */
+    uint8_t *page = malloc(TERN_TB_PAGE);
+    assert_int_equal(tern_tb_finish(bld, page), TERN_OK);
+    tern_tb_block b;
+    assert_int_equal(tern_tb_open(&b, page, &f, cnt, "test", 0), TERN_OK);
+    assert_int_equal(b.tail_bits, 0);
+    if (b.tails_start / 8 + 8 > TERN_TB_PAGE) {
+      tight++;
+      check_block(&r, page, &f, v, cnt, &v[cnt]);
+      fuzz_block(&r, page, &f, v, cnt);
+    }
+    free(page);
+    tern_tb_builder_free(bld);
+    free_terms(v, n);
+  }
+  print_message("blocks ending within 8 bytes of the page: %u\n", tight);
+  assert_true(tight > 0);
+}
+
 static void test_long_terms(void **state) {
   (void)state;
   shape s = {"long", 4, 'x', 1, 1024, 0, 8, 64, 0, 64, 0};
@@ -943,6 +988,7 @@ int main(void) {
       cmocka_unit_test(test_one_entry),   cmocka_unit_test(test_max_entries),
       cmocka_unit_test(test_primary_keys), cmocka_unit_test(test_group_sizes),
       cmocka_unit_test(test_batch_random), cmocka_unit_test(test_batch_restart_damage),
+      cmocka_unit_test(test_batch_padded_page),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
