@@ -984,22 +984,6 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
   return TERN_OK;
 }
 
-/* Compares the page's alen bytes at a with its blen bytes at b, 8 at a
- * time (bytes_cmp without a call: restart keys are short). */
-static inline int page_bytes_cmp(const uint8_t *page, uint32_t a, uint32_t alen, uint32_t b,
-                                 uint32_t blen) {
-  uint32_t n = alen < blen ? alen : blen;
-  for (uint32_t at = 0; at < n; at += 8) {
-    uint64_t x = page_be64(page, a + at), y = page_be64(page, b + at);
-    if (x != y) {
-      /* Whole words: a difference at or past n only ends the comparison. */
-      if (at + (uint32_t)__builtin_clzll(x ^ y) / 8 >= n) break;
-      return x < y ? -1 : 1;
-    }
-  }
-  return (alen > blen) - (alen < blen);
-}
-
 /* ------------------------------------------------------- batched scanning */
 
 static inline int one_doc(const tern_tb_block *b);
@@ -1239,38 +1223,50 @@ static inline __attribute__((always_inline)) uint32_t scan_suffix(const scan_con
   return end;
 }
 
-/* Restart r's term at dst in a batch, with restart_term's checks, inline
- * and without its calls (a restart was an eighth of a scan's entries and
- * a fifth of its decode): the block prefix is copied from the term
- * before it in the batch (prev; every term of the block starts with the
- * prefix, and the batch's room covers copy_shared's overrun), the
- * restart key in 16-byte chunks while they stay inside the page. */
-static inline __attribute__((always_inline)) int batch_restart(const tern_tb_block *b, uint32_t r,
+/* Restart r's term at dst in a batch, inline and without calls (a
+ * restart was an eighth of a scan's entries and a fifth of its decode),
+ * with restart_term's checks of the key side: its position in the key
+ * stream (equal to kpos, which the stream keeps inside it), its key's
+ * span and the previous restart key's, and that the two ascend.  Its
+ * tail position is not the key side's: a batch with tails bounds them by
+ * the block's used length (keys_tails), and tern_tb_iter_tail checks a
+ * restart's own.  page: the batch's scan_consts page, readable 8 bytes
+ * past tails_start / 8, so past every restart key (they end at
+ * keys_start / 8).  The block prefix is copied from the term before it
+ * in the batch (prev; every term of the block starts with the prefix,
+ * and the batch's room covers copy_shared's overrun). */
+static inline __attribute__((always_inline)) int batch_restart(const tern_tb_block *b,
+                                                               const uint8_t *page, uint32_t r,
                                                                uint32_t kpos, uint8_t *dst,
                                                                const uint8_t *prev,
                                                                uint32_t *len) {
-  uint32_t rk, rt, lo, klen;
-  TERN_TRY(restart_pos(b, r, &rk, &rt));
+  uint32_t rk = r == 0 ? b->keys_start : tern_load16(b->rkpos + 2 * (r - 1));
   if (TERN_UNLIKELY(rk != kpos)) return corrupt(b, "restart position differs from the stream");
+  uint32_t lo, klen;
   TERN_TRY(restart_span(b, r, &lo, &klen));
   if (r > 0) {
     uint32_t plo, plen;
     TERN_TRY(restart_span(b, r - 1, &plo, &plen));
-    if (TERN_UNLIKELY(page_bytes_cmp(b->page, plo, plen, lo, klen) >= 0))
-      return corrupt(b, "restart keys not ascending");
+    /* Ascending, 8 bytes at a time (a difference at or past the shorter
+     * length only ends the comparison). */
+    uint32_t m = plen < klen ? plen : klen, at = 0;
+    int cmp = (plen > klen) - (plen < klen);
+    for (; at < m; at += 8) {
+      uint64_t x = be64_at(page + plo + at), y = be64_at(page + lo + at);
+      if (x != y) {
+        if (at + (uint32_t)__builtin_clzll(x ^ y) / 8 < m) cmp = x < y ? -1 : 1;
+        break;
+      }
+    }
+    if (TERN_UNLIKELY(cmp >= 0)) return corrupt(b, "restart keys not ascending");
   }
   uint32_t cp = b->cp;
   copy_shared(dst, prev, cp, 0);
   dst += cp;
-  const uint8_t *key = b->page + lo;
-  if (TERN_LIKELY(lo + klen + 16 <= TERN_TB_PAGE)) {
-    uint8_t v[16];
-    for (uint32_t i = 0; i < klen; i += 16) {
-      memcpy(v, key + i, 16);
-      memcpy(dst + i, v, 16);
-    }
-  } else {
-    memcpy(dst, key, klen);
+  for (uint32_t i = 0; i < klen; i += 8) { /* the room covers the overrun */
+    uint8_t v[8];
+    memcpy(v, page + lo + i, 8);
+    memcpy(dst + i, v, 8);
   }
   *len = cp + klen;
   return TERN_OK;
@@ -1303,7 +1299,7 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
   }
   while (j < n && (fixed || used < TERN_TB_KEYS_FILL)) {
     if (TERN_UNLIKELY(j == jnext)) {
-      TERN_TRY(batch_restart(b, r++, kpos, k->bytes + used, k->bytes + used - len, &len));
+      TERN_TRY(batch_restart(b, sc.page, r++, kpos, k->bytes + used, k->bytes + used - len, &len));
       jnext += b->restart;
       k->off[j] = (uint16_t)used;
       k->len[j] = (uint16_t)len;
