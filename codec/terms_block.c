@@ -195,6 +195,7 @@ static const uint32_t g_gdiv[TERN_TB_GROUP_MAX + 1] = {0, 65536, 32768, 21846, 1
  * its own row only, a few cache lines, not ~30 KiB of pages faulted in). */
 static uint64_t g_pow[257][TERN_TB_GROUP_MAX + 1], g_rpow[257][TERN_TB_GROUP_MAX + 1];
 static uint8_t g_bits[257][TERN_TB_GROUP_MAX + 1];
+static uint32_t g_rmask[257][TERN_TB_GROUP_MAX + 1]; /* (1 << g_bits) - 1: a code's mask */
 static uint8_t g_gmax[257]; /* the largest group that decodes exactly: K^(g+1) <= 2^32 */
 static uint16_t g_sbits[257][TERN_TB_GROUP_MAX + 1][TERN_TB_SBITS];
 static atomic_int g_row_ready[257];
@@ -208,6 +209,7 @@ static __attribute__((cold, noinline)) void fill_row(uint32_t k) {
     for (uint32_t j = 0; j <= TERN_TB_GROUP_MAX; j++, p *= k) {
       g_pow[k][j] = p;
       g_bits[k][j] = (uint8_t)tern_bitwidth(p - 1);
+      g_rmask[k][j] = (uint32_t)(((uint64_t)1 << g_bits[k][j]) - 1);
       g_rpow[k][j] = p == 1 ? 0 : UINT64_MAX / p + 1;
       if (j >= 1 && p * k <= (1ull << 32)) g_gmax[k] = (uint8_t)j;
     }
@@ -1085,7 +1087,7 @@ typedef struct scan_consts {
   uint32_t cp, fixed, bw_plen, bw_slen, tails_start;
   const uint8_t *gbits;  /* bits of a code of r characters (b->gbits) */
   const uint64_t *pow;   /* K^r (b->pow) */
-  uint32_t rmask[TERN_TB_GROUP_MAX + 1]; /* the mask of a code of r characters */
+  const uint32_t *rmask;  /* the mask of a code of r characters (g_rmask's row) */
 } scan_consts;
 
 /* pad: where the block is copied when its key stream ends within 8
@@ -1114,8 +1116,9 @@ static void scan_consts_of(const tern_tb_block *b, scan_consts *sc, uint8_t *pad
   sc->tails_start = b->tails_start;
   sc->gbits = b->gbits;
   sc->pow = b->pow;
-  for (uint32_t r = 0; r <= TERN_TB_GROUP_MAX; r++)
-    sc->rmask[r] = (uint32_t)(((uint64_t)1 << b->gbits[r]) - 1);
+  /* The row set_digit_coding made ready (b->tables: tern_tb_iter_keys
+   * tested it). */
+  sc->rmask = g_rmask[b->nsym ? b->nsym : 1];
 }
 
 /* w <= 57 bits at bit pos of the key stream, pos <= tails_start: no
