@@ -139,6 +139,16 @@ typedef struct tern_seg_cursor {
   tern_tb_keys *keys;            /* stepping: terms decoded ahead (next_term), or NULL */
   uint32_t keys_want;            /* entries the next batch decodes (grows as a scan goes on) */
   int keys_on;                   /* the key side of `it` and `term` stand past `keys` */
+  /* private: entries keyed_first .. keyed_first + keyed_n - 1 are in `keys`
+   * with their tails and the cursor stands in that batch (keys_on,
+   * positioned, keys->tails): what tern_seg_next_keyed tests, in one
+   * comparison; keyed_n is 0 whenever any of those does not hold */
+  uint32_t keyed_first, keyed_n;
+  /* private, with keyed_n: that batch's values are whole bytes of the
+   * block (a field with values, each at a bit position divisible by 8),
+   * of keyed_vlen bytes each */
+  int keyed_aligned;
+  uint32_t keyed_vlen;
   uint8_t page[TERN_BLOCK_SIZE]; /* pread mode: the block */
   uint8_t term[TERN_KEY_MAX];    /* the decoded term */
   uint32_t entry;                /* entry index in the block of the last result */
@@ -203,10 +213,9 @@ int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e
  * s); inline, so that the step is no call. */
 static inline int tern_seg_next_keyed(const tern_seg *s, tern_seg_cursor *c,
                                       const uint8_t **term, size_t *len) {
-  if (!c->keys_on || !c->positioned || c->seg != s) return 0;
-  const tern_tb_keys *k = c->keys;
-  uint32_t index = c->it.entry, j = index - k->first;
-  if (j >= k->n || !k->tails) return 0;
+  uint32_t index = c->it.entry, j = index - c->keyed_first;
+  if (j >= c->keyed_n || c->seg != s) return 0;
+  const tern_tb_keys *k = c->keys; /* keyed_n: keys_on, positioned and k->tails hold */
   tern_tb_iter_skip_tail(&c->blk, &c->it);
   c->entry = index;
   c->vbit = k->vbit[j];
@@ -222,9 +231,9 @@ int tern_seg_keyed_value_copy(const tern_seg *s, tern_seg_cursor *c, tern_slice 
 /* tern_seg_keyed_value's inline case alone: 1 with *value set when the
  * value is whole bytes of the block, else 0 (nothing done). */
 static inline int tern_seg_keyed_value_inplace(const tern_seg_cursor *c, tern_slice *value) {
-  if (!c->blk.f.has_values || (c->vbit & 7) != 0) return 0;
+  if (!c->keyed_aligned) return 0;
   value->data = c->blk.page + (c->vbit >> 3);
-  value->len = c->keys->vlen;
+  value->len = c->keyed_vlen;
   return 1;
 }
 static inline int tern_seg_keyed_value(const tern_seg *s, tern_seg_cursor *c, tern_slice *value) {

@@ -34,6 +34,7 @@ void tern_seg_cursor_init(tern_seg_cursor *c) {
   c->bitpos = 0;
   c->seg_uid = 0;
   c->positioned = 0;
+  c->keyed_n = 0;
 }
 
 void tern_seg_cursor_release(tern_seg_cursor *c) {
@@ -44,11 +45,13 @@ void tern_seg_cursor_release(tern_seg_cursor *c) {
   if (c->keys) free(c->keys);
   c->keys = NULL;
   c->keys_on = 0;
+  c->keyed_n = 0;
   if (c->value) free(c->value);
   c->value = NULL;
   c->value_cap = 0;
   c->block_no = -1;
   c->positioned = 0;
+  c->keyed_n = 0;
 }
 
 /* Makes block b of field f, whose bytes are at p, the cursor's block. */
@@ -58,6 +61,7 @@ static int hold_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, co
   TERN_TRY(tern_seg_open_block(s, f, b, p, info->entries, &c->blk));
   c->block_steps = 0;
   c->keys_on = 0;
+  c->keyed_n = 0;
   c->seg = s;
   c->field = f;
   c->seg_uid = s->uid;
@@ -74,6 +78,7 @@ static int load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, te
   if (c->seg_uid == s->uid && c->field == f && c->block_no == (int64_t)gb) return TERN_OK;
   c->block_no = -1;
   c->positioned = 0;
+  c->keyed_n = 0;
   tern_ti_block info = {0};
   TERN_TRY(tern_terms_index_block(&f->index, b, &info));
   const uint8_t *p;
@@ -89,6 +94,7 @@ int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const uint8_t *page, t
   uint64_t b = gb - f->first_block;
   c->block_no = -1;
   c->positioned = 0;
+  c->keyed_n = 0;
   tern_ti_block info = {0};
   TERN_TRY(tern_terms_index_block(&f->index, b, &info));
   memcpy(c->page, page, TERN_BLOCK_SIZE);
@@ -126,6 +132,7 @@ static inline void fill_from(tern_seg_cursor *c, uint32_t index, const uint8_t *
 static void fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,
                        tern_term_entry *e) {
   c->keys_on = 0; /* `it` and `term` follow this entry: a scan from it starts small */
+  c->keyed_n = 0;
   c->keys_want = SCAN_KEYS_FIRST;
   fill_from(c, index, c->term, c->it.len, t, e);
 }
@@ -232,6 +239,7 @@ static int seek_exact_in(const tern_seg *s, const tern_seg_field *f, uint64_t b,
   int rc = tern_tb_lower_bound(&c->blk, term, (uint32_t)len, &index, &c->it, &t);
   if (rc <= 0) {
     c->positioned = 0;
+    c->keyed_n = 0;
     return rc < 0 ? rc : TERN_NOTFOUND;
   }
   memcpy(c->term, term, len);
@@ -290,6 +298,7 @@ static void keys_settle(tern_seg_cursor *c) {
   c->it.kpos = k->kend[j];
   c->it.len = k->len[j];
   c->keys_on = 0;
+  c->keyed_n = 0;
 }
 
 /* Decodes entry `index` of the cursor's block (0 <= index <= n: n means the
@@ -302,12 +311,14 @@ static int entry_at(const tern_seg *s, tern_seg_cursor *c, uint32_t index, tern_
     here = 0;
     if (c->field_block + 1 >= f->nblocks) {
       c->positioned = 0;
+      c->keyed_n = 0;
       return TERN_NOTFOUND;
     }
     TERN_TRY(load_block(s, f, c->field_block + 1, c));
     index = 0;
   }
   c->positioned = 0;
+  c->keyed_n = 0;
   tern_tb_tables(&c->blk);
   use_pairs(c, 1);
   if (here)
@@ -365,12 +376,14 @@ static int keys_ready(tern_seg_cursor *c) {
   if (TERN_UNLIKELY(!c->keys)) {
     c->keys = calloc(1, sizeof *c->keys); /* zeroed: a batch may read past its terms */
     c->keys_on = 0;
+    c->keyed_n = 0;
     if (!c->keys) return 0;
   }
   tern_tb_keys *k = c->keys;
   uint32_t index = c->it.entry;
   if (c->keys_on && index - k->first < k->n) return 1;
   uint32_t want = c->keys_want < 1 ? 1 : c->keys_want;
+  c->keyed_n = 0; /* k is refilled: a failure leaves it empty */
   use_pairs(c, want);
   int rc = tern_tb_iter_keys(&c->blk, &c->it, c->term, k, want);
   if (rc != TERN_OK) return rc < 0 ? rc : TERN_ECORRUPT; /* entry < n: never TERN_NOTFOUND */
@@ -402,11 +415,17 @@ static inline __attribute__((always_inline)) int next_keyed(tern_seg_cursor *c,
     e->value_inline = c->blk.f.has_values != 0;
     e->value_off = 0;
     c->vbit = k->vbit[j];
+    c->keyed_first = k->first; /* keys_on: the caller's test, or keys_ready's */
+    c->keyed_n = k->n;
+    /* Every vbit is vbit[0] plus whole tails: all whole bytes, or not. */
+    c->keyed_aligned = c->blk.f.has_values && ((k->vbit[0] | (uint32_t)c->blk.tail_bits) & 7) == 0;
+    c->keyed_vlen = k->vlen;
     return TERN_OK;
   }
   tern_tb_tail t;
   t.docs = e->docs;
   c->positioned = 0; /* until the tail is decoded */
+  c->keyed_n = 0;
   TERN_TRY(tern_tb_iter_tail(&c->blk, &c->it, &t));
   fill_from(c, index, k->bytes + k->off[j], k->len[j], &t, e);
   return TERN_OK;
@@ -427,6 +446,7 @@ static __attribute__((noinline)) int next_term_slow(const tern_seg *s, tern_seg_
   }
   uint32_t index = c->it.entry;
   c->positioned = 0;
+  c->keyed_n = 0;
   if (TERN_UNLIKELY(!c->blk.tables)) tern_tb_tables(&c->blk); /* once a block: tested inline */
   int ready = keys_ready(c);
   if (TERN_LIKELY(ready == 1)) return next_keyed(c, e);
@@ -440,8 +460,8 @@ static __attribute__((noinline)) int next_term_slow(const tern_seg *s, tern_seg_
 
 int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e) {
   /* Most steps of a scan: the entry was decoded with its batch. */
-  if (TERN_LIKELY(c->keys_on && c->positioned && c->seg == s && c->seg_uid == s->uid &&
-                  c->it.entry - c->keys->first < c->keys->n && c->keys->tails))
+  if (TERN_LIKELY(c->it.entry - c->keyed_first < c->keyed_n && c->seg == s &&
+                  c->seg_uid == s->uid))
     return next_keyed(c, e);
   return next_term_slow(s, c, e);
 }

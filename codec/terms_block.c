@@ -59,6 +59,16 @@ static inline uint64_t page_get(const uint8_t *page, uint32_t pos, unsigned w) {
   return (v >> (pos & 7)) & (((uint64_t)1 << w) - 1);
 }
 
+/* 8 bytes as a big-endian number (the first byte most significant), so
+ * that numbers order like the bytes. */
+static inline uint64_t be64_at(const uint8_t *p) { return __builtin_bswap64(tern_bits_le64(p)); }
+
+/* The page's 8 bytes at byte `off` as be64_at; zeros past the page. */
+static inline uint64_t page_be64(const uint8_t *page, uint32_t off) {
+  return TERN_LIKELY(off <= TERN_TB_PAGE - 8) ? be64_at(page + off)
+                                              : __builtin_bswap64(tail64(page, off));
+}
+
 static inline uint64_t get(const tern_tb_block *b, uint32_t pos, unsigned w) {
   return page_get(b->page, pos, w);
 }
@@ -185,6 +195,7 @@ static const uint32_t g_gdiv[TERN_TB_GROUP_MAX + 1] = {0, 65536, 32768, 21846, 1
  * its own row only, a few cache lines, not ~30 KiB of pages faulted in). */
 static uint64_t g_pow[257][TERN_TB_GROUP_MAX + 1], g_rpow[257][TERN_TB_GROUP_MAX + 1];
 static uint8_t g_bits[257][TERN_TB_GROUP_MAX + 1];
+static uint32_t g_rmask[257][TERN_TB_GROUP_MAX + 1]; /* (1 << g_bits) - 1: a code's mask */
 static uint8_t g_gmax[257]; /* the largest group that decodes exactly: K^(g+1) <= 2^32 */
 static uint16_t g_sbits[257][TERN_TB_GROUP_MAX + 1][TERN_TB_SBITS];
 static atomic_int g_row_ready[257];
@@ -198,6 +209,7 @@ static __attribute__((cold, noinline)) void fill_row(uint32_t k) {
     for (uint32_t j = 0; j <= TERN_TB_GROUP_MAX; j++, p *= k) {
       g_pow[k][j] = p;
       g_bits[k][j] = (uint8_t)tern_bitwidth(p - 1);
+      g_rmask[k][j] = (uint32_t)(((uint64_t)1 << g_bits[k][j]) - 1);
       g_rpow[k][j] = p == 1 ? 0 : UINT64_MAX / p + 1;
       if (j >= 1 && p * k <= (1ull << 32)) g_gmax[k] = (uint8_t)j;
     }
@@ -1027,11 +1039,24 @@ static int keys_tails(const tern_tb_block *b, const tern_tb_iter *it, tern_tb_ke
   k->vlen = b->f.has_values ? b->vlen_min : 0;
   uint32_t tpos = it->pos, step = (uint32_t)b->tail_bits, bw = b->bw_doc;
   int64_t base = b->doc_base + k->first, max = b->f.max_doc;
-  for (uint32_t j = 0; j < k->n; j++, tpos += step) {
-    int64_t d = base + (int64_t)get_col(b, tpos, bw) + j;
-    if (TERN_UNLIKELY(d < 0 || d >= max)) return corrupt(b, "doc id out of range");
-    k->doc[j] = (uint32_t)d;
-    k->vbit[j] = (uint16_t)(tpos + bw);
+  if (bw == 0) {
+    /* No doc column (doc ids are the entries' ordinals, as the engine
+     * writes them): doc j is base + j, so the first and the last bound
+     * them all, and the loop stores only. */
+    if (TERN_UNLIKELY(k->n && (base < 0 || base + k->n - 1 >= max)))
+      return corrupt(b, "doc id out of range");
+    for (uint32_t j = 0; j < k->n; j++) {
+      k->doc[j] = (uint32_t)(base + j);
+      k->vbit[j] = (uint16_t)(tpos + j * step);
+    }
+    tpos += k->n * step;
+  } else {
+    for (uint32_t j = 0; j < k->n; j++, tpos += step) {
+      int64_t d = base + (int64_t)get_col(b, tpos, bw) + j;
+      if (TERN_UNLIKELY(d < 0 || d >= max)) return corrupt(b, "doc id out of range");
+      k->doc[j] = (uint32_t)d;
+      k->vbit[j] = (uint16_t)(tpos + bw);
+    }
   }
   if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
   return TERN_OK;
@@ -1062,17 +1087,27 @@ typedef struct scan_consts {
   uint32_t cp, fixed, bw_plen, bw_slen, tails_start;
   const uint8_t *gbits;  /* bits of a code of r characters (b->gbits) */
   const uint64_t *pow;   /* K^r (b->pow) */
-  uint32_t rmask[TERN_TB_GROUP_MAX + 1]; /* the mask of a code of r characters */
+  const uint32_t *rmask;  /* the mask of a code of r characters (g_rmask's row) */
 } scan_consts;
 
-static void scan_consts_of(const tern_tb_block *b, scan_consts *sc) {
+/* pad: where the block is copied when its key stream ends within 8
+ * bytes of the page's end (scan_read). */
+static void scan_consts_of(const tern_tb_block *b, scan_consts *sc, uint8_t *pad) {
   sc->page = b->page;
+  if (TERN_UNLIKELY(b->tails_start / 8 + 8 > TERN_TB_PAGE)) {
+    memcpy(pad, b->page, TERN_TB_PAGE);
+    memset(pad + TERN_TB_PAGE, 0, 8);
+    sc->page = pad;
+  }
   sc->pair = b->pair;
   sc->rg = b->rpow[b->group];
   sc->k1 = b->nsym;
   sc->k2 = b->nsym * b->nsym;
   sc->powg = (uint32_t)(b->pow[b->group] - 1); /* K^g <= 2^32: its largest code */
   sc->gb = b->gbits[b->group];
+  /* A valid group has K^(g+1) <= 2^32 (set_digit_coding), so a code of g
+   * characters has at most 28 bits (g = 6, K = 23): two fit in one read. */
+  assert(2 * sc->gb <= 57);
   sc->gmask = (uint32_t)(((uint64_t)1 << sc->gb) - 1);
   sc->cp = b->cp;
   sc->fixed = b->fixed_len;
@@ -1081,15 +1116,16 @@ static void scan_consts_of(const tern_tb_block *b, scan_consts *sc) {
   sc->tails_start = b->tails_start;
   sc->gbits = b->gbits;
   sc->pow = b->pow;
-  for (uint32_t r = 0; r <= TERN_TB_GROUP_MAX; r++)
-    sc->rmask[r] = (uint32_t)(((uint64_t)1 << b->gbits[r]) - 1);
+  /* The row set_digit_coding made ready (b->tables: tern_tb_iter_keys
+   * tested it). */
+  sc->rmask = g_rmask[b->nsym ? b->nsym : 1];
 }
 
-static inline uint64_t scan_get(const uint8_t *page, uint32_t pos, unsigned w) {
-  uint32_t byte = pos >> 3;
-  uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(page + byte)
-                                                     : tail64(page, byte);
-  return (v >> (pos & 7)) & (((uint64_t)1 << w) - 1);
+/* w <= 57 bits at bit pos of the key stream, pos <= tails_start: no
+ * bound test, as sc->page has 8 readable bytes past tails_start / 8
+ * (the block's own page, or scan_consts_of's padded copy). */
+static inline uint64_t scan_read(const uint8_t *page, uint32_t pos, unsigned w) {
+  return (tern_bits_le64(page + (pos >> 3)) >> (pos & 7)) & (((uint64_t)1 << w) - 1);
 }
 
 /* v's bytes, the lowest first, at p: one store (tern_store64 goes byte
@@ -1153,33 +1189,90 @@ static inline __attribute__((always_inline)) uint32_t scan_suffix(const scan_con
                                                                   uint8_t *out, uint32_t g,
                                                                   int *bad) {
   uint32_t n = slen / g, r = slen - n * g, i = 0;
-  /* Two codes a read while they fit in its 57 bits (g = 5, K = 36: 2 x 26). */
-  if (2 * sc->gb <= 57)
-    for (; i + 2 <= n; i += 2, sp += 2 * sc->gb, out += 2 * g) {
-      uint64_t v = scan_get(sc->page, sp, 2 * sc->gb);
-      uint32_t c0 = (uint32_t)v & sc->gmask, c1 = (uint32_t)(v >> sc->gb);
-      if (TERN_UNLIKELY(c0 > sc->powg || c1 > sc->powg)) {
-        *bad = 1;
-        return sp;
-      }
-      scan_store(out, code_word(sc, c0, g));
-      scan_store(out + g, code_word(sc, c1, g));
+  /* The suffix ends inside the key stream, checked before it is read:
+   * every read below then starts at or before tails_start (scan_read). */
+  uint32_t end = sp + n * sc->gb + sc->gbits[r];
+  if (TERN_UNLIKELY(end > sc->tails_start)) {
+    *bad = 2;
+    return sp;
+  }
+  /* Two codes a read: they always fit in its 57 bits (scan_consts_of). */
+  for (; i + 2 <= n; i += 2, sp += 2 * sc->gb, out += 2 * g) {
+    uint64_t v = scan_read(sc->page, sp, 2 * sc->gb);
+    uint32_t c0 = (uint32_t)v & sc->gmask, c1 = (uint32_t)(v >> sc->gb);
+    if (TERN_UNLIKELY(c0 > sc->powg || c1 > sc->powg)) {
+      *bad = 1;
+      return sp;
     }
-  for (; i < n; i++, sp += sc->gb, out += g) {
-    uint32_t code = (uint32_t)scan_get(sc->page, sp, sc->gb);
+    scan_store(out, code_word(sc, c0, g));
+    scan_store(out + g, code_word(sc, c1, g));
+  }
+  if (i < n) { /* the odd one: at most one is left */
+    uint32_t code = (uint32_t)scan_read(sc->page, sp, sc->gb);
     if (TERN_UNLIKELY(code > sc->powg)) {
       *bad = 1;
       return sp;
     }
     scan_store(out, code_word(sc, code, g));
+    sp += sc->gb;
+    out += g;
   }
-  uint32_t rb = sc->gbits[r], code = (uint32_t)(scan_get(sc->page, sp, 32) & sc->rmask[r]);
+  uint32_t code = (uint32_t)(scan_read(sc->page, sp, 32) & sc->rmask[r]);
   if (TERN_UNLIKELY(code >= sc->pow[r])) {
     *bad = 1;
     return sp;
   }
   scan_store(out, code_word(sc, code, g) >> (8 * (g - r)));
-  return sp + rb;
+  return end;
+}
+
+/* Restart r's term at dst in a batch, inline and without calls (a
+ * restart was an eighth of a scan's entries and a fifth of its decode),
+ * with restart_term's checks of the key side: its position in the key
+ * stream (equal to kpos, which the stream keeps inside it), its key's
+ * span and the previous restart key's, and that the two ascend.  Its
+ * tail position is not the key side's: a batch with tails bounds them by
+ * the block's used length (keys_tails), and tern_tb_iter_tail checks a
+ * restart's own.  page: the batch's scan_consts page, readable 8 bytes
+ * past tails_start / 8, so past every restart key (they end at
+ * keys_start / 8).  The block prefix is copied from the term before it
+ * in the batch (prev; every term of the block starts with the prefix,
+ * and the batch's room covers copy_shared's overrun). */
+static inline __attribute__((always_inline)) int batch_restart(const tern_tb_block *b,
+                                                               const uint8_t *page, uint32_t r,
+                                                               uint32_t kpos, uint8_t *dst,
+                                                               const uint8_t *prev,
+                                                               uint32_t *len) {
+  uint32_t rk = r == 0 ? b->keys_start : tern_load16(b->rkpos + 2 * (r - 1));
+  if (TERN_UNLIKELY(rk != kpos)) return corrupt(b, "restart position differs from the stream");
+  uint32_t lo, klen;
+  TERN_TRY(restart_span(b, r, &lo, &klen));
+  if (r > 0) {
+    uint32_t plo, plen;
+    TERN_TRY(restart_span(b, r - 1, &plo, &plen));
+    /* Ascending, 8 bytes at a time (a difference at or past the shorter
+     * length only ends the comparison). */
+    uint32_t m = plen < klen ? plen : klen, at = 0;
+    int cmp = (plen > klen) - (plen < klen);
+    for (; at < m; at += 8) {
+      uint64_t x = be64_at(page + plo + at), y = be64_at(page + lo + at);
+      if (x != y) {
+        if (at + (uint32_t)__builtin_clzll(x ^ y) / 8 < m) cmp = x < y ? -1 : 1;
+        break;
+      }
+    }
+    if (TERN_UNLIKELY(cmp >= 0)) return corrupt(b, "restart keys not ascending");
+  }
+  uint32_t cp = b->cp;
+  copy_shared(dst, prev, cp, 0);
+  dst += cp;
+  for (uint32_t i = 0; i < klen; i += 8) { /* the room covers the overrun */
+    uint8_t v[8];
+    memcpy(v, page + lo + i, 8);
+    memcpy(dst + i, v, 8);
+  }
+  *len = cp + klen;
+  return TERN_OK;
 }
 
 /* tern_tb_iter_keys's loop for a block with the pair table and g
@@ -1188,8 +1281,10 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
                                                             uint8_t *term, tern_tb_keys *k,
                                                             uint32_t end, uint32_t g, int fixed) {
   scan_consts sc;
-  scan_consts_of(b, &sc);
+  scan_consts_of(b, &sc, k->pad);
   uint32_t first = it->entry, kpos = it->kpos, len = it->len, j = 0, n = end - first;
+  if (TERN_UNLIKELY(kpos > sc.tails_start)) /* scan_read's bound, once a batch */
+    return corrupt(b, "key past the end of the key stream");
   uint32_t pmask = (1u << sc.bw_plen) - 1, smask = (1u << sc.bw_slen) - 1;
   uint32_t hb = sc.bw_plen + sc.bw_slen; /* sc.bw_slen is 0 when fixed: h is the prefix alone */
   if (fixed) pmask = ~0u;
@@ -1201,9 +1296,13 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
    * it is at k->bytes + used - len: no pointer to keep. */
   memcpy(k->bytes, term, len);
   uint32_t used = len;
-  while (j < n && used < TERN_TB_KEYS_FILL) {
+  if (fixed) { /* every entry adds sc.fixed bytes: the fill bounds the count */
+    uint32_t fit = (TERN_TB_KEYS_FILL - used + sc.fixed - 1) / sc.fixed;
+    if (n > fit) n = fit;
+  }
+  while (j < n && (fixed || used < TERN_TB_KEYS_FILL)) {
     if (TERN_UNLIKELY(j == jnext)) {
-      TERN_TRY(restart_term(b, r++, kpos, k->bytes + used, &len, NULL));
+      TERN_TRY(batch_restart(b, sc.page, r++, kpos, k->bytes + used, k->bytes + used - len, &len));
       jnext += b->restart;
       k->off[j] = (uint16_t)used;
       k->len[j] = (uint16_t)len;
@@ -1214,11 +1313,12 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
     }
     /* The entries before the next restart: a loop that calls nothing
      * (restart_term's call, inside it, made the compiler keep its values
-     * on the stack). */
+     * on the stack; one loop for both kinds of entry, with batch_restart
+     * inline, costs more still). */
     uint32_t stop = jnext < n ? jnext : n;
-    for (; j < stop && used < TERN_TB_KEYS_FILL; j++) {
+    for (; j < stop && (fixed || used < TERN_TB_KEYS_FILL); j++) {
       uint8_t *dst = k->bytes + used;
-      uint32_t h = (uint32_t)scan_get(sc.page, kpos, hb);
+      uint32_t h = (uint32_t)scan_read(sc.page, kpos, hb); /* kpos <= tails_start */
       uint32_t p = sc.cp + (h & pmask), slen;
       kpos += hb;
       if (TERN_UNLIKELY(p > len))
@@ -1234,9 +1334,9 @@ static inline __attribute__((always_inline)) int keys_pairs(const tern_tb_block 
       copy_shared(dst, dst - len, p, 0);
       int bad = 0;
       kpos = scan_suffix(&sc, kpos, slen, dst + p, g, &bad);
-      if (TERN_UNLIKELY(bad)) return corrupt(b, "character outside the block alphabet");
-      if (TERN_UNLIKELY(kpos > sc.tails_start))
-        return corrupt(b, "key past the end of the key stream");
+      if (TERN_UNLIKELY(bad))
+        return corrupt(b, bad == 2 ? "key past the end of the key stream"
+                                   : "character outside the block alphabet");
       len = p + slen;
       k->off[j] = (uint16_t)used;
       k->len[j] = (uint16_t)len;
@@ -1567,16 +1667,6 @@ static inline __attribute__((always_inline)) int found(const tern_tb_block *b, u
   it->len = klen;
   *index = e;
   return 1;
-}
-
-/* 8 bytes as a big-endian number (the first byte most significant), so
- * that numbers order like the bytes. */
-static inline uint64_t be64_at(const uint8_t *p) { return __builtin_bswap64(tern_bits_le64(p)); }
-
-/* The page's 8 bytes at byte `off` as be64_at; zeros past the page. */
-static inline uint64_t page_be64(const uint8_t *page, uint32_t off) {
-  return TERN_LIKELY(off <= TERN_TB_PAGE - 8) ? be64_at(page + off)
-                                              : __builtin_bswap64(tail64(page, off));
 }
 
 /* Compares the plen bytes at page offset `off` with the key's kl bytes at

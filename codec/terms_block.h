@@ -226,6 +226,10 @@ typedef struct tern_tb_keys {
   uint16_t vbit[TERN_TB_KEYS_MAX]; /* tails: entry j's value at this bit of the block */
   uint32_t doc[TERN_TB_KEYS_MAX];  /* tails: entry j's doc id (checked below max_doc) */
   uint8_t bytes[TERN_TB_KEYS_ROOM];
+  /* A block whose key stream ends less than 8 bytes before the page's
+   * end, copied with 8 zero bytes after it: the batch's reads (8 bytes
+   * at any bit of the key stream) then need no bound test. */
+  uint8_t pad[TERN_TB_PAGE + 8];
 } tern_tb_keys;
 /* Decodes the terms of entries it->entry, it->entry + 1, ... — at most
  * `want` (1 to TERN_TB_KEYS_MAX), fewer at the block's end or when their

@@ -38,11 +38,13 @@ struct tern_cursor {
   int empty;
   int dir;    /* +1, -1, or 0 when unpositioned */
   size_t top; /* the source shown */
+  const tern_src *shown; /* &src[top] */
   int solo;   /* top is the only source with keys left in direction dir */
   int counted; /* in snap->iters */
   tern_src *fast;      /* forwards on one segment source without deletions, or NULL */
   const tern_seg *fseg; /* fast's segment */
-  int keyed;            /* fast's entry was taken by tern_seg_next_keyed: fast->e not filled */
+  int keyed;            /* fast's entry was taken by tern_seg_next_keyed: fast->e not filled
+                         * (0 whenever fast is NULL) */
 };
 
 static int slice_ok(const tern_slice *s) {
@@ -103,6 +105,7 @@ static int within(const tern_cursor *c, const tern_src *s, int dir) {
 static void unposition(tern_cursor *c) {
   c->dir = 0;
   c->fast = NULL;
+  c->keyed = 0;
 }
 
 /* Sets c->fast when the next steps may skip the merge: forwards, top the
@@ -132,6 +135,7 @@ static int pick(tern_cursor *c, int dir) {
   unposition(c);
   if (best == c->n || !within(c, &c->src[best], dir)) return TERN_NOTFOUND;
   c->top = best;
+  c->shown = &c->src[best];
   c->dir = dir;
   c->solo = nvalid == 1;
   set_fast(c);
@@ -276,16 +280,25 @@ static __attribute__((noinline)) int next_fast_entry(tern_cursor *c) {
   return past_hi(c);
 }
 
-int tern_cursor_next(tern_cursor *c) {
+/* tern_cursor_next but for the fast step: the error state cleared, the
+ * arguments checked, the merge's step. */
+static __attribute__((noinline)) int next_slow(tern_cursor *c) {
   tern_clear_error();
-  if (TERN_LIKELY(c && c->fast)) {
+  if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_next: NULL cursor");
+  return move(c, 1);
+}
+
+/* The per-key calls (next, key, value) test the error flag with their
+ * fast case and take everything else out of line (a tail call), so that
+ * the fast case is a leaf that saves no registers. */
+int tern_cursor_next(tern_cursor *c) {
+  if (TERN_LIKELY(!tern_errmsg_set && c && c->fast)) {
     tern_src *t = c->fast;
     if (!tern_seg_next_keyed(c->fseg, t->sc, &t->key, &t->klen)) return next_fast_entry(c);
     c->keyed = 1;
     return TERN_LIKELY(!c->range.has_hi) ? TERN_OK : next_fast_bounded(c);
   }
-  if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_next: NULL cursor");
-  return move(c, 1);
+  return next_slow(c);
 }
 
 int tern_cursor_prev(tern_cursor *c) {
@@ -294,22 +307,22 @@ int tern_cursor_prev(tern_cursor *c) {
   return move(c, -1);
 }
 
-int tern_cursor_key(tern_cursor *c, tern_slice *key) {
+static __attribute__((noinline)) int key_slow(tern_cursor *c, tern_slice *key) {
   tern_clear_error();
   if (!c || !key || c->dir == 0) return tern_fail(TERN_EINVAL, "tern_cursor_key: not on a key");
-  key->data = c->src[c->top].key;
-  key->len = c->src[c->top].klen;
+  key->data = c->shown->key;
+  key->len = c->shown->klen;
   return TERN_OK;
 }
 
-int tern_cursor_value(tern_cursor *c, tern_slice *val) {
-  /* A scan's value after a keyed step, first: the error state cleared
-   * after it, so that no register is saved for its (cold) call. */
-  if (TERN_LIKELY(c && val && c->fast && c->keyed &&
-                  tern_seg_keyed_value_inplace(c->fast->sc, val))) {
-    tern_clear_error();
-    return TERN_OK;
-  }
+int tern_cursor_key(tern_cursor *c, tern_slice *key) {
+  if (TERN_UNLIKELY(tern_errmsg_set || !c || !key || c->dir == 0)) return key_slow(c, key);
+  key->data = c->shown->key;
+  key->len = c->shown->klen;
+  return TERN_OK;
+}
+
+static __attribute__((noinline)) int value_slow(tern_cursor *c, tern_slice *val) {
   tern_clear_error();
   if (!c || !val || c->dir == 0)
     return tern_fail(TERN_EINVAL, "tern_cursor_value: not on a key");
@@ -318,4 +331,12 @@ int tern_cursor_value(tern_cursor *c, tern_slice *val) {
     return tern_seg_value(c->fseg, &c->fast->e, c->fast->sc, val);
   }
   return tern_src_value(&c->src[c->top], val);
+}
+
+int tern_cursor_value(tern_cursor *c, tern_slice *val) {
+  /* A scan's value after a keyed step: a pointer into the block. */
+  if (TERN_LIKELY(!tern_errmsg_set && c && val && c->keyed &&
+                  tern_seg_keyed_value_inplace(c->fast->sc, val)))
+    return TERN_OK;
+  return value_slow(c, val);
 }

@@ -8,6 +8,7 @@
  * seeking to every entry, and corrupted pages decoding to an error or to
  * something, never to a crash.
  */
+#include "codec/coding.h"
 #include "codec/status.h"
 #include "codec/terms_block.h"
 #include "tests/common/testutil.h"
@@ -58,6 +59,8 @@ typedef struct shape {
  * that the lowest and highest codes of every size occur. */
 static uint32_t want_group;
 static int extremes;
+/* Mixed into run_shape's seed: 0 but in test_batch_random (tu_seed()). */
+static uint64_t seed_mix;
 
 static void gen_terms(tu_rng *r, const shape *s, uint32_t n, ref_term **out, uint32_t *nout) {
   ref_term *v = calloc(n, sizeof *v);
@@ -599,7 +602,7 @@ static void fuzz_block(tu_rng *r, const uint8_t *page, const tern_tb_field *f, c
 
 static void run_shape(const shape *s, uint32_t nterms, uint32_t restart) {
   tu_rng r;
-  tu_rng_init(&r, 0x7b10c + nterms + s->nsym * 31 + s->max_len * 7 + restart);
+  tu_rng_init(&r, (0x7b10c + nterms + s->nsym * 31 + s->max_len * 7 + restart) ^ seed_mix);
   ref_term *v;
   uint32_t n;
   gen_terms(&r, s, nterms, &v, &n);
@@ -705,6 +708,158 @@ static void test_group_sizes(void **state) {
     }
   want_group = 0;
   extremes = 0;
+}
+
+/* Batches of terms (check_batches: against the sorted terms they were
+ * built from, from the block's start and from sought entries, with and
+ * without the pair table) on blocks drawn from the run's seed (printed;
+ * TERN_SEED repeats it): alphabet sizes, group sizes, restart intervals,
+ * fixed and varying lengths, so that restarts fall at every place in a
+ * batch and batches end at every place in a block. */
+static void test_batch_random(void **state) {
+  (void)state;
+  seed_mix = tu_seed() ^ 0xba7c4;
+  tu_rng r;
+  tu_rng_init(&r, seed_mix);
+  const uint32_t ks[] = {2, 3, 5, 10, 16, 26, 36, 37, 62, 64, 95};
+  const uint32_t restarts[] = {1, 2, 3, 5, 8, 16, 32};
+  for (int round = 0; round < 24; round++) {
+    uint32_t k = ks[tu_below(&r, sizeof ks / sizeof ks[0])];
+    uint32_t g = 1 + (uint32_t)tu_below(&r, TERN_TB_GROUP_MAX);
+    uint64_t p = k;
+    for (uint32_t j = 0; j < g; j++) p *= k;
+    if (p > (1ull << 32)) g = 0; /* not a valid group for k: the writer's choice */
+    uint32_t len = 1 + (uint32_t)tu_below(&r, 40);
+    int fixed = tu_below(&r, 2) != 0;
+    shape s = {"batch-random", k, (uint8_t)(k > 100 ? 0 : 33), fixed ? len : 1, fixed ? len : len + 30,
+               0, 1, 1, (int)tu_below(&r, 2), 16, 0};
+    want_group = g;
+    extremes = (int)tu_below(&r, 2);
+    run_shape(&s, 800 + (uint32_t)tu_below(&r, 3000), restarts[tu_below(&r, 7)]);
+  }
+  want_group = 0;
+  extremes = 0;
+  seed_mix = 0;
+}
+
+/* Primary-key blocks damaged at a restart: its key made equal to the one
+ * before (restart keys must ascend), or its position in the key stream
+ * moved by one bit.  A walk by batches from the block's start, with and
+ * without the pair table, answers TERN_ECORRUPT, never the keys. */
+static int walk_batches(tern_tb_block *b) {
+  static tern_tb_keys k;
+  uint8_t term[TERN_TB_TERM_MAX];
+  tern_tb_iter it;
+  int rc = tern_tb_iter_restart(b, &it, 0, term);
+  while (rc == TERN_OK && (rc = tern_tb_iter_keys(b, &it, term, &k, TERN_TB_KEYS_MAX)) == TERN_OK) {
+    assert_true(k.tails); /* a primary-key block: the tails come with the terms */
+    for (uint32_t j = 0; j < k.n; j++) tern_tb_iter_skip_tail(b, &it);
+  }
+  return rc;
+}
+
+static void test_batch_restart_damage(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, tu_seed() ^ 0xda3a6e);
+  shape s = {"pk", 36, 'A', 16, 16, 0, 1, 1, 1, 64, 0};
+  ref_term *v;
+  uint32_t n;
+  gen_terms(&r, &s, 400, &v, &n);
+  for (uint32_t i = 0; i < n; i++) { /* one value length: the tails come with the terms */
+    free(v[i].val);
+    v[i].vlen = 4;
+    v[i].val = malloc(v[i].vlen + 1);
+    tu_fill(&r, v[i].val, v[i].vlen);
+  }
+  tern_tb_field f = {.threshold = 1, .inline_max = 64, .has_values = 1, .max_doc = UINT32_MAX};
+  tern_tb_builder *bld;
+  assert_int_equal(tern_tb_builder_new(&bld, 8), TERN_OK);
+  tern_tb_builder_start(bld, &f);
+  uint32_t cnt = 0;
+  for (; cnt < n; cnt++) {
+    tern_tb_input in;
+    input_of(&v[cnt], &in);
+    if (tern_tb_add(bld, &in) == 1) break;
+  }
+  uint8_t page[TERN_TB_PAGE], bad[TERN_TB_PAGE];
+  assert_int_equal(tern_tb_finish(bld, page), TERN_OK);
+  tern_tb_block b;
+  assert_int_equal(tern_tb_open(&b, page, &f, cnt, "test", 0), TERN_OK);
+  assert_true(b.nrestarts >= 3);
+  for (int pair = 0; pair < 2; pair++) {
+    tern_tb_tables(&b);
+    b.pair = NULL;
+    if (pair) tern_tb_use_pairs(&b, &g_pairs, 1);
+    assert_int_equal(walk_batches(&b), TERN_NOTFOUND); /* intact: every entry, then no more */
+  }
+  for (uint32_t rr = 1; rr < b.nrestarts; rr++)
+    for (int kind = 0; kind < 2; kind++)
+      for (int pair = 0; pair < 2; pair++) {
+        memcpy(bad, page, TERN_TB_PAGE);
+        uint32_t off = (uint32_t)(b.rkey - page);
+        uint32_t lo = tern_load16(bad + off + 2 * rr), to = tern_load16(bad + off + 2 * rr + 2);
+        uint32_t plo = tern_load16(bad + off + 2 * rr - 2);
+        if (kind == 0) { /* fixed length: restart rr - 1's key has rr's length */
+          assert_int_equal(lo - plo, to - lo);
+          memcpy(bad + lo, bad + plo, to - lo);
+        } else {
+          uint32_t at = (uint32_t)(b.rkpos - page) + 2 * (rr - 1);
+          tern_store16(bad + at, tern_load16(bad + at) + 1);
+        }
+        tern_tb_block d;
+        assert_int_equal(tern_tb_open(&d, bad, &f, cnt, "test", 0), TERN_OK);
+        tern_tb_tables(&d);
+        if (pair) tern_tb_use_pairs(&d, &g_pairs, 1);
+        assert_int_equal(walk_batches(&d), TERN_ECORRUPT);
+      }
+  tern_tb_builder_free(bld);
+  free_terms(v, n);
+}
+
+/* A primary-key block without values whose key stream ends less than 8
+ * bytes before the page's end (doc ids are positions: no tails at all),
+ * so that a batch decodes it from a padded copy (scan_consts_of): every
+ * check of check_block against the sorted keys, then damaged pages.
+ * Blocks are filled until one ends that close to the page's end. */
+static void test_batch_padded_page(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, tu_seed() ^ 0x9add3d);
+  tern_tb_field f = {.threshold = 1, .inline_max = 64, .has_values = 0, .max_doc = UINT32_MAX};
+  uint32_t tight = 0;
+  for (int round = 0; round < 200 && tight < 3; round++) {
+    shape s = {"pk-novalues", 36, 'A', 16, 16, 0, 1, 1, 0, 64, 0};
+    ref_term *v;
+    uint32_t n;
+    gen_terms(&r, &s, 700, &v, &n);
+    tern_tb_builder *bld;
+    assert_int_equal(tern_tb_builder_new(&bld, 1 + (uint32_t)tu_below(&r, 16)), TERN_OK);
+    tern_tb_builder_start(bld, &f);
+    uint32_t cnt = 0;
+    for (; cnt < n; cnt++) {
+      v[cnt].docs[0] = cnt; /* doc ids equal to positions: no doc column */
+      tern_tb_input in;
+      input_of(&v[cnt], &in);
+      if (tern_tb_add(bld, &in) == 1) break;
+    }
+    assert_true(cnt < n); /* the block is full */
+    uint8_t *page = malloc(TERN_TB_PAGE);
+    assert_int_equal(tern_tb_finish(bld, page), TERN_OK);
+    tern_tb_block b;
+    assert_int_equal(tern_tb_open(&b, page, &f, cnt, "test", 0), TERN_OK);
+    assert_int_equal(b.tail_bits, 0);
+    if (b.tails_start / 8 + 8 > TERN_TB_PAGE) {
+      tight++;
+      check_block(&r, page, &f, v, cnt, &v[cnt]);
+      fuzz_block(&r, page, &f, v, cnt);
+    }
+    free(page);
+    tern_tb_builder_free(bld);
+    free_terms(v, n);
+  }
+  print_message("blocks ending within 8 bytes of the page: %u\n", tight);
+  assert_true(tight > 0);
 }
 
 static void test_long_terms(void **state) {
@@ -942,6 +1097,8 @@ int main(void) {
       cmocka_unit_test(test_exact_fill),  cmocka_unit_test(test_tied_heads),
       cmocka_unit_test(test_one_entry),   cmocka_unit_test(test_max_entries),
       cmocka_unit_test(test_primary_keys), cmocka_unit_test(test_group_sizes),
+      cmocka_unit_test(test_batch_random), cmocka_unit_test(test_batch_restart_damage),
+      cmocka_unit_test(test_batch_padded_page),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
