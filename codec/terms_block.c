@@ -2129,14 +2129,14 @@ static inline __attribute__((always_inline)) void first_chars(const scan_consts 
   for (uint32_t i = 0; i < m; i += g, sp += sc->gb, out += g) {
     uint64_t w;
     if (TERN_LIKELY(i + g <= slen)) {
-      uint32_t code = (uint32_t)scan_get(sc->page, sp, sc->gb);
+      uint32_t code = (uint32_t)scan_read(sc->page, sp, sc->gb);
       if (TERN_UNLIKELY(code > sc->powg)) {
         *bad = 1;
         return;
       }
       w = code_word(sc, code, g);
     } else { /* the suffix's last, shorter code */
-      uint32_t r = slen - i, code = (uint32_t)(scan_get(sc->page, sp, 32) & sc->rmask[r]);
+      uint32_t r = slen - i, code = (uint32_t)(scan_read(sc->page, sp, 32) & sc->rmask[r]);
       if (TERN_UNLIKELY(code >= sc->pow[r])) {
         *bad = 1;
         return;
@@ -2196,7 +2196,7 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
                                                                uint64_t base, uint32_t *done,
                                                                uint32_t g) {
   scan_consts sc;
-  scan_consts_of(b, &sc);
+  scan_consts_of(b, &sc, h->pad); /* sc.page for scan_read: every suffix read ends by `ends` */
   const uint8_t *page = b->page;
   const uint16_t *sbits = b->sbits;
   const uint32_t cp = b->cp, fixed = b->fixed_len, ends = b->tails_start, count = b->n;
@@ -2322,7 +2322,9 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
         need = pl[k];
       }
       (void)scan_suffix(&sc, sp[nw], s, dst + p, g, &bad);
-      if (TERN_UNLIKELY(bad)) return corrupt(b, "character outside the block alphabet");
+      if (TERN_UNLIKELY(bad))
+        return corrupt(b, bad == 2 ? "key past the end of the key stream"
+                                   : "character outside the block alphabet");
       kpos = at;
       len = l;
     }

@@ -289,6 +289,8 @@ typedef struct tern_tb_hits {
   int direct;    /* every hit's doc is the block's doc base plus its entry (a primary key's) */
   tern_tb_hit hit[TERN_TB_HITS_MAX];
   uint8_t bytes[TERN_TB_HITS_ROOM];
+  uint8_t pad[TERN_TB_PAGE + 8]; /* the block when its key stream ends near the page's end, as
+                                    tern_tb_keys's */
 } tern_tb_hits;
 /* Resolves entries ids[0] - base < ids[1] - base < ... into h: at most n,
  * at most TERN_TB_HITS_MAX, none from the first past the block's last

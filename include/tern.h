@@ -723,7 +723,7 @@ typedef int (*tern_doc_fn)(void *payload, tern_slice key, tern_slice val);
  *  resumes at the next document (want_values may change), and after a walk
  *  that ended (TERN_OK) a call visits nothing.  A walk stopped by an error
  *  resumes the same way, at the document the error stopped it on.
- *  Memory: 4 bytes per document of p, and 16 KiB per segment holding some
+ *  Memory: 4 bytes per document of p, and 20 KiB per segment holding some
  *  (the keys of a terms block's hits at a time).  Errors: TERN_EINVAL (p or fn NULL),
  *  TERN_ESTOPPED, TERN_ECORRUPT, -errno, TERN_ENOMEM. */
 int tern_postings_each_by_key(tern_postings *p, int want_values, tern_doc_fn fn, void *payload);
