@@ -1407,6 +1407,29 @@ int tern_tb_iter_tail(const tern_tb_block *b, tern_tb_iter *it, tern_tb_tail *t)
   return TERN_OK;
 }
 
+/* One entry's lengths, read at bit `at` of the key stream (the term
+ * before it l bytes): its shared prefix *p and suffix length *s, checked
+ * as every walk checks them.  The block's coding comes as the caller's
+ * locals (cp, fixed: 0 or the one term length, the widths' masks), so
+ * that a loop keeps them in registers. */
+static inline __attribute__((always_inline)) int entry_lengths(
+    const tern_tb_block *b, const uint8_t *page, uint32_t at, uint32_t l, uint32_t cp,
+    uint32_t fixed, uint32_t bw_plen, uint32_t hb, uint32_t pmask, uint32_t smask, uint32_t *p,
+    uint32_t *s) {
+  uint32_t h = (uint32_t)page_get(page, at, hb);
+  *p = cp + (h & pmask);
+  if (TERN_UNLIKELY(*p > l)) return corrupt(b, "entry shares more than the previous term holds");
+  if (fixed) {
+    if (TERN_UNLIKELY(*p >= fixed)) return corrupt(b, "entry suffix empty");
+    *s = fixed - *p;
+  } else {
+    *s = (h >> bw_plen) & smask;
+    if (TERN_UNLIKELY(*s == 0 || *p + *s > TERN_TB_TERM_MAX))
+      return corrupt(b, "bad entry suffix length");
+  }
+  return TERN_OK;
+}
+
 /* tern_tb_iter_seek from where `it` stands instead of from the restart,
  * when entry index is in the run of the entry just decoded: the entries
  * between are walked by their lengths alone, and only the characters that
@@ -1427,19 +1450,8 @@ static int walk_lengths(const tern_tb_block *b, uint32_t n, uint32_t *pos, uint3
   uint32_t pmask = (1u << bw_plen) - 1, smask = (1u << bw_slen) - 1;
   uint32_t at = *pos, l = *len;
   for (uint32_t k = 1; k < n; k++) {
-    uint32_t byte = at >> 3;
-    uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(page + byte)
-                                                       : tail64(page, byte);
-    uint32_t h = (uint32_t)(v >> (at & 7)), p = cp + (h & pmask), s;
-    if (TERN_UNLIKELY(p > l)) return corrupt(b, "entry shares more than the previous term holds");
-    if (fixed) {
-      if (TERN_UNLIKELY(p >= fixed)) return corrupt(b, "entry suffix empty");
-      s = fixed - p;
-    } else {
-      s = (h >> bw_plen) & smask;
-      if (TERN_UNLIKELY(s == 0 || p + s > TERN_TB_TERM_MAX))
-        return corrupt(b, "bad entry suffix length");
-    }
+    uint32_t p = 0, s = 0; /* set by entry_lengths when it returns TERN_OK */
+    TERN_TRY(entry_lengths(b, page, at, l, cp, fixed, bw_plen, hb, pmask, smask, &p, &s));
     at += hb;
     sp[k] = at;
     pl[k] = p;
@@ -2281,21 +2293,7 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
         l = fixed;
       } else
       for (uint32_t k = 1; k <= nw; k++) {
-        uint32_t byte = at >> 3;
-        uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(page + byte)
-                                                           : tail64(page, byte);
-        uint32_t hd = (uint32_t)(v >> (at & 7));
-        p = cp + (hd & pmask);
-        if (TERN_UNLIKELY(p > l))
-          return corrupt(b, "entry shares more than the previous term holds");
-        if (fixed) {
-          if (TERN_UNLIKELY(p >= fixed)) return corrupt(b, "entry suffix empty");
-          s = fixed - p;
-        } else {
-          s = (hd >> bw_plen) & smask;
-          if (TERN_UNLIKELY(s == 0 || p + s > TERN_TB_TERM_MAX))
-            return corrupt(b, "bad entry suffix length");
-        }
+        TERN_TRY(entry_lengths(b, page, at, l, cp, fixed, bw_plen, hb, pmask, smask, &p, &s));
         at += hb;
         sp[k] = at;
         pl[k] = p;
