@@ -244,39 +244,99 @@ ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t kl
   return -1;
 }
 
-/* The live docs of all runs in key order (newest wins). */
-static int flatten(tern_memseg *m) {
-  tern_mdoc *out = malloc((m->n ? m->n : 1) * sizeof *out);
-  size_t *pos = calloc(m->nruns, sizeof *pos);
-  if (!out || !pos) {
-    free(out);
-    free(pos);
+/* ------------------------------------------------------------ k-way merge */
+
+/* Runs [from, to) of a view merged in key order, each key once, from the
+ * newest run holding it (a deletion mark included): a binary heap of the
+ * runs' next documents, ordered by key and then newest run first.  A
+ * document costs O(log k) compares where a scan of every run's next one
+ * cost 2k: the worker merges groups of a dozen runs and more. */
+typedef struct runs_merge {
+  tern_mrun *const *runs;
+  size_t *pos;    /* by run number: its next document */
+  uint32_t *heap; /* run numbers; heap[0] holds the next key */
+  size_t n;
+} runs_merge;
+
+static const tern_mdoc *merge_head(const runs_merge *h, uint32_t r) {
+  return &h->runs[r]->docs[h->pos[r]];
+}
+
+/* Whether run a's next document comes before run b's. */
+static int merge_before(const runs_merge *h, uint32_t a, uint32_t b) {
+  int c = doc_cmp(merge_head(h, a), merge_head(h, b));
+  return c < 0 || (c == 0 && a > b); /* newer runs are later in the view */
+}
+
+static void merge_sift_down(runs_merge *h, size_t i) {
+  for (;;) {
+    size_t l = 2 * i + 1, best = i;
+    if (l < h->n && merge_before(h, h->heap[l], h->heap[best])) best = l;
+    if (l + 1 < h->n && merge_before(h, h->heap[l + 1], h->heap[best])) best = l + 1;
+    if (best == i) return;
+    uint32_t t = h->heap[i];
+    h->heap[i] = h->heap[best];
+    h->heap[best] = t;
+    i = best;
+  }
+}
+
+static int runs_merge_init(runs_merge *h, tern_mrun *const *runs, size_t from, size_t to) {
+  assert(from <= to && to <= UINT32_MAX);
+  h->runs = runs;
+  h->n = 0;
+  h->pos = calloc(to ? to : 1, sizeof *h->pos);
+  h->heap = malloc((to - from ? to - from : 1) * sizeof *h->heap);
+  if (!h->pos || !h->heap) {
+    free(h->pos);
+    free(h->heap);
     return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
   }
+  for (size_t r = from; r < to; r++)
+    if (runs[r]->n) h->heap[h->n++] = (uint32_t)r;
+  for (size_t i = h->n / 2; i-- > 0;)
+    merge_sift_down(h, i);
+  return TERN_OK;
+}
+
+static void runs_merge_free(runs_merge *h) {
+  free(h->pos);
+  free(h->heap);
+}
+
+/* Moves the heap's top run past its next document. */
+static void merge_advance(runs_merge *h) {
+  uint32_t r = h->heap[0];
+  if (++h->pos[r] == h->runs[r]->n) h->heap[0] = h->heap[--h->n];
+  if (h->n) merge_sift_down(h, 0);
+}
+
+/* The next key's newest document, or NULL after the last; older runs'
+ * documents of the same key are passed over. */
+static const tern_mdoc *runs_merge_next(runs_merge *h) {
+  if (!h->n) return NULL;
+  const tern_mdoc *best = merge_head(h, h->heap[0]);
+  merge_advance(h);
+  while (h->n && doc_cmp(merge_head(h, h->heap[0]), best) == 0)
+    merge_advance(h);
+  return best;
+}
+
+/* The live docs of all runs in key order (newest wins). */
+static int flatten(tern_memseg *m) {
+  runs_merge h;
+  TERN_TRY(runs_merge_init(&h, m->runs, 0, m->nruns));
+  tern_mdoc *out = malloc((m->n ? m->n : 1) * sizeof *out);
+  int rc = out ? TERN_OK : tern_fail(TERN_ENOMEM, "buffer view: out of memory");
   size_t k = 0;
-  int rc = TERN_OK;
-  for (;;) {
-    const tern_mdoc *best = NULL;
-    for (size_t r = 0; r < m->nruns; r++) { /* newer runs later: >= keeps the newest */
-      const tern_mrun *run = m->runs[r];
-      if (pos[r] < run->n && (!best || doc_cmp(&run->docs[pos[r]], best) <= 0))
-        best = &run->docs[pos[r]];
-    }
-    if (!best) break;
-    for (size_t r = 0; r < m->nruns; r++) {
-      const tern_mrun *run = m->runs[r];
-      if (pos[r] < run->n && doc_cmp(&run->docs[pos[r]], best) == 0) pos[r]++;
-    }
-    if (!best->doc) continue;
-    if (k == m->n) {
-      rc = tern_fail(TERN_ECORRUPT, "buffer view: more than %zu documents", m->n);
-      break;
-    }
-    out[k++] = *best;
+  for (const tern_mdoc *d; rc == TERN_OK && (d = runs_merge_next(&h));) {
+    if (!d->doc) continue;
+    if (k == m->n) rc = tern_fail(TERN_ECORRUPT, "buffer view: more than %zu documents", m->n);
+    else out[k++] = *d;
   }
   if (rc == TERN_OK && k != m->n)
     rc = tern_fail(TERN_ECORRUPT, "buffer view: %zu documents, %zu expected", k, m->n);
-  free(pos);
+  runs_merge_free(&h);
   if (rc != TERN_OK) {
     free(out);
     return rc;
@@ -303,25 +363,14 @@ int tern_mruns_merge(const tern_memseg *m, size_t from, size_t to, tern_mrun **o
     total += m->runs[r]->n;
     bytes += run_bytes(m->runs[r]);
   }
-  size_t *pos = calloc(m->nruns, sizeof *pos);
   tern_mrun *run = NULL;
-  int rc = pos ? run_alloc(total, bytes, &run) : tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  runs_merge h;
+  TERN_TRY(runs_merge_init(&h, m->runs, from, to));
+  int rc = run_alloc(total, bytes, &run);
   int bottom = from == 0; /* lost keys need a mark only while older runs may hold them */
-  while (rc == TERN_OK) {
-    const tern_mdoc *best = NULL;
-    for (size_t r = from; r < to; r++) { /* newer runs later: <= keeps the newest */
-      const tern_mrun *x = m->runs[r];
-      if (pos[r] < x->n && (!best || doc_cmp(&x->docs[pos[r]], best) <= 0))
-        best = &x->docs[pos[r]];
-    }
-    if (!best) break;
-    for (size_t r = from; r < to; r++) {
-      const tern_mrun *x = m->runs[r];
-      if (pos[r] < x->n && doc_cmp(&x->docs[pos[r]], best) == 0) pos[r]++;
-    }
-    if (best->doc || !bottom) rc = run_push(run, best);
-  }
-  free(pos);
+  for (const tern_mdoc *d; rc == TERN_OK && (d = runs_merge_next(&h));)
+    if (d->doc || !bottom) rc = run_push(run, d);
+  runs_merge_free(&h);
   if (rc != TERN_OK) {
     tern_mrun_put(run);
     return rc;
