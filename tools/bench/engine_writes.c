@@ -259,97 +259,130 @@ static double thread_cpu_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Sorted µs of each of n one-document commits on one path: wall clock in
- * us[0..n), the committing thread's CPU time in us[n..2n); *segments: the
- * segments tern's index has at the end (flushes and merges happened). */
-static double *commit_latencies(const char *dir, uint64_t n, enum lat_path path, uint64_t buffer,
-                                size_t *segments) {
-  double *us = malloc(2 * n * sizeof *us);
-  MDB_env *env = NULL;
-  MDB_dbi dbi = 0;
-  tern_index *idx = NULL;
-  char path_s[4096];
-  bench_path(path_s, sizeof path_s, dir, "bare.mdb");
-  tern_options to;
-  tern_options_init(&to);
-  if (buffer) to.write_buffer_bytes = buffer;
-  int bare = path == LAT_BARE;
-  unsigned flags = TERN_CREATE | (path == LAT_FOREGROUND ? TERN_FOREGROUND : 0);
-  if (!us || (bare ? mdb_env_create(&env) || mdb_env_set_mapsize(env, 1u << 30) ||
-                         mdb_env_open(env, path_s, MDB_NOSUBDIR, 0666)
-                   : engine_check(tern_open(&idx, dir, flags, &to), "open"))) {
-    free(us);
-    return NULL;
+/* One path's store for the latency phase: a bare LMDB environment or a
+ * tern index, open for the whole run. */
+typedef struct lat_store {
+  enum lat_path path;
+  char *dir;
+  MDB_env *env;
+  MDB_dbi dbi;
+  tern_index *idx;
+  double *us; /* wall µs of commit i in us[i], the thread's CPU µs in us[n + i] */
+} lat_store;
+
+static int lat_open(lat_store *s, const eopts *o, enum lat_path path) {
+  memset(s, 0, sizeof *s);
+  s->path = path;
+  s->dir = bench_mkdtemp(o->parent, "engine-latency");
+  s->us = malloc(2 * o->commits * sizeof *s->us);
+  if (!s->dir || !s->us) return -1;
+  if (path != LAT_BARE) {
+    tern_options to;
+    tern_options_init(&to);
+    if (o->buffer) to.write_buffer_bytes = o->buffer;
+    unsigned flags = TERN_CREATE | (path == LAT_FOREGROUND ? TERN_FOREGROUND : 0);
+    return engine_check(tern_open(&s->idx, s->dir, flags, &to), "open");
   }
+  char file[4096];
+  bench_path(file, sizeof file, s->dir, "bare.mdb");
+  MDB_txn *t;
+  if (mdb_env_create(&s->env) || mdb_env_set_mapsize(s->env, 1u << 30) ||
+      mdb_env_open(s->env, file, MDB_NOSUBDIR, 0666) || mdb_txn_begin(s->env, NULL, 0, &t))
+    return -1;
+  return mdb_dbi_open(t, NULL, 0, &s->dbi) || mdb_txn_commit(t) ? -1 : 0;
+}
+
+/* Commits document i on s's path, timed alone; nonzero on failure. */
+static int lat_commit(lat_store *s, uint64_t i, uint64_t n) {
   uint8_t key[KEY_LEN], val[16] = {0};
-  int bad = 0;
-  for (uint64_t i = 0; i < n && !bad; i++) {
-    make_key(i, key);
-    double t0 = bench_now(), c0 = thread_cpu_now();
-    if (bare) {
-      MDB_txn *t;
-      bad = mdb_txn_begin(env, NULL, 0, &t) != 0;
-      if (!bad && i == 0) mdb_dbi_open(t, NULL, 0, &dbi);
-      MDB_val k = {KEY_LEN, key}, v = {sizeof val, val};
-      bad = bad || mdb_put(t, dbi, &k, &v, 0) || mdb_txn_commit(t);
-    } else {
-      tern_txn *t;
-      bad = engine_check(tern_txn_begin(&t, idx, 0), "begin") ||
-            engine_check(tern_put(t, key, KEY_LEN, val, sizeof val, NULL, 0), "put") ||
-            engine_check(tern_commit(t), "commit");
-    }
-    us[i] = (bench_now() - t0) * 1e6;
-    us[n + i] = (thread_cpu_now() - c0) * 1e6;
-  }
-  *segments = 0;
-  if (bare) {
-    mdb_env_close(env);
+  make_key(i, key);
+  double t0 = bench_now(), c0 = thread_cpu_now();
+  int bad;
+  if (s->env) {
+    MDB_txn *t;
+    MDB_val k = {KEY_LEN, key}, v = {sizeof val, val};
+    bad = mdb_txn_begin(s->env, NULL, 0, &t) != 0 ||
+          mdb_put(t, s->dbi, &k, &v, 0) || mdb_txn_commit(t);
   } else {
+    tern_txn *t;
+    bad = engine_check(tern_txn_begin(&t, s->idx, 0), "begin") ||
+          engine_check(tern_put(t, key, KEY_LEN, val, sizeof val, NULL, 0), "put") ||
+          engine_check(tern_commit(t), "commit");
+  }
+  s->us[i] = (bench_now() - t0) * 1e6;
+  s->us[n + i] = (thread_cpu_now() - c0) * 1e6;
+  return bad;
+}
+
+/* Closes s (a tern index flushed first, its segment count in *segments),
+ * sorts its times and removes its directory. */
+static int lat_close(lat_store *s, uint64_t n, size_t *segments) {
+  int bad = 0;
+  if (s->env) mdb_env_close(s->env);
+  if (s->idx) {
     tern_stats *st;
-    bad = bad || engine_check(tern_flush(idx), "flush") ||
-          engine_check(tern_stats_get(&st, idx), "stats");
+    bad = engine_check(tern_flush(s->idx), "flush") || engine_check(tern_stats_get(&st, s->idx), "stats");
     if (!bad) {
       *segments = st->nsegments;
       tern_stats_free(st);
     }
-    tern_close(idx);
+    tern_close(s->idx);
   }
-  if (bad) {
-    free(us);
-    return NULL;
+  if (s->us) {
+    qsort(s->us, n, sizeof *s->us, cmp_double);
+    qsort(s->us + n, n, sizeof *s->us, cmp_double);
   }
-  qsort(us, n, sizeof *us, cmp_double);
-  qsort(us + n, n, sizeof *us, cmp_double);
-  return us;
+  if (s->dir) bench_rmtree(s->dir);
+  free(s->dir);
+  return bad;
 }
 
-/* Each run times the three paths in turn (same machine state, same run);
- * every figure is the median over runs, ratios the median of per-run ratios. */
+/* Commits alternate between the paths in blocks of LAT_BLOCK: long enough
+ * that each path runs with warm caches as in a loop of its own, short
+ * enough that the machine's slow moments (the tail of a shared machine
+ * drifts over seconds) fall on every path alike.  The block order rotates. */
+#define LAT_BLOCK 500u
+
+static int lat_run(const eopts *o, lat_store *st) {
+  uint64_t n = o->commits;
+  for (uint64_t b = 0; b * LAT_BLOCK < n; b++)
+    for (int j = 0; j < LAT_NPATHS; j++) {
+      lat_store *s = &st[(b + (uint64_t)j) % LAT_NPATHS];
+      for (uint64_t i = b * LAT_BLOCK; i < n && i < (b + 1) * LAT_BLOCK; i++)
+        if (lat_commit(s, i, n)) return -1;
+    }
+  return 0;
+}
+
+/* Each run times the three paths interleaved (lat_run); every figure is the
+ * median over runs, ratios the median of per-run ratios. */
 int phase_latency(const eopts *o) {
   uint64_t n = o->commits, runs = o->runs;
   /* [path][stat][run]; stats: wall median, p99, max, then CPU median, p99, max */
   double *fig = calloc(LAT_NPATHS * 6 * runs, sizeof *fig);
   double *ratio = calloc(LAT_NPATHS * 6 * runs, sizeof *ratio);
   size_t segments[LAT_NPATHS] = {0};
-  if (!fig || !ratio) return 1;
-  for (uint64_t run = 0; run < runs; run++)
-    for (int p = 0; p < LAT_NPATHS; p++) {
-      char *dir = bench_mkdtemp(o->parent, "engine-latency");
-      double *us = dir ? commit_latencies(dir, n, (enum lat_path)p, o->buffer, &segments[p]) : NULL;
-      if (!us) return 1;
-      size_t at[3] = {n / 2, (size_t)((double)(n - 1) * 0.99), n - 1};
+  if (!fig || !ratio || n == 0) return 1;
+  for (uint64_t run = 0; run < runs; run++) {
+    lat_store st[LAT_NPATHS];
+    int bad = 0;
+    for (int p = 0; p < LAT_NPATHS; p++)
+      if (lat_open(&st[p], o, (enum lat_path)p)) bad = 1;
+    if (!bad) bad = lat_run(o, st);
+    for (int p = 0; p < LAT_NPATHS; p++)
+      if (lat_close(&st[p], n, &segments[p])) bad = 1;
+    size_t at[3] = {n / 2, (size_t)((double)(n - 1) * 0.99), n - 1};
+    for (int p = 0; p < LAT_NPATHS && !bad; p++)
       for (int k = 0; k < 6; k++) {
-        double v = us[(k >= 3 ? n : 0) + at[k % 3]];
-        fig[(p * 6 + k) * runs + run] = v;
-        ratio[(p * 6 + k) * runs + run] = v / fig[k * runs + run];
+        fig[(p * 6 + k) * runs + run] = st[p].us[(k >= 3 ? n : 0) + at[k % 3]];
+        ratio[(p * 6 + k) * runs + run] = fig[(p * 6 + k) * runs + run] / fig[k * runs + run];
       }
-      free(us);
-      bench_rmtree(dir);
-      free(dir);
-    }
-  printf("latency: %llu one-document commits on %s, each timed alone; write_buffer_bytes %llu; "
-         "medians of %llu runs\n",
-         (unsigned long long)n, bench_fs_name(o->parent),
+    for (int p = 0; p < LAT_NPATHS; p++) free(st[p].us);
+    if (bad) return 1;
+  }
+  printf("latency: %llu one-document commits a path on %s, each timed alone, the paths "
+         "alternating in blocks of %u; write_buffer_bytes %llu; medians of %llu runs\n",
+         (unsigned long long)n, bench_fs_name(o->parent), LAT_BLOCK,
          (unsigned long long)(o->buffer ? o->buffer : 8u << 20), (unsigned long long)runs);
   printf("| path | median µs | p99 µs | max µs | CPU median µs | CPU p99 µs | CPU max µs | "
          "segments at the end |\n|---|---|---|---|---|---|---|---|\n");
