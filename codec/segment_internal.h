@@ -55,7 +55,8 @@ struct tern_seg_field {
    * once (segment_headers.c).  NULL when it could not be allocated: every
    * read then decodes its header. */
   tern_seg_header *saved;
-  void *saved_mem; /* what saved is carved from (aligned to a line) */
+  void *saved_mem;    /* what saved is carved from (aligned to a line) */
+  size_t saved_bytes; /* saved_mem's size when it is a mapping of its own, else 0 */
 };
 
 /* A block's saved header, in a flat array (one address per block, so

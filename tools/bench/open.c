@@ -48,7 +48,7 @@ typedef struct open_opts {
   uint64_t *cold;
   size_t ncold;
   const char *parent, *tern, *at;
-  int keep, phases; /* bit 0 fresh, 1 cold, 2 warm */
+  int keep, phases; /* bit 0 fresh, 1 cold, 2 warm, 3 reopen */
 } open_opts;
 
 static const char *open_check(void *opts) {
@@ -75,8 +75,8 @@ static const bench_opt k_open_opts[] = {
     BENCH_U64("seed", OPEN_OPT(seed), "S", "0x6f70656e" /* "open" */, 0, 0, "key seed"),
     BENCH_FLAG("keep", OPEN_OPT(keep), 1, 0, "keep the scratch directory"),
     BENCH_STR("at", OPEN_OPT(at), "DIR", NULL, "build into DIR once and reuse it (same options!)"),
-    BENCH_SET("phases", OPEN_OPT(phases), "LIST", "fresh|cold|warm", "fresh,cold,warm",
-              "of fresh,cold,warm"),
+    BENCH_SET("phases", OPEN_OPT(phases), "LIST", "fresh|cold|warm|reopen",
+              "fresh,cold,warm,reopen", "of fresh,cold,warm,reopen"),
 };
 
 static const bench_cmd k_open_cmd =
@@ -511,6 +511,45 @@ static int phase_warm(open_env *e, bench_rng *r) {
   return 0;
 }
 
+/* Open + one present get + close, again and again in one process, files
+ * cached: what a long-running application that reopens stores pays (and
+ * what memory allocators make of what an open allocates and a close
+ * frees), default mapping vs LMDB, alternating. */
+static int phase_reopen(open_env *e, bench_rng *r) {
+  enum { RMAX = 64, PER_RUN = 200 };
+  uint64_t runs = e->o->runs < RMAX ? e->o->runs : RMAX;
+  static const int modes[2] = {MODE_MAP, MODE_LMDB};
+  double us[2][RMAX];
+  size_t errors = 0;
+  uint32_t idx[PER_RUN];
+  if (bench_warm_dir(e->tdir) != 0 || bench_warm_dir(e->ldir) != 0) return -1;
+  for (uint64_t run = 0; run < runs; run++) {
+    if (bench_sample(r, e->present.n, PER_RUN, idx) != 0) return -1;
+    double t[2] = {0, 0};
+    for (size_t i = 0; i < PER_RUN; i++)
+      for (int k = 0; k < 2; k++) {
+        int m = modes[(i + (size_t)k) % 2]; /* alternating which goes first */
+        lookup_store s;
+        double t0 = bench_now();
+        if (store_open(e, m, &s) != 0) {
+          bench_log("reopen: %s failed: %s", mode_name[m], tern_errmsg());
+          return -1;
+        }
+        (void)lookups(e, m, &s, &idx[i], 1, &errors);
+        store_close(m, &s);
+        t[m == MODE_LMDB] += bench_now() - t0;
+      }
+    for (int k = 0; k < 2; k++) us[k][run] = t[k] * 1e6 / PER_RUN;
+  }
+  double tern = med(us[0], runs), lmdb = med(us[1], runs);
+  printf("\n### reopen: open + 1 present get + close in one process, files cached (µs, %d per "
+         "run, median of %llu runs; %zu errors)\n\n| %s | %s | tern / lmdb |\n|---:|---:|---:|\n"
+         "| %.0f | %.0f | %.2f× |\n",
+         PER_RUN, (unsigned long long)runs, errors, mode_name[MODE_MAP], mode_name[MODE_LMDB],
+         tern, lmdb, tern / lmdb);
+  return 0;
+}
+
 /* ------------------------------------------------------------------ main */
 
 static int open_setup(open_env *e) {
@@ -570,6 +609,7 @@ int tern_bench_open(int argc, char **argv) {
     if (o.phases & 1) rc = phase_fresh(&e, &r);
     if (rc == 0 && (o.phases & 2)) rc = phase_cold(&e, &r);
     if (rc == 0 && (o.phases & 4) && o.warm) rc = phase_warm(&e, &r);
+    if (rc == 0 && (o.phases & 8)) rc = phase_reopen(&e, &r);
   }
   if (!o.keep && !o.at && e.root[0]) bench_rmtree(e.root);
   bench_keys_free(&e.present);
