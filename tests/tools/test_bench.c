@@ -376,6 +376,30 @@ static void test_seek_shapes(void **state) {
   free(dir);
 }
 
+/* open's reopen phase: open + get + close again and again in one
+ * process, every answer verified (exit 1 on a wrong one), the table
+ * printed. */
+static void test_open_reopen(void **state) {
+  (void)state;
+  SKIP_WITHOUT_BINARY();
+  char *dir = tu_tmpdir("bench-open");
+  char *log = tu_path(dir, "open.log");
+  char *argv[] = {(char *)bench_bin(), "open", "--docs", "20000", "--runs", "2", "--phases",
+                  "reopen", "--dir", dir, NULL};
+  int rc = run(argv, log);
+  size_t len;
+  char *text = (char *)tu_read_file(log, &len);
+  text[len] = '\0'; /* tu_read_file leaves room for it */
+  if (rc != 0 || !strstr(text, "### reopen:") || !strstr(text, "0 errors)")) dump(log);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(text, "### reopen:"));
+  assert_non_null(strstr(text, "0 errors)"));
+  free(text);
+  tu_rmtree(dir);
+  free(log);
+  free(dir);
+}
+
 /* whole: `tern get DIR -` and lmdb-get must print the same bytes (the tool
  * compares them and exits 1 otherwise), on generated keys and on a file. */
 static void test_whole_small_run(void **state) {
@@ -411,6 +435,7 @@ int main(void) {
       cmocka_unit_test(test_codec_small_run),
       cmocka_unit_test(test_seek_shapes),
       cmocka_unit_test(test_whole_small_run),
+      cmocka_unit_test(test_open_reopen),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

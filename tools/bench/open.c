@@ -547,7 +547,7 @@ static int phase_reopen(open_env *e, bench_rng *r) {
          "| %.0f | %.0f | %.2f× |\n",
          PER_RUN, (unsigned long long)runs, errors, mode_name[MODE_MAP], mode_name[MODE_LMDB],
          tern, lmdb, tern / lmdb);
-  return 0;
+  return errors ? -1 : 0; /* a wrong answer fails the run */
 }
 
 /* ------------------------------------------------------------------ main */
