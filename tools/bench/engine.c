@@ -18,7 +18,8 @@
  *   latency each of --commits one-document put + commits timed alone: median,
  *           p99 and maximum vs a bare LMDB put + commit, with flushes and
  *           merges in the background worker and with TERN_FOREGROUND
- *           (inside tern_commit), the three alternating in blocks of 500
+ *           (inside tern_commit), and LMDB alone doing tern's catalog
+ *           writes (its share), the four alternating in blocks of 500
  *           commits; --buffer sets write_buffer_bytes.  Wall
  *           clock and the committing thread's CPU time (which a shared
  *           machine's other processes do not inflate)
