@@ -58,6 +58,7 @@
  * the whole search when the first decides. */
 typedef struct tern_ti_group {
   uint32_t lskip; /* bytes separators 1..nb-1 share, their group's prefix */
+  uint32_t long_seps; /* some separator runs past its head: searched by bytes (find_in_group) */
   /* lheads[0]: the prefix's first 8 bytes as a head (slot 0 is never
    * probed, and this is the line the search reads first, with lskip). */
   uint64_t lheads[TERN_TI_GROUP];
@@ -71,6 +72,7 @@ typedef struct tern_ti_group {
 typedef struct tern_terms_index {
   uint64_t nblocks, ngroups, nterms;
   size_t skip;     /* bytes every separator of blocks 1.. starts with */
+  int long_seps;   /* some group's first separator runs past its head (find_group) */
   uint8_t *prefix; /* those bytes */
   /* Per group (ngroups + 1; the last entry: the end), from the directory. */
   uint64_t *gheads, *gheads2, *gord;
