@@ -218,11 +218,16 @@ static inline int tern_seg_next_keyed(const tern_seg *s, tern_seg_cursor *c,
   const tern_tb_keys *k = c->keys; /* keyed_n: keys_on, positioned and k->tails hold */
   tern_tb_iter_skip_tail(&c->blk, &c->it);
   c->entry = index;
-  c->vbit = k->vbit[j];
+  c->vbit = tern_tb_keys_vbit(k, j);
   *term = k->bytes + k->off[j];
   *len = k->len[j];
   return 1;
 }
+/* Whether c's last step (tern_seg_next_term's too) took its entry from a
+ * batch decoded with its tails, as tern_seg_next_keyed does: then
+ * tern_seg_keyed_value gives its value, as tern_seg_value would from the
+ * entry. */
+static inline int tern_seg_stepped_keyed(const tern_seg_cursor *c) { return c->keyed_n != 0; }
 /* The value of the entry tern_seg_next_keyed stepped to, as tern_seg_value
  * gives it for the entry tern_seg_next_term fills; valid as long.  Inline
  * when the value's bytes are whole bytes of the block (a primary key's

@@ -285,6 +285,14 @@ static void use_pairs(tern_seg_cursor *c, uint32_t steps) {
 
 void tern_seg_use_pairs(tern_seg_cursor *c, uint32_t steps) { use_pairs(c, steps); }
 
+/* The block's decode tables before its first step: from the cursor's pair
+ * table when that was built for the block's alphabet (a seek's new block,
+ * mostly), else filled. */
+static void step_tables(tern_seg_cursor *c) {
+  if (c->pairs && tern_tb_tables_from_pairs(&c->blk, c->pairs)) return;
+  tern_tb_tables(&c->blk);
+}
+
 /* Brings the key side of c->it and c->term back from the end of the
  * terms decoded ahead to the entry before c->it.entry, as tern_tb_iter_next
  * would have left them. */
@@ -319,7 +327,7 @@ static int entry_at(const tern_seg *s, tern_seg_cursor *c, uint32_t index, tern_
   }
   c->positioned = 0;
   c->keyed_n = 0;
-  tern_tb_tables(&c->blk);
+  step_tables(c);
   use_pairs(c, 1);
   if (here)
     TERN_TRY(tern_tb_iter_seek_from(&c->blk, &c->it, index, c->term));
@@ -338,11 +346,21 @@ int tern_seg_first_term(const tern_seg *s, const tern_seg_field *f, tern_seg_cur
   return entry_at(s, c, 0, e);
 }
 
+/* term_cmp, kh being a's head (head_of): the heads decide unless equal. */
+static inline int head_cmp(const uint8_t *a, size_t alen, uint64_t kh, const uint8_t *b,
+                           size_t blen) {
+  uint64_t bh = head_of(b, blen);
+  if (kh != bh) return kh < bh ? -1 : 1;
+  return term_cmp(a, alen, b, blen);
+}
+
 int tern_seg_seek_ceil(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len,
                        tern_seg_cursor *c, tern_term_entry *e) {
   TERN_TRY(check_key(term, len));
-  if (f->nterms == 0 || term_cmp(term, len, f->max, f->max_len) > 0) return TERN_NOTFOUND;
-  if (term_cmp(term, len, f->min, f->min_len) <= 0) return tern_seg_first_term(s, f, c, e);
+  if (f->nterms == 0) return TERN_NOTFOUND;
+  uint64_t kh = head_of(term, len);
+  if (head_cmp(term, len, kh, f->max, f->max_len) > 0) return TERN_NOTFOUND;
+  if (head_cmp(term, len, kh, f->min, f->min_len) <= 0) return tern_seg_first_term(s, f, c, e);
   uint32_t index;
   int rc = tern_seg_block_lower_bound(s, f, term, len, c, e, &index);
   if (rc != 0) return rc < 0 ? rc : TERN_OK;
@@ -405,7 +423,7 @@ static inline __attribute__((always_inline)) int next_keyed(tern_seg_cursor *c,
     e->term = k->bytes + k->off[j];
     e->len = k->len[j];
     e->ordinal = c->block_ord + index;
-    e->docs[0] = k->doc[j];
+    e->docs[0] = tern_tb_keys_doc(k, j);
     e->meta.df = 1;
     e->meta.pulsed = 1;
     e->meta.docs = e->docs;
@@ -414,11 +432,11 @@ static inline __attribute__((always_inline)) int next_keyed(tern_seg_cursor *c,
     e->value_len = k->vlen;
     e->value_inline = c->blk.f.has_values != 0;
     e->value_off = 0;
-    c->vbit = k->vbit[j];
+    c->vbit = tern_tb_keys_vbit(k, j);
     c->keyed_first = k->first; /* keys_on: the caller's test, or keys_ready's */
     c->keyed_n = k->n;
-    /* Every vbit is vbit[0] plus whole tails: all whole bytes, or not. */
-    c->keyed_aligned = c->blk.f.has_values && ((k->vbit[0] | (uint32_t)c->blk.tail_bits) & 7) == 0;
+    /* Every vbit is vbit0 plus whole tails: all whole bytes, or not. */
+    c->keyed_aligned = c->blk.f.has_values && ((k->vbit0 | k->vstep) & 7) == 0;
     c->keyed_vlen = k->vlen;
     return TERN_OK;
   }
@@ -447,7 +465,7 @@ static __attribute__((noinline)) int next_term_slow(const tern_seg *s, tern_seg_
   uint32_t index = c->it.entry;
   c->positioned = 0;
   c->keyed_n = 0;
-  if (TERN_UNLIKELY(!c->blk.tables)) tern_tb_tables(&c->blk); /* once a block: tested inline */
+  if (TERN_UNLIKELY(!c->blk.tables)) step_tables(c); /* once a block: tested inline */
   int ready = keys_ready(c);
   if (TERN_LIKELY(ready == 1)) return next_keyed(c, e);
   if (ready < 0) return ready;
