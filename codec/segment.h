@@ -138,6 +138,7 @@ typedef struct tern_seg_cursor {
   uint32_t plain_steps;          /* steps decoded without the pair table since it was built */
   tern_tb_keys *keys;            /* stepping: terms decoded ahead (next_term), or NULL */
   uint32_t keys_want;            /* entries the next batch decodes (grows as a scan goes on) */
+  uint32_t keys_first;           /* keys_want after a positioning (tern_seg_cursor_expect) */
   int keys_on;                   /* the key side of `it` and `term` stand past `keys` */
   /* private: entries keyed_first .. keyed_first + keyed_n - 1 are in `keys`
    * with their tails and the cursor stands in that batch (keys_on,
@@ -167,6 +168,18 @@ typedef struct tern_seg_cursor {
 } tern_seg_cursor;
 void tern_seg_cursor_init(tern_seg_cursor *c);
 void tern_seg_cursor_release(tern_seg_cursor *c);
+/* The rank in its field of c's last result (of a positioning or a step),
+ * in *ord: 1, or 0 when c holds no result to step from. */
+static inline int tern_seg_cursor_ordinal(const tern_seg_cursor *c, uint64_t *ord) {
+  *ord = c->block_ord + c->entry;
+  return c->positioned;
+}
+/* A hint, no effect on what is read: the caller expects about `steps`
+ * forward steps after each of c's next positionings (a short range read
+ * after every seek), so the first batch of terms decoded ahead after one
+ * holds that many, clamped to [4, TERN_TB_KEYS_MAX] (4 without a hint),
+ * and batches double from there. */
+void tern_seg_cursor_expect(tern_seg_cursor *c, uint64_t steps);
 /* Whether c holds memory of its own, which tern_seg_cursor_release frees:
  * a cursor that ends its life holding none needs no release (a get's, on
  * the stack, mostly holds none). */

@@ -25,6 +25,13 @@ static int term_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen
   return alen < blen ? -1 : alen > blen;
 }
 
+/* Entries the first batch of terms decoded ahead after a positioning
+ * holds without a hint (tern_seg_cursor_expect), and the fewest it holds
+ * with one: each batch doubles, so a seek and ten steps decode 12 terms
+ * ahead (4 + 8) without a hint, 10 in one batch with one, and a long scan
+ * mostly 64 at once. */
+#define SCAN_KEYS_FIRST 4u
+
 void tern_seg_cursor_init(tern_seg_cursor *c) {
   memset(c, 0, offsetof(tern_seg_cursor, page));
   c->block_no = -1;
@@ -35,6 +42,7 @@ void tern_seg_cursor_init(tern_seg_cursor *c) {
   c->seg_uid = 0;
   c->positioned = 0;
   c->keyed_n = 0;
+  c->keys_first = SCAN_KEYS_FIRST;
 }
 
 void tern_seg_cursor_release(tern_seg_cursor *c) {
@@ -123,17 +131,13 @@ static inline void fill_from(tern_seg_cursor *c, uint32_t index, const uint8_t *
   c->vbit = t->vbit; /* the value is taken when asked for (tern_seg_value) */
 }
 
-/* Entries the first batch of terms decoded ahead after a positioning
- * holds, and the most one holds: each batch doubles, so a seek and ten
- * steps decode 12 terms ahead (4 + 8), a long scan mostly 64 at once. */
-#define SCAN_KEYS_FIRST 4u
 
 /* Fills *e with the cursor's current entry (term in c->term, c->it.len). */
 static void fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,
                        tern_term_entry *e) {
   c->keys_on = 0; /* `it` and `term` follow this entry: a scan from it starts small */
   c->keyed_n = 0;
-  c->keys_want = SCAN_KEYS_FIRST;
+  c->keys_want = c->keys_first;
   fill_from(c, index, c->term, c->it.len, t, e);
 }
 
@@ -291,6 +295,12 @@ void tern_seg_use_pairs(tern_seg_cursor *c, uint32_t steps) { use_pairs(c, steps
 static void step_tables(tern_seg_cursor *c) {
   if (c->pairs && tern_tb_tables_from_pairs(&c->blk, c->pairs)) return;
   tern_tb_tables(&c->blk);
+}
+
+void tern_seg_cursor_expect(tern_seg_cursor *c, uint64_t steps) {
+  c->keys_first = steps < SCAN_KEYS_FIRST    ? SCAN_KEYS_FIRST
+                  : steps > TERN_TB_KEYS_MAX ? TERN_TB_KEYS_MAX
+                                             : (uint32_t)steps;
 }
 
 /* Brings the key side of c->it and c->term back from the end of the
