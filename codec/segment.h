@@ -139,6 +139,7 @@ typedef struct tern_seg_cursor {
   tern_tb_keys *keys;            /* stepping: terms decoded ahead (next_term), or NULL */
   uint32_t keys_want;            /* entries the next batch decodes (grows as a scan goes on) */
   uint32_t keys_first;           /* keys_want after a positioning (tern_seg_cursor_expect) */
+  int keys_again;                /* the next batch holds as many as the last (a hinted first) */
   int keys_on;                   /* the key side of `it` and `term` stand past `keys` */
   /* private: entries keyed_first .. keyed_first + keyed_n - 1 are in `keys`
    * with their tails and the cursor stands in that batch (keys_on,
@@ -177,8 +178,10 @@ static inline int tern_seg_cursor_ordinal(const tern_seg_cursor *c, uint64_t *or
 /* A hint, no effect on what is read: the caller expects about `steps`
  * forward steps after each of c's next positionings (a short range read
  * after every seek), so the first batch of terms decoded ahead after one
- * holds that many, clamped to [4, TERN_TB_KEYS_MAX] (4 without a hint),
- * and batches double from there. */
+ * holds that many, clamped to [4, TERN_TB_KEYS_MAX], and the second as
+ * many again (a run a little longer than expected decodes twice, not
+ * three times, the first), doubling from there; steps 4 or fewer (0: no
+ * hint) give batches of 4, 8, 16 ... */
 void tern_seg_cursor_expect(tern_seg_cursor *c, uint64_t steps);
 /* Whether c holds memory of its own, which tern_seg_cursor_release frees:
  * a cursor that ends its life holding none needs no release (a get's, on

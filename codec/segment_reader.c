@@ -138,6 +138,7 @@ static void fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t
   c->keys_on = 0; /* `it` and `term` follow this entry: a scan from it starts small */
   c->keyed_n = 0;
   c->keys_want = c->keys_first;
+  c->keys_again = c->keys_first > SCAN_KEYS_FIRST;
   fill_from(c, index, c->term, c->it.len, t, e);
 }
 
@@ -416,7 +417,10 @@ static int keys_ready(tern_seg_cursor *c) {
   int rc = tern_tb_iter_keys(&c->blk, &c->it, c->term, k, want);
   if (rc != TERN_OK) return rc < 0 ? rc : TERN_ECORRUPT; /* entry < n: never TERN_NOTFOUND */
   c->keys_on = 1;
-  c->keys_want = want * 2 > TERN_TB_KEYS_MAX ? TERN_TB_KEYS_MAX : want * 2;
+  if (c->keys_again)
+    c->keys_again = 0; /* a hinted first batch: the second as large */
+  else
+    c->keys_want = want * 2 > TERN_TB_KEYS_MAX ? TERN_TB_KEYS_MAX : want * 2;
   return 1;
 }
 

@@ -107,16 +107,21 @@ static int settle(tern_src *s, int dir) {
   return TERN_OK;
 }
 
-/* Before a forward seek: the steps the source took since the last one
- * (forwards, in its segment's ranks) size the first batch of terms the
- * codec decodes ahead after this one — a cursor that reads N keys after
- * each seek decodes about N, in one batch, as RocksDB's adaptive
- * readahead carries its size from one seek to the next.  Only a hint:
- * what is read is the same. */
+/* Before a forward seek: the steps the source took after each of the
+ * last two (forwards, in its segment's ranks) size the first batch of
+ * terms the codec decodes ahead after this one — the smaller of the two,
+ * so that one long run among short ones costs one long batch at most — as
+ * RocksDB's adaptive readahead carries its size from one seek to the
+ * next: a cursor that reads N keys after each seek decodes N, in one
+ * batch.  Anything else (a first seek, a walk back) drops the history.
+ * Only a hint: what is read is the same. */
 static void expect_steps(tern_src *s) {
-  uint64_t ord;
-  if (s->seek_ok && tern_seg_cursor_ordinal(s->sc, &ord) && ord >= s->seek_ord)
-    tern_seg_cursor_expect(s->sc, ord - s->seek_ord);
+  uint64_t ord, steps = 0;
+  int ok = s->seek_ok && tern_seg_cursor_ordinal(s->sc, &ord) && ord >= s->seek_ord;
+  if (ok) steps = ord - s->seek_ord;
+  tern_seg_cursor_expect(s->sc, ok && s->last_ok ? (steps < s->last_run ? steps : s->last_run) : 0);
+  s->last_run = steps;
+  s->last_ok = ok;
   s->seek_ok = 0;
 }
 
@@ -149,7 +154,8 @@ int tern_src_seek_le(tern_src *s, const void *key, size_t klen, int strict) {
   }
   const tern_seg *seg = s->slot->ref->seg;
   const tern_seg_field *f = s->slot->ref->unique;
-  s->seek_ok = 0; /* backwards: no forward steps to count from here */
+  s->seek_ok = s->last_ok = 0; /* backwards: no forward steps to count from here */
+  tern_seg_cursor_expect(s->sc, 0);
   if (!key) {
     TERN_TRY(seg_result(s, tern_seg_last_term(seg, f, s->sc, s->run, &s->e)));
   } else if (klen == 0) {
