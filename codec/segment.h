@@ -137,9 +137,9 @@ typedef struct tern_seg_cursor {
   uint32_t block_steps;          /* steps taken in the block held */
   uint32_t plain_steps;          /* steps decoded without the pair table since it was built */
   tern_tb_keys *keys;            /* stepping: terms decoded ahead (next_term), or NULL */
-  uint32_t keys_want;            /* entries the next batch decodes (grows as a scan goes on) */
-  uint32_t keys_first;           /* keys_want after a positioning (tern_seg_cursor_expect) */
-  int keys_again;                /* the next batch holds as many as the last (a hinted first) */
+  uint32_t keys_want;            /* entries the next batch decodes (grows as a scan goes on;
+                                  * 0 after a positioning: keys_first) */
+  uint32_t keys_first;           /* the first batch after a positioning (tern_seg_cursor_expect) */
   int keys_on;                   /* the key side of `it` and `term` stand past `keys` */
   /* private: entries keyed_first .. keyed_first + keyed_n - 1 are in `keys`
    * with their tails and the cursor stands in that batch (keys_on,

@@ -137,8 +137,7 @@ static void fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t
                        tern_term_entry *e) {
   c->keys_on = 0; /* `it` and `term` follow this entry: a scan from it starts small */
   c->keyed_n = 0;
-  c->keys_want = c->keys_first;
-  c->keys_again = c->keys_first > SCAN_KEYS_FIRST;
+  c->keys_want = 0; /* the first batch from here: keys_first (keys_ready) */
   fill_from(c, index, c->term, c->it.len, t, e);
 }
 
@@ -298,6 +297,8 @@ static void step_tables(tern_seg_cursor *c) {
   tern_tb_tables(&c->blk);
 }
 
+void tern_seg_step_tables(tern_seg_cursor *c) { step_tables(c); }
+
 void tern_seg_cursor_expect(tern_seg_cursor *c, uint64_t steps) {
   c->keys_first = steps < SCAN_KEYS_FIRST    ? SCAN_KEYS_FIRST
                   : steps > TERN_TB_KEYS_MAX ? TERN_TB_KEYS_MAX
@@ -411,16 +412,19 @@ static int keys_ready(tern_seg_cursor *c) {
   tern_tb_keys *k = c->keys;
   uint32_t index = c->it.entry;
   if (c->keys_on && index - k->first < k->n) return 1;
-  uint32_t want = c->keys_want < 1 ? 1 : c->keys_want;
+  /* After a positioning (keys_want 0) the hinted size, the second batch
+   * as large when the hint raised it, else each batch twice the last. */
+  uint32_t want = c->keys_want, next = 2 * want;
+  if (want == 0) {
+    want = c->keys_first < 1 ? 1 : c->keys_first;
+    next = want > SCAN_KEYS_FIRST ? want : 2 * want;
+  }
   c->keyed_n = 0; /* k is refilled: a failure leaves it empty */
   use_pairs(c, want);
   int rc = tern_tb_iter_keys(&c->blk, &c->it, c->term, k, want);
   if (rc != TERN_OK) return rc < 0 ? rc : TERN_ECORRUPT; /* entry < n: never TERN_NOTFOUND */
   c->keys_on = 1;
-  if (c->keys_again)
-    c->keys_again = 0; /* a hinted first batch: the second as large */
-  else
-    c->keys_want = want * 2 > TERN_TB_KEYS_MAX ? TERN_TB_KEYS_MAX : want * 2;
+  c->keys_want = next > TERN_TB_KEYS_MAX ? TERN_TB_KEYS_MAX : next;
   return 1;
 }
 
