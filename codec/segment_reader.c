@@ -131,7 +131,6 @@ static inline void fill_from(tern_seg_cursor *c, uint32_t index, const uint8_t *
   c->vbit = t->vbit; /* the value is taken when asked for (tern_seg_value) */
 }
 
-
 /* Fills *e with the cursor's current entry (term in c->term, c->it.len). */
 static void fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,
                        tern_term_entry *e) {

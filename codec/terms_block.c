@@ -1161,7 +1161,6 @@ static inline uint64_t scan_read(const uint8_t *page, uint32_t pos, unsigned w) 
   return (tern_bits_le64(page + (pos >> 3)) >> (pos & 7)) & (((uint64_t)1 << w) - 1);
 }
 
-
 /* The g characters of a code (below K^g), the first in the lowest byte,
  * from its fraction f = code * rpow[g] (code / K^g in 64 fixed-point bits,
  * a little above: rpow[g] = floor(2^64 / K^g) + 1): multiplying f by K^2
