@@ -137,7 +137,9 @@ typedef struct tern_seg_cursor {
   uint32_t block_steps;          /* steps taken in the block held */
   uint32_t plain_steps;          /* steps decoded without the pair table since it was built */
   tern_tb_keys *keys;            /* stepping: terms decoded ahead (next_term), or NULL */
-  uint32_t keys_want;            /* entries the next batch decodes (grows as a scan goes on) */
+  uint32_t keys_want;            /* entries the next batch decodes (grows as a scan goes on;
+                                  * 0 after a positioning: keys_first) */
+  uint32_t keys_first;           /* the first batch after a positioning (tern_seg_cursor_expect) */
   int keys_on;                   /* the key side of `it` and `term` stand past `keys` */
   /* private: entries keyed_first .. keyed_first + keyed_n - 1 are in `keys`
    * with their tails and the cursor stands in that batch (keys_on,
@@ -167,6 +169,20 @@ typedef struct tern_seg_cursor {
 } tern_seg_cursor;
 void tern_seg_cursor_init(tern_seg_cursor *c);
 void tern_seg_cursor_release(tern_seg_cursor *c);
+/* The rank in its field of c's last result (of a positioning or a step),
+ * in *ord: 1, or 0 when c holds no result to step from. */
+static inline int tern_seg_cursor_ordinal(const tern_seg_cursor *c, uint64_t *ord) {
+  *ord = c->block_ord + c->entry;
+  return c->positioned;
+}
+/* A hint, no effect on what is read: the caller expects about `steps`
+ * forward steps after each of c's next positionings (a short range read
+ * after every seek), so the first batch of terms decoded ahead after one
+ * holds that many, clamped to [4, TERN_TB_KEYS_MAX], and the second as
+ * many again (a run a little longer than expected decodes twice, not
+ * three times, the first), doubling from there; steps 4 or fewer (0: no
+ * hint) give batches of 4, 8, 16 ... */
+void tern_seg_cursor_expect(tern_seg_cursor *c, uint64_t steps);
 /* Whether c holds memory of its own, which tern_seg_cursor_release frees:
  * a cursor that ends its life holding none needs no release (a get's, on
  * the stack, mostly holds none). */
@@ -218,11 +234,16 @@ static inline int tern_seg_next_keyed(const tern_seg *s, tern_seg_cursor *c,
   const tern_tb_keys *k = c->keys; /* keyed_n: keys_on, positioned and k->tails hold */
   tern_tb_iter_skip_tail(&c->blk, &c->it);
   c->entry = index;
-  c->vbit = k->vbit[j];
+  c->vbit = tern_tb_keys_vbit(k, j);
   *term = k->bytes + k->off[j];
   *len = k->len[j];
   return 1;
 }
+/* Whether c's last step (tern_seg_next_term's too) took its entry from a
+ * batch decoded with its tails, as tern_seg_next_keyed does: then
+ * tern_seg_keyed_value gives its value, as tern_seg_value would from the
+ * entry. */
+static inline int tern_seg_stepped_keyed(const tern_seg_cursor *c) { return c->keyed_n != 0; }
 /* The value of the entry tern_seg_next_keyed stepped to, as tern_seg_value
  * gives it for the entry tern_seg_next_term fills; valid as long.  Inline
  * when the value's bytes are whole bytes of the block (a primary key's

@@ -99,7 +99,7 @@ int tern_seg_hits_fill(const tern_seg *s, tern_seg_cursor *c, tern_seg_hits *h,
   if (n == 0) return TERN_OK;
   TERN_TRY(hold(s, c, h, docs[0]));
   uint32_t m = n < TERN_TB_HITS_MAX ? (uint32_t)n : TERN_TB_HITS_MAX, got;
-  tern_tb_tables(&c->blk);
+  tern_seg_step_tables(c);
   tern_seg_use_pairs(c, m);
   int rc = tern_tb_resolve(&c->blk, &h->it, &h->tb, docs, m, c->block_ord, &got);
   h->n = h->tb.n;

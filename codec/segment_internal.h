@@ -140,6 +140,10 @@ uint64_t tern_seg_next_uid(void);
  * in c->term and c->it after it, the cursor's current result. */
 int tern_seg_load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b,
                         tern_seg_cursor *c);
+/* The block's decode tables before its first step: taken from the
+ * cursor's pair table when that was built for the block's alphabet, else
+ * filled (tern_tb_tables). */
+void tern_seg_step_tables(tern_seg_cursor *c);
 void tern_seg_fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,
                          tern_term_entry *e);
 /* Points the cursor's block at its pair decode table (tern_tb_use_pairs),

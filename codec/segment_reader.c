@@ -25,6 +25,13 @@ static int term_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen
   return alen < blen ? -1 : alen > blen;
 }
 
+/* Entries the first batch of terms decoded ahead after a positioning
+ * holds without a hint (tern_seg_cursor_expect), and the fewest it holds
+ * with one: each batch doubles, so a seek and ten steps decode 12 terms
+ * ahead (4 + 8) without a hint, 10 in one batch with one, and a long scan
+ * mostly 64 at once. */
+#define SCAN_KEYS_FIRST 4u
+
 void tern_seg_cursor_init(tern_seg_cursor *c) {
   memset(c, 0, offsetof(tern_seg_cursor, page));
   c->block_no = -1;
@@ -35,6 +42,7 @@ void tern_seg_cursor_init(tern_seg_cursor *c) {
   c->seg_uid = 0;
   c->positioned = 0;
   c->keyed_n = 0;
+  c->keys_first = SCAN_KEYS_FIRST;
 }
 
 void tern_seg_cursor_release(tern_seg_cursor *c) {
@@ -123,17 +131,12 @@ static inline void fill_from(tern_seg_cursor *c, uint32_t index, const uint8_t *
   c->vbit = t->vbit; /* the value is taken when asked for (tern_seg_value) */
 }
 
-/* Entries the first batch of terms decoded ahead after a positioning
- * holds, and the most one holds: each batch doubles, so a seek and ten
- * steps decode 12 terms ahead (4 + 8), a long scan mostly 64 at once. */
-#define SCAN_KEYS_FIRST 4u
-
 /* Fills *e with the cursor's current entry (term in c->term, c->it.len). */
 static void fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,
                        tern_term_entry *e) {
   c->keys_on = 0; /* `it` and `term` follow this entry: a scan from it starts small */
   c->keyed_n = 0;
-  c->keys_want = SCAN_KEYS_FIRST;
+  c->keys_want = 0; /* the first batch from here: keys_first (keys_ready) */
   fill_from(c, index, c->term, c->it.len, t, e);
 }
 
@@ -285,6 +288,22 @@ static void use_pairs(tern_seg_cursor *c, uint32_t steps) {
 
 void tern_seg_use_pairs(tern_seg_cursor *c, uint32_t steps) { use_pairs(c, steps); }
 
+/* The block's decode tables before its first step: from the cursor's pair
+ * table when that was built for the block's alphabet (a seek's new block,
+ * mostly), else filled. */
+static void step_tables(tern_seg_cursor *c) {
+  if (c->pairs && tern_tb_tables_from_pairs(&c->blk, c->pairs)) return;
+  tern_tb_tables(&c->blk);
+}
+
+void tern_seg_step_tables(tern_seg_cursor *c) { step_tables(c); }
+
+void tern_seg_cursor_expect(tern_seg_cursor *c, uint64_t steps) {
+  c->keys_first = steps < SCAN_KEYS_FIRST    ? SCAN_KEYS_FIRST
+                  : steps > TERN_TB_KEYS_MAX ? TERN_TB_KEYS_MAX
+                                             : (uint32_t)steps;
+}
+
 /* Brings the key side of c->it and c->term back from the end of the
  * terms decoded ahead to the entry before c->it.entry, as tern_tb_iter_next
  * would have left them. */
@@ -319,7 +338,7 @@ static int entry_at(const tern_seg *s, tern_seg_cursor *c, uint32_t index, tern_
   }
   c->positioned = 0;
   c->keyed_n = 0;
-  tern_tb_tables(&c->blk);
+  step_tables(c);
   use_pairs(c, 1);
   if (here)
     TERN_TRY(tern_tb_iter_seek_from(&c->blk, &c->it, index, c->term));
@@ -338,11 +357,21 @@ int tern_seg_first_term(const tern_seg *s, const tern_seg_field *f, tern_seg_cur
   return entry_at(s, c, 0, e);
 }
 
+/* term_cmp, kh being a's head (head_of): the heads decide unless equal. */
+static inline int head_cmp(const uint8_t *a, size_t alen, uint64_t kh, const uint8_t *b,
+                           size_t blen) {
+  uint64_t bh = head_of(b, blen);
+  if (kh != bh) return kh < bh ? -1 : 1;
+  return term_cmp(a, alen, b, blen);
+}
+
 int tern_seg_seek_ceil(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len,
                        tern_seg_cursor *c, tern_term_entry *e) {
   TERN_TRY(check_key(term, len));
-  if (f->nterms == 0 || term_cmp(term, len, f->max, f->max_len) > 0) return TERN_NOTFOUND;
-  if (term_cmp(term, len, f->min, f->min_len) <= 0) return tern_seg_first_term(s, f, c, e);
+  if (f->nterms == 0) return TERN_NOTFOUND;
+  uint64_t kh = head_of(term, len);
+  if (head_cmp(term, len, kh, f->max, f->max_len) > 0) return TERN_NOTFOUND;
+  if (head_cmp(term, len, kh, f->min, f->min_len) <= 0) return tern_seg_first_term(s, f, c, e);
   uint32_t index;
   int rc = tern_seg_block_lower_bound(s, f, term, len, c, e, &index);
   if (rc != 0) return rc < 0 ? rc : TERN_OK;
@@ -382,13 +411,19 @@ static int keys_ready(tern_seg_cursor *c) {
   tern_tb_keys *k = c->keys;
   uint32_t index = c->it.entry;
   if (c->keys_on && index - k->first < k->n) return 1;
-  uint32_t want = c->keys_want < 1 ? 1 : c->keys_want;
+  /* After a positioning (keys_want 0) the hinted size, the second batch
+   * as large when the hint raised it, else each batch twice the last. */
+  uint32_t want = c->keys_want, next = 2 * want;
+  if (want == 0) {
+    want = c->keys_first < 1 ? 1 : c->keys_first;
+    next = want > SCAN_KEYS_FIRST ? want : 2 * want;
+  }
   c->keyed_n = 0; /* k is refilled: a failure leaves it empty */
   use_pairs(c, want);
   int rc = tern_tb_iter_keys(&c->blk, &c->it, c->term, k, want);
   if (rc != TERN_OK) return rc < 0 ? rc : TERN_ECORRUPT; /* entry < n: never TERN_NOTFOUND */
   c->keys_on = 1;
-  c->keys_want = want * 2 > TERN_TB_KEYS_MAX ? TERN_TB_KEYS_MAX : want * 2;
+  c->keys_want = next > TERN_TB_KEYS_MAX ? TERN_TB_KEYS_MAX : next;
   return 1;
 }
 
@@ -405,7 +440,7 @@ static inline __attribute__((always_inline)) int next_keyed(tern_seg_cursor *c,
     e->term = k->bytes + k->off[j];
     e->len = k->len[j];
     e->ordinal = c->block_ord + index;
-    e->docs[0] = k->doc[j];
+    e->docs[0] = tern_tb_keys_doc(k, j);
     e->meta.df = 1;
     e->meta.pulsed = 1;
     e->meta.docs = e->docs;
@@ -414,11 +449,11 @@ static inline __attribute__((always_inline)) int next_keyed(tern_seg_cursor *c,
     e->value_len = k->vlen;
     e->value_inline = c->blk.f.has_values != 0;
     e->value_off = 0;
-    c->vbit = k->vbit[j];
+    c->vbit = tern_tb_keys_vbit(k, j);
     c->keyed_first = k->first; /* keys_on: the caller's test, or keys_ready's */
     c->keyed_n = k->n;
-    /* Every vbit is vbit[0] plus whole tails: all whole bytes, or not. */
-    c->keyed_aligned = c->blk.f.has_values && ((k->vbit[0] | (uint32_t)c->blk.tail_bits) & 7) == 0;
+    /* Every vbit is vbit0 plus whole tails: all whole bytes, or not. */
+    c->keyed_aligned = c->blk.f.has_values && ((k->vbit0 | k->vstep) & 7) == 0;
     c->keyed_vlen = k->vlen;
     return TERN_OK;
   }
@@ -447,7 +482,7 @@ static __attribute__((noinline)) int next_term_slow(const tern_seg *s, tern_seg_
   uint32_t index = c->it.entry;
   c->positioned = 0;
   c->keyed_n = 0;
-  if (TERN_UNLIKELY(!c->blk.tables)) tern_tb_tables(&c->blk); /* once a block: tested inline */
+  if (TERN_UNLIKELY(!c->blk.tables)) step_tables(c); /* once a block: tested inline */
   int ready = keys_ready(c);
   if (TERN_LIKELY(ready == 1)) return next_keyed(c, e);
   if (ready < 0) return ready;

@@ -99,13 +99,22 @@ static inline uint32_t digit_div(const tern_tb_block *b, uint32_t code, uint32_t
   return (uint32_t)(((tb_u128)code * b->rpow[j]) >> 64);
 }
 
-/* sym[0..hi-lo] = lo..hi, eight at a time (sym has 8 bytes of slack). */
+/* v's bytes, the lowest first, at p: one store (tern_store64 goes byte
+ * by byte). */
+static inline void scan_store(uint8_t *p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
+  memcpy(p, &v, sizeof v);
+}
+
+/* sym[0..hi-lo] = lo..hi, eight at a time (sym has 8 bytes of slack):
+ * byte i of c * 0x0101.. + 0x0706..00 is c + i, exact while c + i <= hi
+ * (<= 255: no carry reaches it from the bytes below); the bytes past hi
+ * are slack the next range overwrites. */
 static void fill_range(uint8_t *sym, uint32_t lo, uint32_t hi) {
-  for (uint32_t c = lo; c <= hi; c += 8) {
-    uint8_t v[8];
-    for (uint32_t i = 0; i < 8; i++) v[i] = (uint8_t)(c + i);
-    memcpy(sym + (c - lo), v, 8);
-  }
+  for (uint32_t c = lo; c <= hi; c += 8)
+    scan_store(sym + (c - lo), c * 0x0101010101010101ull + 0x0706050403020100ull);
 }
 
 /* Checks the alphabet and counts it; the tables wait for tern_tb_tables. */
@@ -528,6 +537,11 @@ static int decode_single(const tern_tb_block *b, uint32_t sp, uint32_t slen, uin
   return TERN_OK;
 }
 
+/* The bytes of b's alphabet as stored (after a range list's count). */
+static inline uint32_t alpha_bytes(const tern_tb_block *b) {
+  return (b->page[0] & TERN_TB_RANGES) ? 2 * b->nranges : 32;
+}
+
 void tern_tb_use_pairs(tern_tb_block *b, tern_tb_pairs *pairs, int build) {
   uint32_t k = b->nsym;
   if (b->pair || b->group < 2 || k == 0 || k > TERN_TB_PAIR_K) return;
@@ -539,9 +553,27 @@ void tern_tb_use_pairs(tern_tb_block *b, tern_tb_pairs *pairs, int build) {
         pairs->tab[2 * (hi * k + lo) + 1] = b->sym[lo];
       }
     memcpy(pairs->sym, b->sym, k);
+    memset(pairs->sym + k, 0, TERN_TB_PAIR_K - k); /* tern_tb_tables_from_pairs copies them all */
     pairs->nsym = k;
+    pairs->ranges = (b->page[0] & TERN_TB_RANGES) != 0;
+    pairs->alpha_len = alpha_bytes(b);
+    memcpy(pairs->alpha, b->alpha, pairs->alpha_len);
   }
   b->pair = pairs->tab;
+}
+
+int tern_tb_tables_from_pairs(tern_tb_block *b, const tern_tb_pairs *pairs) {
+  uint32_t k = b->nsym, n = alpha_bytes(b);
+  if (b->tables || b->pair || b->group < 2 || k == 0 || pairs->nsym != k ||
+      pairs->ranges != ((b->page[0] & TERN_TB_RANGES) != 0) || pairs->alpha_len != n ||
+      memcmp(pairs->alpha, b->alpha, n) != 0)
+    return 0;
+  /* All of pairs->sym: one copy of fixed size (digits past k are never
+   * read; b->sym has room for 256). */
+  memcpy(b->sym, pairs->sym, TERN_TB_PAIR_K);
+  b->tables = 1;
+  b->pair = pairs->tab;
+  return 1;
 }
 
 /* The high 64 bits of f * m; *f becomes the low 64 (one multiplication
@@ -1039,23 +1071,24 @@ static int keys_tails(const tern_tb_block *b, const tern_tb_iter *it, tern_tb_ke
   k->vlen = b->f.has_values ? b->vlen_min : 0;
   uint32_t tpos = it->pos, step = (uint32_t)b->tail_bits, bw = b->bw_doc;
   int64_t base = b->doc_base + k->first, max = b->f.max_doc;
+  /* Every tail is step bits, its value after its doc (bw bits): the
+   * values' positions are vbit0 + j * step, nothing to store a step. */
+  k->vbit0 = tpos + bw;
+  k->vstep = step;
+  k->doc_col = bw != 0;
   if (bw == 0) {
     /* No doc column (doc ids are the entries' ordinals, as the engine
      * writes them): doc j is base + j, so the first and the last bound
-     * them all, and the loop stores only. */
+     * them all. */
     if (TERN_UNLIKELY(k->n && (base < 0 || base + k->n - 1 >= max)))
       return corrupt(b, "doc id out of range");
-    for (uint32_t j = 0; j < k->n; j++) {
-      k->doc[j] = (uint32_t)(base + j);
-      k->vbit[j] = (uint16_t)(tpos + j * step);
-    }
+    k->doc0 = (uint32_t)base;
     tpos += k->n * step;
   } else {
     for (uint32_t j = 0; j < k->n; j++, tpos += step) {
       int64_t d = base + (int64_t)get_col(b, tpos, bw) + j;
       if (TERN_UNLIKELY(d < 0 || d >= max)) return corrupt(b, "doc id out of range");
       k->doc[j] = (uint32_t)d;
-      k->vbit[j] = (uint16_t)(tpos + bw);
     }
   }
   if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
@@ -1126,15 +1159,6 @@ static void scan_consts_of(const tern_tb_block *b, scan_consts *sc, uint8_t *pad
  * (the block's own page, or scan_consts_of's padded copy). */
 static inline uint64_t scan_read(const uint8_t *page, uint32_t pos, unsigned w) {
   return (tern_bits_le64(page + (pos >> 3)) >> (pos & 7)) & (((uint64_t)1 << w) - 1);
-}
-
-/* v's bytes, the lowest first, at p: one store (tern_store64 goes byte
- * by byte). */
-static inline void scan_store(uint8_t *p, uint64_t v) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
-  memcpy(p, &v, sizeof v);
 }
 
 /* The g characters of a code (below K^g), the first in the lowest byte,

@@ -182,6 +182,9 @@ void tern_tb_open_saved(tern_tb_block *b, const tern_tb_saved *sv, const uint8_t
 typedef struct tern_tb_pairs {
   uint32_t nsym;                 /* 0: not built */
   uint8_t sym[TERN_TB_PAIR_K];   /* the alphabet it was built for */
+  uint8_t alpha[32];             /* that alphabet as its block stored it (ranges or bitmap) */
+  uint32_t alpha_len;            /* its bytes */
+  int ranges;                    /* stored as ranges (TERN_TB_RANGES) */
   uint8_t tab[2 * TERN_TB_PAIR_K * TERN_TB_PAIR_K]; /* [2 (hi * K + lo)] = sym[hi], sym[lo] */
 } tern_tb_pairs;
 /* Points b (tables filled) at `pairs` when the table holds b's alphabet,
@@ -190,6 +193,13 @@ typedef struct tern_tb_pairs {
  * on how fast.  A rebuild costs about K^2 stores (K: the alphabet's size),
  * which a caller pays only when it steps through enough of the block. */
 void tern_tb_use_pairs(tern_tb_block *b, tern_tb_pairs *pairs, int build);
+/* tern_tb_tables and tern_tb_use_pairs(b, pairs, 0) at once, when b
+ * stores the very alphabet `pairs` was built for (byte for byte: the same
+ * digits), with sym copied from the table instead of filled again:
+ * returns 1 then, else 0 with b untouched.  A seek lands in a new block
+ * each time, and a block of a primary key mostly has its neighbours'
+ * alphabet. */
+int tern_tb_tables_from_pairs(tern_tb_block *b, const tern_tb_pairs *pairs);
 
 /* Sequential decoding state.  The caller's term buffer holds the last term
  * decoded (TERN_TB_TERM_MAX bytes). */
@@ -223,14 +233,27 @@ typedef struct tern_tb_keys {
   uint16_t off[TERN_TB_KEYS_MAX]; /* term j at bytes + off[j] */
   uint16_t len[TERN_TB_KEYS_MAX];
   uint16_t kend[TERN_TB_KEYS_MAX]; /* key stream bit position after term j */
-  uint16_t vbit[TERN_TB_KEYS_MAX]; /* tails: entry j's value at this bit of the block */
-  uint32_t doc[TERN_TB_KEYS_MAX];  /* tails: entry j's doc id (checked below max_doc) */
+  /* tails: entry j's value at bit vbit0 + j * vstep of the block (every
+   * tail has tail_bits bits) */
+  uint32_t vbit0, vstep;
+  /* tails: entry j's doc id (checked below max_doc): doc0 + j when the
+   * block has no doc column (docs by ordinal), else doc[j] */
+  int doc_col;
+  uint32_t doc0;
+  uint32_t doc[TERN_TB_KEYS_MAX];
   uint8_t bytes[TERN_TB_KEYS_ROOM];
   /* A block whose key stream ends less than 8 bytes before the page's
    * end, copied with 8 zero bytes after it: the batch's reads (8 bytes
    * at any bit of the key stream) then need no bound test. */
   uint8_t pad[TERN_TB_PAGE + 8];
 } tern_tb_keys;
+/* With k->tails: entry first + j's value bit position and doc id. */
+static inline uint32_t tern_tb_keys_vbit(const tern_tb_keys *k, uint32_t j) {
+  return k->vbit0 + j * k->vstep;
+}
+static inline uint32_t tern_tb_keys_doc(const tern_tb_keys *k, uint32_t j) {
+  return k->doc_col ? k->doc[j] : k->doc0 + j;
+}
 /* Decodes the terms of entries it->entry, it->entry + 1, ... — at most
  * `want` (1 to TERN_TB_KEYS_MAX), fewer at the block's end or when their
  * bytes fill k — into k.  The key side of `it` (kpos, len, and term[], the

@@ -43,8 +43,9 @@ struct tern_cursor {
   int counted; /* in snap->iters */
   tern_src *fast;      /* forwards on one segment source without deletions, or NULL */
   const tern_seg *fseg; /* fast's segment */
-  int keyed;            /* fast's entry was taken by tern_seg_next_keyed: fast->e not filled
-                         * (0 whenever fast is NULL) */
+  int keyed;            /* fast's entry came from a batch with tails (tern_seg_next_keyed,
+                         * fast->e not filled, or tern_seg_next_term): its value is
+                         * tern_seg_keyed_value's (0 whenever fast is NULL) */
 };
 
 static int slice_ok(const tern_slice *s) {
@@ -77,6 +78,10 @@ int tern_cursor_open(tern_cursor **out, tern_snapshot *snap, const tern_bounds *
     rc = tern_src_init(&c->src[i], i < st->nslots ? &st->slots[i] : NULL, snap->buf);
     if (rc == TERN_OK) c->n = i + 1;
   }
+  /* An empty buffer view (the snapshot's, fixed for its life) is no
+   * source: a compacted index's cursor then merges one segment alone,
+   * and every seek's pick looks at it only. */
+  if (rc == TERN_OK && snap->buf->n == 0) c->n--;
   if (rc != TERN_OK) {
     cursor_free(c);
     return rc;
@@ -273,7 +278,9 @@ static __attribute__((noinline)) int next_fast_entry(tern_cursor *c) {
     t->valid = 0; /* done (TERN_NOTFOUND) or failed */
     return fail_reset(c, rc);
   }
-  c->keyed = 0;
+  /* Mostly the first entry of a new batch with tails: its value then
+   * comes inline (tern_cursor_value), as a keyed step's does. */
+  c->keyed = tern_seg_stepped_keyed(t->sc);
   t->key = t->e.term;
   t->klen = t->e.len;
   if (tern_key_range_below_hi(&c->range, t->key, t->klen)) return TERN_OK;

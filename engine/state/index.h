@@ -649,6 +649,11 @@ typedef struct tern_src {
   int valid;
   const uint8_t *key;
   size_t klen;
+  /* segment: the rank of the entry the last forward seek found (seek_ok),
+   * from which the next seek counts the steps taken since, and the count
+   * the seek before made (last_run, last_ok) (tern_seg_cursor_expect) */
+  uint64_t seek_ord, last_run;
+  int seek_ok, last_ok;
 } tern_src;
 int tern_src_init(tern_src *s, const tern_slot *slot, const tern_memseg *buf);
 void tern_src_release(tern_src *s);

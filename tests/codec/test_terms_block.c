@@ -335,11 +335,11 @@ static void resolve_damaged(tu_rng *r, const tern_tb_block *blk) {
 static void batch_tail(const tern_tb_block *b, const tern_tb_keys *k, uint32_t j, tern_tb_tail *t) {
   t->df = 1;
   t->pulsed = 1;
-  t->docs[0] = k->doc[j];
+  t->docs[0] = tern_tb_keys_doc(k, j);
   t->post_off = t->post_len = 0;
   t->vlen = k->vlen;
   t->vinline = b->f.has_values != 0;
-  t->vbit = k->vbit[j];
+  t->vbit = tern_tb_keys_vbit(k, j);
   t->voff = 0;
 }
 
@@ -531,7 +531,7 @@ static void iterate_damaged_batches(const tern_tb_block *b, uint8_t *term, tern_
       assert_true(k.off[j] + k.len[j] <= TERN_TB_KEYS_ROOM);
       if (k.tails) {
         tern_tb_iter_skip_tail(b, &it);
-        assert_true(k.vbit[j] <= 8 * TERN_TB_PAGE);
+        assert_true(tern_tb_keys_vbit(&k, j) <= 8 * TERN_TB_PAGE);
       } else {
         rc = tern_tb_iter_tail(b, &it, t);
         if (rc == TERN_OK) tail_in_bounds(b, &it, t);
@@ -991,7 +991,7 @@ static int scan_batches(tern_tb_block *b, uint32_t n, uint32_t bad) {
   while (rc == TERN_OK && (rc = tern_tb_iter_keys(b, &it, term, &k, TERN_TB_KEYS_MAX)) == TERN_OK) {
     assert_true(k.tails);
     for (uint32_t j = 0; j < k.n; j++, seen++) {
-      assert_true(k.doc[j] != bad);
+      assert_true(tern_tb_keys_doc(&k, j) != bad);
       tern_tb_iter_skip_tail(b, &it);
     }
   }

@@ -14,6 +14,8 @@
  * first and after the last.  Each position is compared with the reference's:
  * key, value (inline ones of every length, and some in the values file),
  * status, and an empty tern_errmsg() after every call that succeeds.
+ * Seeks followed by runs of next of lengths held and changed check the
+ * first batch each seek sizes from the steps after the one before.
  */
 #include "tests/engine/enginetest.h"
 
@@ -52,6 +54,10 @@ enum { SHAPE_MIXED, SHAPE_BASE36, SHAPE_UUID, SHAPE_DECIMAL, SHAPE_PATHS, SHAPE_
 static const char *const shape_names[NSHAPES] = {"mixed",  "base36",   "uuid",   "decimal",
                                                  "paths",  "packages", "emails", "time"};
 static int g_shape; /* the shape random_key makes */
+/* >= 0: every value has this length, as a primary key's values of one
+ * size: its blocks' tails are decoded with their terms, and most steps
+ * are keyed (segment.h, tern_seg_next_keyed) */
+static int g_vlen = -1;
 
 static const char *const words[] = {"usr", "lib", "share", "data", "alpha", "beta", "core",
                                     "net", "util", "io", "x", "mail", "web", "app"};
@@ -123,6 +129,7 @@ static void random_key(tu_rng *r, ref *e) {
     shaped_key(r, e);
   }
   e->vlen = tu_below(r, 10) == 0 ? 129 + (uint32_t)tu_below(r, 300) : (uint32_t)tu_below(r, 40);
+  if (g_vlen >= 0) e->vlen = (uint32_t)g_vlen;
   e->vseed = (uint32_t)tu_next(r);
   e->dead = 0;
 }
@@ -266,6 +273,36 @@ static void walk(tern_snapshot *s, const ref *keys, size_t n, const tern_bounds 
   free(v.e);
 }
 
+/* Seeks each followed by a run of next, the run's length kept for a few
+ * seeks and then changed (0, 1, a few, about a batch, past the most a
+ * batch holds): the steps each seek counts from the one before size the
+ * codec's first batch after it (tern_seg_cursor_expect), so runs end
+ * inside, at and past a batch, across blocks and at the last key; every
+ * position checked against the reference. */
+static void seek_runs(tern_snapshot *s, const ref *keys, size_t n, const tern_bounds *b,
+                      tu_rng *r, unsigned seeks) {
+  static const unsigned lens[] = {0, 1, 3, 4, 5, 9, 10, 11, 16, 33, 63, 64, 65, 100};
+  view v = view_of(keys, n, b);
+  tern_cursor *c;
+  ET_OK(tern_cursor_open(&c, s, b));
+  unsigned run = 10;
+  for (unsigned i = 0; i < seeks; i++) {
+    if (tu_below(r, 4) == 0) run = lens[tu_below(r, sizeof lens / sizeof lens[0])];
+    ref p;
+    probe(r, keys, n, &p);
+    if (tu_below(r, 8) == 0 && v.n) p = *v.e[v.n - 1 - tu_below(r, v.n < 70 ? v.n : 70)]; /* the end */
+    long pos = view_bound(&v, p.k, p.klen, 0);
+    if (pos >= (long)v.n) pos = -1;
+    check_at(c, tern_cursor_seek(c, p.k, p.klen), &v, pos);
+    for (unsigned j = 0; j < run && pos >= 0; j++) {
+      pos = pos + 1 < (long)v.n ? pos + 1 : -1;
+      check_at(c, tern_cursor_next(c), &v, pos);
+    }
+  }
+  tern_cursor_close(c);
+  free(v.e);
+}
+
 /* A whole forward scan equals the view. */
 static void scan_all(tern_snapshot *s, const ref *keys, size_t n) {
   view v = view_of(keys, n, NULL);
@@ -283,6 +320,7 @@ static void scan_all(tern_snapshot *s, const ref *keys, size_t n) {
 static void walks(tern_snapshot *s, const ref *keys, size_t n, tu_rng *r) {
   scan_all(s, keys, n);
   walk(s, keys, n, NULL, r, 400);
+  seek_runs(s, keys, n, NULL, r, 300);
   for (int round = 0; round < 20; round++) {
     ref a, z;
     probe(r, keys, n, &a);
@@ -295,6 +333,7 @@ static void walks(tern_snapshot *s, const ref *keys, size_t n, tu_rng *r) {
     tern_bounds b = {{a.k, a.klen}, {z.k, z.klen}, {NULL, 0}};
     if (round % 4 == 0) b.to = (tern_slice){NULL, 0};
     walk(s, keys, n, &b, r, 60);
+    seek_runs(s, keys, n, &b, r, 20);
   }
 }
 
@@ -389,11 +428,29 @@ static void test_shapes_against_reference(void **state) {
   for (g_shape = SHAPE_BASE36; g_shape < NSHAPES; g_shape++) run_shape(0x5a9e0u + (uint64_t)g_shape);
 }
 
+/* Values of one length (4 bytes as the benchmarks', none, 17 bytes):
+ * primary-key blocks, their batches decoded with the tails, so that
+ * seeks followed by runs of next take keyed steps and values in place
+ * from batches whose first one each seek sizes. */
+static void test_fixed_values_against_reference(void **state) {
+  (void)state;
+  static const int vlens[] = {4, 0, 17};
+  static const int shapes[] = {SHAPE_BASE36, SHAPE_UUID, SHAPE_PATHS, SHAPE_EMAILS, SHAPE_MIXED};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    g_shape = shapes[i];
+    g_vlen = vlens[i % 3];
+    print_message("[values] %d bytes\n", g_vlen);
+    run_shape(0xf1eedu + (uint64_t)i);
+  }
+  g_vlen = -1;
+}
+
 int main(void) {
   et_prefer_tmpfs();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fast_path_against_reference),
       cmocka_unit_test(test_shapes_against_reference),
+      cmocka_unit_test(test_fixed_values_against_reference),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
