@@ -415,7 +415,8 @@ static int keys_ready(tern_seg_cursor *c) {
    * as large when the hint raised it, else each batch twice the last. */
   uint32_t want = c->keys_want, next = 2 * want;
   if (want == 0) {
-    want = c->keys_first < 1 ? 1 : c->keys_first;
+    want = c->keys_first; /* SCAN_KEYS_FIRST .. TERN_TB_KEYS_MAX: init and expect clamp it */
+    assert(want >= SCAN_KEYS_FIRST && want <= TERN_TB_KEYS_MAX);
     next = want > SCAN_KEYS_FIRST ? want : 2 * want;
   }
   c->keyed_n = 0; /* k is refilled: a failure leaves it empty */

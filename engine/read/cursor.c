@@ -25,6 +25,7 @@
 
 #include "codec/status.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,7 +82,10 @@ int tern_cursor_open(tern_cursor **out, tern_snapshot *snap, const tern_bounds *
   /* An empty buffer view (the snapshot's, fixed for its life) is no
    * source: a compacted index's cursor then merges one segment alone,
    * and every seek's pick looks at it only. */
-  if (rc == TERN_OK && snap->buf->n == 0) c->n--;
+  if (rc == TERN_OK && snap->buf->n == 0) {
+    assert(c->n == st->nslots + 1 && !c->src[c->n - 1].slot); /* the buffer's, last */
+    c->n--;
+  }
   if (rc != TERN_OK) {
     cursor_free(c);
     return rc;
