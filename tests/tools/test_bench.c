@@ -400,6 +400,57 @@ static void test_open_reopen(void **state) {
   free(dir);
 }
 
+/* Field `col` (1-based, between '|') of the table row that starts with
+ * "| name |" after `from` in text, as a number; -1 when there is none. */
+static double row_field(const char *text, const char *from, const char *name, int col) {
+  const char *at = strstr(text, from);
+  char head[64];
+  snprintf(head, sizeof head, "\n| %s |", name);
+  const char *row = at ? strstr(at, head) : NULL;
+  if (!row) return -1;
+  row += 1;
+  for (int i = 0; i < col && row; i++) row = strchr(row + 1, '|');
+  return row ? strtod(row + 1, NULL) : -1;
+}
+
+/* open's fresh phase: every sample of every side is measured (the pair
+ * in a pass of its own, the read-ahead side and the whole processes in
+ * a second one), every answer right: a sample a pass left out would show
+ * as a zero median. */
+static void test_open_fresh(void **state) {
+  (void)state;
+  SKIP_WITHOUT_BINARY();
+  const char *tern = getenv("TERN_BIN");
+  if (!tern || !*tern) skip();
+  char *dir = tu_tmpdir("bench-fresh");
+  char *log = tu_path(dir, "fresh.log");
+  char *argv[] = {(char *)bench_bin(), "open", "--docs", "20000", "--samples", "3", "--runs", "1",
+                  "--phases", "fresh", "--tern", (char *)tern, "--dir", dir, NULL};
+  int rc = run(argv, log);
+  size_t len;
+  char *text = (char *)tu_read_file(log, &len);
+  text[len] = '\0';
+  if (rc != 0 || !strstr(text, "present keys (3 samples, medians; 0 errors)")) dump(log);
+  assert_int_equal(rc, 0);
+  const char *sections[] = {"present keys (3 samples, medians; 0 errors)",
+                            "absent keys (3 samples, medians; 0 errors)"};
+  for (int k = 0; k < 2; k++) {
+    assert_non_null(strstr(text, sections[k]));
+    /* open + get of each store, the whole processes of tern and lmdb */
+    assert_true(row_field(text, sections[k], "tern", 3) > 0);
+    assert_true(row_field(text, sections[k], "lmdb-nordahead", 3) > 0);
+    assert_true(row_field(text, sections[k], "lmdb", 3) > 0);
+    assert_true(row_field(text, sections[k], "tern", 8) > 0);
+    assert_true(row_field(text, sections[k], "lmdb", 8) > 0);
+    /* a cold get of tern's reads .tix, then one block (present) */
+    if (k == 0) assert_true(row_field(text, sections[k], "tern", 5) == 2.0);
+  }
+  free(text);
+  tu_rmtree(dir);
+  free(log);
+  free(dir);
+}
+
 /* whole: `tern get DIR -` and lmdb-get must print the same bytes (the tool
  * compares them and exits 1 otherwise), on generated keys and on a file. */
 static void test_whole_small_run(void **state) {
@@ -436,6 +487,7 @@ int main(void) {
       cmocka_unit_test(test_seek_shapes),
       cmocka_unit_test(test_whole_small_run),
       cmocka_unit_test(test_open_reopen),
+      cmocka_unit_test(test_open_fresh),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
