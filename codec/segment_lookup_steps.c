@@ -46,11 +46,13 @@ int tern_seg_lookup_start(tern_seg_lookup *l, const tern_seg_gate *g,
 static int block_named(tern_seg_lookup *l, uint64_t b) {
   const tern_seg *s = l->gate->seg;
   const tern_seg_field *f = s->unique;
-  TERN_TRY(tern_terms_index_block(&f->index, b, &l->info));
   l->gb = f->first_block + b;
   const uint8_t *blk = s->tim_map + tern_seg_block_offset(l->gb);
   for (uint32_t line = 0; line < HEADER_LINES; line++) __builtin_prefetch(blk + 64 * line);
   tern_seg_prefetch_header(f, b);
+  /* Its record too, read by the next step: taken now, it was a miss the
+   * lookup waited for while no other lookup's work covered it. */
+  tern_terms_index_prefetch_block(&f->index, b);
   l->step = STEP_BLOCK;
   return TERN_SEG_LOOKUP_MORE;
 }
@@ -135,7 +137,10 @@ static int step_block(tern_seg_lookup *l, tern_seg_block_memo *memo) {
   if (rc == 1) return TERN_SEG_LOOKUP_SLOW;
   if (rc != TERN_OK) return rc;
   const tern_seg_field *f = s->unique;
-  TERN_TRY(tern_seg_open_block(s, f, l->gb - f->first_block, page, l->info.entries, &l->blk));
+  uint64_t b = l->gb - f->first_block;
+  tern_ti_block info = {0};
+  TERN_TRY(tern_terms_index_block(&f->index, b, &info));
+  TERN_TRY(tern_seg_open_block(s, f, b, page, info.entries, &l->blk));
   l->t = (tern_tb_tail){.docs = l->docs};
   rc = tern_tb_lookup_begin(&l->blk, l->p.key, (uint32_t)l->p.len, &l->index, &l->it, &l->t,
                             &l->pd);

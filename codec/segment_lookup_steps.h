@@ -52,7 +52,6 @@ typedef struct tern_seg_lookup {
   int step, filter;
   uint64_t ih, group;         /* the key's index head; its group of blocks */
   uint64_t gb;                /* the block (global number) */
-  tern_ti_block info;         /* the block's index record */
   tern_tb_pending pd;         /* the run to scan */
   tern_tb_iter it;
   tern_tb_tail t;             /* the entry found: doc id, value */

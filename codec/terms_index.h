@@ -130,6 +130,10 @@ void tern_terms_index_free(tern_terms_index *ix);
 /* Block b's ordinals (decoding its group if no thread did). */
 static inline int tern_terms_index_block(const tern_terms_index *ix, uint64_t b,
                                          tern_ti_block *out);
+/* Starts fetching block b's record (tern_terms_index_block's line) when
+ * its group is decoded, else nothing: for lookups interleaved with others,
+ * which read it a step later instead of waiting for it now. */
+static inline void tern_terms_index_prefetch_block(const tern_terms_index *ix, uint64_t b);
 /* Block b's separator's head and its successor's (0 for the last block):
  * a line of their own, read only by those that estimate where in the
  * block a key falls. */
@@ -207,6 +211,12 @@ static inline int tern_terms_index_block(const tern_terms_index *ix, uint64_t b,
   out->first_ord = gr->first_ord[i];
   out->entries = (uint32_t)(gr->first_ord[i + 1] - gr->first_ord[i]);
   return 0;
+}
+
+static inline void tern_terms_index_prefetch_block(const tern_terms_index *ix, uint64_t b) {
+  if (b >= ix->nblocks) return;
+  const tern_ti_group *gr = atomic_load_explicit(&ix->groups[b / TERN_TI_GROUP], memory_order_acquire);
+  if (gr) __builtin_prefetch(&gr->first_ord[b % TERN_TI_GROUP]);
 }
 
 static inline int tern_terms_index_block_heads(const tern_terms_index *ix, uint64_t b,
