@@ -215,7 +215,8 @@ static inline int tern_terms_index_block(const tern_terms_index *ix, uint64_t b,
 
 static inline void tern_terms_index_prefetch_block(const tern_terms_index *ix, uint64_t b) {
   if (b >= ix->nblocks) return;
-  const tern_ti_group *gr = atomic_load_explicit(&ix->groups[b / TERN_TI_GROUP], memory_order_acquire);
+  const tern_ti_group *gr =
+      atomic_load_explicit(&ix->groups[b / TERN_TI_GROUP], memory_order_acquire);
   if (gr) __builtin_prefetch(&gr->first_ord[b % TERN_TI_GROUP]);
 }
 

@@ -353,6 +353,8 @@ static int phase_fresh(open_env *e, bench_rng *r) {
   for (uint64_t run = 0; run < e->o->runs; run++)
     if (bench_sample(r, e->present.n, e->o->keys, idx + run * e->o->keys) != 0) {
       free(idx);
+      bench_log("fresh: sampling %llu of %zu keys failed", (unsigned long long)e->o->keys,
+                e->present.n);
       return -1;
     }
   for (int pass = 0; pass < 2; pass++)
