@@ -451,6 +451,45 @@ static void test_open_fresh(void **state) {
   free(dir);
 }
 
+/* engine's latency phase: both tables (each path alone in a process of its
+ * own, then the four in one process), every path timed in each, its
+ * ratios to bare LMDB there: a path a table left out, or a child process
+ * whose figures were lost, shows as a missing row or a zero. */
+static void test_engine_latency(void **state) {
+  (void)state;
+  SKIP_WITHOUT_BINARY();
+  char *dir = tu_tmpdir("bench-latency");
+  char *log = tu_path(dir, "latency.log");
+  char *argv[] = {(char *)bench_bin(), "engine", "--phases", "latency", "--commits", "600",
+                  "--runs", "2", "--dir", dir, NULL};
+  int rc = run(argv, log);
+  size_t len;
+  char *text = (char *)tu_read_file(log, &len);
+  text[len] = '\0';
+  if (rc != 0) dump(log);
+  assert_int_equal(rc, 0);
+  const char *tables[] = {"each path alone, in a process of its own",
+                          "the four paths in one process"};
+  const char *paths[] = {"bare LMDB put + commit", "tern put + commit (background worker)",
+                         "tern put + commit (TERN_FOREGROUND)", "LMDB doing tern's catalog writes"};
+  const char *ratios[] = {"ratio background / LMDB", "ratio foreground / LMDB",
+                          "ratio catalog writes / LMDB"};
+  for (int t = 0; t < 2; t++) {
+    if (!strstr(text, tables[t])) dump(log);
+    assert_non_null(strstr(text, tables[t]));
+    for (int p = 0; p < 4; p++)
+      for (int col = 1; col <= 6; col++) /* wall and CPU: median, p99, max */
+        assert_true(row_field(text, tables[t], paths[p], col) > 0);
+    for (int p = 0; p < 3; p++) assert_true(row_field(text, tables[t], ratios[p], 2) > 0);
+  }
+  /* tern's paths flush at the end: one segment each */
+  assert_true(row_field(text, tables[0], paths[1], 7) == 1.0);
+  free(text);
+  tu_rmtree(dir);
+  free(log);
+  free(dir);
+}
+
 /* whole: `tern get DIR -` and lmdb-get must print the same bytes (the tool
  * compares them and exits 1 otherwise), on generated keys and on a file. */
 static void test_whole_small_run(void **state) {
@@ -488,6 +527,7 @@ int main(void) {
       cmocka_unit_test(test_whole_small_run),
       cmocka_unit_test(test_open_reopen),
       cmocka_unit_test(test_open_fresh),
+      cmocka_unit_test(test_engine_latency),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,7 @@
  * keys (KEY_LEN hex characters of a mixed integer), loading and opening an
  * index, timed gets, and the phases (engine.c: get and the dispatcher;
  * engine_reads.c: absent, incremental, batch, delete; engine_writes.c:
- * commit, import, memory, buffer, latency).
+ * commit, import, memory, buffer; engine_latency.c: latency).
  */
 #ifndef TERN_BENCH_ENGINE_H
 #define TERN_BENCH_ENGINE_H
