@@ -6,6 +6,7 @@
  */
 #include "engine/buffer/keymap.h"
 #include "engine/buffer/memseg.h"
+#include "engine/util/zalloc.h"
 
 #include "codec/filter.h"
 #include "codec/status.h"
@@ -62,7 +63,7 @@ int64_t tern_keymap_find(const tern_keymap *m, const tern_mdoc *docs, const void
 }
 
 static int grow_to(tern_keymap *m, size_t cap) {
-  uint64_t *slot = calloc(cap, sizeof *slot);
+  uint64_t *slot = tern_calloc_written(cap, sizeof *slot); /* probed before set */
   if (!slot) return tern_fail(TERN_ENOMEM, "transaction key map: out of memory");
   for (size_t i = 0; i < m->cap; i++) {
     uint64_t s = m->slot[i];

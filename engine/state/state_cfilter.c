@@ -39,6 +39,7 @@
  * the damage themselves.
  */
 #include "engine/state/index.h"
+#include "engine/util/zalloc.h"
 
 #include "codec/segment.h"
 #include "codec/status.h"
@@ -216,7 +217,7 @@ static int fill_table(tern_cfilter *cf, const uint64_t *h, size_t n, const size_
   if (nb > UINT32_MAX) return TERN_EINVAL;
   cf->nbuckets = (uint32_t)nb;
   cf->buckets = table_alloc(nb * TERN_CFILTER_BUCKET);
-  uint8_t *count = calloc(nb, 1);
+  uint8_t *count = tern_calloc_written(nb, 1); /* incremented */
   if (!cf->buckets || !count) {
     free(count);
     return TERN_ENOMEM;

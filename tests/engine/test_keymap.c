@@ -4,11 +4,16 @@
  * of each key, by linear search) on random keys with many repeats, empty
  * and 1,000-byte keys and shared prefixes, through several growths; half
  * the sets reuse the position of the lookup before them, as tern_delete does.
+ * And the build of a large map: its slot pages are each faulted in once, by
+ * a write (engine/util/zalloc.h: a read first would map the zero page, and
+ * the write after it would flush the TLB of every CPU of the process).
  */
 #include "tests/engine/enginetest.h"
 
 #include "engine/buffer/keymap.h"
 #include "engine/buffer/memseg.h"
+
+#include <sys/resource.h>
 
 enum { NDISTINCT = 3000, NOPS = 20000 };
 
@@ -53,9 +58,46 @@ static void test_keymap_against_reference(void **state) {
   free(ops);
 }
 
+static long minor_faults(void) {
+  struct rusage ru;
+  assert_int_equal(getrusage(RUSAGE_THREAD, &ru), 0);
+  return ru.ru_minflt;
+}
+
+static void test_keymap_build_faults_each_page_once(void **state) {
+  (void)state;
+  enum { N = 200000 }; /* 524,288 slots: 4 MiB, a mapping of its own */
+  tern_mdoc *docs = malloc(N * sizeof *docs);
+  uint8_t *keys = malloc((size_t)N * 8);
+  assert_non_null(docs);
+  assert_non_null(keys);
+  for (uint32_t i = 0; i < N; i++) {
+    uint64_t k = (uint64_t)i * 0x9E3779B97F4A7C15ull;
+    memcpy(keys + 8 * (size_t)i, &k, 8);
+    docs[i] = (tern_mdoc){{keys + 8 * (size_t)i, 8, 0}, NULL};
+  }
+  tern_keymap m;
+  long before = minor_faults();
+  assert_int_equal(tern_keymap_build(&m, docs, N), TERN_OK);
+  long faults = minor_faults() - before;
+  long pages = (long)(m.cap * sizeof *m.slot / 4096);
+  print_message("keymap build: %ld minor faults for %ld slot pages\n", faults, pages);
+  /* A read first would fault twice a page (the zero page, then its copy);
+   * a sanitizer's shadow memory adds about a quarter. */
+  assert_true(faults < pages + pages / 2);
+  for (uint32_t i = 0; i < N; i += 997)
+    assert_int_equal(
+        tern_keymap_find(&m, docs, docs[i].key.p, 8, tern_filter_hash(docs[i].key.p, 8)),
+        (int64_t)i);
+  tern_keymap_free(&m);
+  free(keys);
+  free(docs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_keymap_against_reference),
+      cmocka_unit_test(test_keymap_build_faults_each_page_once),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
