@@ -23,9 +23,14 @@ enum { BACKOFF_MAX_SHIFT = 10 };
  * sets `kicked`: waking a sleeping thread costs the committing thread a
  * futex wake, 7-11 µs on a 2-vCPU VM whose idle CPU must be woken (about
  * 1% of one-document commits, exactly the p99 of their latency), while a
- * poll costs the worker's own CPU.  Work waits at most one poll. */
-enum { LINGER_POLLS = 50 };
-#define LINGER_POLL_NS 1000000L
+ * poll costs the worker's own CPU.  Polls are 10 ms apart, not 1: each is
+ * a timer wakeup of the other CPU, and a thousand a second slowed the
+ * committing thread (each store alone, p99 1.46-1.68x bare LMDB at 10 ms
+ * against 1.69-2.16x at 1 ms: docs/BENCHMARKS.md, "latency").  Work
+ * waits at most one poll; a waiter of the worker (back-pressure, a flush,
+ * a close) signals it at once. */
+enum { LINGER_POLLS = 5 };
+#define LINGER_POLL_NS 10000000L
 
 typedef struct tern_worker {
   pthread_mutex_t mu;
