@@ -63,6 +63,20 @@ static void dump(const char *path) {
   free(text);
 }
 
+/* Runs argv with stdout+stderr into `log` and asserts it exited 0 and
+ * printed `expect` (dumping the log when not); its output, NUL-terminated
+ * (free it). */
+static char *run_text(char *const argv[], const char *log, const char *expect) {
+  int rc = run(argv, log);
+  size_t len;
+  char *text = (char *)tu_read_file(log, &len);
+  text[len] = '\0'; /* tu_read_file leaves room for it */
+  if (rc != 0 || !strstr(text, expect)) dump(log);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(text, expect));
+  return text;
+}
+
 /* A CSV file split into lines and fields (no quoting: tern-bench writes
  * none). */
 typedef struct csv {
@@ -386,13 +400,7 @@ static void test_open_reopen(void **state) {
   char *log = tu_path(dir, "open.log");
   char *argv[] = {(char *)bench_bin(), "open", "--docs", "20000", "--runs", "2", "--phases",
                   "reopen", "--dir", dir, NULL};
-  int rc = run(argv, log);
-  size_t len;
-  char *text = (char *)tu_read_file(log, &len);
-  text[len] = '\0'; /* tu_read_file leaves room for it */
-  if (rc != 0 || !strstr(text, "### reopen:") || !strstr(text, "0 errors)")) dump(log);
-  assert_int_equal(rc, 0);
-  assert_non_null(strstr(text, "### reopen:"));
+  char *text = run_text(argv, log, "### reopen:");
   assert_non_null(strstr(text, "0 errors)"));
   free(text);
   tu_rmtree(dir);
@@ -426,12 +434,7 @@ static void test_open_fresh(void **state) {
   char *log = tu_path(dir, "fresh.log");
   char *argv[] = {(char *)bench_bin(), "open", "--docs", "20000", "--samples", "3", "--runs", "1",
                   "--phases", "fresh", "--tern", (char *)tern, "--dir", dir, NULL};
-  int rc = run(argv, log);
-  size_t len;
-  char *text = (char *)tu_read_file(log, &len);
-  text[len] = '\0';
-  if (rc != 0 || !strstr(text, "present keys (3 samples, medians; 0 errors)")) dump(log);
-  assert_int_equal(rc, 0);
+  char *text = run_text(argv, log, "present keys (3 samples, medians; 0 errors)");
   const char *sections[] = {"present keys (3 samples, medians; 0 errors)",
                             "absent keys (3 samples, medians; 0 errors)"};
   for (int k = 0; k < 2; k++) {
@@ -462,12 +465,7 @@ static void test_engine_latency(void **state) {
   char *log = tu_path(dir, "latency.log");
   char *argv[] = {(char *)bench_bin(), "engine", "--phases", "latency", "--commits", "600",
                   "--runs", "2", "--dir", dir, NULL};
-  int rc = run(argv, log);
-  size_t len;
-  char *text = (char *)tu_read_file(log, &len);
-  text[len] = '\0';
-  if (rc != 0) dump(log);
-  assert_int_equal(rc, 0);
+  char *text = run_text(argv, log, "the four paths in one process");
   const char *tables[] = {"each path alone, in a process of its own",
                           "the four paths in one process"};
   const char *paths[] = {"bare LMDB put + commit", "tern put + commit (background worker)",
@@ -475,7 +473,6 @@ static void test_engine_latency(void **state) {
   const char *ratios[] = {"ratio background / LMDB", "ratio foreground / LMDB",
                           "ratio catalog writes / LMDB"};
   for (int t = 0; t < 2; t++) {
-    if (!strstr(text, tables[t])) dump(log);
     assert_non_null(strstr(text, tables[t]));
     for (int p = 0; p < 4; p++)
       for (int col = 1; col <= 6; col++) /* wall and CPU: median, p99, max */
