@@ -239,7 +239,7 @@ static const bench_opt k_engine_opts[] = {
               "incremental"),
     BENCH_U64("docs", ENGINE_OPT(docs), "N", "1M", 1000, 0, "docs of the get/absent indexes"),
     BENCH_U64("lookups", ENGINE_OPT(lookups), "N", "200k", 1, 0, "lookups per run"),
-    BENCH_U64("commits", ENGINE_OPT(commits), "N", "300", 0, 0, "one-document commits per run"),
+    BENCH_U64("commits", ENGINE_OPT(commits), "N", "300", 1, 0, "one-document commits per run"),
     BENCH_U64("buffer", ENGINE_OPT(buffer), "BYTES", NULL, 0, 0,
               "write_buffer_bytes of the latency phase's indexes (default 8 MiB)"),
     BENCH_U64("import", ENGINE_OPT(import), "N", "2M", 0, 0,

@@ -22,6 +22,7 @@
 
 #include "tern.h"
 
+#include <errno.h>
 #include <lmdb.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,10 +243,18 @@ static void lat_child(const eopts *o, enum lat_path p, int fd) {
 /* Path p alone in a child process, as run `run` of fg; 0 or -1. */
 static int lat_alone(const eopts *o, lat_figs *fg, enum lat_path p, uint64_t run) {
   int fds[2];
-  if (pipe(fds) != 0) return -1;
+  if (pipe(fds) != 0) {
+    bench_log("latency: pipe: %s", strerror(errno));
+    return -1;
+  }
   fflush(NULL); /* nothing buffered is written twice */
   pid_t pid = fork();
-  if (pid < 0) return -1;
+  if (pid < 0) {
+    bench_log("latency: fork: %s", strerror(errno));
+    close(fds[0]);
+    close(fds[1]);
+    return -1;
+  }
   if (pid == 0) {
     close(fds[0]);
     lat_child(o, p, fds[1]);
@@ -256,8 +265,10 @@ static int lat_alone(const eopts *o, lat_figs *fg, enum lat_path p, uint64_t run
   close(fds[0]);
   int status;
   if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-      got != (ssize_t)sizeof in)
+      got != (ssize_t)sizeof in) {
+    bench_log("latency: the process timing \"%s\" failed (wait status %d)", lat_name[p], status);
     return -1;
+  }
   lat_keep(fg, p, in, o->runs, run);
   fg->segments[p] = (size_t)in[LAT_STATS];
   return 0;
