@@ -25,10 +25,10 @@ enum { BACKOFF_MAX_SHIFT = 10 };
  * 1% of one-document commits, exactly the p99 of their latency), while a
  * poll costs the worker's own CPU.  Polls are 10 ms apart, not 1: each is
  * a timer wakeup of the other CPU, and a thousand a second slowed the
- * committing thread (each store alone, p99 1.34-1.70x bare LMDB at 10 ms
- * against 1.69-2.16x at 1 ms: docs/BENCHMARKS.md, "latency").  Work
- * waits at most one poll; a waiter of the worker (back-pressure, a flush,
- * a close) signals it at once. */
+ * committing thread (each store alone, p99 1.34-1.90x bare LMDB at 10 ms,
+ * median 1.66x, against 1.69-2.16x at 1 ms: docs/BENCHMARKS.md,
+ * "latency").  Work waits at most one poll; a waiter of the worker
+ * (back-pressure, a flush, a close) signals it at once. */
 enum { LINGER_POLLS = 5 };
 #define LINGER_POLL_NS 10000000L
 
