@@ -22,8 +22,8 @@
  * interrupt that stalls that thread for microseconds, one per 4 KiB.  The
  * worker's key map of a merged buffer run did that to the committing
  * thread 250-390 times in 30,000 one-document commits, about 1% of them:
- * the p99 of their latency (docs/BENCHMARKS.md, "latency").  Writing each page first
- * gives it directly, with no flush.
+ * the p99 of their latency (docs/BENCHMARKS.md, "latency").  Writing each
+ * page first gives it directly, with no flush.
  */
 #ifndef TERN_ENGINE_UTIL_ZALLOC_H
 #define TERN_ENGINE_UTIL_ZALLOC_H
