@@ -375,6 +375,14 @@ static int is_state_node(uint16_t flags, const uint8_t *k, size_t n, uint64_t ds
          dsize <= TERN_REC_STATE_MAX + TERN_REC_SEAL_SIZE;
 }
 
+/* A buffered document a version 4 catalog keeps in the main database
+ * (catalog_schema.h): a plain or overflow node under 0x00 and a
+ * generation, checked as a table's node. */
+static int is_doc_node(uint16_t flags, const uint8_t *k, size_t n) {
+  uint64_t gen;
+  return (flags & ~F_BIGDATA) == 0 && tern_rec_genkey_decode(k, n, &gen);
+}
+
 static int walk_leaf_node(walker *w, const uint8_t *p, const uint8_t *node, uint64_t pg,
                           tree_kind kind, counts *c, uint8_t *scratch) {
   uint16_t flags = tern_load16(node + 4), ksize = tern_load16(node + 6);
@@ -385,7 +393,9 @@ static int walk_leaf_node(walker *w, const uint8_t *p, const uint8_t *node, uint
     return bad(w->path, "unexpected node flags", pg);
   c->entries++;
   if (kind == TREE_TABLE) w->info->entries++;
-  if (kind == TREE_MAIN) {
+  if (kind == TREE_MAIN && is_doc_node(flags, node + NODESIZE, ksize)) {
+    w->info->entries++;
+  } else if (kind == TREE_MAIN) {
     int bit = table_bit(node + NODESIZE, ksize);
     if (is_state_node(flags, node + NODESIZE, ksize, dsize))
       return off + dsize <= w->psize ? TERN_OK : bad(w->path, "node past the page", pg);

@@ -136,10 +136,32 @@ size_t tern_rec_state_encode(uint8_t out[TERN_REC_STATE_MAX], const tern_rec_sta
 
 int tern_rec_state_decode(tern_rec_state *out, const uint8_t *buf, size_t len) {
   rd r = tern_rec_reader_of(buf, len, "catalog state");
+  *out = (tern_rec_state){0};
   TERN_TRY(tern_rec_get_varint(&r, &out->seq));
   TERN_TRY(tern_rec_get_varint(&r, &out->next_segment));
   TERN_TRY(tern_rec_get_varint(&r, &out->buffered_docs));
   TERN_TRY(tern_rec_get_varint(&r, &out->buffered_bytes));
+  TERN_TRY(tern_rec_get_varint(&r, &out->nsegments));
+  TERN_TRY(tern_rec_get_u64(&r, &out->seg_digest));
+  return tern_rec_get_done(&r);
+}
+
+size_t tern_rec_state4_encode(uint8_t out[TERN_REC_STATE_MAX], const tern_rec_state *s) {
+  wr w = {out};
+  tern_rec_put_varint(&w, s->seq_base);
+  tern_rec_put_varint(&w, s->next_segment);
+  tern_rec_put_varint(&w, s->buffer_gen);
+  tern_rec_put_varint(&w, s->nsegments);
+  tern_rec_put_u64(&w, s->seg_digest);
+  return written(&w, out);
+}
+
+int tern_rec_state4_decode(tern_rec_state *out, const uint8_t *buf, size_t len) {
+  rd r = tern_rec_reader_of(buf, len, "catalog state");
+  *out = (tern_rec_state){0};
+  TERN_TRY(tern_rec_get_varint(&r, &out->seq_base));
+  TERN_TRY(tern_rec_get_varint(&r, &out->next_segment));
+  TERN_TRY(tern_rec_get_varint(&r, &out->buffer_gen));
   TERN_TRY(tern_rec_get_varint(&r, &out->nsegments));
   TERN_TRY(tern_rec_get_u64(&r, &out->seg_digest));
   return tern_rec_get_done(&r);
@@ -325,6 +347,27 @@ size_t tern_rec_bufkey(uint8_t out[TERN_REC_BUFKEY_MAX], const void *key, size_t
   w.p += 16;
   tern_rec_put_u8(&w, 0x01);
   return written(&w, out);
+}
+
+void tern_rec_genkey(uint8_t out[TERN_REC_GENKEY_PREFIX], uint64_t gen) {
+  out[0] = 0x00;
+  for (int i = 0; i < 8; i++)
+    out[1 + i] = (uint8_t)(gen >> (56 - 8 * i));
+}
+
+size_t tern_rec_mainbufkey(uint8_t out[TERN_REC_MAINBUFKEY_MAX], uint64_t gen, const void *key,
+                           size_t klen) {
+  tern_rec_genkey(out, gen);
+  return TERN_REC_GENKEY_PREFIX + tern_rec_bufkey(out + TERN_REC_GENKEY_PREFIX, key, klen);
+}
+
+int tern_rec_genkey_decode(const uint8_t *k, size_t n, uint64_t *gen) {
+  if (n <= TERN_REC_GENKEY_PREFIX || k[0] != 0x00) return 0;
+  uint64_t g = 0;
+  for (int i = 0; i < 8; i++)
+    g = g << 8 | k[1 + i];
+  *gen = g;
+  return 1;
 }
 
 static size_t key_tail(size_t klen) {

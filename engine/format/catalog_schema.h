@@ -31,13 +31,23 @@
  * writes) keeps the state record in LMDB's main database, beside the
  * tables' records, instead of in table "meta": every commit rewrites both
  * (the buffer table's root moves), so they share one page and a commit
- * dirties one page fewer.  Version 2 catalogs are read and written as they
- * are (their state record stays in "meta"). */
-#define TERN_CATALOG_VERSION 3u
+ * dirties one page fewer.  Version 4 (what a creation writes) keeps the
+ * buffered documents in the main database too, under a generation prefix
+ * (tern_rec_mainbufkey), and writes the state record only when the
+ * segments, the counters or the buffer's generation change: a commit of
+ * buffered documents writes its documents and nothing else, and its
+ * number is LMDB's transaction id plus the record's seq_base.  Version 2
+ * and 3 catalogs are read and written as they are (their state record
+ * stays where it was, rewritten by every commit). */
+#define TERN_CATALOG_VERSION 4u
 #define TERN_CATALOG_VERSION_MIN 2u
 /* Whether a catalog of version v keeps its state record in the main
  * database (else in table "meta"). */
 #define TERN_CATALOG_STATE_IN_MAIN(v) ((v) >= 3u)
+/* Whether a catalog of version v keeps its buffered documents in the main
+ * database (else in table "buffer") and numbers commits by LMDB's
+ * transaction id. */
+#define TERN_CATALOG_BUFFER_IN_MAIN(v) ((v) >= 4u)
 
 /* Every value tern stores in LMDB ends with a seal bound to its LMDB key
  * (codec/record.h, tern_rec_seal): catalog.c seals on write and unseals
@@ -80,19 +90,32 @@ void tern_rec_options_free(tern_rec_options *o);
 
 /* ------------------------------------------------------------- state */
 
-/* What one commit of the catalog is, besides its segments. */
+/* What one commit of the catalog is, besides its segments.  Version 2 and
+ * 3 store the first six fields; version 4 stores seq_base, next_segment,
+ * buffer_gen, nsegments and seg_digest (tern_rec_state4_*), and the
+ * buffered totals are counted when the catalog is read. */
 typedef struct tern_rec_state {
-  uint64_t seq;            /* commits made so far; every catalog write adds one */
+  uint64_t seq;            /* commits made so far; every catalog write adds one (v4: at
+                              least one: LMDB's transaction id + seq_base) */
   uint64_t next_segment;   /* number the next segment gets */
-  uint64_t buffered_docs;  /* entries of the buffer DBI */
-  uint64_t buffered_bytes; /* sum of their key and record lengths */
+  uint64_t buffered_docs;  /* entries of the buffer */
+  uint64_t buffered_bytes; /* sum of their LMDB key and value lengths */
   uint64_t nsegments;      /* records in the segments DBI */
   uint64_t seg_digest;     /* XOR of their seals: a lost or stale record shows */
+  uint64_t seq_base;       /* v4: seq minus LMDB's transaction id (modulo 2^64) */
+  uint64_t buffer_gen;     /* v4: the generation of the buffered documents */
+  uint64_t old_gens;       /* v4, not stored: documents of older generations remain
+                              (a flush's, removed by sweeps) */
 } tern_rec_state;
 
 #define TERN_REC_STATE_MAX (5u * 10u + 8u)
 size_t tern_rec_state_encode(uint8_t out[TERN_REC_STATE_MAX], const tern_rec_state *s);
 int tern_rec_state_decode(tern_rec_state *out, const uint8_t *buf, size_t len);
+/* Version 4: varint seq_base | varint next_segment | varint buffer_gen |
+ * varint nsegments | u64 seg_digest.  Decoding leaves seq and the buffered
+ * totals 0 (catalog.c sets them). */
+size_t tern_rec_state4_encode(uint8_t out[TERN_REC_STATE_MAX], const tern_rec_state *s);
+int tern_rec_state4_decode(tern_rec_state *out, const uint8_t *buf, size_t len);
 
 /* ------------------------------------------------------------- health */
 
@@ -191,6 +214,19 @@ int tern_rec_terms_next(tern_rec_terms *it, tern_rec_term *t);
 #define TERN_REC_BUFKEY_MAX 481u
 
 size_t tern_rec_bufkey(uint8_t out[TERN_REC_BUFKEY_MAX], const void *key, size_t klen);
+/* Version 4: the main database's key of a buffered document, a 0x00 byte
+ * (no table name starts so), its generation (u64 big-endian) and the
+ * bufkey above: a flush starts a new generation instead of emptying a
+ * table, and sweeps remove the older ones a few hundred at a time. */
+#define TERN_REC_GENKEY_PREFIX 9u
+#define TERN_REC_MAINBUFKEY_MAX (TERN_REC_GENKEY_PREFIX + TERN_REC_BUFKEY_MAX)
+size_t tern_rec_mainbufkey(uint8_t out[TERN_REC_MAINBUFKEY_MAX], uint64_t gen, const void *key,
+                           size_t klen);
+/* The generation prefix alone (the first key of a generation). */
+void tern_rec_genkey(uint8_t out[TERN_REC_GENKEY_PREFIX], uint64_t gen);
+/* Whether an LMDB key of the main database is a buffered document's, and
+ * its generation. */
+int tern_rec_genkey_decode(const uint8_t *k, size_t n, uint64_t *gen);
 size_t tern_rec_bufval_size(size_t klen, size_t dlen);
 void tern_rec_bufval_encode(uint8_t *out, const void *key, size_t klen, const uint8_t *doc,
                             size_t dlen);

@@ -22,6 +22,7 @@
 
 #include "codec/status.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -52,6 +53,50 @@ static int sync_path(const char *path, int flags) {
   return rc;
 }
 
+/* Sets the copy's state record (idx->env swapped to the copy's). */
+static int rebase_copy(tern_index *idx, uint64_t seq) {
+  MDB_txn *t;
+  TERN_TRY(tern_mdb_status(mdb_txn_begin(idx->env, NULL, 0, &t), "begin"));
+  tern_rec_state rec;
+  MDB_dbi main_db; /* sets the copy's key order up; LMDB's main database is the same handle */
+  int rc = tern_mdb_status(mdb_dbi_open(t, NULL, 0, &main_db), "the main database");
+  assert(rc != TERN_OK || main_db == idx->dbi_state);
+  if (rc == TERN_OK) rc = tern_catalog_get_state_writing(idx, t, &rec);
+  rec.seq_base = seq + 1 - (uint64_t)mdb_txn_id(t);
+  if (rc == TERN_OK) rc = tern_catalog_put_state(idx, t, &rec);
+  if (rc != TERN_OK) {
+    mdb_txn_abort(t);
+    return rc;
+  }
+  return tern_mdb_status(mdb_txn_commit(t), "committing the copy's state");
+}
+
+/* Version 4 numbers commits by LMDB's transaction id, which the compacting
+ * copy restarts: the copy's state record gets the base that numbers its
+ * first commit one past the catalog's last, so the number never goes
+ * back. */
+static int carry_seq(tern_index *idx, const char *tmp) {
+  if (!TERN_CATALOG_BUFFER_IN_MAIN(idx->catalog_version)) return TERN_OK;
+  MDB_txn *t;
+  tern_rec_state rec;
+  MDB_envinfo info;
+  TERN_TRY(tern_mdb_status(mdb_env_info(idx->env, &info), "reading the map size"));
+  TERN_TRY(tern_mdb_status(mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &t), "begin"));
+  int rc = tern_catalog_get_state(idx, t, &rec);
+  mdb_txn_abort(t);
+  TERN_TRY(rc);
+  MDB_env *env, *saved = idx->env;
+  TERN_TRY(tern_mdb_status(mdb_env_create(&env), "creating the environment"));
+  rc = mdb_env_set_maxdbs(env, 8);
+  if (rc == 0) rc = mdb_env_set_mapsize(env, info.me_mapsize);
+  if (rc == 0) rc = mdb_env_open(env, tmp, MDB_NOSUBDIR | MDB_NOTLS | MDB_NOLOCK, 0666);
+  idx->env = env;
+  rc = rc != 0 ? tern_mdb_status(rc, tmp) : rebase_copy(idx, rec.seq);
+  idx->env = saved;
+  mdb_env_close(env);
+  return rc;
+}
+
 /* Writes the compacted copy to `tmp`, durably. */
 static int write_copy(tern_index *idx, const char *tmp) {
   unlink(tmp); /* a crashed compaction's leftover */
@@ -60,7 +105,8 @@ static int write_copy(tern_index *idx, const char *tmp) {
     unlink(tmp);
     return tern_mdb_status(rc, "compacting copy");
   }
-  rc = sync_path(tmp, O_RDONLY);
+  rc = carry_seq(idx, tmp);
+  if (rc == TERN_OK) rc = sync_path(tmp, O_RDONLY);
   if (rc != TERN_OK) unlink(tmp);
   return rc;
 }

@@ -184,7 +184,8 @@ int tern_index_reopen_env(tern_index *idx) {
   int rc = open_dbi(t, "meta", 0, &idx->dbi_meta);
   if (rc == TERN_OK) rc = open_dbi(t, "segments", 0, &idx->dbi_segs);
   if (rc == TERN_OK) rc = open_dbi(t, "livedocs", 0, &idx->dbi_live);
-  if (rc == TERN_OK) rc = open_dbi(t, "buffer", 0, &idx->dbi_buf);
+  if (rc == TERN_OK && !TERN_CATALOG_BUFFER_IN_MAIN(idx->catalog_version))
+    rc = open_dbi(t, "buffer", 0, &idx->dbi_buf);
   if (rc == TERN_NOTFOUND) rc = tern_fail(TERN_ECORRUPT, "%s: catalog misses a table", idx->dir);
   if (rc == TERN_OK) rc = tern_catalog_locate_state(idx, t, idx->catalog_version);
   if (rc == TERN_OK) return tern_mdb_status(mdb_txn_commit(t), "reopening the catalog");
@@ -244,7 +245,7 @@ static int judge_tables(tern_index *idx, const tern_catalog_walk_info *w, int *f
     *fresh = 1;
     return TERN_OK;
   }
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 3; i++) /* "buffer": version 2 and 3 only (load_catalog) */
     if (!(w->tables & (1u << i)))
       return tern_catalog_damaged(
           idx, tern_fail(TERN_ECORRUPT, "the catalog's table \"%s\" is missing", k_tables[i]));
@@ -298,10 +299,17 @@ static int load_catalog(tern_index *idx, const tern_options *copts) {
   MDB_dbi *dbis[4] = {&idx->dbi_meta, &idx->dbi_segs, &idx->dbi_live, &idx->dbi_buf};
   for (int i = 0; rc == TERN_OK && i < 4; i++) {
     rc = open_dbi(t, k_tables[i], 0, dbis[i]);
+    if (rc == TERN_NOTFOUND && i == 3) { /* version 4 has none (checked below) */
+      idx->dbi_buf = (MDB_dbi)-1; /* invalid: LMDB refuses it */
+      rc = TERN_OK;
+    }
     if (rc == TERN_NOTFOUND) rc = tern_fail(TERN_ECORRUPT, "%s/%s: table \"%s\" missing",
                                             idx->dir, TERN_CATALOG_FILE, k_tables[i]);
   }
   if (rc == TERN_OK) rc = read_meta_records(idx, t);
+  if (rc == TERN_OK && idx->dbi_buf == (MDB_dbi)-1 &&
+      !TERN_CATALOG_BUFFER_IN_MAIN(idx->catalog_version))
+    rc = tern_catalog_damaged(idx, tern_fail(TERN_ECORRUPT, "table \"buffer\" missing"));
   if (rc != TERN_OK) {
     mdb_txn_abort(t);
     return rc;

@@ -19,9 +19,11 @@
  * into or took out of the buffer (its edit's run: tern_flight_noted).  At the
  * install, a frozen doc whose key a later commit touched is deleted in N
  * (the newer document, if any, is still in the buffer: newest wins, and a
- * key deleted meanwhile stays deleted); the buffer DBI keeps exactly the
+ * key deleted meanwhile stays deleted); the buffer keeps exactly the
  * touched keys it still holds (dropped whole and those put back: the cost
- * is the work done since the freeze, not the buffer's size).
+ * is the work done since the freeze, not the buffer's size).  In a version
+ * 4 catalog "dropped whole" is a new generation; sweeps then remove the
+ * older one's documents a few hundred per LMDB transaction.
  */
 typedef struct flush_ctx {
   tern_index *idx;
@@ -111,6 +113,37 @@ static int install_flush(flush_ctx *f, tern_segref *ref) {
   return rc;
 }
 
+/* Documents a sweep removes at most: one short LMDB transaction (about
+ * 0.1 ms), between which commits go on. */
+#define SWEEP_DOCS 512u
+
+/* One sweep (version 4): documents of the generations before the
+ * buffer's, which a flush leaves in the catalog, removed as an edit. */
+static int sweep_once(tern_index *idx, int *more) {
+  tern_install_lock(idx);
+  tern_state *cur = NULL;
+  int rc = tern_state_acquire(idx, 0, &cur);
+  *more = rc == TERN_OK && cur->rec.old_gens;
+  if (*more) {
+    tern_edit e;
+    tern_edit_init(&e, cur);
+    e.sweep = SWEEP_DOCS;
+    rc = tern_log_and_apply(idx, &e);
+    *more = rc == TERN_OK && e.rec.old_gens;
+    tern_edit_free(idx, &e);
+  }
+  tern_install_unlock(idx);
+  if (cur) tern_state_release(idx, cur);
+  return rc;
+}
+
+static int sweep(tern_index *idx) {
+  int more = 1, rc = TERN_OK;
+  while (rc == TERN_OK && more)
+    rc = sweep_once(idx, &more);
+  return rc;
+}
+
 int tern_flush_locked(tern_index *idx) {
   tern_state *st;
   tern_install_lock(idx);
@@ -139,5 +172,5 @@ int tern_flush_locked(tern_index *idx) {
   tern_livedocs_free(f.ld);
   free(f.touched);
   tern_state_release(idx, st);
-  return rc;
+  return rc == TERN_OK ? sweep(idx) : rc;
 }

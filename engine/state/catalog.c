@@ -2,10 +2,10 @@
 /*
  * catalog.c — the engine's records in LMDB (docs/FORMAT.md):
  *
- *   main database   the four tables below, and (catalog version 3)
- *                   "state" -> commit counter, next segment number, buffer
- *                   totals, segment count and digest: beside the table
- *                   records every commit rewrites, so on the same page
+ *   main database   the tables below, and (catalog version 3 and 4)
+ *                   "state" -> commit counter (v4: its base), next segment
+ *                   number, buffer totals (v4: generation), segment count
+ *                   and digest
  *   DBI "meta"      "format" -> format record, "options" -> options,
  *                   "state" (version 2 catalogs only) as above; "created"
  *                   -> written last by the creating transaction; "health"
@@ -13,7 +13,9 @@
  *                   merges skip
  *   DBI "segments"  segment number (u64 big-endian) -> segment record
  *   DBI "livedocs"  segment number (u64 big-endian) -> .liv bytes of its current generation
- *   DBI "buffer"    primary key -> document record (the write buffer)
+ *   DBI "buffer"    primary key -> document record (the write buffer;
+ *                   version 4: in the main database, under 0x00 and the
+ *                   buffer's generation)
  *
  * Every value ends with a seal (record.h) checked on every read; a failed
  * check marks the catalog damaged, after which this process writes
@@ -83,6 +85,14 @@ static MDB_val val_of(const void *p, size_t n) {
   MDB_val v = {n, (void *)(uintptr_t)p};
   return v;
 }
+
+/* Where a buffered document lives: version 4 in the main database under
+ * its generation's prefix, older versions in table "buffer". */
+static int buffer_in_main(const tern_index *idx) {
+  return TERN_CATALOG_BUFFER_IN_MAIN(idx->catalog_version);
+}
+
+static int count_buffer(tern_index *idx, MDB_txn *t, tern_rec_state *rec); /* below */
 
 /* The payload of a sealed value; checks the seal. */
 static int unseal(tern_index *idx, const MDB_val *k, const MDB_val *v, size_t *plen,
@@ -154,14 +164,31 @@ int tern_catalog_locate_state(tern_index *idx, MDB_txn *t, uint32_t version) {
   return tern_mdb_status(mdb_dbi_open(t, NULL, 0, &idx->dbi_state), "the main database");
 }
 
-int tern_catalog_get_state(tern_index *idx, MDB_txn *t, tern_rec_state *out) {
+/* The state record as transaction t finds it: in a version 4 catalog the
+ * commit number is the last committed transaction's id (a write
+ * transaction's own id is one past it) plus seq_base, and the buffered
+ * totals are counted. */
+static int get_state(tern_index *idx, MDB_txn *t, int writing, tern_rec_state *out) {
   const uint8_t *p;
   size_t n;
   MDB_val k = val_of("state", 5);
   int rc = get_sealed(idx, t, idx->dbi_state, &k, &p, &n, "state");
   if (rc == TERN_NOTFOUND) rc = tern_fail(TERN_ECORRUPT, "catalog: no state record");
-  if (rc == TERN_OK) rc = tern_rec_state_decode(out, p, n);
+  if (rc == TERN_OK && !buffer_in_main(idx)) rc = tern_rec_state_decode(out, p, n);
+  if (rc == TERN_OK && buffer_in_main(idx)) {
+    rc = tern_rec_state4_decode(out, p, n);
+    out->seq = (uint64_t)mdb_txn_id(t) - (writing ? 1u : 0u) + out->seq_base;
+    if (rc == TERN_OK) rc = count_buffer(idx, t, out);
+  }
   return rc == TERN_OK || rc != TERN_ECORRUPT ? rc : tern_catalog_damaged(idx, rc);
+}
+
+int tern_catalog_get_state(tern_index *idx, MDB_txn *t, tern_rec_state *out) {
+  return get_state(idx, t, 0, out);
+}
+
+int tern_catalog_get_state_writing(tern_index *idx, MDB_txn *t, tern_rec_state *out) {
+  return get_state(idx, t, 1, out);
 }
 
 int tern_health_read(tern_index *idx, MDB_txn *t, tern_rec_health *out) {
@@ -179,7 +206,8 @@ int tern_health_read(tern_index *idx, MDB_txn *t, tern_rec_health *out) {
 int tern_catalog_put_state(tern_index *idx, MDB_txn *t, const tern_rec_state *s) {
   uint8_t buf[TERN_REC_STATE_MAX];
   MDB_val k = val_of("state", 5);
-  return put_sealed(idx, t, idx->dbi_state, &k, buf, tern_rec_state_encode(buf, s), "state");
+  size_t n = buffer_in_main(idx) ? tern_rec_state4_encode(buf, s) : tern_rec_state_encode(buf, s);
+  return put_sealed(idx, t, idx->dbi_state, &k, buf, n, "state");
 }
 
 int tern_catalog_put_segment(tern_index *idx, MDB_txn *t, uint64_t number,
@@ -226,47 +254,174 @@ int tern_catalog_get_livedocs(tern_index *idx, MDB_txn *t, uint64_t number, cons
   return rc;
 }
 
-int tern_catalog_put_doc(tern_index *idx, MDB_txn *t, const void *key, size_t klen,
+/* ------------------------------------------------------------ buffer */
+
+static MDB_dbi doc_dbi(const tern_index *idx) {
+  return buffer_in_main(idx) ? idx->dbi_state : idx->dbi_buf;
+}
+
+static MDB_val doc_key(const tern_index *idx, uint8_t lk[TERN_REC_MAINBUFKEY_MAX], uint64_t gen,
+                       const void *key, size_t klen) {
+  size_t n = buffer_in_main(idx) ? tern_rec_mainbufkey(lk, gen, key, klen)
+                                 : tern_rec_bufkey(lk, key, klen);
+  return val_of(lk, n);
+}
+
+/* Fills a reserved value: the rest of the key, the document, the seal. */
+static void fill_doc(const MDB_val *k, MDB_val *v, const void *key, size_t klen,
+                     const uint8_t *doc, size_t dlen, size_t plen, size_t *stored) {
+  tern_rec_bufval_encode(v->mv_data, key, klen, doc, dlen);
+  tern_rec_seal(k->mv_data, k->mv_size, v->mv_data, plen);
+  *stored = k->mv_size + v->mv_size;
+}
+
+int tern_catalog_put_doc(tern_index *idx, MDB_txn *t, uint64_t gen, const void *key, size_t klen,
                          const uint8_t *doc, size_t dlen, size_t *stored) {
-  uint8_t lk[TERN_REC_BUFKEY_MAX];
-  MDB_val k = {tern_rec_bufkey(lk, key, klen), lk};
+  uint8_t lk[TERN_REC_MAINBUFKEY_MAX];
+  MDB_val k = doc_key(idx, lk, gen, key, klen);
   size_t plen = tern_rec_bufval_size(klen, dlen);
   MDB_val v = {plen + TERN_REC_SEAL_SIZE, NULL};
-  int rc = mdb_put(t, idx->dbi_buf, &k, &v, MDB_RESERVE);
+  int rc = mdb_put(t, doc_dbi(idx), &k, &v, MDB_RESERVE);
   if (rc != 0) return tern_mdb_env_status(idx, rc, "writing the buffer");
-  tern_rec_bufval_encode(v.mv_data, key, klen, doc, dlen);
-  tern_rec_seal(lk, k.mv_size, v.mv_data, plen);
-  *stored = k.mv_size + v.mv_size;
+  fill_doc(&k, &v, key, klen, doc, dlen, plen, stored);
   return TERN_OK;
 }
 
-int tern_catalog_replace_doc(tern_index *idx, MDB_txn *t, const void *key, size_t klen,
-                             const uint8_t *doc, size_t dlen, size_t *stored, size_t *was) {
-  uint8_t lk[TERN_REC_BUFKEY_MAX];
-  MDB_val k = {tern_rec_bufkey(lk, key, klen), lk};
+int tern_catalog_replace_doc(tern_index *idx, MDB_txn *t, uint64_t gen, const void *key,
+                             size_t klen, const uint8_t *doc, size_t dlen, size_t *stored,
+                             size_t *was) {
+  uint8_t lk[TERN_REC_MAINBUFKEY_MAX];
+  MDB_val k = doc_key(idx, lk, gen, key, klen);
   size_t plen = tern_rec_bufval_size(klen, dlen);
   MDB_val v = {plen + TERN_REC_SEAL_SIZE, NULL};
   *was = 0;
   /* A new key (the common case) costs one descent of the tree; an existing
    * one a second put, which replaces it (LMDB gives the old value first). */
-  int rc = mdb_put(t, idx->dbi_buf, &k, &v, MDB_RESERVE | MDB_NOOVERWRITE);
+  int rc = mdb_put(t, doc_dbi(idx), &k, &v, MDB_RESERVE | MDB_NOOVERWRITE);
   if (rc == MDB_KEYEXIST) {
     *was = k.mv_size + v.mv_size;
     v = (MDB_val){plen + TERN_REC_SEAL_SIZE, NULL};
-    rc = mdb_put(t, idx->dbi_buf, &k, &v, MDB_RESERVE);
+    rc = mdb_put(t, doc_dbi(idx), &k, &v, MDB_RESERVE);
   }
   if (rc != 0) return tern_mdb_env_status(idx, rc, "writing the buffer");
-  tern_rec_bufval_encode(v.mv_data, key, klen, doc, dlen);
-  tern_rec_seal(lk, k.mv_size, v.mv_data, plen);
-  *stored = k.mv_size + v.mv_size;
+  fill_doc(&k, &v, key, klen, doc, dlen, plen, stored);
   return TERN_OK;
+}
+
+int tern_catalog_take_doc(tern_index *idx, MDB_txn *t, uint64_t gen, const void *key, size_t klen,
+                          size_t *was) {
+  uint8_t lk[TERN_REC_MAINBUFKEY_MAX];
+  MDB_val k = doc_key(idx, lk, gen, key, klen), v;
+  *was = 0;
+  int rc = mdb_get(t, doc_dbi(idx), &k, &v);
+  if (rc == MDB_NOTFOUND) return TERN_OK;
+  if (rc == 0) {
+    *was = k.mv_size + v.mv_size;
+    rc = mdb_del(t, doc_dbi(idx), &k, NULL);
+  }
+  return rc == 0 ? TERN_OK : tern_mdb_env_status(idx, rc, "writing the buffer");
+}
+
+int tern_catalog_get_doc(tern_index *idx, MDB_txn *t, uint64_t gen, const void *key, size_t klen,
+                         MDB_val *k_out, MDB_val *v_out) {
+  uint8_t lk[TERN_REC_MAINBUFKEY_MAX];
+  MDB_val k = doc_key(idx, lk, gen, key, klen);
+  int rc = mdb_get(t, doc_dbi(idx), &k, v_out);
+  if (rc != 0) return tern_mdb_status(rc, "reading the buffer"); /* TERN_NOTFOUND too */
+  memcpy(k_out->mv_data, lk, k.mv_size); /* the caller's TERN_REC_MAINBUFKEY_MAX bytes */
+  k_out->mv_size = k.mv_size;
+  return TERN_OK;
+}
+
+/* Whether cursor key k is a document of generation gen (always, before
+ * version 4: the table holds nothing else). */
+static int of_gen(const tern_index *idx, const MDB_val *k, uint64_t gen) {
+  uint64_t g;
+  return !buffer_in_main(idx) || (tern_rec_genkey_decode(k->mv_data, k->mv_size, &g) && g == gen);
+}
+
+int tern_catalog_buffer_first(tern_index *idx, MDB_txn *t, uint64_t gen, MDB_cursor **c,
+                              MDB_val *k, MDB_val *v) {
+  TERN_TRY(tern_mdb_status(mdb_cursor_open(t, doc_dbi(idx), c), "opening a cursor"));
+  uint8_t first[TERN_REC_GENKEY_PREFIX];
+  int rc;
+  if (buffer_in_main(idx)) {
+    tern_rec_genkey(first, gen);
+    *k = val_of(first, sizeof first);
+    rc = mdb_cursor_get(*c, k, v, MDB_SET_RANGE);
+  } else {
+    rc = mdb_cursor_get(*c, k, v, MDB_FIRST);
+  }
+  if (rc == 0 && !of_gen(idx, k, gen)) rc = MDB_NOTFOUND;
+  return rc == MDB_NOTFOUND ? TERN_NOTFOUND : tern_mdb_status(rc, "reading the buffer");
+}
+
+int tern_catalog_buffer_next(tern_index *idx, MDB_cursor *c, uint64_t gen, MDB_val *k,
+                             MDB_val *v) {
+  int rc = mdb_cursor_get(c, k, v, MDB_NEXT);
+  if (rc == 0 && !of_gen(idx, k, gen)) rc = MDB_NOTFOUND;
+  return rc == MDB_NOTFOUND ? TERN_NOTFOUND : tern_mdb_status(rc, "reading the buffer");
+}
+
+int tern_catalog_buffer_empty(tern_index *idx, MDB_txn *t) {
+  assert(!buffer_in_main(idx));
+  return tern_mdb_status(mdb_drop(t, idx->dbi_buf, 0), "emptying the buffer");
+}
+
+/* Counts generation gen's documents into rec and notes older ones. */
+static int count_buffer(tern_index *idx, MDB_txn *t, tern_rec_state *rec) {
+  MDB_cursor *c;
+  MDB_val k, v;
+  uint8_t first[TERN_REC_GENKEY_PREFIX];
+  tern_rec_genkey(first, 0);
+  k = val_of(first, sizeof first);
+  TERN_TRY(tern_mdb_status(mdb_cursor_open(t, idx->dbi_state, &c), "opening a cursor"));
+  int rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+  uint64_t g;
+  rec->old_gens = rc == 0 && tern_rec_genkey_decode(k.mv_data, k.mv_size, &g) && g < rec->buffer_gen;
+  mdb_cursor_close(c);
+  if (rc != 0 && rc != MDB_NOTFOUND) return tern_mdb_status(rc, "reading the buffer");
+  c = NULL;
+  rc = tern_catalog_buffer_first(idx, t, rec->buffer_gen, &c, &k, &v);
+  while (rc == TERN_OK) {
+    rec->buffered_docs++;
+    rec->buffered_bytes += k.mv_size + v.mv_size;
+    rc = tern_catalog_buffer_next(idx, c, rec->buffer_gen, &k, &v);
+  }
+  if (c) mdb_cursor_close(c);
+  return rc == TERN_NOTFOUND ? TERN_OK : rc;
+}
+
+int tern_catalog_sweep(tern_index *idx, MDB_txn *t, uint64_t gen, size_t max, size_t *removed) {
+  assert(buffer_in_main(idx));
+  MDB_cursor *c;
+  MDB_val k, v;
+  uint8_t first[TERN_REC_GENKEY_PREFIX];
+  tern_rec_genkey(first, 0);
+  k = val_of(first, sizeof first);
+  *removed = 0;
+  TERN_TRY(tern_mdb_status(mdb_cursor_open(t, idx->dbi_state, &c), "opening a cursor"));
+  int rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+  uint64_t g;
+  while (rc == 0 && *removed < max && tern_rec_genkey_decode(k.mv_data, k.mv_size, &g) &&
+         g < gen) {
+    rc = mdb_cursor_del(c, 0);
+    if (rc == 0) ++*removed;
+    if (rc == 0) rc = mdb_cursor_get(c, &k, &v, MDB_NEXT); /* after a delete: the one after it */
+  }
+  mdb_cursor_close(c);
+  return rc == 0 || rc == MDB_NOTFOUND ? TERN_OK : tern_mdb_env_status(idx, rc, "sweeping the buffer");
 }
 
 int tern_catalog_decode_doc(tern_index *idx, const MDB_val *k, const MDB_val *v, uint8_t *key,
                             size_t *klen, const uint8_t **doc, size_t *dlen) {
   size_t plen;
   TERN_TRY(unseal(idx, k, v, &plen, "buffer entry"));
-  int rc = tern_rec_bufval_decode(k->mv_data, k->mv_size, v->mv_data, plen, key, klen, doc, dlen);
+  size_t skip = buffer_in_main(idx) ? TERN_REC_GENKEY_PREFIX : 0;
+  int rc = k->mv_size > skip ? tern_rec_bufval_decode((const uint8_t *)k->mv_data + skip,
+                                                      k->mv_size - skip, v->mv_data, plen, key,
+                                                      klen, doc, dlen)
+                             : tern_fail(TERN_ECORRUPT, "catalog buffer entry: bad key");
   return rc == TERN_OK ? rc : tern_catalog_damaged(idx, rc);
 }
 

@@ -50,10 +50,12 @@ int tern_index_mkdir(const char *dir) {
 int tern_index_create_catalog(tern_index *idx, const tern_options *o) {
   MDB_txn *t;
   TERN_TRY(tern_mdb_env_status(idx, mdb_txn_begin(idx->env, NULL, 0, &t), "begin"));
-  static const char *const tables[4] = {"meta", "segments", "livedocs", "buffer"};
-  MDB_dbi *dbis[4] = {&idx->dbi_meta, &idx->dbi_segs, &idx->dbi_live, &idx->dbi_buf};
+  /* Version 4: no table "buffer" (its documents are in the main database). */
+  static const char *const tables[3] = {"meta", "segments", "livedocs"};
+  MDB_dbi *dbis[3] = {&idx->dbi_meta, &idx->dbi_segs, &idx->dbi_live};
+  idx->dbi_buf = (MDB_dbi)-1; /* invalid: LMDB refuses it */
   int rc = TERN_OK;
-  for (int i = 0; rc == TERN_OK && i < 4; i++)
+  for (int i = 0; rc == TERN_OK && i < 3; i++)
     rc = tern_mdb_status(mdb_dbi_open(t, tables[i], MDB_CREATE, dbis[i]), tables[i]);
   uint8_t fmt[TERN_REC_FORMAT_SIZE], *ob = NULL;
   size_t olen = 0;
@@ -62,7 +64,7 @@ int tern_index_create_catalog(tern_index *idx, const tern_options *o) {
   if (rc == TERN_OK) rc = tern_catalog_put_meta(idx, t, "format", fmt, sizeof fmt);
   if (rc == TERN_OK) rc = tern_catalog_put_meta(idx, t, "options", ob, olen);
   free(ob);
-  tern_rec_state s = {0, 1, 0, 0, 0, 0};
+  tern_rec_state s = {.next_segment = 1, .seq_base = 0 - (uint64_t)mdb_txn_id(t)}; /* seq 0 */
   if (rc == TERN_OK) rc = tern_catalog_locate_state(idx, t, TERN_CATALOG_VERSION);
   if (rc == TERN_OK) rc = tern_catalog_put_state(idx, t, &s);
   if (rc == TERN_OK) rc = tern_catalog_put_meta(idx, t, "created", fmt, sizeof fmt);

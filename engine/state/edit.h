@@ -67,6 +67,7 @@ typedef struct tern_edit {
   int copy_counters;
   uint64_t copy_seq, copy_next_segment;
   int log_always;  /* a commit: the counter moves even when nothing else does */
+  size_t sweep;    /* version 4: remove up to this many older-generation documents */
   int borrowed_ld; /* the adds' live docs are not the edit's (a backup's) */
   /* A combined filter for the next state (owned; no catalog change): the
    * worker's (engine/maint/combined.c), adopted when it covers the

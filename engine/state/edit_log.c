@@ -63,64 +63,54 @@ static int log_livedocs(tern_index *idx, MDB_txn *t, const tern_edit *e) {
 
 /* ------------------------------------------------------------ buffer */
 
-/* A commit's documents: put, or taken out of the buffer DBI. */
-static int log_buffer_ops(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec) {
+/* A commit's documents: put, or taken out of the buffer. */
+static int log_buffer_ops(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec,
+                          int *wrote) {
   for (size_t i = 0; i < e->nops; i++) {
     const tern_mdoc *op = &e->ops[i];
-    if (op->doc) { /* put, or replaced: one descent for a new key */
-      size_t stored, was;
-      TERN_TRY(tern_catalog_replace_doc(idx, t, op->key.p, op->key.len, op->doc, op->key.aux,
-                                        &stored, &was));
-      rec->buffered_docs += !was;
-      rec->buffered_bytes = rec->buffered_bytes - (uint64_t)was + stored;
-      continue;
-    }
-    uint8_t lk[TERN_REC_BUFKEY_MAX]; /* deleted: taken out when buffered */
-    MDB_val k = {tern_rec_bufkey(lk, op->key.p, op->key.len), lk}, v;
-    int rc = mdb_get(t, idx->dbi_buf, &k, &v);
-    if (rc == 0) {
-      rec->buffered_docs--;
-      rec->buffered_bytes -= k.mv_size + v.mv_size;
-      rc = mdb_del(t, idx->dbi_buf, &k, NULL);
-    } else if (rc == MDB_NOTFOUND) {
-      rc = 0;
-    }
-    if (rc != 0) return tern_mdb_env_status(idx, rc, "writing the buffer");
+    size_t stored = 0, was;
+    if (op->doc) /* put, or replaced: one descent for a new key */
+      TERN_TRY(tern_catalog_replace_doc(idx, t, rec->buffer_gen, op->key.p, op->key.len, op->doc,
+                                        op->key.aux, &stored, &was));
+    else /* deleted: taken out when buffered */
+      TERN_TRY(tern_catalog_take_doc(idx, t, rec->buffer_gen, op->key.p, op->key.len, &was));
+    rec->buffered_docs = rec->buffered_docs + (stored != 0) - (was != 0);
+    rec->buffered_bytes = rec->buffered_bytes - (uint64_t)was + stored;
+    *wrote |= stored || was;
   }
   return TERN_OK;
 }
 
 /* A bulk commit: buffered documents of its keys leave the buffer (the
  * buffer is small, so it is scanned, not probed per key). */
-static int log_buffer_drop(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec) {
+static int log_buffer_drop(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec,
+                           int *wrote) {
   if (!rec->buffered_docs) return TERN_OK;
   tern_u32vec hits = {0};
-  MDB_cursor *cur;
-  TERN_TRY(tern_mdb_status(mdb_cursor_open(t, idx->dbi_buf, &cur), "opening a cursor"));
+  MDB_cursor *cur = NULL;
   MDB_val k, v;
-  int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST), trc = TERN_OK;
-  for (; rc == 0 && trc == TERN_OK; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+  int rc = tern_catalog_buffer_first(idx, t, rec->buffer_gen, &cur, &k, &v);
+  while (rc == TERN_OK) {
     uint8_t key[TERN_KEY_MAX];
     size_t klen, dlen;
     const uint8_t *doc;
-    trc = tern_catalog_decode_doc(idx, &k, &v, key, &klen, &doc, &dlen);
-    if (trc != TERN_OK) break;
-    ptrdiff_t at = tern_mdocs_find(e->ops, e->nops, key, klen);
-    if (at < 0) continue;
-    rec->buffered_docs--;
-    rec->buffered_bytes -= k.mv_size + v.mv_size;
-    trc = tern_u32vec_push(&hits, (uint32_t)at);
+    rc = tern_catalog_decode_doc(idx, &k, &v, key, &klen, &doc, &dlen);
+    ptrdiff_t at = rc == TERN_OK ? tern_mdocs_find(e->ops, e->nops, key, klen) : -1;
+    if (at >= 0) rc = tern_u32vec_push(&hits, (uint32_t)at);
+    if (rc == TERN_OK) rc = tern_catalog_buffer_next(idx, cur, rec->buffer_gen, &k, &v);
   }
-  mdb_cursor_close(cur);
-  if (trc == TERN_OK && rc != MDB_NOTFOUND) trc = tern_mdb_status(rc, "reading the buffer");
-  for (size_t i = 0; trc == TERN_OK && i < hits.n; i++) {
+  if (cur) mdb_cursor_close(cur);
+  if (rc == TERN_NOTFOUND) rc = TERN_OK;
+  for (size_t i = 0; rc == TERN_OK && i < hits.n; i++) {
     const tern_keyref *kr = &e->ops[hits.v[i]].key;
-    uint8_t lk[TERN_REC_BUFKEY_MAX];
-    MDB_val dk = {tern_rec_bufkey(lk, kr->p, kr->len), lk};
-    trc = tern_mdb_status(mdb_del(t, idx->dbi_buf, &dk, NULL), "removing buffered documents");
+    size_t was;
+    rc = tern_catalog_take_doc(idx, t, rec->buffer_gen, kr->p, kr->len, &was);
+    rec->buffered_docs -= was != 0;
+    rec->buffered_bytes -= was;
+    *wrote |= was != 0;
   }
   free(hits.v);
-  return trc;
+  return rc;
 }
 
 typedef struct kept_doc {
@@ -128,23 +118,30 @@ typedef struct kept_doc {
   size_t klen, dlen;
 } kept_doc;
 
-/* Puts docs[0..n) into the emptied buffer DBI. */
+/* Puts docs[0..n) into a buffer emptied: before version 4 the table is
+ * dropped; in version 4 they go into the next generation, and the older
+ * ones are left to sweeps (tern_catalog_sweep). */
 static int put_kept(tern_index *idx, MDB_txn *t, const kept_doc *kept, size_t n,
                     tern_rec_state *rec) {
-  TERN_TRY(tern_mdb_status(mdb_drop(t, idx->dbi_buf, 0), "emptying the buffer"));
+  if (TERN_CATALOG_BUFFER_IN_MAIN(idx->catalog_version)) {
+    rec->buffer_gen++;
+    rec->old_gens = 1;
+  } else {
+    TERN_TRY(tern_catalog_buffer_empty(idx, t));
+  }
   rec->buffered_docs = rec->buffered_bytes = 0;
   for (size_t i = 0; i < n; i++) {
     size_t stored;
-    TERN_TRY(tern_catalog_put_doc(idx, t, kept[i].key, kept[i].klen, kept[i].doc, kept[i].dlen,
-                                  &stored));
+    TERN_TRY(tern_catalog_put_doc(idx, t, rec->buffer_gen, kept[i].key, kept[i].klen, kept[i].doc,
+                                  kept[i].dlen, &stored));
     rec->buffered_docs++;
     rec->buffered_bytes += stored;
   }
   return TERN_OK;
 }
 
-/* A flush: the buffer DBI keeps the ops' keys it holds now, put back
- * after the whole table is dropped (the cost is the work done since the
+/* A flush: the buffer keeps the ops' keys it holds now, put back after
+ * the whole buffer is emptied (the cost is the work done since the
  * freeze, not the buffer's size). */
 static int log_buffer_keep(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec) {
   tern_arena a;
@@ -154,11 +151,13 @@ static int log_buffer_keep(tern_index *idx, MDB_txn *t, const tern_edit *e, tern
   size_t nk = 0;
   for (size_t i = 0; rc == TERN_OK && i < e->nops; i++) {
     const tern_keyref *kr = &e->ops[i].key;
-    uint8_t lk[TERN_REC_BUFKEY_MAX], key[TERN_KEY_MAX];
-    MDB_val k = {tern_rec_bufkey(lk, kr->p, kr->len), lk}, v;
-    int mrc = mdb_get(t, idx->dbi_buf, &k, &v);
-    if (mrc == MDB_NOTFOUND) continue;
-    if (mrc != 0) rc = tern_mdb_status(mrc, "reading the buffer");
+    uint8_t lk[TERN_REC_MAINBUFKEY_MAX], key[TERN_KEY_MAX];
+    MDB_val k = {0, lk}, v;
+    rc = tern_catalog_get_doc(idx, t, rec->buffer_gen, kr->p, kr->len, &k, &v);
+    if (rc == TERN_NOTFOUND) {
+      rc = TERN_OK;
+      continue;
+    }
     size_t klen, dlen;
     const uint8_t *doc;
     if (rc == TERN_OK) rc = tern_catalog_decode_doc(idx, &k, &v, key, &klen, &doc, &dlen);
@@ -175,7 +174,7 @@ static int log_buffer_keep(tern_index *idx, MDB_txn *t, const tern_edit *e, tern
   return rc;
 }
 
-/* A backup: the buffer DBI holds exactly the view's documents. */
+/* A backup: the buffer holds exactly the view's documents. */
 static int log_buffer_copy(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec) {
   const tern_memseg *m = e->view;
   rec->buffered_docs = rec->buffered_bytes = 0;
@@ -183,21 +182,35 @@ static int log_buffer_copy(tern_index *idx, MDB_txn *t, const tern_edit *e, tern
   for (size_t i = 0; i < m->n; i++) {
     const tern_mdoc *d = &m->docs[i];
     size_t stored;
-    TERN_TRY(tern_catalog_put_doc(idx, t, d->key.p, d->key.len, d->doc, d->key.aux, &stored));
+    TERN_TRY(tern_catalog_put_doc(idx, t, rec->buffer_gen, d->key.p, d->key.len, d->doc,
+                                  d->key.aux, &stored));
     rec->buffered_docs++;
     rec->buffered_bytes += stored;
   }
   return TERN_OK;
 }
 
-static int log_buffer(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec) {
+static int log_buffer(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec,
+                      int *wrote) {
   switch (e->buf) {
-  case TERN_EDIT_BUF_OPS: return log_buffer_ops(idx, t, e, rec);
-  case TERN_EDIT_BUF_DROP: return log_buffer_drop(idx, t, e, rec);
+  case TERN_EDIT_BUF_OPS: return log_buffer_ops(idx, t, e, rec, wrote);
+  case TERN_EDIT_BUF_DROP: return log_buffer_drop(idx, t, e, rec, wrote);
   case TERN_EDIT_BUF_KEEP: return log_buffer_keep(idx, t, e, rec);
   case TERN_EDIT_BUF_COPY: return log_buffer_copy(idx, t, e, rec);
   default: return TERN_OK;
   }
+}
+
+/* A sweep (version 4): documents of older generations removed, up to
+ * e->sweep of them; none left once fewer were found. */
+static int log_sweep(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec,
+                     int *wrote) {
+  if (!e->sweep) return TERN_OK;
+  size_t removed;
+  TERN_TRY(tern_catalog_sweep(idx, t, rec->buffer_gen, e->sweep, &removed));
+  if (removed < e->sweep) rec->old_gens = 0;
+  *wrote |= removed != 0;
+  return TERN_OK;
 }
 
 /* ------------------------------------------------------------ health */
@@ -237,14 +250,40 @@ static int log_state(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_s
     return TERN_OK;
   }
   TERN_COUNT(state_record_reads);
-  return tern_catalog_get_state(idx, t, rec);
+  return tern_catalog_get_state_writing(idx, t, rec);
+}
+
+/* Whether a version 4 edit changes what the state record holds. */
+static int changes_record(const tern_edit *e) {
+  return e->nadds || e->ndrops || e->nlives || e->number_used || e->copy_counters ||
+         e->buf == TERN_EDIT_BUF_KEEP || e->buf == TERN_EDIT_BUF_COPY;
+}
+
+/* The commit number t gets.  Version 4 takes LMDB's: the state record is
+ * written only when it changes, or when nothing else is (an empty LMDB
+ * commit would not take a number). */
+static int log_counters(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec,
+                        int wrote) {
+  int v4 = TERN_CATALOG_BUFFER_IN_MAIN(idx->catalog_version);
+  uint64_t id = (uint64_t)mdb_txn_id(t);
+  if (e->copy_counters) {
+    rec->seq = e->copy_seq;
+    rec->seq_base = e->copy_seq - id;
+    rec->next_segment = e->copy_next_segment;
+  } else {
+    rec->seq = v4 ? id + rec->seq_base : rec->seq + 1;
+  }
+  if (v4 && wrote && !changes_record(e)) return TERN_OK;
+  return tern_catalog_put_state(idx, t, rec);
 }
 
 static int log_in(tern_index *idx, MDB_txn *t, tern_edit *e, tern_rec_state *rec) {
   TERN_TRY(log_state(idx, t, e, rec));
   if (e->base && rec->seq != e->base->rec.seq)
     return tern_fail(TERN_EBUSY, "%s: catalog changed under the writer", idx->dir);
-  TERN_TRY(log_buffer(idx, t, e, rec));
+  int wrote = e->health != NULL;
+  TERN_TRY(log_buffer(idx, t, e, rec, &wrote));
+  TERN_TRY(log_sweep(idx, t, e, rec, &wrote));
   TERN_TRY(log_segments(idx, t, e, rec));
   TERN_TRY(log_livedocs(idx, t, e));
   TERN_TRY(log_health(idx, t, e));
@@ -252,13 +291,7 @@ static int log_in(tern_index *idx, MDB_txn *t, tern_edit *e, tern_rec_state *rec
    * as the state record read above has them: no walk (a commit of
    * buffered documents only). */
   if (e->nadds || e->ndrops || e->nlives) TERN_TRY(seal_segments(idx, t, rec));
-  if (e->copy_counters) {
-    rec->seq = e->copy_seq;
-    rec->next_segment = e->copy_next_segment;
-  } else {
-    rec->seq++;
-  }
-  return tern_catalog_put_state(idx, t, rec);
+  return log_counters(idx, t, e, rec, wrote);
 }
 
 int tern_edit_log(tern_index *idx, tern_edit *e) {

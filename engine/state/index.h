@@ -317,20 +317,42 @@ int tern_catalog_get_meta(tern_index *idx, MDB_txn *t, const char *name, const u
 int tern_catalog_get_format(tern_index *idx, MDB_txn *t, uint32_t *version);
 int tern_catalog_put_meta(tern_index *idx, MDB_txn *t, const char *name, const uint8_t *p,
                           size_t n);
-/* Buffer entries: writes one (*stored = key + value bytes in LMDB), and
- * checks and decodes one read from the buffer DBI. */
-int tern_catalog_put_doc(tern_index *idx, MDB_txn *t, const void *key, size_t klen,
+/* Buffer entries (generation gen: version 4 catalogs; ignored before):
+ * writes one (*stored = key + value bytes in LMDB); replaces one, also
+ * giving the bytes of the entry it replaced (*was; 0: the key was not
+ * buffered); takes one out (*was as replace); reads one (k_out->mv_data
+ * TERN_REC_MAINBUFKEY_MAX bytes of the caller's, TERN_NOTFOUND: not
+ * buffered); checks and decodes one read. */
+int tern_catalog_put_doc(tern_index *idx, MDB_txn *t, uint64_t gen, const void *key, size_t klen,
                          const uint8_t *doc, size_t dlen, size_t *stored);
-/* tern_catalog_put_doc, also giving the key + value bytes of the entry it
- * replaced (*was; 0: the key was not buffered). */
-int tern_catalog_replace_doc(tern_index *idx, MDB_txn *t, const void *key, size_t klen,
-                             const uint8_t *doc, size_t dlen, size_t *stored, size_t *was);
+int tern_catalog_replace_doc(tern_index *idx, MDB_txn *t, uint64_t gen, const void *key,
+                             size_t klen, const uint8_t *doc, size_t dlen, size_t *stored,
+                             size_t *was);
+int tern_catalog_take_doc(tern_index *idx, MDB_txn *t, uint64_t gen, const void *key, size_t klen,
+                          size_t *was);
+int tern_catalog_get_doc(tern_index *idx, MDB_txn *t, uint64_t gen, const void *key, size_t klen,
+                         MDB_val *k_out, MDB_val *v_out);
 int tern_catalog_decode_doc(tern_index *idx, const MDB_val *k, const MDB_val *v, uint8_t *key,
                             size_t *klen, const uint8_t **doc, size_t *dlen);
+/* The buffer's documents of generation gen in LMDB order: a cursor (*c,
+ * closed by the caller, also after TERN_NOTFOUND) at the first, then the
+ * next; TERN_NOTFOUND past the last. */
+int tern_catalog_buffer_first(tern_index *idx, MDB_txn *t, uint64_t gen, MDB_cursor **c,
+                              MDB_val *k, MDB_val *v);
+int tern_catalog_buffer_next(tern_index *idx, MDB_cursor *c, uint64_t gen, MDB_val *k,
+                             MDB_val *v);
+/* Empties table "buffer" (catalog versions 2 and 3). */
+int tern_catalog_buffer_empty(tern_index *idx, MDB_txn *t);
+/* Version 4: removes up to max documents of generations below gen
+ * (*removed: how many; fewer than max: none is left). */
+int tern_catalog_sweep(tern_index *idx, MDB_txn *t, uint64_t gen, size_t max, size_t *removed);
 /* Sets where the state record of a catalog of `version` is
  * (idx->dbi_state), with the tables' handles already open in t. */
 int tern_catalog_locate_state(tern_index *idx, MDB_txn *t, uint32_t version);
 int tern_catalog_get_state(tern_index *idx, MDB_txn *t, tern_rec_state *out);
+/* The same in a write transaction (version 4 numbers it one past the
+ * commit it reads). */
+int tern_catalog_get_state_writing(tern_index *idx, MDB_txn *t, tern_rec_state *out);
 int tern_catalog_put_state(tern_index *idx, MDB_txn *t, const tern_rec_state *s);
 /* Meta "health" (health.c writes it); absent: all zero. */
 int tern_health_read(tern_index *idx, MDB_txn *t, tern_rec_health *out);

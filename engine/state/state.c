@@ -326,11 +326,10 @@ int tern_buffer_read(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, ter
   size_t cap = rec->buffered_docs ? (size_t)rec->buffered_docs : 1;
   m->docs = malloc(cap * sizeof *m->docs);
   MDB_cursor *c = NULL;
-  int rc = m->docs ? tern_mdb_status(mdb_cursor_open(t, idx->dbi_buf, &c), "opening a cursor")
-                   : tern_fail(TERN_ENOMEM, "buffer view: out of memory");
   MDB_val k, v;
-  int mrc = rc == TERN_OK ? mdb_cursor_get(c, &k, &v, MDB_FIRST) : 0;
-  while (rc == TERN_OK && mrc == 0) {
+  int rc = m->docs ? TERN_OK : tern_fail(TERN_ENOMEM, "buffer view: out of memory");
+  int mrc = rc == TERN_OK ? tern_catalog_buffer_first(idx, t, rec->buffer_gen, &c, &k, &v) : 0;
+  while (rc == TERN_OK && mrc == TERN_OK) {
     if (m->n == cap) {
       cap *= 2;
       tern_mdoc *d = realloc(m->docs, cap * sizeof *d);
@@ -341,9 +340,9 @@ int tern_buffer_read(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, ter
       m->docs = d;
     }
     rc = buffer_entry(idx, m, &k, &v);
-    mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+    if (rc == TERN_OK) mrc = tern_catalog_buffer_next(idx, c, rec->buffer_gen, &k, &v);
   }
-  if (rc == TERN_OK && mrc != MDB_NOTFOUND) rc = tern_mdb_status(mrc, "reading the buffer");
+  if (rc == TERN_OK && mrc != TERN_NOTFOUND) rc = mrc;
   if (rc == TERN_OK && (m->n != rec->buffered_docs || m->stored_bytes != rec->buffered_bytes))
     rc = tern_catalog_damaged(
         idx, tern_fail(TERN_ECORRUPT,

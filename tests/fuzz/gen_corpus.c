@@ -370,7 +370,7 @@ static void record_seeds(void) {
   if (tern_rec_options_encode(&o, &ob, &ol)) die("options");
   rec_seed("options", 1, ob, ol);
   free(ob);
-  tern_rec_state st = {123456, 42, 7, 99999, 3, 0x0123456789abcdefull};
+  tern_rec_state st = {123456, 42, 7, 99999, 3, 0x0123456789abcdefull, 0, 0, 0};
   uint8_t sb[TERN_REC_STATE_MAX];
   rec_seed("state", 2, sb, tern_rec_state_encode(sb, &st));
   uint8_t kb[TERN_REC_SEGKEY_SIZE];

@@ -35,9 +35,10 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* LAT_CATALOG: LMDB alone doing the writes of tern's commit (the document
- * into a named table, a state record into the main one): LMDB's share of
- * tern's commit, apart from tern's own work. */
+/* LAT_CATALOG: LMDB alone doing the writes of tern's commit (catalog
+ * version 4: the document into the main table under the buffer's
+ * generation prefix, nothing else): LMDB's share of tern's commit, apart
+ * from tern's own work. */
 enum lat_path { LAT_BARE, LAT_TERN, LAT_FOREGROUND, LAT_CATALOG, LAT_NPATHS };
 static const char *const lat_name[LAT_NPATHS] = {
     "bare LMDB put + commit", "tern put + commit (background worker)",
@@ -58,7 +59,7 @@ typedef struct lat_store {
   enum lat_path path;
   char *dir;
   MDB_env *env;
-  MDB_dbi dbi, buf; /* the main table; LAT_CATALOG: the named one */
+  MDB_dbi dbi; /* the main table */
   tern_index *idx;
   double *us; /* wall µs of commit i in us[i], the thread's CPU µs in us[n + i] */
 } lat_store;
@@ -83,28 +84,23 @@ static int lat_open(lat_store *s, const eopts *o, enum lat_path path) {
       mdb_env_set_mapsize(s->env, 1u << 30) || mdb_env_open(s->env, file, MDB_NOSUBDIR, 0666) ||
       mdb_txn_begin(s->env, NULL, 0, &t))
     return -1;
-  int bad = mdb_dbi_open(t, NULL, 0, &s->dbi) ||
-            (path == LAT_CATALOG && mdb_dbi_open(t, "buffer", MDB_CREATE, &s->buf));
-  return bad || mdb_txn_commit(t) ? -1 : 0;
+  return mdb_dbi_open(t, NULL, 0, &s->dbi) || mdb_txn_commit(t) ? -1 : 0;
 }
 
 /* One commit's LMDB writes on s's path: bare, or tern's catalog writes
- * (record sizes as tern's: the key with its document and seal, the state
- * record's ~60 bytes). */
-static int lat_lmdb_commit(lat_store *s, uint8_t *key, uint64_t i) {
+ * (sizes as tern's: a 9-byte generation prefix before the key; the
+ * document with the key's tail length and a seal). */
+static int lat_lmdb_commit(lat_store *s, uint8_t *key) {
   MDB_txn *t;
-  uint8_t rec[KEY_LEN + 32] = {0}, state[60] = {0};
-  memcpy(state, &i, sizeof i);
-  MDB_val k = {KEY_LEN, key}, v = {16, rec}, sk = {5, "state"}, sv = {sizeof state, state};
-  if (mdb_txn_begin(s->env, NULL, 0, &t) != 0) return -1;
-  int bad;
+  uint8_t rec[KEY_LEN + 32] = {0}, gkey[9 + KEY_LEN] = {0};
+  MDB_val k = {KEY_LEN, key}, v = {16, rec};
   if (s->path == LAT_CATALOG) {
-    v.mv_size = sizeof rec;
-    bad = mdb_put(t, s->buf, &k, &v, 0) || mdb_put(t, s->dbi, &sk, &sv, 0);
-  } else {
-    bad = mdb_put(t, s->dbi, &k, &v, 0);
+    memcpy(gkey + 9, key, KEY_LEN);
+    k = (MDB_val){sizeof gkey, gkey};
+    v.mv_size = 1 + (1 + 16 + 1) + 8; /* tail length, document record, seal */
   }
-  if (bad) {
+  if (mdb_txn_begin(s->env, NULL, 0, &t) != 0) return -1;
+  if (mdb_put(t, s->dbi, &k, &v, 0)) {
     mdb_txn_abort(t);
     return -1;
   }
@@ -118,7 +114,7 @@ static int lat_commit(lat_store *s, uint64_t i, uint64_t n) {
   double t0 = bench_now(), c0 = thread_cpu_now();
   int bad;
   if (s->env) {
-    bad = lat_lmdb_commit(s, key, i);
+    bad = lat_lmdb_commit(s, key);
   } else {
     tern_txn *t;
     bad = engine_check(tern_txn_begin(&t, s->idx, 0), "begin") ||
