@@ -164,6 +164,7 @@ static int verify_once(tern_index *idx) {
                      idx->dir, TERN_CATALOG_FILE, v.max_number, rec.next_segment);
     if (rc == TERN_OK) rc = verify_livedocs_keys(&v);
     tern_memseg *m = NULL; /* the durable buffer, not this process's view of it */
+    if (rc == TERN_OK) rc = tern_catalog_count_buffer(idx, t, &rec);
     if (rc == TERN_OK) rc = tern_buffer_read(idx, t, &rec, &m);
     if (rc == TERN_OK) rc = verify_buffer(&v, m);
     tern_memseg_free(m);

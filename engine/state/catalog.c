@@ -92,8 +92,6 @@ static int buffer_in_main(const tern_index *idx) {
   return TERN_CATALOG_BUFFER_IN_MAIN(idx->catalog_version);
 }
 
-static int count_buffer(tern_index *idx, MDB_txn *t, tern_rec_state *rec); /* below */
-
 /* The payload of a sealed value; checks the seal. */
 static int unseal(tern_index *idx, const MDB_val *k, const MDB_val *v, size_t *plen,
                   const char *what) {
@@ -166,8 +164,8 @@ int tern_catalog_locate_state(tern_index *idx, MDB_txn *t, uint32_t version) {
 
 /* The state record as transaction t finds it: in a version 4 catalog the
  * commit number is the last committed transaction's id (a write
- * transaction's own id is one past it) plus seq_base, and the buffered
- * totals are counted. */
+ * transaction's own id is one past it) plus seq_base; the buffered totals
+ * are counted apart (tern_catalog_count_buffer), only for a state made. */
 static int get_state(tern_index *idx, MDB_txn *t, int writing, tern_rec_state *out) {
   const uint8_t *p;
   size_t n;
@@ -178,7 +176,6 @@ static int get_state(tern_index *idx, MDB_txn *t, int writing, tern_rec_state *o
   if (rc == TERN_OK && buffer_in_main(idx)) {
     rc = tern_rec_state4_decode(out, p, n);
     out->seq = (uint64_t)mdb_txn_id(t) - (writing ? 1u : 0u) + out->seq_base;
-    if (rc == TERN_OK) rc = count_buffer(idx, t, out);
   }
   return rc == TERN_OK || rc != TERN_ECORRUPT ? rc : tern_catalog_damaged(idx, rc);
 }
@@ -368,8 +365,9 @@ int tern_catalog_buffer_empty(tern_index *idx, MDB_txn *t) {
   return tern_mdb_status(mdb_drop(t, idx->dbi_buf, 0), "emptying the buffer");
 }
 
-/* Counts generation gen's documents into rec and notes older ones. */
-static int count_buffer(tern_index *idx, MDB_txn *t, tern_rec_state *rec) {
+int tern_catalog_count_buffer(tern_index *idx, MDB_txn *t, tern_rec_state *rec) {
+  if (!buffer_in_main(idx)) return TERN_OK;
+  rec->buffered_docs = rec->buffered_bytes = 0;
   MDB_cursor *c;
   MDB_val k, v;
   uint8_t first[TERN_REC_GENKEY_PREFIX];

@@ -250,7 +250,8 @@ static int log_state(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_s
     return TERN_OK;
   }
   TERN_COUNT(state_record_reads);
-  return tern_catalog_get_state_writing(idx, t, rec);
+  TERN_TRY(tern_catalog_get_state_writing(idx, t, rec));
+  return tern_catalog_count_buffer(idx, t, rec);
 }
 
 /* Whether a version 4 edit changes what the state record holds. */

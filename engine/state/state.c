@@ -427,7 +427,8 @@ static int acquire_once(tern_index *idx, int want_buffer, tern_state **out, uint
   rc = tern_catalog_get_state(idx, t, &rec);
   tern_state *st = idx->cur, *fresh = NULL;
   if (rc == TERN_OK && (!st || st->rec.seq != rec.seq)) {
-    rc = build_state(idx, t, &rec, &fresh);
+    rc = tern_catalog_count_buffer(idx, t, &rec);
+    if (rc == TERN_OK) rc = build_state(idx, t, &rec, &fresh);
     st = fresh;
   }
   int built_buffer = 0;
