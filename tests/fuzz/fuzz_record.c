@@ -114,6 +114,20 @@ int fuzz_record(const uint8_t *data, size_t size) {
   case 6:
     rc = bufval(p, n);
     break;
+  case 7: { /* catalog version 4's state record */
+    tern_rec_state s;
+    rc = tern_rec_state4_decode(&s, p, n);
+    if (rc == TERN_OK) {
+      uint8_t out[TERN_REC_STATE_MAX];
+      size_t len = tern_rec_state4_encode(out, &s);
+      tern_rec_state t;
+      FUZZ_ASSERT(tern_rec_state4_decode(&t, out, len) == TERN_OK && len <= n);
+      FUZZ_ASSERT(t.seq_base == s.seq_base && t.next_segment == s.next_segment &&
+                  t.buffer_gen == s.buffer_gen && t.nsegments == s.nsegments &&
+                  t.seg_digest == s.seg_digest);
+    }
+    break;
+  }
   default:
     break;
   }

@@ -373,6 +373,9 @@ static void record_seeds(void) {
   tern_rec_state st = {123456, 42, 7, 99999, 3, 0x0123456789abcdefull, 0, 0, 0};
   uint8_t sb[TERN_REC_STATE_MAX];
   rec_seed("state", 2, sb, tern_rec_state_encode(sb, &st));
+  st.seq_base = 0 - (uint64_t)5;
+  st.buffer_gen = 3;
+  rec_seed("state4", 7, sb, tern_rec_state4_encode(sb, &st));
   uint8_t kb[TERN_REC_SEGKEY_SIZE];
   tern_rec_segkey_encode(kb, 0x0102030405ull);
   rec_seed("segkey", 3, kb, sizeof kb);
