@@ -300,7 +300,7 @@ static int load_catalog(tern_index *idx, const tern_options *copts) {
   for (int i = 0; rc == TERN_OK && i < 4; i++) {
     rc = open_dbi(t, k_tables[i], 0, dbis[i]);
     if (rc == TERN_NOTFOUND && i == 3) { /* version 4 has none (checked below) */
-      idx->dbi_buf = (MDB_dbi)-1; /* invalid: LMDB refuses it */
+      idx->dbi_buf = (MDB_dbi)-1;        /* invalid: LMDB refuses it */
       rc = TERN_OK;
     }
     if (rc == TERN_NOTFOUND) rc = tern_fail(TERN_ECORRUPT, "%s/%s: table \"%s\" missing",

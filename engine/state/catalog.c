@@ -265,8 +265,8 @@ static MDB_val doc_key(const tern_index *idx, uint8_t lk[TERN_REC_MAINBUFKEY_MAX
 }
 
 /* Fills a reserved value: the rest of the key, the document, the seal. */
-static void fill_doc(const MDB_val *k, MDB_val *v, const void *key, size_t klen,
-                     const uint8_t *doc, size_t dlen, size_t plen, size_t *stored) {
+static void fill_doc(const MDB_val *k, MDB_val *v, const void *key, size_t klen, const uint8_t *doc,
+                     size_t dlen, size_t plen, size_t *stored) {
   tern_rec_bufval_encode(v->mv_data, key, klen, doc, dlen);
   tern_rec_seal(k->mv_data, k->mv_size, v->mv_data, plen);
   *stored = k->mv_size + v->mv_size;
@@ -337,8 +337,8 @@ static int of_gen(const tern_index *idx, const MDB_val *k, uint64_t gen) {
   return !buffer_in_main(idx) || (tern_rec_genkey_decode(k->mv_data, k->mv_size, &g) && g == gen);
 }
 
-int tern_catalog_buffer_first(tern_index *idx, MDB_txn *t, uint64_t gen, MDB_cursor **c,
-                              MDB_val *k, MDB_val *v) {
+int tern_catalog_buffer_first(tern_index *idx, MDB_txn *t, uint64_t gen, MDB_cursor **c, MDB_val *k,
+                              MDB_val *v) {
   TERN_TRY(tern_mdb_status(mdb_cursor_open(t, doc_dbi(idx), c), "opening a cursor"));
   uint8_t first[TERN_REC_GENKEY_PREFIX];
   int rc;
@@ -353,8 +353,7 @@ int tern_catalog_buffer_first(tern_index *idx, MDB_txn *t, uint64_t gen, MDB_cur
   return rc == MDB_NOTFOUND ? TERN_NOTFOUND : tern_mdb_status(rc, "reading the buffer");
 }
 
-int tern_catalog_buffer_next(tern_index *idx, MDB_cursor *c, uint64_t gen, MDB_val *k,
-                             MDB_val *v) {
+int tern_catalog_buffer_next(tern_index *idx, MDB_cursor *c, uint64_t gen, MDB_val *k, MDB_val *v) {
   int rc = mdb_cursor_get(c, k, v, MDB_NEXT);
   if (rc == 0 && !of_gen(idx, k, gen)) rc = MDB_NOTFOUND;
   return rc == MDB_NOTFOUND ? TERN_NOTFOUND : tern_mdb_status(rc, "reading the buffer");
@@ -376,7 +375,8 @@ int tern_catalog_count_buffer(tern_index *idx, MDB_txn *t, tern_rec_state *rec) 
   TERN_TRY(tern_mdb_status(mdb_cursor_open(t, idx->dbi_state, &c), "opening a cursor"));
   int rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
   uint64_t g;
-  rec->old_gens = rc == 0 && tern_rec_genkey_decode(k.mv_data, k.mv_size, &g) && g < rec->buffer_gen;
+  rec->old_gens =
+      rc == 0 && tern_rec_genkey_decode(k.mv_data, k.mv_size, &g) && g < rec->buffer_gen;
   mdb_cursor_close(c);
   if (rc != 0 && rc != MDB_NOTFOUND) return tern_mdb_status(rc, "reading the buffer");
   c = NULL;
@@ -401,14 +401,14 @@ int tern_catalog_sweep(tern_index *idx, MDB_txn *t, uint64_t gen, size_t max, si
   TERN_TRY(tern_mdb_status(mdb_cursor_open(t, idx->dbi_state, &c), "opening a cursor"));
   int rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
   uint64_t g;
-  while (rc == 0 && *removed < max && tern_rec_genkey_decode(k.mv_data, k.mv_size, &g) &&
-         g < gen) {
+  while (rc == 0 && *removed < max && tern_rec_genkey_decode(k.mv_data, k.mv_size, &g) && g < gen) {
     rc = mdb_cursor_del(c, 0);
     if (rc == 0) ++*removed;
     if (rc == 0) rc = mdb_cursor_get(c, &k, &v, MDB_NEXT); /* after a delete: the one after it */
   }
   mdb_cursor_close(c);
-  return rc == 0 || rc == MDB_NOTFOUND ? TERN_OK : tern_mdb_env_status(idx, rc, "sweeping the buffer");
+  return rc == 0 || rc == MDB_NOTFOUND ? TERN_OK
+                                       : tern_mdb_env_status(idx, rc, "sweeping the buffer");
 }
 
 int tern_catalog_decode_doc(tern_index *idx, const MDB_val *k, const MDB_val *v, uint8_t *key,
@@ -416,10 +416,10 @@ int tern_catalog_decode_doc(tern_index *idx, const MDB_val *k, const MDB_val *v,
   size_t plen;
   TERN_TRY(unseal(idx, k, v, &plen, "buffer entry"));
   size_t skip = buffer_in_main(idx) ? TERN_REC_GENKEY_PREFIX : 0;
-  int rc = k->mv_size > skip ? tern_rec_bufval_decode((const uint8_t *)k->mv_data + skip,
-                                                      k->mv_size - skip, v->mv_data, plen, key,
-                                                      klen, doc, dlen)
-                             : tern_fail(TERN_ECORRUPT, "catalog buffer entry: bad key");
+  int rc = k->mv_size > skip
+               ? tern_rec_bufval_decode((const uint8_t *)k->mv_data + skip, k->mv_size - skip,
+                                        v->mv_data, plen, key, klen, doc, dlen)
+               : tern_fail(TERN_ECORRUPT, "catalog buffer entry: bad key");
   return rc == TERN_OK ? rc : tern_catalog_damaged(idx, rc);
 }
 

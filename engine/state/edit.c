@@ -83,8 +83,8 @@ int tern_edit_set_livedocs(tern_edit *e, uint64_t number, tern_livedocs *ld) {
 
 int tern_edit_writes_catalog(const tern_edit *e) {
   return e->log_always || e->nadds || e->ndrops || e->nlives || e->number_used || e->health ||
-         e->sweep ||
-         e->copy_counters || (e->buf != TERN_EDIT_BUF_SAME && e->buf != TERN_EDIT_BUF_VIEW);
+         e->sweep || e->copy_counters ||
+         (e->buf != TERN_EDIT_BUF_SAME && e->buf != TERN_EDIT_BUF_VIEW);
 }
 
 /* ------------------------------------------------------------ the install lock */

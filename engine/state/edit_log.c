@@ -182,8 +182,8 @@ static int log_buffer_copy(tern_index *idx, MDB_txn *t, const tern_edit *e, tern
   for (size_t i = 0; i < m->n; i++) {
     const tern_mdoc *d = &m->docs[i];
     size_t stored;
-    TERN_TRY(tern_catalog_put_doc(idx, t, rec->buffer_gen, d->key.p, d->key.len, d->doc,
-                                  d->key.aux, &stored));
+    TERN_TRY(tern_catalog_put_doc(idx, t, rec->buffer_gen, d->key.p, d->key.len, d->doc, d->key.aux,
+                                  &stored));
     rec->buffered_docs++;
     rec->buffered_bytes += stored;
   }

@@ -337,10 +337,9 @@ int tern_catalog_decode_doc(tern_index *idx, const MDB_val *k, const MDB_val *v,
 /* The buffer's documents of generation gen in LMDB order: a cursor (*c,
  * closed by the caller, also after TERN_NOTFOUND) at the first, then the
  * next; TERN_NOTFOUND past the last. */
-int tern_catalog_buffer_first(tern_index *idx, MDB_txn *t, uint64_t gen, MDB_cursor **c,
-                              MDB_val *k, MDB_val *v);
-int tern_catalog_buffer_next(tern_index *idx, MDB_cursor *c, uint64_t gen, MDB_val *k,
-                             MDB_val *v);
+int tern_catalog_buffer_first(tern_index *idx, MDB_txn *t, uint64_t gen, MDB_cursor **c, MDB_val *k,
+                              MDB_val *v);
+int tern_catalog_buffer_next(tern_index *idx, MDB_cursor *c, uint64_t gen, MDB_val *k, MDB_val *v);
 /* Empties table "buffer" (catalog versions 2 and 3). */
 int tern_catalog_buffer_empty(tern_index *idx, MDB_txn *t);
 /* Version 4: counts the buffered documents of rec's generation into rec

@@ -59,8 +59,10 @@ static size_t raw_docs(const char *cat, uint64_t gen, size_t *older) {
     uint64_t g;
     if (!tern_rec_genkey_decode(k.mv_data, k.mv_size, &g)) continue;
     assert_true(g <= gen);
-    if (g == gen) same++;
-    else ++*older;
+    if (g == gen)
+      same++;
+    else
+      ++*older;
   }
   mdb_cursor_close(c);
   mdb_txn_abort(t);
