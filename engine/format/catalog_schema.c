@@ -151,6 +151,7 @@ size_t tern_rec_state4_encode(uint8_t out[TERN_REC_STATE_MAX], const tern_rec_st
   tern_rec_put_varint(&w, s->seq_base);
   tern_rec_put_varint(&w, s->next_segment);
   tern_rec_put_varint(&w, s->buffer_gen);
+  tern_rec_put_varint(&w, s->old_docs);
   tern_rec_put_varint(&w, s->nsegments);
   tern_rec_put_u64(&w, s->seg_digest);
   return written(&w, out);
@@ -162,6 +163,7 @@ int tern_rec_state4_decode(tern_rec_state *out, const uint8_t *buf, size_t len) 
   TERN_TRY(tern_rec_get_varint(&r, &out->seq_base));
   TERN_TRY(tern_rec_get_varint(&r, &out->next_segment));
   TERN_TRY(tern_rec_get_varint(&r, &out->buffer_gen));
+  TERN_TRY(tern_rec_get_varint(&r, &out->old_docs));
   TERN_TRY(tern_rec_get_varint(&r, &out->nsegments));
   TERN_TRY(tern_rec_get_u64(&r, &out->seg_digest));
   return tern_rec_get_done(&r);

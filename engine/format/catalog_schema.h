@@ -92,8 +92,8 @@ void tern_rec_options_free(tern_rec_options *o);
 
 /* What one commit of the catalog is, besides its segments.  Version 2 and
  * 3 store the first six fields; version 4 stores seq_base, next_segment,
- * buffer_gen, nsegments and seg_digest (tern_rec_state4_*), and the
- * buffered totals are counted when the catalog is read. */
+ * buffer_gen, old_docs, nsegments and seg_digest (tern_rec_state4_*), and
+ * the buffered totals are counted when the catalog is read. */
 typedef struct tern_rec_state {
   uint64_t seq;            /* commits made so far; every catalog write adds one (v4: at
                               least one: LMDB's transaction id + seq_base) */
@@ -104,16 +104,16 @@ typedef struct tern_rec_state {
   uint64_t seg_digest;     /* XOR of their seals: a lost or stale record shows */
   uint64_t seq_base;       /* v4: seq minus LMDB's transaction id (modulo 2^64) */
   uint64_t buffer_gen;     /* v4: the generation of the buffered documents */
-  uint64_t old_gens;       /* v4, not stored: documents of older generations remain
-                              (a flush's, removed by sweeps) */
+  uint64_t old_docs;       /* v4: documents of older generations (a flush leaves them;
+                              sweeps remove them) */
 } tern_rec_state;
 
-#define TERN_REC_STATE_MAX (5u * 10u + 8u)
+#define TERN_REC_STATE_MAX (5u * 10u + 8u) /* either version: five varints, the digest */
 size_t tern_rec_state_encode(uint8_t out[TERN_REC_STATE_MAX], const tern_rec_state *s);
 int tern_rec_state_decode(tern_rec_state *out, const uint8_t *buf, size_t len);
 /* Version 4: varint seq_base | varint next_segment | varint buffer_gen |
- * varint nsegments | u64 seg_digest.  Decoding leaves seq and the buffered
- * totals 0 (catalog.c sets them). */
+ * varint old_docs | varint nsegments | u64 seg_digest.  Decoding leaves seq
+ * and the buffered totals 0 (catalog.c sets them). */
 size_t tern_rec_state4_encode(uint8_t out[TERN_REC_STATE_MAX], const tern_rec_state *s);
 int tern_rec_state4_decode(tern_rec_state *out, const uint8_t *buf, size_t len);
 

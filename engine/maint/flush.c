@@ -123,13 +123,13 @@ static int sweep_once(tern_index *idx, int *more) {
   tern_install_lock(idx);
   tern_state *cur = NULL;
   int rc = tern_state_acquire(idx, 0, &cur);
-  *more = rc == TERN_OK && cur->rec.old_gens;
+  *more = rc == TERN_OK && cur->rec.old_docs;
   if (*more) {
     tern_edit e;
     tern_edit_init(&e, cur);
     e.sweep = SWEEP_DOCS;
     rc = tern_log_and_apply(idx, &e);
-    *more = rc == TERN_OK && e.rec.old_gens;
+    *more = rc == TERN_OK && e.rec.old_docs;
     tern_edit_free(idx, &e);
   }
   tern_install_unlock(idx);

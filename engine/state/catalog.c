@@ -364,30 +364,50 @@ int tern_catalog_buffer_empty(tern_index *idx, MDB_txn *t) {
   return tern_mdb_status(mdb_drop(t, idx->dbi_buf, 0), "emptying the buffer");
 }
 
+/* Counts one buffered document found by count_buffer's walk. */
+static int count_doc(tern_index *idx, const MDB_val *k, const MDB_val *v, tern_rec_state *rec,
+                     uint64_t *older) {
+  uint64_t g;
+  if (!tern_rec_genkey_decode(k->mv_data, k->mv_size, &g)) return TERN_NOTFOUND; /* past them */
+  if (g > rec->buffer_gen)
+    return tern_catalog_damaged(
+        idx, tern_fail(TERN_ECORRUPT,
+                       "catalog: a buffered document of generation %" PRIu64 " past the "
+                       "buffer's %" PRIu64,
+                       g, rec->buffer_gen));
+  if (g < rec->buffer_gen) {
+    ++*older;
+    return TERN_OK;
+  }
+  rec->buffered_docs++;
+  rec->buffered_bytes += k->mv_size + v->mv_size;
+  return TERN_OK;
+}
+
 int tern_catalog_count_buffer(tern_index *idx, MDB_txn *t, tern_rec_state *rec) {
   if (!buffer_in_main(idx)) return TERN_OK;
   rec->buffered_docs = rec->buffered_bytes = 0;
   MDB_cursor *c;
-  MDB_val k, v;
   uint8_t first[TERN_REC_GENKEY_PREFIX];
   tern_rec_genkey(first, 0);
-  k = val_of(first, sizeof first);
+  MDB_val k = val_of(first, sizeof first), v;
   TERN_TRY(tern_mdb_status(mdb_cursor_open(t, idx->dbi_state, &c), "opening a cursor"));
+  uint64_t older = 0;
   int rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-  uint64_t g;
-  rec->old_gens =
-      rc == 0 && tern_rec_genkey_decode(k.mv_data, k.mv_size, &g) && g < rec->buffer_gen;
-  mdb_cursor_close(c);
-  if (rc != 0 && rc != MDB_NOTFOUND) return tern_mdb_status(rc, "reading the buffer");
-  c = NULL;
-  rc = tern_catalog_buffer_first(idx, t, rec->buffer_gen, &c, &k, &v);
-  while (rc == TERN_OK) {
-    rec->buffered_docs++;
-    rec->buffered_bytes += k.mv_size + v.mv_size;
-    rc = tern_catalog_buffer_next(idx, c, rec->buffer_gen, &k, &v);
+  while (rc == 0) {
+    rc = count_doc(idx, &k, &v, rec, &older);
+    if (rc == TERN_OK) rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
   }
-  if (c) mdb_cursor_close(c);
-  return rc == TERN_NOTFOUND ? TERN_OK : rc;
+  mdb_cursor_close(c);
+  if (rc == MDB_NOTFOUND || rc == TERN_NOTFOUND) rc = TERN_OK;
+  if (rc > 0 || rc < TERN_ELAST) rc = tern_mdb_status(rc, "reading the buffer");
+  if (rc == TERN_OK && older != rec->old_docs)
+    rc = tern_catalog_damaged(
+        idx, tern_fail(TERN_ECORRUPT,
+                       "catalog: %" PRIu64 " documents of older buffer generations where the "
+                       "state record counts %" PRIu64,
+                       older, rec->old_docs));
+  return rc;
 }
 
 int tern_catalog_sweep(tern_index *idx, MDB_txn *t, uint64_t gen, size_t max, size_t *removed) {

@@ -125,7 +125,7 @@ static int put_kept(tern_index *idx, MDB_txn *t, const kept_doc *kept, size_t n,
                     tern_rec_state *rec) {
   if (TERN_CATALOG_BUFFER_IN_MAIN(idx->catalog_version)) {
     rec->buffer_gen++;
-    rec->old_gens = 1;
+    rec->old_docs += rec->buffered_docs;
   } else {
     TERN_TRY(tern_catalog_buffer_empty(idx, t));
   }
@@ -202,14 +202,18 @@ static int log_buffer(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_
 }
 
 /* A sweep (version 4): documents of older generations removed, up to
- * e->sweep of them; none left once fewer were found. */
-static int log_sweep(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec,
-                     int *wrote) {
+ * e->sweep of them, as many as the state record counts. */
+static int log_sweep(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_state *rec) {
   if (!e->sweep) return TERN_OK;
   size_t removed;
   TERN_TRY(tern_catalog_sweep(idx, t, rec->buffer_gen, e->sweep, &removed));
-  if (removed < e->sweep) rec->old_gens = 0;
-  *wrote |= removed != 0;
+  if (removed > rec->old_docs || (removed < e->sweep && removed != rec->old_docs))
+    return tern_catalog_damaged(
+        idx, tern_fail(TERN_ECORRUPT,
+                       "catalog: %zu documents of older buffer generations where the state "
+                       "record counts %" PRIu64,
+                       removed, rec->old_docs));
+  rec->old_docs -= removed;
   return TERN_OK;
 }
 
@@ -256,7 +260,7 @@ static int log_state(tern_index *idx, MDB_txn *t, const tern_edit *e, tern_rec_s
 
 /* Whether a version 4 edit changes what the state record holds. */
 static int changes_record(const tern_edit *e) {
-  return e->nadds || e->ndrops || e->nlives || e->number_used || e->copy_counters ||
+  return e->nadds || e->ndrops || e->nlives || e->number_used || e->copy_counters || e->sweep ||
          e->buf == TERN_EDIT_BUF_KEEP || e->buf == TERN_EDIT_BUF_COPY;
 }
 
@@ -284,7 +288,7 @@ static int log_in(tern_index *idx, MDB_txn *t, tern_edit *e, tern_rec_state *rec
     return tern_fail(TERN_EBUSY, "%s: catalog changed under the writer", idx->dir);
   int wrote = e->health != NULL;
   TERN_TRY(log_buffer(idx, t, e, rec, &wrote));
-  TERN_TRY(log_sweep(idx, t, e, rec, &wrote));
+  TERN_TRY(log_sweep(idx, t, e, rec));
   TERN_TRY(log_segments(idx, t, e, rec));
   TERN_TRY(log_livedocs(idx, t, e));
   TERN_TRY(log_health(idx, t, e));

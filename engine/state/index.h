@@ -343,8 +343,10 @@ int tern_catalog_buffer_next(tern_index *idx, MDB_cursor *c, uint64_t gen, MDB_v
 /* Empties table "buffer" (catalog versions 2 and 3). */
 int tern_catalog_buffer_empty(tern_index *idx, MDB_txn *t);
 /* Version 4: counts the buffered documents of rec's generation into rec
- * (buffered_docs, buffered_bytes) and notes older ones (old_gens); before
- * version 4 the state record holds them: nothing to do. */
+ * (buffered_docs, buffered_bytes), checking the documents of other
+ * generations against the record (old_docs older ones, none newer):
+ * TERN_ECORRUPT otherwise.  Before version 4 the state record holds the
+ * totals: nothing to do. */
 int tern_catalog_count_buffer(tern_index *idx, MDB_txn *t, tern_rec_state *rec);
 /* Version 4: removes up to max documents of generations below gen
  * (*removed: how many; fewer than max: none is left). */

@@ -17,6 +17,7 @@
 #include "tests/engine/rawcatalog.h"
 
 #include "engine/format/catalog_schema.h"
+#include "codec/record.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -85,9 +86,10 @@ static size_t raw_state(const char *cat, uint8_t *out, size_t cap) {
   return v.mv_size;
 }
 
-/* Puts an older generation's document under the main database's prefix
- * for generation `gen` (what a sweep cut short by a crash leaves). */
-static void raw_put_doc(const char *cat, uint64_t gen, const char *key) {
+/* Puts a document of generation `gen` under the main database's prefix;
+ * with `counted`, also counts it in the state record's old_docs (what a
+ * sweep cut short by a crash leaves), else as another program's write. */
+static void raw_put_doc(const char *cat, uint64_t gen, const char *key, int counted) {
   MDB_env *env;
   MDB_txn *t = rc_begin(cat, &env);
   MDB_dbi main_db;
@@ -95,6 +97,17 @@ static void raw_put_doc(const char *cat, uint64_t gen, const char *key) {
   uint8_t lk[TERN_REC_MAINBUFKEY_MAX];
   MDB_val k = {tern_rec_mainbufkey(lk, gen, key, strlen(key)), lk}, v = {4, "junk"};
   assert_int_equal(mdb_put(t, main_db, &k, &v, 0), 0);
+  MDB_val sk = {5, "state"}, sv;
+  assert_int_equal(mdb_get(t, main_db, &sk, &sv), 0);
+  tern_rec_state rec;
+  assert_int_equal(tern_rec_state4_decode(&rec, sv.mv_data, sv.mv_size - TERN_REC_SEAL_SIZE),
+                   TERN_OK);
+  rec.old_docs += counted != 0;
+  uint8_t buf[TERN_REC_STATE_MAX + TERN_REC_SEAL_SIZE];
+  size_t n = tern_rec_state4_encode(buf, &rec);
+  tern_rec_seal("state", 5, buf, n);
+  sv = (MDB_val){n + TERN_REC_SEAL_SIZE, buf};
+  assert_int_equal(mdb_put(t, main_db, &sk, &sv, 0), 0);
   rc_commit(env, t);
 }
 
@@ -223,10 +236,10 @@ static void test_buffer_generations(void **state) {
   last = seq;
   assert_int_equal(raw_docs(cat, 1, &older), 1);
   ET_OK(tern_close(idx));
-  /* A sweep cut short: an older generation's document, never read, and
-   * gone after the next flush. */
-  raw_put_doc(cat, 0, "g05");
-  raw_put_doc(cat, 0, "zz");
+  /* A sweep cut short: older generations' documents, never read, and gone
+   * after the next flush. */
+  raw_put_doc(cat, 0, "g05", 1);
+  raw_put_doc(cat, 0, "zz", 1);
   ET_OK(tern_open(&idx, dir, 0, NULL));
   ET_OK(tern_verify(idx));
   tern_snapshot *s;
@@ -250,6 +263,26 @@ static void test_buffer_generations(void **state) {
   ET_OK(tern_open(&idx, dir, TERN_RDONLY, NULL));
   assert_int_equal(seq_now(idx), seq);
   ET_OK(tern_close(idx));
+  /* A document of an older generation the record does not count, or of a
+   * newer one (a flipped generation byte): damage, never a lost document. */
+  for (int newer = 0; newer < 2; newer++) {
+    char *copy = tu_tmpdir("state-gen-bad"), cmd[4096];
+    snprintf(cmd, sizeof cmd, "cp -r '%s/.' '%s/'", dir, copy);
+    assert_int_equal(system(cmd), 0);
+    char *ccat = tu_path(copy, "catalog.mdb");
+    raw_put_doc(ccat, newer ? 99 : 0, "g07", 0);
+    for (unsigned flags = 0; flags <= TERN_RDONLY; flags += TERN_RDONLY) {
+      ET_OK(tern_open(&idx, copy, flags, NULL)); /* the state is read at the first use */
+      tern_snapshot *bad = NULL;
+      assert_int_equal(tern_snapshot_open(&bad, idx), TERN_ECORRUPT);
+      assert_non_null(strstr(tern_errmsg(), "catalog.mdb"));
+      assert_null(bad);
+      ET_OK(tern_close(idx));
+    }
+    tu_rmtree(copy);
+    free(ccat);
+    free(copy);
+  }
   tu_rmtree(dir);
   free(cat);
   free(dir);

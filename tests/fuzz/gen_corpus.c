@@ -375,6 +375,7 @@ static void record_seeds(void) {
   rec_seed("state", 2, sb, tern_rec_state_encode(sb, &st));
   st.seq_base = 0 - (uint64_t)5;
   st.buffer_gen = 3;
+  st.old_docs = 11;
   rec_seed("state4", 7, sb, tern_rec_state4_encode(sb, &st));
   uint8_t kb[TERN_REC_SEGKEY_SIZE];
   tern_rec_segkey_encode(kb, 0x0102030405ull);
