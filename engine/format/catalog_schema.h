@@ -201,7 +201,7 @@ int tern_rec_terms_next(tern_rec_terms *it, tern_rec_term *t);
 /* ------------------------------------------------------------- buffer entries */
 
 /* LMDB keys are at most 511 bytes; primary keys up to TERN_KEY_MAX.  The
- * buffer DBI's key of a primary key is the key itself when it has at most
+ * buffer's key of a primary key is the key itself when it has at most
  * TERN_REC_BUFKEY_PLAIN bytes; a longer key is stored under its first
  * TERN_REC_BUFKEY_PREFIX bytes, the XXH3-128 of the whole key and a 0x01
  * byte: TERN_REC_BUFKEY_MAX bytes, a length no plain key has.  The buffer

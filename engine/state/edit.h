@@ -3,11 +3,11 @@
  * edit.h — one change of the index, as a delta from the state it builds
  * on (after LevelDB's VersionEdit): segments added (with their open reader
  * and first live docs), segments dropped, new live docs per segment,
- * changes to the write buffer (documents put and taken out of the buffer
- * DBI; in memory a run on top of the view, the view replaced, or the view
- * kept to some keys), a new health record, and the counters (next segment
- * number; the commit number is the catalog's, bumped by every edit that
- * writes it).
+ * changes to the write buffer (documents put and taken out of the
+ * catalog's buffer; in memory a run on top of the view, the view replaced,
+ * or the view kept to some keys), a sweep of the buffer's older
+ * generations, a new health record, and the counters (next segment number;
+ * the commit number is the catalog's, moved by every edit that writes it).
  *
  * A commit, a bulk commit, a flush, a merge, a health record and a
  * backup's catalog each only build an edit.  tern_log_and_apply is the one

@@ -388,7 +388,7 @@ int tern_state_acquire(tern_index *idx, int want_buffer, tern_state **out);
 int tern_state_acquire_at(tern_index *idx, int want_buffer, tern_state **out, uint64_t *txnid);
 /* Drops one reference.  Takes idx->mu itself. */
 void tern_state_release(tern_index *idx, tern_state *st);
-/* The buffer DBI as read in t, checked against rec's totals: a flat memseg. */
+/* The buffer as read in t (rec's generation), checked against rec's totals: a flat memseg. */
 int tern_buffer_read(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, tern_memseg **out);
 /* Opens the reader of a segment not yet committed (outside idx->mu) and
  * lists it, so that the state that commits it shares it instead of

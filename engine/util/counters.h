@@ -19,7 +19,7 @@ typedef struct tern_engine_counts {
   atomic_ulong state_loads;    /* states built from the catalog's segment records */
   atomic_ulong state_record_reads; /* state records an edit's write transaction read
                                       (not taken from its base: edit_log.c) */
-  atomic_ulong buffer_loads;   /* buffer views read from the catalog's buffer DBI */
+  atomic_ulong buffer_loads;   /* buffer views read from the catalog's buffer */
   atomic_ulong ingest_probes;  /* keys an ingest looked up in the index (overlapping ranges) */
   atomic_ulong map_grows;      /* catalog maps doubled by this process's writer */
   atomic_ulong map_adopts;     /* map sizes adopted after another process grew it */

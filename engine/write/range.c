@@ -3,7 +3,7 @@
  * range.c — what a key range deletes (range.h): tern_delete_range's
  * commit drops the segments wholly inside it, marks the live docs of the
  * others' keys in it (one pass over that part of their dictionary, no
- * per-key write in the buffer DBI) and takes the buffered keys in it out.
+ * per-key write in the catalog's buffer) and takes the buffered keys in it out.
  */
 #include "engine/write/range.h"
 

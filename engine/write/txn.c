@@ -7,7 +7,7 @@
  * tern_commit.  Commit sorts the operations by key (the last one per key
  * wins), resolves each key against the segments newest first with the
  * same bloom-first exact lookup as reads, and then, in ONE LMDB write
- * transaction: writes the documents into the buffer DBI (or, for a bulk
+ * transaction: writes the documents into the catalog's buffer (or, for a bulk
  * transaction, registers the segment they were just written to), records
  * a new live-docs generation for every segment that lost a document, and
  * bumps the commit counter.  Segment files are fsynced before that LMDB
@@ -631,7 +631,7 @@ static int edit_bulk_segment(commit_ctx *c) {
 
 /* Whether the commit writes its documents as a segment of their own: a
  * bulk transaction, or a plain one larger than the write buffer, which
- * would otherwise pass through the buffer DBI (and a copy in the buffer
+ * would otherwise pass through the catalog's buffer (and a copy in the buffer
  * view) only to be flushed into a segment right after: written directly,
  * its peak memory is that of a bulk transaction. */
 static int commits_as_segment(const tern_txn *t) {
