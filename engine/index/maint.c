@@ -23,6 +23,7 @@ int tern_flush(tern_index *idx) {
   int rc;
   while ((rc = tern_flush_locked(idx)) == TERN_WORKER_RETRY) {
   }
+  if (rc == TERN_OK) rc = tern_sweep_all(idx);
   if (rc == TERN_OK && (rc = tern_merge_policy_run(idx)) != TERN_OK)
     rc = tern_post_commit_failed(idx, rc);
   rc = tern_worker_report(idx, rc, pending);
@@ -43,6 +44,7 @@ int tern_compact(tern_index *idx) {
     while ((rc = tern_flush_locked(idx)) == TERN_WORKER_RETRY) {
     }
   }
+  if (rc == TERN_OK) rc = tern_sweep_all(idx);
   if (rc == TERN_OK) rc = tern_merge_everything(idx);
   if (rc == TERN_OK) rc = tern_catalog_compact(idx);
   rc = tern_worker_report(idx, rc, pending);

@@ -23,7 +23,8 @@
  * touched keys it still holds (dropped whole and those put back: the cost
  * is the work done since the freeze, not the buffer's size).  In a version
  * 4 catalog "dropped whole" is a new generation; sweeps then remove the
- * older one's documents a few hundred per LMDB transaction.
+ * older one's documents a few hundred per LMDB transaction (the worker,
+ * between its other work; tern_flush and tern_compact at once).
  */
 typedef struct flush_ctx {
   tern_index *idx;
@@ -119,7 +120,7 @@ static int install_flush(flush_ctx *f, tern_segref *ref) {
 
 /* One sweep (version 4): documents of the generations before the
  * buffer's, which a flush leaves in the catalog, removed as an edit. */
-static int sweep_once(tern_index *idx, int *more) {
+int tern_sweep_once(tern_index *idx, int *more) {
   tern_install_lock(idx);
   tern_state *cur = NULL;
   int rc = tern_state_acquire(idx, 0, &cur);
@@ -137,10 +138,10 @@ static int sweep_once(tern_index *idx, int *more) {
   return rc;
 }
 
-static int sweep(tern_index *idx) {
+int tern_sweep_all(tern_index *idx) {
   int more = 1, rc = TERN_OK;
   while (rc == TERN_OK && more)
-    rc = sweep_once(idx, &more);
+    rc = tern_sweep_once(idx, &more);
   return rc;
 }
 
@@ -172,5 +173,5 @@ int tern_flush_locked(tern_index *idx) {
   tern_livedocs_free(f.ld);
   free(f.touched);
   tern_state_release(idx, st);
-  return rc == TERN_OK ? sweep(idx) : rc;
+  return rc;
 }

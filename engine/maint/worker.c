@@ -158,10 +158,31 @@ static int kicked_again(tern_index *idx) {
   return kicked;
 }
 
-/* Flushes (first), merges buffer runs and merges segments until nothing
- * is due, one at a time; then, in the worker's thread (background), the
- * combined filter the last of them dropped (combined.h): never inside a
- * commit. */
+/* One sweep of the buffer's older generations (*more: some are left).
+ * In the background it then waits as long as the sweep held install_mu:
+ * the mutex is not fair, and taking it again at once would starve the
+ * commit that queued behind it for the whole of the sweeps (measured:
+ * 2–5 ms stalls at each flush, against 0.3 ms for one sweep). */
+static int sweep_step(tern_index *idx, int background, int *more) {
+  tern_mu_lock(idx);
+  *more = idx->cur && idx->cur->rec.old_docs; /* most rounds: nothing to sweep */
+  tern_mu_unlock(idx);
+  if (!*more) return TERN_OK;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int rc = tern_sweep_once(idx, more);
+  if (rc != TERN_OK || !*more || !background) return rc;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  long ns = (long)(t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec);
+  struct timespec pause = {0, ns < 1000000L ? ns : 1000000L};
+  nanosleep(&pause, NULL);
+  return rc;
+}
+
+/* Flushes (first), merges buffer runs, merges segments and sweeps the
+ * buffer's older generations until nothing is due, one at a time; then,
+ * in the worker's thread (background), the combined filter the last of
+ * them dropped (combined.h): never inside a commit. */
 static int run_due_work(tern_index *idx, int background) {
   for (int round = 0; round < 256; round++) {
     int due = 0, merged = 0, rc = flush_due(idx, &due);
@@ -172,6 +193,7 @@ static int run_due_work(tern_index *idx, int background) {
     }
     if (rc == TERN_OK && runs_due(idx)) rc = merge_runs(idx, background);
     if (rc == TERN_OK) rc = tern_merge_once(idx, &merged);
+    if (rc == TERN_OK && !merged) rc = sweep_step(idx, background, &merged);
     if (rc != TERN_OK) return rc;
     if (!merged) return background && !kicked_again(idx) ? tern_cfilter_refresh(idx) : TERN_OK;
   }

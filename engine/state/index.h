@@ -638,6 +638,12 @@ int tern_flush_locked(tern_index *idx);
 /* TERN_WORKER_RETRY from tern_flush_locked: a commit changed the buffer
  * in a way the flush cannot follow; start over (not a failure). */
 #define TERN_WORKER_RETRY 1
+/* Version 4: removes up to a sweep's worth of the documents of the
+ * buffer's older generations a flush left (*more: some are left). */
+int tern_sweep_once(tern_index *idx, int *more);
+/* Sweeps until none is left (the caller holds the write lock with the
+ * worker drained: no commit waits meanwhile). */
+int tern_sweep_all(tern_index *idx);
 /* One merge the policy picks, if any (*merged 1). */
 int tern_merge_once(tern_index *idx, int *merged);
 int tern_merge_policy_run(tern_index *idx);
