@@ -440,7 +440,8 @@ int tern_abort(tern_txn *txn);
 /** tern_commit, also giving the commit's sequence number in *seq (NULL:
  *  not wanted): the index's commit counter as this commit left it.  The
  *  counter grows with every change of the index's catalog, by any process
- *  (commits, flushes, merges, failure records) and never goes back, so a
+ *  (commits, flushes, merges, failure records; by one or more, so numbers
+ *  may be skipped) and never goes back, so a
  *  snapshot sees this commit exactly when tern_snapshot_seq() gives a
  *  number >= *seq.  A transaction with nothing in it gives the number of
  *  the commit it began on.  *seq is set on TERN_OK and on TERN_EPARTIAL
