@@ -179,10 +179,20 @@ static int sweep_step(tern_index *idx, int background, int *more) {
   return rc;
 }
 
-/* Flushes (first), merges buffer runs, merges segments and sweeps the
- * buffer's older generations until nothing is due, one at a time; then,
- * in the worker's thread (background), the combined filter the last of
- * them dropped (combined.h): never inside a commit. */
+/* Sweeps until none is left, or (background) until a commit gives the
+ * worker more work: that work first, the sweeps after it. */
+static int sweep_due(tern_index *idx, int background) {
+  int more = 1, rc = TERN_OK;
+  while (rc == TERN_OK && more && !(background && kicked_again(idx)))
+    rc = sweep_step(idx, background, &more);
+  return rc;
+}
+
+/* Flushes (first), merges buffer runs and merges segments until nothing
+ * is due, one at a time; then, in the worker's thread (background), the
+ * combined filter the last of them dropped (combined.h), and last the
+ * sweeps of the buffer's older generations (which change no segment, so
+ * the states they make keep that filter): never inside a commit. */
 static int run_due_work(tern_index *idx, int background) {
   for (int round = 0; round < 256; round++) {
     int due = 0, merged = 0, rc = flush_due(idx, &due);
@@ -193,9 +203,10 @@ static int run_due_work(tern_index *idx, int background) {
     }
     if (rc == TERN_OK && runs_due(idx)) rc = merge_runs(idx, background);
     if (rc == TERN_OK) rc = tern_merge_once(idx, &merged);
-    if (rc == TERN_OK && !merged) rc = sweep_step(idx, background, &merged);
     if (rc != TERN_OK) return rc;
-    if (!merged) return background && !kicked_again(idx) ? tern_cfilter_refresh(idx) : TERN_OK;
+    if (merged) continue;
+    if (background && !kicked_again(idx)) TERN_TRY(tern_cfilter_refresh(idx));
+    return sweep_due(idx, background);
   }
   return TERN_OK;
 }

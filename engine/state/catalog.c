@@ -264,12 +264,17 @@ static MDB_val doc_key(const tern_index *idx, uint8_t lk[TERN_REC_MAINBUFKEY_MAX
   return val_of(lk, n);
 }
 
+size_t tern_catalog_doc_bytes(const tern_index *idx, const MDB_val *k, const MDB_val *v) {
+  size_t prefix = buffer_in_main(idx) ? TERN_REC_GENKEY_PREFIX : 0;
+  return k->mv_size - prefix + v->mv_size;
+}
+
 /* Fills a reserved value: the rest of the key, the document, the seal. */
-static void fill_doc(const MDB_val *k, MDB_val *v, const void *key, size_t klen, const uint8_t *doc,
-                     size_t dlen, size_t plen, size_t *stored) {
+static void fill_doc(const tern_index *idx, const MDB_val *k, MDB_val *v, const void *key,
+                     size_t klen, const uint8_t *doc, size_t dlen, size_t plen, size_t *stored) {
   tern_rec_bufval_encode(v->mv_data, key, klen, doc, dlen);
   tern_rec_seal(k->mv_data, k->mv_size, v->mv_data, plen);
-  *stored = k->mv_size + v->mv_size;
+  *stored = tern_catalog_doc_bytes(idx, k, v);
 }
 
 int tern_catalog_put_doc(tern_index *idx, MDB_txn *t, uint64_t gen, const void *key, size_t klen,
@@ -280,7 +285,7 @@ int tern_catalog_put_doc(tern_index *idx, MDB_txn *t, uint64_t gen, const void *
   MDB_val v = {plen + TERN_REC_SEAL_SIZE, NULL};
   int rc = mdb_put(t, doc_dbi(idx), &k, &v, MDB_RESERVE);
   if (rc != 0) return tern_mdb_env_status(idx, rc, "writing the buffer");
-  fill_doc(&k, &v, key, klen, doc, dlen, plen, stored);
+  fill_doc(idx, &k, &v, key, klen, doc, dlen, plen, stored);
   return TERN_OK;
 }
 
@@ -296,12 +301,12 @@ int tern_catalog_replace_doc(tern_index *idx, MDB_txn *t, uint64_t gen, const vo
    * one a second put, which replaces it (LMDB gives the old value first). */
   int rc = mdb_put(t, doc_dbi(idx), &k, &v, MDB_RESERVE | MDB_NOOVERWRITE);
   if (rc == MDB_KEYEXIST) {
-    *was = k.mv_size + v.mv_size;
+    *was = tern_catalog_doc_bytes(idx, &k, &v);
     v = (MDB_val){plen + TERN_REC_SEAL_SIZE, NULL};
     rc = mdb_put(t, doc_dbi(idx), &k, &v, MDB_RESERVE);
   }
   if (rc != 0) return tern_mdb_env_status(idx, rc, "writing the buffer");
-  fill_doc(&k, &v, key, klen, doc, dlen, plen, stored);
+  fill_doc(idx, &k, &v, key, klen, doc, dlen, plen, stored);
   return TERN_OK;
 }
 
@@ -313,7 +318,7 @@ int tern_catalog_take_doc(tern_index *idx, MDB_txn *t, uint64_t gen, const void 
   int rc = mdb_get(t, doc_dbi(idx), &k, &v);
   if (rc == MDB_NOTFOUND) return TERN_OK;
   if (rc == 0) {
-    *was = k.mv_size + v.mv_size;
+    *was = tern_catalog_doc_bytes(idx, &k, &v);
     rc = mdb_del(t, doc_dbi(idx), &k, NULL);
   }
   return rc == 0 ? TERN_OK : tern_mdb_env_status(idx, rc, "writing the buffer");
@@ -380,7 +385,7 @@ static int count_doc(tern_index *idx, const MDB_val *k, const MDB_val *v, tern_r
     return TERN_OK;
   }
   rec->buffered_docs++;
-  rec->buffered_bytes += k->mv_size + v->mv_size;
+  rec->buffered_bytes += tern_catalog_doc_bytes(idx, k, v);
   return TERN_OK;
 }
 

@@ -334,6 +334,10 @@ int tern_catalog_get_doc(tern_index *idx, MDB_txn *t, uint64_t gen, const void *
                          MDB_val *k_out, MDB_val *v_out);
 int tern_catalog_decode_doc(tern_index *idx, const MDB_val *k, const MDB_val *v, uint8_t *key,
                             size_t *klen, const uint8_t **doc, size_t *dlen);
+/* A buffer entry's bytes as the buffered totals count them: its LMDB key
+ * without version 4's generation prefix, and its value (so a write buffer
+ * of a given size holds as many documents in either version). */
+size_t tern_catalog_doc_bytes(const tern_index *idx, const MDB_val *k, const MDB_val *v);
 /* The buffer's documents of generation gen in LMDB order: a cursor (*c,
  * closed by the caller, also after TERN_NOTFOUND) at the first, then the
  * next; TERN_NOTFOUND past the last. */

@@ -296,7 +296,7 @@ static int buffer_entry(tern_index *idx, tern_memseg *m, const MDB_val *k, const
   memcpy(p, key, klen);
   if (dlen) memcpy(p + klen, doc, dlen);
   m->docs[m->n++] = (tern_mdoc){{p, (uint32_t)klen, (uint32_t)dlen}, p + klen};
-  m->stored_bytes += k->mv_size + v->mv_size;
+  m->stored_bytes += tern_catalog_doc_bytes(idx, k, v);
   return TERN_OK;
 }
 
