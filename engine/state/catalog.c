@@ -335,6 +335,15 @@ int tern_catalog_get_doc(tern_index *idx, MDB_txn *t, uint64_t gen, const void *
   return TERN_OK;
 }
 
+/* Puts a cursor of the main database at the first document of generation
+ * gen or later (k, v: that entry); an LMDB status. */
+static int seek_gen(MDB_cursor *c, uint64_t gen, MDB_val *k, MDB_val *v) {
+  uint8_t first[TERN_REC_GENKEY_PREFIX];
+  tern_rec_genkey(first, gen);
+  *k = val_of(first, sizeof first);
+  return mdb_cursor_get(c, k, v, MDB_SET_RANGE);
+}
+
 /* Whether cursor key k is a document of generation gen (always, before
  * version 4: the table holds nothing else). */
 static int of_gen(const tern_index *idx, const MDB_val *k, uint64_t gen) {
@@ -345,15 +354,7 @@ static int of_gen(const tern_index *idx, const MDB_val *k, uint64_t gen) {
 int tern_catalog_buffer_first(tern_index *idx, MDB_txn *t, uint64_t gen, MDB_cursor **c, MDB_val *k,
                               MDB_val *v) {
   TERN_TRY(tern_mdb_status(mdb_cursor_open(t, doc_dbi(idx), c), "opening a cursor"));
-  uint8_t first[TERN_REC_GENKEY_PREFIX];
-  int rc;
-  if (buffer_in_main(idx)) {
-    tern_rec_genkey(first, gen);
-    *k = val_of(first, sizeof first);
-    rc = mdb_cursor_get(*c, k, v, MDB_SET_RANGE);
-  } else {
-    rc = mdb_cursor_get(*c, k, v, MDB_FIRST);
-  }
+  int rc = buffer_in_main(idx) ? seek_gen(*c, gen, k, v) : mdb_cursor_get(*c, k, v, MDB_FIRST);
   if (rc == 0 && !of_gen(idx, k, gen)) rc = MDB_NOTFOUND;
   return rc == MDB_NOTFOUND ? TERN_NOTFOUND : tern_mdb_status(rc, "reading the buffer");
 }
@@ -393,12 +394,10 @@ int tern_catalog_count_buffer(tern_index *idx, MDB_txn *t, tern_rec_state *rec) 
   if (!buffer_in_main(idx)) return TERN_OK;
   rec->buffered_docs = rec->buffered_bytes = 0;
   MDB_cursor *c;
-  uint8_t first[TERN_REC_GENKEY_PREFIX];
-  tern_rec_genkey(first, 0);
-  MDB_val k = val_of(first, sizeof first), v;
+  MDB_val k, v;
   TERN_TRY(tern_mdb_status(mdb_cursor_open(t, idx->dbi_state, &c), "opening a cursor"));
   uint64_t older = 0;
-  int rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+  int rc = seek_gen(c, 0, &k, &v);
   while (rc == 0) {
     rc = count_doc(idx, &k, &v, rec, &older);
     if (rc == TERN_OK) rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
@@ -419,12 +418,9 @@ int tern_catalog_sweep(tern_index *idx, MDB_txn *t, uint64_t gen, size_t max, si
   assert(buffer_in_main(idx));
   MDB_cursor *c;
   MDB_val k, v;
-  uint8_t first[TERN_REC_GENKEY_PREFIX];
-  tern_rec_genkey(first, 0);
-  k = val_of(first, sizeof first);
   *removed = 0;
   TERN_TRY(tern_mdb_status(mdb_cursor_open(t, idx->dbi_state, &c), "opening a cursor"));
-  int rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+  int rc = seek_gen(c, 0, &k, &v);
   uint64_t g;
   while (rc == 0 && *removed < max && tern_rec_genkey_decode(k.mv_data, k.mv_size, &g) && g < gen) {
     rc = mdb_cursor_del(c, 0);
