@@ -129,10 +129,13 @@ void tern_mrun_put(tern_mrun *r);
 int tern_memseg_layer(const tern_memseg *prev, tern_mrun *run, size_t n, uint64_t stored_bytes,
                       size_t merge_max, tern_memseg **out);
 /* merge_max of a commit when a background worker merges the larger runs:
- * a merge of this many documents (and the hash index and filter of a run
- * of TERN_MRUN_INDEXED) costs a commit a few µs, where one of 1,024 cost
- * 100 µs, once per few hundred commits (a commit's p99). */
-#define TERN_MRUN_MERGE_MAX 64
+ * half TERN_MRUN_INDEXED, so that no commit builds a run's hash index and
+ * filter.  One commit in 64 merged 64 documents and indexed them (a few
+ * µs: exactly a commit's p99); at 32, p99 of one-document commits went
+ * from 1.53x to 1.42x bare LMDB (medians of 13 and 11 runs,
+ * docs/BENCHMARKS.md, "latency"), where 16 left the worker so many runs
+ * to merge that it gained less (1.50x).  One of 1,024 cost 100 µs. */
+#define TERN_MRUN_MERGE_MAX 32
 /* merge_max of a commit that runs the worker's work itself
  * (TERN_FOREGROUND, or no thread to be had): commits keep more runs
  * merged, so that the worker's merges (inside commits too) are rare. */

@@ -26,6 +26,7 @@
  * (the largest in huge pages), none wasted in an unused room. */
 static tern_mdoc *run_inline_docs(tern_mrun *r) { return (tern_mdoc *)(void *)(r + 1); }
 _Static_assert(sizeof(tern_mrun) % _Alignof(tern_mdoc) == 0, "docs after a run stay aligned");
+_Static_assert(TERN_MRUN_MERGE_MAX < TERN_MRUN_INDEXED, "no commit indexes the run it merges");
 enum { RUN_INLINE_BYTES_MAX = 16 << 10 };
 
 static int run_alloc(size_t n, size_t bytes, tern_mrun **out) {

@@ -260,7 +260,7 @@ static void test_buffer_runs_merged_in_background(void **state) {
   assert_int_equal(st->nsegments, 0); /* all of it in the buffer */
   tern_stats_free(st);
   /* Commits merge runs of up to TERN_MRUN_MERGE_MAX documents only (about
-   * 200 runs of ~50 after 12,000 one-document commits): the runs left are
+   * 400 runs of ~30 after 12,000 one-document commits): the runs left are
    * few because the worker merged groups of them. */
   tern_worker_wait(idx);
   tern_state *cur;
