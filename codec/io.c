@@ -214,10 +214,12 @@ static void stats_leave(tern_rfile *f) {
   pthread_mutex_unlock(&stats_mu);
 }
 
-static int map_file(tern_rfile *f) {
+/* `random`: advised MADV_RANDOM (where there is more than a page), so
+ * that a fault reads its page alone. */
+static int map_file(tern_rfile *f, int random) {
   void *m = V()->mmap((size_t)f->size, f->fd);
   if (m == MAP_FAILED) return tern_fail_errno(f->path);
-  if (f->size > TERN_IO_PAGE) (void)madvise(m, (size_t)f->size, MADV_RANDOM);
+  if (random && f->size > TERN_IO_PAGE) (void)madvise(m, (size_t)f->size, MADV_RANDOM);
   f->map = m;
   return TERN_OK;
 }
@@ -249,7 +251,7 @@ static int rfile_open(tern_rfile **out, const char *path, tern_io_mode mode, int
    * ahead: a fresh open skips two system calls per small file. */
   if (advise && f->size > TERN_IO_PAGE) (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_RANDOM);
   if (mode == TERN_IO_MMAP && f->size > 0) {
-    int rc = map_file(f);
+    int rc = map_file(f, advise);
     if (rc != TERN_OK) {
       V()->close(f->fd);
       free(f);
@@ -274,9 +276,19 @@ int tern_rfile_open_whole(tern_rfile **out, const char *path) {
   return rfile_open(out, path, TERN_IO_PREAD, 0);
 }
 
+int tern_rfile_open_whole_mapped(tern_rfile **out, const char *path) {
+  TERN_TRY(rfile_open(out, path, TERN_IO_MMAP, 0));
+  tern_rfile *f = *out;
+  if (f->map) { /* the mapping outlives the descriptor: none held for it */
+    V()->close(f->fd);
+    f->fd = -1;
+  }
+  return TERN_OK;
+}
+
 int tern_rfile_map_now(tern_rfile *f) {
   assert(f->mode == TERN_IO_PREAD && !f->map && !f->borrowed);
-  if (f->size > 0) TERN_TRY(map_file(f));
+  if (f->size > 0) TERN_TRY(map_file(f, 1));
   f->mode = TERN_IO_MMAP;
   return TERN_OK;
 }
@@ -303,7 +315,7 @@ void tern_rfile_close(tern_rfile *f) {
     return;
   }
   if (f->map) V()->munmap(f->map, (size_t)f->size);
-  V()->close(f->fd);
+  if (f->fd >= 0) V()->close(f->fd);
   free(f->checked);
   free(f);
 }

@@ -115,6 +115,15 @@ int tern_rfile_open(tern_rfile **out, const char *path, tern_io_mode mode);
 /* The same in pread mode, for a file read whole, once (a segment's index
  * file): no read-ahead advice, which such a read does not need. */
 int tern_rfile_open_whole(tern_rfile **out, const char *path);
+/* The same mapped, without advice: a file read whole, once, whose bytes
+ * stay in use (a segment's index file in mmap mode).  Its one read
+ * returns a pointer into the mapping, so the process neither allocates,
+ * faults in, nor copies a buffer for it: the page cache's pages are
+ * mapped (a fault maps many at once), and a cold file is read ahead at
+ * the first fault as the kernel reads any mapping.  Its descriptor is
+ * closed once it is mapped (an open segment holds none for it): such a
+ * file is read through its mapping only. */
+int tern_rfile_open_whole_mapped(tern_rfile **out, const char *path);
 /* Maps a file opened in pread mode and reads it in mmap mode from now on,
  * as if opened so: a file is mapped only once it is known to hold bytes a
  * read may ask for.  Call before any read, with no other thread using f. */

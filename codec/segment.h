@@ -76,9 +76,10 @@ int tern_seg_remove(const char *dir, const char *name);
  * waiting: a hint for a process about to open it.  Returns NAME.tix's
  * size, 0 when it could not be asked for. */
 uint64_t tern_seg_prefetch(const char *dir, const char *name);
-/* Readies the buffer that opening segment `name` reads its `tix_size`
- * bytes of NAME.tix into, its pages faulted in now (spare_buf.h): for a
- * process that has asked for the file and waits on other reads. */
+/* Readies the buffer that opening segment `name` in pread mode reads its
+ * `tix_size` bytes of NAME.tix into, its pages faulted in now
+ * (spare_buf.h): for a process that has asked for the file and waits on
+ * other reads.  A mapped open uses the file in place and takes none. */
 void tern_seg_ready_index_buffer(const char *dir, const char *name, uint64_t tix_size);
 /* A copy of file `from` as the new file `to` (O_EXCL), fsynced: where a
  * hard link cannot be made (another file system).  -errno naming the file. */

@@ -104,12 +104,15 @@ struct tern_seg {
   const uint8_t *tim_map; /* mmap mode: the terms file's mapping, for prefetching */
   uint64_t tix_size;
   uint64_t doc_size, val_size, flt_size; /* as NAME.tix records them */
-  const uint8_t *sums[3]; /* page checksums of .doc, .val, .flt (in arena; .tim's are its pages') */
+  const uint8_t *sums[3]; /* page checksums of .doc, .val, .flt (in NAME.tix; .tim's are its pages') */
   tern_filter *filter;    /* over the .flt mapping; NULL: none */
   _Atomic uint64_t flt_checked; /* filter pages checked by probes (cached: no I/O) */
   _Atomic uint64_t *flt_asked;  /* bit p: page p of .flt asked for (segment_filter.c) */
   _Atomic uint64_t flt_asked_any; /* nonzero once a page was asked for */
-  uint8_t *arena;         /* field names, min and max terms */
+  /* NAME.tix's bytes (field names, min and max terms, terms indexes, page
+   * checksums): mapped in mmap mode, else read into arena */
+  tern_rfile *tix;
+  uint8_t *arena;
   char *tix_path, *flt_path;
 };
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * segment_open.c — opening a segment: NAME.tix is read whole (one read),
- * its checksum verified and its field table and terms indexes decoded into
- * memory; the other files are opened and their sizes checked against it,
+ * segment_open.c — opening a segment: NAME.tix is read whole (one read;
+ * mapped in mmap mode, copied in pread mode), its checksum verified and
+ * its field table and terms indexes decoded; the other files are opened and their sizes checked against it,
  * and nothing more is read.  Their headers and contents are covered by
  * page checksums — in the last 4 bytes of each page of .tim, in .tix for
  * the others — salted with the segment id, the file kind and the page
@@ -36,37 +36,47 @@ static int check_version(const char *path, uint32_t version) {
                    version, TERN_SEG_VERSION);
 }
 
-/* Reads a small framed file whole into a malloc'd buffer and checks it. */
-static int read_framed(const char *path, uint32_t kind, const uint8_t *segid, uint8_t **buf,
-                       const uint8_t **body, size_t *body_len, uint64_t *size) {
+/* Reads NAME.tix whole and checks it: in mmap mode through a mapping kept
+ * open in *map (a fresh process's open then takes no page faults on a
+ * buffer of its own, and copies nothing: docs/ARCHITECTURE.md, "A fresh
+ * process's open"), else into a malloc'd *buf.  *file: its bytes. */
+static int read_framed(const char *path, uint32_t kind, tern_io_mode mode, tern_rfile **map,
+                       uint8_t **buf, const uint8_t **file, const uint8_t **body,
+                       size_t *body_len, uint64_t *size) {
   tern_rfile *f;
-  TERN_TRY(tern_rfile_open_whole(&f, path)); /* one read of it all: no read-ahead advice */
+  *buf = NULL;
+  *map = NULL;
+  /* One read of it all: no read-ahead advice. */
+  TERN_TRY(mode == TERN_IO_MMAP ? tern_rfile_open_whole_mapped(&f, path)
+                                : tern_rfile_open_whole(&f, path));
   uint64_t n = tern_rfile_size(f);
   int rc = TERN_OK;
-  *buf = NULL;
   if (n < TERN_FRAME_HEADER_SIZE + TERN_FRAME_FOOTER_SIZE || n > TIX_MAX_SIZE)
     rc = tern_fail(TERN_ECORRUPT, "%s: %llu bytes: not a segment file", path,
                    (unsigned long long)n);
-  /* The buffer tern_open readied (its pages faulted while it waited for
-   * the catalog), else a new one. */
-  if (rc == TERN_OK && !(*buf = tern_spare_take(path, (size_t)n)) && !(*buf = malloc((size_t)n)))
+  /* pread mode: the buffer tern_open readied (its pages faulted while it
+   * waited for the catalog), else a new one. */
+  if (rc == TERN_OK && mode != TERN_IO_MMAP && !(*buf = tern_spare_take(path, (size_t)n)) &&
+      !(*buf = malloc((size_t)n)))
     rc = tern_fail(TERN_ENOMEM, "%s: out of memory", path);
   const uint8_t *p = NULL;
   if (rc == TERN_OK) rc = tern_rfile_read(f, 0, (size_t)n, *buf, &p);
-  tern_rfile_close(f);
   uint32_t version;
   /* The version first: an older file is TERN_EVERSION, not a bad checksum. */
   if (rc == TERN_OK)
-    rc = tern_frame_check_header(*buf, (size_t)n, kind, TERN_SEG_VERSION, segid, path, &version);
+    rc = tern_frame_check_header(p, (size_t)n, kind, TERN_SEG_VERSION, NULL, path, &version);
   if (rc == TERN_OK) rc = check_version(path, version);
   if (rc == TERN_OK)
-    rc = tern_frame_open_buffer(*buf, (size_t)n, kind, TERN_SEG_VERSION, segid, path, &version,
+    rc = tern_frame_open_buffer(p, (size_t)n, kind, TERN_SEG_VERSION, NULL, path, &version,
                                 body, body_len);
+  if (rc != TERN_OK || mode != TERN_IO_MMAP) tern_rfile_close(f);
   if (rc != TERN_OK) {
     free(*buf);
     *buf = NULL;
     return rc;
   }
+  if (mode == TERN_IO_MMAP) *map = f;
+  *file = p;
   *size = n;
   return TERN_OK;
 }
@@ -245,10 +255,11 @@ static int open_files(tern_seg *s, const char *dir, const char *name, tern_io_mo
   open_ahead(s, dir, name, mode);
   s->tix_path = tern_seg_path(dir, name, SEG_TIX, 0);
   if (!s->tix_path) return tern_fail(TERN_ENOMEM, "out of memory");
-  const uint8_t *body;
+  const uint8_t *file = NULL, *body;
   size_t len;
-  TERN_TRY(read_framed(s->tix_path, TERN_KIND_INDEX, NULL, &s->arena, &body, &len, &s->tix_size));
-  memcpy(s->segid, s->arena + 16, TERN_SEGID_SIZE);
+  TERN_TRY(read_framed(s->tix_path, TERN_KIND_INDEX, mode, &s->tix, &s->arena, &file, &body, &len,
+                       &s->tix_size));
+  memcpy(s->segid, file + 16, TERN_SEGID_SIZE);
   TERN_TRY(tern_seg_parse_index(s, body, len, s->tix_path));
   TERN_TRY(open_data_file(s, dir, name, SEG_TIM, mode, tim_size(s), &s->tim));
   TERN_TRY(open_data_file(s, dir, name, SEG_DOC, mode, s->doc_size, &s->doc));
@@ -284,6 +295,7 @@ void tern_seg_close(tern_seg *s) {
   tern_rfile_close(s->flt);
   free((void *)s->flt_asked);
   free(s->arena);
+  tern_rfile_close(s->tix);
   free(s->tix_path);
   free(s);
 }

@@ -279,8 +279,9 @@ int tern_options_init(tern_options *opts);
 #define TERN_RDONLY 0x2u   /**< open for reading only: no writes, no merges, no cleanup */
 #define TERN_PREAD 0x4u    /**< read segments with pread(2) only: the default already
                                 reads a page's first touch by pread and later ones through
-                                a mapping; this makes warm reads system calls too (much
-                                dearer); see docs/ARCHITECTURE.md */
+                                a mapping, and uses each segment's index file in place
+                                through one; this makes warm reads system calls too (much
+                                dearer) and copies index files; see docs/ARCHITECTURE.md */
 #define TERN_FOREGROUND 0x8u /**< run flushes and merges inside the tern_commit that makes
                                   them due, in the committing thread, instead of in the
                                   background worker (see COSTS): slower commits, but each

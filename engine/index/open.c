@@ -383,7 +383,7 @@ static void list_segments(int dfd, tern_u64vec *seen) {
  * `tern get` waits for all of them (docs/ARCHITECTURE.md, "A fresh
  * process's open").  Leftovers of a crash are asked for too; they are few.
  * The catalog stays open for its check (prepare_dir), which reads it next. */
-static int prefetch_segments(const char *dir, int *dir_fd) {
+static int prefetch_segments(const char *dir, unsigned flags, int *dir_fd) {
   /* The catalog is read first (its check reads both meta pages, then
    * walks every page): asked for first, whole, in one request instead of
    * a cold read per page, the first two one after the other.  LMDB reads
@@ -406,9 +406,11 @@ static int prefetch_segments(const char *dir, int *dir_fd) {
   if (*dir_fd < 0) return cat_fd; /* the open that follows reports it */
   tern_u64vec seen = {0};
   list_segments(*dir_fd, &seen);
-  /* Every index file asked for first, then the buffers their reads will
-   * fill readied (codec/spare_buf.h): a fresh process's page faults on
-   * them are taken while the device reads, not after it. */
+  /* Every index file asked for first, then, in pread mode, the buffers
+   * their reads will fill readied (codec/spare_buf.h): a fresh process's
+   * page faults on them are taken while the device reads, not after it.
+   * Mapped (the default), a segment uses its index file in place: no
+   * buffer. */
   uint64_t *sizes = seen.n ? calloc(seen.n, sizeof *sizes) : NULL;
   for (size_t i = 0; i < seen.n; i++) {
     char name[TERN_SEGNAME_MAX];
@@ -416,7 +418,7 @@ static int prefetch_segments(const char *dir, int *dir_fd) {
     uint64_t size = tern_seg_prefetch(dir, name);
     if (sizes) sizes[i] = size;
   }
-  for (size_t i = 0; sizes && i < seen.n; i++) {
+  for (size_t i = 0; sizes && (flags & TERN_PREAD) && i < seen.n; i++) {
     char name[TERN_SEGNAME_MAX];
     tern_segment_name(name, seen.v[i]);
     tern_seg_ready_index_buffer(dir, name, sizes[i]);
@@ -523,7 +525,7 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
   if (!opts) opts = &defaults;
   if (flags & TERN_CREATE) TERN_TRY(tern_options_check(opts));
   int create, dir_fd = -1;
-  int cat_fd = prefetch_segments(dir, &dir_fd);
+  int cat_fd = prefetch_segments(dir, flags, &dir_fd);
   int prc = prepare_dir(dir, flags, cat_fd, &create);
   if (cat_fd >= 0) close(cat_fd);
   tern_index *idx = prc == TERN_OK ? calloc(1, sizeof *idx) : NULL;

@@ -7,6 +7,8 @@
 #include "codec/status.h"
 #include "tests/common/testutil.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +69,51 @@ static void test_reads_are_counted_in_both_modes(void **state) {
   }
   free(body);
   free(path);
+  free(dir);
+}
+
+/* Descriptors this process holds open. */
+static int open_fds(void) {
+  int n = 0;
+  for (int fd = 0; fd < 1024; fd++) n += fcntl(fd, F_GETFD) != -1;
+  return n;
+}
+
+/* A file read whole through a mapping (a segment's index file): its bytes
+ * in place, one read counted, no descriptor held; a file that is not
+ * there gives its errno. */
+static void test_open_whole_mapped(void **state) {
+  (void)state;
+  char *dir = tu_tmpdir("io");
+  tu_rng r;
+  tu_rng_init(&r, 3);
+  size_t n = 200000;
+  uint8_t *body = malloc(n), seg[TERN_SEGID_SIZE];
+  tu_fill(&r, body, n);
+  assert_int_equal(tern_segid_generate(seg), TERN_OK);
+  char *path = write_framed(dir, seg, body, n);
+  int fds = open_fds();
+  tern_rfile *f;
+  assert_int_equal(tern_rfile_open_whole_mapped(&f, path), TERN_OK);
+  assert_int_equal(open_fds(), fds);
+  assert_int_equal(tern_rfile_mode(f), TERN_IO_MMAP);
+  uint64_t size = tern_rfile_size(f);
+  const uint8_t *p;
+  assert_int_equal(tern_rfile_read(f, 0, (size_t)size, NULL, &p), TERN_OK);
+  assert_ptr_equal(p, tern_rfile_map(f));
+  assert_memory_equal(p + TERN_FRAME_HEADER_SIZE, body, n);
+  tern_io_stats st;
+  tern_rfile_stats(f, &st);
+  assert_int_equal(st.reads, 1);
+  assert_int_equal(st.bytes, size);
+  tern_rfile_close(f);
+  assert_int_equal(open_fds(), fds);
+  assert_int_equal(unlink(path), 0);
+  assert_int_equal(tern_rfile_open_whole_mapped(&f, path), -ENOENT);
+  assert_non_null(strstr(tern_errmsg(), "f.bin"));
+  free(body);
+  free(path);
+  tu_rmtree(dir);
   free(dir);
 }
 
@@ -555,6 +602,7 @@ int main(void) {
       cmocka_unit_test(test_page_trailers),
       cmocka_unit_test(test_reads_are_counted_in_both_modes),
       cmocka_unit_test(test_open_missing_reports_errno),
+      cmocka_unit_test(test_open_whole_mapped),
       cmocka_unit_test(test_abort_leaves_nothing),
       cmocka_unit_test(test_every_byte_flip_detected),
       cmocka_unit_test(test_verify_file_detects_truncation_and_flips),

@@ -166,9 +166,9 @@ static uint64_t file_size(const char *path) {
 }
 
 /* Every key of the reference gives its doc and value. */
-static void check_all(const char *dir, const char *name, const fx_seg *x) {
+static void check_all(const char *dir, const char *name, const fx_seg *x, tern_io_mode mode) {
   tern_seg *s;
-  assert_int_equal(tern_seg_open(&s, dir, name, TERN_IO_MMAP), TERN_OK);
+  assert_int_equal(tern_seg_open(&s, dir, name, mode), TERN_OK);
   tern_seg_cursor *c = malloc(sizeof *c);
   const fx_field *f = &x->fields[0];
   for (uint32_t k = 0; k < f->n; k++) {
@@ -197,21 +197,28 @@ static void test_segment_open_takes_the_readied_buffer(void **state) {
   uint64_t size = file_size(tix);
   tern_spare_clear();
 
-  /* Readied at its length: the open takes it (none left after) and reads
-   * right. */
+  /* Readied at its length: a pread-mode open takes it (none left after)
+   * and reads right. */
   assert_int_equal(tern_seg_prefetch(dir, "s1"), size);
   tern_seg_ready_index_buffer(dir, "s1", size);
-  check_all(dir, "s1", &x);
+  check_all(dir, "s1", &x, TERN_IO_PREAD);
   assert_null(tern_spare_take(tix, (size_t)size));
+
+  /* A mapped open uses the file in place: it leaves the buffer. */
+  tern_seg_ready_index_buffer(dir, "s1", size);
+  check_all(dir, "s1", &x, TERN_IO_MMAP);
+  void *left = tern_spare_take(tix, (size_t)size);
+  assert_non_null(left);
+  free(left);
 
   /* Readied at a length the file no longer has: refused (and dropped),
    * the open reads into a buffer of its own. */
   tern_seg_ready_index_buffer(dir, "s1", size + 4096);
-  check_all(dir, "s1", &x);
+  check_all(dir, "s1", &x, TERN_IO_PREAD);
   assert_null(tern_spare_take(tix, (size_t)size + 4096));
 
-  /* Damage with a buffer readied: TERN_ECORRUPT naming NAME.tix, every
-   * byte of the body in turn (a sample of them). */
+  /* Damage, read into a readied buffer or mapped: TERN_ECORRUPT naming
+   * NAME.tix, every byte of the body in turn (a sample of them). */
   size_t len;
   uint8_t *orig = tu_read_file(tix, &len);
   assert_int_equal(len, size);
@@ -223,7 +230,7 @@ static void test_segment_open_takes_the_readied_buffer(void **state) {
     tu_write_file(tix, bad, len);
     tern_seg_ready_index_buffer(dir, "s1", size);
     tern_seg *s = NULL;
-    int rc = tern_seg_open(&s, dir, "s1", TERN_IO_MMAP);
+    int rc = tern_seg_open(&s, dir, "s1", i & 1 ? TERN_IO_MMAP : TERN_IO_PREAD);
     if (rc != TERN_ECORRUPT && rc != TERN_EVERSION)
       fail_msg("byte %zu flipped: status %d (%s)", at, rc, tern_errmsg());
     assert_non_null(strstr(tern_errmsg(), ".tix"));
@@ -231,7 +238,7 @@ static void test_segment_open_takes_the_readied_buffer(void **state) {
     free(bad);
   }
   tu_write_file(tix, orig, len);
-  check_all(dir, "s1", &x);
+  check_all(dir, "s1", &x, TERN_IO_MMAP);
   free(orig);
   tern_spare_clear();
 
