@@ -2,8 +2,8 @@
 /*
  * segment_open.c — opening a segment: NAME.tix is read whole (one read;
  * mapped in mmap mode, copied in pread mode), its checksum verified and
- * its field table and terms indexes decoded; the other files are opened and their sizes checked against it,
- * and nothing more is read.  Their headers and contents are covered by
+ * its field table and terms indexes decoded; the other files are opened
+ * and their sizes checked against it, and nothing more is read.  Their headers and contents are covered by
  * page checksums — in the last 4 bytes of each page of .tim, in .tix for
  * the others — salted with the segment id, the file kind and the page
  * number, so another segment's file or a moved page fails like damage;

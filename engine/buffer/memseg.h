@@ -132,7 +132,7 @@ int tern_memseg_layer(const tern_memseg *prev, tern_mrun *run, size_t n, uint64_
  * half TERN_MRUN_INDEXED, so that no commit builds a run's hash index and
  * filter.  One commit in 64 merged 64 documents and indexed them (a few
  * µs: exactly a commit's p99); at 32, p99 of one-document commits went
- * from 1.53x to 1.42x bare LMDB (medians of 13 and 11 runs,
+ * from 1.53x to 1.42x bare LMDB (medians of 13 and 14 runs,
  * docs/BENCHMARKS.md, "latency"), where 16 left the worker so many runs
  * to merge that it gained less (1.50x).  One of 1,024 cost 100 µs. */
 #define TERN_MRUN_MERGE_MAX 32

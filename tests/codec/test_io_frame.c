@@ -30,16 +30,23 @@ static char *write_framed(const char *dir, const uint8_t *segid, const uint8_t *
   return path;
 }
 
+/* A framed file of n random bytes (from r) in dir; *body: its body (the
+ * caller frees it), seg: its segment id. */
+static char *random_framed(const char *dir, tu_rng *r, size_t n, uint8_t **body, uint8_t *seg) {
+  *body = malloc(n);
+  tu_fill(r, *body, n);
+  assert_int_equal(tern_segid_generate(seg), TERN_OK);
+  return write_framed(dir, seg, *body, n);
+}
+
 static void test_reads_are_counted_in_both_modes(void **state) {
   (void)state;
   char *dir = tu_tmpdir("io");
   tu_rng r;
   tu_rng_init(&r, 2);
   size_t n = 300000; /* crosses the write buffer */
-  uint8_t *body = malloc(n), seg[TERN_SEGID_SIZE];
-  tu_fill(&r, body, n);
-  assert_int_equal(tern_segid_generate(seg), TERN_OK);
-  char *path = write_framed(dir, seg, body, n);
+  uint8_t *body, seg[TERN_SEGID_SIZE];
+  char *path = random_framed(dir, &r, n, &body, seg);
   for (int mode = TERN_IO_MMAP; mode <= TERN_IO_PREAD; mode++) {
     tern_rfile *f;
     assert_int_equal(tern_rfile_open(&f, path, (tern_io_mode)mode), TERN_OK);
@@ -88,10 +95,8 @@ static void test_open_whole_mapped(void **state) {
   tu_rng r;
   tu_rng_init(&r, 3);
   size_t n = 200000;
-  uint8_t *body = malloc(n), seg[TERN_SEGID_SIZE];
-  tu_fill(&r, body, n);
-  assert_int_equal(tern_segid_generate(seg), TERN_OK);
-  char *path = write_framed(dir, seg, body, n);
+  uint8_t *body, seg[TERN_SEGID_SIZE];
+  char *path = random_framed(dir, &r, n, &body, seg);
   int fds = open_fds();
   tern_rfile *f;
   assert_int_equal(tern_rfile_open_whole_mapped(&f, path), TERN_OK);
