@@ -15,7 +15,7 @@
  * dictionary in 4 KiB blocks with a resident terms index, where a key's value
  * and doc id are inlined in its dictionary entry ("pulsing"), so a lookup on
  * a cold cache reads one page.  Deletions are recorded per segment as live
- * docs in the catalog; segments are merged by a tiered policy when commits
+ * docs in the catalog; segments are merged by a size-tiered policy when commits
  * add segments.  docs/ARCHITECTURE.md has the whole design, docs/FORMAT.md
  * every byte.
  *
@@ -242,7 +242,7 @@ typedef struct tern_field_option {
  *  map_size given to tern_open (not read-only) grows the map and is stored;
  *  a smaller one is ignored (the map never shrinks).
  *  @{ */
-#define TERN_OPTIONS_VERSION 2
+#define TERN_OPTIONS_VERSION 3
 typedef struct tern_options {
   int version;                  /**< TERN_OPTIONS_VERSION */
   uint32_t pulsing_threshold;   /**< default threshold of every field (1; 0 = never inline) */
@@ -267,6 +267,13 @@ typedef struct tern_options {
                                      one read at a time; at most 1024).  Not stored: taken
                                      from the options given to each tern_open (the default
                                      when NULL or version 1) */
+  uint32_t merge_factor;        /**< since version 3: segments of similar size (each within
+                                     1.5x their group's mean; all of up to 1,000 documents
+                                     together) merged into one once this many exist (4; 2 to
+                                     32; 0 = never merged together in the background, only
+                                     by tern_compact).  Not stored: each tern_open's (the
+                                     default when NULL or version 1 or 2); see
+                                     docs/ARCHITECTURE.md "Merges" */
 } tern_options;
 /** Fills `opts` with the defaults above (fields NULL, nfields 0).
  *  Errors: TERN_EINVAL (opts NULL).  Any thread. */

@@ -554,6 +554,9 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
   if (rc == TERN_OK && depth > TERN_READ_DEPTH_MAX)
     rc = tern_fail(TERN_EINVAL, "read_depth %u > %u", depth, TERN_READ_DEPTH_MAX);
   if (rc == TERN_OK) idx->opts.read_depth = depth;
+  uint32_t factor = opts->version >= 3 ? opts->merge_factor : TERN_MERGE_FACTOR_DEFAULT;
+  if (rc == TERN_OK) rc = tern_options_check_merge_factor(factor);
+  if (rc == TERN_OK) idx->opts.merge_factor = factor;
   if (rc == TERN_OK && given && !(flags & TERN_RDONLY) && opts->map_size > idx->opts.map_size) {
     if (opts->map_size < (1u << 20)) rc = tern_fail(TERN_EINVAL, "map_size below 1 MiB");
     if (rc == TERN_OK) rc = grow_map_size(idx, opts->map_size);

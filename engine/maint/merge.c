@@ -12,11 +12,17 @@
  * replaces the sources by it in the catalog and in the state; the sources' files are unlinked once
  * no snapshot holds them.
  *
- * Policy (after Lucene's TieredMergePolicy, simplified): segments are
- * grouped in tiers by live size (floor TIER_FLOOR docs, x10 per tier); a
- * tier holding MERGE_FACTOR segments merges its MERGE_FACTOR smallest;
- * a segment with no live doc is dropped; one with more than a third of
- * its docs deleted is rewritten.  Repeated until nothing qualifies.
+ * Policy (after Cassandra's size-tiered compaction): segments, in order
+ * of live documents, are grouped in buckets of similar size (each within
+ * 1.5x its bucket's mean; every segment of at most TIER_FLOOR docs in
+ * one bucket); the smallest bucket holding tern_options.merge_factor
+ * segments (4) merges up to MERGE_MAX of its smallest.  So the gets of an
+ * index written in small transactions see few segments (four flushes
+ * become one), each document is rewritten about log4(docs / flush) times,
+ * and segments of unequal size wait for peers rather than being copied
+ * again and again.  A segment with no live doc is dropped; one with more
+ * than a third of its docs deleted is rewritten.  Repeated until nothing
+ * qualifies.  docs/ARCHITECTURE.md, "Merges", gives the measurements.
  */
 #include "engine/state/edit.h"
 #include "engine/util/errwrap.h"
@@ -26,11 +32,10 @@
 
 #include <assert.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { MERGE_FACTOR = 10, TIER_FLOOR = 1000, MAX_ROUNDS = 64 };
+enum { MERGE_MAX = 32, TIER_FLOOR = 1000, MAX_ROUNDS = 64 };
 #define DELETES_PCT_ALLOWED 33
 
 #define NO_DOC UINT32_MAX
@@ -440,9 +445,11 @@ static int merge_slots(tern_index *idx, const tern_state *st, const tern_slot *c
 
 static uint64_t live_docs(const tern_slot *s) { return s->ref->max_doc - s->deleted; }
 
-static int tier_of(uint64_t live) {
-  if (live <= TIER_FLOOR) return 0;
-  return 1 + (int)floor(log10((double)live / TIER_FLOOR));
+/* 1 when a segment of `live` docs joins the bucket of n segments holding
+ * `sum` docs (taken in increasing size: it is at least their mean). */
+static int joins_bucket(uint64_t live, uint64_t sum, size_t n) {
+  if (live <= TIER_FLOOR) return 1; /* the floor's bucket: every small one */
+  return 2 * live * n <= 3 * sum; /* live <= 1.5 mean, no overflow: docs < 2^32 */
 }
 
 static int cmp_live(const void *a, const void *b) {
@@ -452,9 +459,10 @@ static int cmp_live(const void *a, const void *b) {
   return (x->ref->number > y->ref->number) - (x->ref->number < y->ref->number);
 }
 
-/* Picks one merge of st; *n = 0 when nothing qualifies.  Segments that
+/* Picks one merge of st for a merge factor of `factor` (0: none but the
+ * drops and rewrites); *n = 0 when nothing qualifies.  Segments that
  * failed verification as merge input are left out (not retried). */
-static int pick_merge(const tern_state *st, const tern_slot **sel, size_t *n) {
+static int pick_merge(const tern_state *st, size_t factor, const tern_slot **sel, size_t *n) {
   *n = 0;
   const tern_slot **all = malloc((st->nslots ? st->nslots : 1) * sizeof *all);
   if (!all) return tern_fail(TERN_ENOMEM, "merge policy: out of memory");
@@ -471,14 +479,14 @@ static int pick_merge(const tern_state *st, const tern_slot **sel, size_t *n) {
     return TERN_OK;
   }
   qsort(all, na, sizeof *all, cmp_live);
-  for (size_t i = 0; i < na;) {
-    size_t j = i;
-    int t = tier_of(live_docs(all[i]));
-    while (j < na && tier_of(live_docs(all[j])) == t)
-      j++;
-    if (j - i >= MERGE_FACTOR) {
-      for (size_t k = 0; k < MERGE_FACTOR; k++)
-        sel[(*n)++] = all[i + k];
+  for (size_t i = 0; factor && i < na;) {
+    uint64_t sum = live_docs(all[i]);
+    size_t j = i + 1;
+    for (; j < na && joins_bucket(live_docs(all[j]), sum, j - i); j++)
+      sum += live_docs(all[j]);
+    if (j - i >= factor) {
+      for (size_t k = i; k < j && *n < MERGE_MAX; k++)
+        sel[(*n)++] = all[k];
       break;
     }
     i = j;
@@ -493,7 +501,7 @@ int tern_merge_once(tern_index *idx, int *merged) {
   TERN_TRY(tern_state_acquire(idx, 0, &st));
   const tern_slot **sel = malloc((st->nslots ? st->nslots : 1) * sizeof *sel);
   size_t n = 0;
-  int rc = sel ? pick_merge(st, sel, &n) : tern_fail(TERN_ENOMEM, "out of memory");
+  int rc = sel ? pick_merge(st, idx->opts.merge_factor, sel, &n) : tern_fail(TERN_ENOMEM, "out of memory");
   uint64_t bad = 0;
   if (rc == TERN_OK && n) rc = merge_slots(idx, st, sel, n, &bad);
   *merged = rc == TERN_OK && n;

@@ -415,6 +415,10 @@ int tern_snapshot_find(tern_snapshot *s, const void *key, size_t klen, tern_seg_
  * default, and at most (tern_options.read_depth). */
 #define TERN_READ_DEPTH_DEFAULT 32u
 #define TERN_READ_DEPTH_MAX 1024u
+/* The merge policy (engine/maint/merge.c): tern_options.merge_factor by
+ * default, and at most. */
+#define TERN_MERGE_FACTOR_DEFAULT 4u
+#define TERN_MERGE_FACTOR_MAX 32u
 /* The doc of `key` in slot `s` when it is live there: TERN_OK with *doc
  * and the entry in c/e; TERN_NOTFOUND otherwise. */
 int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,

@@ -22,6 +22,7 @@ int tern_options_init(tern_options *opts) {
   opts->write_buffer_bytes = 8u << 20;
   opts->map_size = (uint64_t)64 << 30;
   opts->read_depth = TERN_READ_DEPTH_DEFAULT;
+  opts->merge_factor = TERN_MERGE_FACTOR_DEFAULT;
   return TERN_OK;
 }
 
@@ -29,6 +30,12 @@ static int valid_field_name(const char *f) {
   if (!f) return 0;
   size_t n = strnlen(f, TERN_FIELD_MAX + 1);
   return n >= 1 && n <= TERN_FIELD_MAX;
+}
+
+int tern_options_check_merge_factor(uint32_t factor) {
+  if (factor == 1 || factor > TERN_MERGE_FACTOR_MAX)
+    return tern_fail(TERN_EINVAL, "merge_factor %u: 0 or 2 to %u", factor, TERN_MERGE_FACTOR_MAX);
+  return TERN_OK;
 }
 
 int tern_options_check(const tern_options *o) {
@@ -47,6 +54,7 @@ int tern_options_check(const tern_options *o) {
   if (o->nfields && !o->fields) return tern_fail(TERN_EINVAL, "nfields without fields");
   if (o->version >= 2 && o->read_depth > TERN_READ_DEPTH_MAX)
     return tern_fail(TERN_EINVAL, "read_depth %u > %u", o->read_depth, TERN_READ_DEPTH_MAX);
+  if (o->version >= 3) TERN_TRY(tern_options_check_merge_factor(o->merge_factor));
   if (o->nfields > 4096) return tern_fail(TERN_EINVAL, "%zu field options", o->nfields);
   for (size_t i = 0; i < o->nfields; i++) {
     if (!valid_field_name(o->fields[i].field))

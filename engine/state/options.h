@@ -12,6 +12,8 @@
 
 /* The caller's options for a new index: TERN_EINVAL naming the bad one. */
 int tern_options_check(const tern_options *o);
+/* TERN_EINVAL unless factor is a merge_factor tern_open takes. */
+int tern_options_check_merge_factor(uint32_t factor);
 /* Copies options decoded from the catalog into idx->opts (owned field
  * names): TERN_ENOMEM, or TERN_ECORRUPT naming the catalog when a value
  * is out of range.  On failure too, what it copied is freed by

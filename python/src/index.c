@@ -81,17 +81,18 @@ int pt_options_get(PyObject *pt, PyObject *ivm, PyObject *bb, PyObject *wbb, PyO
 static int index_init(pt_index *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"path", "create", "readonly", "pread", "foreground",
                            "pulsing_threshold", "inline_value_max", "bloom_bits_per_key",
-                           "write_buffer_bytes", "map_size", "fields", "busy_timeout_ms", NULL};
+                           "write_buffer_bytes", "map_size", "fields", "busy_timeout_ms",
+                           "merge_factor", NULL};
   PyObject *path = NULL, *pt = NULL, *ivm = NULL, *bb = NULL, *wbb = NULL, *ms = NULL,
-           *fields = NULL, *busy = NULL;
+           *fields = NULL, *busy = NULL, *mf = NULL;
   int create = 0, readonly = 0, pread_ = 0, fg = 0;
   if (self->idx) {
     pt_raise_msg(TERN_EINVAL, "Index.__init__ called twice");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$ppppOOOOOOO", kwlist, PyUnicode_FSConverter,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$ppppOOOOOOOO", kwlist, PyUnicode_FSConverter,
                                    &path, &create, &readonly, &pread_, &fg, &pt, &ivm, &bb,
-                                   &wbb, &ms, &fields, &busy))
+                                   &wbb, &ms, &fields, &busy, &mf))
     return -1;
   tern_options o;
   tern_field_option *fo = NULL;
@@ -99,6 +100,7 @@ static int index_init(pt_index *self, PyObject *args, PyObject *kw) {
   int rc = -1;
   if (!names || pt_options_get(pt, ivm, bb, wbb, ms, fields, &o, &fo, names) < 0) goto out;
   if (set_u32(busy, &o.busy_timeout_ms, "busy_timeout_ms") < 0) goto out;
+  if (set_u32(mf, &o.merge_factor, "merge_factor") < 0) goto out;
   unsigned flags = (create ? TERN_CREATE : 0) | (readonly ? TERN_RDONLY : 0) |
                    (pread_ ? TERN_PREAD : 0) | (fg ? TERN_FOREGROUND : 0);
   const char *dir = PyBytes_AS_STRING(path);
@@ -326,11 +328,12 @@ static PyObject *index_options(pt_index *self, PyObject *u) {
       Py_DECREF(fields);
       return NULL;
     }
-  return Py_BuildValue("{sIsIsIsKsKsN}", "pulsing_threshold", o.pulsing_threshold,
+  return Py_BuildValue("{sIsIsIsKsKsNsI}", "pulsing_threshold", o.pulsing_threshold,
                        "inline_value_max", o.inline_value_max, "bloom_bits_per_key",
                        o.bloom_bits_per_key, "write_buffer_bytes",
                        (unsigned long long)o.write_buffer_bytes, "map_size",
-                       (unsigned long long)o.map_size, "fields", fields);
+                       (unsigned long long)o.map_size, "fields", fields, "merge_factor",
+                       o.merge_factor);
 }
 
 #ifdef PT_HAVE_BUILDER
@@ -418,7 +421,7 @@ static PyMethodDef index_methods[] = {
 #endif
     {"options", (PyCFunction)index_options, METH_NOARGS,
      "options()\n--\n\nReturns dict.  The options the index was created with (map_size: the "
-     "current one), as open() takes them."},
+     "current one; merge_factor: this handle's), as open() takes them."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -442,7 +445,8 @@ PyTypeObject pt_index_type = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Index(path, *, create=False, readonly=False, pread=False, foreground=False, "
               "pulsing_threshold=None, inline_value_max=None, bloom_bits_per_key=None, "
-              "write_buffer_bytes=None, map_size=None, fields=None, busy_timeout_ms=None)"
+              "write_buffer_bytes=None, map_size=None, fields=None, busy_timeout_ms=None, "
+              "merge_factor=None)"
               "\n--\n\n"
               "An open tern index directory (tern_open); tern.open() is the usual way to "
               "make one.  create=True makes the index when the directory is absent or "
@@ -452,7 +456,8 @@ PyTypeObject pt_index_type = {
               "pread(2) only (TERN_PREAD); foreground=True runs flushes and merges inside "
               "the commit that makes them due (TERN_FOREGROUND); busy_timeout_ms: how long "
               "write(), flush() and compact() wait for another writer before BusyError "
-              "(0, the default: not at all).\n\n"
+              "(0, the default: not at all); merge_factor: how many segments of similar "
+              "size this handle's merges join into one (4; 0: none until compact()).\n\n"
               "`key in idx`, `idx[key]` (NotFoundError, a KeyError, when absent), get(), "
               "get_many() read the last commit; write() and snapshot() return context "
               "managers.  One Index may be shared by any number of threads: every call that "

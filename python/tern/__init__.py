@@ -96,8 +96,10 @@ def open(path, create=False, readonly=False, **options):  # noqa: A001 (tern.ope
     except a larger map_size): pulsing_threshold, inline_value_max,
     bloom_bits_per_key, write_buffer_bytes, map_size, fields (a dict of
     field name -> pulsing threshold); and for this handle only pread=True
-    (TERN_PREAD), foreground=True (TERN_FOREGROUND) and busy_timeout_ms
-    (how long a writer waits for another before BusyError; 0: not at all).  include/tern.h,
+    (TERN_PREAD), foreground=True (TERN_FOREGROUND), busy_timeout_ms
+    (how long a writer waits for another before BusyError; 0: not at all)
+    and merge_factor (segments of similar size merged into one; 4, 0:
+    none until compact()).  include/tern.h,
     tern_options, documents each.
 
     Use it as a context manager (``with tern.open(p) as idx:``) or call

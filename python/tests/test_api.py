@@ -295,3 +295,24 @@ def test_txn_reads_its_writes_and_ranges(idxdir, rng, bulk):
             assert txn.get(next(iter(m))) is None
         with idx.snapshot() as s:
             assert s.count() == 0
+
+
+def test_merge_factor(idxdir):
+    """merge_factor: this handle's merges; 0 keeps every bulk commit's
+    segment, the default 4 merges four of similar size into one."""
+    def bulk_segments(idx, n, start):
+        for s in range(start, start + n):
+            with idx.write(bulk=True) as txn:
+                for k in range(10):
+                    txn.put(b"k%03d-%02d" % (s, k), b"v")
+        return len(idx.stats()["segments"])
+
+    with tern.open(idxdir, create=True, foreground=True, merge_factor=0) as idx:
+        assert idx.options()["merge_factor"] == 0
+        assert bulk_segments(idx, 5, 0) == 5
+    with tern.open(idxdir, foreground=True) as idx:
+        assert idx.options()["merge_factor"] == 4
+        assert bulk_segments(idx, 1, 5) == 1  # six small ones: one bucket, merged
+        assert idx.stats()["docs"] == 60
+    with pytest.raises(tern.InvalidError):
+        tern.open(idxdir, merge_factor=1)

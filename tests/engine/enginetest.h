@@ -23,6 +23,16 @@ static inline void et_prefer_tmpfs(void) {
   if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0) setenv("TMPDIR", "/dev/shm", 0);
 }
 
+/* Options with the defaults but merge_factor `factor` (0: no background
+ * merges), for the tests whose segments must stay as they wrote them or
+ * that count on a merge at a given number. */
+static inline tern_options et_options_merging(uint32_t factor) {
+  tern_options o;
+  tern_options_init(&o);
+  o.merge_factor = factor;
+  return o;
+}
+
 #define ET_KEY_MAX 1024
 
 /* Key of id: a first byte from {0x00, 'k', 0xff}, the id big-endian, then a

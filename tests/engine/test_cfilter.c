@@ -5,7 +5,8 @@
  * holds, against a reference (key id -> version, 0: absent).
  *
  * Rounds, seeded: a writer puts new keys, overwrites and deletes old ones
- * and flushes (merges run as the tiered policy and its worker decide);
+ * and flushes (merges run as the policy, at a merge factor of 10, and
+ * its worker decide);
  * then 3 to 6 segments of random keys (overlapping every range) are built
  * with the public builder and ingested by a process that exits at once,
  * so segments pile up.  After each round the index is opened read-only
@@ -132,7 +133,8 @@ static char *build_part(world *w, uint8_t *taken, int p) {
   return path;
 }
 
-/* Ingested by a child that exits at once: no merge runs after it. */
+/* Ingested by a child without merges: the index keeps the parts as
+ * segments. */
 static void ingest_parts(world *w, char **paths, size_t n) {
   char *idxdir = tu_path(w->dir, w->idxname);
   fflush(NULL);
@@ -140,7 +142,8 @@ static void ingest_parts(world *w, char **paths, size_t n) {
   assert_true(pid >= 0);
   if (pid == 0) {
     tern_index *x;
-    if (tern_open(&x, idxdir, TERN_CREATE, NULL) != TERN_OK) _exit(2);
+    tern_options o = et_options_merging(0);
+    if (tern_open(&x, idxdir, TERN_CREATE, &o) != TERN_OK) _exit(2);
     _exit(tern_ingest(x, (const char *const *)paths, n, 0) == TERN_OK ? 0 : 1);
   }
   int status;
@@ -152,7 +155,8 @@ static void ingest_parts(world *w, char **paths, size_t n) {
 static void one_round(world *w) {
   char *idxdir = tu_path(w->dir, w->idxname);
   tern_index *idx;
-  assert_int_equal(tern_open(&idx, idxdir, TERN_CREATE, NULL), TERN_OK);
+  tern_options o = et_options_merging(10); /* slots pile up past TERN_CFILTER_MIN */
+  assert_int_equal(tern_open(&idx, idxdir, TERN_CREATE, &o), TERN_OK);
   random_commits(w, idx, 1 + (int)tu_below(&w->r, 3));
   assert_int_equal(tern_flush(idx), TERN_OK);
   assert_int_equal(tern_close(idx), TERN_OK);
@@ -169,8 +173,8 @@ static void one_round(world *w) {
   free(idxdir);
 }
 
-/* A writer on a fresh index of 9 ingested segments (a tier of the merge
- * policy holds 10, so its commits merge nothing): the filter of its first
+/* A writer on a fresh index of 9 ingested segments (without merges: its
+ * commits keep them as they are): the filter of its first
  * state goes forward through commits that flush nothing; a flush drops it
  * (a slot it does not cover). */
 static void writer_keeps_then_drops(world *w) {
@@ -187,7 +191,8 @@ static void writer_keeps_then_drops(world *w) {
   }
   char *idxdir = tu_path(w->dir, w->idxname);
   tern_index *idx;
-  assert_int_equal(tern_open(&idx, idxdir, TERN_FOREGROUND, NULL), TERN_OK);
+  tern_options o = et_options_merging(0);
+  assert_int_equal(tern_open(&idx, idxdir, TERN_FOREGROUND, &o), TERN_OK);
   size_t with = 0;
   check_all(w, idx, &with);
   assert_int_equal(with, 1);
@@ -255,9 +260,12 @@ static void test_same_process_keeps_filter(void **state) {
   w->idxname = "idx";
   char *idxdir = tu_path(w->dir, w->idxname);
   tern_index *idx;
-  assert_int_equal(tern_open(&idx, idxdir, TERN_CREATE, NULL), TERN_OK);
+  /* A merge factor of 10: the 8 ingested slots, then 9, stay; the tenth
+   * merges them. */
+  tern_options o = et_options_merging(TERN_CFILTER_MIN + 2);
+  assert_int_equal(tern_open(&idx, idxdir, TERN_CREATE, &o), TERN_OK);
   size_t with = 0, nslots = 0;
-  /* Ingested: TERN_CFILTER_MIN overlapping slots of one tier (no merge). */
+  /* Ingested: TERN_CFILTER_MIN overlapping slots of similar size (no merge). */
   ingest_here(w, idx, TERN_CFILTER_MIN);
   const tern_cfilter *first = settled_filter(idx, &nslots);
   assert_int_equal(nslots, TERN_CFILTER_MIN);
@@ -275,7 +283,7 @@ static void test_same_process_keeps_filter(void **state) {
   assert_non_null(settled_filter(idx, &nslots));
   assert_int_equal(nslots, TERN_CFILTER_MIN + 1);
   check_all(w, idx, &with);
-  /* One more ingested slot fills the tier: the merge leaves one slot,
+  /* One more ingested slot makes ten: the merge leaves one slot,
    * too few for a filter (TERN_CFILTER_MIN_WORKER); gets stay right. */
   ingest_here(w, idx, 1);
   const tern_cfilter *after = settled_filter(idx, &nslots);

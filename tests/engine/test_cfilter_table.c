@@ -156,7 +156,8 @@ static void grow(world *w, size_t n) {
   assert_true(pid >= 0);
   if (pid == 0) {
     tern_index *x;
-    if (tern_open(&x, w->idxdir, TERN_CREATE | TERN_FOREGROUND, NULL) != TERN_OK) _exit(2);
+    tern_options o = et_options_merging(0); /* the parts stay segments */
+    if (tern_open(&x, w->idxdir, TERN_CREATE | TERN_FOREGROUND, &o) != TERN_OK) _exit(2);
     int rc = n ? tern_ingest(x, (const char *const *)paths, n, 0) : TERN_OK;
     for (int i = 0; rc == TERN_OK && i < commits; i++)
       random_commit(w, x, 150);

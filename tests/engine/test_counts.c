@@ -45,12 +45,11 @@ static counts now(void) {
 static tern_index *open_fresh(char **dirp, uint32_t bloom_bits) {
   et_prefer_tmpfs();
   char *dir = tu_tmpdir("counts");
-  tern_options o;
-  tern_options_init(&o);
+  tern_options o = et_options_merging(0); /* the segments as written: the counts are theirs */
   o.bloom_bits_per_key = bloom_bits;
   tern_index *idx;
-  /* Merges inside the commits that make them due: the counters are the
-   * process's, and a background merge would land in any window. */
+  /* Flushes inside the commits that make them due: the counters are the
+   * process's, and background work would land in any window. */
   assert_int_equal(tern_open(&idx, dir, TERN_CREATE | TERN_FOREGROUND, &o), TERN_OK);
   if (dirp)
     *dirp = dir;

@@ -5,13 +5,13 @@
  *
  * 13 segments with pairwise disjoint key ranges are built with the public
  * builder and ingested in one call (9 of 200 documents and 4 of 1,500: the
- * merge policy's tiers of 10 leave them alone).  Nine share their keys'
+ * merges off: the gets meet them all).  Nine share their keys'
  * 8-byte head ("same-hea..."), so the search must break ties by the whole
  * key.  Every key, keys just off every segment's ends,
  * keys between and beyond the segments are looked up against a sorted
  * reference, and each get tests one range, not 13 (counted).  Then
  * overlapping bulk commits (new keys between the segments' keys: each a
- * segment spanning every range, 3 in all, in the large ones' tier; a get
+ * segment spanning every range, 3 in all; a get
  * then tests the map's one range and theirs), rewrites and deletes in the
  * write buffer, a deleted range that drops
  * whole segments, and a reopen (the state rebuilt from the catalog): the
@@ -170,7 +170,8 @@ static void test_disjoint_segments(void **state) {
     build(paths[i], i, &r);
   }
   tern_index *idx;
-  ET_OK(tern_open(&idx, idxdir, TERN_CREATE | TERN_FOREGROUND, NULL));
+  tern_options o = et_options_merging(0);
+  ET_OK(tern_open(&idx, idxdir, TERN_CREATE | TERN_FOREGROUND, &o));
   /* in a shuffled order: the map sorts by range, not by number */
   for (int i = NSEG - 1; i > 0; i--) {
     int j = (int)tu_below(&rng, (uint64_t)i + 1);
@@ -183,7 +184,7 @@ static void test_disjoint_segments(void **state) {
   check_index(idx, &r, "ingested", 1);
 
   /* overlapping bulk commits: 1,100 new keys between the segments' keys,
-   * spread over every range (a segment each, in the large ones' tier) */
+   * spread over every range (a segment each) */
   for (int round = 0; round < 3; round++) {
     tern_txn *t;
     ET_OK(tern_txn_begin(&t, idx, TERN_TXN_BULK));
@@ -239,7 +240,7 @@ static void test_disjoint_segments(void **state) {
     check_index(idx, &r, "after a deleted range", 0);
   }
   ET_OK(tern_close(idx));
-  ET_OK(tern_open(&idx, idxdir, TERN_FOREGROUND, NULL));
+  ET_OK(tern_open(&idx, idxdir, TERN_FOREGROUND, &o));
   check_index(idx, &r, "reopened", 0);
   ET_OK(tern_compact(idx));
   check_index(idx, &r, "compacted", 0);
