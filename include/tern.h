@@ -325,7 +325,8 @@ int tern_open(tern_index **out, const char *dir, unsigned flags, const tern_opti
  *  Errors: TERN_EBUSY (a snapshot or the transaction open), -errno (of
  *  closing the catalog's environment; the handle is freed all the same). */
 int tern_close(tern_index *idx);
-/** The options the index was created with (map_size: the current one).
+/** The options the index was created with (map_size: the current one;
+ *  busy_timeout_ms, read_depth and merge_factor: this handle's).
  *  `out->fields` points into the index, valid until tern_close(); do not
  *  free it.  Errors: TERN_EINVAL.  No I/O; any thread. */
 int tern_get_options(const tern_index *idx, tern_options *out);
