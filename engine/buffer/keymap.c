@@ -46,8 +46,13 @@ static uint32_t hash_of(const void *key, size_t klen) {
 
 int64_t tern_keymap_get(const tern_keymap *m, const tern_mdoc *ops, const void *key, size_t klen,
                         tern_keypos *pos) {
+  return tern_keymap_get_hashed(m, ops, key, klen, tern_filter_hash(key, klen), pos);
+}
+
+int64_t tern_keymap_get_hashed(const tern_keymap *m, const tern_mdoc *ops, const void *key,
+                               size_t klen, uint64_t hash, tern_keypos *pos) {
   *pos = TERN_KEYPOS_NONE;
-  pos->hash = hash_of(key, klen);
+  pos->hash = (uint32_t)hash;
   if (!m->cap) return -1;
   pos->at = find(m, ops, key, klen, pos->hash);
   pos->valid = 1;

@@ -35,6 +35,9 @@ typedef struct tern_keypos {
 /* The latest op index of the key, or -1; *pos where it is. */
 int64_t tern_keymap_get(const tern_keymap *m, const tern_mdoc *ops, const void *key, size_t klen,
                         tern_keypos *pos);
+/* The same for a key whose tern_filter_hash the caller has: hash. */
+int64_t tern_keymap_get_hashed(const tern_keymap *m, const tern_mdoc *ops, const void *key,
+                               size_t klen, uint64_t hash, tern_keypos *pos);
 /* A map of docs[0..n) (unique keys), sized for n once: it never grows. */
 int tern_keymap_build(tern_keymap *m, const tern_mdoc *docs, size_t n);
 /* The index in docs of the key whose tern_filter_hash is hash, or -1. */

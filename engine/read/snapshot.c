@@ -203,9 +203,9 @@ static int find_state(tern_snapshot *s, tern_seg_probe *p, tern_seg_cursor *c, t
   ptrdiff_t i = tern_memseg_find_key(s->buf, p->key, p->len, &p->fk);
   if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);
   tern_term_entry e;
-  const tern_slot *sl;
-  TERN_TRY(tern_state_find_at(s->st, p, at, c, &e, &sl));
-  return tern_seg_value(sl->ref->seg, &e, c, val);
+  tern_state_hit hit;
+  TERN_TRY(tern_state_find_at(s->st, p, at, c, &e, &hit));
+  return tern_seg_value(hit.slot->ref->seg, &e, c, val);
 }
 
 /* (index.h) A snapshot of one segment takes the direct path. */

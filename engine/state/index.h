@@ -423,18 +423,23 @@ int tern_snapshot_find(tern_snapshot *s, const void *key, size_t klen, tern_seg_
  * and the entry in c/e; TERN_NOTFOUND otherwise. */
 int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,
                    tern_term_entry *e, uint32_t *doc);
+/* Where a lookup found a key's live document: its slot and doc id. */
+typedef struct tern_state_hit {
+  const tern_slot *slot;
+  uint32_t doc;
+} tern_state_hit;
 /* The live entry of the probe's key in the state's segments, newest
  * first (the range map's candidate; then, unless the combined filter rules
  * the key out, the slots probed in turn, in waves: each slot's range and
- * filter line, then its block): TERN_OK with the entry in c/e and its slot
- * in *found; TERN_NOTFOUND otherwise. */
+ * filter line, then its block): TERN_OK with the entry in c/e and its
+ * slot and doc in *hit; TERN_NOTFOUND otherwise. */
 int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
-                    tern_term_entry *e, const tern_slot **found);
+                    tern_term_entry *e, tern_state_hit *hit);
 /* The same, the map's search already done: `at` is what
  * tern_state_prefetch (or tern_state_ranges_at) returned for this probe
  * in this state. */
 int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
-                       tern_seg_cursor *c, tern_term_entry *e, const tern_slot **found);
+                       tern_seg_cursor *c, tern_term_entry *e, tern_state_hit *hit);
 /* ---- state_ranges.c: the range map over disjoint slots */
 #define TERN_RANGE_MAP_MIN 8u /* slots below which every slot is tested in turn */
 #define TERN_PREFETCH_WAVE 32u /* slots probed in turn per wave, their filter lines fetched together */

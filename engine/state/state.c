@@ -706,7 +706,7 @@ int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cu
  * admitted the key): TERN_OK with the first live hit, else TERN_NOTFOUND. */
 static int probe_candidates(const tern_state *st, const uint32_t *cand, size_t n,
                             const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
-                            const tern_slot **found) {
+                            tern_state_hit *hit) {
   for (size_t k = 0; k < n; k++) {
     const tern_slot *sl = &st->slots[cand[k]];
     int filter = tern_state_slot_filter(st, cand[k], p); /* its line, else its gate */
@@ -715,10 +715,9 @@ static int probe_candidates(const tern_state *st, const uint32_t *cand, size_t n
       continue;
     }
     TERN_COUNT_GET(block_probes, 1);
-    uint32_t doc;
-    int rc = slot_pk_find(sl, p, filter, c, e, &doc);
+    int rc = slot_pk_find(sl, p, filter, c, e, &hit->doc);
     if (rc == TERN_NOTFOUND) continue;
-    if (rc == TERN_OK) *found = sl;
+    if (rc == TERN_OK) hit->slot = sl;
     return rc;
   }
   return TERN_NOTFOUND;
@@ -739,7 +738,7 @@ static inline int slot_filter_inline(const tern_state *st, uint32_t i, const ter
  * others), so the misses still overlap. */
 static int probe_wave_lines(const tern_state *st, const uint32_t *ids, size_t lo, size_t hi,
                             const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
-                            const tern_slot **found) {
+                            tern_state_hit *hit) {
   TERN_COUNT_GET(range_checks, hi - lo);
   size_t tested = 0;
   int rc = TERN_NOTFOUND;
@@ -755,10 +754,9 @@ static int probe_wave_lines(const tern_state *st, const uint32_t *ids, size_t lo
       break;
     }
     TERN_COUNT_GET(block_probes, 1);
-    uint32_t doc;
-    rc = slot_pk_find(sl, p, filter, c, e, &doc);
+    rc = slot_pk_find(sl, p, filter, c, e, &hit->doc);
     if (rc == TERN_NOTFOUND) continue;
-    if (rc == TERN_OK) *found = sl;
+    if (rc == TERN_OK) hit->slot = sl;
     break;
   }
   TERN_COUNT_GET(filter_checks, tested);
@@ -788,7 +786,7 @@ static void prefetch_wave(const tern_state *st, const uint32_t *ids, size_t lo, 
  * slots 0..n-1 themselves. */
 static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count,
                          const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
-                         const tern_slot **found) {
+                         tern_state_hit *hit) {
   uint32_t cand[PROBE_WAVE];
   for (size_t hi = count; hi > 0;) {
     size_t lo = hi > PROBE_WAVE ? hi - PROBE_WAVE : 0, n = 0;
@@ -796,7 +794,7 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
       /* the newest wave's lines: tern_state_prefetch, before the buffer,
        * unless a combined filter was tested first (it fetches none) */
       if (hi != count || st->cf_view.buckets) prefetch_wave(st, ids, lo, hi, p);
-      int rc = probe_wave_lines(st, ids, lo, hi, p, c, e, found);
+      int rc = probe_wave_lines(st, ids, lo, hi, p, c, e, hit);
       if (rc != TERN_NOTFOUND) return rc;
       hi = lo;
       continue;
@@ -806,7 +804,7 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
       n += (size_t)tern_seg_gate_start(&st->slots[cand[n]].gate, p);
     }
     TERN_COUNT_GET(range_checks, hi - lo);
-    int rc = probe_candidates(st, cand, n, p, c, e, found);
+    int rc = probe_candidates(st, cand, n, p, c, e, hit);
     if (rc != TERN_NOTFOUND) return rc;
     hi = lo;
   }
@@ -849,8 +847,8 @@ static inline void cf_learn(const tern_state *st, const tern_seg_probe *p, int p
  * bucket names nothing: every slot in turn. */
 static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t count,
                              const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
-                             const tern_slot **found) {
-  if (!st->cf_view.buckets) return probe_in_turn(st, ids, count, p, c, e, found);
+                             tern_state_hit *hit) {
+  if (!st->cf_view.buckets) return probe_in_turn(st, ids, count, p, c, e, hit);
   if (!tern_state_cf_table_first(st)) {
     TERN_COUNT_GET(filter_checks, 1);
     if (!tern_filter_view_may_contain(st->cf_view.bloom, &p->fk)) {
@@ -860,16 +858,15 @@ static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t c
   }
   uint32_t cand[TERN_CFILTER_ENTRIES];
   size_t n = tern_cfilter_candidates(&st->cf_view, p->fk.hash, cand);
-  if (n == TERN_CFILTER_ALL) return probe_in_turn(st, ids, count, p, c, e, found);
+  if (n == TERN_CFILTER_ALL) return probe_in_turn(st, ids, count, p, c, e, hit);
   for (size_t k = 0; k < n; k++) {
     const tern_slot *sl = &st->slots[cand[k]];
     if (!tern_seg_gate_admits(&sl->gate, p)) continue;
     TERN_COUNT_GET(block_probes, 1);
-    uint32_t doc;
-    int rc = slot_pk_find(sl, p, 1, c, e, &doc);
+    int rc = slot_pk_find(sl, p, 1, c, e, &hit->doc);
     if (rc == TERN_NOTFOUND) continue;
     if (rc == TERN_OK) {
-      *found = sl;
+      hit->slot = sl;
       cf_learn(st, p, 1);
     }
     return rc;
@@ -879,8 +876,8 @@ static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t c
 }
 
 int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
-                       tern_seg_cursor *c, tern_term_entry *e, const tern_slot **found) {
-  if (!st->ndisjoint) return probe_overlapping(st, NULL, st->nslots, p, c, e, found);
+                       tern_seg_cursor *c, tern_term_entry *e, tern_state_hit *hit) {
+  if (!st->ndisjoint) return probe_overlapping(st, NULL, st->nslots, p, c, e, hit);
   /* The one disjoint slot whose range admits the key, found by the search
    * (`at`), then the overlapping ones newest first: any order finds the
    * one live document (state_ranges.c).  Nothing left to probe costs no
@@ -889,14 +886,14 @@ int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
   size_t n = tern_state_ranges_find(st, p, at, cand, PROBE_WAVE);
   TERN_COUNT_GET(range_checks, n ? n : 1);
   if (n) {
-    int rc = probe_candidates(st, cand, n, p, c, e, found);
+    int rc = probe_candidates(st, cand, n, p, c, e, hit);
     if (rc != TERN_NOTFOUND) return rc;
   }
   if (!st->noverlap) return TERN_NOTFOUND;
-  return probe_overlapping(st, st->overlap, st->noverlap, p, c, e, found);
+  return probe_overlapping(st, st->overlap, st->noverlap, p, c, e, hit);
 }
 
 int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
-                    tern_term_entry *e, const tern_slot **found) {
-  return tern_state_find_at(st, p, tern_state_ranges_at(st, p), c, e, found);
+                    tern_term_entry *e, tern_state_hit *hit) {
+  return tern_state_find_at(st, p, tern_state_ranges_at(st, p), c, e, hit);
 }

@@ -258,29 +258,35 @@ int tern_put(tern_txn *t, const void *key, size_t klen, const void *val, size_t 
   return push_op(t, p, klen, p + klen, dlen, TERN_KEYPOS_NONE);
 }
 
-/* Where the commit this transaction builds on has a document `key`: its
- * buffer view (*slot UINT32_MAX), a segment slot and doc, or nowhere
- * (*has 0); probed in memory, segments newest first, no LMDB read. */
-static int committed_find(tern_txn *t, const void *key, size_t klen, int *has, uint32_t *slot,
+/* Whether the committed state holds a live document of the probe's key,
+ * found as a get finds it (tern_txn_get, txn_read.c): one hash for the
+ * buffer and every segment, the filter lines fetched together, the
+ * combined filter and the range map; *slot and *doc the segment's
+ * (*slot UINT32_MAX: the buffer's). */
+static int committed_find(tern_txn *t, const tern_seg_probe *p, int *has, uint32_t *slot,
                           uint32_t *doc) {
   const tern_state *st = t->st;
   *slot = UINT32_MAX;
-  *has = tern_memseg_find(st->buffer, key, klen) >= 0;
-  if (*has || !st->nslots) return TERN_OK;
+  *has = 0;
+  tern_state_cfilter_prefetch(st, p);
+  tern_state_prefetch(st, p);
+  if (tern_memseg_find_hashed(st->buffer, p->key, p->len, p->fk.hash) >= 0) {
+    *has = 1;
+    return TERN_OK;
+  }
+  if (!st->nslots) return TERN_OK;
   if (!t->probe) {
     if (!(t->probe = malloc(sizeof *t->probe))) return tern_fail(TERN_ENOMEM, "out of memory");
     tern_seg_cursor_init(t->probe);
   }
-  for (size_t i = st->nslots; i-- > 0;) {
-    tern_term_entry e;
-    int rc = tern_slot_find(&st->slots[i], key, klen, t->probe, &e, doc);
-    if (rc == TERN_OK) {
-      *has = 1;
-      *slot = (uint32_t)i;
-      return TERN_OK;
-    }
-    if (rc != TERN_NOTFOUND) return rc;
-  }
+  tern_term_entry e;
+  tern_state_hit hit;
+  int rc = tern_state_find(st, p, t->probe, &e, &hit);
+  if (rc == TERN_NOTFOUND) return TERN_OK;
+  TERN_TRY(rc);
+  *has = 1;
+  *slot = (uint32_t)(hit.slot - st->slots);
+  *doc = hit.doc;
   return TERN_OK;
 }
 
@@ -353,22 +359,30 @@ int tern_delete(tern_txn *t, const void *key, size_t klen) {
   if (!t) return tern_fail(TERN_EINVAL, "tern_delete: NULL transaction");
   TERN_TRY(check_key(key, klen));
   TERN_TRY(map_keys_once(t));
-  tern_keypos at;
-  int64_t last = tern_keymap_get(&t->map, t->ops, key, klen, &at);
+  tern_seg_probe p;
+  TERN_TRY(tern_seg_probe_init(&p, key, klen));
+  /* The key's slot in the transaction's map is fetched while the committed
+   * state is searched, not before: its cache miss then costs nothing.  The
+   * search is wasted (its failure too) when the transaction wrote the key
+   * or deleted its range: those answer first. */
+  tern_keymap_prefetch(&t->map, p.fk.hash);
   int has;
   uint32_t slot = UINT32_MAX, doc = 0;
+  int committed = committed_find(t, &p, &has, &slot, &doc);
+  tern_keypos at;
+  int64_t last = tern_keymap_get_hashed(&t->map, t->ops, key, klen, p.fk.hash, &at);
   if (last >= 0)
     has = t->ops[last].doc != NULL;
   else if (in_ranges(t, key, klen))
     has = 0; /* a range this transaction deleted */
   else
-    TERN_TRY(committed_find(t, key, klen, &has, &slot, &doc));
+    TERN_TRY(committed);
   if (!has) return TERN_NOTFOUND;
-  uint8_t *p = tern_arena_alloc(&t->arena, klen);
-  if (!p) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
-  memcpy(p, key, klen);
+  uint8_t *copy = tern_arena_alloc(&t->arena, klen);
+  if (!copy) return tern_fail(TERN_ENOMEM, "transaction: out of memory");
+  memcpy(copy, key, klen);
   if (last < 0) TERN_TRY(note_loc(t, slot, doc)); /* the key's first op: the committed doc */
-  return push_op(t, p, klen, NULL, 0, at);
+  return push_op(t, copy, klen, NULL, 0, at);
 }
 
 /* ------------------------------------------------------------ commit */

@@ -38,9 +38,9 @@ static int txn_sees(tern_txn *t, const void *key, size_t klen, tern_seg_cursor *
   ptrdiff_t i = tern_memseg_find_hashed(st->buffer, key, klen, p.fk.hash);
   if (i >= 0) return tern_memseg_value(st->buffer, (size_t)i, val);
   tern_term_entry e;
-  const tern_slot *sl;
-  TERN_TRY(tern_state_find(st, &p, c, &e, &sl));
-  return tern_seg_value(sl->ref->seg, &e, c, val);
+  tern_state_hit hit;
+  TERN_TRY(tern_state_find(st, &p, c, &e, &hit));
+  return tern_seg_value(hit.slot->ref->seg, &e, c, val);
 }
 
 int tern_txn_get(tern_txn *txn, const void *key, size_t klen, void *buf, size_t cap, size_t *vlen) {

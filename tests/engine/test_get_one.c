@@ -70,9 +70,9 @@ static int ref_get(tern_snapshot *s, const uint8_t *key, size_t klen, uint32_t *
     tern_seg_probe p;
     ET_OK(tern_seg_probe_init(&p, key, klen));
     tern_term_entry e;
-    const tern_slot *sl = NULL;
-    rc = tern_state_find(s->st, &p, &c, &e, &sl);
-    if (rc == TERN_OK) rc = tern_seg_value(sl->ref->seg, &e, &c, &v);
+    tern_state_hit hit = {NULL, 0};
+    rc = tern_state_find(s->st, &p, &c, &e, &hit);
+    if (rc == TERN_OK) rc = tern_seg_value(hit.slot->ref->seg, &e, &c, &v);
   }
   if (rc == TERN_OK) {
     assert_int_equal(v.len, sizeof *val);
