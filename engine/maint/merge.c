@@ -501,7 +501,8 @@ int tern_merge_once(tern_index *idx, int *merged) {
   TERN_TRY(tern_state_acquire(idx, 0, &st));
   const tern_slot **sel = malloc((st->nslots ? st->nslots : 1) * sizeof *sel);
   size_t n = 0;
-  int rc = sel ? pick_merge(st, idx->opts.merge_factor, sel, &n) : tern_fail(TERN_ENOMEM, "out of memory");
+  int rc = sel ? pick_merge(st, idx->opts.merge_factor, sel, &n)
+               : tern_fail(TERN_ENOMEM, "out of memory");
   uint64_t bad = 0;
   if (rc == TERN_OK && n) rc = merge_slots(idx, st, sel, n, &bad);
   *merged = rc == TERN_OK && n;
