@@ -547,10 +547,26 @@ void tern_state_cfilter_put(tern_state *st);
 static inline int tern_state_cf_table_first(const tern_state *st) {
   return atomic_load_explicit(&st->cf_order, memory_order_relaxed) >= TERN_CF_ORDER_TABLE;
 }
+/* Slots probed in turn up to which, while a state's gets mostly find
+ * their keys, their own filter lines are read instead of the combined
+ * filter's table: the lines (10 bits a key) stay in the caches better
+ * than the table (32), and a present key waits for one line either way
+ * (docs/BENCHMARKS.md, "segments": 3 segments 1.20x compacted through
+ * their lines, 1.31-1.41x through the table).  Absent keys keep the
+ * combined filter's one Bloom line. */
+#define TERN_CF_LINES_MAX 3u
+/* 1 when a get of st reads its slots' filter lines, not the combined
+ * filter's table, though st has one (TERN_CF_LINES_MAX). */
+static inline int tern_state_cf_lines_first(const tern_state *st) {
+  size_t n = st->ndisjoint ? st->noverlap : st->nslots;
+  return st->cf_view.buckets && n <= TERN_CF_LINES_MAX && tern_state_cf_table_first(st);
+}
 /* Starts fetching the line of the combined filter a get reads first for
- * the probe's key (a hint; no combined filter: no load). */
+ * the probe's key (a hint; no combined filter, or its slots' lines read
+ * instead: no load). */
 static inline void tern_state_cfilter_prefetch(const tern_state *st, const tern_seg_probe *p) {
-  if (st->cf_view.buckets && tern_state_cf_table_first(st))
+  if (!st->cf_view.buckets || tern_state_cf_lines_first(st)) return;
+  if (tern_state_cf_table_first(st))
     __builtin_prefetch(tern_cfilter_bucket(&st->cf_view, p->fk.hash));
   else
     tern_cfilter_prefetch(&st->cf_view, p->fk.hash);

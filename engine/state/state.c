@@ -793,7 +793,8 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
     if (st->lines) {
       /* the newest wave's lines: tern_state_prefetch, before the buffer,
        * unless a combined filter was tested first (it fetches none) */
-      if (hi != count || st->cf_view.buckets) prefetch_wave(st, ids, lo, hi, p);
+      if (hi != count || (st->cf_view.buckets && !tern_state_cf_lines_first(st)))
+        prefetch_wave(st, ids, lo, hi, p);
       int rc = probe_wave_lines(st, ids, lo, hi, p, c, e, hit);
       if (rc != TERN_NOTFOUND) return rc;
       hi = lo;
@@ -849,6 +850,11 @@ static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t c
                              const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
                              tern_state_hit *hit) {
   if (!st->cf_view.buckets) return probe_in_turn(st, ids, count, p, c, e, hit);
+  if (tern_state_cf_lines_first(st)) { /* few slots, mostly present: their lines */
+    int rc = probe_in_turn(st, ids, count, p, c, e, hit);
+    if (rc == TERN_OK || rc == TERN_NOTFOUND) cf_learn(st, p, rc == TERN_OK);
+    return rc;
+  }
   if (!tern_state_cf_table_first(st)) {
     TERN_COUNT_GET(filter_checks, 1);
     if (!tern_filter_view_may_contain(st->cf_view.bloom, &p->fk)) {
