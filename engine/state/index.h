@@ -435,6 +435,14 @@ typedef struct tern_state_hit {
  * slot and doc in *hit; TERN_NOTFOUND otherwise. */
 int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
                     tern_term_entry *e, tern_state_hit *hit);
+/* The committed live document of the probe's key, looked up as tern_get
+ * does (the filters' lines fetched first, then the buffer view, then
+ * tern_state_find): TERN_OK with *buf_at >= 0, its place in the buffer
+ * view, or *buf_at < 0 and the segment's entry in c/e, its slot and doc
+ * in *hit; TERN_NOTFOUND.  For reads of a write transaction (txn_read.c,
+ * tern_delete). */
+int tern_state_find_key(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
+                        tern_term_entry *e, tern_state_hit *hit, ptrdiff_t *buf_at);
 /* The same, the map's search already done: `at` is what
  * tern_state_prefetch (or tern_state_ranges_at) returned for this probe
  * in this state. */

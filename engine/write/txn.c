@@ -258,35 +258,29 @@ int tern_put(tern_txn *t, const void *key, size_t klen, const void *val, size_t 
   return push_op(t, p, klen, p + klen, dlen, TERN_KEYPOS_NONE);
 }
 
-/* Whether the committed state holds a live document of the probe's key,
- * found as a get finds it (tern_txn_get, txn_read.c): one hash for the
- * buffer and every segment, the filter lines fetched together, the
- * combined filter and the range map; *slot and *doc the segment's
- * (*slot UINT32_MAX: the buffer's). */
+/* Whether the commit this transaction builds on holds a live document of
+ * the probe's key (tern_state_find_key, as tern_get finds it): *has, and
+ * for a segment's its slot and doc (*slot UINT32_MAX: the buffer view's). */
 static int committed_find(tern_txn *t, const tern_seg_probe *p, int *has, uint32_t *slot,
                           uint32_t *doc) {
   const tern_state *st = t->st;
   *slot = UINT32_MAX;
   *has = 0;
-  tern_state_cfilter_prefetch(st, p);
-  tern_state_prefetch(st, p);
-  if (tern_memseg_find_hashed(st->buffer, p->key, p->len, p->fk.hash) >= 0) {
-    *has = 1;
-    return TERN_OK;
-  }
-  if (!st->nslots) return TERN_OK;
   if (!t->probe) {
     if (!(t->probe = malloc(sizeof *t->probe))) return tern_fail(TERN_ENOMEM, "out of memory");
     tern_seg_cursor_init(t->probe);
   }
   tern_term_entry e;
   tern_state_hit hit;
-  int rc = tern_state_find(st, p, t->probe, &e, &hit);
+  ptrdiff_t at;
+  int rc = tern_state_find_key(st, p, t->probe, &e, &hit, &at);
   if (rc == TERN_NOTFOUND) return TERN_OK;
   TERN_TRY(rc);
   *has = 1;
-  *slot = (uint32_t)(hit.slot - st->slots);
-  *doc = hit.doc;
+  if (at < 0) {
+    *slot = (uint32_t)(hit.slot - st->slots);
+    *doc = hit.doc;
+  }
   return TERN_OK;
 }
 

@@ -33,13 +33,11 @@ static int txn_sees(tern_txn *t, const void *key, size_t klen, tern_seg_cursor *
   }
   tern_seg_probe p;
   TERN_TRY(tern_seg_probe_init(&p, key, klen));
-  tern_state_cfilter_prefetch(st, &p);
-  tern_state_prefetch(st, &p); /* the newest wave's filter lines (state.c) */
-  ptrdiff_t i = tern_memseg_find_hashed(st->buffer, key, klen, p.fk.hash);
-  if (i >= 0) return tern_memseg_value(st->buffer, (size_t)i, val);
   tern_term_entry e;
   tern_state_hit hit;
-  TERN_TRY(tern_state_find(st, &p, c, &e, &hit));
+  ptrdiff_t i;
+  TERN_TRY(tern_state_find_key(st, &p, c, &e, &hit, &i));
+  if (i >= 0) return tern_memseg_value(st->buffer, (size_t)i, val);
   return tern_seg_value(hit.slot->ref->seg, &e, c, val);
 }
 

@@ -33,6 +33,15 @@ static inline tern_options et_options_merging(uint32_t factor) {
   return o;
 }
 
+/* How many segments idx's last commit holds. */
+static inline size_t et_segment_count(tern_index *idx) {
+  tern_stats *s;
+  if (tern_stats_get(&s, idx) != TERN_OK) fail_msg("tern_stats_get: %s", tern_errmsg());
+  size_t n = s->nsegments;
+  tern_stats_free(s);
+  return n;
+}
+
 #define ET_KEY_MAX 1024
 
 /* Key of id: a first byte from {0x00, 'k', 0xff}, the id big-endian, then a

@@ -25,14 +25,6 @@ static size_t digit_sum(size_t k, size_t base) {
   return s;
 }
 
-static size_t segment_count(tern_index *idx) {
-  tern_stats *s;
-  ET_OK(tern_stats_get(&s, idx));
-  size_t n = s->nsegments;
-  tern_stats_free(s);
-  return n;
-}
-
 static size_t key_of(uint32_t id, char *out) { return (size_t)sprintf(out, "k%010u", id); }
 
 /* One bulk commit of keys [from, from + n): one segment. */
@@ -89,9 +81,9 @@ static void counts_follow_base(uint32_t factor, size_t commits) {
   for (size_t k = 1; k <= commits; k++) {
     put_segment(idx, (uint32_t)((k - 1) * PER), PER);
     size_t want = factor ? digit_sum(k, factor) : k;
-    if (segment_count(idx) != want)
+    if (et_segment_count(idx) != want)
       fail_msg("factor %u, after %zu commits: %zu segments, want %zu", factor, k,
-               segment_count(idx), want);
+               et_segment_count(idx), want);
     check_keys(idx, (uint32_t)(k * PER));
   }
   close_and_remove(idx, dir);
@@ -120,13 +112,13 @@ static void test_unequal_sizes_wait(void **state) {
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
     put_segment(idx, next, sizes[i]);
     next += sizes[i];
-    assert_int_equal(segment_count(idx), i + 1);
+    assert_int_equal(et_segment_count(idx), i + 1);
   }
   for (size_t i = 0; i < 3; i++) { /* 1,100 x 4 (within 1.5 of their mean) */
     put_segment(idx, next, 1100);
     next += 1100;
   }
-  assert_int_equal(segment_count(idx), 5 - 1 + 1); /* four merged into one of 4,400 */
+  assert_int_equal(et_segment_count(idx), 5 - 1 + 1); /* four merged into one of 4,400 */
   check_keys(idx, next);
   close_and_remove(idx, dir);
 }
@@ -141,7 +133,7 @@ static void test_small_segments_merge_together(void **state) {
   for (size_t i = 0; i < 4; i++) {
     put_segment(idx, next, sizes[i]);
     next += sizes[i];
-    assert_int_equal(segment_count(idx), i < 3 ? i + 1 : 1);
+    assert_int_equal(et_segment_count(idx), i < 3 ? i + 1 : 1);
   }
   check_keys(idx, next);
   close_and_remove(idx, dir);

@@ -132,14 +132,6 @@ static void build(const char *path, int seg, ref *r) {
   ET_OK(tern_builder_finish(b, NULL));
 }
 
-static size_t nsegments(tern_index *idx) {
-  tern_stats *st;
-  ET_OK(tern_stats_get(&st, idx));
-  size_t n = st->nsegments;
-  tern_stats_free(st);
-  return n;
-}
-
 /* most_ranges: the most ranges a get may test (0: any number). */
 static void check_index(tern_index *idx, ref *r, const char *when, unsigned long most_ranges) {
   tern_snapshot *s;
@@ -147,8 +139,8 @@ static void check_index(tern_index *idx, ref *r, const char *when, unsigned long
   unsigned long checks;
   size_t gets;
   check_all(s, r, &checks, &gets);
-  printf("%s: %zu segments, %zu gets, %.2f ranges tested a get\n", when, nsegments(idx), gets,
-         (double)checks / (double)gets);
+  printf("%s: %zu segments, %zu gets, %.2f ranges tested a get\n", when, et_segment_count(idx),
+         gets, (double)checks / (double)gets);
   if (most_ranges) assert_true(checks <= most_ranges * gets); /* not one a segment */
   ET_OK(tern_snapshot_close(s));
 }
@@ -180,7 +172,7 @@ static void test_disjoint_segments(void **state) {
     paths[j] = x;
   }
   ET_OK(tern_ingest(idx, (const char *const *)paths, NSEG, 0));
-  assert_int_equal(nsegments(idx), NSEG);
+  assert_int_equal(et_segment_count(idx), NSEG);
   check_index(idx, &r, "ingested", 1);
 
   /* overlapping bulk commits: 1,100 new keys between the segments' keys,
@@ -197,7 +189,7 @@ static void test_disjoint_segments(void **state) {
       ref_add(&r, key, len, ver);
     }
     ET_OK(tern_commit(t));
-    assert_int_equal(nsegments(idx), NSEG + (size_t)round + 1);
+    assert_int_equal(et_segment_count(idx), NSEG + (size_t)round + 1);
     check_index(idx, &r, "after an overlapping bulk commit", 2 + round);
   }
   /* rewrites and deletes of the segments' keys, in the buffer */
