@@ -120,6 +120,15 @@ typedef struct tern_state {
    * TERN_CF_ORDER_MAX, learnt from the gets' answers (state.c, cf_learn);
    * a hint: both orders answer the same. */
   atomic_uchar cf_order;
+  /* With a range map, whether a get tests its candidate's filter line
+   * before the candidate's block: below TERN_CF_ORDER_TABLE it does (an
+   * absent key ends at the line), from it the block alone decides (a
+   * present key needs the block anyway, and the line was one more cache
+   * miss on its path, which a compacted index's idle filter does not
+   * pay).  Learnt as cf_order is, from the answers of the gets the map
+   * gives a candidate (state.c, order_learn); a hint: both answer the
+   * same. */
+  atomic_uchar map_order;
 } tern_state;
 
 /* How this index reads its segments (TERN_PREAD or the default mapping). */
@@ -489,11 +498,18 @@ static inline void tern_state_entry_prefetch(const tern_state *st, size_t at) {
 int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe *p);
 /* The map's slots whose range admits the probe's key (at most one, the
  * ranges being disjoint), from entry `lo` (tern_state_ranges_at) on, into
- * cand[0..cap), their filter lines' fetch started; returns how many.  A
- * slot whose filter line says the key is absent (its page checked) is
- * left out, counted as a filter check. */
+ * cand[0..cap), cap <= 32, their filter lines' fetch started; returns how
+ * many.  A slot whose filter line says the key is absent (its page
+ * checked) is left out, and one whose line says it may be there has bit k
+ * (its place in cand) set in *maybe: its filter answered
+ * TERN_SEG_FILTER_MAYBE, so the caller asks it no more; either is counted
+ * as a filter check.  While the gets mostly find their keys
+ * (tern_state_map_block_first) the line of a slot the key's head lies
+ * strictly inside is not tested: its bit is set, as for a "maybe".
+ * *inside: 1 when the key's head lay strictly inside a slot's range (the
+ * gets that teach the map's order, whatever its filter said). */
 size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, size_t lo,
-                              uint32_t *cand, size_t cap);
+                              uint32_t *cand, size_t cap, uint32_t *maybe, int *inside);
 /* ---- state_cfilter.c: one table naming the slots probed in turn that may
  * hold a key (cfilter.h) */
 #define TERN_CFILTER_MIN 8u               /* slots probed in turn below which open builds none */
@@ -554,6 +570,35 @@ void tern_state_cfilter_put(tern_state *st);
  * filter (tern_state.cf_order). */
 static inline int tern_state_cf_table_first(const tern_state *st) {
   return atomic_load_explicit(&st->cf_order, memory_order_relaxed) >= TERN_CF_ORDER_TABLE;
+}
+/* The map entry the probe's key lies strictly inside of by heads, given
+ * `at` (tern_state_ranges_at): then that entry's slot alone of the map's
+ * can hold the key and no whole key needs comparing (as
+ * tern_state_ranges_find finds it); else NULL. */
+static inline const tern_range_entry *tern_state_map_inside(const tern_state *st,
+                                                            const tern_seg_probe *p, size_t at) {
+  if (at >= st->ndisjoint) return NULL;
+  const tern_range_entry *m = &st->disjoint[at];
+  return m->lo < p->head && p->head < m->hi ? m : NULL;
+}
+/* Steps a learnt order (cf_order, map_order) up when a get found its
+ * key (present: 1), else down, within [0, TERN_CF_ORDER_MAX]. */
+void tern_state_order_step(const atomic_uchar *order, int present);
+/* What a get the range map gave a candidate found (present: 1) steps
+ * st's map_order: one get in TERN_CF_LEARN_EVERY (by its hash's low
+ * bits), as cf_order. */
+static inline void tern_state_map_learn(const tern_state *st, const tern_seg_probe *p,
+                                        int present) {
+  if (!(p->fk.hash & (TERN_CF_LEARN_EVERY - 1))) tern_state_order_step(&st->map_order, present);
+}
+/* A new state's map_order taken from the state it follows (from NULL:
+ * none; it starts at 0, the lines first).  REQUIRES: st not yet
+ * installed. */
+void tern_state_map_inherit(tern_state *st, const tern_state *from);
+/* 1 when a get of st's range map skips its candidate's filter line and
+ * searches the candidate's block at once (tern_state.map_order). */
+static inline int tern_state_map_block_first(const tern_state *st) {
+  return atomic_load_explicit(&st->map_order, memory_order_relaxed) >= TERN_CF_ORDER_TABLE;
 }
 /* Slots probed in turn up to which, while a state's gets mostly find
  * their keys, their own filter lines are read instead of the combined

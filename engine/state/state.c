@@ -279,6 +279,7 @@ static int build_state(tern_index *idx, MDB_txn *t, const tern_rec_state *rec, t
   /* Made from the catalog: the previous state's combined filter, or a
    * new one (state_cfilter.c; never on the commit path). */
   if (!tern_state_cfilter_inherit(st, idx->cur)) tern_state_cfilter_build(st);
+  tern_state_map_inherit(st, idx->cur);
   /* Fewer slots: the handle's builder thread, in the background. */
   if (tern_state_cfilter_wanted(st)) tern_cfbuilder_kick(idx);
   *out = st;
@@ -649,6 +650,7 @@ int tern_state_apply(tern_index *idx, const tern_state *base, tern_edit *e, tern
   /* Never built here (the commit path): base's when it still covers st,
    * else the edit's (the worker's, made apart), else none. */
   if (!tern_state_cfilter_inherit(st, base) && e->cf) tern_state_cfilter_adopt(st, &e->cf);
+  tern_state_map_inherit(st, base);
   apply_buffer(idx, st, base, e);
   *out = st;
   return TERN_OK;
@@ -703,13 +705,16 @@ int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cu
 #define PROBE_WAVE TERN_PREFETCH_WAVE
 
 /* Filters and blocks of the slots cand[0..n), in that order (their ranges
- * admitted the key): TERN_OK with the first live hit, else TERN_NOTFOUND. */
-static int probe_candidates(const tern_state *st, const uint32_t *cand, size_t n,
+ * admitted the key): TERN_OK with the first live hit, else TERN_NOTFOUND.
+ * Bit k of `maybe`: cand[k]'s filter answered already (maybe). */
+static int probe_candidates(const tern_state *st, const uint32_t *cand, size_t n, uint32_t maybe,
                             const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
                             tern_state_hit *hit) {
+  assert(n <= 32);
   for (size_t k = 0; k < n; k++) {
     const tern_slot *sl = &st->slots[cand[k]];
-    int filter = tern_state_slot_filter(st, cand[k], p); /* its line, else its gate */
+    int filter = (maybe >> k) & 1 ? TERN_SEG_FILTER_MAYBE
+                                  : tern_state_slot_filter(st, cand[k], p); /* line, else gate */
     if (filter <= 0) {
       if (filter < 0) return filter;
       continue;
@@ -805,7 +810,7 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
       n += (size_t)tern_seg_gate_start(&st->slots[cand[n]].gate, p);
     }
     TERN_COUNT_GET(range_checks, hi - lo);
-    int rc = probe_candidates(st, cand, n, p, c, e, hit);
+    int rc = probe_candidates(st, cand, n, 0, p, c, e, hit);
     if (rc != TERN_NOTFOUND) return rc;
     hi = lo;
   }
@@ -825,13 +830,22 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
  * share (docs/benchmarks/HISTORY.md, "2026-12-02, evening").  A relaxed byte: no get
  * writes it while it stays.  Both orders answer the same (cfilter.h: the
  * table alone names a superset of the slots holding the key). */
-static inline void cf_learn(const tern_state *st, const tern_seg_probe *p, int present) {
-  if (p->fk.hash & (TERN_CF_LEARN_EVERY - 1)) return;
-  unsigned cur = atomic_load_explicit(&st->cf_order, memory_order_relaxed);
+void tern_state_order_step(const atomic_uchar *order, int present) {
+  unsigned cur = atomic_load_explicit(order, memory_order_relaxed);
   unsigned next = present ? cur + (cur < TERN_CF_ORDER_MAX) : cur - (cur > 0);
-  if (next == cur || tern_cfilter_test_tuning.order) return; /* tests: fixed */
+  if (next == cur) return;
   /* a hint beside the state's immutable contents: st is never const itself */
-  atomic_store_explicit(&((tern_state *)st)->cf_order, (unsigned char)next,
+  atomic_store_explicit((atomic_uchar *)order, (unsigned char)next, memory_order_relaxed);
+}
+
+static inline void cf_learn(const tern_state *st, const tern_seg_probe *p, int present) {
+  if (p->fk.hash & (TERN_CF_LEARN_EVERY - 1) || tern_cfilter_test_tuning.order) return;
+  tern_state_order_step(&st->cf_order, present); /* tests: fixed */
+}
+
+void tern_state_map_inherit(tern_state *st, const tern_state *from) {
+  if (!from) return;
+  atomic_store_explicit(&st->map_order, atomic_load_explicit(&from->map_order, memory_order_relaxed),
                         memory_order_relaxed);
 }
 
@@ -888,11 +902,17 @@ int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
    * (`at`), then the overlapping ones newest first: any order finds the
    * one live document (state_ranges.c).  Nothing left to probe costs no
    * call: an absent key the map's filter line rules out ends here. */
-  uint32_t cand[PROBE_WAVE];
-  size_t n = tern_state_ranges_find(st, p, at, cand, PROBE_WAVE);
+  uint32_t cand[PROBE_WAVE], maybe;
+  int inside;
+  size_t n = tern_state_ranges_find(st, p, at, cand, PROBE_WAVE, &maybe, &inside);
   TERN_COUNT_GET(range_checks, n ? n : 1);
   if (n) {
-    int rc = probe_candidates(st, cand, n, p, c, e, hit);
+    int rc = probe_candidates(st, cand, n, maybe, p, c, e, hit);
+    /* a candidate strictly inside by heads: what its filter and block
+     * said teaches the map's order (its line's "absent" did, in the
+     * search) */
+    if (inside && (rc == TERN_OK || rc == TERN_NOTFOUND))
+      tern_state_map_learn(st, p, rc == TERN_OK);
     if (rc != TERN_NOTFOUND) return rc;
   }
   if (!st->noverlap) return TERN_NOTFOUND;

@@ -103,8 +103,10 @@ size_t tern_state_prefetch(const tern_state *st, const tern_seg_probe *p) {
 
 void tern_state_prefetch_at(const tern_state *st, const tern_seg_probe *p, size_t at) {
   /* The map's candidate first: it is probed first, and its line's miss
-   * then overlaps the write buffer's probe, as a single slot's does. */
-  if (at < st->ndisjoint) prefetch_line(&st->disjoint[at].filter, p->fk.hash);
+   * then overlaps the write buffer's probe, as a single slot's does
+   * (unless its block alone decides: tern_state_map_block_first). */
+  if (at < st->ndisjoint && !tern_state_map_block_first(st))
+    prefetch_line(&st->disjoint[at].filter, p->fk.hash);
   /* With a combined filter, an absent key ends at its line: the slots'
    * lines would only crowd the caches (probe_in_turn fetches them when the
    * filter lets the key through). */
@@ -195,12 +197,15 @@ int tern_state_index_ranges(tern_state *st) {
 }
 
 size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, size_t lo,
-                              uint32_t *cand, size_t cap) {
+                              uint32_t *cand, size_t cap, uint32_t *maybe, int *inside) {
+  *maybe = 0;
+  *inside = 0;
   if (lo >= st->ndisjoint) return 0;
   /* The candidate's entry, filter line and checked-pages word fetched at
    * once, not one after the other. */
   const tern_range_entry *m = &st->disjoint[lo];
-  prefetch_line(&m->filter, p->fk.hash);
+  int block_first = tern_state_map_block_first(st);
+  if (!block_first) prefetch_line(&m->filter, p->fk.hash);
   /* The heads decide, from the map's own entries, unless the key's head is
    * a range's first or last key's: then its gate compares whole keys.  By
    * disjointness at most one range admits the key, and the search stops at
@@ -215,12 +220,20 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, siz
     /* Every later range's min lies above this one's max, so its head is
      * at least this one's hi: a key's head below hi ends the search here,
      * without loading the next entry. */
-    if (p->head != m->lo && p->head != m->hi) {
-      if (tern_seg_filter_line_absent(&m->filter, &p->fk)) {
-        TERN_COUNT_GET(filter_checks, 1);
+    if (m == tern_state_map_inside(st, p, k)) {
+      /* Strictly inside by heads: its filter line decides here when it
+       * can (its "maybe" then stands for the slot's filter: not asked
+       * twice), else the slot's filter in turn; while gets mostly find
+       * their keys, the block alone. */
+      *inside = 1;
+      int line = block_first ? 1 : tern_seg_filter_line_test(&m->filter, &p->fk);
+      if (!block_first && line >= 0) TERN_COUNT_GET(filter_checks, 1);
+      if (line == 0) {
+        tern_state_map_learn(st, p, 0);
         return n;
       }
-      return n + 1; /* strictly inside by heads; its filter decides in turn */
+      if (line > 0) *maybe |= 1u << n;
+      return n + 1;
     }
     n += (size_t)tern_seg_gate_start(&st->slots[m->slot].gate, p);
     if (p->head != m->hi) break;

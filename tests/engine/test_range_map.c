@@ -15,7 +15,10 @@
  * then tests the map's one range and theirs), rewrites and deletes in the
  * write buffer, a deleted range that drops
  * whole segments, and a reopen (the state rebuilt from the catalog): the
- * same checks each time.
+ * same checks each time.  Then the map's learnt order: streams of present
+ * keys strictly inside the ranges probe blocks and test no filter line,
+ * streams of absent ones test the line and probe (almost) no block, each
+ * answer checked, on the ingest's state and on a reopened one.
  */
 #include "tests/engine/enginetest.h"
 
@@ -246,10 +249,96 @@ static void test_disjoint_segments(void **state) {
   free(dir);
 }
 
+/* A key strictly inside segment seg's range by heads (seg >= 9: the
+ * heads "j09-0001" ... differ from its first and last keys'): present
+ * (an even number, in the segment) or absent (odd). */
+static size_t inside_key(tu_rng *rng, int present, char *out) {
+  int seg = 9 + (int)tu_below(rng, NSEG - 9);
+  uint32_t j = 100 + (uint32_t)tu_below(rng, 1200);
+  size_t len = seg_key(seg, j, out);
+  if (!present) out[len - 1]++;
+  return len;
+}
+
+/* n gets of such keys, each against the reference; the filter checks and
+ * block probes they made. */
+static void gets_inside(tern_snapshot *s, ref *r, tu_rng *rng, int present, size_t n,
+                        unsigned long *filters, unsigned long *blocks) {
+  tern_get_counts before = tern_get_count;
+  for (size_t i = 0; i < n; i++) {
+    char k[40];
+    size_t len = inside_key(rng, present, k);
+    check_key(s, r, k, len);
+  }
+  *filters = tern_get_count.filter_checks - before.filter_checks;
+  *blocks = tern_get_count.block_probes - before.block_probes;
+}
+
+/* Present keys, then absent, twice, each after gets that teach the order. */
+static void check_orders(tern_index *idx, ref *r, tu_rng *rng, const char *when) {
+  tern_snapshot *s;
+  ET_OK(tern_snapshot_open(&s, idx));
+  enum { N = 2000 };
+  unsigned long filters, blocks;
+  for (int round = 0; round < 2; round++) {
+    gets_inside(s, r, rng, 1, N, &filters, &blocks); /* learning */
+    gets_inside(s, r, rng, 1, N, &filters, &blocks);
+    printf("%s, present: %lu filter checks, %lu block probes in %d gets\n", when, filters,
+           blocks, N);
+    assert_int_equal(filters, 0);
+    assert_int_equal(blocks, N);
+    gets_inside(s, r, rng, 0, N, &filters, &blocks);
+    gets_inside(s, r, rng, 0, N, &filters, &blocks);
+    printf("%s, absent: %lu filter checks, %lu block probes in %d gets\n", when, filters, blocks,
+           N);
+    assert_int_equal(filters, N);
+    assert_true(blocks < N / 20); /* the filter's false positives */
+  }
+  ET_OK(tern_snapshot_close(s));
+}
+
+/* The map's learnt order (tern_state.map_order): while the gets mostly
+ * find their keys, a candidate's filter line is not tested (its block
+ * decides); while they mostly do not, the line is, and ends most of them.
+ * Either way every answer is the reference's. */
+static void test_learnt_order(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  printf("seed %llu\n", (unsigned long long)seed);
+  tu_rng rng;
+  tu_rng_init(&rng, seed);
+  ref r = {calloc(MAXK, sizeof(entry)), 0};
+  char *dir = tu_tmpdir("range_order");
+  char *idxdir = tu_path(dir, "idx");
+  char *paths[NSEG];
+  for (int i = 0; i < NSEG; i++) {
+    char name[16];
+    sprintf(name, "seg%02d", i);
+    paths[i] = tu_path(dir, name);
+    build(paths[i], i, &r);
+  }
+  tern_index *idx;
+  tern_options o = et_options_merging(0);
+  ET_OK(tern_open(&idx, idxdir, TERN_CREATE | TERN_FOREGROUND, &o));
+  ET_OK(tern_ingest(idx, (const char *const *)paths, NSEG, 0));
+  check_orders(idx, &r, &rng, "ingested"); /* the state the ingest's edit made */
+  ET_OK(tern_close(idx));
+  ET_OK(tern_open(&idx, idxdir, TERN_RDONLY, NULL));
+  check_orders(idx, &r, &rng, "reopened"); /* made from the catalog: lines settled */
+  ET_OK(tern_close(idx));
+  for (int i = 0; i < NSEG; i++)
+    free(paths[i]);
+  free(r.v);
+  tu_rmtree(dir);
+  free(idxdir);
+  free(dir);
+}
+
 int main(void) {
   et_prefer_tmpfs();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_disjoint_segments),
+      cmocka_unit_test(test_learnt_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
