@@ -148,35 +148,65 @@ static void check_index(tern_index *idx, ref *r, const char *when, unsigned long
   ET_OK(tern_snapshot_close(s));
 }
 
-static void test_disjoint_segments(void **state) {
-  (void)state;
+/* What each test works in: its seed, reference, directory and the
+ * segments' paths. */
+typedef struct fixture {
+  tu_rng rng;
+  ref r;
+  char *dir, *idxdir;
+  char *paths[NSEG];
+} fixture;
+
+static void fixture_init(fixture *f, const char *name) {
   uint64_t seed = tu_seed();
   printf("seed %llu\n", (unsigned long long)seed);
-  tu_rng rng;
-  tu_rng_init(&rng, seed);
-  ref r = {calloc(MAXK, sizeof(entry)), 0};
-  char *dir = tu_tmpdir("range_map");
-  char *idxdir = tu_path(dir, "idx");
-  char *paths[NSEG];
+  tu_rng_init(&f->rng, seed);
+  f->r = (ref){calloc(MAXK, sizeof(entry)), 0};
+  f->dir = tu_tmpdir(name);
+  f->idxdir = tu_path(f->dir, "idx");
+}
+
+static void fixture_free(fixture *f) {
+  for (int i = 0; i < NSEG; i++)
+    free(f->paths[i]);
+  free(f->r.v);
+  tu_rmtree(f->dir);
+  free(f->idxdir);
+  free(f->dir);
+}
+
+/* The NSEG segments built under f->dir (their paths into f->paths,
+ * the keys into f->r) and ingested into a new index at f->idxdir opened
+ * with o, in a shuffled order (the map sorts by range, not by number). */
+static tern_index *ingest_segments(fixture *f, const tern_options *o) {
   for (int i = 0; i < NSEG; i++) {
     char name[16];
     sprintf(name, "seg%02d", i);
-    paths[i] = tu_path(dir, name);
-    build(paths[i], i, &r);
+    f->paths[i] = tu_path(f->dir, name);
+    build(f->paths[i], i, &f->r);
   }
   tern_index *idx;
-  tern_options o = et_options_merging(0);
-  ET_OK(tern_open(&idx, idxdir, TERN_CREATE | TERN_FOREGROUND, &o));
-  /* in a shuffled order: the map sorts by range, not by number */
+  ET_OK(tern_open(&idx, f->idxdir, TERN_CREATE | TERN_FOREGROUND, o));
+  char *order[NSEG];
+  memcpy(order, f->paths, sizeof order);
   for (int i = NSEG - 1; i > 0; i--) {
-    int j = (int)tu_below(&rng, (uint64_t)i + 1);
-    char *x = paths[i];
-    paths[i] = paths[j];
-    paths[j] = x;
+    int j = (int)tu_below(&f->rng, (uint64_t)i + 1);
+    char *x = order[i];
+    order[i] = order[j];
+    order[j] = x;
   }
-  ET_OK(tern_ingest(idx, (const char *const *)paths, NSEG, 0));
+  ET_OK(tern_ingest(idx, (const char *const *)order, NSEG, 0));
   assert_int_equal(et_segment_count(idx), NSEG);
-  check_index(idx, &r, "ingested", 1);
+  return idx;
+}
+
+static void test_disjoint_segments(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f, "range_map");
+  tern_options o = et_options_merging(0);
+  tern_index *idx = ingest_segments(&f, &o);
+  check_index(idx, &f.r, "ingested", 1);
 
   /* overlapping bulk commits: 1,100 new keys between the segments' keys,
    * spread over every range (a segment each) */
@@ -189,25 +219,25 @@ static void test_disjoint_segments(void **state) {
       key[len - 1]++; /* odd: between the segment's keys */
       uint32_t ver = (uint32_t)(2 + round);
       ET_OK(tern_put(t, key, len, &ver, sizeof ver, NULL, 0));
-      ref_add(&r, key, len, ver);
+      ref_add(&f.r, key, len, ver);
     }
     ET_OK(tern_commit(t));
     assert_int_equal(et_segment_count(idx), NSEG + (size_t)round + 1);
-    check_index(idx, &r, "after an overlapping bulk commit", 2 + round);
+    check_index(idx, &f.r, "after an overlapping bulk commit", 2 + round);
   }
   /* rewrites and deletes of the segments' keys, in the buffer */
   {
     tern_txn *t;
     ET_OK(tern_txn_begin(&t, idx, 0));
     for (int k = 0; k < 300; k++) {
-      int seg = (int)tu_below(&rng, NSEG);
+      int seg = (int)tu_below(&f.rng, NSEG);
       char key[40];
-      size_t len = seg_key(seg, (uint32_t)tu_below(&rng, SMALL), key);
-      entry *e = ref_find(&r, key, len);
-      if (tu_below(&rng, 2)) {
+      size_t len = seg_key(seg, (uint32_t)tu_below(&f.rng, SMALL), key);
+      entry *e = ref_find(&f.r, key, len);
+      if (tu_below(&f.rng, 2)) {
         uint32_t ver = 9;
         ET_OK(tern_put(t, key, len, &ver, sizeof ver, NULL, 0));
-        ref_add(&r, key, len, ver);
+        ref_add(&f.r, key, len, ver);
         continue;
       }
       int rc = tern_delete(t, key, len);
@@ -215,7 +245,7 @@ static void test_disjoint_segments(void **state) {
       if (e) e->ver = 0;
     }
     ET_OK(tern_commit(t));
-    check_index(idx, &r, "after rewrites and deletes", 0);
+    check_index(idx, &f.r, "after rewrites and deletes", 0);
   }
 
   /* a range dropping whole segments (k10 to m12, same-head00 and 01) and
@@ -226,27 +256,22 @@ static void test_disjoint_segments(void **state) {
     tern_slice from = {"j09-000100", 10}, to = {"same-head02-000300", 18};
     ET_OK(tern_delete_range(t, &from, &to));
     ET_OK(tern_commit(t));
-    for (size_t i = 0; i < r.n; i++) {
+    for (size_t i = 0; i < f.r.n; i++) {
       entry x = {{0}, from.len, 0}, y = {{0}, to.len, 0};
       memcpy(x.key, from.data, from.len);
       memcpy(y.key, to.data, to.len);
-      if (entry_cmp(&r.v[i], &x) >= 0 && entry_cmp(&r.v[i], &y) < 0) r.v[i].ver = 0;
+      if (entry_cmp(&f.r.v[i], &x) >= 0 && entry_cmp(&f.r.v[i], &y) < 0) f.r.v[i].ver = 0;
     }
-    check_index(idx, &r, "after a deleted range", 0);
+    check_index(idx, &f.r, "after a deleted range", 0);
   }
   ET_OK(tern_close(idx));
-  ET_OK(tern_open(&idx, idxdir, TERN_FOREGROUND, &o));
-  check_index(idx, &r, "reopened", 0);
+  ET_OK(tern_open(&idx, f.idxdir, TERN_FOREGROUND, &o));
+  check_index(idx, &f.r, "reopened", 0);
   ET_OK(tern_compact(idx));
-  check_index(idx, &r, "compacted", 0);
+  check_index(idx, &f.r, "compacted", 0);
   ET_OK(tern_verify(idx));
   ET_OK(tern_close(idx));
-  for (int i = 0; i < NSEG; i++)
-    free(paths[i]);
-  free(r.v);
-  tu_rmtree(dir);
-  free(idxdir);
-  free(dir);
+  fixture_free(&f);
 }
 
 /* A key strictly inside segment seg's range by heads (seg >= 9: the
@@ -303,35 +328,16 @@ static void check_orders(tern_index *idx, ref *r, tu_rng *rng, const char *when)
  * Either way every answer is the reference's. */
 static void test_learnt_order(void **state) {
   (void)state;
-  uint64_t seed = tu_seed();
-  printf("seed %llu\n", (unsigned long long)seed);
-  tu_rng rng;
-  tu_rng_init(&rng, seed);
-  ref r = {calloc(MAXK, sizeof(entry)), 0};
-  char *dir = tu_tmpdir("range_order");
-  char *idxdir = tu_path(dir, "idx");
-  char *paths[NSEG];
-  for (int i = 0; i < NSEG; i++) {
-    char name[16];
-    sprintf(name, "seg%02d", i);
-    paths[i] = tu_path(dir, name);
-    build(paths[i], i, &r);
-  }
-  tern_index *idx;
+  fixture f;
+  fixture_init(&f, "range_order");
   tern_options o = et_options_merging(0);
-  ET_OK(tern_open(&idx, idxdir, TERN_CREATE | TERN_FOREGROUND, &o));
-  ET_OK(tern_ingest(idx, (const char *const *)paths, NSEG, 0));
-  check_orders(idx, &r, &rng, "ingested"); /* the state the ingest's edit made */
+  tern_index *idx = ingest_segments(&f, &o);
+  check_orders(idx, &f.r, &f.rng, "ingested"); /* the state the ingest's edit made */
   ET_OK(tern_close(idx));
-  ET_OK(tern_open(&idx, idxdir, TERN_RDONLY, NULL));
-  check_orders(idx, &r, &rng, "reopened"); /* made from the catalog: lines settled */
+  ET_OK(tern_open(&idx, f.idxdir, TERN_RDONLY, NULL));
+  check_orders(idx, &f.r, &f.rng, "reopened"); /* made from the catalog: lines settled */
   ET_OK(tern_close(idx));
-  for (int i = 0; i < NSEG; i++)
-    free(paths[i]);
-  free(r.v);
-  tu_rmtree(dir);
-  free(idxdir);
-  free(dir);
+  fixture_free(&f);
 }
 
 int main(void) {
