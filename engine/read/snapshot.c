@@ -213,7 +213,9 @@ static int find_state(tern_snapshot *s, tern_seg_probe *p, tern_seg_cursor *c, t
   /* The segments' filter lines start on their way before the buffer's
    * probe: their cache misses and its own then overlap. */
   tern_state_cfilter_prefetch(s->st, p); /* both: a present key needs the lines */
-  tern_state_prefetch_at(s->st, p, at);
+  /* (nothing to overlap them with on range-disjoint slots alone and an
+   * empty buffer: the line is read at once, below) */
+  if (s->buf->n || s->st->noverlap || !s->st->ndisjoint) tern_state_prefetch_at(s->st, p, at);
   if (s->buf->n) { /* an empty buffer (an ingested index) costs no call */
     ptrdiff_t i = tern_memseg_find_key(s->buf, p->key, p->len, &p->fk);
     if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);

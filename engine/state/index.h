@@ -479,7 +479,9 @@ void tern_state_settle_filters(tern_state *st);
 /* Where the range map's search puts the probe's key: the first map entry
  * whose max's head is at or above the key's (ndisjoint when none; 0
  * without a map). */
-size_t tern_state_ranges_at(const tern_state *st, const tern_seg_probe *p);
+static inline size_t tern_state_ranges_at(const tern_state *st, const tern_seg_probe *p) {
+  return st->ndisjoint ? tern_range_heads_lower(&st->heads, p->head) : 0;
+}
 /* Starts fetching the filter lines a get of the probe's key will test:
  * the map's candidate's, then the slots probed in turn (the newest wave of
  * them), so that their cache misses overlap the write buffer's probe.

@@ -92,10 +92,6 @@ static void prefetch_line(const tern_seg_filter_line *l, uint64_t hash) {
   }
 }
 
-size_t tern_state_ranges_at(const tern_state *st, const tern_seg_probe *p) {
-  return st->ndisjoint ? tern_range_heads_lower(&st->heads, p->head) : 0;
-}
-
 size_t tern_state_prefetch(const tern_state *st, const tern_seg_probe *p) {
   size_t at = tern_state_ranges_at(st, p);
   tern_state_prefetch_at(st, p, at);
