@@ -190,10 +190,11 @@ static inline __attribute__((always_inline)) int find_one(tern_snapshot *s, tern
  * ended here as tern_state_find_at would end it (the map's one candidate
  * by heads, its filter line "absent"), without its calls: 1 when so.
  * Not while the map's gets mostly find their keys (no line tested then). */
-static inline int map_rules_out(const tern_state *st, const tern_seg_probe *p, size_t at) {
-  const tern_range_entry *m = tern_state_map_inside(st, p, at);
+static inline int map_rules_out(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos) {
+  const tern_range_entry *m = tern_state_map_inside(st, pos);
   if (!m || st->noverlap || tern_state_map_block_first(st)) return 0;
   if (tern_seg_filter_line_test(&m->filter, &p->fk) != 0) return 0;
+  TERN_COUNT_GET(map_entries, 1);
   TERN_COUNT_GET(range_checks, 1);
   TERN_COUNT_GET(filter_checks, 1);
   tern_state_map_learn(st, p, 0);
@@ -206,8 +207,8 @@ static int find_state(tern_snapshot *s, tern_seg_probe *p, tern_seg_cursor *c, t
   /* The range map is searched by the key's head alone, and its entry
    * fetched, while the key is hashed: with many range-disjoint segments
    * the filter line's address then waits for neither in turn. */
-  size_t at = tern_state_ranges_at(s->st, p);
-  tern_state_entry_prefetch(s->st, at);
+  tern_map_pos pos = tern_state_ranges_at(s->st, p);
+  tern_state_entry_prefetch(s->st, pos.at);
   tern_seg_probe_hash(p);
   TERN_COUNT_GET(key_hashes, 1);
   /* The segments' filter lines start on their way before the buffer's
@@ -215,15 +216,15 @@ static int find_state(tern_snapshot *s, tern_seg_probe *p, tern_seg_cursor *c, t
   tern_state_cfilter_prefetch(s->st, p); /* both: a present key needs the lines */
   /* (nothing to overlap them with on range-disjoint slots alone and an
    * empty buffer: the line is read at once, below) */
-  if (s->buf->n || s->st->noverlap || !s->st->ndisjoint) tern_state_prefetch_at(s->st, p, at);
+  if (s->buf->n || s->st->noverlap || !s->st->ndisjoint) tern_state_prefetch_at(s->st, p, pos.at);
   if (s->buf->n) { /* an empty buffer (an ingested index) costs no call */
     ptrdiff_t i = tern_memseg_find_key(s->buf, p->key, p->len, &p->fk);
     if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);
   }
-  if (map_rules_out(s->st, p, at)) return TERN_NOTFOUND;
+  if (map_rules_out(s->st, p, pos)) return TERN_NOTFOUND;
   tern_term_entry e;
   tern_state_hit hit;
-  TERN_TRY(tern_state_find_at(s->st, p, at, c, &e, &hit));
+  TERN_TRY(tern_state_find_at(s->st, p, pos, c, &e, &hit));
   return tern_seg_value(hit.slot->ref->seg, &e, c, val);
 }
 

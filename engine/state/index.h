@@ -26,6 +26,7 @@
 #include "codec/livedocs.h"
 #include "engine/format/catalog_schema.h"
 #include "codec/segment.h"
+#include "codec/terms_index.h"
 #include "engine/buffer/memseg.h"
 #include "engine/state/cfilter.h"
 #include "engine/state/range_heads.h"
@@ -38,6 +39,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #define TERN_CATALOG_FILE "catalog.mdb"
 #define TERN_LOCK_FILE "write.lock"
@@ -74,7 +76,7 @@ typedef struct tern_slot {
  * answer "absent" from its filter, in one cache line (state_ranges.c). */
 typedef struct tern_range_entry {
   _Alignas(64) tern_seg_filter_line filter;
-  uint64_t lo, hi; /* heads of the slot's first and last keys */
+  uint64_t lo, hi; /* heads of the slot's first and last keys past the map's prefix */
   uint32_t slot;
 } tern_range_entry;
 
@@ -101,6 +103,13 @@ typedef struct tern_state {
    * level read, 2 for up to 64 ranges (range_heads.h). */
   tern_range_heads heads;
   size_t ndisjoint, noverlap;
+  /* The bytes every key of the map's ranges starts with (a tenant, a date,
+   * zero padding: the first range's first key, map_cp bytes of it, in its
+   * segment): the map's heads are taken after them, so that ranges whose
+   * keys share their first 8 bytes still differ by head (else a get would
+   * compare whole keys with every such range in turn). */
+  const uint8_t *map_prefix;
+  size_t map_cp;
   /* Each slot's filter line (codec/segment.h), by slot: a get probing
    * slots in turn answers "absent" from these, not from each segment's
    * own state (state_ranges.c).  NULL (no memory): the gates decide. */
@@ -452,10 +461,13 @@ int tern_state_find(const tern_state *st, const tern_seg_probe *p, tern_seg_curs
  * tern_delete). */
 int tern_state_find_key(const tern_state *st, const tern_seg_probe *p, tern_seg_cursor *c,
                         tern_term_entry *e, tern_state_hit *hit, ptrdiff_t *buf_at);
-/* The same, the map's search already done: `at` is what
- * tern_state_prefetch (or tern_state_ranges_at) returned for this probe
- * in this state. */
-int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
+/* The same, the map's search already done: `pos` is what
+ * tern_state_ranges_at returned for this probe in this state. */
+typedef struct tern_map_pos {
+  size_t at;     /* tern_state_ranges_at, below */
+  uint64_t head;
+} tern_map_pos;
+int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos,
                        tern_seg_cursor *c, tern_term_entry *e, tern_state_hit *hit);
 /* ---- state_ranges.c: the range map over disjoint slots */
 #define TERN_RANGE_MAP_MIN 8u /* slots below which every slot is tested in turn */
@@ -474,11 +486,23 @@ void tern_state_ranges_free(tern_state *st);
  * (there, lines settle from what is checked already).  REQUIRES: st not
  * yet installed. */
 void tern_state_settle_filters(tern_state *st);
-/* Where the range map's search puts the probe's key: the first map entry
- * whose max's head is at or above the key's (ndisjoint when none; 0
- * without a map). */
-static inline size_t tern_state_ranges_at(const tern_state *st, const tern_seg_probe *p) {
-  return st->ndisjoint ? tern_range_heads_lower(&st->heads, p->head) : 0;
+/* Where the range map's search puts the probe's key: `at`, the first map
+ * entry whose max's head is at or above the key's (ndisjoint when none or
+ * when the key lacks the map's prefix, so lies in no range of it; 0
+ * without a map), and `head`, the key's head as the map compares heads
+ * (past its prefix). */
+static inline tern_map_pos tern_state_ranges_at(const tern_state *st, const tern_seg_probe *p) {
+  tern_map_pos pos = {0, p->head};
+  if (!st->ndisjoint) return pos;
+  if (st->map_cp) {
+    if (p->len < st->map_cp || memcmp(p->key, st->map_prefix, st->map_cp) != 0) {
+      pos.at = st->ndisjoint;
+      return pos;
+    }
+    pos.head = tern_terms_index_head_at(p->key, p->len, st->map_cp);
+  }
+  pos.at = tern_range_heads_lower(&st->heads, pos.head);
+  return pos;
 }
 /* Starts fetching the filter lines a get of the probe's key will test:
  * the map's candidate's, then the slots probed in turn (the newest wave of
@@ -510,7 +534,7 @@ int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe 
  * strictly inside is not tested: its bit is set, as for a "maybe".
  * *inside: 1 when the key's head lay strictly inside a slot's range (the
  * gets that teach the map's order, whatever its filter said). */
-size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, size_t lo,
+size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos,
                               uint32_t *cand, size_t cap, uint32_t *maybe, int *inside);
 /* ---- state_cfilter.c: one table naming the slots probed in turn that may
  * hold a key (cfilter.h) */
@@ -578,10 +602,10 @@ static inline int tern_state_cf_table_first(const tern_state *st) {
  * can hold the key and no whole key needs comparing (as
  * tern_state_ranges_find finds it); else NULL. */
 static inline const tern_range_entry *tern_state_map_inside(const tern_state *st,
-                                                            const tern_seg_probe *p, size_t at) {
-  if (at >= st->ndisjoint) return NULL;
-  const tern_range_entry *m = &st->disjoint[at];
-  return m->lo < p->head && p->head < m->hi ? m : NULL;
+                                                            tern_map_pos pos) {
+  if (pos.at >= st->ndisjoint) return NULL;
+  const tern_range_entry *m = &st->disjoint[pos.at];
+  return m->lo < pos.head && pos.head < m->hi ? m : NULL;
 }
 /* Steps a learnt order (cf_order, map_order) up when a get found its
  * key (present: 1), else down, within [0, TERN_CF_ORDER_MAX]. */

@@ -895,7 +895,7 @@ static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t c
   return TERN_NOTFOUND;
 }
 
-int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
+int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos,
                        tern_seg_cursor *c, tern_term_entry *e, tern_state_hit *hit) {
   if (!st->ndisjoint) return probe_overlapping(st, NULL, st->nslots, p, c, e, hit);
   /* The one disjoint slot whose range admits the key, found by the search
@@ -904,7 +904,7 @@ int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, size_t at,
    * call: an absent key the map's filter line rules out ends here. */
   uint32_t cand[PROBE_WAVE], maybe;
   int inside;
-  size_t n = tern_state_ranges_find(st, p, at, cand, PROBE_WAVE, &maybe, &inside);
+  size_t n = tern_state_ranges_find(st, p, pos, cand, PROBE_WAVE, &maybe, &inside);
   TERN_COUNT_GET(range_checks, n ? n : 1);
   if (n) {
     int rc = probe_candidates(st, cand, n, maybe, p, c, e, hit);

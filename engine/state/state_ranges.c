@@ -54,6 +54,8 @@ static void map_free(tern_state *st) {
   st->disjoint = NULL;
   st->overlap = NULL;
   st->ndisjoint = st->noverlap = 0;
+  st->map_prefix = NULL;
+  st->map_cp = 0;
 }
 
 void tern_state_ranges_free(tern_state *st) {
@@ -92,7 +94,7 @@ static void prefetch_line(const tern_seg_filter_line *l, uint64_t hash) {
 }
 
 size_t tern_state_prefetch(const tern_state *st, const tern_seg_probe *p) {
-  size_t at = tern_state_ranges_at(st, p);
+  size_t at = tern_state_ranges_at(st, p).at;
   tern_state_prefetch_at(st, p, at);
   return at;
 }
@@ -129,6 +131,25 @@ static void map_add(tern_state *st, const tern_seg_gate *g, uint32_t slot) {
   m->lo = g->lo;
   m->hi = g->hi;
   m->slot = slot;
+}
+
+/* The map's prefix: the bytes its first range's first key and its last
+ * range's last key share, which every key between starts with; each
+ * entry's heads taken past them. */
+static void map_prefix(tern_state *st) {
+  const tern_seg_gate *first = &st->slots[st->disjoint[0].slot].gate;
+  const tern_seg_gate *last = &st->slots[st->disjoint[st->ndisjoint - 1].slot].gate;
+  size_t n = first->min_len < last->max_len ? first->min_len : last->max_len, cp = 0;
+  while (cp < n && first->min[cp] == last->max[cp])
+    cp++;
+  st->map_prefix = first->min;
+  st->map_cp = cp;
+  for (size_t k = 0; cp && k < st->ndisjoint; k++) {
+    tern_range_entry *m = &st->disjoint[k];
+    const tern_seg_gate *g = &st->slots[m->slot].gate;
+    m->lo = tern_terms_index_head_at(g->min, g->min_len, cp);
+    m->hi = tern_terms_index_head_at(g->max, g->max_len, cp);
+  }
 }
 
 /* The search over the map's max heads (range_heads.h). */
@@ -189,13 +210,15 @@ int tern_state_index_ranges(tern_state *st) {
     map_free(st); /* nothing to search */
     return TERN_OK;
   }
+  map_prefix(st);
   return map_index_heads(st);
 }
 
-size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, size_t lo,
+size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos,
                               uint32_t *cand, size_t cap, uint32_t *maybe, int *inside) {
   *maybe = 0;
   *inside = 0;
+  size_t lo = pos.at;
   if (lo >= st->ndisjoint) return 0;
   /* The candidate's entry, filter line and checked-pages word fetched at
    * once, not one after the other. */
@@ -211,12 +234,13 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, siz
   size_t n = 0;
   for (size_t k = lo; k < st->ndisjoint && n < cap; k++) {
     m = &st->disjoint[k];
-    if (m->lo > p->head) break;
+    TERN_COUNT_GET(map_entries, 1);
+    if (m->lo > pos.head) break;
     cand[n] = m->slot;
     /* Every later range's min lies above this one's max, so its head is
      * at least this one's hi: a key's head below hi ends the search here,
      * without loading the next entry. */
-    if (m == tern_state_map_inside(st, p, k)) {
+    if (m == tern_state_map_inside(st, (tern_map_pos){k, pos.head})) {
       /* Strictly inside by heads: its filter line decides here when it
        * can (its "maybe" then stands for the slot's filter: not asked
        * twice), else the slot's filter in turn; while gets mostly find
@@ -232,7 +256,7 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, siz
       return n + 1;
     }
     n += (size_t)tern_seg_gate_start(&st->slots[m->slot].gate, p);
-    if (p->head != m->hi) break;
+    if (pos.head != m->hi) break;
   }
   return n;
 }

@@ -33,12 +33,14 @@ extern tern_engine_counts tern_engine_count;
 
 /* The work of lookups, counted per thread (a shared atomic would bounce a
  * cache line between reading threads on every get): keys hashed, segments
- * whose key range was checked, filters tested, terms blocks searched. */
+ * whose key range was checked, filters tested, terms blocks searched,
+ * range-map entries compared. */
 typedef struct tern_get_counts {
   unsigned long key_hashes, range_checks, filter_checks, block_probes;
+  unsigned long map_entries; /* range-map entries whose range a get compared the key with */
 } tern_get_counts;
 
-/* Initial-exec (TERN_TLS_IE, 32 bytes): no __tls_get_addr call a count. */
+/* Initial-exec (TERN_TLS_IE, 40 bytes): no __tls_get_addr call a count. */
 extern _Thread_local tern_get_counts tern_get_count TERN_TLS_IE;
 
 #define TERN_COUNT_GET(field, n) (tern_get_count.field += (n))

@@ -212,7 +212,7 @@ static int in_range(const seg_ref *s, const uint8_t *key) {
  * one holding it; a filter tested where the range admits the key, a block
  * searched where the filter also does. */
 static tern_get_counts expected(const seg_ref *segs, const uint8_t *key, int *found) {
-  tern_get_counts want = {1, NSEGS, 0, 0};
+  tern_get_counts want = {.key_hashes = 1, .range_checks = NSEGS};
   *found = 0;
   for (size_t i = NSEGS; i-- > 0 && !*found;) {
     if (!in_range(&segs[i], key)) continue;

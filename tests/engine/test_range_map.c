@@ -18,7 +18,9 @@
  * same checks each time.  Then the map's learnt order: streams of present
  * keys strictly inside the ranges probe blocks and test no filter line,
  * streams of absent ones test the line and probe (almost) no block, each
- * answer checked, on the ingest's state and on a reopened one.
+ * answer checked, on the ingest's state and on a reopened one.  And a
+ * map whose keys all share a 23-byte prefix: each get compares its key
+ * with one range, not every range in turn.
  */
 #include "tests/engine/enginetest.h"
 
@@ -158,6 +160,7 @@ typedef struct fixture {
 } fixture;
 
 static void fixture_init(fixture *f, const char *name) {
+  memset(f, 0, sizeof *f); /* paths a test leaves unset: NULL, freed as such */
   uint64_t seed = tu_seed();
   printf("seed %llu\n", (unsigned long long)seed);
   tu_rng_init(&f->rng, seed);
@@ -340,11 +343,87 @@ static void test_learnt_order(void **state) {
   fixture_free(&f);
 }
 
+/* Keys of one tenant and day, an hour a segment: every key starts with
+ * the 23 bytes of PREFIX, and so with the same 8-byte head. */
+#define PREFIX "tenant-0042/2026-12-04T"
+enum { HOURS = 12, PERHOUR = 300 };
+
+static size_t hour_key(int hour, uint32_t j, char *out) {
+  return (size_t)sprintf(out, PREFIX "%02d:%06u", hour, j * 2);
+}
+
+/* A map whose ranges' keys share far more than their first 8 bytes: its
+ * heads are taken past the shared prefix, so that a get compares its key
+ * with one range (two when its head ties a range's end), not with every
+ * range in turn; keys without the prefix (shorter, other tenants, other
+ * days) fall in no range.  Every answer against the reference. */
+static void test_shared_prefix(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f, "range_prefix");
+  for (int h = 0; h < HOURS; h++) {
+    char name[16];
+    sprintf(name, "hour%02d", h);
+    f.paths[h] = tu_path(f.dir, name);
+    tern_builder *b;
+    ET_OK(tern_builder_open(&b, f.paths[h], NULL));
+    for (uint32_t j = 0; j < PERHOUR; j++) {
+      char k[48];
+      size_t len = hour_key(h, j, k);
+      uint32_t ver = (uint32_t)h + 1;
+      ET_OK(tern_builder_add(b, k, len, &ver, sizeof ver, NULL, 0));
+      ref_add(&f.r, k, len, ver);
+    }
+    ET_OK(tern_builder_finish(b, NULL));
+  }
+  tern_options o = et_options_merging(0);
+  tern_index *idx;
+  ET_OK(tern_open(&idx, f.idxdir, TERN_CREATE | TERN_FOREGROUND, &o));
+  ET_OK(tern_ingest(idx, (const char *const *)f.paths, HOURS, 0));
+  assert_int_equal(et_segment_count(idx), HOURS);
+  for (int pass = 0; pass < 2; pass++) { /* the ingest's state, then one from the catalog */
+    tern_snapshot *s;
+    ET_OK(tern_snapshot_open(&s, idx));
+    unsigned long before = tern_get_count.map_entries;
+    size_t gets = 0;
+    for (int i = 0; i < 4000; i++) { /* present and absent (odd), every hour */
+      char k[48];
+      size_t len = hour_key((int)tu_below(&f.rng, HOURS), (uint32_t)tu_below(&f.rng, PERHOUR), k);
+      if (i % 2) k[len - 1]++;
+      check_key(s, &f.r, k, len);
+      gets++;
+    }
+    static const char *const off[] = {PREFIX,
+                                      "tenant-0042/2026-12-04",
+                                      "tenant-0041/2026-12-04T05:000010",
+                                      "tenant-0043/2026-12-04T05:000010",
+                                      "tenant-0042/2026-12-03T05:000010",
+                                      "tenant-0042/2026-12-04T00:",
+                                      "tenant-0042/2026-12-04T03:999999",
+                                      "tenant-0042/2026-12-04T11:000598",
+                                      "tenant-0042/2026-12-04T11:000599",
+                                      "tenant-0042/2026-12-04T99:000000",
+                                      "tenant"};
+    for (size_t i = 0; i < sizeof off / sizeof *off; i++, gets++)
+      check_key(s, &f.r, off[i], strlen(off[i]));
+    unsigned long entries = tern_get_count.map_entries - before;
+    printf("shared prefix (%s): %zu gets, %.2f map entries compared a get\n",
+           pass ? "reopened" : "ingested", gets, (double)entries / (double)gets);
+    assert_true(entries <= gets + gets / 20); /* not HOURS a get */
+    ET_OK(tern_snapshot_close(s));
+    ET_OK(tern_close(idx));
+    ET_OK(tern_open(&idx, f.idxdir, TERN_FOREGROUND, &o));
+  }
+  ET_OK(tern_close(idx));
+  fixture_free(&f);
+}
+
 int main(void) {
   et_prefer_tmpfs();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_disjoint_segments),
       cmocka_unit_test(test_learnt_order),
+      cmocka_unit_test(test_shared_prefix),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,19 @@ uint8_t *bench_hex_keys_sorted(uint64_t seed, size_t *n) {
   return k;
 }
 
+uint8_t *bench_time_keys_sorted(uint64_t seed, size_t *n) {
+  uint8_t *k = malloc(*n ? *n * BENCH_HEX_KEY : 1);
+  if (!k) return NULL;
+  bench_rng r;
+  bench_rng_init(&r, seed);
+  for (size_t i = 0; i < *n; i++) {
+    char t[BENCH_HEX_KEY + 1];
+    snprintf(t, sizeof t, "t%015llu", (unsigned long long)(i * 37 + bench_rng_below(&r, 37)));
+    memcpy(k + i * BENCH_HEX_KEY, t, BENCH_HEX_KEY);
+  }
+  return k;
+}
+
 void bench_hex_keys_shuffle(uint8_t *keys, size_t n, bench_rng *r) {
   for (size_t i = n; i > 1; i--) {
     size_t j = (size_t)bench_rng_below(r, i);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hexgets.h — what the engine-shape benchmarks (`ingest`, `segments`)
- * share: sets of unique 16-char hex keys, and warm tern_get loops over
+ * share: sets of unique 16-byte keys (random hex, or time-ordered), and
+ * warm tern_get loops over
  * them through tern.h with the keys held by the caller.
  */
 #ifndef TERN_BENCH_HEXGETS_H
@@ -22,6 +23,11 @@ int bench_hex_key_cmp(const void *a, const void *b);
 /* Up to *n unique keys from seed, sorted, flat (key i at i * BENCH_HEX_KEY);
  * *n becomes how many (duplicates drawn are dropped).  NULL: no memory. */
 uint8_t *bench_hex_keys_sorted(uint64_t seed, size_t *n);
+/* *n unique time-ordered keys, sorted, flat as bench_hex_keys_sorted's:
+ * "t" and 15 decimal digits, key i's number i * 37 plus a random 0 to 36
+ * from seed, so that keys of up to 2.7M share their first 8 bytes (the
+ * common prefix of a tenant's or a day's keys).  NULL: no memory. */
+uint8_t *bench_time_keys_sorted(uint64_t seed, size_t *n);
 /* Shuffles keys[0..n) with r (Fisher-Yates). */
 void bench_hex_keys_shuffle(uint8_t *keys, size_t n, bench_rng *r);
 /* Seconds for a tern_get of every key in keys[0..n) through one snapshot;

@@ -4,7 +4,9 @@
  * range-disjoint segments against the same keys after `tern_compact`
  * (issue 22's target: ≤ 1.15x).  Only tern.h.
  *
- * N random keys of 16 hex characters are sorted once and cut into S
+ * N random keys of 16 hex characters (or, --keys time, time-ordered
+ * keys that all share their first 8 bytes, as a tenant's or a day's do)
+ * are sorted once and cut into S
  * contiguous ranges, each built with tern_builder_* into its own segment
  * directory.  Three indexes ingest the S segments (hard links) in one
  * tern_ingest each: "held", whose ingesting process exits at once (the
@@ -15,7 +17,9 @@
  * reopened read-only (no merges) and read once whole (warm); the segment
  * count the gets saw is printed.  Each round times tern_get of the same
  * random present keys and of random absent keys (random 16-hex keys,
- * checked absent) on one snapshot of each index, rotating which goes
+ * checked absent; time keys: a present key with its last digit replaced
+ * by ':', which sorts between it and the next) on one snapshot of each
+ * index, rotating which goes
  * first; figures are medians over the rounds, each ratio (over compacted,
  * > 1: slower) the median of the per-round ratios.
  */
@@ -37,6 +41,7 @@
 
 typedef struct ing_opts {
   uint64_t docs, segments, lookups, rounds, seed;
+  int keys; /* 1 hex, 2 time */
   const char *parent;
 } ing_opts;
 
@@ -47,7 +52,10 @@ static const char *ing_check(void *opts) {
 
 #define ING_OPT(field) offsetof(ing_opts, field)
 static const bench_opt k_ing_opts[] = {
-    BENCH_U64("docs", ING_OPT(docs), "N", "4000000", 2, 0, "keys, 16 random hex characters each"),
+    BENCH_U64("docs", ING_OPT(docs), "N", "4000000", 2, 0, "keys, 16 bytes each"),
+    BENCH_CHOICE("keys", ING_OPT(keys), "SHAPE", "hex|time", "hex",
+                 "random hex characters, or time-ordered: \"t\" and 15 digits, the first 8 "
+                 "bytes shared"),
     BENCH_U64("segments", ING_OPT(segments), "S", "64", 1, 4096,
               "range-disjoint segments built and ingested"),
     BENCH_U64("lookups", ING_OPT(lookups), "N", "500000", 1, 0,
@@ -159,10 +167,11 @@ static void log_round(void *ctx, const bench_rounds *r, size_t round) {
             round, v[0][0], v[0][1], v[0][2], v[1][0], v[1][1], v[1][2]);
 }
 
-static void report(const bench_rounds *r, size_t n, size_t segs, const size_t nseg[3]) {
-  printf("keys %zu in %zu range-disjoint segments, built and ingested in one call; medians of "
-         "%zu rounds, ns per warm tern_get\n",
-         n, segs, r->rounds);
+static void report(const bench_rounds *r, const char *shape, size_t n, size_t segs,
+                   const size_t nseg[3]) {
+  printf("keys %zu (%s) in %zu range-disjoint segments, built and ingested in one call; medians "
+         "of %zu rounds, ns per warm tern_get\n",
+         n, shape, segs, r->rounds);
   printf("%-44s %9s %8s %9s %8s\n", "index (segments the gets saw)", "present", "ratio", "absent",
          "ratio");
   for (size_t m = 0; m < 3; m++) {
@@ -178,16 +187,24 @@ static void report(const bench_rounds *r, size_t n, size_t segs, const size_t ns
   }
 }
 
-/* Random present keys and random keys checked absent, nl of each. */
+/* Random present keys and keys checked absent, nl of each: random ones
+ * (hex), or present ones with their last digit made ':' (time: inside the
+ * ranges). */
 static void sample_keys(const ing_opts *o, const uint8_t *keys, size_t n, uint8_t *present,
                         uint8_t *absent, size_t nl) {
   bench_rng r;
   bench_rng_init(&r, o->seed ^ 0x5eed);
   for (size_t i = 0; i < nl; i++) {
     memcpy(present + i * BENCH_HEX_KEY, keys + bench_rng_below(&r, n) * BENCH_HEX_KEY, BENCH_HEX_KEY);
-    do
-      bench_hex_key(&r, absent + i * BENCH_HEX_KEY);
-    while (bsearch(absent + i * BENCH_HEX_KEY, keys, n, BENCH_HEX_KEY, bench_hex_key_cmp));
+    uint8_t *a = absent + i * BENCH_HEX_KEY;
+    do {
+      if (o->keys == 2) {
+        memcpy(a, keys + bench_rng_below(&r, n) * BENCH_HEX_KEY, BENCH_HEX_KEY);
+        a[BENCH_HEX_KEY - 1] = ':';
+      } else {
+        bench_hex_key(&r, a);
+      }
+    } while (bsearch(a, keys, n, BENCH_HEX_KEY, bench_hex_key_cmp));
   }
 }
 
@@ -218,7 +235,8 @@ static int make_indexes(const char *dir, const uint8_t *keys, size_t n, size_t s
 
 static int run(const ing_opts *o, const char *dir) {
   size_t n = (size_t)o->docs, segs = (size_t)o->segments, nl = (size_t)o->lookups;
-  uint8_t *keys = bench_hex_keys_sorted(o->seed, &n);
+  uint8_t *keys =
+      o->keys == 2 ? bench_time_keys_sorted(o->seed, &n) : bench_hex_keys_sorted(o->seed, &n);
   uint8_t *present = malloc(nl * BENCH_HEX_KEY), *absent = malloc(nl * BENCH_HEX_KEY);
   char **paths = calloc(segs, sizeof *paths);
   ing_run x = {{NULL, NULL, NULL}, {0, 0, 0}, present, absent, nl};
@@ -231,7 +249,7 @@ static int run(const ing_opts *o, const char *dir) {
       fprintf(stderr, "tern-bench ingest: %d (%s): %s\n", rc, tern_strerror(rc), tern_errmsg());
   }
   if (rc == 0 && (rc = bench_rounds_run(&r, time_mode, log_round, &x)) == 0)
-    report(&r, n, segs, x.nseg);
+    report(&r, o->keys == 2 ? "time-ordered" : "random hex", n, segs, x.nseg);
   bench_rounds_free(&r);
   for (int m = 0; m < 3; m++)
     tern_close(x.idx[m]);
