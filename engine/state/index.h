@@ -470,7 +470,9 @@ typedef struct tern_map_pos {
 int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos,
                        tern_seg_cursor *c, tern_term_entry *e, tern_state_hit *hit);
 /* ---- state_ranges.c: the range map over disjoint slots */
-#define TERN_RANGE_MAP_MIN 8u /* slots below which every slot is tested in turn */
+#define TERN_RANGE_MAP_MIN 2u /* slots below which every slot is tested in turn (two range-disjoint
+                                 * slots already cost less through the map: docs/BENCHMARKS.md,
+                                 * "build and ingest") */
 #define TERN_PREFETCH_WAVE 32u /* slots probed in turn per wave, their filter lines fetched together */
 /* Builds the range map of st, a new state (none yet), from its slots.
  * Errors: TERN_ENOMEM (st then has none: still right, every slot probed
@@ -555,7 +557,9 @@ typedef struct tern_cfilter tern_cfilter;
  * nonzero). */
 typedef struct tern_cfilter_tuning {
   uint32_t slot_bits_min, load;
-  uint32_t order; /* 0: learnt (tern_state.cf_order); 1: Bloom filter first; 2: table first */
+  uint32_t order; /* 0: learnt (tern_state.cf_order, map_order); 1: Bloom filter first, and
+                   * the range map's candidate's filter line first; 2: table first, and the
+                   * candidate's block alone */
 } tern_cfilter_tuning;
 extern tern_cfilter_tuning tern_cfilter_test_tuning;
 /* Builds st's combined filter when it has none and is worth one at open
@@ -624,6 +628,7 @@ void tern_state_map_inherit(tern_state *st, const tern_state *from);
 /* 1 when a get of st's range map skips its candidate's filter line and
  * searches the candidate's block at once (tern_state.map_order). */
 static inline int tern_state_map_block_first(const tern_state *st) {
+  if (TERN_UNLIKELY(tern_cfilter_test_tuning.order)) return tern_cfilter_test_tuning.order == 2;
   return atomic_load_explicit(&st->map_order, memory_order_relaxed) >= TERN_CF_ORDER_TABLE;
 }
 /* Slots probed in turn up to which, while a state's gets mostly find

@@ -10,8 +10,9 @@
  * exists across all sources (docs/ARCHITECTURE.md, invariant 3), so the
  * first live hit is the answer whichever slot gives it; newest first only
  * saves probes.  The other slots (a flushed segment of random keys spans
- * everything) stay in the list probed in turn, newest first.  A state with few slots keeps no map:
- * testing them in turn costs less than the search.
+ * everything) stay in the list probed in turn, newest first.  A state
+ * with one slot, or no two disjoint, keeps no map; two disjoint slots
+ * already cost a get less through the map than tested in turn.
  */
 #include "engine/state/index.h"
 #include "engine/util/counters.h"
