@@ -215,49 +215,83 @@ int tern_state_index_ranges(tern_state *st) {
   return map_index_heads(st);
 }
 
+/* The entry whose range can hold the probe's key when the key's head ties
+ * entry k's last head (pos.head == disjoint[k].hi), which later entries'
+ * heads may tie too (their keys differing past the head: another tenant's
+ * day, say): among k and the entries after it whose first head is the
+ * same, the first whose last key is at or above the key, by whole keys —
+ * two binary searches, since the ranges are sorted and disjoint; SIZE_MAX
+ * when the key lies above all of them. */
+static size_t tied_entry(const tern_state *st, const tern_seg_probe *p, uint64_t head, size_t k) {
+  /* the tie's end, the first entry whose first head is above: galloping
+   * from k + 1 (mostly the next entry already is), then halving */
+  size_t a = k + 1, end = st->ndisjoint;
+  for (size_t step = 1; a < end; step *= 2) {
+    size_t at = a + step - 1 < end ? a + step - 1 : end - 1;
+    TERN_COUNT_GET(map_entries, 1);
+    if (st->disjoint[at].lo > head) {
+      end = at;
+      break;
+    }
+    a = at + 1;
+  }
+  while (a < end) {
+    size_t mid = a + (end - a) / 2;
+    TERN_COUNT_GET(map_entries, 1);
+    if (st->disjoint[mid].lo > head)
+      end = mid;
+    else
+      a = mid + 1;
+  }
+  size_t lo = k, hi = end;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const tern_seg_gate *g = &st->slots[st->disjoint[mid].slot].gate;
+    TERN_COUNT_GET(map_entries, 1);
+    if (tern_seg_term_cmp(g->max, g->max_len, p->key, p->len) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < end ? lo : SIZE_MAX;
+}
+
 size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos,
                               uint32_t *cand, size_t cap, uint32_t *maybe, int *inside) {
   *maybe = 0;
   *inside = 0;
-  size_t lo = pos.at;
-  if (lo >= st->ndisjoint) return 0;
+  size_t k = pos.at;
+  if (k >= st->ndisjoint || cap == 0) return 0;
   /* The candidate's entry, filter line and checked-pages word fetched at
    * once, not one after the other. */
-  const tern_range_entry *m = &st->disjoint[lo];
+  const tern_range_entry *m = &st->disjoint[k];
   int block_first = tern_state_map_block_first(st);
   if (!block_first) prefetch_line(&m->filter, p->fk.hash);
   /* The heads decide, from the map's own entries, unless the key's head is
-   * a range's first or last key's: then its gate compares whole keys.  By
-   * disjointness at most one range admits the key, and the search stops at
-   * the first whose min's head lies above the key's, without touching its
-   * gate.  A key strictly inside by heads that the entry's filter line
-   * rules out never reaches the slot at all. */
-  size_t n = 0;
-  for (size_t k = lo; k < st->ndisjoint && n < cap; k++) {
-    m = &st->disjoint[k];
-    TERN_COUNT_GET(map_entries, 1);
-    if (m->lo > pos.head) break;
-    cand[n] = m->slot;
-    /* Every later range's min lies above this one's max, so its head is
-     * at least this one's hi: a key's head below hi ends the search here,
-     * without loading the next entry. */
-    if (m == tern_state_map_inside(st, (tern_map_pos){k, pos.head})) {
-      /* Strictly inside by heads: its filter line decides here when it
-       * can (its "maybe" then stands for the slot's filter: not asked
-       * twice), else the slot's filter in turn; while gets mostly find
-       * their keys, the block alone. */
-      *inside = 1;
-      int line = block_first ? 1 : tern_seg_filter_line_test(&m->filter, &p->fk);
-      if (!block_first && line >= 0) TERN_COUNT_GET(filter_checks, 1);
-      if (line == 0) {
-        tern_state_map_learn(st, p, 0);
-        return n;
-      }
-      if (line > 0) *maybe |= 1u << n;
-      return n + 1;
+   * a range's first or last key's: then whole keys do.  By disjointness
+   * at most one range admits the key; every later range's first head is
+   * at least this one's last, so a key's head below this range's first
+   * ends the search, and one strictly inside it by heads is decided here.
+   * A key strictly inside that the entry's filter line rules out never
+   * reaches the slot at all. */
+  TERN_COUNT_GET(map_entries, 1);
+  if (m->lo > pos.head) return 0;
+  if (m == tern_state_map_inside(st, pos)) {
+    /* Its filter line decides here when it can (its "maybe" then stands
+     * for the slot's filter: not asked twice), else the slot's filter in
+     * turn; while gets mostly find their keys, the block alone. */
+    *inside = 1;
+    cand[0] = m->slot;
+    int line = block_first ? 1 : tern_seg_filter_line_test(&m->filter, &p->fk);
+    if (!block_first && line >= 0) TERN_COUNT_GET(filter_checks, 1);
+    if (line == 0) {
+      tern_state_map_learn(st, p, 0);
+      return 0;
     }
-    n += (size_t)tern_seg_gate_start(&st->slots[m->slot].gate, p);
-    if (pos.head != m->hi) break;
+    if (line > 0) *maybe = 1;
+    return 1;
   }
-  return n;
+  if (pos.head == m->hi && (k = tied_entry(st, p, pos.head, k)) == SIZE_MAX) return 0;
+  cand[0] = st->disjoint[k].slot;
+  return (size_t)tern_seg_gate_start(&st->slots[cand[0]].gate, p);
 }

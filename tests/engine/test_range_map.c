@@ -414,7 +414,48 @@ static void test_shared_prefix(void **state) {
     ET_OK(tern_close(idx));
     ET_OK(tern_open(&idx, f.idxdir, TERN_FOREGROUND, &o));
   }
+  /* A second tenant's day, an hour a segment (24): the map's prefix is now
+   * "tenant-004", so each tenant's ranges tie by head, and a get finds its
+   * range among them by whole keys in two binary searches, not walking
+   * every tied range. */
+  char *more[24];
+  for (int h = 0; h < 24; h++) {
+    char name[16];
+    sprintf(name, "t43h%02d", h);
+    more[h] = tu_path(f.dir, name);
+    tern_builder *b;
+    ET_OK(tern_builder_open(&b, more[h], NULL));
+    for (uint32_t j = 0; j < 100; j++) {
+      char k[48];
+      size_t len = (size_t)sprintf(k, "tenant-0043/2026-12-04T%02d:%06u", h, j * 2);
+      uint32_t ver = 100 + (uint32_t)h;
+      ET_OK(tern_builder_add(b, k, len, &ver, sizeof ver, NULL, 0));
+      ref_add(&f.r, k, len, ver);
+    }
+    ET_OK(tern_builder_finish(b, NULL));
+  }
+  ET_OK(tern_ingest(idx, (const char *const *)more, 24, 0));
+  assert_int_equal(et_segment_count(idx), HOURS + 24);
+  tern_snapshot *s;
+  ET_OK(tern_snapshot_open(&s, idx));
+  unsigned long before = tern_get_count.map_entries;
+  size_t gets = 0;
+  for (int i = 0; i < 4000; i++, gets++) {
+    char k[48];
+    int t43 = i % 2;
+    size_t len = (size_t)sprintf(k, "tenant-00%d/2026-12-04T%02d:%06u", t43 ? 43 : 42,
+                                 (int)tu_below(&f.rng, t43 ? 24 : HOURS),
+                                 (uint32_t)tu_below(&f.rng, t43 ? 200 : 2 * PERHOUR));
+    check_key(s, &f.r, k, len); /* even: present; odd: absent */
+  }
+  unsigned long entries = tern_get_count.map_entries - before;
+  printf("two tenants: %zu gets, %.2f map entries compared a get\n", gets,
+         (double)entries / (double)gets);
+  assert_true(entries <= 13 * gets); /* walking every tied range: about 19 */
+  ET_OK(tern_snapshot_close(s));
   ET_OK(tern_close(idx));
+  for (int h = 0; h < 24; h++)
+    free(more[h]);
   fixture_free(&f);
 }
 
