@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_bench_segments.c — `tern-bench segments` on a small input: it builds
- * its three indexes, checks every present key is found and every absent
- * one is not in each (exit 1 otherwise), and prints its table; bad options
- * exit 2.
+ * test_bench_segments.c — the engine-shape benchmarks, `tern-bench
+ * segments` and `tern-bench ingest` (both keys of 16 bytes, tools/bench/
+ * hexgets.c), on small inputs: each builds its indexes, checks every
+ * present key is found and every absent one is not in each (exit 1
+ * otherwise), and prints its table; bad options exit 2.
  */
 #include "tests/common/testutil.h"
 
@@ -75,9 +76,41 @@ static void test_segments_small_run(void **state) {
   free(dir);
 }
 
+/* `tern-bench ingest` with both key shapes: 16 segments held, merged by
+ * the policy, compacted. */
+static void test_ingest_small_run(void **state) {
+  (void)state;
+  if (!bench_bin()) {
+    fprintf(stderr, "skipped: TERN_BENCH_BIN is unset or \"none\" (tern-bench not built)\n");
+    skip();
+  }
+  char *dir = tu_tmpdir("bench-ingest");
+  char *log = tu_path(dir, "ingest.log");
+  static const char *const shapes[][2] = {{"hex", "(random hex)"}, {"time", "(time-ordered)"}};
+  for (size_t i = 0; i < 2; i++) {
+    char *argv[] = {(char *)bench_bin(), "ingest", "--docs", "20000", "--segments", "16",
+                    "--lookups", "2000", "--rounds", "1", "--keys", (char *)shapes[i][0],
+                    "--dir", dir, NULL};
+    int rc = run(argv, log);
+    char *text = read_log(log);
+    if (rc != 0) fprintf(stderr, "%s", text);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(text, shapes[i][1]));
+    assert_non_null(strstr(text, "ingested, no merge yet (16)"));
+    assert_non_null(strstr(text, "compacted (1)"));
+    free(text);
+  }
+  char *bad[] = {(char *)bench_bin(), "ingest", "--keys", "uuid", NULL};
+  assert_int_equal(run(bad, log), 2);
+  tu_rmtree(dir);
+  free(log);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_segments_small_run),
+      cmocka_unit_test(test_ingest_small_run),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
