@@ -3,7 +3,7 @@
  * cfilter_builder.c — a handle's thread that builds the combined filter
  * (state_cfilter.c) of a state made from the catalog with fewer slots
  * probed in turn than open builds one for (TERN_CFILTER_MIN_WORKER to
- * TERN_CFILTER_MIN - 1: an incremental index's 3 or 4 segments; issue 21
+ * TERN_CFILTER_MIN - 1: an incremental index's 2 to 4 segments; issue 21
  * item 6).  The build, about 50 ms per million keys, would make the
  * first get after every open (or reload) that much slower; here it runs
  * beside the gets, which are right without it meanwhile, and is

@@ -545,7 +545,8 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, ter
  * writing process (engine/maint/combined.c), by a thread of the handle
  * for a state made from the catalog with fewer than TERN_CFILTER_MIN
  * (the build would cost every open about 50 ms per million keys). */
-#define TERN_CFILTER_MIN_WORKER 3u
+#define TERN_CFILTER_MIN_WORKER 2u /* two slots: absent gets then read one Bloom line, not two
+                                   * (docs/benchmarks/HISTORY.md, 2026-12-04) */
 #define TERN_CFILTER_MAX_KEYS (2u << 20) /* keys above which there is none (10.5 MiB) */
 typedef struct tern_cfilter tern_cfilter;
 /* Tests only (test_cfilter_table.c): fingerprints narrowed to 16 -
