@@ -15,7 +15,10 @@
  * The answers are tern_snapshot_find's: the write buffer first, then each
  * segment newest first takes the keys not answered yet (a key is live in
  * one segment at most, so the order of the segments only saves work); a
- * key found there but deleted goes on to the older ones.  A lookup the
+ * key found there but deleted goes on to the older ones.  A segment of the
+ * state's range map takes only the keys the map sends it (each key to the
+ * one range that can hold it, tern_state_map_entry): over many
+ * range-disjoint segments a key is tried in one of them, not in each.  A lookup the
  * steps cannot finish without I/O (a page not checked yet, a doc id in
  * NAME.doc) is finished by tern_slot_find.  The values are kept until
  * every key is answered, then fn is called in input order: pointed to
@@ -50,6 +53,10 @@ typedef struct amac_res {
 typedef struct amac {
   const tern_slice *keys;
   size_t n;
+  /* The keys a slot's pass takes: list[0..nlist) (the map's keys for a
+   * slot of the range map), or, list NULL, every key 0..n-1. */
+  const uint32_t *list;
+  size_t nlist;
   amac_res *res;
   uint8_t *copies; /* inline values copied out of their blocks: one buffer, */
   size_t ncopies, copies_cap; /* reused by glibc (an arena's fresh pages would fault) */
@@ -133,11 +140,12 @@ static int lane_done(amac *a, const tern_slot *sl, unsigned i, int rc) {
 static inline __attribute__((always_inline)) int lane_fill(amac *a, const tern_slot *sl,
                                                            const tern_seg_filter_line *line,
                                                            unsigned i, size_t *next) {
-  while (*next < a->n) {
-    size_t k = (*next)++;
+  while (*next < a->nlist) {
+    size_t j = (*next)++, k = a->list ? a->list[j] : j;
     /* The caller's keys may lie anywhere: the one a lane takes next, a
      * round of the lanes later, starts on its way now. */
-    if (k + TERN_AMAC_LANES < a->n) __builtin_prefetch(a->keys[k + TERN_AMAC_LANES].data);
+    if (j + TERN_AMAC_LANES < a->nlist)
+      __builtin_prefetch(a->keys[a->list ? a->list[j + TERN_AMAC_LANES] : j + TERN_AMAC_LANES].data);
     if (a->res[k].found) continue;
     int rc = tern_seg_lookup_start(&a->lane[i], &sl->gate, line, a->keys[k].data, a->keys[k].len);
     if (rc == TERN_NOTFOUND) continue;
@@ -176,6 +184,40 @@ static int slot_pass(amac *a, const tern_slot *sl, const tern_seg_filter_line *l
   return TERN_OK;
 }
 
+/* The keys the range map sends to each of its slots, in by_slot: slot
+ * i's keys are list[start[i] .. start[i + 1]) (other slots: none), each in
+ * the input order; keys no range of the map can hold are in none. */
+typedef struct map_lists {
+  uint32_t *list, *start;
+} map_lists;
+
+static int map_route(const tern_state *st, const amac *a, map_lists *ml) {
+  uint32_t *slot = malloc(a->n * sizeof *slot);
+  ml->list = malloc(a->n * sizeof *ml->list);
+  ml->start = calloc(st->nslots + 2, sizeof *ml->start);
+  if (!slot || !ml->list || !ml->start) {
+    free(slot);
+    return tern_fail(TERN_ENOMEM, "batch: out of memory");
+  }
+  for (size_t k = 0; k < a->n; k++) { /* counting sort by slot; none: nslots */
+    tern_seg_probe p;
+    size_t e = SIZE_MAX;
+    if (!a->res[k].found && tern_seg_probe_head(&p, a->keys[k].data, a->keys[k].len) == TERN_OK)
+      e = tern_state_map_entry(st, &p, tern_state_ranges_at(st, &p));
+    slot[k] = e == SIZE_MAX ? (uint32_t)st->nslots : st->disjoint[e].slot;
+    ml->start[slot[k] + 1]++;
+  }
+  for (size_t i = 0; i < st->nslots + 1; i++)
+    ml->start[i + 1] += ml->start[i];
+  for (size_t k = 0; k < a->n; k++)
+    ml->list[ml->start[slot[k]]++] = (uint32_t)k;
+  for (size_t i = st->nslots + 1; i-- > 0;) /* back to each slot's first */
+    ml->start[i + 1] = ml->start[i];
+  ml->start[0] = 0;
+  free(slot);
+  return TERN_OK;
+}
+
 /* The write buffer's answers (an empty one has none), then each
  * segment's, newest first, its filter line asked before its gate. */
 static int amac_resolve(amac *a, tern_snapshot *s) {
@@ -188,9 +230,25 @@ static int amac_resolve(amac *a, tern_snapshot *s) {
     a->res[k] = (amac_res){v.len ? v.data : &empty, 0, (uint32_t)v.len, 1};
   }
   const tern_state *st = s->st;
-  for (size_t si = st->nslots; si-- > 0;)
-    TERN_TRY(slot_pass(a, &st->slots[si], st->lines ? &st->lines[si] : NULL));
-  return TERN_OK;
+  map_lists ml = {NULL, NULL};
+  uint8_t *in_map = NULL;
+  int rc = TERN_OK;
+  if (st->ndisjoint) {
+    in_map = calloc(st->nslots, 1);
+    rc = in_map ? map_route(st, a, &ml) : tern_fail(TERN_ENOMEM, "batch: out of memory");
+    for (size_t m = 0; rc == TERN_OK && m < st->ndisjoint; m++)
+      in_map[st->disjoint[m].slot] = 1;
+  }
+  for (size_t si = st->nslots; rc == TERN_OK && si-- > 0;) {
+    int mapped = in_map && in_map[si];
+    a->list = mapped ? ml.list + ml.start[si] : NULL;
+    a->nlist = mapped ? ml.start[si + 1] - ml.start[si] : a->n;
+    rc = slot_pass(a, &st->slots[si], st->lines ? &st->lines[si] : NULL);
+  }
+  free(in_map);
+  free(ml.list);
+  free(ml.start);
+  return rc;
 }
 
 int tern_batch_amac(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batch_fn fn,

@@ -538,6 +538,13 @@ int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe 
  * gets that teach the map's order, whatever its filter said). */
 size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos,
                               uint32_t *cand, size_t cap, uint32_t *maybe, int *inside);
+/* The map entry whose range alone of the map's can hold the probe's key
+ * (pos: tern_state_ranges_at), its gate still to say whether it does;
+ * SIZE_MAX when none can.  Whole keys are compared only when the key's
+ * head ties a range's last (two binary searches); no filter is asked,
+ * nothing counted but the map entries compared.  For a batch, which sends
+ * each key to that one slot of the map (batch_amac.c). */
+size_t tern_state_map_entry(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos);
 /* ---- state_cfilter.c: one table naming the slots probed in turn that may
  * hold a key (cfilter.h) */
 #define TERN_CFILTER_MIN 8u               /* slots probed in turn below which open builds none */

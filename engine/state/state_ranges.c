@@ -291,7 +291,13 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, ter
     if (line > 0) *maybe = 1;
     return 1;
   }
-  if (pos.head == m->hi && (k = tied_entry(st, p, pos.head, k)) == SIZE_MAX) return 0;
+  if ((k = tern_state_map_entry(st, p, pos)) == SIZE_MAX) return 0;
   cand[0] = st->disjoint[k].slot;
   return (size_t)tern_seg_gate_start(&st->slots[cand[0]].gate, p);
+}
+
+size_t tern_state_map_entry(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos) {
+  size_t k = pos.at;
+  if (k >= st->ndisjoint || st->disjoint[k].lo > pos.head) return SIZE_MAX;
+  return pos.head == st->disjoint[k].hi ? tied_entry(st, p, pos.head, k) : k;
 }

@@ -20,7 +20,9 @@
  * streams of absent ones test the line and probe (almost) no block, each
  * answer checked, on the ingest's state and on a reopened one.  And a
  * map whose keys all share a 23-byte prefix: each get compares its key
- * with one range, not every range in turn.
+ * with one range, not every range in turn.  Every state is also read by
+ * tern_get_batch (which sends each key to its map slot) against the
+ * reference.
  */
 #include "tests/engine/enginetest.h"
 
@@ -123,6 +125,51 @@ static void check_all(tern_snapshot *s, ref *r, unsigned long *range_checks, siz
   *gets = n;
 }
 
+/* tern_get_batch of every reference key and of each with '!' appended
+ * (absent), 1,000 keys a call, against the reference. */
+typedef struct batch_check {
+  ref *r;
+  const tern_slice *keys;
+  size_t checked;
+} batch_check;
+
+static int batch_answer(void *payload, size_t i, int status, const void *val, size_t vlen) {
+  batch_check *b = payload;
+  entry *e = ref_find(b->r, b->keys[i].data, b->keys[i].len);
+  if (e && e->ver) {
+    uint32_t v;
+    assert_int_equal(status, TERN_OK);
+    assert_int_equal(vlen, sizeof v);
+    memcpy(&v, val, sizeof v);
+    assert_int_equal(v, e->ver);
+  } else {
+    assert_int_equal(status, TERN_NOTFOUND);
+  }
+  b->checked++;
+  return 0;
+}
+
+static void check_batch(tern_snapshot *s, ref *r) {
+  size_t n = 2 * r->n;
+  tern_slice *keys = malloc(n * sizeof *keys);
+  char (*bang)[48] = malloc(r->n * sizeof *bang);
+  assert_true(keys && bang);
+  for (size_t i = 0; i < r->n; i++) {
+    memcpy(bang[i], r->v[i].key, r->v[i].len);
+    bang[i][r->v[i].len] = '!';
+    keys[2 * i] = (tern_slice){r->v[i].key, r->v[i].len};
+    keys[2 * i + 1] = (tern_slice){bang[i], r->v[i].len + 1};
+  }
+  batch_check b = {r, NULL, 0};
+  for (size_t at = 0; at < n; at += 1000) {
+    b.keys = keys + at;
+    ET_OK(tern_get_batch(s, keys + at, n - at < 1000 ? n - at : 1000, batch_answer, &b));
+  }
+  assert_int_equal(b.checked, n);
+  free(bang);
+  free(keys);
+}
+
 static void build(const char *path, int seg, ref *r) {
   tern_builder *b;
   ET_OK(tern_builder_open(&b, path, NULL));
@@ -144,6 +191,7 @@ static void check_index(tern_index *idx, ref *r, const char *when, unsigned long
   unsigned long checks;
   size_t gets;
   check_all(s, r, &checks, &gets);
+  check_batch(s, r);
   printf("%s: %zu segments, %zu gets, %.2f ranges tested a get\n", when, et_segment_count(idx),
          gets, (double)checks / (double)gets);
   if (most_ranges) assert_true(checks <= most_ranges * gets); /* not one a segment */
@@ -407,6 +455,7 @@ static void test_shared_prefix(void **state) {
     for (size_t i = 0; i < sizeof off / sizeof *off; i++, gets++)
       check_key(s, &f.r, off[i], strlen(off[i]));
     unsigned long entries = tern_get_count.map_entries - before;
+    check_batch(s, &f.r);
     printf("shared prefix (%s): %zu gets, %.2f map entries compared a get\n",
            pass ? "reopened" : "ingested", gets, (double)entries / (double)gets);
     assert_true(entries <= gets + gets / 20); /* not HOURS a get */
@@ -451,6 +500,7 @@ static void test_shared_prefix(void **state) {
   unsigned long entries = tern_get_count.map_entries - before;
   printf("two tenants: %zu gets, %.2f map entries compared a get\n", gets,
          (double)entries / (double)gets);
+  check_batch(s, &f.r);
   assert_true(entries <= 13 * gets); /* walking every tied range: about 19 */
   ET_OK(tern_snapshot_close(s));
   ET_OK(tern_close(idx));
