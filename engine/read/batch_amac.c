@@ -200,11 +200,9 @@ static int map_route(const tern_state *st, const amac *a, map_lists *ml) {
     return tern_fail(TERN_ENOMEM, "batch: out of memory");
   }
   for (size_t k = 0; k < a->n; k++) { /* counting sort by slot; none: nslots */
-    tern_seg_probe p;
-    size_t e = SIZE_MAX;
-    if (!a->res[k].found && tern_seg_probe_head(&p, a->keys[k].data, a->keys[k].len) == TERN_OK)
-      e = tern_state_map_entry(st, &p, tern_state_ranges_at(st, &p));
-    slot[k] = e == SIZE_MAX ? (uint32_t)st->nslots : st->disjoint[e].slot;
+    uint32_t sl = a->res[k].found ? UINT32_MAX
+                                  : tern_state_map_slot(st, a->keys[k].data, a->keys[k].len);
+    slot[k] = sl == UINT32_MAX ? (uint32_t)st->nslots : sl;
     ml->start[slot[k] + 1]++;
   }
   for (size_t i = 0; i < st->nslots + 1; i++)
@@ -234,10 +232,8 @@ static int amac_resolve(amac *a, tern_snapshot *s) {
   uint8_t *in_map = NULL;
   int rc = TERN_OK;
   if (st->ndisjoint) {
-    in_map = calloc(st->nslots, 1);
+    in_map = tern_state_map_members(st);
     rc = in_map ? map_route(st, a, &ml) : tern_fail(TERN_ENOMEM, "batch: out of memory");
-    for (size_t m = 0; rc == TERN_OK && m < st->ndisjoint; m++)
-      in_map[st->disjoint[m].slot] = 1;
   }
   for (size_t si = st->nslots; rc == TERN_OK && si-- > 0;) {
     int mapped = in_map && in_map[si];

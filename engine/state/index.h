@@ -545,6 +545,13 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, ter
  * nothing counted but the map entries compared.  For a batch, which sends
  * each key to that one slot of the map (batch_amac.c). */
 size_t tern_state_map_entry(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos);
+/* The slot of that entry for a key (UINT32_MAX: no range of the map can
+ * hold it, or no map).  A batch sends the key to that slot alone of the
+ * map's (batch.c, batch_amac.c). */
+uint32_t tern_state_map_slot(const tern_state *st, const void *key, size_t len);
+/* A new array of st->nslots flags, 1 for the slots in st's range map;
+ * NULL without memory.  The caller frees it. */
+uint8_t *tern_state_map_members(const tern_state *st);
 /* ---- state_cfilter.c: one table naming the slots probed in turn that may
  * hold a key (cfilter.h) */
 #define TERN_CFILTER_MIN 8u               /* slots probed in turn below which open builds none */

@@ -296,6 +296,20 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, ter
   return (size_t)tern_seg_gate_start(&st->slots[cand[0]].gate, p);
 }
 
+uint32_t tern_state_map_slot(const tern_state *st, const void *key, size_t len) {
+  tern_seg_probe p;
+  if (!st->ndisjoint || tern_seg_probe_head(&p, key, len) != TERN_OK) return UINT32_MAX;
+  size_t e = tern_state_map_entry(st, &p, tern_state_ranges_at(st, &p));
+  return e == SIZE_MAX ? UINT32_MAX : st->disjoint[e].slot;
+}
+
+uint8_t *tern_state_map_members(const tern_state *st) {
+  uint8_t *in = calloc(st->nslots ? st->nslots : 1, 1);
+  for (size_t m = 0; in && m < st->ndisjoint; m++)
+    in[st->disjoint[m].slot] = 1;
+  return in;
+}
+
 size_t tern_state_map_entry(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos) {
   size_t k = pos.at;
   if (k >= st->ndisjoint || st->disjoint[k].lo > pos.head) return SIZE_MAX;

@@ -3,7 +3,8 @@
  * test_batch_io.c — cold tern_get_batch through the read queue (engine/
  * batch.c): on every backend (io_uring, io_uring refused, the thread pool,
  * synchronous reads, read_depth 0) the answers of random batches (present,
- * absent and repeated keys, values inline and in .val, two segments) are
+ * absent and repeated keys, values inline and in .val, two segments
+ * whose keys interleave, or two range-disjoint ones) are
  * those of a reference; a failed queued read gives its errno and no
  * answer, a short one the right answers (fault layer, faultfs.h); the
  * queue reads no terms block twice and no more reads than one block at a
@@ -40,8 +41,11 @@ static size_t val_of(uint32_t i, char *out) {
 static char *dir;
 static char last_err[512]; /* tern_errmsg() of the last cold_batch */
 
-/* Two segments: even thousands first, then odd ones (keys interleave). */
-static void build(void) {
+/* Two segments: even thousands first, then odd ones (keys interleave);
+ * disjoint: the lower half of the keys first, then the upper (two
+ * range-disjoint segments: the state's range map sends each key of a batch
+ * to one of them). */
+static void build(int disjoint) {
   dir = tu_tmpdir("batchio");
   tern_index *idx;
   tern_options o;
@@ -53,7 +57,7 @@ static void build(void) {
     tern_txn *t;
     ET_OK(tern_txn_begin(&t, idx, TERN_TXN_BULK));
     for (uint32_t i = 0; i < NKEYS; i += 2)
-      if ((int)((i / 1000) % 2) == part)
+      if ((disjoint ? (int)(i >= NKEYS / 2) : (int)((i / 1000) % 2)) == part)
         ET_OK(tern_put(t, k, key_of(i, k), v, val_of(i, v), NULL, 0));
     ET_OK(tern_commit(t));
   }
@@ -152,9 +156,8 @@ static uint64_t data_bytes(void) {
   return b;
 }
 
-static void test_backends_agree(void **state) {
-  (void)state;
-  build();
+static void backends_agree(int disjoint) {
+  build(disjoint);
   uint64_t bytes = data_bytes();
   tu_rng r;
   tu_rng_init(&r, 25);
@@ -207,9 +210,19 @@ static void test_backends_agree(void **state) {
   free(dir);
 }
 
+static void test_backends_agree(void **state) {
+  (void)state;
+  backends_agree(0);
+}
+
+static void test_backends_agree_disjoint(void **state) {
+  (void)state;
+  backends_agree(1);
+}
+
 static void test_failed_and_short_reads(void **state) {
   (void)state;
-  build();
+  build(0);
   tu_rng r;
   tu_rng_init(&r, 26);
   uint32_t *ids = malloc(BATCH_MAX * sizeof *ids);
@@ -254,7 +267,7 @@ static void test_failed_and_short_reads(void **state) {
 /* read_depth: 0 to 1024, per open, reported by tern_get_options. */
 static void test_read_depth_option(void **state) {
   (void)state;
-  build();
+  build(0);
   tern_index *idx;
   tern_options o;
   tern_options_init(&o);
@@ -282,7 +295,7 @@ static void test_read_depth_option(void **state) {
  * never with read_depth 0 or in pread mode. */
 static void test_load_decision(void **state) {
   (void)state;
-  build();
+  build(0);
   tern_index *idx;
   ET_OK(tern_open(&idx, dir, TERN_RDONLY, NULL));
   tern_stats *st;
@@ -332,6 +345,7 @@ int main(void) {
   tu_seed();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_backends_agree),
+      cmocka_unit_test(test_backends_agree_disjoint),
       cmocka_unit_test(test_failed_and_short_reads),
       cmocka_unit_test(test_read_depth_option),
       cmocka_unit_test(test_load_decision),
