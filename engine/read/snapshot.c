@@ -190,14 +190,14 @@ static inline __attribute__((always_inline)) int find_one(tern_snapshot *s, tern
  * ended here as tern_state_find_at would end it (the map's one candidate
  * by heads, its filter line "absent"), without its calls: 1 when so.
  * Not while the map's gets mostly find their keys (no line tested then). */
-static inline int map_rules_out(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos) {
-  const tern_range_entry *m = tern_state_map_inside(st, pos);
+static inline int map_rules_out(const tern_state *st, const tern_seg_probe *p,
+                                tern_map_pos *pos) {
+  const tern_range_entry *m = tern_state_map_inside(st, *pos);
   if (!m || st->noverlap || tern_state_map_block_first(st)) return 0;
-  if (tern_seg_filter_line_test(&m->filter, &p->fk) != 0) return 0;
+  /* the line's answer goes on with pos: tern_state_find_at asks it no more */
+  if ((pos->line = tern_state_map_line(st, m, p)) != 0) return 0;
   TERN_COUNT_GET(map_entries, 1);
   TERN_COUNT_GET(range_checks, 1);
-  TERN_COUNT_GET(filter_checks, 1);
-  tern_state_map_learn(st, p, 0);
   return 1;
 }
 
@@ -221,7 +221,7 @@ static int find_state(tern_snapshot *s, tern_seg_probe *p, tern_seg_cursor *c, t
     ptrdiff_t i = tern_memseg_find_key(s->buf, p->key, p->len, &p->fk);
     if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);
   }
-  if (map_rules_out(s->st, p, pos)) return TERN_NOTFOUND;
+  if (map_rules_out(s->st, p, &pos)) return TERN_NOTFOUND;
   tern_term_entry e;
   tern_state_hit hit;
   TERN_TRY(tern_state_find_at(s->st, p, pos, c, &e, &hit));

@@ -30,6 +30,7 @@
 #include "engine/buffer/memseg.h"
 #include "engine/state/cfilter.h"
 #include "engine/state/range_heads.h"
+#include "engine/util/counters.h"
 #include "engine/util/path.h"
 #include "engine/util/thread.h"
 #include "tern.h"
@@ -466,7 +467,10 @@ int tern_state_find_key(const tern_state *st, const tern_seg_probe *p, tern_seg_
 typedef struct tern_map_pos {
   size_t at;     /* tern_state_ranges_at, below */
   uint64_t head;
+  int line;      /* the candidate's filter line's answer once a caller tested it
+                  * (tern_state_map_line), else TERN_MAP_LINE_UNTESTED */
 } tern_map_pos;
+#define TERN_MAP_LINE_UNTESTED (-2)
 int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos,
                        tern_seg_cursor *c, tern_term_entry *e, tern_state_hit *hit);
 /* ---- state_ranges.c: the range map over disjoint slots */
@@ -494,7 +498,7 @@ void tern_state_settle_filters(tern_state *st);
  * without a map), and `head`, the key's head as the map compares heads
  * (past its prefix). */
 static inline tern_map_pos tern_state_ranges_at(const tern_state *st, const tern_seg_probe *p) {
-  tern_map_pos pos = {0, p->head};
+  tern_map_pos pos = {0, p->head, TERN_MAP_LINE_UNTESTED};
   if (!st->ndisjoint) return pos;
   if (st->map_cp) {
     if (p->len < st->map_cp || memcmp(p->key, st->map_prefix, st->map_cp) != 0) {
@@ -524,20 +528,19 @@ static inline void tern_state_entry_prefetch(const tern_state *st, size_t at) {
  * the block decides, < 0 a damaged filter page).  Counted as one filter
  * check. */
 int tern_state_slot_filter(const tern_state *st, size_t i, const tern_seg_probe *p);
-/* The map's slots whose range admits the probe's key (at most one, the
- * ranges being disjoint), from entry `lo` (tern_state_ranges_at) on, into
- * cand[0..cap), cap <= 32, their filter lines' fetch started; returns how
- * many.  A slot whose filter line says the key is absent (its page
- * checked) is left out, and one whose line says it may be there has bit k
- * (its place in cand) set in *maybe: its filter answered
- * TERN_SEG_FILTER_MAYBE, so the caller asks it no more; either is counted
- * as a filter check.  While the gets mostly find their keys
- * (tern_state_map_block_first) the line of a slot the key's head lies
- * strictly inside is not tested: its bit is set, as for a "maybe".
+/* The map's slot whose range admits the probe's key (the ranges being
+ * disjoint, one at most; pos: tern_state_ranges_at), into *slot, its
+ * filter line's fetch started: 1, or 0 when none.  A slot whose filter
+ * line says the key is absent (its page checked) is left out; one whose
+ * line says it may be there sets *maybe: its filter answered
+ * TERN_SEG_FILTER_MAYBE, so the caller asks it no more (a line pos.line
+ * already gives is not tested again).  While the gets mostly find their
+ * keys (tern_state_map_block_first) the line of a slot the key's head
+ * lies strictly inside is not tested: *maybe is set, as for a "maybe".
  * *inside: 1 when the key's head lay strictly inside a slot's range (the
  * gets that teach the map's order, whatever its filter said). */
-size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos,
-                              uint32_t *cand, size_t cap, uint32_t *maybe, int *inside);
+int tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos,
+                           uint32_t *slot, int *maybe, int *inside);
 /* The map entry whose range alone of the map's can hold the probe's key
  * (pos: tern_state_ranges_at), its gate still to say whether it does;
  * SIZE_MAX when none can.  Whole keys are compared only when the key's
@@ -640,6 +643,17 @@ static inline void tern_state_map_learn(const tern_state *st, const tern_seg_pro
  * none; it starts at 0, the lines first).  REQUIRES: st not yet
  * installed. */
 void tern_state_map_inherit(tern_state *st, const tern_state *from);
+/* Map entry m's filter line asked for the probe's key, as a get asks it:
+ * tern_seg_filter_line_test's answer (-1: only the gate can tell),
+ * counted as a filter check when the line answers; an "absent" teaches
+ * the map's order. */
+static inline int tern_state_map_line(const tern_state *st, const tern_range_entry *m,
+                                      const tern_seg_probe *p) {
+  int line = tern_seg_filter_line_test(&m->filter, &p->fk);
+  if (line >= 0) TERN_COUNT_GET(filter_checks, 1);
+  if (line == 0) tern_state_map_learn(st, p, 0);
+  return line;
+}
 /* 1 when a get of st's range map skips its candidate's filter line and
  * searches the candidate's block at once (tern_state.map_order). */
 static inline int tern_state_map_block_first(const tern_state *st) {

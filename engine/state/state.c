@@ -902,12 +902,12 @@ int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, tern_map_p
    * (`at`), then the overlapping ones newest first: any order finds the
    * one live document (state_ranges.c).  Nothing left to probe costs no
    * call: an absent key the map's filter line rules out ends here. */
-  uint32_t cand[PROBE_WAVE], maybe;
-  int inside;
-  size_t n = tern_state_ranges_find(st, p, pos, cand, PROBE_WAVE, &maybe, &inside);
-  TERN_COUNT_GET(range_checks, n ? n : 1);
+  uint32_t slot;
+  int maybe, inside;
+  int n = tern_state_ranges_find(st, p, pos, &slot, &maybe, &inside);
+  TERN_COUNT_GET(range_checks, 1);
   if (n) {
-    int rc = probe_candidates(st, cand, n, maybe, p, c, e, hit);
+    int rc = probe_candidates(st, &slot, 1, (uint32_t)maybe, p, c, e, hit);
     /* a candidate strictly inside by heads: what its filter and block
      * said teaches the map's order (its line's "absent" did, in the
      * search) */

@@ -256,12 +256,12 @@ static size_t tied_entry(const tern_state *st, const tern_seg_probe *p, uint64_t
   return lo < end ? lo : SIZE_MAX;
 }
 
-size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos,
-                              uint32_t *cand, size_t cap, uint32_t *maybe, int *inside) {
+int tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos,
+                           uint32_t *slot, int *maybe, int *inside) {
   *maybe = 0;
   *inside = 0;
   size_t k = pos.at;
-  if (k >= st->ndisjoint || cap == 0) return 0;
+  if (k >= st->ndisjoint) return 0;
   /* The candidate's entry, filter line and checked-pages word fetched at
    * once, not one after the other. */
   const tern_range_entry *m = &st->disjoint[k];
@@ -281,19 +281,17 @@ size_t tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, ter
      * for the slot's filter: not asked twice), else the slot's filter in
      * turn; while gets mostly find their keys, the block alone. */
     *inside = 1;
-    cand[0] = m->slot;
-    int line = block_first ? 1 : tern_seg_filter_line_test(&m->filter, &p->fk);
-    if (!block_first && line >= 0) TERN_COUNT_GET(filter_checks, 1);
-    if (line == 0) {
-      tern_state_map_learn(st, p, 0);
-      return 0;
-    }
-    if (line > 0) *maybe = 1;
+    *slot = m->slot;
+    int line = block_first                             ? 1
+               : pos.line != TERN_MAP_LINE_UNTESTED ? pos.line
+                                                      : tern_state_map_line(st, m, p);
+    if (line == 0) return 0;
+    *maybe = line > 0;
     return 1;
   }
   if ((k = tern_state_map_entry(st, p, pos)) == SIZE_MAX) return 0;
-  cand[0] = st->disjoint[k].slot;
-  return (size_t)tern_seg_gate_start(&st->slots[cand[0]].gate, p);
+  *slot = st->disjoint[k].slot;
+  return tern_seg_gate_start(&st->slots[*slot].gate, p);
 }
 
 uint32_t tern_state_map_slot(const tern_state *st, const void *key, size_t len) {
