@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * keymap.c — linear probing, XXH3 hashes (the filters'), grows at half load.  Each slot
+ * keymap.c — linear probing, XXH3 hashes (the filters'), grows at half load; a
+ * built map, which never grows, is filled to TERN_KEYMAP_BUILT_LOAD.  Each slot
  * keeps 32 bits of its key's hash beside the op index, so a probe compares
  * key bytes only on a hash match and growing rehashes no key.
  */
@@ -28,10 +29,12 @@ void tern_keymap_free(tern_keymap *m) {
   tern_keymap_init(m);
 }
 
+/* The slot after i, wrapping past the last. */
+static inline size_t next_slot(size_t i, size_t cap) { return i + 1 == cap ? 0 : i + 1; }
+
 static size_t find(const tern_keymap *m, const tern_mdoc *ops, const void *key, size_t klen,
                    uint32_t h) {
-  size_t mask = m->cap - 1, i = h & mask;
-  for (;; i = (i + 1) & mask) {
+  for (size_t i = tern_keymap_home(h, m->cap);; i = next_slot(i, m->cap)) {
     uint64_t s = m->slot[i];
     if (!s) return i;
     if (SLOT_HASH(s) != h) continue;
@@ -73,9 +76,9 @@ static int grow_to(tern_keymap *m, size_t cap) {
   for (size_t i = 0; i < m->cap; i++) {
     uint64_t s = m->slot[i];
     if (!s) continue;
-    size_t j = SLOT_HASH(s) & (cap - 1);
+    size_t j = tern_keymap_home(SLOT_HASH(s), cap);
     while (slot[j])
-      j = (j + 1) & (cap - 1);
+      j = next_slot(j, cap);
     slot[j] = s;
   }
   free(m->slot);
@@ -89,15 +92,16 @@ static int grow(tern_keymap *m) { return grow_to(m, m->cap ? 2 * m->cap : 1024);
 int tern_keymap_build(tern_keymap *m, const tern_mdoc *docs, size_t n) {
   tern_keymap_init(m);
   if (n >= UINT32_MAX / 2) return tern_fail(TERN_EINVAL, "key map: %zu keys", n);
-  size_t cap = 16;
-  while (cap < 2 * n)
-    cap *= 2;
+  /* Never grows: filled to TERN_KEYMAP_BUILT_LOAD, not to half as a
+   * growing map is (a large buffer run's index was a quarter of its
+   * memory); a probe of a key it holds still reads about two slots. */
+  size_t cap = n * 100 / TERN_KEYMAP_BUILT_LOAD + 16;
   TERN_TRY(grow_to(m, cap));
   for (size_t i = 0; i < n; i++) {
     uint32_t h = hash_of(docs[i].key.p, docs[i].key.len);
-    size_t at = h & (cap - 1);
+    size_t at = tern_keymap_home(h, cap);
     while (m->slot[at]) /* keys are unique: no compare */
-      at = (at + 1) & (cap - 1);
+      at = next_slot(at, cap);
     m->slot[at] = (uint64_t)h << 32 | (i + 1);
   }
   m->n = n;

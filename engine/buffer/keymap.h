@@ -19,7 +19,7 @@ typedef struct tern_mdoc tern_mdoc; /* memseg.h */
 
 typedef struct tern_keymap {
   uint64_t *slot; /* op index + 1, hash << 32; 0 empty */
-  size_t cap, n;  /* cap a power of two */
+  size_t cap, n;
 } tern_keymap;
 
 void tern_keymap_init(tern_keymap *m);
@@ -43,9 +43,16 @@ int tern_keymap_build(tern_keymap *m, const tern_mdoc *docs, size_t n);
 /* The index in docs of the key whose tern_filter_hash is hash, or -1. */
 int64_t tern_keymap_find(const tern_keymap *m, const tern_mdoc *docs, const void *key, size_t klen,
                          uint64_t hash);
+/* The slot a key of hash h is probed from: h scaled to [0, cap) (any
+ * cap, not only powers of two). */
+static inline size_t tern_keymap_home(uint32_t h, size_t cap) {
+  return (size_t)(((uint64_t)h * cap) >> 32);
+}
+/* Percent of its slots a built map (tern_keymap_build) fills. */
+#define TERN_KEYMAP_BUILT_LOAD 70u
 /* Starts fetching the slot a find of hash reads first (a hint). */
 static inline void tern_keymap_prefetch(const tern_keymap *m, uint64_t hash) {
-  if (m->cap) __builtin_prefetch(&m->slot[(uint32_t)hash & (m->cap - 1)]);
+  if (m->cap) __builtin_prefetch(&m->slot[tern_keymap_home((uint32_t)hash, m->cap)]);
 }
 /* Records ops[i] as the latest op of its key; pos from tern_keymap_get of
  * that key with no change to the map since, or TERN_KEYPOS_NONE. */

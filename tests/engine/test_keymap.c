@@ -4,7 +4,8 @@
  * of each key, by linear search) on random keys with many repeats, empty
  * and 1,000-byte keys and shared prefixes, through several growths; half
  * the sets reuse the position of the lookup before them, as tern_delete does.
- * And the build of a large map: its slot pages are each faulted in once, by
+ * A built map (a buffer run's index) against its keys and keys it lacks,
+ * at its load.  And the build of a large map: its slot pages are each faulted in once, by
  * a write (engine/util/zalloc.h: a read first would map the zero page, and
  * the write after it would flush the TLB of every CPU of the process).
  */
@@ -66,7 +67,7 @@ static long minor_faults(void) {
 
 static void test_keymap_build_faults_each_page_once(void **state) {
   (void)state;
-  enum { N = 200000 }; /* 524,288 slots: 4 MiB, a mapping of its own */
+  enum { N = 200000 }; /* 285,730 slots: 2.2 MiB, a mapping of its own */
   tern_mdoc *docs = malloc(N * sizeof *docs);
   uint8_t *keys = malloc((size_t)N * 8);
   assert_non_null(docs);
@@ -94,9 +95,46 @@ static void test_keymap_build_faults_each_page_once(void **state) {
   free(docs);
 }
 
+/* A built map (a buffer run's index) of n unique keys, for sizes around
+ * its small minimum and a large one: every key at its own index, keys it
+ * lacks absent (the probe sequences wrap past the last slot), and its
+ * slots loaded to TERN_KEYMAP_BUILT_LOAD percent, not left half empty. */
+static void test_keymap_build_against_reference(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, tu_seed() ^ 0x6275696c64);
+  static const size_t sizes[] = {1, 2, 15, 16, 17, 64, 1000, 65536, 100003};
+  for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
+    size_t n = sizes[t];
+    tern_mdoc *docs = malloc((n + 1000) * sizeof *docs);
+    uint8_t *keys = malloc((n + 1000) * 12);
+    assert_non_null(docs);
+    assert_non_null(keys);
+    for (size_t i = 0; i < n + 1000; i++) { /* 12 random bytes: unique but by chance */
+      for (int b = 0; b < 12; b++) keys[12 * i + (size_t)b] = (uint8_t)tu_next(&r);
+      memcpy(keys + 12 * i, &i, sizeof(uint32_t)); /* unique for sure */
+      docs[i] = (tern_mdoc){{keys + 12 * i, 12, 0}, NULL};
+    }
+    tern_keymap m;
+    assert_int_equal(tern_keymap_build(&m, docs, n), TERN_OK);
+    assert_int_equal(m.n, n);
+    assert_true(m.cap > n);
+    assert_true(m.cap <= n * 100 / TERN_KEYMAP_BUILT_LOAD + 16);
+    for (size_t i = 0; i < n + 1000; i++) {
+      const uint8_t *k = docs[i].key.p;
+      int64_t want = i < n ? (int64_t)i : -1; /* the last 1,000: not in the map */
+      assert_int_equal(tern_keymap_find(&m, docs, k, 12, tern_filter_hash(k, 12)), want);
+    }
+    tern_keymap_free(&m);
+    free(keys);
+    free(docs);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_keymap_against_reference),
+      cmocka_unit_test(test_keymap_build_against_reference),
       cmocka_unit_test(test_keymap_build_faults_each_page_once),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
