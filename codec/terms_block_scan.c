@@ -805,48 +805,191 @@ static inline __attribute__((always_inline)) int restart_at(const tern_tb_block 
   return TERN_OK;
 }
 
+/* A suffix scan_suffix or first_chars found bad: out of line, so that
+ * the hot loop does not choose the message before it knows. */
+static __attribute__((cold, noinline)) int bad_suffix(const tern_tb_block *b, int bad) {
+  return corrupt(b, bad == 2 ? "key past the end of the key stream"
+                             : "character outside the block alphabet");
+}
+
+/* The block's constants resolve_pairs works with, as locals: the terms
+ * it writes may alias any memory, so fields read through the block would
+ * be read again after each. */
+typedef struct resolve_consts {
+  scan_consts sc; /* sc.page for scan_read: every suffix read ends by `ends` */
+  restart_consts rk;
+  const uint8_t *page;
+  const uint16_t *sbits;
+  uint32_t cp, fixed, ends, count, bw_plen, hb, pmask, smask, pfrom;
+  uint32_t R, pow2, rsh; /* the restart interval, a power of two?, its log */
+  int one;               /* one_doc */
+  /* A primary key's tails (one doc, its id its ordinal's, and an inline
+   * value of one length) at fixed places, every one checked at once:
+   * entry t's doc is doc_base + t, its value of dvlen bytes at bit
+   * ends + t * tb (dflags). */
+  int direct;
+  uint32_t tb, dflags, dvlen;
+  int64_t doc_base;
+  /* Terms of one length: an entry's step over its key, by its shared
+   * prefix's code alone (hb + the suffix's bits); a code that makes the
+   * prefix reach the length (or pass it) steps past the key stream, so
+   * the walk's one check (at > ends) catches it. */
+  int fixed_walk;
+  uint32_t adv[64];
+} resolve_consts;
+
+static inline __attribute__((always_inline)) void resolve_consts_of(const tern_tb_block *b,
+                                                                    resolve_consts *x,
+                                                                    uint8_t *pad, uint32_t g) {
+  scan_consts_of(b, &x->sc, pad);
+  restart_consts_of(b, &x->rk);
+  x->page = b->page;
+  x->sbits = b->sbits;
+  x->cp = b->cp;
+  x->fixed = b->fixed_len;
+  x->ends = b->tails_start;
+  x->count = b->n;
+  uint32_t bw_plen = b->bw_plen, bw_slen = x->fixed ? 0 : b->bw_slen;
+  x->bw_plen = bw_plen;
+  x->hb = bw_plen + bw_slen;
+  x->pmask = (1u << bw_plen) - 1;
+  x->smask = (1u << bw_slen) - 1;
+  x->pfrom = (uint32_t)(b->prefix - b->page);
+  x->R = b->restart;
+  x->pow2 = (x->R & (x->R - 1)) == 0;
+  x->rsh = (uint32_t)__builtin_ctz(x->R);
+  x->one = one_doc(b);
+  x->tb = (uint32_t)b->tail_bits;
+  x->direct = x->one && b->bw_doc == 0 && b->doc_base >= 0 &&
+              b->doc_base + (int64_t)x->count <= (int64_t)b->f.max_doc &&
+              (uint64_t)b->tails_start + (uint64_t)x->count * x->tb <= b->used_bits;
+  x->dflags = b->f.has_values ? TERN_TB_HIT_VINLINE : 0;
+  x->dvlen = b->f.has_values ? b->vlen_min : 0;
+  x->doc_base = b->doc_base;
+  x->fixed_walk = x->fixed && bw_plen <= 6 && x->fixed <= TERN_TB_TERM_MAX;
+  if (x->fixed_walk)
+    for (uint32_t c = 0; c <= x->pmask; c++)
+      x->adv[c] = x->cp + c < x->fixed
+                      ? x->hb + suffix_bits_of(x->fixed - x->cp - c, b->gdiv, g, x->sc.gbits)
+                      : 16u * TERN_TB_PAGE;
+}
+
+/* A walk's entries 1 .. nw (the first after the term it starts from,
+ * *l bytes, at bit *at of the key stream) by their lengths: where each
+ * one's suffix starts (sp[k]), the bytes it shares (pl[k]) and its
+ * suffix's length (sl[k]; not kept when terms have one length).  *at,
+ * *l, *p and *s end as the last one's: the bit after it, its length, its
+ * shared bytes and its suffix's length. */
+static inline __attribute__((always_inline)) int walk_run(const tern_tb_block *b,
+                                                          const resolve_consts *x, uint32_t nw,
+                                                          uint32_t *at, uint32_t *l, uint32_t *p,
+                                                          uint32_t *s, uint32_t *sp, uint32_t *pl,
+                                                          uint32_t *sl, uint32_t g) {
+  uint32_t a = *at;
+  if (x->fixed_walk) {
+    if (TERN_UNLIKELY(*l != x->fixed)) return corrupt(b, "term of another length");
+    for (uint32_t k = 1; k <= nw; k++) {
+      uint32_t byte = a >> 3;
+      uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(x->page + byte)
+                                                         : tail64(x->page, byte);
+      uint32_t c = (uint32_t)(v >> (a & 7)) & x->pmask;
+      sp[k] = a + x->hb;
+      pl[k] = x->cp + c;
+      a += x->adv[c];
+      if (TERN_UNLIKELY(a > x->ends)) return corrupt(b, "bad entry prefix, or key past the end");
+    }
+    *p = pl[nw];
+    *s = x->fixed - *p;
+    *l = x->fixed;
+  } else {
+    uint32_t len = *l;
+    for (uint32_t k = 1; k <= nw; k++) {
+      TERN_TRY(entry_lengths(b, x->page, a, len, x->cp, x->fixed, x->bw_plen, x->hb, x->pmask,
+                             x->smask, p, s));
+      a += x->hb;
+      sp[k] = a;
+      pl[k] = *p;
+      sl[k] = *s;
+      a += TERN_LIKELY(*s < TERN_TB_SBITS) ? x->sbits[*s]
+                                            : suffix_bits_of(*s, b->gdiv, g, x->sc.gbits);
+      len = *p + *s;
+      if (TERN_UNLIKELY(a > x->ends)) return corrupt(b, "key past the end of the key stream");
+    }
+    *l = len;
+  }
+  *at = a;
+  return TERN_OK;
+}
+
+/* The walk's last entry (nw: it shares p bytes and adds a suffix of s)
+ * into dst: its first p bytes from the term walked from — whole at prev
+ * (the previous hit's), or from the restart (the block prefix, then its
+ * key of rlen bytes at page byte rfrom) — then those each walked entry
+ * supplied that no later one replaced, then its suffix. */
+static inline __attribute__((always_inline)) int assemble_term(
+    const tern_tb_block *b, const resolve_consts *x, uint8_t *dst, const uint8_t *prev,
+    uint32_t rfrom, uint32_t rlen, uint32_t nw, uint32_t p, uint32_t s, const uint32_t *sp,
+    const uint32_t *pl, const uint32_t *sl, uint32_t g) {
+  if (prev) {
+    copy_shared(dst, prev, p, 0);
+  } else {
+    uint32_t q = p < x->cp + rlen ? p : x->cp + rlen;
+    page_copy(dst, x->page, x->pfrom, q < x->cp ? q : x->cp);
+    if (q > x->cp) page_copy(dst + x->cp, x->page, rfrom, q - x->cp);
+  }
+  int bad = 0;
+  for (uint32_t k = nw - 1, need = p; k >= 1 && need > 0; k--) {
+    if (pl[k] >= need) continue;
+    first_chars(&x->sc, sp[k], x->fixed_walk ? x->fixed - pl[k] : sl[k], need - pl[k], dst + pl[k],
+                g, &bad);
+    need = pl[k];
+  }
+  (void)scan_suffix(&x->sc, sp[nw], s, dst + p, g, &bad);
+  if (TERN_UNLIKELY(bad)) return bad_suffix(b, bad);
+  return TERN_OK;
+}
+
+/* Entry t's tail at its fixed place, in a block whose tails are all
+ * checked at once (resolve_consts.direct); *after: the bit after it. */
+static inline __attribute__((always_inline)) void hit_direct(const resolve_consts *x, uint32_t t,
+                                                             tern_tb_hit *hit, uint32_t *after) {
+  hit->doc = (uint32_t)(x->doc_base + t);
+  hit->flags = x->dflags;
+  hit->vlen = x->dvlen;
+  hit->vbit = x->ends + t * x->tb;
+  *after = hit->vbit + x->tb;
+}
+
+/* Entry t's tail into *hit, *after the bit after it, in any other block:
+ * from tpos, the tail of entry tfrom, walked to t's. */
+static inline __attribute__((always_inline)) int hit_walked(const tern_tb_block *b,
+                                                            const resolve_consts *x, uint32_t t,
+                                                            uint32_t tpos, uint32_t tfrom,
+                                                            tern_tb_hit *hit, uint32_t *after) {
+  if (TERN_LIKELY(b->tail_bits >= 0))
+    tpos = x->ends + t * x->tb;
+  else
+    for (uint32_t k = tfrom; k < t && tpos <= b->used_bits; k++) tpos = skip_tail(b, tpos);
+  if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
+  return hit_tail(b, tpos, t, x->one, hit, after);
+}
+
 /* tern_tb_resolve for a block with the pair table, g characters a code
- * (constant when inlined): the block's constants in locals, the walk, the
- * shared characters and the hit's suffix decoded in the loop, no call. */
+ * (constant when inlined): the block's constants in locals, each hit's
+ * term walked to from its restart or from the hit before it in the same
+ * run (walk_run), assembled (assemble_term), its tail read (hit_direct,
+ * hit_walked), no
+ * call. */
 static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_block *b,
                                                                tern_tb_iter *it, tern_tb_hits *h,
                                                                const uint32_t *ids, uint32_t n,
                                                                uint64_t base, uint32_t *done,
                                                                uint32_t g) {
-  scan_consts sc;
-  scan_consts_of(b, &sc, h->pad); /* sc.page for scan_read: every suffix read ends by `ends` */
-  const uint8_t *page = b->page;
-  const uint16_t *sbits = b->sbits;
-  const uint32_t cp = b->cp, fixed = b->fixed_len, ends = b->tails_start, count = b->n;
-  const uint32_t bw_plen = b->bw_plen, bw_slen = fixed ? 0 : b->bw_slen, hb = bw_plen + bw_slen;
-  const uint32_t pmask = (1u << bw_plen) - 1, smask = (1u << bw_slen) - 1;
-  const uint32_t R = b->restart, pow2 = (R & (R - 1)) == 0, rsh = (uint32_t)__builtin_ctz(R);
-  const uint32_t pfrom = (uint32_t)(b->prefix - page);
-  const int one = one_doc(b);
-  /* A primary key's tails (one doc, its id its ordinal's, and an inline
-   * value of one length) at fixed places: every one checked at once. */
-  const uint32_t tb = (uint32_t)b->tail_bits;
-  const int direct = one && b->bw_doc == 0 && b->doc_base >= 0 &&
-                     b->doc_base + (int64_t)count <= (int64_t)b->f.max_doc &&
-                     (uint64_t)b->tails_start + (uint64_t)count * tb <= b->used_bits;
-  const uint32_t dflags = b->f.has_values ? TERN_TB_HIT_VINLINE : 0;
-  const uint32_t dvlen = b->f.has_values ? b->vlen_min : 0;
-  const int64_t doc_base = b->doc_base;
-  restart_consts rk;
-  restart_consts_of(b, &rk);
+  resolve_consts x;
+  resolve_consts_of(b, &x, h->pad, g);
   uint32_t sp[256], pl[256], sl[256]; /* a walk stays in one run: <= 255 entries */
   uint32_t used = 0, prev = 0, j = 0;
   tern_tb_iter w = *it; /* in registers: the terms written may alias *it */
-  /* Terms of one length: an entry's step over its key, by its shared
-   * prefix's code alone (hb + the suffix's bits); a code that makes the
-   * prefix reach the length (or pass it) steps past the key stream, so
-   * the walk's one check (at > ends) catches it. */
-  uint32_t adv[64];
-  const int fixed_walk = fixed && bw_plen <= 6 && fixed <= TERN_TB_TERM_MAX;
-  if (fixed_walk)
-    for (uint32_t c = 0; c <= pmask; c++)
-      adv[c] = cp + c < fixed ? hb + suffix_bits_of(fixed - cp - c, b->gdiv, g, sc.gbits)
-                              : 16u * TERN_TB_PAGE;
   if (w.entry > 0) { /* the term before w.entry, to the front */
     assert(w.len <= TERN_TB_TERM_MAX);
     memmove(h->bytes, h->bytes + h->prev, w.len);
@@ -854,23 +997,22 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
     used = w.len;
   }
   for (; j < n && used < TERN_TB_HITS_FILL; j++) {
-    if ((uint64_t)ids[j] - base >= count) break; /* in another block (below base: wraps) */
+    if ((uint64_t)ids[j] - base >= x.count) break; /* in another block (below base: wraps) */
     uint32_t t = (uint32_t)(ids[j] - base);
     if (TERN_UNLIKELY(t < w.entry))
       return tern_fail(TERN_EINVAL, "%s: terms block %llu: entry %u to resolve at entry %u of %u",
-                       b->what, (unsigned long long)b->block_no, t, w.entry, count);
+                       b->what, (unsigned long long)b->block_no, t, w.entry, x.count);
     uint8_t *dst = h->bytes + used;
-    uint32_t r = pow2 ? t >> rsh : t / R, rs = r * R, kpos, tpos, len, from, tfrom;
+    uint32_t r = x.pow2 ? t >> x.rsh : t / x.R, rs = r * x.R, kpos, tpos, len, from, tfrom;
     int restart = rs >= w.entry;
-    uint32_t rfrom = 0;
+    uint32_t rfrom = 0, rlen = 0;
     if (restart) { /* from t's restart (its bytes copied as far as t needs them) */
-      uint32_t rlen;
-      TERN_TRY(restart_at(b, &rk, r, &rfrom, &rlen, &kpos, &tpos));
-      len = cp + rlen;
+      TERN_TRY(restart_at(b, &x.rk, r, &rfrom, &rlen, &kpos, &tpos));
+      len = x.cp + rlen;
       from = tfrom = rs;
       if (t == rs) {
-        page_copy(dst, page, pfrom, cp);
-        page_copy(dst + cp, page, rfrom, rlen);
+        page_copy(dst, x.page, x.pfrom, x.cp);
+        page_copy(dst + x.cp, x.page, rfrom, rlen);
       }
     } else { /* in the run of the entry last resolved: from it */
       kpos = w.kpos;
@@ -879,78 +1021,21 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
       from = w.entry - 1;
       tfrom = w.entry;
     }
-    if (t != from || !restart) {
-      /* The entries from + 1 .. t by their lengths; t's suffix then. */
-      uint32_t nw = t - from, at = kpos, l = len, p = 0, s = 0;
-      if (fixed_walk) {
-        if (TERN_UNLIKELY(l != fixed)) return corrupt(b, "term of another length");
-        for (uint32_t k = 1; k <= nw; k++) {
-          uint32_t byte = at >> 3;
-          uint64_t v = TERN_LIKELY(byte <= TERN_TB_PAGE - 8) ? tern_bits_le64(page + byte)
-                                                             : tail64(page, byte);
-          uint32_t c = (uint32_t)(v >> (at & 7)) & pmask;
-          sp[k] = at + hb;
-          pl[k] = cp + c;
-          at += adv[c];
-          if (TERN_UNLIKELY(at > ends)) return corrupt(b, "bad entry prefix, or key past the end");
-        }
-        p = pl[nw];
-        s = fixed - p;
-        l = fixed;
-      } else
-      for (uint32_t k = 1; k <= nw; k++) {
-        TERN_TRY(entry_lengths(b, page, at, l, cp, fixed, bw_plen, hb, pmask, smask, &p, &s));
-        at += hb;
-        sp[k] = at;
-        pl[k] = p;
-        sl[k] = s;
-        at += TERN_LIKELY(s < TERN_TB_SBITS) ? sbits[s] : suffix_bits_of(s, b->gdiv, g, sc.gbits);
-        l = p + s;
-        if (TERN_UNLIKELY(at > ends)) return corrupt(b, "key past the end of the key stream");
-      }
-      /* t shares p bytes with t - 1: those from the term walked from
-       * (whole in dst from a restart, else the previous hit's), then
-       * those each walked entry supplied that no later one replaced. */
-      if (!restart) {
-        copy_shared(dst, h->bytes + prev, p, 0);
-      } else { /* t's first p bytes the restart has: the block prefix, then its key's */
-        uint32_t q = p < len ? p : len;
-        page_copy(dst, page, pfrom, q < cp ? q : cp);
-        if (q > cp) page_copy(dst + cp, page, rfrom, q - cp);
-      }
-      int bad = 0;
-      for (uint32_t k = nw - 1, need = p; k >= 1 && need > 0; k--) {
-        if (pl[k] >= need) continue;
-        first_chars(&sc, sp[k], fixed_walk ? fixed - pl[k] : sl[k], need - pl[k], dst + pl[k], g,
-                    &bad);
-        need = pl[k];
-      }
-      (void)scan_suffix(&sc, sp[nw], s, dst + p, g, &bad);
-      if (TERN_UNLIKELY(bad))
-        return corrupt(b, bad == 2 ? "key past the end of the key stream"
-                                   : "character outside the block alphabet");
-      kpos = at;
-      len = l;
+    if (t != from || !restart) { /* the entries from + 1 .. t by their lengths; t's suffix then */
+      uint32_t nw = t - from, p = 0, s = 0;
+      TERN_TRY(walk_run(b, &x, nw, &kpos, &len, &p, &s, sp, pl, sl, g));
+      TERN_TRY(assemble_term(b, &x, dst, restart ? NULL : h->bytes + prev, rfrom, rlen, nw, p, s,
+                             sp, pl, sl, g));
     }
     tern_tb_hit *hit = &h->hit[j];
-    if (TERN_LIKELY(direct)) {
-      hit->doc = (uint32_t)(doc_base + t);
-      hit->flags = dflags;
-      hit->vlen = dvlen;
-      hit->vbit = ends + t * tb;
-      w.pos = hit->vbit + tb;
-    } else {
-      if (TERN_LIKELY(b->tail_bits >= 0))
-        tpos = ends + t * tb;
-      else
-        for (uint32_t k = tfrom; k < t && tpos <= b->used_bits; k++) tpos = skip_tail(b, tpos);
-      if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
-      TERN_TRY(hit_tail(b, tpos, t, one, hit, &w.pos));
-    }
+    if (TERN_LIKELY(x.direct))
+      hit_direct(&x, t, hit, &w.pos);
+    else
+      TERN_TRY(hit_walked(b, &x, t, tpos, tfrom, hit, &w.pos));
     w.entry = t + 1;
     w.kpos = kpos;
     w.len = len;
-    if (TERN_UNLIKELY(t + 1 == count && (kpos + 7) / 8 * 8 != ends))
+    if (TERN_UNLIKELY(t + 1 == x.count && (kpos + 7) / 8 * 8 != x.ends))
       return corrupt(b, "key stream length differs from its entries");
     hit->off = (uint16_t)used;
     hit->len = (uint16_t)len;
@@ -960,7 +1045,7 @@ static inline __attribute__((always_inline)) int resolve_pairs(const tern_tb_blo
   *it = w;
   h->n = j;
   h->prev = prev;
-  h->direct = direct;
+  h->direct = x.direct;
   *done = j;
   return TERN_OK;
 }
