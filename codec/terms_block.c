@@ -5,7 +5,8 @@
  * entries one at a time (tern_tb_iter_next) and the parts the other
  * readers share out of line (a tail, a suffix, a restart key's term).
  * The search is in terms_block_lookup.c, batched and positioned decoding
- * in terms_block_scan.c; what all three read inline, terms_block_impl.h.
+ * in terms_block_scan.c, hits by rank in terms_block_hits.c; what they
+ * all read inline, terms_block_impl.h.
  */
 #include "codec/terms_block_impl.h"
 
@@ -414,7 +415,7 @@ static inline int bytes_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b, u
  * keys ascend (the lookup's binary search relies on their order).  *tpos:
  * where its tail starts (NULL: not wanted). */
 int tern_tb_restart_term(const tern_tb_block *b, uint32_t r, uint32_t kpos, uint8_t *dst,
-                        uint32_t *len, uint32_t *tpos) {
+                         uint32_t *len, uint32_t *tpos) {
   uint32_t rk, rt, klen;
   const uint8_t *key;
   TERN_TRY(restart_pos(b, r, &rk, &rt));

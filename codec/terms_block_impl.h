@@ -2,11 +2,11 @@
 /*
  * terms_block_impl.h — what the readers of a terms block share, inline:
  * bits of the page, suffix lengths, the pair table's decode, tails and
- * restart keys (docs/FORMAT.md, "Terms blocks").  Internal to the three
- * files that read a block: terms_block.c (opening it; its entries one by
- * one), terms_block_lookup.c (the search for a key) and
- * terms_block_scan.c (batches of terms in order, seeks by index, hits
- * by rank).
+ * restart keys, the batch decode's loop parts (docs/FORMAT.md, "Terms
+ * blocks").  Internal to the four files that read a block: terms_block.c
+ * (opening it; its entries one by one), terms_block_lookup.c (the search
+ * for a key), terms_block_scan.c (batches of terms in order, seeks by
+ * index) and terms_block_hits.c (a term's hits by rank).
  */
 #ifndef TERN_TERMS_BLOCK_IMPL_H
 #define TERN_TERMS_BLOCK_IMPL_H
@@ -405,6 +405,174 @@ static inline int decode_one_doc(const tern_tb_block *b, uint32_t *pos, uint32_t
   *pos = at;
   return TERN_OK;
 }
+
+/* The p bytes a term shares with the one before it (at prev, just below
+ * dst in the batch) in 16-byte chunks: bytes copied past p are garbage
+ * that the suffix then overwrites, and the batch's room covers the
+ * overrun.  A chunk may read bytes of dst that an earlier chunk wrote —
+ * only past p, so only garbage again.  The batch's first term shares
+ * with the caller's buffer instead (exact: copied byte for byte). */
+static inline void copy_shared(uint8_t *dst, const uint8_t *prev, uint32_t p, int exact) {
+  if (exact) { /* prev is the caller's term buffer: nothing past its bytes */
+    memcpy(dst, prev, p);
+    return;
+  }
+  uint8_t v[16]; /* the first chunk whatever p (0 too): most terms share fewer than 16 */
+  memcpy(v, prev, 16);
+  memcpy(dst, v, 16);
+  for (uint32_t i = 16; i < p; i += 16) {
+    memcpy(v, prev + i, 16);
+    memcpy(dst + i, v, 16);
+  }
+}
+
+/* The block's constants a batch of terms decodes with, as locals: a store
+ * into the batch's bytes may alias any memory, so constants read through
+ * b would be read again after each one. */
+typedef struct scan_consts {
+  const uint8_t *page, *pair;
+  uint64_t rg;         /* the reciprocal of K^g (code_word's fraction) */
+  uint32_t k1, k2;     /* K, K^2 */
+  uint32_t powg;       /* K^g - 1 */
+  uint32_t gb, gmask;  /* bits of a code of g characters, and their mask */
+  uint32_t cp, fixed, bw_plen, bw_slen, tails_start;
+  const uint8_t *gbits;  /* bits of a code of r characters (b->gbits) */
+  const uint64_t *pow;   /* K^r (b->pow) */
+  const uint32_t *rmask;  /* the mask of a code of r characters (tern_tb_rmask_row) */
+} scan_consts;
+
+/* w <= 57 bits at bit pos of the key stream, pos <= tails_start: no
+ * bound test, as sc->page has 8 readable bytes past tails_start / 8
+ * (the block's own page, or scan_consts_of's padded copy). */
+static inline uint64_t scan_read(const uint8_t *page, uint32_t pos, unsigned w) {
+  return (tern_bits_le64(page + (pos >> 3)) >> (pos & 7)) & (((uint64_t)1 << w) - 1);
+}
+
+/* The g characters of a code (below K^g), the first in the lowest byte,
+ * from its fraction f = code * rpow[g] (code / K^g in 64 fixed-point bits,
+ * a little above: rpow[g] = floor(2^64 / K^g) + 1): multiplying f by K^2
+ * brings its next two digits above the point — the high word is their
+ * pair-table index hi * K + lo, the low word the fraction of the digits
+ * after them — so each pair costs one multiplication, with no quotient
+ * to multiply back and subtract.  Exact: the excess, below K^g in f,
+ * grows to below K^(2g) <= 2^64 / K^2 by the last digit, less than the
+ * 2^64 / K^(g - m) a digit's fraction keeps from the next digit's
+ * boundary.  A leading odd digit d comes from f * K, its byte as the pair
+ * (0, d)'s second (sym[d]: one table pointer fewer to keep in a register).
+ * g constant when inlined. */
+static inline __attribute__((always_inline)) uint64_t code_word(const scan_consts *sc,
+                                                                uint32_t code, uint32_t g) {
+  const uint8_t *pr = sc->pair;
+  uint64_t k2 = sc->k2;
+  tb_u128 x = (tb_u128)((uint64_t)code * sc->rg) * (g & 1 ? sc->k1 : k2);
+  uint64_t a = (uint64_t)(x >> 64), c, d; /* the leading digit (g odd) or pair */
+  switch (g) {
+  case 2: return tern_load16(pr + 2 * code);
+  case 3:
+    c = (uint64_t)(((tb_u128)(uint64_t)x * k2) >> 64);
+    return pr[2 * a + 1] | (uint64_t)tern_load16(pr + 2 * c) << 8;
+  case 4:
+    c = (uint64_t)(((tb_u128)(uint64_t)x * k2) >> 64);
+    return tern_load16(pr + 2 * a) | (uint64_t)tern_load16(pr + 2 * c) << 16;
+  case 5:
+    x = (tb_u128)(uint64_t)x * k2;
+    c = (uint64_t)(x >> 64);
+    d = (uint64_t)(((tb_u128)(uint64_t)x * k2) >> 64);
+    return pr[2 * a + 1] | (uint64_t)tern_load16(pr + 2 * c) << 8 |
+           (uint64_t)tern_load16(pr + 2 * d) << 24;
+  default:
+    x = (tb_u128)(uint64_t)x * k2;
+    c = (uint64_t)(x >> 64);
+    d = (uint64_t)(((tb_u128)(uint64_t)x * k2) >> 64);
+    return tern_load16(pr + 2 * a) | (uint64_t)tern_load16(pr + 2 * c) << 16 |
+           (uint64_t)tern_load16(pr + 2 * d) << 32;
+  }
+}
+
+/* slen suffix characters at bit sp into out (8 bytes of room past them),
+ * with the pair table: each code's characters as one 8-byte store, the
+ * next code's overwriting what it spills; the last, shorter code decoded
+ * as g characters (its leading g - r digits 0) and shifted down.  Returns
+ * the bit after the suffix; sets *bad when a code is outside the
+ * alphabet (checked before its digits index a table). */
+static inline __attribute__((always_inline)) uint32_t scan_suffix(const scan_consts *sc,
+                                                                  uint32_t sp, uint32_t slen,
+                                                                  uint8_t *out, uint32_t g,
+                                                                  int *bad) {
+  uint32_t n = slen / g, r = slen - n * g, i = 0;
+  /* The suffix ends inside the key stream, checked before it is read:
+   * every read below then starts at or before tails_start (scan_read). */
+  uint32_t end = sp + n * sc->gb + sc->gbits[r];
+  if (TERN_UNLIKELY(end > sc->tails_start)) {
+    *bad = 2;
+    return sp;
+  }
+  /* Two codes a read: they always fit in its 57 bits (scan_consts_of). */
+  for (; i + 2 <= n; i += 2, sp += 2 * sc->gb, out += 2 * g) {
+    uint64_t v = scan_read(sc->page, sp, 2 * sc->gb);
+    uint32_t c0 = (uint32_t)v & sc->gmask, c1 = (uint32_t)(v >> sc->gb);
+    if (TERN_UNLIKELY(c0 > sc->powg || c1 > sc->powg)) {
+      *bad = 1;
+      return sp;
+    }
+    scan_store(out, code_word(sc, c0, g));
+    scan_store(out + g, code_word(sc, c1, g));
+  }
+  if (i < n) { /* the odd one: at most one is left */
+    uint32_t code = (uint32_t)scan_read(sc->page, sp, sc->gb);
+    if (TERN_UNLIKELY(code > sc->powg)) {
+      *bad = 1;
+      return sp;
+    }
+    scan_store(out, code_word(sc, code, g));
+    sp += sc->gb;
+    out += g;
+  }
+  uint32_t code = (uint32_t)(scan_read(sc->page, sp, 32) & sc->rmask[r]);
+  if (TERN_UNLIKELY(code >= sc->pow[r])) {
+    *bad = 1;
+    return sp;
+  }
+  scan_store(out, code_word(sc, code, g) >> (8 * (g - r)));
+  return end;
+}
+
+/* One entry's lengths, read at bit `at` of the key stream (the term
+ * before it l bytes): its shared prefix *p and suffix length *s, checked
+ * as every walk checks them.  The block's coding comes as the caller's
+ * locals (cp, fixed: 0 or the one term length, the widths' masks), so
+ * that a loop keeps them in registers. */
+static inline __attribute__((always_inline)) int entry_lengths(
+    const tern_tb_block *b, const uint8_t *page, uint32_t at, uint32_t l, uint32_t cp,
+    uint32_t fixed, uint32_t bw_plen, uint32_t hb, uint32_t pmask, uint32_t smask, uint32_t *p,
+    uint32_t *s) {
+  uint32_t h = (uint32_t)page_get(page, at, hb);
+  *p = cp + (h & pmask);
+  if (TERN_UNLIKELY(*p > l)) return corrupt(b, "entry shares more than the previous term holds");
+  if (fixed) {
+    if (TERN_UNLIKELY(*p >= fixed)) return corrupt(b, "entry suffix empty");
+    *s = fixed - *p;
+  } else {
+    *s = (h >> bw_plen) & smask;
+    if (TERN_UNLIKELY(*s == 0 || *p + *s > TERN_TB_TERM_MAX))
+      return corrupt(b, "bad entry suffix length");
+  }
+  return TERN_OK;
+}
+
+/* Out of line (terms_block_scan.c), shared with terms_block_hits.c:
+ * scan_consts of block b (pad: where the block is copied when its key
+ * stream ends within 8 bytes of the page's end, scan_read); the walk of
+ * the n - 1 entries after a term by their lengths alone (suffix
+ * position, shared prefix and suffix length of each); and the bytes
+ * [floor, *need) the entry after such a walk shares with its last,
+ * assembled backwards from the walked entries. */
+void tern_tb_scan_consts_of(const tern_tb_block *b, scan_consts *sc, uint8_t *pad);
+int tern_tb_walk_lengths(const tern_tb_block *b, uint32_t n, uint32_t *pos, uint32_t *len,
+                         uint32_t *sp, uint32_t *pl, uint32_t *sl);
+int tern_tb_assemble_shared(const tern_tb_block *b, uint32_t n, uint32_t floor,
+                            const uint32_t *sp, const uint32_t *pl, const uint32_t *sl,
+                            uint8_t *term, uint32_t *need);
 
 /* Out of line (terms_block.c): the same as tail_decode, for the callers
  * that decode one tail now and then. */
