@@ -487,6 +487,30 @@ static void test_engine_latency(void **state) {
   free(dir);
 }
 
+/* engine's memory phase: both tables, the buffer view's bytes a
+ * document above the key and value it holds (32 bytes) and below what
+ * even a sanitizer's shadow would make of it. */
+static void test_engine_memory(void **state) {
+  (void)state;
+  SKIP_WITHOUT_BINARY();
+  char *dir = tu_tmpdir("bench-memory");
+  char *log = tu_path(dir, "memory.log");
+  char *argv[] = {(char *)bench_bin(), "engine", "--phases", "memory", "--import", "2000",
+                  "--runs", "1", "--dir", dir, NULL};
+  const char view[] = "the write buffer's view a reader builds";
+  char *text = run_text(argv, log, view);
+  assert_non_null(strstr(text, "peak RSS of one transaction of 2000 puts"));
+  if (!strstr(text, "not measured")) {
+    double per = row_field(text, view, "200000 buffered", 1);
+    print_message("buffer view: %.0f bytes a document\n", per);
+    assert_true(per > 32 && per < 1024);
+  }
+  free(text);
+  tu_rmtree(dir);
+  free(log);
+  free(dir);
+}
+
 /* whole: `tern get DIR -` and lmdb-get must print the same bytes (the tool
  * compares them and exits 1 otherwise), on generated keys and on a file. */
 static void test_whole_small_run(void **state) {
@@ -525,6 +549,7 @@ int main(void) {
       cmocka_unit_test(test_open_reopen),
       cmocka_unit_test(test_open_fresh),
       cmocka_unit_test(test_engine_latency),
+      cmocka_unit_test(test_engine_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

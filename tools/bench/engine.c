@@ -24,7 +24,8 @@
  *           clock and the committing thread's CPU time (which a shared
  *           machine's other processes do not inflate)
  *   memory  peak memory (RSS of a child process) of one transaction of
- *           --import puts, plain vs TERN_TXN_BULK
+ *           --import puts, plain vs TERN_TXN_BULK; and the memory a reader's
+ *           view of a write buffer of 200,000 documents takes a document
  *   incremental  warm present and absent gets on an index of --docs put in
  *           transactions of 1,000 (buffered commits, the merge policy's
  *           segments and the buffer left over) vs the same index compacted

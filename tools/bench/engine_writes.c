@@ -3,7 +3,7 @@
  * engine_writes.c — the write phases of `tern-bench engine` (see
  * engine.c's list): commit (one-document commits vs a bare LMDB write
  * transaction), import (a bulk transaction), memory (peak RSS of one
- * transaction) and buffer (commits with a full write buffer); latency is
+ * transaction; the write buffer's view per document) and buffer (commits with a full write buffer); latency is
  * engine_latency.c's.
  */
 #include "tools/bench/bench_common.h"
@@ -147,6 +147,100 @@ static long txn_peak_kib(const eopts *o, unsigned flags) {
   return ru.ru_maxrss;
 }
 
+/* The process's anonymous memory in KiB (/proc/self/smaps_rollup), -1
+ * when unknown. */
+static long anon_kib(void) {
+  FILE *f = fopen("/proc/self/smaps_rollup", "r");
+  if (!f) return -1;
+  char line[256];
+  long kib = -1;
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, "Anonymous:", 10)) kib = atol(line + 10);
+  fclose(f);
+  return kib;
+}
+
+/* Writes n documents (16-byte keys and values) into a fresh index in
+ * transactions of 1,000, all left in its write buffer; then, reopened
+ * read-only, the anonymous memory a snapshot and one get add: the buffer
+ * view a reader builds.  In a child process; 0 on failure, -1 unknown. */
+static long buffer_view_kib(const eopts *o, uint64_t n) {
+  int fd[2];
+  if (pipe(fd)) return 0;
+  pid_t pid = fork();
+  if (pid < 0) return 0;
+  if (pid == 0) {
+    close(fd[0]);
+    char *dir = bench_mkdtemp(o->parent, "engine-buffer-memory");
+    tern_options opt;
+    tern_options_init(&opt);
+    opt.write_buffer_bytes = 1ull << 34; /* never flushed here */
+    tern_index *idx = NULL;
+    if (!dir || engine_check(tern_open(&idx, dir, TERN_CREATE, &opt), "open")) _exit(1);
+    uint8_t key[KEY_LEN], val[16];
+    for (uint64_t i = 0; i < n;) {
+      tern_txn *t;
+      if (engine_check(tern_txn_begin(&t, idx, 0), "begin")) _exit(1);
+      for (uint64_t end = i + 1000 < n ? i + 1000 : n; i < end; i++) {
+        make_key(i, key);
+        memcpy(val, key, 16);
+        if (engine_check(tern_put(t, key, KEY_LEN, val, sizeof val, NULL, 0), "put")) _exit(1);
+      }
+      if (engine_check(tern_commit(t), "commit")) _exit(1);
+    }
+    tern_close(idx);
+    if (engine_check(tern_open(&idx, dir, TERN_RDONLY, NULL), "reopen")) _exit(1);
+    long before = anon_kib();
+    tern_snapshot *s;
+    size_t vlen;
+    make_key(0, key);
+    if (engine_check(tern_snapshot_open(&s, idx), "snapshot") ||
+        engine_check(tern_get(s, key, KEY_LEN, val, sizeof val, &vlen), "get"))
+      _exit(1);
+    long kib = before < 0 ? -1 : anon_kib() - before;
+    tern_snapshot_close(s);
+    tern_close(idx);
+    bench_rmtree(dir);
+    _exit(write(fd[1], &kib, sizeof kib) == (ssize_t)sizeof kib ? 0 : 1);
+  }
+  close(fd[1]);
+  long kib = 0;
+  if (read(fd[0], &kib, sizeof kib) != (ssize_t)sizeof kib) kib = 0;
+  close(fd[0]);
+  int status;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 0;
+  return kib;
+}
+
+/* The buffer view's memory per document: 200,000 buffered against 1,000. */
+static int buffer_memory(const eopts *o) {
+  enum { SMALL = 1000, LARGE = 200000 };
+  double *per = calloc(o->runs, sizeof *per);
+  if (!per) return 1;
+  for (uint64_t run = 0; run < o->runs; run++) {
+    long small = buffer_view_kib(o, SMALL), large = buffer_view_kib(o, LARGE);
+    if (!small || !large) return 1;
+    if (small < 0 || large < 0) {
+      printf("memory: the write buffer's view a reader builds: not measured (no "
+             "/proc/self/smaps_rollup)\n\n");
+      free(per);
+      return 0;
+    }
+    per[run] = (double)(large - small) * 1024.0 / (LARGE - SMALL);
+  }
+  bench_summary bp = bench_summarize(per, o->runs);
+  printf("memory: the write buffer's view a reader builds, %d documents of 16-byte keys and "
+         "16-byte values\nwritten 1,000 a transaction, reopened read-only; anonymous memory of "
+         "snapshot + get, less the same with %d\n",
+         LARGE, SMALL);
+  printf("| documents | bytes a document (median) | min | max | beyond the key and value |\n"
+         "|---|---|---|---|---|\n");
+  printf("| %d buffered | %.0f | %.0f | %.0f | %.0f |\n\n", LARGE, bp.median, bp.min, bp.max,
+         bp.median - 32.0);
+  free(per);
+  return 0;
+}
+
 int phase_memory(const eopts *o) {
   double *plain = calloc(o->runs, sizeof *plain), *bulk = calloc(o->runs, sizeof *bulk);
   for (uint64_t run = 0; run < o->runs; run++) {
@@ -163,7 +257,7 @@ int phase_memory(const eopts *o) {
   printf("| %.1f | %.1f | %.2fx |\n\n", bp.median, bb.median, bp.median / bb.median);
   free(plain);
   free(bulk);
-  return 0;
+  return buffer_memory(o);
 }
 
 /* Fills the write buffer of a fresh index with `n` docs (one plain commit). */
