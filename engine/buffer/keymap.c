@@ -95,7 +95,9 @@ int tern_keymap_build(tern_keymap *m, const tern_mdoc *docs, size_t n) {
   /* Never grows: filled to TERN_KEYMAP_BUILT_LOAD, not to half as a
    * growing map is (a large buffer run's index was a quarter of its
    * memory); a probe of a key it holds still reads about two slots. */
-  size_t cap = n * 100 / TERN_KEYMAP_BUILT_LOAD + 16;
+  uint64_t want = (uint64_t)n * 100 / TERN_KEYMAP_BUILT_LOAD + 16; /* no overflow in 32 bits */
+  if (want > SIZE_MAX / sizeof *m->slot) return tern_fail(TERN_ENOMEM, "key map: %zu keys", n);
+  size_t cap = (size_t)want;
   TERN_TRY(grow_to(m, cap));
   for (size_t i = 0; i < n; i++) {
     uint32_t h = hash_of(docs[i].key.p, docs[i].key.len);
