@@ -68,10 +68,9 @@ typedef struct batch {
   unsigned depth;   /* read_depth: 0, values read at once */
   pending_val *pv;  /* this slot's values to read */
   size_t npv, pv_cap;
-  /* With a range map: in_map[i], slot i is one of the map's; map_slot[j],
-   * the one slot of the map key j (in key order) can be in (UINT32_MAX:
-   * none).  NULL without a map. */
-  uint8_t *in_map;
+  /* With a range map: map_slot[j], the one slot of the map key j (in key
+   * order) can be in (UINT32_MAX: none); which slots are the map's, the
+   * state's in_map.  NULL without a map. */
   uint32_t *map_slot;
 } batch;
 
@@ -129,7 +128,7 @@ static int plan_wants(batch *b, const tern_slot *sl, want *w, size_t *nw) {
   *nw = 0;
   /* a slot of the range map: only the keys the map sends it */
   uint32_t si = (uint32_t)(sl - b->s->st->slots);
-  const uint32_t *only = b->in_map && b->in_map[si] ? b->map_slot : NULL;
+  const uint32_t *only = b->map_slot && b->s->st->in_map[si] ? b->map_slot : NULL;
   for (size_t j = 0; j < b->n; j++) {
     const batch_item *it = &b->items[b->order[j]];
     if (b->res[it->key.aux].val || (only && only[j] != si)) continue;
@@ -324,9 +323,8 @@ static int resolve_slot(batch *b, const tern_slot *sl, unsigned depth, want *w, 
  * is hashed and gated in one, not in each. */
 static int route_keys(batch *b) {
   const tern_state *st = b->s->st;
-  b->in_map = tern_state_map_members(st);
   b->map_slot = malloc(b->n * sizeof *b->map_slot);
-  if (!b->in_map || !b->map_slot) return tern_fail(TERN_ENOMEM, "batch: out of memory");
+  if (!b->map_slot) return tern_fail(TERN_ENOMEM, "batch: out of memory");
   for (size_t j = 0; j < b->n; j++) {
     const batch_item *it = &b->items[b->order[j]];
     b->map_slot[j] = tern_state_map_slot(st, it->key.p, it->key.len);
@@ -354,7 +352,6 @@ static int batch_resolve(batch *b) {
   if (rc == TERN_OK && s->st->ndisjoint) rc = route_keys(b);
   for (size_t si = s->st->nslots; rc == TERN_OK && si-- > 0;)
     rc = resolve_slot(b, &s->st->slots[si], depth, w, r);
-  free(b->in_map);
   free(b->map_slot);
   free(b->c);
   free(b->pv);
@@ -442,7 +439,7 @@ int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batc
   for (size_t i = 0; rc == TERN_OK && i < n; i++)
     items[i].key = (tern_keyref){keys[i].data, (uint32_t)keys[i].len, (uint32_t)i};
   if (rc == TERN_OK) rc = tern_sort_by_key(order, items, sizeof *items, n, NULL);
-  batch b = {s, items, order, n, res, &vals, NULL, 0, NULL, 0, 0, NULL, NULL};
+  batch b = {s, items, order, n, res, &vals, NULL, 0, NULL, 0, 0, NULL};
   if (rc == TERN_OK) rc = batch_resolve(&b);
   for (size_t i = 0; rc == TERN_OK && i < n; i++) {
     int r = res[i].val ? fn(payload, i, TERN_OK, res[i].val, res[i].vlen)

@@ -229,19 +229,14 @@ static int amac_resolve(amac *a, tern_snapshot *s) {
   }
   const tern_state *st = s->st;
   map_lists ml = {NULL, NULL};
-  uint8_t *in_map = NULL;
-  int rc = TERN_OK;
-  if (st->ndisjoint) {
-    in_map = tern_state_map_members(st);
-    rc = in_map ? map_route(st, a, &ml) : tern_fail(TERN_ENOMEM, "batch: out of memory");
-  }
+  assert(!st->ndisjoint || st->in_map); /* built with the map */
+  int rc = st->ndisjoint ? map_route(st, a, &ml) : TERN_OK;
   for (size_t si = st->nslots; rc == TERN_OK && si-- > 0;) {
-    int mapped = in_map && in_map[si];
+    int mapped = st->ndisjoint && st->in_map[si];
     a->list = mapped ? ml.list + ml.start[si] : NULL;
     a->nlist = mapped ? ml.start[si + 1] - ml.start[si] : a->n;
     rc = slot_pass(a, &st->slots[si], st->lines ? &st->lines[si] : NULL);
   }
-  free(in_map);
   free(ml.list);
   free(ml.start);
   return rc;

@@ -100,6 +100,10 @@ typedef struct tern_state {
    * TERN_RANGE_MAP_MIN slots or fewer than 2 disjoint ones. */
   tern_range_entry *disjoint;
   uint32_t *overlap;
+  /* By slot: 1 for the map's slots, 0 for the others (NULL: no map); a
+   * batch sends each key to its one slot of the map (batch.c,
+   * batch_amac.c). */
+  uint8_t *in_map;
   /* Their max's heads as a search tree of cache-line nodes: one node per
    * level read, 2 for up to 64 ranges (range_heads.h). */
   tern_range_heads heads;
@@ -550,11 +554,8 @@ int tern_state_ranges_find(const tern_state *st, const tern_seg_probe *p, tern_m
 size_t tern_state_map_entry(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos);
 /* The slot of that entry for a key (UINT32_MAX: no range of the map can
  * hold it, or no map).  A batch sends the key to that slot alone of the
- * map's (batch.c, batch_amac.c). */
+ * map's (batch.c, batch_amac.c; st->in_map names the map's slots). */
 uint32_t tern_state_map_slot(const tern_state *st, const void *key, size_t len);
-/* A new array of st->nslots flags, 1 for the slots in st's range map;
- * NULL without memory.  The caller frees it. */
-uint8_t *tern_state_map_members(const tern_state *st);
 /* ---- state_cfilter.c: one table naming the slots probed in turn that may
  * hold a key (cfilter.h) */
 #define TERN_CFILTER_MIN 8u               /* slots probed in turn below which open builds none */

@@ -52,8 +52,10 @@ static void map_free(tern_state *st) {
   free(st->disjoint);
   tern_range_heads_free(&st->heads);
   free(st->overlap);
+  free(st->in_map);
   st->disjoint = NULL;
   st->overlap = NULL;
+  st->in_map = NULL;
   st->ndisjoint = st->noverlap = 0;
   st->map_prefix = NULL;
   st->map_cp = 0;
@@ -168,7 +170,7 @@ static int map_index_heads(tern_state *st) {
 
 int tern_state_index_ranges(tern_state *st) {
   /* A new state's (nothing to free: a commit makes one each time) */
-  assert(!st->lines && !st->disjoint && !st->overlap && !st->heads.heads);
+  assert(!st->lines && !st->disjoint && !st->overlap && !st->in_map && !st->heads.heads);
   index_lines(st);
   size_t n = st->nslots;
   if (n < TERN_RANGE_MAP_MIN) return TERN_OK; /* no map: every slot in turn */
@@ -203,10 +205,12 @@ int tern_state_index_ranges(tern_state *st) {
     last = v[k].g;
     map_add(st, v[k].g, v[k].slot);
   }
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
     if (shared[i]) st->overlap[st->noverlap++] = (uint32_t)i;
+    shared[i] = !shared[i]; /* now: in the map */
+  }
   free(v);
-  free(shared);
+  st->in_map = shared;
   if (st->ndisjoint < 2) {
     map_free(st); /* nothing to search */
     return TERN_OK;
@@ -299,13 +303,6 @@ uint32_t tern_state_map_slot(const tern_state *st, const void *key, size_t len) 
   if (!st->ndisjoint || tern_seg_probe_head(&p, key, len) != TERN_OK) return UINT32_MAX;
   size_t e = tern_state_map_entry(st, &p, tern_state_ranges_at(st, &p));
   return e == SIZE_MAX ? UINT32_MAX : st->disjoint[e].slot;
-}
-
-uint8_t *tern_state_map_members(const tern_state *st) {
-  uint8_t *in = calloc(st->nslots ? st->nslots : 1, 1);
-  for (size_t m = 0; in && m < st->ndisjoint; m++)
-    in[st->disjoint[m].slot] = 1;
-  return in;
 }
 
 size_t tern_state_map_entry(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos) {
