@@ -78,16 +78,34 @@ void tu_rmtree(const char *path) {
   rmdir(path);
 }
 
-enum { TU_MAX_DIRS = 256 };
-static char *g_dirs[TU_MAX_DIRS];
-static int g_ndirs;
+/* Every directory tu_tmpdir made, removed at exit: as many as a test
+ * program makes (a CLI test makes two for each command it runs, so a
+ * fixed table once left the last tests' directories behind). */
+static char **g_dirs;
+static size_t g_ndirs, g_capdirs;
 
 static void tu_cleanup(void) {
-  if (getenv("TERN_KEEP")) return;
-  for (int i = 0; i < g_ndirs; i++) {
-    tu_rmtree(g_dirs[i]);
+  int keep = getenv("TERN_KEEP") != NULL;
+  for (size_t i = 0; i < g_ndirs; i++) {
+    if (!keep) tu_rmtree(g_dirs[i]);
     free(g_dirs[i]);
   }
+  free(g_dirs);
+  g_dirs = NULL;
+  g_ndirs = g_capdirs = 0;
+}
+
+static void remember_dir(const char *p) {
+  if (g_ndirs == g_capdirs) {
+    size_t cap = g_capdirs ? 2 * g_capdirs : 64;
+    char **d = realloc(g_dirs, cap * sizeof *d);
+    assert_non_null(d);
+    g_dirs = d;
+    g_capdirs = cap;
+  }
+  g_dirs[g_ndirs] = strdup(p);
+  assert_non_null(g_dirs[g_ndirs]);
+  g_ndirs++;
 }
 
 char *tu_tmpdir(const char *tag) {
@@ -98,11 +116,9 @@ char *tu_tmpdir(const char *tag) {
   assert_non_null(p);
   snprintf(p, n, "%s/tern-%s-XXXXXX", base, tag);
   assert_non_null(mkdtemp(p));
-  if (g_ndirs == 0) atexit(tu_cleanup);
-  if (g_ndirs < TU_MAX_DIRS) {
-    g_dirs[g_ndirs] = strdup(p);
-    g_ndirs++;
-  }
+  static int registered;
+  if (!registered) registered = !atexit(tu_cleanup);
+  remember_dir(p);
   return p;
 }
 
