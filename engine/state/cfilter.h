@@ -32,6 +32,7 @@
 
 #include "codec/coding.h"
 #include "codec/filter.h"
+#include "engine/state/router.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +62,12 @@ typedef struct tern_cfilter_view {
   uint32_t nbuckets;
   uint32_t slot_bits;
   const uint32_t *slot_of; /* covered segment k -> the state's slot (TERN_CFILTER_NONE) */
+  /* The covered segment of a key that one covered segment holds, from
+   * three cells in L2 (router.h): the get's way to its segment, ahead
+   * of the table, which is asked only for the router's escape (a key in
+   * several covered segments).  NULL: none. */
+  const tern_router *router;
+  uint32_t ncovered;
 } tern_cfilter_view;
 
 /* The bucket of `hash`. */

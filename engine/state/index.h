@@ -562,7 +562,7 @@ uint32_t tern_state_map_slot(const tern_state *st, const void *key, size_t len);
 /* From here, the table is built in the background: by the worker of a
  * writing process (engine/maint/combined.c), by a thread of the handle
  * for a state made from the catalog with fewer than TERN_CFILTER_MIN
- * (the build would cost every open about 50 ms per million keys). */
+ * (the build would cost every open about 135 ms per million keys). */
 #define TERN_CFILTER_MIN_WORKER 2u /* two slots: absent gets then read one Bloom line, not two
                                    * (docs/benchmarks/HISTORY.md, 2026-12-04) */
 #define TERN_CFILTER_MAX_KEYS (2u << 20) /* keys above which there is none (10.5 MiB) */
@@ -579,6 +579,7 @@ typedef struct tern_cfilter_tuning {
   uint32_t order; /* 0: learnt (tern_state.cf_order, map_order); 1: Bloom filter first, and
                    * the range map's candidate's filter line first; 2: table first, and the
                    * candidate's block alone */
+  uint32_t no_router; /* 1: combined filters built without their router (the table alone) */
 } tern_cfilter_tuning;
 extern tern_cfilter_tuning tern_cfilter_test_tuning;
 /* Builds st's combined filter when it has none and is worth one at open
@@ -673,17 +674,21 @@ static inline int tern_state_map_block_first(const tern_state *st) {
  * filter's table, though st has one (TERN_CF_LINES_MAX). */
 static inline int tern_state_cf_lines_first(const tern_state *st) {
   size_t n = st->ndisjoint ? st->noverlap : st->nslots;
-  return st->cf_view.buckets && n <= TERN_CF_LINES_MAX && tern_state_cf_table_first(st);
+  return st->cf_view.buckets && !st->cf_view.router && n <= TERN_CF_LINES_MAX &&
+         tern_state_cf_table_first(st);
 }
 /* Starts fetching the line of the combined filter a get reads first for
  * the probe's key (a hint; no combined filter, or its slots' lines read
- * instead: no load). */
+ * instead: no load): the router's cells, else the table's bucket, while
+ * gets mostly find their keys; else the Bloom filter's line. */
 static inline void tern_state_cfilter_prefetch(const tern_state *st, const tern_seg_probe *p) {
   if (!st->cf_view.buckets || tern_state_cf_lines_first(st)) return;
-  if (tern_state_cf_table_first(st))
-    __builtin_prefetch(tern_cfilter_bucket(&st->cf_view, p->fk.hash));
-  else
+  if (!tern_state_cf_table_first(st))
     tern_cfilter_prefetch(&st->cf_view, p->fk.hash);
+  else if (st->cf_view.router)
+    tern_router_prefetch(st->cf_view.router, p->fk.hash);
+  else
+    __builtin_prefetch(tern_cfilter_bucket(&st->cf_view, p->fk.hash));
 }
 /* Installs, for idx->cur, a state that is the same with *cf as its
  * combined filter, when idx->cur has none and *cf covers it (*cf then

@@ -849,33 +849,12 @@ void tern_state_map_inherit(tern_state *st, const tern_state *from) {
                         memory_order_relaxed);
 }
 
-/* The slots ids[0..count) probed in turn, through the combined filter
- * when st has one (cfilter.h): its table's bucket names the slots that
- * may hold the key, newest first, and only their blocks are probed,
- * never the other slots' filter lines (issue 21 item 6).  Its Bloom
- * filter, a third of the table's size, is asked before the bucket while
- * the gets' keys are mostly absent (its "no" ends the get at one line that
- * stays in cache better) and skipped while they are mostly present
- * (tern_state.cf_order).  The table is exact about which slots hold
- * a key but for fingerprint matches, so a named slot's own filter is
- * skipped (TERN_SEG_FILTER_MAYBE: the block decides).  An overflowed
- * bucket names nothing: every slot in turn. */
-static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t count,
-                             const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
-                             tern_state_hit *hit) {
-  if (!st->cf_view.buckets) return probe_in_turn(st, ids, count, p, c, e, hit);
-  if (tern_state_cf_lines_first(st)) { /* few slots, mostly present: their lines */
-    int rc = probe_in_turn(st, ids, count, p, c, e, hit);
-    if (rc == TERN_OK || rc == TERN_NOTFOUND) cf_learn(st, p, rc == TERN_OK);
-    return rc;
-  }
-  if (!tern_state_cf_table_first(st)) {
-    TERN_COUNT_GET(filter_checks, 1);
-    if (!tern_filter_view_may_contain(st->cf_view.bloom, &p->fk)) {
-      cf_learn(st, p, 0);
-      return TERN_NOTFOUND;
-    }
-  }
+/* The slots the combined filter's table names for the key (cfilter.h),
+ * newest first; an overflowed bucket names nothing: every slot in turn. */
+static __attribute__((noinline)) int probe_named(const tern_state *st, const uint32_t *ids,
+                                                 size_t count, const tern_seg_probe *p,
+                                                 tern_seg_cursor *c, tern_term_entry *e,
+                                                 tern_state_hit *hit) {
   uint32_t cand[TERN_CFILTER_ENTRIES];
   size_t n = tern_cfilter_candidates(&st->cf_view, p->fk.hash, cand);
   if (n == TERN_CFILTER_ALL) return probe_in_turn(st, ids, count, p, c, e, hit);
@@ -893,6 +872,67 @@ static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t c
   }
   cf_learn(st, p, 0);
   return TERN_NOTFOUND;
+}
+
+/* The one slot the router names for the key (router.h): a key of the
+ * covered segments that one of them holds is in that one, so its block
+ * alone answers; a value past the covered segments is a key none holds.
+ * The escape (a key in several) and a segment this state lacks go to
+ * the table.  Out of line, as probe_named: the Bloom filter's "no" that
+ * ends most absent gets saves no registers for them. */
+static __attribute__((noinline)) int probe_routed(const tern_state *st, const uint32_t *ids,
+                                                  size_t count, const tern_seg_probe *p,
+                                                  tern_seg_cursor *c, tern_term_entry *e,
+                                                  tern_state_hit *hit) {
+  const tern_cfilter_view *v = &st->cf_view;
+  uint32_t k = tern_router_get(v->router, p->fk.hash);
+  if (k == tern_router_escape(v->router)) return probe_named(st, ids, count, p, c, e, hit);
+  if (k >= v->ncovered) {
+    cf_learn(st, p, 0);
+    return TERN_NOTFOUND;
+  }
+  uint32_t s = v->slot_of[k];
+  if (s == TERN_CFILTER_NONE) return probe_named(st, ids, count, p, c, e, hit);
+  const tern_slot *sl = &st->slots[s];
+  int rc = TERN_NOTFOUND;
+  if (tern_seg_gate_admits(&sl->gate, p)) {
+    TERN_COUNT_GET(block_probes, 1);
+    rc = slot_pk_find(sl, p, 1, c, e, &hit->doc);
+  }
+  if (rc == TERN_OK) hit->slot = sl;
+  if (rc == TERN_OK || rc == TERN_NOTFOUND) cf_learn(st, p, rc == TERN_OK);
+  return rc;
+}
+
+/* The slots ids[0..count) probed in turn, through the combined filter
+ * when st has one (cfilter.h): its router names the one covered slot
+ * that may hold the key (else its table's bucket names the slots, newest
+ * first), and only their blocks are probed, never the other slots'
+ * filter lines (issue 21 item 6).  Its Bloom filter, a third of the
+ * table's size, is asked first while the gets' keys are mostly absent
+ * (its "no" ends the get at one line that stays in cache better) and
+ * skipped while they are mostly present (tern_state.cf_order).  Router
+ * and table are exact about which slots hold a key but for fingerprint
+ * matches and keys they were not built with, so a named slot's own
+ * filter is skipped (TERN_SEG_FILTER_MAYBE: the block decides). */
+static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t count,
+                             const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
+                             tern_state_hit *hit) {
+  if (!st->cf_view.buckets) return probe_in_turn(st, ids, count, p, c, e, hit);
+  if (tern_state_cf_lines_first(st)) { /* few slots, mostly present, no router: their lines */
+    int rc = probe_in_turn(st, ids, count, p, c, e, hit);
+    if (rc == TERN_OK || rc == TERN_NOTFOUND) cf_learn(st, p, rc == TERN_OK);
+    return rc;
+  }
+  if (!tern_state_cf_table_first(st)) {
+    TERN_COUNT_GET(filter_checks, 1);
+    if (!tern_filter_view_may_contain(st->cf_view.bloom, &p->fk)) {
+      cf_learn(st, p, 0);
+      return TERN_NOTFOUND;
+    }
+  }
+  if (st->cf_view.router) return probe_routed(st, ids, count, p, c, e, hit);
+  return probe_named(st, ids, count, p, c, e, hit);
 }
 
 int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos,

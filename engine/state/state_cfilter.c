@@ -19,12 +19,20 @@
  * place in the table's list; each state holding the table keeps its own
  * map from that place to its slot (a covered segment it lacks: none).
  *
+ * With them, over more than TERN_CF_LINES_MAX segments, a router
+ * (router.h) over the same keys names the one covered segment of a key
+ * that one segment holds, from three cells in L2: a get asks it before
+ * the table, which answers its escapes.
+ *
  * Cost (measured: docs/benchmarks/HISTORY.md, "2026-12-02, afternoon"): the keys of the
  * covered segments read once, in key order, from their terms blocks,
  * hashed and placed, about 50-60 ms per million keys, the read of the
- * blocks most of it; memory 42 bits per key (the table 32, 4 MiB per
- * million in huge pages where the kernel gives them; the Bloom filter
- * 10, 1.25 MiB), plus 10 bytes a key while it is built.  So it is never
+ * blocks most of it, and the router peeled, about 85 ms more; memory
+ * about 47 bits per key (the table 32, 4 MiB per million in huge pages
+ * where the kernel gives them; the Bloom filter 10, 1.25 MiB; the router
+ * 4.5 for 4 segments, 9 for more, none for fewer), plus 10 bytes a key
+ * while it is built
+ * and about 42 more while the router is.  So it is never
  * built on the commit path: where a state is made from the catalog (the
  * first state after tern_open, a reload after another process's commit)
  * for at least TERN_CFILTER_MIN slots; for fewer (from
@@ -56,6 +64,7 @@ struct tern_cfilter {
   tern_filter *bloom; /* over the same keys: asked first */
   uint8_t *buckets;
   uint32_t nbuckets, slot_bits;
+  tern_router router; /* covered segment of a key (router.h); cells NULL: none */
   size_t ncovered;
   uint8_t (*segids)[TERN_SEGID_SIZE]; /* covered segment k: the entries' k */
 };
@@ -84,6 +93,7 @@ static int covers_state(const tern_cfilter *cf, const tern_state *st) {
 
 static void cfilter_free(tern_cfilter *cf) {
   tern_filter_free(cf->bloom);
+  tern_router_free(&cf->router);
   free(cf->buckets);
   free(cf->segids);
   free(cf);
@@ -111,7 +121,8 @@ static int hold(tern_state *st, tern_cfilter *cf) {
   }
   st->cf = cf;
   st->cf_view = (tern_cfilter_view){tern_filter_view_of(cf->bloom), cf->buckets, cf->nbuckets,
-                                    cf->slot_bits, slot_of};
+                                    cf->slot_bits, slot_of,
+                                    cf->router.cells ? &cf->router : NULL, (uint32_t)cf->ncovered};
   atomic_store_explicit(&st->cf_order,
                         tern_cfilter_test_tuning.order == 2 ? TERN_CF_ORDER_MAX : 0,
                         memory_order_relaxed);
@@ -197,7 +208,7 @@ static uint8_t *table_alloc(size_t bytes) {
 /* Puts the entry of hash h, covered segment k, into its bucket (count:
  * the bucket's entries so far), or marks the bucket overflowed. */
 static void place(tern_cfilter *cf, uint8_t *count, uint64_t h, uint32_t k) {
-  tern_cfilter_view v = {{0}, cf->buckets, cf->nbuckets, cf->slot_bits, NULL};
+  tern_cfilter_view v = {{0}, cf->buckets, cf->nbuckets, cf->slot_bits, NULL, NULL, 0};
   uint8_t *b = (uint8_t *)tern_cfilter_bucket(&v, h);
   size_t at = (size_t)(b - cf->buckets) / TERN_CFILTER_BUCKET;
   if (count[at] == TERN_CFILTER_ENTRIES) {
@@ -239,9 +250,36 @@ static int make_bloom(tern_cfilter *cf, const uint64_t *h, size_t n) {
   return rc;
 }
 
+/* The router of the hashes h[0..n) to their covered segments (h's keys
+ * of segment k being h[start[k]..start[k + 1])), in cf, for more
+ * segments than a get reads the lines of (TERN_CF_LINES_MAX: with so few,
+ * their lines did as well for present keys and better for absent ones,
+ * measured: docs/BENCHMARKS.md, "segments"); without memory, or beyond
+ * 255 segments, none (the table names them then). */
+static int make_router(tern_cfilter *cf, const uint64_t *h, size_t n, const size_t *start,
+                       const atomic_int *stop) {
+  uint32_t bits = tern_router_bits_for(cf->ncovered);
+  if (!bits || cf->ncovered <= TERN_CF_LINES_MAX || tern_cfilter_test_tuning.no_router)
+    return TERN_OK;
+  uint64_t *hash = malloc((n ? n : 1) * sizeof *hash);
+  uint8_t *value = malloc(n ? n : 1);
+  int rc = hash && value ? TERN_OK : TERN_ENOMEM;
+  if (rc == TERN_OK) {
+    memcpy(hash, h, n * sizeof *hash);
+    for (size_t k = 0; k < cf->ncovered; k++)
+      memset(value + start[k], (int)k, start[k + 1] - start[k]);
+    rc = tern_router_build(&cf->router, hash, value, n, bits, stop);
+  }
+  free(hash);
+  free(value);
+  if (rc == TERN_ESTOPPED) return rc;
+  if (rc != TERN_OK) tern_clear_error(); /* without it: the table */
+  return TERN_OK;
+}
+
 /* The table over the hashes h[0..n) of the segments st probes in turn. */
 static int cfilter_make(const tern_state *st, const uint64_t *h, size_t n, const size_t *start,
-                        tern_cfilter **out) {
+                        const atomic_int *stop, tern_cfilter **out) {
   const uint32_t *ids;
   size_t nc = in_turn(st, &ids);
   tern_cfilter *cf = calloc(1, sizeof *cf);
@@ -251,6 +289,7 @@ static int cfilter_make(const tern_state *st, const uint64_t *h, size_t n, const
   cf->segids = malloc(nc * TERN_SEGID_SIZE);
   int rc = cf->segids ? make_bloom(cf, h, n) : TERN_ENOMEM;
   if (rc == TERN_OK) rc = fill_table(cf, h, n, start);
+  if (rc == TERN_OK) rc = make_router(cf, h, n, start, stop);
   if (rc != TERN_OK) {
     cfilter_free(cf);
     return rc;
@@ -278,7 +317,7 @@ static int make_filter(const tern_state *st, size_t min_slots, const atomic_int 
   }
   if (rc == TERN_OK) {
     start[nc] = n;
-    rc = cfilter_make(st, h, n, start, out);
+    rc = cfilter_make(st, h, n, start, stop, out);
   }
   free(h);
   free(start);
@@ -319,5 +358,7 @@ void tern_cfilter_discard(tern_cfilter *cf) {
 }
 
 size_t tern_cfilter_memory(const tern_cfilter *cf) {
-  return cf ? (size_t)cf->nbuckets * TERN_CFILTER_BUCKET + tern_filter_memory(cf->bloom) : 0;
+  return cf ? (size_t)cf->nbuckets * TERN_CFILTER_BUCKET + tern_filter_memory(cf->bloom) +
+                  cf->router.bytes
+            : 0;
 }

@@ -183,6 +183,7 @@ static size_t in_turn(const tern_state *st, const uint32_t **ids) {
 
 typedef struct table_seen {
   size_t overflowed, named_many, keys;
+  size_t routed; /* tables read with a router */
 } table_seen;
 
 /* For every key id: the slots st's table names are a superset of the
@@ -234,10 +235,12 @@ static size_t overflowed_buckets(const tern_state *st) {
 }
 
 static const tern_cfilter_tuning k_tunings[] = {
-    {0, 0, 0},   /* as built for real */
-    {14, 0, 0},  /* 2-bit fingerprints: collisions */
-    {0, 64, 0},  /* 64 entries a bucket on average: most overflow */
-    {12, 28, 0}, /* both, some buckets overflowed */
+    {0, 0, 0, 0},   /* as built for real: the router first, the table for its escapes */
+    {0, 0, 0, 1},   /* the table alone */
+    {14, 0, 0, 1},  /* 2-bit fingerprints: collisions */
+    {0, 64, 0, 1},  /* 64 entries a bucket on average: most overflow */
+    {12, 28, 0, 1}, /* both, some buckets overflowed */
+    {12, 28, 0, 0}, /* the same under the router: its escapes meet them */
 };
 
 /* idx's current state's order of the combined filter's lines (index.h:
@@ -280,6 +283,11 @@ static void check_layout(const world *w, table_seen *seen, size_t *with) {
     if (s->st->cf) {
       ++*with;
       check_superset(w, s->st, &seen[t]);
+      const tern_router *rt = s->st->cf_view.router;
+      /* a router over more segments than a get reads the lines of */
+      if (k_tunings[t].no_router || s->st->cf_view.ncovered <= TERN_CF_LINES_MAX) assert_null(rt);
+      else assert_non_null(rt);
+      seen[t].routed += rt != NULL;
       size_t over = overflowed_buckets(s->st);
       if (k_tunings[t].load == 64) assert_true(over * 2 > s->st->cf_view.nbuckets);
       if (k_tunings[t].load == 0) {
@@ -288,6 +296,11 @@ static void check_layout(const world *w, table_seen *seen, size_t *with) {
         for (size_t i = 0; i < n; i++)
           keys += (size_t)s->st->slots[ids ? ids[i] : i].ref->max_doc;
         size_t table = (keys / TERN_CFILTER_LOAD + 1) * TERN_CFILTER_BUCKET;
+        if (rt) { /* 1.125 cells a key and more (router.c), of the width router.h picks */
+          assert_true((size_t)rt->ncells >= keys * 9 / 8);
+          assert_int_equal(rt->bits, tern_router_bits_for(s->st->cf_view.ncovered));
+          table += rt->bytes;
+        }
         size_t mem = tern_cfilter_memory(s->st->cf);
         assert_true(mem >= table + keys * TERN_FILTER_BITS_PER_KEY / 8);
         assert_true(mem <= table + keys * TERN_FILTER_BITS_PER_KEY / 8 + 2 * TERN_FILTER_BLOCK_SIZE);
@@ -297,7 +310,7 @@ static void check_layout(const world *w, table_seen *seen, size_t *with) {
     assert_int_equal(check_all(w, idx), n >= TERN_CFILTER_MIN_WORKER);
     assert_int_equal(tern_close(idx), TERN_OK);
   }
-  tern_cfilter_test_tuning = (tern_cfilter_tuning){0, 0, 0};
+  tern_cfilter_test_tuning = (tern_cfilter_tuning){0, 0, 0, 0};
 }
 
 static void test_names_every_holder(void **state) {
@@ -308,7 +321,7 @@ static void test_names_every_holder(void **state) {
   world *w = malloc(sizeof *w);
   assert_non_null(w);
   world_init(w, seed ^ 0x7ab1e, "cftable");
-  table_seen seen[4] = {{0}};
+  table_seen seen[sizeof k_tunings / sizeof *k_tunings] = {{0}};
   size_t with = 0;
   for (int step = 0; step < 12; step++) {
     grow(w, tu_below(&w->r, 3) ? 1 + (size_t)tu_below(&w->r, 3) : 0);
@@ -316,12 +329,14 @@ static void test_names_every_holder(void **state) {
   }
   printf("seed %llu: %zu tables; keys named by several slots %zu (2-bit fingerprints), "
          "in overflowed buckets %zu (overloaded)\n",
-         (unsigned long long)seed, with, seen[1].named_many, seen[2].overflowed);
+         (unsigned long long)seed, with, seen[2].named_many, seen[3].overflowed);
   /* else this test proves nothing */
   assert_true(with > 8);
-  assert_true(seen[1].named_many * 4 > seen[1].keys);
-  assert_true(seen[2].overflowed * 2 > seen[2].keys);
-  assert_true(seen[3].overflowed > 0 && seen[3].named_many > 0);
+  assert_true(seen[2].named_many * 4 > seen[2].keys);
+  assert_true(seen[3].overflowed * 2 > seen[3].keys);
+  assert_true(seen[4].overflowed > 0 && seen[4].named_many > 0);
+  assert_true(seen[5].overflowed > 0 && seen[5].named_many > 0);
+  assert_true(seen[0].routed > 0 && seen[5].routed > 0); /* the router's path was read */
   world_free(w);
   free(w);
 }
