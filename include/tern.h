@@ -250,8 +250,8 @@ typedef struct tern_options {
   uint32_t bloom_bits_per_key;  /**< membership filter size per key (10; 0 = no filter) */
   uint64_t write_buffer_bytes;  /**< buffered writes past this become a segment (8 MiB);
                                      counts the keys' and values' bytes: in memory the
-                                     buffer takes ~40-60 bytes a document more (8 MiB of
-                                     16-byte keys and 8-byte values: ~15 MB) */
+                                     buffer takes ~60-65 bytes a document more (8 MiB of
+                                     16-byte keys and 8-byte values: ~29 MB) */
   uint64_t map_size;            /**< LMDB map size, the catalog's ceiling (64 GiB; at least
                                      1 MiB); address space, not disk: the file grows
                                      as it fills */

@@ -93,11 +93,7 @@ ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen) {
 }
 
 int tern_memseg_value(const tern_memseg *m, size_t i, tern_slice *val) {
-  const tern_mdoc *d;
-  if (i & TERN_MEMSEG_HANDLE)
-    d = &m->runs[(i & ~TERN_MEMSEG_HANDLE) >> 32]->docs[i & UINT32_MAX];
-  else
-    d = &m->docs[i];
+  const tern_mdoc *d = tern_memseg_doc(m, i);
   const uint8_t *v;
   size_t vlen;
   TERN_TRY(tern_rec_doc_value(d->doc, d->key.aux, &v, &vlen));

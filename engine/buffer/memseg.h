@@ -55,6 +55,16 @@ typedef struct tern_minv {
   uint32_t *doc_pool;
 } tern_minv;
 
+/* A document of an indexed run where its index slot is (tern_mrun.at_slot):
+ * what a get reads beside the slot, so that it never reads docs[], a
+ * third dependent cache miss after the slot's and before the key's. */
+typedef struct tern_mref {
+  const uint8_t *key; /* its record follows it */
+  uint32_t klen;
+  uint32_t dlen; /* the record's length; TERN_MREF_LOST: a key the buffer lost */
+} tern_mref;
+#define TERN_MREF_LOST UINT32_MAX
+
 /* One sorted run of a layered buffer view (memseg_runs.c): immutable once
  * built, shared by every view that holds it.  doc NULL marks a key the
  * buffer lost (it shadows older runs); the oldest run has none. */
@@ -64,6 +74,7 @@ typedef struct tern_mrun {
   tern_mdoc *docs; /* ascending, unique keys */
   tern_arena arena; /* the bytes they point to */
   tern_keymap index; /* key -> position, in runs of TERN_MRUN_INDEXED docs or more */
+  tern_mref *at_slot; /* with the index, by its slot: that slot's document (NULL: none) */
   /* With the index: a filter of every key in the run (tombstones too), so
    * that a key the run lacks costs a line of this small filter, not a
    * probe of the index (memseg_runs.c); fview.blocks NULL: none. */
@@ -106,9 +117,21 @@ ptrdiff_t tern_memseg_find_hashed(const tern_memseg *m, const void *key, size_t 
  * view's runs rule the key out by their filters first (a get). */
 ptrdiff_t tern_memseg_find_key(const tern_memseg *m, const void *key, size_t klen,
                                const tern_filter_key *fk);
+/* A get's probe of the buffer: the record of `key` (1), or 0 when the
+ * view has none (absent, or lost by a newer run); fk as for
+ * tern_memseg_find_key.  An indexed run answers from its slot and the
+ * slot's tern_mref, fetched together, then the key's bytes: two rounds
+ * of cache misses, not three. */
+int tern_memseg_get_record(const tern_memseg *m, const void *key, size_t klen,
+                           const tern_filter_key *fk, const uint8_t **rec, size_t *rlen);
 /* Binary search of docs[0..n), ascending unique keys: the index, or -1. */
 ptrdiff_t tern_mdocs_find(const tern_mdoc *docs, size_t n, const void *key, size_t klen);
 #define TERN_MEMSEG_HANDLE ((size_t)1 << 62)
+/* The document of rank i, or of a handle from tern_memseg_find. */
+static inline const tern_mdoc *tern_memseg_doc(const tern_memseg *m, size_t i) {
+  if (i & TERN_MEMSEG_HANDLE) return &m->runs[(i & ~TERN_MEMSEG_HANDLE) >> 32]->docs[i & UINT32_MAX];
+  return &m->docs[i];
+}
 /* The value of doc i (a rank) or of a handle from tern_memseg_find. */
 int tern_memseg_value(const tern_memseg *m, size_t i, tern_slice *val);
 

@@ -53,6 +53,7 @@ void tern_mrun_put(tern_mrun *r) {
   if (!r || atomic_fetch_sub(&r->refs, 1) != 1) return;
   tern_arena_free(&r->arena);
   tern_keymap_free(&r->index);
+  free(r->at_slot);
   tern_filter_free(r->filter);
   if (r->docs != run_inline_docs(r)) free(r->docs); /* a flat memseg's, moved in */
   free(r);
@@ -94,12 +95,28 @@ static void run_filter(tern_mrun *r) {
   free(body);
 }
 
+/* The index's documents by slot (tern_mref); without memory, none (a get
+ * then reads docs[]). */
+static void run_docs_by_slot(tern_mrun *r) {
+  const tern_keymap *ix = &r->index;
+  r->at_slot = malloc(ix->cap * sizeof *r->at_slot);
+  if (!r->at_slot) return;
+  for (size_t at = 0; at < ix->cap; at++) {
+    uint32_t op = (uint32_t)ix->slot[at];
+    if (!op) continue;
+    const tern_mdoc *d = &r->docs[op - 1];
+    assert(!d->doc || d->doc == d->key.p + d->key.len); /* run_push: record after key */
+    r->at_slot[at] = (tern_mref){d->key.p, d->key.len, d->doc ? d->key.aux : TERN_MREF_LOST};
+  }
+}
+
 /* Gives a complete run of TERN_MRUN_INDEXED docs or more its hash index
  * (runs are immutable once complete).  Without memory for it the run is
  * binary-searched instead. */
 static void run_index(tern_mrun *r) {
   if (r->n < TERN_MRUN_INDEXED || r->index.cap) return;
   if (tern_keymap_build(&r->index, r->docs, r->n) != TERN_OK) tern_keymap_init(&r->index);
+  if (r->index.cap) run_docs_by_slot(r);
   run_filter(r);
 }
 
@@ -243,6 +260,62 @@ ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t kl
     return (ptrdiff_t)(TERN_MEMSEG_HANDLE | ((size_t)r << 32) | (size_t)i);
   }
   return -1;
+}
+
+/* The key's tern_mref in an indexed run with refs, or NULL: the slots
+ * probed as tern_keymap_find probes them, the key compared from the ref. */
+static const tern_mref *run_find_ref(const tern_mrun *r, const void *key, size_t klen,
+                                     uint32_t h) {
+  const tern_keymap *ix = &r->index;
+  for (size_t at = tern_keymap_home(h, ix->cap);; at = at + 1 == ix->cap ? 0 : at + 1) {
+    uint64_t sl = ix->slot[at];
+    if (!sl) return NULL;
+    if ((uint32_t)(sl >> 32) != h) continue;
+    const tern_mref *f = &r->at_slot[at];
+    if (f->klen == klen && !memcmp(f->key, key, klen)) return f;
+  }
+}
+
+/* The key in run r: 1 with its record, -1 lost here, 0 not in r. */
+static int run_get_record(const tern_mrun *r, const void *key, size_t klen, uint64_t hash,
+                          const uint8_t **rec, size_t *rlen) {
+  if (r->at_slot) {
+    size_t at = tern_keymap_home((uint32_t)hash, r->index.cap);
+    __builtin_prefetch(&r->index.slot[at]); /* the slot and its ref: one round */
+    __builtin_prefetch(&r->at_slot[at]);
+    const tern_mref *f = run_find_ref(r, key, klen, (uint32_t)hash);
+    if (!f) return 0;
+    if (f->dlen == TERN_MREF_LOST) return -1;
+    *rec = f->key + f->klen;
+    *rlen = f->dlen;
+    return 1;
+  }
+  ptrdiff_t i = run_find(r, key, klen, hash);
+  if (i < 0) return 0;
+  const tern_mdoc *d = &r->docs[i];
+  if (!d->doc) return -1;
+  *rec = d->doc;
+  *rlen = d->key.aux;
+  return 1;
+}
+
+int tern_memseg_get_record(const tern_memseg *m, const void *key, size_t klen,
+                           const tern_filter_key *fk, const uint8_t **rec, size_t *rlen) {
+  if (!m->n) return 0;
+  if (!m->nruns) {
+    ptrdiff_t i = tern_mdocs_find(m->docs, m->n, key, klen);
+    if (i < 0) return 0;
+    *rec = m->docs[i].doc;
+    *rlen = m->docs[i].key.aux;
+    return 1;
+  }
+  runs_prefetch(m, fk->hash, fk);
+  for (size_t r = m->nruns; r-- > 0;) {
+    if (!tern_filter_view_may_contain(m->runs[r]->fview, fk)) continue; /* not in this run */
+    int got = run_get_record(m->runs[r], key, klen, fk->hash, rec, rlen);
+    if (got) return got > 0;
+  }
+  return 0;
 }
 
 /* ------------------------------------------------------------ k-way merge */

@@ -137,6 +137,18 @@ static int copy_out(const tern_slice *v, void *buf, size_t cap, size_t *vlen) {
  * absent, to ask for its filter page as a skipped probe does.  Its 8 bit
  * masks (tern_filter_key_init) only when a filter block or the buffer is
  * tested. */
+/* The buffer view's answer for the probe's key (its filter masks set):
+ * 1 with *rc its status and *val its value, 0 when the buffer has none. */
+static inline int buffer_get(const tern_memseg *b, const tern_seg_probe *p, tern_slice *val,
+                             int *rc) {
+  const uint8_t *rec, *v;
+  size_t rlen, vlen;
+  if (!tern_memseg_get_record(b, p->key, p->len, &p->fk, &rec, &rlen)) return 0;
+  *rc = tern_rec_doc_value(rec, rlen, &v, &vlen);
+  if (*rc == TERN_OK) *val = (tern_slice){v, vlen};
+  return 1;
+}
+
 static inline __attribute__((always_inline)) int find_one(tern_snapshot *s, tern_seg_probe *p,
                                                           tern_seg_cursor *c, tern_slice *val) {
   const tern_slot *sl = s->one;
@@ -155,11 +167,11 @@ static inline __attribute__((always_inline)) int find_one(tern_snapshot *s, tern
       __builtin_prefetch(line);
       if (!l->settled) __builtin_prefetch(&l->checked[page / 64]);
     }
-    if (s->buf->n) { /* tern_memseg_find_key: nothing to find in an empty buffer */
+    if (s->buf->n) { /* nothing to find in an empty buffer */
       tern_filter_key_init(&p->fk, p->fk.hash);
       masked = 1;
-      ptrdiff_t i = tern_memseg_find_key(s->buf, p->key, p->len, &p->fk);
-      if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);
+      int rc;
+      if (buffer_get(s->buf, p, val, &rc)) return rc;
     }
   }
   TERN_COUNT_GET(range_checks, 1);
@@ -218,8 +230,8 @@ static int find_state(tern_snapshot *s, tern_seg_probe *p, tern_seg_cursor *c, t
    * empty buffer: the line is read at once, below) */
   if (s->buf->n || s->st->noverlap || !s->st->ndisjoint) tern_state_prefetch_at(s->st, p, pos.at);
   if (s->buf->n) { /* an empty buffer (an ingested index) costs no call */
-    ptrdiff_t i = tern_memseg_find_key(s->buf, p->key, p->len, &p->fk);
-    if (i >= 0) return tern_memseg_value(s->buf, (size_t)i, val);
+    int rc;
+    if (buffer_get(s->buf, p, val, &rc)) return rc;
   }
   if (map_rules_out(s->st, p, &pos)) return TERN_NOTFOUND;
   tern_term_entry e;

@@ -571,13 +571,6 @@ static int apply_slots(tern_state *st, const tern_state *base, tern_edit *e) {
   return TERN_OK;
 }
 
-/* The document behind a handle of tern_memseg_find. */
-static const tern_mdoc *memseg_doc(const tern_memseg *m, ptrdiff_t h) {
-  size_t i = (size_t)h;
-  if (i & TERN_MEMSEG_HANDLE) return &m->runs[(i & ~TERN_MEMSEG_HANDLE) >> 32]->docs[i & UINT32_MAX];
-  return &m->docs[i];
-}
-
 /* A flush's view: the documents of the ops' keys base's view holds. */
 static int kept_view(const tern_memseg *b, const tern_edit *e, const tern_rec_state *rec,
                      size_t merge_max, tern_memseg **out) {
@@ -586,7 +579,7 @@ static int kept_view(const tern_memseg *b, const tern_edit *e, const tern_rec_st
   for (size_t i = 0; i < e->nops; i++) {
     ptrdiff_t h = tern_memseg_find(b, e->ops[i].key.p, e->ops[i].key.len);
     if (h < 0) continue;
-    int rc = tern_mrun_push(run, memseg_doc(b, h));
+    int rc = tern_mrun_push(run, tern_memseg_doc(b, (size_t)h));
     if (rc != TERN_OK) {
       tern_mrun_put(run);
       return rc;

@@ -11,13 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The doc behind a handle of tern_memseg_find. */
-static const tern_mdoc *view_doc(const tern_memseg *m, ptrdiff_t h) {
-  size_t i = (size_t)h;
-  if (i & TERN_MEMSEG_HANDLE) return &m->runs[(i & ~TERN_MEMSEG_HANDLE) >> 32]->docs[i & UINT32_MAX];
-  return &m->docs[i];
-}
-
 int tern_spill_apply(tern_index *idx, tern_state *st, tern_edit *e, tern_state **out) {
   *out = NULL;
   if (!st->buffer) return tern_fail(TERN_ENOMEM, "bulk transaction: no buffer view to spill on");
@@ -30,7 +23,7 @@ int tern_spill_apply(tern_index *idx, tern_state *st, tern_edit *e, tern_state *
   for (size_t i = 0; e->run && i < e->run->n; i++) {
     ptrdiff_t h = tern_memseg_find(st->buffer, e->run->docs[i].key.p, e->run->docs[i].key.len);
     if (h < 0) continue;
-    const tern_mdoc *d = view_doc(st->buffer, h);
+    const tern_mdoc *d = tern_memseg_doc(st->buffer, (size_t)h);
     rec.buffered_docs--;
     uint64_t gone = (uint64_t)d->key.len + d->key.aux;
     rec.buffered_bytes = rec.buffered_bytes > gone ? rec.buffered_bytes - gone : 0;

@@ -4,7 +4,8 @@
  * against a reference array (id -> version, 0 absent), over random commits
  * of one to hundreds of puts and removals: every view, and older views
  * kept while newer ones are built on them, answers find (also a get's,
- * through the runs' filters), value and its flat rank order exactly as
+ * through the runs' filters, and a get's record, through the indexed
+ * runs' documents by slot), value and its flat rank order exactly as
  * the reference of its own commit.
  */
 #include "tests/engine/enginetest.h"
@@ -68,6 +69,11 @@ static void check_view(const view *w) {
     tern_filter_key fk;
     tern_filter_key_init(&fk, tern_filter_hash(keys[i], klens[i]));
     assert_int_equal(tern_memseg_find_key(w->m, keys[i], klens[i], &fk), h);
+    /* A get's record, from the indexed runs' refs by slot: the same. */
+    const uint8_t *rec = NULL;
+    size_t rlen = 0;
+    int got = tern_memseg_get_record(w->m, keys[i], klens[i], &fk, &rec, &rlen);
+    assert_int_equal(got, h >= 0);
     if (!w->ver[i]) {
       assert_true(h < 0);
       continue;
@@ -75,6 +81,9 @@ static void check_view(const view *w) {
     live++;
     assert_true(h >= 0);
     check_value(w->m, (size_t)h, i, w->ver[i]);
+    const tern_mdoc *d = tern_memseg_doc(w->m, (size_t)h);
+    assert_ptr_equal(rec, d->doc);
+    assert_int_equal(rlen, d->key.aux);
   }
   assert_int_equal(w->m->n, live);
   assert_int_equal(tern_memseg_flat(w->m), TERN_OK);
