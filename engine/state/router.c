@@ -267,7 +267,8 @@ static int sort_by_segment(const tern_router *r, uint64_t *hash, uint8_t *value,
 int tern_router_build(tern_router *r, uint64_t *hash, uint8_t *value, size_t n, uint32_t bits,
                       const atomic_int *stop) {
   memset(r, 0, sizeof *r);
-  if (bits != 2 && bits != 4 && bits != 8) return tern_fail(TERN_EINVAL, "router: %u-bit cells", bits);
+  if (bits != 2 && bits != 4 && bits != 8)
+    return tern_fail(TERN_EINVAL, "router: %u-bit cells", bits);
   if (n > UINT32_MAX / 4) return tern_fail(TERN_EINVAL, "router: %zu keys", n);
   size_for(r, n);
   peel p;

@@ -33,13 +33,13 @@
 #include <stdint.h>
 
 typedef struct tern_router {
-  uint8_t *cells;     /* ncells cells of `bits` bits, little-endian within a byte; NULL: none */
+  uint8_t *cells; /* ncells cells of `bits` bits, little-endian within a byte; NULL: none */
   uint32_t ncells;
-  uint32_t seglen;    /* cells a segment (a power of two) */
-  uint32_t span;      /* segments a key's first cell may fall in, times seglen */
-  uint32_t bits;      /* 2, 4 or 8 */
-  uint64_t seed;      /* mixed into the hash: the build's attempt that peeled */
-  size_t bytes;       /* of cells */
+  uint32_t seglen; /* cells a segment (a power of two) */
+  uint32_t span;   /* segments a key's first cell may fall in, times seglen */
+  uint32_t bits;   /* 2, 4 or 8 */
+  uint64_t seed;   /* mixed into the hash: the build's attempt that peeled */
+  size_t bytes;    /* of cells */
 } tern_router;
 
 /* The value meaning "several values, or none the router can name". */

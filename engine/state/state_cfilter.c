@@ -32,8 +32,9 @@
  * where the kernel gives them; the Bloom filter 10, 1.25 MiB; the router
  * 4.5 for 4 segments, 9 for more, none for fewer), plus 10 bytes a key
  * while it is built and about 55 more while the router is (router.c,
- * and its copy of the hashes).  So it is never built on the commit path: where a state is made from the catalog (the
- * first state after tern_open, a reload after another process's commit)
+ * and its copy of the hashes).  So it is never built on the commit
+ * path: where a state is made from the catalog (the first state after
+ * tern_open, a reload after another process's commit)
  * for at least TERN_CFILTER_MIN slots; for fewer (from
  * TERN_CFILTER_MIN_WORKER: an incremental index's 3 or 4 segments) by the
  * handle's builder thread, in the background (cfilter_builder.c); and by

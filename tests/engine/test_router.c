@@ -3,10 +3,9 @@
  * test_router.c — engine/state/router.c against a reference (a sorted
  * array of hash -> value, repeats of one hash merged: their value if they
  * agree, else the escape): every built hash answers its value, for cell
- * widths 2, 4 and 8 (values up to the escape's), sets of 0 to 200,003 keys, hashes repeated with equal
- * and with different values, every key one hash; hashes not built answer
- * a value the cells can hold; the memory is 1.125 to 1.25 cells a key
- * for large sets.
+ * widths 2, 4 and 8 (values up to the escape's), sets of 0 to 200,003 keys, hashes repeated with
+ * equal and with different values, every key one hash; hashes not built answer a value the cells
+ * can hold; the memory is 1.125 to 1.25 cells a key for large sets.
  */
 #include "tests/engine/enginetest.h"
 
