@@ -29,18 +29,14 @@ void tern_keymap_free(tern_keymap *m) {
   tern_keymap_init(m);
 }
 
-/* The slot after i, wrapping past the last. */
-static inline size_t next_slot(size_t i, size_t cap) { return i + 1 == cap ? 0 : i + 1; }
-
 static size_t find(const tern_keymap *m, const tern_mdoc *ops, const void *key, size_t klen,
                    uint32_t h) {
-  for (size_t i = tern_keymap_home(h, m->cap);; i = next_slot(i, m->cap)) {
-    uint64_t s = m->slot[i];
-    if (!s) return i;
-    if (SLOT_HASH(s) != h) continue;
-    const tern_keyref *k = &ops[SLOT_OP(s) - 1].key;
-    if (k->len == klen && !memcmp(k->p, key, klen)) return i;
+  size_t at = tern_keymap_home(h, m->cap);
+  for (; tern_keymap_match(m, h, &at); at = tern_keymap_next(at, m->cap)) {
+    const tern_keyref *k = &ops[SLOT_OP(m->slot[at]) - 1].key;
+    if (k->len == klen && !memcmp(k->p, key, klen)) break;
   }
+  return at;
 }
 
 static uint32_t hash_of(const void *key, size_t klen) {
@@ -78,7 +74,7 @@ static int grow_to(tern_keymap *m, size_t cap) {
     if (!s) continue;
     size_t j = tern_keymap_home(SLOT_HASH(s), cap);
     while (slot[j])
-      j = next_slot(j, cap);
+      j = tern_keymap_next(j, cap);
     slot[j] = s;
   }
   free(m->slot);
@@ -103,7 +99,7 @@ int tern_keymap_build(tern_keymap *m, const tern_mdoc *docs, size_t n) {
     uint32_t h = hash_of(docs[i].key.p, docs[i].key.len);
     size_t at = tern_keymap_home(h, cap);
     while (m->slot[at]) /* keys are unique: no compare */
-      at = next_slot(at, cap);
+      at = tern_keymap_next(at, cap);
     m->slot[at] = (uint64_t)h << 32 | (i + 1);
   }
   m->n = n;

@@ -48,6 +48,19 @@ int64_t tern_keymap_find(const tern_keymap *m, const tern_mdoc *docs, const void
 static inline size_t tern_keymap_home(uint32_t h, size_t cap) {
   return (size_t)(((uint64_t)h * cap) >> 32);
 }
+/* The probe sequence every lookup of a key of hash h follows, from *at
+ * (first tern_keymap_home): 1 at the next slot, *at or after it, whose
+ * key has hash h (the caller compares the key, then goes on from *at + 1
+ * wrapped: tern_keymap_next); 0 at the empty slot that ends it. */
+static inline size_t tern_keymap_next(size_t at, size_t cap) { return at + 1 == cap ? 0 : at + 1; }
+static inline int tern_keymap_match(const tern_keymap *m, uint32_t h, size_t *at) {
+  for (size_t i = *at;; i = tern_keymap_next(i, m->cap)) {
+    uint64_t s = m->slot[i];
+    *at = i;
+    if (!s) return 0;
+    if ((uint32_t)(s >> 32) == h) return 1;
+  }
+}
 /* Percent of its slots a built map (tern_keymap_build) fills. */
 #define TERN_KEYMAP_BUILT_LOAD 70u
 /* Starts fetching the slot a find of hash reads first (a hint). */

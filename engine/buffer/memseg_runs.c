@@ -267,22 +267,20 @@ ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t kl
 static const tern_mref *run_find_ref(const tern_mrun *r, const void *key, size_t klen,
                                      uint32_t h) {
   const tern_keymap *ix = &r->index;
-  for (size_t at = tern_keymap_home(h, ix->cap);; at = at + 1 == ix->cap ? 0 : at + 1) {
-    uint64_t sl = ix->slot[at];
-    if (!sl) return NULL;
-    if ((uint32_t)(sl >> 32) != h) continue;
+  size_t at = tern_keymap_home(h, ix->cap);
+  for (; tern_keymap_match(ix, h, &at); at = tern_keymap_next(at, ix->cap)) {
     const tern_mref *f = &r->at_slot[at];
     if (f->klen == klen && !memcmp(f->key, key, klen)) return f;
   }
+  return NULL;
 }
 
 /* The key in run r: 1 with its record, -1 lost here, 0 not in r. */
 static int run_get_record(const tern_mrun *r, const void *key, size_t klen, uint64_t hash,
                           const uint8_t **rec, size_t *rlen) {
   if (r->at_slot) {
-    size_t at = tern_keymap_home((uint32_t)hash, r->index.cap);
-    __builtin_prefetch(&r->index.slot[at]); /* the slot and its ref: one round */
-    __builtin_prefetch(&r->at_slot[at]);
+    /* the home slot's ref fetched while the slot itself is read: one round */
+    __builtin_prefetch(&r->at_slot[tern_keymap_home((uint32_t)hash, r->index.cap)]);
     const tern_mref *f = run_find_ref(r, key, klen, (uint32_t)hash);
     if (!f) return 0;
     if (f->dlen == TERN_MREF_LOST) return -1;

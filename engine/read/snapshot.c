@@ -126,17 +126,6 @@ static int copy_out(const tern_slice *v, void *buf, size_t cap, size_t *vlen) {
   return TERN_OK;
 }
 
-/* The direct path of a snapshot of one segment (s->one): the buffer view,
- * then that segment's range, filter line and block, as
- * tern_state_find_at's waves would take them for one slot, without the
- * state's search and loops.  Same answers, same counts.  The key's hash
- * is computed only when something reads it: not while the segment's
- * filter is idle (no page checked nor asked for: every probe of it would
- * be "skipped", tern_seg_filter_line_idle) and the buffer empty — a warm
- * index read by present keys — and then only for a key the block finds
- * absent, to ask for its filter page as a skipped probe does.  Its 8 bit
- * masks (tern_filter_key_init) only when a filter block or the buffer is
- * tested. */
 /* The buffer view's answer for the probe's key (its filter masks set):
  * 1 with *rc its status and *val its value, 0 when the buffer has none. */
 static inline int buffer_get(const tern_memseg *b, const tern_seg_probe *p, tern_slice *val,
@@ -149,6 +138,17 @@ static inline int buffer_get(const tern_memseg *b, const tern_seg_probe *p, tern
   return 1;
 }
 
+/* The direct path of a snapshot of one segment (s->one): the buffer view,
+ * then that segment's range, filter line and block, as
+ * tern_state_find_at's waves would take them for one slot, without the
+ * state's search and loops.  Same answers, same counts.  The key's hash
+ * is computed only when something reads it: not while the segment's
+ * filter is idle (no page checked nor asked for: every probe of it would
+ * be "skipped", tern_seg_filter_line_idle) and the buffer empty — a warm
+ * index read by present keys — and then only for a key the block finds
+ * absent, to ask for its filter page as a skipped probe does.  Its 8 bit
+ * masks (tern_filter_key_init) only when a filter block or the buffer is
+ * tested. */
 static inline __attribute__((always_inline)) int find_one(tern_snapshot *s, tern_seg_probe *p,
                                                           tern_seg_cursor *c, tern_slice *val) {
   const tern_slot *sl = s->one;
