@@ -67,23 +67,32 @@ size_t tern_filter_body_size(size_t nkeys, uint32_t bits_per_key) {
   return TERN_FILTER_HEADER_SIZE + (size_t)n * TERN_FILTER_BLOCK_SIZE;
 }
 
-int tern_filter_build(uint8_t *body, size_t body_len, const uint64_t *hashes, size_t n,
-                      uint32_t bits_per_key) {
-  size_t want = tern_filter_body_size(n, bits_per_key);
+int tern_filter_init(uint8_t *body, size_t body_len, size_t nkeys, uint32_t bits_per_key) {
+  size_t want = tern_filter_body_size(nkeys, bits_per_key);
   if (want == 0 || body_len != want)
     return tern_fail(TERN_EINVAL, "filter: %zu-byte body for %zu keys at %u bits per key", body_len,
-                     n, bits_per_key);
-  const uint32_t nblocks = (uint32_t)block_count(n, bits_per_key);
+                     nkeys, bits_per_key);
   memset(body, 0, body_len);
   tern_store32(body, FILTER_ALGORITHM);
-  tern_store32(body + 4, nblocks);
+  tern_store32(body + 4, (uint32_t)block_count(nkeys, bits_per_key));
   tern_store32(body + 8, bits_per_key); /* bytes 12..31: zero */
+  return TERN_OK;
+}
+
+void tern_filter_add(uint8_t *body, const uint64_t *hashes, size_t n) {
+  const uint32_t nblocks = tern_load32(body + 4);
   uint8_t *blocks = body + TERN_FILTER_HEADER_SIZE;
   for (size_t k = 0; k < n; k++) {
     uint8_t *b = blocks + block_of(hashes[k], nblocks) * TERN_FILTER_BLOCK_SIZE;
     for (unsigned i = 0; i < WORDS; i++)
       tern_store64(b + 8 * i, tern_load64(b + 8 * i) | bit_in_word((uint32_t)hashes[k], i));
   }
+}
+
+int tern_filter_build(uint8_t *body, size_t body_len, const uint64_t *hashes, size_t n,
+                      uint32_t bits_per_key) {
+  TERN_TRY(tern_filter_init(body, body_len, n, bits_per_key));
+  tern_filter_add(body, hashes, n);
   return TERN_OK;
 }
 

@@ -44,6 +44,12 @@ size_t tern_filter_body_size(size_t nkeys, uint32_t bits_per_key);
  * Duplicate hashes are fine. */
 int tern_filter_build(uint8_t *body, size_t body_len, const uint64_t *hashes, size_t n,
                       uint32_t bits_per_key);
+/* The same in steps, for keys that come a few at a time: an empty filter
+ * sized for nkeys (body_len as above, else TERN_EINVAL), then hashes added
+ * to it (any number of calls; more keys than nkeys only raise the false
+ * positive rate). */
+int tern_filter_init(uint8_t *body, size_t body_len, size_t nkeys, uint32_t bits_per_key);
+void tern_filter_add(uint8_t *body, const uint64_t *hashes, size_t n);
 
 typedef struct tern_filter tern_filter;
 

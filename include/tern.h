@@ -875,6 +875,12 @@ typedef struct tern_stats {
   size_t nskipped; /**< segments merges skip: they failed verification as merge input */
   uint64_t catalog_bytes; /**< size of the catalog file (catalog.mdb), free pages included */
   tern_counters counters; /**< this process's totals (see tern_counters) */
+  /** Bytes of memory this handle keeps for the combined filter over the
+   *  last commit's overlapping segments (docs/ARCHITECTURE.md, "The
+   *  combined filter"): 0 when there is none, or none yet (it is made in
+   *  the background, the gets right without it meanwhile); up to about 6
+   *  bytes a key at 2M keys, 1.25 above 4M. */
+  uint64_t filter_bytes;
 } tern_stats;
 
 /** Statistics of the last commit, from memory and the catalog (no segment

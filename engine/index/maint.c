@@ -284,6 +284,7 @@ int tern_stats_get(tern_stats **out, tern_index *idx) {
     s->docs += g->max_doc - g->deleted;
     s->deleted += g->deleted;
   }
+  s->filter_bytes = tern_cfilter_memory(st->cf);
   tern_state_release(idx, st);
   s->catalog_bytes = catalog_file_bytes(idx);
   stats_counters(&s->counters);

@@ -17,12 +17,13 @@
 
 #include "codec/status.h"
 
-int tern_cfilter_refresh(tern_index *idx) {
+int tern_cfilter_refresh(tern_index *idx, const atomic_int *interrupt) {
   tern_state *st;
   TERN_TRY(tern_state_acquire(idx, 0, &st));
   tern_cfilter *cf = NULL;
   int wanted = tern_state_cfilter_wanted(st);
-  if (wanted && tern_cfilter_make(st, NULL, &cf) != TERN_OK) tern_clear_error(); /* none: still right */
+  /* none (still right): interrupted, or memory, or a damaged block */
+  if (wanted && tern_cfilter_make(st, interrupt, &cf) != TERN_OK) tern_clear_error();
   tern_state_release(idx, st);
   if (!cf) return TERN_OK;
   tern_install_lock(idx);

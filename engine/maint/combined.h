@@ -16,8 +16,10 @@
  * covers (else it is dropped: the next run makes another).  Never on a commit's path: the worker thread
  * only, once its flushes and merges are done.  A filter that cannot be
  * made (memory, a damaged terms block, keys not in memory) is no error:
- * gets are right without it.  Errors: those of reading the current
- * state (tern_state_acquire). */
-int tern_cfilter_refresh(tern_index *idx);
+ * gets are right without it; nor is one given up because *interrupt
+ * (NULL: none) was set while it was made (a kick: the worker's next idle
+ * run makes it).  Errors: those of reading the current state
+ * (tern_state_acquire). */
+int tern_cfilter_refresh(tern_index *idx, const atomic_int *interrupt);
 
 #endif

@@ -44,6 +44,11 @@ typedef struct tern_worker {
   uint64_t skip;    /* kicks to ignore before trying again after a failure */
   int unreported;   /* status of a failure no commit has reported yet */
   tern_state *retired; /* a state the last install replaced, released at the next poll */
+  /* Set by a kick and at close, cleared before a combined filter is made:
+   * the build gives up within 4096 keys (tern_cfilter_refresh), so that
+   * it never holds up a flush a commit waits for, nor a close (at 10M
+   * keys it reads them all: about half a second). */
+  atomic_int interrupt;
 } tern_worker;
 
 int tern_worker_new(tern_index *idx) {
@@ -205,7 +210,10 @@ static int run_due_work(tern_index *idx, int background) {
     if (rc == TERN_OK) rc = tern_merge_once(idx, &merged);
     if (rc != TERN_OK) return rc;
     if (merged) continue;
-    if (background && !kicked_again(idx)) TERN_TRY(tern_cfilter_refresh(idx));
+    if (background) { /* cleared first: a kick after the test stops the build */
+      atomic_store_explicit(&idx->worker->interrupt, 0, memory_order_relaxed);
+      if (!kicked_again(idx)) TERN_TRY(tern_cfilter_refresh(idx, &idx->worker->interrupt));
+    }
     return sweep_due(idx, background);
   }
   return TERN_OK;
@@ -303,6 +311,7 @@ static void kick(tern_index *idx) {
   }
   if (!w->kicked && !w->busy) tern_write_lock_hold(idx);
   w->kicked = 1;
+  atomic_store_explicit(&w->interrupt, 1, memory_order_relaxed);
   if (w->sleeping) {
     TERN_COUNT(worker_wakes);
     pthread_cond_signal(&w->wake);
@@ -391,6 +400,7 @@ void tern_worker_free(tern_index *idx) {
   tern_worker *w = idx->worker;
   if (!w) return;
   pthread_mutex_lock(&w->mu);
+  atomic_store_explicit(&w->interrupt, 1, memory_order_relaxed); /* a filter no state will hold */
   wait_idle(w);
   w->stop = 1;
   pthread_cond_signal(&w->wake);

@@ -44,7 +44,7 @@ int tern_snapshot_open(tern_snapshot **out, tern_index *idx) {
   s->idx = idx;
   s->buf = s->st->buffer;
   const tern_state *st = s->st;
-  if (st->nslots == 1 && !st->ndisjoint && st->lines && !st->cf_view.buckets) {
+  if (st->nslots == 1 && !st->ndisjoint && st->lines && !tern_state_has_cfilter(st)) {
     s->one = &st->slots[0];
     s->one_line = &st->lines[0];
   }

@@ -58,7 +58,8 @@
  * answers right. */
 typedef struct tern_cfilter_view {
   tern_filter_view bloom;
-  const uint8_t *buckets; /* NULL: no combined filter */
+  const uint8_t *buckets; /* NULL: no table (the Bloom filter alone, or, bloom.blocks
+                           * NULL too, no combined filter) */
   uint32_t nbuckets;
   uint32_t slot_bits;
   const uint32_t *slot_of; /* covered segment k -> the state's slot (TERN_CFILTER_NONE) */

@@ -4,10 +4,12 @@
  * (state_cfilter.c) of a state made from the catalog with fewer slots
  * probed in turn than open builds one for (TERN_CFILTER_MIN_WORKER to
  * TERN_CFILTER_MIN - 1: an incremental index's 2 to 4 segments; issue 21
- * item 6).  The build, about 135 ms per million keys, would make the
- * first get after every open (or reload) that much slower; here it runs
- * beside the gets, which are right without it meanwhile, and is
- * installed as the same state with the filter (tern_state_install_cfilter).
+ * item 6), or with more keys than open builds one for
+ * (TERN_CFILTER_TABLE_KEYS).  The build, about 135 ms per million keys,
+ * would make the first get after every open (or reload) that much slower;
+ * here it runs beside the gets, which are right without it meanwhile, and
+ * is installed as the same state with the filter
+ * (tern_state_install_cfilter).
  *
  * Started on the first kick (a read-only handle has no other thread); none
  * under TERN_FOREGROUND (a handle that asked for no threads).  Stopped at

@@ -565,7 +565,11 @@ uint32_t tern_state_map_slot(const tern_state *st, const void *key, size_t len);
  * (the build would cost every open about 135 ms per million keys). */
 #define TERN_CFILTER_MIN_WORKER 2u /* two slots: absent gets then read one Bloom line, not two
                                    * (docs/benchmarks/HISTORY.md, 2026-12-04) */
-#define TERN_CFILTER_MAX_KEYS (2u << 20) /* keys above which there is none (10.5 MiB) */
+#define TERN_CFILTER_TABLE_KEYS (2u << 20) /* keys above which it has no table, and open
+                                          * builds none (table, router, Bloom: 12 MiB) */
+#define TERN_CFILTER_ROUTER_KEYS (4u << 20) /* keys above which no router (its build: ~54 B
+                                           * a key with the hashes, 216 MiB) */
+#define TERN_CFILTER_MAX_KEYS (64u << 20) /* keys above which there is none (Bloom: 80 MiB) */
 typedef struct tern_cfilter tern_cfilter;
 /* Tests only (test_cfilter_table.c): fingerprints narrowed to 16 -
  * slot_bits_min bits (2 to 14; 0: as wide as the segment count allows) to
@@ -580,17 +584,21 @@ typedef struct tern_cfilter_tuning {
                    * the range map's candidate's filter line first; 2: table first, and the
                    * candidate's block alone */
   uint32_t no_router; /* 1: combined filters built without their router (the table alone) */
+  uint32_t table_keys;  /* keys above which no table (0: TERN_CFILTER_TABLE_KEYS) */
+  uint32_t router_keys; /* keys above which no router either (0: TERN_CFILTER_ROUTER_KEYS) */
 } tern_cfilter_tuning;
 extern tern_cfilter_tuning tern_cfilter_test_tuning;
 /* Builds st's combined filter when it has none and is worth one at open
  * (at least TERN_CFILTER_MIN slots probed in turn, at most
- * TERN_CFILTER_MAX_KEYS keys and TERN_CFILTER_MAX_SLOTS slots, their terms
+ * TERN_CFILTER_TABLE_KEYS keys and TERN_CFILTER_MAX_SLOTS slots, their terms
  * files mapped and cached): reads every key of those slots.  For a state
  * made from the catalog, never on the commit path.  Failures leave st
  * without one (still right). */
 void tern_state_cfilter_build(tern_state *st);
 /* The combined filter st would have (tern_state_cfilter_build's rules,
- * but from TERN_CFILTER_MIN_WORKER slots), made apart from st, into *out
+ * but from TERN_CFILTER_MIN_WORKER slots and up to TERN_CFILTER_MAX_KEYS
+ * keys: no table above TERN_CFILTER_TABLE_KEYS, no router above
+ * TERN_CFILTER_ROUTER_KEYS), made apart from st, into *out
  * (NULL: not worth one).  Reads the keys of st's slots probed in turn;
  * takes no lock (st held); gives up (TERN_ESTOPPED) once *stop (NULL:
  * none) is set.  Errors: TERN_ENOMEM, a damaged terms block's. */
@@ -666,28 +674,34 @@ static inline int tern_state_map_block_first(const tern_state *st) {
  * their keys, their own filter lines are read instead of the combined
  * filter's table: the lines (10 bits a key) stay in the caches better
  * than the table (32), and a present key waits for one line either way
- * (docs/BENCHMARKS.md, "segments": 3 segments 1.20x compacted through
- * their lines, 1.31-1.41x through the table).  Absent keys keep the
+ * (docs/benchmarks/HISTORY.md, "segments": 3 segments 1.08-1.15x
+ * compacted through their lines, 1.31-1.41x through the table).  Absent keys keep the
  * combined filter's one Bloom line. */
 #define TERN_CF_LINES_MAX 3u
+/* 1 when st has a combined filter (its Bloom filter at least; the table
+ * too up to TERN_CFILTER_TABLE_KEYS keys). */
+static inline int tern_state_has_cfilter(const tern_state *st) {
+  return st->cf_view.bloom.blocks != NULL;
+}
 /* 1 when a get of st reads its slots' filter lines, not the combined
- * filter's table, though st has one (TERN_CF_LINES_MAX). */
+ * filter's table, though st has one (TERN_CF_LINES_MAX; or a combined
+ * filter without a table, above TERN_CFILTER_TABLE_KEYS keys). */
 static inline int tern_state_cf_lines_first(const tern_state *st) {
   size_t n = st->ndisjoint ? st->noverlap : st->nslots;
-  return st->cf_view.buckets && !st->cf_view.router && n <= TERN_CF_LINES_MAX &&
-         tern_state_cf_table_first(st);
+  return tern_state_has_cfilter(st) && !st->cf_view.router &&
+         (n <= TERN_CF_LINES_MAX || !st->cf_view.buckets) && tern_state_cf_table_first(st);
 }
 /* Starts fetching the line of the combined filter a get reads first for
  * the probe's key (a hint; no combined filter, or its slots' lines read
  * instead: no load): the router's cells, else the table's bucket, while
  * gets mostly find their keys; else the Bloom filter's line. */
 static inline void tern_state_cfilter_prefetch(const tern_state *st, const tern_seg_probe *p) {
-  if (!st->cf_view.buckets || tern_state_cf_lines_first(st)) return;
+  if (!tern_state_has_cfilter(st) || tern_state_cf_lines_first(st)) return;
   if (!tern_state_cf_table_first(st))
     tern_cfilter_prefetch(&st->cf_view, p->fk.hash);
   else if (st->cf_view.router)
     tern_router_prefetch(st->cf_view.router, p->fk.hash);
-  else
+  else if (st->cf_view.buckets)
     __builtin_prefetch(tern_cfilter_bucket(&st->cf_view, p->fk.hash));
 }
 /* Installs, for idx->cur, a state that is the same with *cf as its

@@ -791,7 +791,7 @@ static int probe_in_turn(const tern_state *st, const uint32_t *ids, size_t count
     if (st->lines) {
       /* the newest wave's lines: tern_state_prefetch, before the buffer,
        * unless a combined filter was tested first (it fetches none) */
-      if (hi != count || (st->cf_view.buckets && !tern_state_cf_lines_first(st)))
+      if (hi != count || (tern_state_has_cfilter(st) && !tern_state_cf_lines_first(st)))
         prefetch_wave(st, ids, lo, hi, p);
       int rc = probe_wave_lines(st, ids, lo, hi, p, c, e, hit);
       if (rc != TERN_NOTFOUND) return rc;
@@ -867,25 +867,45 @@ static __attribute__((noinline)) int probe_named(const tern_state *st, const uin
   return TERN_NOTFOUND;
 }
 
+/* The slots' own lines (probe_in_turn), what they found teaching the
+ * combined filter's order. */
+static int probe_lines_learning(const tern_state *st, const uint32_t *ids, size_t count,
+                                const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
+                                tern_state_hit *hit) {
+  int rc = probe_in_turn(st, ids, count, p, c, e, hit);
+  if (rc == TERN_OK || rc == TERN_NOTFOUND) cf_learn(st, p, rc == TERN_OK);
+  return rc;
+}
+
+/* A key no router places (its escape, a segment this state lacks, or
+ * no router at all): the slots the table names, or, without a table
+ * (the Bloom filter alone), the slots' own lines. */
+static int probe_unrouted(const tern_state *st, const uint32_t *ids, size_t count,
+                          const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
+                          tern_state_hit *hit) {
+  if (st->cf_view.buckets) return probe_named(st, ids, count, p, c, e, hit);
+  return probe_lines_learning(st, ids, count, p, c, e, hit);
+}
+
 /* The one slot the router names for the key (router.h): a key of the
  * covered segments that one of them holds is in that one, so its block
  * alone answers; a value past the covered segments is a key none holds.
  * The escape (a key in several) and a segment this state lacks go to
- * the table.  Out of line, as probe_named: the Bloom filter's "no" that
- * ends most absent gets saves no registers for them. */
+ * probe_unrouted.  Out of line, as probe_named: the Bloom filter's "no"
+ * that ends most absent gets saves no registers for them. */
 static __attribute__((noinline)) int probe_routed(const tern_state *st, const uint32_t *ids,
                                                   size_t count, const tern_seg_probe *p,
                                                   tern_seg_cursor *c, tern_term_entry *e,
                                                   tern_state_hit *hit) {
   const tern_cfilter_view *v = &st->cf_view;
   uint32_t k = tern_router_get(v->router, p->fk.hash);
-  if (k == tern_router_escape(v->router)) return probe_named(st, ids, count, p, c, e, hit);
+  if (k == tern_router_escape(v->router)) return probe_unrouted(st, ids, count, p, c, e, hit);
   if (k >= v->ncovered) {
     cf_learn(st, p, 0);
     return TERN_NOTFOUND;
   }
   uint32_t s = v->slot_of[k];
-  if (s == TERN_CFILTER_NONE) return probe_named(st, ids, count, p, c, e, hit);
+  if (s == TERN_CFILTER_NONE) return probe_unrouted(st, ids, count, p, c, e, hit);
   const tern_slot *sl = &st->slots[s];
   int rc = TERN_NOTFOUND;
   if (tern_seg_gate_admits(&sl->gate, p)) {
@@ -907,16 +927,18 @@ static __attribute__((noinline)) int probe_routed(const tern_state *st, const ui
  * skipped while they are mostly present (tern_state.cf_order).  Router
  * and table are exact about which slots hold a key but for fingerprint
  * matches and keys they were not built with, so a named slot's own
- * filter is skipped (TERN_SEG_FILTER_MAYBE: the block decides). */
+ * filter is skipped (TERN_SEG_FILTER_MAYBE: the block decides).  Over
+ * more than TERN_CFILTER_TABLE_KEYS keys the combined filter has no
+ * table: what the router does not place reads the slots' own lines, and
+ * without a router (over TERN_CFILTER_ROUTER_KEYS keys, or few slots) so
+ * does every key the Bloom filter lets through (and every key while most
+ * are present). */
 static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t count,
                              const tern_seg_probe *p, tern_seg_cursor *c, tern_term_entry *e,
                              tern_state_hit *hit) {
-  if (!st->cf_view.buckets) return probe_in_turn(st, ids, count, p, c, e, hit);
-  if (tern_state_cf_lines_first(st)) { /* few slots, mostly present, no router: their lines */
-    int rc = probe_in_turn(st, ids, count, p, c, e, hit);
-    if (rc == TERN_OK || rc == TERN_NOTFOUND) cf_learn(st, p, rc == TERN_OK);
-    return rc;
-  }
+  if (!tern_state_has_cfilter(st)) return probe_in_turn(st, ids, count, p, c, e, hit);
+  /* few slots, or no table, and mostly present: their lines */
+  if (tern_state_cf_lines_first(st)) return probe_lines_learning(st, ids, count, p, c, e, hit);
   if (!tern_state_cf_table_first(st)) {
     TERN_COUNT_GET(filter_checks, 1);
     if (!tern_filter_view_may_contain(st->cf_view.bloom, &p->fk)) {
@@ -925,7 +947,7 @@ static int probe_overlapping(const tern_state *st, const uint32_t *ids, size_t c
     }
   }
   if (st->cf_view.router) return probe_routed(st, ids, count, p, c, e, hit);
-  return probe_named(st, ids, count, p, c, e, hit);
+  return probe_unrouted(st, ids, count, p, c, e, hit);
 }
 
 int tern_state_find_at(const tern_state *st, const tern_seg_probe *p, tern_map_pos pos,

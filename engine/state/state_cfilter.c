@@ -24,27 +24,31 @@
  * that one segment holds, from three cells in L2: a get asks it before
  * the table, which answers its escapes.
  *
- * Cost (measured: docs/benchmarks/HISTORY.md, "2026-12-02, afternoon"): the keys of the
- * covered segments read once, in key order, from their terms blocks,
- * hashed and placed, about 50-60 ms per million keys, the read of the
- * blocks most of it, and the router peeled, about 85 ms more; memory
- * about 47 bits per key (the table 32, 4 MiB per million in huge pages
- * where the kernel gives them; the Bloom filter 10, 1.25 MiB; the router
- * 4.5 for 4 segments, 9 for more, none for fewer), plus 10 bytes a key
- * while it is built and about 55 more while the router is (router.c,
- * and its copy of the hashes).  So it is never built on the commit
- * path: where a state is made from the catalog (the first state after
- * tern_open, a reload after another process's commit)
- * for at least TERN_CFILTER_MIN slots; for fewer (from
+ * Cost (measured: docs/benchmarks/HISTORY.md, "2026-12-02, afternoon"):
+ * the keys of the covered segments read once, in key order, from their
+ * terms blocks, hashed and placed, about 50-60 ms per million keys, the
+ * read of the blocks most of it, and the router peeled, about 85 ms more;
+ * memory about 47 bits per key (the table 32, 4 MiB per million in huge
+ * pages where the kernel gives them; the Bloom filter 10, 1.25 MiB; the
+ * router 4.5 for 4 segments, 9 for more, none for fewer), plus 10 bytes a
+ * key while it is built and about 46 more while the router is (router.c).
+ * So it is never built on the commit path: where a state is made from the
+ * catalog (the first state after tern_open, a reload after another
+ * process's commit) for at least TERN_CFILTER_MIN slots; for fewer (from
  * TERN_CFILTER_MIN_WORKER: an incremental index's 3 or 4 segments) by the
  * handle's builder thread, in the background (cfilter_builder.c); and by
  * the background worker of a writing process once its flushes and merges
  * are done (engine/maint/combined.c), installed as a state that changes
- * nothing else.  At most TERN_CFILTER_MAX_KEYS keys and
- * TERN_CFILTER_MAX_SLOTS segments, only when their terms files are mapped
- * and in the page cache.  Any failure while building (memory, a damaged
- * block) leaves the state without it: still right, the gets then meet
- * the damage themselves.
+ * nothing else.  At most TERN_CFILTER_MAX_SLOTS segments, only when their
+ * terms files are mapped and in the page cache.  Over more than
+ * TERN_CFILTER_TABLE_KEYS keys, built in the background only and without
+ * the table (4 bytes a key): the Bloom filter and, up to
+ * TERN_CFILTER_ROUTER_KEYS, the router (a key in several segments, its
+ * escape, then reads the segments' lines); above, up to
+ * TERN_CFILTER_MAX_KEYS, the Bloom filter alone (the router's build takes
+ * about 54 bytes a key with the array of hashes).  Any failure while
+ * building (memory, a damaged block) leaves the state without it: still
+ * right, the gets then meet the damage themselves.
  */
 #include "engine/state/index.h"
 #include "engine/util/zalloc.h"
@@ -141,10 +145,18 @@ int tern_state_cfilter_inherit(tern_state *st, const tern_state *from) {
   return 1;
 }
 
-/* Appends the hash of every unique key of seg to h[*n..cap); every 4096
- * keys, gives up (TERN_ESTOPPED) once *stop is set. */
-static int hash_keys(const tern_seg *seg, uint64_t *h, size_t *n, size_t cap,
-                     const atomic_int *stop) {
+/* Where hash_keys puts the keys' hashes: every one in h[0..cap), or,
+ * with a Bloom filter's body, a chunk at a time into that filter. */
+typedef struct key_sink {
+  uint64_t *h;
+  size_t n, cap;       /* hashes in h, and its room */
+  size_t total, bound; /* keys so far, and the most the slots hold (their max_doc) */
+  uint8_t *body;       /* NULL: keep every hash (cap == bound) */
+} key_sink;
+
+/* Puts the hash of every unique key of seg into k; every 4096 keys, gives
+ * up (TERN_ESTOPPED) once *stop is set. */
+static int hash_keys(const tern_seg *seg, key_sink *k, const atomic_int *stop) {
   const tern_seg_field *f = tern_seg_unique_field(seg);
   if (!f) return TERN_EINVAL;
   tern_seg_cursor c;
@@ -152,32 +164,49 @@ static int hash_keys(const tern_seg *seg, uint64_t *h, size_t *n, size_t cap,
   tern_term_entry e;
   int rc = tern_seg_first_term(seg, f, &c, &e);
   for (; rc == TERN_OK; rc = tern_seg_next_term(seg, &c, &e)) {
-    if (*n == cap) {
+    if (k->total == k->bound) {
       rc = TERN_ECORRUPT; /* more keys than max_doc: no filter */
       break;
     }
-    if ((*n & 4095) == 0 && stop && atomic_load_explicit(stop, memory_order_relaxed)) {
+    if ((k->total & 4095) == 0 && stop && atomic_load_explicit(stop, memory_order_relaxed)) {
       rc = TERN_ESTOPPED;
       break;
     }
-    h[(*n)++] = tern_filter_hash(e.term, e.len);
+    if (k->n == k->cap) { /* only with a body: cap == bound otherwise */
+      assert(k->body);
+      tern_filter_add(k->body, k->h, k->n);
+      k->n = 0;
+    }
+    k->h[k->n++] = tern_filter_hash(e.term, e.len);
+    k->total++;
   }
   tern_seg_cursor_release(&c);
   return rc == TERN_NOTFOUND ? TERN_OK : rc;
 }
 
-/* The keys' bound, when st probes at least min_slots in turn and is
- * worth a filter (else 0). */
-static size_t eligible_keys(const tern_state *st, size_t min_slots) {
+/* The keys' bound, when st probes at least min_slots in turn, holding at
+ * most max_keys keys, and is worth a filter (else 0). */
+static size_t eligible_keys(const tern_state *st, size_t min_slots, size_t max_keys) {
   const uint32_t *ids;
   size_t n = in_turn(st, &ids), keys = 0;
   if (n < min_slots || n > TERN_CFILTER_MAX_SLOTS) return 0;
   for (size_t k = 0; k < n; k++) {
     const tern_segref *r = st->slots[ids ? ids[k] : k].ref;
     keys += r->max_doc;
-    if (keys > TERN_CFILTER_MAX_KEYS || !tern_seg_terms_resident(r->seg, UINT64_MAX)) return 0;
+    if (keys > max_keys || !tern_seg_terms_resident(r->seg, UINT64_MAX)) return 0;
   }
   return keys;
+}
+
+/* Keys above which a combined filter has no table (its Bloom filter and
+ * router), and above which no router either. */
+static size_t table_keys(void) {
+  size_t t = tern_cfilter_test_tuning.table_keys;
+  return t ? t : TERN_CFILTER_TABLE_KEYS;
+}
+static size_t router_keys(void) {
+  size_t t = tern_cfilter_test_tuning.router_keys;
+  return t ? t : TERN_CFILTER_ROUTER_KEYS;
 }
 
 /* Bits that number covered segments 0..n-1 (at least the test's). */
@@ -250,84 +279,149 @@ static int make_bloom(tern_cfilter *cf, const uint64_t *h, size_t n) {
   return rc;
 }
 
+/* 1 when a filter over ncovered segments gets a router: more than a get
+ * reads the lines of (TERN_CF_LINES_MAX: with so few, their lines did as
+ * well for present keys and better for absent ones, measured:
+ * docs/benchmarks/HISTORY.md, "segments"), at most 255. */
+static int wants_router(size_t ncovered) {
+  return tern_router_bits_for(ncovered) && ncovered > TERN_CF_LINES_MAX &&
+         !tern_cfilter_test_tuning.no_router;
+}
+
 /* The router of the hashes h[0..n) to their covered segments (h's keys
- * of segment k being h[start[k]..start[k + 1])), in cf, for more
- * segments than a get reads the lines of (TERN_CF_LINES_MAX: with so few,
- * their lines did as well for present keys and better for absent ones,
- * measured: docs/BENCHMARKS.md, "segments"); without memory, or beyond
- * 255 segments, none (the table names them then). */
-static int make_router(tern_cfilter *cf, const uint64_t *h, size_t n, const size_t *start,
+ * of segment k being h[start[k]..start[k + 1])), in cf, when it wants
+ * one; h is reordered (the router is made last: nothing reads h after
+ * it).  Without memory, none: the table names the segments then, or,
+ * without a table, the segments' lines. */
+static int make_router(tern_cfilter *cf, uint64_t *h, size_t n, const size_t *start,
                        const atomic_int *stop) {
-  uint32_t bits = tern_router_bits_for(cf->ncovered);
-  if (!bits || cf->ncovered <= TERN_CF_LINES_MAX || tern_cfilter_test_tuning.no_router)
-    return TERN_OK;
-  uint64_t *hash = malloc((n ? n : 1) * sizeof *hash);
+  if (!wants_router(cf->ncovered)) return TERN_OK;
   uint8_t *value = malloc(n ? n : 1);
-  int rc = hash && value ? TERN_OK : TERN_ENOMEM;
+  int rc = value ? TERN_OK : TERN_ENOMEM;
   if (rc == TERN_OK) {
-    memcpy(hash, h, n * sizeof *hash);
     for (size_t k = 0; k < cf->ncovered; k++)
       memset(value + start[k], (int)k, start[k + 1] - start[k]);
-    rc = tern_router_build(&cf->router, hash, value, n, bits, stop);
+    rc = tern_router_build(&cf->router, h, value, n, tern_router_bits_for(cf->ncovered), stop);
   }
-  free(hash);
   free(value);
   if (rc == TERN_ESTOPPED) return rc;
-  if (rc != TERN_OK) tern_clear_error(); /* without it: the table */
+  if (rc != TERN_OK) tern_clear_error(); /* without it: the table, or the lines */
   return TERN_OK;
 }
 
-/* The table over the hashes h[0..n) of the segments st probes in turn. */
-static int cfilter_make(const tern_state *st, const uint64_t *h, size_t n, const size_t *start,
-                        const atomic_int *stop, tern_cfilter **out) {
+/* A combined filter covering the segments st probes in turn, with
+ * nothing built yet. */
+static tern_cfilter *cfilter_new(const tern_state *st) {
   const uint32_t *ids;
   size_t nc = in_turn(st, &ids);
   tern_cfilter *cf = calloc(1, sizeof *cf);
-  if (!cf) return TERN_ENOMEM;
+  if (!cf) return NULL;
   cf->ncovered = nc;
   cf->slot_bits = slot_bits_for(nc);
-  cf->segids = malloc(nc * TERN_SEGID_SIZE);
-  int rc = cf->segids ? make_bloom(cf, h, n) : TERN_ENOMEM;
-  if (rc == TERN_OK) rc = fill_table(cf, h, n, start);
+  if (!(cf->segids = malloc(nc * TERN_SEGID_SIZE))) {
+    free(cf);
+    return NULL;
+  }
+  for (size_t k = 0; k < nc; k++)
+    memcpy(cf->segids[k], st->slots[ids ? ids[k] : k].segid, TERN_SEGID_SIZE);
+  return cf;
+}
+
+/* The Bloom filter, table (with_table) and router over the hashes
+ * h[0..n) of the segments st probes in turn (h reordered). */
+static int cfilter_make(const tern_state *st, uint64_t *h, size_t n, const size_t *start,
+                        int with_table, const atomic_int *stop, tern_cfilter **out) {
+  tern_cfilter *cf = cfilter_new(st);
+  if (!cf) return TERN_ENOMEM;
+  int rc = make_bloom(cf, h, n);
+  if (rc == TERN_OK && with_table) rc = fill_table(cf, h, n, start);
   if (rc == TERN_OK) rc = make_router(cf, h, n, start, stop);
   if (rc != TERN_OK) {
     cfilter_free(cf);
     return rc;
   }
-  for (size_t k = 0; k < nc; k++)
-    memcpy(cf->segids[k], st->slots[ids ? ids[k] : k].segid, TERN_SEGID_SIZE);
   *out = cf;
   return TERN_OK;
 }
 
-/* The table over st's slots probed in turn when at least min_slots. */
-static int make_filter(const tern_state *st, size_t min_slots, const atomic_int *stop,
-                       tern_cfilter **out) {
-  *out = NULL;
-  size_t cap = eligible_keys(st, min_slots);
-  if (!cap) return TERN_OK;
+/* The combined filter over st's slots probed in turn, whose keys are at
+ * most `bound`, with its table (with_table) and router: every hash kept
+ * for them. */
+static int make_whole(const tern_state *st, size_t bound, int with_table, const atomic_int *stop,
+                      tern_cfilter **out) {
   const uint32_t *ids;
-  size_t nc = in_turn(st, &ids), n = 0;
-  uint64_t *h = malloc(cap * sizeof *h);
+  size_t nc = in_turn(st, &ids);
+  key_sink k = {malloc(bound * sizeof(uint64_t)), 0, bound, 0, bound, NULL};
   size_t *start = malloc((nc + 1) * sizeof *start);
-  int rc = h && start ? TERN_OK : TERN_ENOMEM;
-  for (size_t k = 0; rc == TERN_OK && k < nc; k++) {
-    start[k] = n;
-    rc = hash_keys(st->slots[ids ? ids[k] : k].ref->seg, h, &n, cap, stop);
+  int rc = k.h && start ? TERN_OK : TERN_ENOMEM;
+  for (size_t i = 0; rc == TERN_OK && i < nc; i++) {
+    start[i] = k.n;
+    rc = hash_keys(st->slots[ids ? ids[i] : i].ref->seg, &k, stop);
   }
   if (rc == TERN_OK) {
-    start[nc] = n;
-    rc = cfilter_make(st, h, n, start, stop, out);
+    start[nc] = k.n;
+    rc = cfilter_make(st, k.h, k.n, start, with_table, stop, out);
   }
-  free(h);
+  free(k.h);
   free(start);
   return rc;
+}
+
+/* The combined filter over more keys than a router is built for (or
+ * with no use for one): its Bloom filter alone, the keys hashed into it a
+ * chunk at a time (memory: the filter, 10 bits a key, twice while it is
+ * loaded; no array of every hash).  Absent keys then cost its one line
+ * whatever the number of segments; present keys read the segments' own
+ * lines, as without a combined filter. */
+enum { SINK_CHUNK = 4096 };
+static int make_bloom_alone(const tern_state *st, size_t bound, const atomic_int *stop,
+                            tern_cfilter **out) {
+  const uint32_t *ids;
+  size_t nc = in_turn(st, &ids), len = tern_filter_body_size(bound, TERN_FILTER_BITS_PER_KEY);
+  key_sink k = {malloc(SINK_CHUNK * sizeof(uint64_t)), 0, SINK_CHUNK, 0, bound, NULL};
+  k.body = len ? malloc(len) : NULL;
+  int rc = k.h && k.body ? tern_filter_init(k.body, len, bound, TERN_FILTER_BITS_PER_KEY)
+                         : TERN_ENOMEM;
+  for (size_t i = 0; rc == TERN_OK && i < nc; i++)
+    rc = hash_keys(st->slots[ids ? ids[i] : i].ref->seg, &k, stop);
+  tern_cfilter *cf = NULL;
+  if (rc == TERN_OK) {
+    tern_filter_add(k.body, k.h, k.n);
+    cf = cfilter_new(st);
+    rc = cf ? tern_filter_load(&cf->bloom, k.body, len, "combined filter") : TERN_ENOMEM;
+  }
+  free(k.h);
+  free(k.body);
+  if (rc != TERN_OK) {
+    if (cf) cfilter_free(cf);
+    return rc;
+  }
+  *out = cf;
+  return TERN_OK;
+}
+
+/* The combined filter over st's slots probed in turn when at least
+ * min_slots, of at most max_keys keys: whole up to table_keys(), without
+ * its table up to router_keys() (when a router is wanted), else its
+ * Bloom filter alone. */
+static int make_filter(const tern_state *st, size_t min_slots, size_t max_keys,
+                       const atomic_int *stop, tern_cfilter **out) {
+  *out = NULL;
+  size_t bound = eligible_keys(st, min_slots, max_keys);
+  if (!bound) return TERN_OK;
+  if (bound <= table_keys()) return make_whole(st, bound, 1, stop, out);
+  const uint32_t *ids;
+  if (bound <= router_keys() && wants_router(in_turn(st, &ids)))
+    return make_whole(st, bound, 0, stop, out);
+  return make_bloom_alone(st, bound, stop, out);
 }
 
 void tern_state_cfilter_build(tern_state *st) {
   if (st->cf) return;
   tern_cfilter *cf = NULL;
-  if (make_filter(st, TERN_CFILTER_MIN, NULL, &cf) != TERN_OK) {
+  /* at open, only what is quick to make: beyond the table's keys, the
+   * builder thread (tern_state_cfilter_wanted) */
+  if (make_filter(st, TERN_CFILTER_MIN, table_keys(), NULL, &cf) != TERN_OK) {
     tern_clear_error(); /* without it: still right (above) */
     return;
   }
@@ -335,7 +429,7 @@ void tern_state_cfilter_build(tern_state *st) {
 }
 
 int tern_cfilter_make(const tern_state *st, const atomic_int *stop, tern_cfilter **out) {
-  return make_filter(st, TERN_CFILTER_MIN_WORKER, stop, out);
+  return make_filter(st, TERN_CFILTER_MIN_WORKER, TERN_CFILTER_MAX_KEYS, stop, out);
 }
 
 int tern_state_cfilter_wanted(const tern_state *st) {

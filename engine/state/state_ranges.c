@@ -111,7 +111,7 @@ void tern_state_prefetch_at(const tern_state *st, const tern_seg_probe *p, size_
   /* With a combined filter, an absent key ends at its line: the slots'
    * lines would only crowd the caches (probe_in_turn fetches them when the
    * filter lets the key through). */
-  if (!st->lines || (st->cf_view.buckets && !tern_state_cf_lines_first(st))) return;
+  if (!st->lines || (tern_state_has_cfilter(st) && !tern_state_cf_lines_first(st))) return;
   const uint32_t *ids = st->ndisjoint ? st->overlap : NULL;
   size_t n = st->ndisjoint ? st->noverlap : st->nslots;
   for (size_t k = 0; k < n && k < TERN_PREFETCH_WAVE; k++) /* newest first */

@@ -289,6 +289,7 @@ static PyObject *stats_dict(const tern_stats *s) {
       dset(d, "last_error_commit", PyLong_FromUnsignedLongLong(s->last_error_commit)) < 0 ||
       dset(d, "skipped", PyLong_FromSize_t(s->nskipped)) < 0 ||
       dset(d, "catalog_bytes", PyLong_FromUnsignedLongLong(s->catalog_bytes)) < 0 ||
+      dset(d, "filter_bytes", PyLong_FromUnsignedLongLong(s->filter_bytes)) < 0 ||
       PyDict_SetItemString(d, "segments", segs) < 0)
     goto fail;
   Py_DECREF(segs);
@@ -401,7 +402,8 @@ static PyMethodDef index_methods[] = {
      "barrier for the background worker (tern_flush)."},
     {"stats", (PyCFunction)index_stats, METH_NOARGS,
      "stats()\n--\n\nReturns dict.  Statistics of the last commit (tern_stats_get): docs, deleted, "
-     "buffered, last_error, last_error_msg, last_error_commit, skipped, catalog_bytes and "
+     "buffered, last_error, last_error_msg, last_error_commit, skipped, catalog_bytes, "
+     "filter_bytes and "
      "segments, a list of dicts (id, max_doc, deleted, livedocs_form, livedocs_bytes, terms, "
      "pulsed_terms, bytes_terms, bytes_index, bytes_postings, bytes_filter, bytes_values, "
      "bytes), oldest first."},

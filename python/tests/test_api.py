@@ -114,6 +114,7 @@ def test_model(idxdir, rng, bulk):
         st = idx.stats()
         assert st["docs"] == len(m.docs)
         assert isinstance(st["segments"], list)
+        assert st["filter_bytes"] == 0  # compacted: one segment, no combined filter
     with tern.open(idxdir, readonly=True) as idx:
         assert idx.readonly
         with idx.snapshot() as s:

@@ -3,7 +3,8 @@
  * test_filter.c — the split-block Bloom filter: no false negatives on random
  * binary keys, the false-positive rate on 1M absent keys (printed; asserted
  * loosely), the body's bytes against the layout of docs/FORMAT.md
- * computed independently here, and corrupt bodies.
+ * computed independently here, a filter built in steps equal to one built
+ * at once, and corrupt bodies.
  */
 #include "codec/filter.h"
 #include "tern.h"
@@ -94,6 +95,44 @@ static void test_no_false_negatives(void **state) {
   for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
     for (size_t b = 0; b < sizeof bpks / sizeof bpks[0]; b++)
       check_no_false_negatives(&r, ns[a], bpks[b]);
+}
+
+/* A filter built in steps (sized for more keys than it is given, the
+ * hashes added in uneven chunks, as the engine's combined filter adds a
+ * segment's keys) holds the same bytes as one built at once for the
+ * same size. */
+static void test_built_in_steps(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  printf("seed %llu\n", (unsigned long long)seed);
+  tu_rng r;
+  tu_rng_init(&r, seed);
+  enum { N = 50000, BOUND = 60000 };
+  uint64_t *h = malloc(BOUND * sizeof *h);
+  assert_non_null(h);
+  for (size_t i = 0; i < BOUND; i++)
+    h[i] = tu_next(&r);
+  size_t len = tern_filter_body_size(BOUND, 10);
+  uint8_t *body = malloc(len), *steps = malloc(len);
+  assert_non_null(body);
+  assert_non_null(steps);
+  /* at once: the N keys and BOUND - N repeats of the first (same bits) */
+  for (size_t i = N; i < BOUND; i++)
+    h[i] = h[0];
+  assert_int_equal(tern_filter_build(body, len, h, BOUND, 10), TERN_OK);
+  assert_int_equal(tern_filter_init(steps, len, BOUND, 10), TERN_OK);
+  for (size_t at = 0; at < N;) {
+    size_t n = 1 + (size_t)tu_below(&r, 5000);
+    if (n > N - at) n = N - at;
+    tern_filter_add(steps, h + at, n);
+    at += n;
+  }
+  assert_memory_equal(body, steps, len);
+  /* a body of the wrong size: refused, named */
+  assert_int_equal(tern_filter_init(steps, len - 64, BOUND, 10), TERN_EINVAL);
+  free(body);
+  free(steps);
+  free(h);
 }
 
 static void test_empty_and_one(void **state) {
@@ -220,7 +259,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_no_false_negatives), cmocka_unit_test(test_empty_and_one),
       cmocka_unit_test(test_hash_pinned),        cmocka_unit_test(test_false_positive_rate),
-      cmocka_unit_test(test_corrupt_bodies),
+      cmocka_unit_test(test_corrupt_bodies),     cmocka_unit_test(test_built_in_steps),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,7 @@
 #include "tests/engine/enginetest.h"
 
 #include "codec/segment.h"
+#include "engine/maint/combined.h"
 #include "engine/maint/worker.h"
 #include "engine/state/index.h"
 
@@ -32,6 +33,7 @@
 enum { NKEYS = 4000, KLEN = 12, PART = 300 };
 
 typedef struct world {
+  uint64_t seed; /* the test's (tu_seed), printed */
   tu_rng r;
   uint64_t salt;
   uint32_t ver[NKEYS]; /* 0: absent */
@@ -46,19 +48,27 @@ static void key_of(const world *w, uint32_t id, uint8_t *k) {
   memcpy(k + 8, &b, 4);
 }
 
-static void world_init(world *w, uint64_t seed, const char *tag) {
-  memset(w, 0, sizeof *w);
-  tu_rng_init(&w->r, seed);
+/* A world for one test, on tmpfs where there is one: the run's seed
+ * (printed) mixed with the test's own constant. */
+static world *world_new(uint64_t mix, const char *tag) {
+  et_prefer_tmpfs();
+  world *w = calloc(1, sizeof *w);
+  assert_non_null(w);
+  w->seed = tu_seed();
+  printf("seed %llu\n", (unsigned long long)w->seed);
+  tu_rng_init(&w->r, w->seed ^ mix);
   w->salt = tu_next(&w->r);
   w->clock = 1;
   w->dir = tu_tmpdir(tag);
   w->idxdir = tu_path(w->dir, "idx");
+  return w;
 }
 
 static void world_free(world *w) {
   tu_rmtree(w->dir);
   free(w->idxdir);
   free(w->dir);
+  free(w);
 }
 
 /* Every key id (and as many never written) through a snapshot of idx;
@@ -198,11 +208,14 @@ static void check_superset(const world *w, const tern_state *st, table_seen *see
     tern_seg_probe p;
     assert_int_equal(tern_seg_probe_init(&p, k, KLEN), TERN_OK);
     uint32_t cand[TERN_CFILTER_ENTRIES];
-    size_t nc = tern_cfilter_candidates(&st->cf_view, p.fk.hash, cand);
+    /* the Bloom filter alone names nothing: every slot, as an overflow */
+    size_t nc = st->cf_view.buckets ? tern_cfilter_candidates(&st->cf_view, p.fk.hash, cand)
+                                    : TERN_CFILTER_ALL;
     seen->keys++;
-    if (nc == TERN_CFILTER_ALL) {
+    int all = nc == TERN_CFILTER_ALL; /* every slot probed: none need be named */
+    if (all) {
       seen->overflowed++;
-      continue;
+      nc = 0;
     }
     seen->named_many += nc > 1;
     for (size_t j = 1; j < nc; j++)
@@ -218,7 +231,7 @@ static void check_superset(const world *w, const tern_state *st, table_seen *see
       assert_true(rc == TERN_OK || rc == TERN_NOTFOUND);
       if (rc != TERN_OK) continue;
       assert_true(tern_filter_view_may_contain(st->cf_view.bloom, &p.fk)); /* asked first */
-      int named = 0;
+      int named = all;
       for (size_t j = 0; j < nc; j++)
         named |= cand[j] == slot;
       if (!named) fail_msg("key %u in slot %u: not named (%zu named)", id, slot, nc);
@@ -235,13 +248,19 @@ static size_t overflowed_buckets(const tern_state *st) {
 }
 
 static const tern_cfilter_tuning k_tunings[] = {
-    {0, 0, 0, 0},   /* as built for real: the router first, the table for its escapes */
-    {0, 0, 0, 1},   /* the table alone */
-    {14, 0, 0, 1},  /* 2-bit fingerprints: collisions */
-    {0, 64, 0, 1},  /* 64 entries a bucket on average: most overflow */
-    {12, 28, 0, 1}, /* both, some buckets overflowed */
-    {12, 28, 0, 0}, /* the same under the router: its escapes meet them */
+    {0, 0, 0, 0, 0, 0},   /* as built for real: the router first, the table for its escapes */
+    {0, 0, 0, 1, 0, 0},   /* the table alone */
+    {14, 0, 0, 1, 0, 0},  /* 2-bit fingerprints: collisions */
+    {0, 64, 0, 1, 0, 0},  /* 64 entries a bucket on average: most overflow */
+    {12, 28, 0, 1, 0, 0}, /* both, some buckets overflowed */
+    {12, 28, 0, 0, 0, 0}, /* the same under the router: its escapes meet them */
+    /* more keys than a table is kept for (any layout's): the router, its
+     * escapes read the lines; more than a router is built for: the Bloom
+     * filter alone */
+    {0, 0, 0, 0, 1, 0},
+    {0, 0, 0, 0, 1, 1},
 };
+enum { TUNING_NO_TABLE = 6, TUNING_BLOOM_ALONE = 7 };
 
 /* idx's current state's order of the combined filter's lines (index.h:
  * cf_order), forced to `order` (1: Bloom filter first, 2: table first)
@@ -264,6 +283,27 @@ static void check_both_orders(const world *w, tern_index *idx) {
   force_order(idx, learnt);
 }
 
+/* Filter checks the gets of NKEYS keys never written make, Bloom filter
+ * first: with a combined filter, its one line a key but for its false
+ * positives; without, a line per slot. */
+static uint64_t absent_filter_checks(const world *w, tern_index *idx) {
+  uint32_t learnt = tern_cfilter_test_tuning.order;
+  force_order(idx, 1);
+  tern_snapshot *s;
+  assert_int_equal(tern_snapshot_open(&s, idx), TERN_OK);
+  uint64_t before = tern_get_count.filter_checks;
+  for (uint32_t id = NKEYS; id < 2 * NKEYS; id++) {
+    uint8_t k[KLEN], v[8];
+    size_t vlen;
+    key_of(w, id, k);
+    assert_int_equal(tern_get(s, k, KLEN, v, sizeof v, &vlen), TERN_NOTFOUND);
+  }
+  uint64_t checks = tern_get_count.filter_checks - before;
+  assert_int_equal(tern_snapshot_close(s), TERN_OK);
+  force_order(idx, learnt);
+  return checks;
+}
+
 /* The layout as it is now, read through read-only handles with each
  * tuning: every get against the reference, the table against the
  * segments. */
@@ -284,13 +324,25 @@ static void check_layout(const world *w, table_seen *seen, size_t *with) {
       ++*with;
       check_superset(w, s->st, &seen[t]);
       const tern_router *rt = s->st->cf_view.router;
+      int tableless = k_tunings[t].table_keys != 0, alone = k_tunings[t].router_keys != 0;
+      assert_true(tableless ? s->st->cf_view.buckets == NULL : s->st->cf_view.buckets != NULL);
       /* a router over more segments than a get reads the lines of */
-      if (k_tunings[t].no_router || s->st->cf_view.ncovered <= TERN_CF_LINES_MAX) assert_null(rt);
-      else assert_non_null(rt);
+      if (alone || k_tunings[t].no_router || s->st->cf_view.ncovered <= TERN_CF_LINES_MAX)
+        assert_null(rt);
+      else
+        assert_non_null(rt);
       seen[t].routed += rt != NULL;
       size_t over = overflowed_buckets(s->st);
       if (k_tunings[t].load == 64) assert_true(over * 2 > s->st->cf_view.nbuckets);
-      if (k_tunings[t].load == 0) {
+      if (tableless) { /* the Bloom filter (sized by the slots' max_doc) and the router */
+        assert_true(absent_filter_checks(w, idx) < NKEYS + NKEYS / 4);
+        size_t keys = 0;
+        for (size_t i = 0; i < n; i++)
+          keys += (size_t)s->st->slots[ids ? ids[i] : i].ref->max_doc;
+        size_t mem = tern_cfilter_memory(s->st->cf) - (rt ? rt->bytes : 0);
+        assert_true(mem >= keys * TERN_FILTER_BITS_PER_KEY / 8);
+        assert_true(mem <= keys * TERN_FILTER_BITS_PER_KEY / 8 + 2 * TERN_FILTER_BLOCK_SIZE);
+      } else if (k_tunings[t].load == 0) {
         assert_true(over * 10 <= s->st->cf_view.nbuckets + 10); /* rare */
         size_t keys = 0; /* 32 bits a key (cfilter.h), and the Bloom filter's 10 */
         for (size_t i = 0; i < n; i++)
@@ -310,17 +362,12 @@ static void check_layout(const world *w, table_seen *seen, size_t *with) {
     assert_int_equal(check_all(w, idx), n >= TERN_CFILTER_MIN_WORKER);
     assert_int_equal(tern_close(idx), TERN_OK);
   }
-  tern_cfilter_test_tuning = (tern_cfilter_tuning){0, 0, 0, 0};
+  tern_cfilter_test_tuning = (tern_cfilter_tuning){0, 0, 0, 0, 0, 0};
 }
 
 static void test_names_every_holder(void **state) {
   (void)state;
-  et_prefer_tmpfs();
-  uint64_t seed = tu_seed();
-  printf("seed %llu\n", (unsigned long long)seed);
-  world *w = malloc(sizeof *w);
-  assert_non_null(w);
-  world_init(w, seed ^ 0x7ab1e, "cftable");
+  world *w = world_new(0x7ab1e, "cftable");
   table_seen seen[sizeof k_tunings / sizeof *k_tunings] = {{0}};
   size_t with = 0;
   for (int step = 0; step < 12; step++) {
@@ -329,7 +376,7 @@ static void test_names_every_holder(void **state) {
   }
   printf("seed %llu: %zu tables; keys named by several slots %zu (2-bit fingerprints), "
          "in overflowed buckets %zu (overloaded)\n",
-         (unsigned long long)seed, with, seen[2].named_many, seen[3].overflowed);
+         (unsigned long long)w->seed, with, seen[2].named_many, seen[3].overflowed);
   /* else this test proves nothing */
   assert_true(with > 8);
   assert_true(seen[2].named_many * 4 > seen[2].keys);
@@ -337,8 +384,10 @@ static void test_names_every_holder(void **state) {
   assert_true(seen[4].overflowed > 0 && seen[4].named_many > 0);
   assert_true(seen[5].overflowed > 0 && seen[5].named_many > 0);
   assert_true(seen[0].routed > 0 && seen[5].routed > 0); /* the router's path was read */
+  assert_true(seen[TUNING_NO_TABLE].routed > 0); /* a router without a table was read */
+  for (int t = TUNING_NO_TABLE; t <= TUNING_BLOOM_ALONE; t++) /* no table names anything */
+    assert_true(seen[t].keys > 0 && seen[t].overflowed == seen[t].keys);
   world_free(w);
-  free(w);
 }
 
 /* A writer with a 32 KiB buffer (flushes and merges in its worker, which
@@ -347,12 +396,7 @@ static void test_names_every_holder(void **state) {
  * while the tables are made and installed beside the commits. */
 static void test_built_while_committing(void **state) {
   (void)state;
-  et_prefer_tmpfs();
-  uint64_t seed = tu_seed();
-  printf("seed %llu\n", (unsigned long long)seed);
-  world *w = malloc(sizeof *w);
-  assert_non_null(w);
-  world_init(w, seed ^ 0xc0331, "cftable-live");
+  world *w = world_new(0xc0331, "cftable-live");
   grow(w, 3); /* 3 segments: the reader's first state wants a table */
   tern_options o;
   tern_options_init(&o);
@@ -377,21 +421,16 @@ static void test_built_while_committing(void **state) {
   check_all(w, rd);
   assert_int_equal(tern_close(rd), TERN_OK);
   printf("seed %llu: gets through a table: writer %zu, reader %zu of 81 rounds\n",
-         (unsigned long long)seed, with_w, with_r);
+         (unsigned long long)w->seed, with_w, with_r);
   assert_true(with_w > 0 && with_r > 0); /* else this test proves nothing */
   world_free(w);
-  free(w);
 }
 
 /* A handle closed while its builder may be building: nothing leaks or
  * hangs (the stop flag), and a reopened handle reads every key right. */
 static void test_close_while_building(void **state) {
   (void)state;
-  et_prefer_tmpfs();
-  uint64_t seed = tu_seed();
-  world *w = malloc(sizeof *w);
-  assert_non_null(w);
-  world_init(w, seed ^ 0xc105e, "cftable-close");
+  world *w = world_new(0xc105e, "cftable-close");
   for (int i = 0; i < 3; i++)
     grow(w, 2);
   for (int i = 0; i < 20; i++) {
@@ -408,7 +447,48 @@ static void test_close_while_building(void **state) {
   check_all(w, idx);
   assert_int_equal(tern_close(idx), TERN_OK);
   world_free(w);
-  free(w);
+}
+
+/* tern_stats_get's filter_bytes. */
+static uint64_t filter_bytes(tern_index *idx) {
+  tern_stats *st;
+  assert_int_equal(tern_stats_get(&st, idx), TERN_OK);
+  uint64_t b = st->filter_bytes;
+  tern_stats_free(st);
+  return b;
+}
+
+/* The worker's combined filter given up when its interrupt is set (a
+ * kick, a close: engine/maint/worker.c), made when it is not: a writing
+ * handle without threads (TERN_FOREGROUND: no builder, no worker thread
+ * to make one meanwhile) over 3 overlapping segments, with every tier of
+ * the filter. */
+static void test_refresh_interrupted(void **state) {
+  (void)state;
+  world *w = world_new(0x1e7e5, "cftable-refresh");
+  grow(w, 3);
+  for (size_t t = 0; t < sizeof k_tunings / sizeof *k_tunings; t++) {
+    tern_cfilter_test_tuning = k_tunings[t];
+    tern_index *idx;
+    assert_int_equal(tern_open(&idx, w->idxdir, TERN_FOREGROUND, NULL), TERN_OK);
+    assert_int_equal(check_all(w, idx), 0); /* 3 slots: none made at open */
+    atomic_int interrupt = 1;
+    assert_int_equal(tern_cfilter_refresh(idx, &interrupt), TERN_OK);
+    assert_int_equal(check_all(w, idx), 0);
+    assert_int_equal(filter_bytes(idx), 0);
+    atomic_store(&interrupt, 0);
+    assert_int_equal(tern_cfilter_refresh(idx, &interrupt), TERN_OK);
+    assert_int_equal(check_all(w, idx), 1);
+    tern_snapshot *s; /* tern_stats_get gives the filter's memory */
+    assert_int_equal(tern_snapshot_open(&s, idx), TERN_OK);
+    uint64_t mem = tern_cfilter_memory(s->st->cf);
+    assert_int_equal(tern_snapshot_close(s), TERN_OK);
+    assert_true(mem > 0);
+    assert_int_equal(filter_bytes(idx), mem);
+    assert_int_equal(tern_close(idx), TERN_OK);
+  }
+  tern_cfilter_test_tuning = (tern_cfilter_tuning){0, 0, 0, 0, 0, 0};
+  world_free(w);
 }
 
 /* A writer's first state kicks its builder (3 overlapping segments), and
@@ -418,12 +498,7 @@ static void test_close_while_building(void **state) {
  * key reads as the reference says, through this handle and a new one. */
 static void test_spilled_transaction_meanwhile(void **state) {
   (void)state;
-  et_prefer_tmpfs();
-  uint64_t seed = tu_seed();
-  printf("seed %llu\n", (unsigned long long)seed);
-  world *w = malloc(sizeof *w);
-  assert_non_null(w);
-  world_init(w, seed ^ 0x5b111, "cftable-spill");
+  world *w = world_new(0x5b111, "cftable-spill");
   grow(w, 3);
   for (int round = 0; round < 3; round++) {
     tern_index *wr;
@@ -455,7 +530,6 @@ static void test_spilled_transaction_meanwhile(void **state) {
     assert_int_equal(tern_close(rd), TERN_OK);
   }
   world_free(w);
-  free(w);
 }
 
 /* Gets of ids [from, to) through snapshot s, each against the reference
@@ -489,12 +563,7 @@ static size_t get_range(const world *w, tern_snapshot *s, uint32_t from, uint32_
  * of both. */
 static void test_order_learnt(void **state) {
   (void)state;
-  et_prefer_tmpfs();
-  uint64_t seed = tu_seed();
-  printf("seed %llu\n", (unsigned long long)seed);
-  world *w = malloc(sizeof *w);
-  assert_non_null(w);
-  world_init(w, seed ^ 0x0dde7, "cftable-order");
+  world *w = world_new(0x0dde7, "cftable-order");
   for (int i = 0; i < 3; i++) /* 6 slots: within the 3..7 a table is built for, every seed */
     grow(w, 2);
   grow(w, 0); /* overwrites and deletes */
@@ -541,7 +610,6 @@ static void test_order_learnt(void **state) {
   check_all(w, idx);
   assert_int_equal(tern_close(idx), TERN_OK);
   world_free(w);
-  free(w);
 }
 
 int main(void) {
@@ -549,6 +617,7 @@ int main(void) {
       cmocka_unit_test(test_names_every_holder),
       cmocka_unit_test(test_built_while_committing),
       cmocka_unit_test(test_close_while_building),
+      cmocka_unit_test(test_refresh_interrupted),
       cmocka_unit_test(test_spilled_transaction_meanwhile),
       cmocka_unit_test(test_order_learnt),
   };

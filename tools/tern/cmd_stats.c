@@ -50,6 +50,7 @@ static void print_json(const char *dir, const tern_stats *s, const tern_options 
   json_u64("bytes", total_bytes(s), 1);
   json_u64("catalog_bytes", s->catalog_bytes, 1);
   json_u64("total_bytes", total_bytes(s) + s->catalog_bytes, 1);
+  json_u64("filter_bytes", s->filter_bytes, 1);
   out_str(&g_out, "\"last_error\":");
   if (s->last_error) {
     out_char(&g_out, '{');
