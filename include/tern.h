@@ -93,8 +93,11 @@
  * one LMDB transaction of its own, during which a commit waits (that
  * transaction, never the segment's writing).  A commit waits for the
  * worker only when the buffer passes 4 x write_buffer_bytes (commits
- * outrunning flushes).  While the worker has work, this process holds the
- * write lock, so another process's tern_txn_begin gets TERN_EBUSY.
+ * outrunning flushes).  Once writes pause (50 ms with no work given it),
+ * the worker merges the buffer's runs into one before it sleeps, so gets
+ * test one run, as after a reopen.  While the worker has work, this
+ * process holds the write lock, so another process's tern_txn_begin gets
+ * TERN_EBUSY (the merge after a pause takes the lock only if it is free).
  * TERN_FOREGROUND (tern_open) runs that work inside the commit instead.  A
  * TERN_TXN_BULK commit sorts the documents, writes them as one segment
  * (fsync of each file and the directory), then commits the catalog; it

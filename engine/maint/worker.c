@@ -123,15 +123,24 @@ static void release_retired(tern_index *idx, tern_worker *w) {
   pthread_mutex_lock(&w->mu);
 }
 
-/* Merges a group of the newest buffer view's runs (tern_memseg_merge_window) into
+/* The runs of view b to merge: all of them (whole), or the group
+ * tern_memseg_merge_window picks; 0 when none. */
+static size_t runs_window(tern_index *idx, const tern_memseg *b, int whole, size_t *from) {
+  if (!b) return 0;
+  if (!whole) return tern_memseg_merge_window(b, tern_buffer_merge_max(idx), from);
+  *from = 0;
+  return b->nruns > 1 ? b->nruns : 0;
+}
+
+/* Merges a group of the newest buffer view's runs (runs_window) into
  * one, outside any lock, and installs the view with that run under
  * install_mu if no commit merged those runs meanwhile (else the next
  * commit asks again). */
-static int merge_runs(tern_index *idx, int background) {
+static int merge_runs(tern_index *idx, int background, int whole) {
   tern_state *st;
   TERN_TRY(tern_state_acquire(idx, 1, &st));
   const tern_memseg *b = st->buffer;
-  size_t from = 0, to = b ? tern_memseg_merge_window(b, tern_buffer_merge_max(idx), &from) : 0;
+  size_t from = 0, to = runs_window(idx, b, whole, &from);
   tern_mrun *merged = NULL;
   int rc = to ? tern_mruns_merge(b, from, to, &merged) : TERN_OK;
   if (merged) {
@@ -206,7 +215,7 @@ static int run_due_work(tern_index *idx, int background) {
       if (rc == TERN_WORKER_RETRY) rc = TERN_OK; /* a commit changed the buffer its way */
       if (rc == TERN_OK) continue;
     }
-    if (rc == TERN_OK && runs_due(idx)) rc = merge_runs(idx, background);
+    if (rc == TERN_OK && runs_due(idx)) rc = merge_runs(idx, background, 0);
     if (rc == TERN_OK) rc = tern_merge_once(idx, &merged);
     if (rc != TERN_OK) return rc;
     if (merged) continue;
@@ -232,13 +241,47 @@ static void linger_once(tern_worker *w) {
   (void)pthread_cond_timedwait(&w->wake, &w->mu, &ts);
 }
 
-/* Waits for a kick or a stop: polls for a while, then sleeps.
- * REQUIRES: w->mu held. */
+/* Whether the newest buffer view holds more than one run. */
+static int runs_unsettled(tern_index *idx) {
+  tern_mu_lock(idx);
+  int more = idx->cur && idx->cur->buffer && idx->cur->buffer->nruns > 1;
+  tern_mu_unlock(idx);
+  return more;
+}
+
+/* Before the worker sleeps, its linger over with no commit giving it
+ * work: the buffer view's runs merged into one, as a reopen reads it, so
+ * that a get tests one run's filter line, not one per run (up to
+ * TERN_WORKER_RUNS_MAX + 1 while commits go on).  Writes happen in
+ * bursts; this costs one merge of the buffer per burst, off every commit's
+ * path.  It holds the write lock like kicked work (none if another
+ * process holds it: nothing then), and is busy, so barriers wait for it
+ * and a kick meanwhile keeps the hold for its own work.  A failure
+ * (memory) is dropped: the view stays as it was, nothing is lost, and no
+ * commit should report work it did not ask for.  REQUIRES: w->mu held
+ * (released meanwhile). */
+static void settle_runs(tern_index *idx, tern_worker *w) {
+  if (!runs_unsettled(idx) || !tern_write_lock_try_hold(idx)) return;
+  w->busy = 1;
+  pthread_mutex_unlock(&w->mu);
+  if (merge_runs(idx, 0, 1) != TERN_OK) tern_clear_error();
+  pthread_mutex_lock(&w->mu);
+  w->busy = 0;
+  if (!w->kicked) tern_write_lock_release(idx);
+  pthread_cond_broadcast(&w->idle);
+}
+
+/* Waits for a kick or a stop: polls for a while, settles the buffer's
+ * runs, then sleeps.  REQUIRES: w->mu held. */
 static void wait_for_work(tern_index *idx, tern_worker *w) {
   for (int polls = 0; !w->kicked && !w->stop; polls++) {
     if (polls < LINGER_POLLS) {
       linger_once(w);
       release_retired(idx, w);
+      continue;
+    }
+    if (polls == LINGER_POLLS) {
+      settle_runs(idx, w);
       continue;
     }
     w->sleeping = 1;

@@ -775,6 +775,10 @@ void tern_txn_spare_free(tern_index *idx);
  * a job to that job's install, so no other process commits meanwhile. */
 void tern_write_lock_hold(tern_index *idx);
 void tern_write_lock_release(tern_index *idx);
+/* One more holder of the write lock, taken if no one holds it (the
+ * worker's idle work, worker.c): 1 if held now (release it with
+ * tern_write_lock_release), 0 if another process holds it. */
+int tern_write_lock_try_hold(tern_index *idx);
 /* The handle's part of write.lock (index/open.c): its owner page mapped
  * and its liveness byte locked; undone at close (before lock_fd closes). */
 int tern_write_lock_open(tern_index *idx);

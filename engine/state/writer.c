@@ -224,6 +224,19 @@ void tern_write_lock_hold(tern_index *idx) {
   tern_mu_unlock(idx);
 }
 
+int tern_write_lock_try_hold(tern_index *idx) {
+  tern_mu_lock(idx);
+  int who, held = idx->write_holds > 0;
+  if (!held) {
+    held = owner_take(idx, &who) == TERN_OK;
+    if (held) restore_current(idx);
+    else tern_clear_error(); /* busy elsewhere, or flock refused: not now */
+  }
+  if (held) idx->write_holds++;
+  tern_mu_unlock(idx);
+  return held;
+}
+
 /* REQUIRES: mu held. */
 static void write_lock_release_locked(tern_index *idx) {
   assert(tern_mu_held(idx));

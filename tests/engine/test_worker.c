@@ -276,6 +276,66 @@ static void test_buffer_runs_merged_in_background(void **state) {
   free(dir);
 }
 
+/* The buffer view's run count (1 when the worker settled it). */
+static size_t buffer_runs(tern_index *idx) {
+  tern_state *cur;
+  ET_OK(tern_state_acquire(idx, 1, &cur));
+  size_t n = cur->buffer ? cur->buffer->nruns : 0;
+  tern_state_release(idx, cur);
+  return n;
+}
+
+/* Writes paused: the worker, its linger over, merges the buffer view's
+ * runs into one (a get then tests one run, as after a reopen); a snapshot
+ * held from before still reads what it saw, and every key reads its
+ * latest value. */
+static void test_buffer_runs_settled_when_idle(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, 0x5e77);
+  char *dir = tu_tmpdir("workersettle");
+  tern_index *idx = open_small(dir, 64u << 20);
+  uint32_t *ver = calloc(NBIG, sizeof *ver);
+  uint8_t key[ET_KEY_MAX], val[512], want[512];
+  for (uint32_t c = 1; c <= 30; c++) { /* runs of 200: more than commits merge */
+    tern_txn *t;
+    ET_OK(tern_txn_begin(&t, idx, 0));
+    for (int k = 0; k < 200; k++) {
+      uint32_t id = (uint32_t)tu_below(&r, NBIG);
+      size_t kl = et_key(id, 0x5e77, key), vl = value_of(id, c, val);
+      ET_OK(tern_put(t, key, kl, val, vl, NULL, 0));
+      ver[id] = c;
+    }
+    ET_OK(tern_commit(t));
+  }
+  tern_snapshot *held;
+  ET_OK(tern_snapshot_open(&held, idx));
+  size_t runs = 0;
+  for (int waits = 0; waits < 500 && (runs = buffer_runs(idx)) > 1; waits++)
+    usleep(10 * 1000); /* up to 5 s: a linger is 50 ms */
+  assert_int_equal(runs, 1);
+  tern_snapshot *now;
+  ET_OK(tern_snapshot_open(&now, idx));
+  for (uint32_t id = 0; id < NBIG; id++) {
+    size_t vl, kl = et_key(id, 0x5e77, key);
+    for (int s = 0; s < 2; s++) {
+      int rc = tern_get(s ? held : now, key, kl, val, sizeof val, &vl);
+      assert_int_equal(rc, ver[id] ? TERN_OK : TERN_NOTFOUND);
+      if (!ver[id]) continue;
+      size_t wl = value_of(id, ver[id], want);
+      assert_int_equal(vl, wl);
+      assert_memory_equal(val, want, wl);
+    }
+  }
+  ET_OK(tern_snapshot_close(now));
+  ET_OK(tern_snapshot_close(held));
+  ET_OK(tern_verify(idx));
+  ET_OK(tern_close(idx));
+  free(ver);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 /* A plain transaction larger than the write buffer (puts of new keys,
  * replaced buffered and segment keys, deletes of both, keys put then
  * deleted and put again) commits as a segment of its own; the buffered
@@ -469,6 +529,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_commits_during_background_work),
       cmocka_unit_test(test_buffer_runs_merged_in_background),
+      cmocka_unit_test(test_buffer_runs_settled_when_idle),
       cmocka_unit_test(test_large_plain_transaction),
       cmocka_unit_test(test_background_failure),
       cmocka_unit_test(test_lingering_worker_is_not_woken),
