@@ -50,8 +50,9 @@ void tern_memseg_free(tern_memseg *m) {
   if (!m) return;
   minv_free(atomic_load(&m->inv));
   if (!m->docs_alias) free(m->docs);
-  for (size_t i = 0; i < m->nruns; i++)
+  for (size_t i = m->nbase; i < m->nruns; i++)
     tern_mrun_put(m->runs[i]);
+  tern_runbase_put(m->base);
   if (m->runs != inline_runs(m)) free(m->runs);
   tern_arena_free(&m->arena);
   pthread_mutex_destroy(&m->mu);

@@ -86,6 +86,20 @@ typedef struct tern_mrun {
  * the cache (smaller runs are searched in cache anyway). */
 #define TERN_MRUN_INDEXED 64u
 
+/* Runs shared by the views that commits layer one on another
+ * (tern_memseg_layer): the base holds a reference on each of its runs,
+ * a view one on the base.  Without it every commit took and dropped a
+ * reference on every run of the buffer (two atomic operations on a line
+ * apart, per run, per commit: 0.5 µs of a one-document commit's ~5 µs
+ * with ~15 runs, measured by profile).  Immutable; freed with its last
+ * view. */
+typedef struct tern_runbase {
+  atomic_uint refs;
+  size_t n;
+  tern_mrun *runs[];
+} tern_runbase;
+void tern_runbase_put(tern_runbase *b);
+
 typedef struct tern_memseg {
   size_t n;              /* documents (layered: live keys over all runs) */
   tern_mdoc *docs;       /* ascending, unique keys, no deletions; layered: built by
@@ -94,6 +108,8 @@ typedef struct tern_memseg {
   uint64_t stored_bytes; /* buffer view: LMDB bytes (keys + values) it mirrors */
   size_t nruns;          /* 0: flat (docs set at creation) */
   tern_mrun **runs;      /* layered: oldest first, newest shadows older */
+  tern_runbase *base;    /* holds runs[0, nbase) for this view (NULL: none) */
+  size_t nbase;          /* the rest, runs[nbase, nruns), each referenced by the view */
   int docs_alias;        /* docs is runs[0]->docs (one run): not freed here */
   atomic_int flat;       /* docs is valid */
   pthread_mutex_t mu;

@@ -59,6 +59,27 @@ void tern_mrun_put(tern_mrun *r) {
   free(r);
 }
 
+void tern_runbase_put(tern_runbase *b) {
+  if (!b || atomic_fetch_sub(&b->refs, 1) != 1) return;
+  for (size_t i = 0; i < b->n; i++)
+    tern_mrun_put(b->runs[i]);
+  free(b);
+}
+
+/* A base holding runs[0, n) (a reference on each taken), or NULL when
+ * out of memory (the caller then references them one by one). */
+static tern_runbase *runbase_new(tern_mrun *const *runs, size_t n) {
+  tern_runbase *b = malloc(sizeof *b + n * sizeof *runs);
+  if (!b) return NULL;
+  atomic_init(&b->refs, 1);
+  b->n = n;
+  for (size_t i = 0; i < n; i++) {
+    b->runs[i] = runs[i];
+    atomic_fetch_add(&runs[i]->refs, 1);
+  }
+  return b;
+}
+
 /* Appends a copy of d (key and record bytes) to r. */
 static int run_push(tern_mrun *r, const tern_mdoc *d) {
   size_t dlen = d->doc ? d->key.aux : 0;
@@ -155,15 +176,18 @@ static int run_merge(const tern_mrun *a, const tern_mrun *b, int bottom, tern_mr
 /* Merges the newest runs while one is not more than twice the next newer
  * and the merge holds at most merge_max documents (tern_memseg_layer):
  * larger merges are the background worker's (tern_mruns_merge), so that
- * no commit pays O(n). */
-static int runs_balance(tern_mrun **runs, size_t *nruns, size_t merge_max) {
+ * no commit pays O(n).  runs[0, *carried) are the previous view's, not
+ * referenced here (not put when merged); *carried shrinks to those left. */
+static int runs_balance(tern_mrun **runs, size_t *nruns, size_t *carried, size_t merge_max) {
   while (*nruns >= 2 && runs[*nruns - 2]->n <= 2 * runs[*nruns - 1]->n &&
          runs[*nruns - 2]->n + runs[*nruns - 1]->n <= merge_max) {
+    size_t a = *nruns - 2, b = *nruns - 1;
     tern_mrun *m = NULL;
-    TERN_TRY(run_merge(runs[*nruns - 2], runs[*nruns - 1], *nruns == 2, &m));
-    tern_mrun_put(runs[*nruns - 2]);
-    tern_mrun_put(runs[*nruns - 1]);
-    runs[*nruns - 2] = m;
+    TERN_TRY(run_merge(runs[a], runs[b], *nruns == 2, &m));
+    if (a >= *carried) tern_mrun_put(runs[a]);
+    if (b >= *carried) tern_mrun_put(runs[b]);
+    if (a < *carried) *carried = a;
+    runs[a] = m;
     (*nruns)--;
   }
   return TERN_OK;
@@ -183,6 +207,47 @@ static void view_of(tern_memseg *m, size_t nruns, size_t n, uint64_t stored) {
   atomic_store(&m->flat, nruns <= 1);
 }
 
+/* Runs a view may hold one by one past its base before the next commit
+ * makes a new base of them. */
+enum { BASE_SLACK = 4 };
+
+/* How many of runs[0, carried) no commit merges while the view lasts:
+ * those below a run that, with every run above it, holds more than
+ * merge_max documents (runs_balance merges only the newest runs, into at
+ * most merge_max).  A hint: a merge that drops shadowed keys may shrink
+ * the runs above, and the base then covers fewer of a later view's. */
+static size_t runs_fixed(tern_mrun *const *runs, size_t carried, size_t merge_max) {
+  size_t docs = 0;
+  for (size_t i = carried; i-- > 0;) {
+    docs += runs[i]->n;
+    if (docs > merge_max) return i + 1;
+  }
+  return 0;
+}
+
+/* How view m holds runs[0, carried), those of the view prev it was layered
+ * on: through prev's base as far as it covers them, the rest one by one;
+ * or, once more than BASE_SLACK runs no commit merges lie past that base,
+ * through a new base of those. */
+static void hold_carried(tern_memseg *m, const tern_memseg *prev, size_t carried,
+                         size_t merge_max) {
+  size_t nb = prev && prev->nbase < carried ? prev->nbase : carried;
+  tern_runbase *b = prev && nb ? prev->base : NULL;
+  if (!b) nb = 0;
+  size_t fixed = runs_fixed(m->runs, carried, merge_max);
+  tern_runbase *nbase = fixed > nb + BASE_SLACK ? runbase_new(m->runs, fixed) : NULL;
+  if (nbase) {
+    b = nbase;
+    nb = fixed;
+  } else if (b) {
+    atomic_fetch_add(&b->refs, 1);
+  }
+  m->base = b;
+  m->nbase = nb;
+  for (size_t i = nb; i < carried; i++)
+    atomic_fetch_add(&m->runs[i]->refs, 1);
+}
+
 int tern_memseg_layer(const tern_memseg *prev, tern_mrun *run, size_t n, uint64_t stored_bytes,
                       size_t merge_max, tern_memseg **out) {
   size_t np = prev ? prev->nruns : 0;
@@ -193,24 +258,22 @@ int tern_memseg_layer(const tern_memseg *prev, tern_mrun *run, size_t n, uint64_
     return rc;
   }
   tern_mrun **runs = m->runs;
-  for (size_t i = 0; i < np; i++) {
-    runs[i] = prev->runs[i];
-    atomic_fetch_add(&runs[i]->refs, 1);
-  }
-  size_t nruns = np;
+  if (np) memcpy(runs, prev->runs, np * sizeof *runs);
+  size_t nruns = np, carried = np;
   if (run) runs[nruns++] = run;
-  rc = runs_balance(runs, &nruns, merge_max);
+  rc = runs_balance(runs, &nruns, &carried, merge_max);
   /* The one run not shared with prev's view yet: the new run, or what
    * balancing merged it into. */
   if (rc == TERN_OK && run) run_index(runs[nruns - 1]);
   if (rc == TERN_OK && nruns == 1 && runs[0]->n != n)
     rc = tern_fail(TERN_ECORRUPT, "buffer view: %zu documents, %zu expected", runs[0]->n, n);
   if (rc != TERN_OK) {
-    for (size_t i = 0; i < nruns; i++)
+    for (size_t i = carried; i < nruns; i++)
       tern_mrun_put(runs[i]);
     tern_memseg_free(m); /* nruns 0: puts nothing more */
     return rc;
   }
+  hold_carried(m, prev, carried, merge_max);
   view_of(m, nruns, n, stored_bytes);
   *out = m;
   return TERN_OK;

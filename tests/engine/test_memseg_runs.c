@@ -216,6 +216,47 @@ static void runs_against_reference(uint64_t seed, size_t merge_max) {
   free(order);
 }
 
+/* Commits with no worker to merge their runs, which pile up (a worker
+ * polls every 10 ms; ~100 runs of a few dozen documents at 200,000
+ * commits a second): each view holds the older runs through a base
+ * shared with the views before it, not run by run (memseg.h,
+ * tern_runbase), and every view, the oldest kept ones too, still reads
+ * the reference. */
+static void test_runs_share_a_base(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, 0x62617365);
+  printf("seed %#x\n", 0x62617365);
+  make_keys(tu_next(&r));
+  view *ring = calloc(KEEP, sizeof *ring);
+  tern_memseg *empty;
+  assert_int_equal(tern_memseg_new(&empty), TERN_OK);
+  assert_int_equal(tern_memseg_layered(empty, &ring[0].m), TERN_OK);
+  size_t most = 0, commits = 600;
+  uint32_t clock = 0;
+  for (size_t c = 1; c <= commits; c++) {
+    view *prev = &ring[(c - 1) % KEEP], *next = &ring[c % KEEP];
+    tern_memseg *m = commit(&r, prev, next, &clock, TERN_MRUN_MERGE_MAX);
+    tern_memseg_free(next->m); /* the oldest view goes: its base lives on in newer ones */
+    next->m = m;
+    assert_true(m->nbase <= m->nruns);
+    assert_true((m->base != NULL) == (m->nbase > 0));
+    for (size_t i = 0; i < m->nbase; i++)
+      assert_ptr_equal(m->base->runs[i], m->runs[i]);
+    if (m->nruns > 40) /* a few runs past the base: the newest, and up to BASE_SLACK */
+      assert_true(m->nruns - m->nbase <= 16);
+    most = m->nruns > most ? m->nruns : most;
+    if (c % 7 == 0 || c == commits)
+      for (size_t k = 0; k < KEEP && k <= c; k++)
+        check_view(&ring[(c - k) % KEEP]);
+  }
+  assert_true(most > 40); /* the runs piled up */
+  for (size_t k = 0; k < KEEP; k++)
+    tern_memseg_free(ring[k].m);
+  free(ring);
+  free(order);
+}
+
 static void test_runs_against_reference(void **state) {
   (void)state;
   runs_against_reference(0x72756e73, TERN_MRUN_MERGE_MAX_FOREGROUND);
@@ -296,6 +337,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_runs_against_reference),
       cmocka_unit_test(test_runs_small_merges),
+      cmocka_unit_test(test_runs_share_a_base),
       cmocka_unit_test(test_window_geometric),
       cmocka_unit_test(test_layer_checks_total),
   };
