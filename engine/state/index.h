@@ -177,9 +177,12 @@ typedef struct tern_txn_spare {
  *                     (writer.c), held by
  *                     the user's write transaction, tern_flush/compact and,
  *                     counted in write_holds, by the worker from the commit
- *                     that gives it work to that work's install.  Never
- *                     waited for (TERN_EBUSY).  Guards: one writer thread
- *                     per process, one writing process per index.
+ *                     that gives it work to that work's install, and
+ *                     while it settles the buffer's runs (worker.c,
+ *                     settle_runs: tried under worker->mu, never waited
+ *                     for).  Never waited for (TERN_EBUSY).  Guards: one
+ *                     writer thread per process, one writing process per
+ *                     index.
  *   2. worker->mu     worker.c: kicked/busy/stop/streak/skip/unreported.
  *                     Released before the work runs.
  *   3. install_mu     tern_install_lock(): the catalog writer's critical
