@@ -38,6 +38,7 @@ static int run_alloc(size_t n, size_t bytes, tern_mrun **out) {
   tern_mrun *r = malloc(sizeof *r + docs + bytes);
   if (!r) return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
   memset(r, 0, sizeof *r);
+  memset(r->sketch, 0xff, sizeof r->sketch); /* may hold anything */
   r->docs = run_inline_docs(r);
   atomic_init(&r->refs, 1);
   tern_arena_init_buf(&r->arena, (uint8_t *)r->docs + docs, bytes);
@@ -95,9 +96,24 @@ static int run_push(tern_mrun *r, const tern_mdoc *d) {
   return TERN_OK;
 }
 
-int tern_mrun_new(size_t cap, size_t bytes, tern_mrun **out) { return run_alloc(cap, bytes, out); }
+int tern_mrun_new(size_t cap, size_t bytes, tern_mrun **out) {
+  TERN_TRY(run_alloc(cap, bytes, out));
+  memset((*out)->sketch, 0, sizeof (*out)->sketch); /* each push adds its key */
+  return TERN_OK;
+}
 
-int tern_mrun_push(tern_mrun *r, const tern_mdoc *d) { return run_push(r, d); }
+/* Adds the key to sketch (tern_mrun_sketch_may_hold). */
+static void sketch_add(uint64_t sketch[4], uint64_t hash) {
+  for (int i = 0; i < 3; i++) {
+    unsigned bit = (unsigned)(hash >> (40 + 8 * i)) & 255;
+    sketch[bit >> 6] |= (uint64_t)1 << (bit & 63);
+  }
+}
+
+int tern_mrun_push(tern_mrun *r, const tern_mdoc *d) {
+  sketch_add(r->sketch, tern_filter_hash(d->key.p, d->key.len));
+  return run_push(r, d);
+}
 
 /* The run's filter (memseg.h), of every key it holds; without memory,
  * none (the index decides alone). */
@@ -169,6 +185,8 @@ static int run_merge(const tern_mrun *a, const tern_mrun *b, int bottom, tern_mr
     tern_mrun_put(r);
     return rc;
   }
+  for (int w = 0; w < 4; w++) /* the keys of both (shadowed ones too: may hold) */
+    r->sketch[w] = a->sketch[w] | b->sketch[w];
   *out = r;
   return TERN_OK;
 }
@@ -283,6 +301,7 @@ int tern_memseg_layered(tern_memseg *flat, tern_memseg **out) {
   tern_mrun *r = tern_zalloc(sizeof *r);
   if (!r) return tern_fail(TERN_ENOMEM, "buffer view: out of memory");
   atomic_init(&r->refs, 1);
+  memset(r->sketch, 0xff, sizeof r->sketch); /* may hold anything: its filter decides, if any */
   r->n = flat->n;
   r->docs = flat->docs;
   r->arena = flat->arena; /* moved: flat keeps nothing */
@@ -297,6 +316,13 @@ int tern_memseg_layered(tern_memseg *flat, tern_memseg **out) {
 static ptrdiff_t run_find(const tern_mrun *r, const void *key, size_t klen, uint64_t hash) {
   if (r->index.cap) return (ptrdiff_t)tern_keymap_find(&r->index, r->docs, key, klen, hash);
   return tern_mdocs_find(r->docs, r->n, key, klen);
+}
+
+/* Whether run r may hold the key: its filter's answer, or without one
+ * its sketch's. */
+static inline int run_may_hold(const tern_mrun *r, const tern_filter_key *fk) {
+  if (r->fview.blocks) return tern_filter_view_may_contain(r->fview, fk);
+  return tern_mrun_sketch_may_hold(r->sketch, fk->hash);
 }
 
 /* Starts fetching what a find of the key reads first in each run: its
@@ -316,7 +342,7 @@ ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t kl
                                 const tern_filter_key *fk) {
   runs_prefetch(m, hash, fk);
   for (size_t r = m->nruns; r-- > 0;) {
-    if (fk && !tern_filter_view_may_contain(m->runs[r]->fview, fk)) continue; /* not in this run */
+    if (fk && !run_may_hold(m->runs[r], fk)) continue; /* not in this run */
     ptrdiff_t i = run_find(m->runs[r], key, klen, hash);
     if (i < 0) continue;
     if (!m->runs[r]->docs[i].doc) return -1;
@@ -372,7 +398,7 @@ int tern_memseg_get_record(const tern_memseg *m, const void *key, size_t klen,
   }
   runs_prefetch(m, fk->hash, fk);
   for (size_t r = m->nruns; r-- > 0;) {
-    if (!tern_filter_view_may_contain(m->runs[r]->fview, fk)) continue; /* not in this run */
+    if (!run_may_hold(m->runs[r], fk)) continue; /* not in this run */
     int got = run_get_record(m->runs[r], key, klen, fk->hash, rec, rlen);
     if (got) return got > 0;
   }

@@ -220,8 +220,8 @@ static void runs_against_reference(uint64_t seed, size_t merge_max) {
  * polls every 10 ms; ~100 runs of a few dozen documents at 200,000
  * commits a second): each view holds the older runs through a base
  * shared with the views before it, not run by run (memseg.h,
- * tern_runbase), and every view, the oldest kept ones too, still reads
- * the reference. */
+ * tern_runbase), every view, the oldest kept ones too, still reads the
+ * reference, and the small runs' sketches turn away the keys they lack. */
 static void test_runs_share_a_base(void **state) {
   (void)state;
   tu_rng r;
@@ -251,6 +251,22 @@ static void test_runs_share_a_base(void **state) {
         check_view(&ring[(c - k) % KEEP]);
   }
   assert_true(most > 40); /* the runs piled up */
+  /* The small runs' sketches turn away keys their runs lack (check_view
+   * proved they turn away none they hold): of every (run, key) pair with
+   * the key not in the run, at least 90%. */
+  const tern_memseg *last = ring[commits % KEEP].m;
+  size_t pairs = 0, turned = 0;
+  for (size_t ri = 0; ri < last->nruns; ri++) {
+    const tern_mrun *run = last->runs[ri];
+    if (run->fview.blocks) continue; /* its filter decides */
+    for (uint32_t i = 0; i < NKEYS; i++) {
+      if (tern_mdocs_find(run->docs, run->n, keys[i], klens[i]) >= 0) continue;
+      pairs++;
+      turned += !tern_mrun_sketch_may_hold(run->sketch, tern_filter_hash(keys[i], klens[i]));
+    }
+  }
+  printf("sketches turned away %zu of %zu absent keys\n", turned, pairs);
+  assert_true(pairs > 0 && turned * 10 >= pairs * 9);
   for (size_t k = 0; k < KEEP; k++)
     tern_memseg_free(ring[k].m);
   free(ring);

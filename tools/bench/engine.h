@@ -4,7 +4,8 @@
  * keys (KEY_LEN hex characters of a mixed integer), loading and opening an
  * index, timed gets, and the phases (engine.c: get and the dispatcher;
  * engine_reads.c: absent, incremental, batch, delete; engine_writes.c:
- * commit, import, memory, buffer; engine_latency.c: latency).
+ * commit, import, memory, buffer; engine_latency.c: latency;
+ * engine_concurrent.c: concurrent).
  */
 #ifndef TERN_BENCH_ENGINE_H
 #define TERN_BENCH_ENGINE_H
@@ -51,5 +52,6 @@ int phase_import(const eopts *o);
 int phase_memory(const eopts *o);
 int phase_buffer(const eopts *o);
 int phase_latency(const eopts *o);
+int phase_concurrent(const eopts *o);
 
 #endif
