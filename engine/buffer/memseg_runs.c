@@ -105,7 +105,7 @@ int tern_mrun_new(size_t cap, size_t bytes, tern_mrun **out) {
 /* Adds the key to sketch (tern_mrun_sketch_may_hold). */
 static void sketch_add(uint64_t sketch[4], uint64_t hash) {
   for (int i = 0; i < 3; i++) {
-    unsigned bit = (unsigned)(hash >> (40 + 8 * i)) & 255;
+    unsigned bit = tern_mrun_sketch_bit(hash, i);
     sketch[bit >> 6] |= (uint64_t)1 << (bit & 63);
   }
 }
@@ -249,9 +249,8 @@ static size_t runs_fixed(tern_mrun *const *runs, size_t carried, size_t merge_ma
  * through a new base of those. */
 static void hold_carried(tern_memseg *m, const tern_memseg *prev, size_t carried,
                          size_t merge_max) {
-  size_t nb = prev && prev->nbase < carried ? prev->nbase : carried;
-  tern_runbase *b = prev && nb ? prev->base : NULL;
-  if (!b) nb = 0;
+  size_t nb = prev && prev->base ? (prev->nbase < carried ? prev->nbase : carried) : 0;
+  tern_runbase *b = nb ? prev->base : NULL;
   size_t fixed = runs_fixed(m->runs, carried, merge_max);
   tern_runbase *nbase = fixed > nb + BASE_SLACK ? runbase_new(m->runs, fixed) : NULL;
   if (nbase) {

@@ -76,14 +76,17 @@ static int flush_due(tern_index *idx, int *due) {
   return TERN_OK;
 }
 
+/* The newest buffer view's runs (0: none). */
+static size_t buffer_runs(tern_index *idx) {
+  tern_mu_lock(idx);
+  size_t n = idx->cur && idx->cur->buffer ? idx->cur->buffer->nruns : 0;
+  tern_mu_unlock(idx);
+  return n;
+}
+
 /* Whether the newest buffer view holds more runs than lookups should
  * search (commits merge only small runs: memseg.h). */
-static int runs_due(tern_index *idx) {
-  tern_mu_lock(idx);
-  int due = idx->cur && idx->cur->buffer && idx->cur->buffer->nruns > TERN_WORKER_RUNS_MAX;
-  tern_mu_unlock(idx);
-  return due;
-}
+static int runs_due(tern_index *idx) { return buffer_runs(idx) > TERN_WORKER_RUNS_MAX; }
 
 /* Whether the view cur still holds b's runs [0, to) where b had them:
  * no commit merged any of them since. */
@@ -241,18 +244,10 @@ static void linger_once(tern_worker *w) {
   (void)pthread_cond_timedwait(&w->wake, &w->mu, &ts);
 }
 
-/* Whether the newest buffer view holds more than one run. */
-static int runs_unsettled(tern_index *idx) {
-  tern_mu_lock(idx);
-  int more = idx->cur && idx->cur->buffer && idx->cur->buffer->nruns > 1;
-  tern_mu_unlock(idx);
-  return more;
-}
-
 /* Before the worker sleeps, its linger over with no commit giving it
  * work: the buffer view's runs merged into one, as a reopen reads it, so
- * that a get tests one run's filter line, not one per run (up to
- * TERN_WORKER_RUNS_MAX + 1 while commits go on).  Writes happen in
+ * that a get tests one run's filter line, not one per run (13 and more
+ * while commits go on; ~100 in a stream of one-document commits).  Writes happen in
  * bursts; this costs one merge of the buffer per burst, off every commit's
  * path.  It holds the write lock like kicked work (none if another
  * process holds it: nothing then), and is busy, so barriers wait for it
@@ -261,7 +256,7 @@ static int runs_unsettled(tern_index *idx) {
  * commit should report work it did not ask for.  REQUIRES: w->mu held
  * (released meanwhile). */
 static void settle_runs(tern_index *idx, tern_worker *w) {
-  if (!runs_unsettled(idx) || !tern_write_lock_try_hold(idx)) return;
+  if (buffer_runs(idx) <= 1 || !tern_write_lock_try_hold(idx)) return;
   w->busy = 1;
   pthread_mutex_unlock(&w->mu);
   if (merge_runs(idx, 0, 1) != TERN_OK) tern_clear_error();

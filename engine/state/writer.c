@@ -197,6 +197,17 @@ static int busy(const tern_index *idx, int who) {
   }
 }
 
+/* One more holder of the write lock, taking the owner word when this
+ * process holds it not yet (TERN_EBUSY with *who, or an flock error).
+ * REQUIRES: mu held (the worker's last release lets the word go under mu
+ * too). */
+static int hold_locked(tern_index *idx, int *who) {
+  assert(tern_mu_held(idx));
+  if (!idx->write_holds) TERN_TRY(owner_take(idx, who));
+  if (!idx->write_holds++) restore_current(idx);
+  return TERN_OK;
+}
+
 int tern_writer_try_lock(tern_index *idx) {
   if (idx->flags & TERN_RDONLY)
     return tern_fail(TERN_EINVAL, "%s: index opened read-only", idx->dir);
@@ -207,9 +218,7 @@ int tern_writer_try_lock(tern_index *idx) {
   int was_writing = idx->writing;
   idx->writing = 1;
   int rc = TERN_OK, who = 0;
-  /* Under mu: the worker's last release lets the word go under mu too. */
-  if (!was_writing && !idx->write_holds) rc = owner_take(idx, &who);
-  if (!was_writing && rc == TERN_OK && !idx->write_holds++) restore_current(idx);
+  if (!was_writing) rc = hold_locked(idx, &who);
   if (!was_writing && rc != TERN_OK) idx->writing = 0;
   tern_mu_unlock(idx);
   if (was_writing)
@@ -225,15 +234,11 @@ void tern_write_lock_hold(tern_index *idx) {
 }
 
 int tern_write_lock_try_hold(tern_index *idx) {
+  int who;
   tern_mu_lock(idx);
-  int who, held = idx->write_holds > 0;
-  if (!held) {
-    held = owner_take(idx, &who) == TERN_OK;
-    if (held) restore_current(idx);
-    else tern_clear_error(); /* busy elsewhere, or flock refused: not now */
-  }
-  if (held) idx->write_holds++;
+  int held = hold_locked(idx, &who) == TERN_OK;
   tern_mu_unlock(idx);
+  if (!held) tern_clear_error(); /* busy elsewhere, or flock refused: not now */
   return held;
 }
 
