@@ -21,6 +21,7 @@
 
 #include "engine/util/arena.h"
 #include "engine/buffer/keymap.h"
+#include "engine/buffer/runbase.h"
 #include "engine/util/sort.h"
 #include "codec/filter.h"
 #include "tern.h"
@@ -77,7 +78,8 @@ typedef struct tern_mrun {
    * which index what they make).  A stream of one-document commits
    * leaves up to ~100 runs of ~21 documents between the worker's polls:
    * a get then skips ~99% of them here, in the run's first line, instead
-   * of a binary search of each. */
+   * of a binary search of each; those held through a base, by its bit
+   * slices of their sketches without visiting them (runbase.h). */
   uint64_t sketch[4];
   tern_mdoc *docs; /* ascending, unique keys */
   tern_arena arena; /* the bytes they point to */
@@ -89,11 +91,6 @@ typedef struct tern_mrun {
   tern_filter *filter;
   tern_filter_view fview;
 } tern_mrun;
-/* The i-th (0..2) of a key's three sketch bits, from its filter hash's
- * top bytes (the filters use its lower bits). */
-static inline unsigned tern_mrun_sketch_bit(uint64_t hash, int i) {
-  return (unsigned)(hash >> (40 + 8 * i)) & 255;
-}
 static inline int tern_mrun_sketch_may_hold(const uint64_t sketch[4], uint64_t hash) {
   for (int i = 0; i < 3; i++) {
     unsigned bit = tern_mrun_sketch_bit(hash, i);
@@ -105,20 +102,6 @@ static inline int tern_mrun_sketch_may_hold(const uint64_t sketch[4], uint64_t h
  * present or absent, instead of a binary search whose every step misses
  * the cache (smaller runs are searched in cache anyway). */
 #define TERN_MRUN_INDEXED 64u
-
-/* Runs shared by the views that commits layer one on another
- * (tern_memseg_layer): the base holds a reference on each of its runs,
- * a view one on the base.  Without it every commit took and dropped a
- * reference on every run of the buffer (two atomic operations on a line
- * apart, per run, per commit: 0.5 µs of a one-document commit's ~5 µs
- * with the ~100 runs a stream of them leaves, measured by profile).
- * Immutable; freed with its last view. */
-typedef struct tern_runbase {
-  atomic_uint refs;
-  size_t n;
-  tern_mrun *runs[];
-} tern_runbase;
-void tern_runbase_put(tern_runbase *b);
 
 typedef struct tern_memseg {
   size_t n;              /* documents (layered: live keys over all runs) */

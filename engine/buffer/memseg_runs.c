@@ -60,27 +60,6 @@ void tern_mrun_put(tern_mrun *r) {
   free(r);
 }
 
-void tern_runbase_put(tern_runbase *b) {
-  if (!b || atomic_fetch_sub(&b->refs, 1) != 1) return;
-  for (size_t i = 0; i < b->n; i++)
-    tern_mrun_put(b->runs[i]);
-  free(b);
-}
-
-/* A base holding runs[0, n) (a reference on each taken), or NULL when
- * out of memory (the caller then references them one by one). */
-static tern_runbase *runbase_new(tern_mrun *const *runs, size_t n) {
-  tern_runbase *b = malloc(sizeof *b + n * sizeof *runs);
-  if (!b) return NULL;
-  atomic_init(&b->refs, 1);
-  b->n = n;
-  for (size_t i = 0; i < n; i++) {
-    b->runs[i] = runs[i];
-    atomic_fetch_add(&runs[i]->refs, 1);
-  }
-  return b;
-}
-
 /* Appends a copy of d (key and record bytes) to r. */
 static int run_push(tern_mrun *r, const tern_mdoc *d) {
   size_t dlen = d->doc ? d->key.aux : 0;
@@ -252,7 +231,8 @@ static void hold_carried(tern_memseg *m, const tern_memseg *prev, size_t carried
   size_t nb = prev && prev->base ? (prev->nbase < carried ? prev->nbase : carried) : 0;
   tern_runbase *b = nb ? prev->base : NULL;
   size_t fixed = runs_fixed(m->runs, carried, merge_max);
-  tern_runbase *nbase = fixed > nb + BASE_SLACK ? runbase_new(m->runs, fixed) : NULL;
+  tern_runbase *nbase =
+      fixed > nb + BASE_SLACK ? tern_runbase_new(m->runs, fixed, b, nb) : NULL;
   if (nbase) {
     b = nbase;
     nb = fixed;
@@ -324,28 +304,60 @@ static inline int run_may_hold(const tern_mrun *r, const tern_filter_key *fk) {
   return tern_mrun_sketch_may_hold(r->sketch, fk->hash);
 }
 
-/* Starts fetching what a find of the key reads first in each run: its
- * filter's line (small, cached: a key the run lacks ends there), else its
- * index's slot (a cache miss: fetched together). */
-static void runs_prefetch(const tern_memseg *m, uint64_t hash, const tern_filter_key *fk) {
-  for (size_t r = m->nruns; r-- > 0;) {
+/* Starts fetching what a find of the key reads first in each run tested
+ * one by one, [lo, nruns): its filter's line (small, cached: a key the
+ * run lacks ends there), else its index's slot (a cache miss: fetched
+ * together); and, below lo, the key's slices and the lines of the base's
+ * filters. */
+static void runs_prefetch(const tern_memseg *m, size_t lo, uint64_t hash,
+                          const tern_filter_key *fk, const tern_base_cands *c) {
+  for (size_t r = m->nruns; r-- > lo;) {
     const tern_mrun *run = m->runs[r];
     if (fk && run->fview.blocks)
       tern_filter_view_prefetch(run->fview, hash);
     else
       tern_keymap_prefetch(&run->index, hash);
   }
+  if (!lo) return;
+  tern_base_cands_prefetch(c);
+  for (size_t i = 0; i < TERN_RUNBASE_FILTERED && m->base->filtered[i] < lo; i++)
+    tern_filter_view_prefetch(m->runs[m->base->filtered[i]]->fview, hash);
+}
+
+/* Where a find of the key starts: the runs [lo, nruns) it tests one by
+ * one (returned), those below through the base's slices (c), and their
+ * first lines fetched.  fk NULL: every run, none ruled out. */
+static size_t runs_start(const tern_memseg *m, uint64_t hash, const tern_filter_key *fk,
+                         tern_base_cands *c) {
+  size_t lo = fk && m->base && m->base->words ? m->nbase : 0;
+  if (lo) tern_base_cands_init(c, m->base, lo, fk->hash);
+  runs_prefetch(m, lo, hash, fk, c);
+  return lo;
+}
+
+/* The next run of view m, newest first, that may hold the key, or -1:
+ * runs [lo, *r) one by one, then those the base's slices name (lo > 0). */
+static ptrdiff_t runs_next(const tern_memseg *m, size_t lo, size_t *r, tern_base_cands *c,
+                           const tern_filter_key *fk) {
+  while (*r > lo) {
+    size_t i = --*r;
+    if (!fk || run_may_hold(m->runs[i], fk)) return (ptrdiff_t)i;
+  }
+  for (ptrdiff_t i; lo && (i = tern_base_cands_next(c)) >= 0;)
+    if (run_may_hold(m->runs[i], fk)) return i; /* a filter of an indexed run says more */
+  return -1;
 }
 
 ptrdiff_t tern_memseg_runs_find(const tern_memseg *m, const void *key, size_t klen, uint64_t hash,
                                 const tern_filter_key *fk) {
-  runs_prefetch(m, hash, fk);
-  for (size_t r = m->nruns; r-- > 0;) {
-    if (fk && !run_may_hold(m->runs[r], fk)) continue; /* not in this run */
-    ptrdiff_t i = run_find(m->runs[r], key, klen, hash);
+  tern_base_cands c;
+  size_t lo = runs_start(m, hash, fk, &c), r = m->nruns;
+  for (ptrdiff_t at; (at = runs_next(m, lo, &r, &c, fk)) >= 0;) {
+    const tern_mrun *run = m->runs[at];
+    ptrdiff_t i = run_find(run, key, klen, hash);
     if (i < 0) continue;
-    if (!m->runs[r]->docs[i].doc) return -1;
-    return (ptrdiff_t)(TERN_MEMSEG_HANDLE | ((size_t)r << 32) | (size_t)i);
+    if (!run->docs[i].doc) return -1;
+    return (ptrdiff_t)(TERN_MEMSEG_HANDLE | ((size_t)at << 32) | (size_t)i);
   }
   return -1;
 }
@@ -395,10 +407,10 @@ int tern_memseg_get_record(const tern_memseg *m, const void *key, size_t klen,
     *rlen = m->docs[i].key.aux;
     return 1;
   }
-  runs_prefetch(m, fk->hash, fk);
-  for (size_t r = m->nruns; r-- > 0;) {
-    if (!run_may_hold(m->runs[r], fk)) continue; /* not in this run */
-    int got = run_get_record(m->runs[r], key, klen, fk->hash, rec, rlen);
+  tern_base_cands c;
+  size_t lo = runs_start(m, fk->hash, fk, &c), r = m->nruns;
+  for (ptrdiff_t at; (at = runs_next(m, lo, &r, &c, fk)) >= 0;) {
+    int got = run_get_record(m->runs[at], key, klen, fk->hash, rec, rlen);
     if (got) return got > 0;
   }
   return 0;

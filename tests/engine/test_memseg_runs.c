@@ -216,12 +216,26 @@ static void runs_against_reference(uint64_t seed, size_t merge_max) {
   free(order);
 }
 
+/* Base b's slices are its runs' sketches transposed (runbase.h): bit i
+ * of slice s is bit s of run i's sketch, for every run and bit. */
+static void check_slices(const tern_runbase *b) {
+  assert_int_equal(b->words, (b->n + 63) / 64);
+  for (size_t i = 0; i < b->n; i++)
+    for (unsigned s = 0; s < 256; s++) {
+      int in_sketch = (int)(b->runs[i]->sketch[s / 64] >> (s % 64) & 1);
+      int in_slice = (int)(b->slices[s * b->words + i / 64] >> (i % 64) & 1);
+      assert_int_equal(in_slice, in_sketch);
+    }
+}
+
 /* Commits with no worker to merge their runs, which pile up (a worker
  * polls every 10 ms; ~100 runs of a few dozen documents at 200,000
  * commits a second): each view holds the older runs through a base
  * shared with the views before it, not run by run (memseg.h,
  * tern_runbase), every view, the oldest kept ones too, still reads the
- * reference, and the small runs' sketches turn away the keys they lack. */
+ * reference (its gets through the base's slices of the runs' sketches,
+ * runbase.h, checked against the sketches), and the small runs' sketches
+ * turn away the keys they lack. */
 static void test_runs_share_a_base(void **state) {
   (void)state;
   tu_rng r;
@@ -243,6 +257,7 @@ static void test_runs_share_a_base(void **state) {
     assert_true((m->base != NULL) == (m->nbase > 0));
     for (size_t i = 0; i < m->nbase; i++)
       assert_ptr_equal(m->base->runs[i], m->runs[i]);
+    if (m->base && m->base != prev->m->base) check_slices(m->base); /* a new base */
     if (m->nruns > 40) /* a few runs past the base: the newest, and up to BASE_SLACK */
       assert_true(m->nruns - m->nbase <= 16);
     most = m->nruns > most ? m->nruns : most;
