@@ -487,6 +487,31 @@ static void test_engine_latency(void **state) {
   free(dir);
 }
 
+/* engine's erase phase: both stores' rows with their median and p99,
+ * the ratio; and a request for more deletions than keys is refused, not
+ * run on keys deleted already. */
+static void test_engine_erase(void **state) {
+  (void)state;
+  SKIP_WITHOUT_BINARY();
+  char *dir = tu_tmpdir("bench-erase");
+  char *log = tu_path(dir, "erase.log");
+  char *argv[] = {(char *)bench_bin(), "engine", "--phases", "erase", "--docs",  "3000",
+                  "--commits",         "200",    "--runs",   "3",     "--dir",   dir,    NULL};
+  char *text = run_text(argv, log, "one-document delete + commit");
+  for (int col = 1; col <= 2; col++) {
+    assert_true(row_field(text, "erase:", "tern", col) > 0);
+    assert_true(row_field(text, "erase:", "LMDB", col) > 0);
+  }
+  assert_true(row_field(text, "erase:", "ratio tern / LMDB, median (< 1: tern faster)", 1) > 0);
+  free(text);
+  char *too_many[] = {(char *)bench_bin(), "engine", "--phases", "erase", "--docs", "1000",
+                      "--commits", "600", "--runs", "2", "--dir", dir, NULL};
+  assert_int_not_equal(run(too_many, log), 0);
+  tu_rmtree(dir);
+  free(log);
+  free(dir);
+}
+
 /* engine's memory phase: both tables, the buffer view's bytes a
  * document above the key and value it holds (32 bytes) and below what
  * even a sanitizer's shadow would make of it. */
@@ -549,6 +574,7 @@ int main(void) {
       cmocka_unit_test(test_open_reopen),
       cmocka_unit_test(test_open_fresh),
       cmocka_unit_test(test_engine_latency),
+      cmocka_unit_test(test_engine_erase),
       cmocka_unit_test(test_engine_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -229,16 +229,17 @@ static int phase_get(const eopts *o) {
 
 /* The phases in the order they run; --phases selects them by name. */
 #define PHASE_WORDS                                                                                \
-  "get|absent|commit|import|batch|buffer|delete|latency|memory|incremental|concurrent"
+  "get|absent|commit|import|batch|buffer|delete|latency|memory|incremental|concurrent|erase"
 static int (*const k_phases[])(const eopts *) = {
     phase_get,    phase_absent, phase_commit,  phase_import, phase_batch,
-    phase_buffer, phase_delete, phase_latency, phase_memory, phase_incremental, phase_concurrent};
+    phase_buffer, phase_delete, phase_latency, phase_memory, phase_incremental, phase_concurrent,
+    phase_erase};
 
 #define ENGINE_OPT(field) offsetof(eopts, field)
 static const bench_opt k_engine_opts[] = {
     BENCH_SET("phases", ENGINE_OPT(phases), "LIST", PHASE_WORDS, "get,absent,commit,import",
               "get,absent,commit,import,batch,buffer,delete,latency,memory,\n"
-              "incremental,concurrent"),
+              "incremental,concurrent,erase"),
     BENCH_U64("docs", ENGINE_OPT(docs), "N", "1M", 1000, 0, "docs of the get/absent indexes"),
     BENCH_U64("lookups", ENGINE_OPT(lookups), "N", "200k", 1, 0, "lookups per run"),
     BENCH_U64("commits", ENGINE_OPT(commits), "N", "300", 1, 0, "one-document commits per run"),

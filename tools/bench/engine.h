@@ -5,13 +5,15 @@
  * index, timed gets, and the phases (engine.c: get and the dispatcher;
  * engine_reads.c: absent, incremental, batch, delete; engine_writes.c:
  * commit, import, memory, buffer; engine_latency.c: latency;
- * engine_concurrent.c: concurrent).
+ * engine_concurrent.c: concurrent; engine_erase.c: erase; engine_stores.c:
+ * the loaded stores of the last two).
  */
 #ifndef TERN_BENCH_ENGINE_H
 #define TERN_BENCH_ENGINE_H
 
 #include "tern.h"
 
+#include <lmdb.h>
 #include <stdint.h>
 
 typedef struct eopts {
@@ -42,6 +44,19 @@ int engine_two_way(const eopts *o, double (*fn)(void *, size_t, size_t, size_t),
                    const char *title, const char *head, const char *const labels[3],
                    const char *fmt);
 
+/* A store loaded with keys [0, o->docs), each its own value (engine_stores.c):
+ * tern compacted to one segment, or LMDB one B+tree; its directory made
+ * under o->parent, named after tag. */
+typedef struct estore {
+  char *dir;
+  tern_index *idx; /* tern, or */
+  MDB_env *env;    /* LMDB */
+  MDB_dbi dbi;
+} estore;
+/* 0, or -1 (logged where tern failed); estore_close frees either way. */
+int estore_open(estore *s, const eopts *o, int lmdb, const char *tag);
+void estore_close(estore *s);
+
 /* The phases: 0, or 1 after logging what failed. */
 int phase_absent(const eopts *o);
 int phase_incremental(const eopts *o);
@@ -53,5 +68,6 @@ int phase_memory(const eopts *o);
 int phase_buffer(const eopts *o);
 int phase_latency(const eopts *o);
 int phase_concurrent(const eopts *o);
+int phase_erase(const eopts *o);
 
 #endif

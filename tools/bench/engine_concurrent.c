@@ -32,15 +32,8 @@
 enum { GETS_PER_SNAPSHOT = 256, STORES = 2 };
 static const char *const store_name[STORES] = {"tern", "LMDB"};
 
-typedef struct cstore {
-  char *dir;
-  tern_index *idx; /* tern, or */
-  MDB_env *env;    /* LMDB */
-  MDB_dbi dbi;
-} cstore;
-
 typedef struct cwriter {
-  cstore *s;
+  estore *s;
   uint64_t next; /* key number of the next commit: past the loaded ones */
   atomic_int stop;
   uint64_t commits;
@@ -48,48 +41,8 @@ typedef struct cwriter {
   pthread_t thread;
 } cwriter;
 
-static int lmdb_open_loaded(cstore *s, uint64_t docs) {
-  char file[4096];
-  bench_path(file, sizeof file, s->dir, "data.mdb");
-  MDB_txn *t;
-  if (mdb_env_create(&s->env) || mdb_env_set_mapsize(s->env, (size_t)8 << 30) ||
-      mdb_env_open(s->env, file, MDB_NOSUBDIR, 0666) || mdb_txn_begin(s->env, NULL, 0, &t))
-    return -1;
-  int rc = mdb_dbi_open(t, NULL, 0, &s->dbi);
-  uint8_t key[KEY_LEN];
-  for (uint64_t i = 0; rc == 0 && i < docs; i++) {
-    make_key(i, key);
-    MDB_val k = {KEY_LEN, key}, v = {KEY_LEN, key}; /* the value engine_load gives */
-    rc = mdb_put(t, s->dbi, &k, &v, 0);
-  }
-  if (rc) {
-    mdb_txn_abort(t);
-    return -1;
-  }
-  return mdb_txn_commit(t) ? -1 : 0;
-}
-
-static int store_open(cstore *s, const eopts *o, int lmdb) {
-  memset(s, 0, sizeof *s);
-  s->dir = bench_mkdtemp(o->parent, lmdb ? "engine-concurrent-lmdb" : "engine-concurrent");
-  if (!s->dir) return -1;
-  if (lmdb) return lmdb_open_loaded(s, o->docs);
-  s->idx = fresh_index(s->dir);
-  return !s->idx || engine_load(s->idx, 0, o->docs) ||
-                 engine_check(tern_compact(s->idx), "compact")
-             ? -1
-             : 0;
-}
-
-static void store_close(cstore *s) {
-  if (s->idx) tern_close(s->idx);
-  if (s->env) mdb_env_close(s->env);
-  if (s->dir) bench_rmtree(s->dir);
-  free(s->dir);
-}
-
 /* One put + commit of key number i, with its 16-byte value. */
-static int store_commit(cstore *s, uint64_t i) {
+static int store_commit(estore *s, uint64_t i) {
   uint8_t key[KEY_LEN];
   make_key(i, key);
   if (s->idx) {
@@ -138,7 +91,7 @@ static double tern_gets(tern_index *idx, const uint8_t *keys, uint64_t n) {
   return bad || !s ? -1 : ns;
 }
 
-static double lmdb_gets(cstore *st, const uint8_t *keys, uint64_t n) {
+static double lmdb_gets(estore *st, const uint8_t *keys, uint64_t n) {
   uint8_t buf[64];
   MDB_txn *t = NULL;
   int bad = 0;
@@ -159,13 +112,13 @@ static double lmdb_gets(cstore *st, const uint8_t *keys, uint64_t n) {
   return bad || !t ? -1 : ns;
 }
 
-static double store_gets(cstore *s, const uint8_t *keys, uint64_t n) {
+static double store_gets(estore *s, const uint8_t *keys, uint64_t n) {
   return s->idx ? tern_gets(s->idx, keys, n) : lmdb_gets(s, keys, n);
 }
 
 /* The gets with the writer running: *busy ns a get, *rate commits a
  * second meanwhile.  0, or -1 on a failure. */
-static int gets_while_writing(cstore *s, uint64_t *next, const uint8_t *keys, uint64_t n,
+static int gets_while_writing(estore *s, uint64_t *next, const uint8_t *keys, uint64_t n,
                               double *busy, double *rate) {
   cwriter w = {.s = s, .next = *next};
   atomic_init(&w.stop, 0);
@@ -209,14 +162,14 @@ static void print_figures(const eopts *o, double *fig, double *ratio) {
 }
 
 int phase_concurrent(const eopts *o) {
-  cstore st[STORES] = {0};
+  estore st[STORES] = {0};
   uint64_t next[STORES] = {o->docs, o->docs};
   uint8_t *keys = malloc(o->lookups * KEY_LEN);
   double *fig = calloc(STORES * F_WHATS * o->runs, sizeof *fig);
   double *ratio = calloc(o->runs, sizeof *ratio);
   int bad = !keys || !fig || !ratio;
   for (int k = 0; k < STORES && !bad; k++)
-    bad = store_open(&st[k], o, k == 1);
+    bad = estore_open(&st[k], o, k == 1, "engine-concurrent");
   bench_rng r;
   bench_rng_init(&r, 0xc0c0);
   for (uint64_t i = 0; i < o->lookups && !bad; i++) /* held by the caller */
@@ -235,7 +188,7 @@ int phase_concurrent(const eopts *o) {
   }
   if (!bad) print_figures(o, fig, ratio);
   for (int k = 0; k < STORES; k++)
-    store_close(&st[k]);
+    estore_close(&st[k]);
   free(keys);
   free(fig);
   free(ratio);
