@@ -39,6 +39,36 @@ static inline void tern_store64(void *p, uint64_t v) {
   tern_store32((uint8_t *)p + 4, (uint32_t)(v >> 32));
 }
 
+/* n values of src little-endian at p: one copy on a little-endian host
+ * (a live-docs record's index and payload, written every commit that
+ * deletes). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define TERN_HOST_LE 1
+#else
+#define TERN_HOST_LE 0
+#endif
+static inline void tern_store16s(void *p, const uint16_t *src, size_t n) {
+  if (TERN_HOST_LE) {
+    memcpy(p, src, 2 * n);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) tern_store16((uint8_t *)p + 2 * i, src[i]);
+}
+static inline void tern_store32s(void *p, const uint32_t *src, size_t n) {
+  if (TERN_HOST_LE) {
+    memcpy(p, src, 4 * n);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) tern_store32((uint8_t *)p + 4 * i, src[i]);
+}
+static inline void tern_store64s(void *p, const uint64_t *src, size_t n) {
+  if (TERN_HOST_LE) {
+    memcpy(p, src, 8 * n);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) tern_store64((uint8_t *)p + 8 * i, src[i]);
+}
+
 /* Writes v as a varint at p (room for TERN_VARINT64_MAX bytes); returns the length. */
 static inline size_t tern_put_varint(uint8_t *p, uint64_t v) {
   size_t n = 0;

@@ -116,8 +116,11 @@ int tern_ld_expand(tern_livedocs **out, const tern_livedocs *rs) {
 /* Runs of a directory's docs, or LD_SET_RUNS_MAX + 1 when there are more.
  * A chunk stored as array or bitmap has at least (its bytes / 4) runs, or
  * runs would have been its form: that bound stops the count before it
- * reads any large chunk. */
-static uint32_t count_set_runs(const tern_livedocs *ld, uint64_t *words) {
+ * reads any large chunk.  Each chunk's runs come from its own form
+ * (tern_ld_chunk_runs): a commit that deletes one document in a large
+ * segment settles its new set in O(its deletions), not O(its chunks'
+ * 8 KiB each). */
+static uint32_t count_set_runs(const tern_livedocs *ld) {
   uint32_t r = 0, too_many = LD_SET_RUNS_MAX + 1u;
   int prev_last = 0; /* the doc before this chunk is deleted */
   for (uint32_t c = 0; c < ld->nchunks; c++) {
@@ -126,28 +129,15 @@ static uint32_t count_set_runs(const tern_livedocs *ld, uint64_t *words) {
       prev_last = 0;
       continue;
     }
-    uint32_t len = ld_chunk_len(ld->max_doc, c), kr;
-    int first0, lastd;
-    if (k->form == LD_FULL) {
-      kr = 1;
-      first0 = lastd = 1;
-    } else if (k->form == LD_RUNS) {
-      const uint32_t *runs = (const uint32_t *)k->p->data;
-      kr = k->len;
-      first0 = (runs[0] >> 16) == 0;
-      lastd = (runs[k->len - 1u] & 0xffffu) == len - 1u;
-    } else {
+    if (k->form == LD_ARRAY || k->form == LD_BITMAP) {
       size_t least = (tern_ld_payload_bytes(k->form, k->shift, k->len, k->n) + 3u) / 4u;
       if (r + least > (size_t)too_many) return too_many; /* merging saves at most one */
-      memset(words, 0, 8u * LD_CHUNK_WORDS);
-      tern_ld_chunk_to_words(k, words);
-      kr = tern_ld_count_runs(words, (len + 63u) / 64u);
-      first0 = (int)(words[0] & 1u);
-      lastd = (int)((words[(len - 1u) >> 6] >> ((len - 1u) & 63u)) & 1u);
     }
-    r += kr - (uint32_t)(prev_last && first0);
+    int first_set, last_set;
+    uint32_t kr = tern_ld_chunk_runs(k, ld_chunk_len(ld->max_doc, c), &first_set, &last_set);
+    r += kr - (uint32_t)(prev_last && first_set);
     if (r >= too_many) return too_many; /* a prefix's runs never decrease */
-    prev_last = lastd;
+    prev_last = last_set;
   }
   return r;
 }
@@ -193,28 +183,24 @@ static uint64_t dir_cost(const tern_livedocs *ld) {
 }
 
 /* 1 when a runs set is cheaper than the directory; *nruns its runs. */
-static int judge_runs(const tern_livedocs *ld, uint64_t *words, uint32_t *nruns) {
-  uint32_t r = count_set_runs(ld, words);
+static int judge_runs(const tern_livedocs *ld, uint32_t *nruns) {
+  uint32_t r = count_set_runs(ld);
   *nruns = r;
   return r <= LD_SET_RUNS_MAX && 8u * (uint64_t)r < dir_cost(ld);
 }
 
 int tern_ld_runs_cheaper(const tern_livedocs *ld) {
-  uint64_t *words = malloc(8u * LD_CHUNK_WORDS);
-  if (!words) return 0;
   uint32_t r;
-  int cheaper = judge_runs(ld, words, &r);
-  free(words);
-  return cheaper;
+  return judge_runs(ld, &r);
 }
 
 int tern_ld_settle(tern_livedocs **ld) {
-  if (!(*ld)->slots) return TERN_OK;
+  uint32_t r;
+  if (!(*ld)->slots || !judge_runs(*ld, &r)) return TERN_OK;
   uint64_t *words = malloc(8u * LD_CHUNK_WORDS);
   if (!words) return tern_fail(TERN_ENOMEM, "livedocs: out of memory");
-  uint32_t r;
   tern_livedocs *rs = NULL;
-  int rc = judge_runs(*ld, words, &r) ? runs_of(&rs, *ld, r, words) : TERN_OK;
+  int rc = runs_of(&rs, *ld, r, words);
   free(words);
   if (rs) {
     tern_livedocs_free(*ld);

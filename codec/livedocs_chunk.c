@@ -230,6 +230,49 @@ void tern_ld_chunk_to_words(const ld_chunk *k, uint64_t *words) {
   }
 }
 
+/* An array chunk's runs: entries ascend across its buckets. */
+static uint32_t array_runs(const ld_chunk *k, uint32_t len, int *first_set, int *last_set) {
+  const uint16_t *index = ld_arr_index(k);
+  uint32_t r = 0, prev = 0;
+  int have = 0;
+  *first_set = *last_set = 0;
+  for (uint32_t b = 0; b < k->len; b++)
+    for (uint32_t i = index[b]; i < index[b + 1]; i++) {
+      uint32_t off = ld_arr_off(k, i, b);
+      r += !have || off != prev + 1u;
+      if (!have) *first_set = off == 0;
+      prev = off;
+      have = 1;
+    }
+  *last_set = have && prev == len - 1u;
+  return r;
+}
+
+uint32_t tern_ld_chunk_runs(const ld_chunk *k, uint32_t len, int *first_set, int *last_set) {
+  switch (k->form) {
+  case LD_FULL:
+    *first_set = *last_set = 1;
+    return 1;
+  case LD_RUNS: {
+    const uint32_t *runs = (const uint32_t *)k->p->data;
+    *first_set = (runs[0] >> 16) == 0;
+    *last_set = (runs[k->len - 1u] & 0xffffu) == len - 1u;
+    return k->len;
+  }
+  case LD_BITMAP: {
+    const uint64_t *w = k->p->data;
+    *first_set = (int)(w[0] & 1u);
+    *last_set = (int)((w[(len - 1u) >> 6] >> ((len - 1u) & 63u)) & 1u);
+    return tern_ld_count_runs(w, k->len);
+  }
+  case LD_ARRAY:
+    return array_runs(k, len, first_set, last_set);
+  default:
+    *first_set = *last_set = 0;
+    return 0;
+  }
+}
+
 int tern_ld_runs_has(const uint32_t *runs, uint32_t nr, uint32_t off) {
   /* Branchless upper bound of (off << 16 | 0xffff): runs starting <= off. */
   uint32_t key = off << 16 | 0xffffu, lo = 0, len = nr;

@@ -48,23 +48,21 @@ static uint8_t *put_record(uint8_t *p, uint32_t c, const ld_chunk *k) {
   tern_store32(p + 8, k->n);
   p += RECORD_HEADER;
   if (k->form == LD_ARRAY) {
-    const uint16_t *index = ld_arr_index(k);
-    for (uint32_t b = 0; b <= k->len; b++, p += 2) tern_store16(p, index[b]);
+    tern_store16s(p, ld_arr_index(k), (size_t)k->len + 1u);
+    p += 2u * ((size_t)k->len + 1u);
     const uint8_t *e = ld_arr_entries(k);
     if (k->shift <= 8) {
       memcpy(p, e, k->n);
       return p + k->n;
     }
-    for (uint32_t i = 0; i < k->n; i++, p += 2) {
-      uint16_t v;
-      memcpy(&v, e + 2u * i, 2);
-      tern_store16(p, v);
-    }
+    tern_store16s(p, (const uint16_t *)(const void *)e, k->n); /* entries are u16-aligned */
+    return p + 2u * (size_t)k->n;
   } else if (k->form == LD_BITMAP) {
-    for (uint32_t i = 0; i < k->len; i++, p += 8) tern_store64(p, k->p->data[i]);
+    tern_store64s(p, k->p->data, k->len);
+    return p + 8u * (size_t)k->len;
   } else if (k->form == LD_RUNS) {
-    const uint32_t *runs = (const uint32_t *)k->p->data;
-    for (uint32_t i = 0; i < k->len; i++, p += 4) tern_store32(p, runs[i]);
+    tern_store32s(p, (const uint32_t *)k->p->data, k->len);
+    return p + 4u * (size_t)k->len;
   }
   return p;
 }

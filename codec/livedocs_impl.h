@@ -150,6 +150,10 @@ size_t tern_ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint
 int tern_ld_chunk_build(ld_chunk *k, const uint64_t *words, uint32_t len);
 /* ORs the chunk's deletions into words[0..1024) (zeroed by the caller). */
 void tern_ld_chunk_to_words(const ld_chunk *k, uint64_t *words);
+/* The maximal runs of a chunk of len docs, from its own form (no words:
+ * O(its payload), an array's entries or a bitmap's words); *first_set and
+ * *last_set: whether its first and its last doc are deleted. */
+uint32_t tern_ld_chunk_runs(const ld_chunk *k, uint32_t len, int *first_set, int *last_set);
 /* Payload bytes a chunk of this shape needs. */
 size_t tern_ld_payload_bytes(uint8_t form, uint8_t shift, uint16_t len, uint32_t n);
 ld_payload *tern_ld_payload_new(size_t bytes);

@@ -74,8 +74,8 @@ ptrdiff_t tern_mdocs_find(const tern_mdoc *docs, size_t n, const void *key, size
   return -1;
 }
 
-ptrdiff_t tern_memseg_find_hashed(const tern_memseg *m, const void *key, size_t klen,
-                                  uint64_t hash) {
+/* tern_memseg_find given the key's tern_filter_hash. */
+static ptrdiff_t find_hashed(const tern_memseg *m, const void *key, size_t klen, uint64_t hash) {
   if (!m->n) return -1; /* an empty buffer costs a get one load */
   if (m->nruns) return tern_memseg_runs_find(m, key, klen, hash, NULL);
   return tern_mdocs_find(m->docs, m->n, key, klen);
@@ -90,7 +90,7 @@ ptrdiff_t tern_memseg_find_key(const tern_memseg *m, const void *key, size_t kle
 
 ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen) {
   if (!m->n) return -1;
-  return tern_memseg_find_hashed(m, key, klen, m->nruns ? tern_filter_hash(key, klen) : 0);
+  return find_hashed(m, key, klen, m->nruns ? tern_filter_hash(key, klen) : 0);
 }
 
 int tern_memseg_value(const tern_memseg *m, size_t i, tern_slice *val) {

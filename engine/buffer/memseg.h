@@ -129,9 +129,6 @@ void tern_memseg_free(tern_memseg *m);
  * memseg; in a layered one a position in a run (TERN_MEMSEG_HANDLE set),
  * found without building the flat array. */
 ptrdiff_t tern_memseg_find(const tern_memseg *m, const void *key, size_t klen);
-/* The same, given the key's tern_filter_hash (a get hashes a key once). */
-ptrdiff_t tern_memseg_find_hashed(const tern_memseg *m, const void *key, size_t klen,
-                                  uint64_t hash);
 /* The same, given the key's filter probe (tern_seg_probe's fk): a layered
  * view's runs rule the key out by their filters first (a get). */
 ptrdiff_t tern_memseg_find_key(const tern_memseg *m, const void *key, size_t klen,

@@ -983,7 +983,7 @@ int tern_state_find_key(const tern_state *st, const tern_seg_probe *p, tern_seg_
                         tern_term_entry *e, tern_state_hit *hit, ptrdiff_t *buf_at) {
   tern_state_cfilter_prefetch(st, p);
   tern_state_prefetch(st, p); /* the newest wave's filter lines */
-  *buf_at = tern_memseg_find_hashed(st->buffer, p->key, p->len, p->fk.hash);
+  *buf_at = tern_memseg_find_key(st->buffer, p->key, p->len, &p->fk); /* runs ruled out first */
   if (*buf_at >= 0) return TERN_OK;
   return tern_state_find(st, p, c, e, hit);
 }

@@ -624,6 +624,49 @@ static void test_runs_set(void **state) {
   free(r3.bits);
 }
 
+/* A chunk's runs counted from its own form (tern_ld_chunk_runs, what
+ * settling a set reads) equal those of its words, with its first and last
+ * doc, for chunks of every form, full and partial lengths, sparse to
+ * dense, scattered and clustered. */
+static void test_chunk_runs(void **state) {
+  (void)state;
+  tu_rng rng;
+  tu_rng_init(&rng, 0x72756e73);
+  printf("seed %#x\n", 0x72756e73);
+  uint64_t *words = calloc(LD_CHUNK_WORDS, 8), *back = calloc(LD_CHUNK_WORDS, 8);
+  assert_non_null(words);
+  assert_non_null(back);
+  int seen[8] = {0};
+  for (int round = 0; round < 400; round++) {
+    uint32_t len = round % 3 ? 65536u : 1u + (uint32_t)tu_below(&rng, 65536);
+    uint32_t nw = (len + 63u) / 64u, n = (uint32_t)tu_below(&rng, round % 5 ? 3000 : len + 1);
+    uint32_t span = 1u + (uint32_t)tu_below(&rng, 64); /* clustered deletions */
+    memset(words, 0, 8u * LD_CHUNK_WORDS);
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t at = (uint32_t)tu_below(&rng, len);
+      for (uint32_t k = 0; k < span && at + k < len; k++) words[(at + k) >> 6] |= 1ull << ((at + k) & 63u);
+    }
+    if (round % 7 == 0) words[0] |= 1; /* the first doc, and the last */
+    if (round % 11 == 0) words[(len - 1u) >> 6] |= 1ull << ((len - 1u) & 63u);
+    ld_chunk k;
+    tern_ld_chunk_choose(&k, words, len);
+    if (k.n == 0) continue; /* no chunk */
+    assert_int_equal(tern_ld_chunk_build(&k, words, len), TERN_OK);
+    seen[k.form & 7] = 1;
+    memset(back, 0, 8u * LD_CHUNK_WORDS);
+    tern_ld_chunk_to_words(&k, back);
+    assert_memory_equal(back, words, 8u * nw);
+    int first, last;
+    assert_int_equal(tern_ld_chunk_runs(&k, len, &first, &last), tern_ld_count_runs(words, nw));
+    assert_int_equal(first, (int)(words[0] & 1u));
+    assert_int_equal(last, (int)((words[(len - 1u) >> 6] >> ((len - 1u) & 63u)) & 1u));
+    if (k.p) tern_ld_payload_release(k.p);
+  }
+  assert_true(seen[LD_ARRAY] && seen[LD_BITMAP] && seen[LD_RUNS] && seen[LD_FULL]);
+  free(words);
+  free(back);
+}
+
 int main(void) {
   tu_seed();
   const struct CMUnitTest tests[] = {
@@ -638,6 +681,7 @@ int main(void) {
       cmocka_unit_test(test_shared_chunks_across_threads),
       cmocka_unit_test(test_forms),
       cmocka_unit_test(test_runs_set),
+      cmocka_unit_test(test_chunk_runs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
