@@ -85,7 +85,12 @@
  * one read with the defaults.  tern_get_batch costs the same reads at most,
  * fewer when keys share blocks, with many in flight at once.  A commit
  * without TERN_TXN_BULK is one LMDB write transaction (two fsyncs)
- * holding the documents in the buffer.  When the buffer passes write_buffer_bytes, or segments changed, the commit
+ * holding the documents in the buffer; one that deletes or replaces a
+ * document held in a segment also writes that segment's live docs to the
+ * catalog whole (their size: that of its set of deleted documents, tens
+ * of KB once some thousands are deleted, until a merge drops them), which
+ * makes it several times a commit of new keys (docs/BENCHMARKS.md,
+ * "erase").  When the buffer passes write_buffer_bytes, or segments changed, the commit
  * hands the work to the index's background worker (one thread, started by
  * the first commit that needs it) and returns: the worker writes the
  * buffer out as a segment and runs the merge policy, one flush or merge at
