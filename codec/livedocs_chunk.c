@@ -18,6 +18,7 @@
 
 #include "codec/status.h"
 
+#include <assert.h>
 #include <stdlib.h>
 
 static uint32_t words_of(uint32_t len) { return (len + 63u) >> 6; }
@@ -155,6 +156,66 @@ static void build_array(ld_chunk *k, const uint64_t *words, uint32_t nw) {
   uint8_t *end = (uint8_t *)(index + k->len + 1u), *stop = (uint8_t *)k->p->data + tern_ld_payload_bytes(k->form, k->shift, k->len, k->n);
   if (k->n & 1u && s <= 8) e[k->n] = 0;
   memset(end, 0, (size_t)(stop - end));
+}
+
+/* An array payload of k (chosen, payload allocated) from its sorted,
+ * distinct offsets: the bytes build_array writes from their bitmap. */
+static void build_array_offsets(ld_chunk *k, const uint16_t *offs) {
+  uint8_t *e = (uint8_t *)k->p->data;
+  uint16_t *index = (uint16_t *)(e + ld_arr_entry_bytes(k->n, k->shift));
+  unsigned s = k->shift;
+  uint32_t b = 0;
+  index[0] = 0;
+  for (uint32_t i = 0; i < k->n; i++) {
+    uint32_t off = offs[i];
+    while (b < (off >> s)) index[++b] = (uint16_t)i;
+    if (s <= 8)
+      e[i] = (uint8_t)off;
+    else
+      memcpy(e + 2u * i, &(uint16_t){(uint16_t)off}, 2);
+  }
+  while (b < k->len) index[++b] = (uint16_t)k->n;
+  uint8_t *end = (uint8_t *)(index + k->len + 1u), *stop = (uint8_t *)k->p->data + tern_ld_payload_bytes(k->form, k->shift, k->len, k->n);
+  if (k->n & 1u && s <= 8) e[k->n] = 0;
+  memset(end, 0, (size_t)(stop - end));
+}
+
+/* old's offsets (an array chunk's, ascending; none for NULL) merged with
+ * add[0..m) (ascending, repeats allowed) into out, distinct: their count. */
+static uint32_t merge_offsets(const ld_chunk *old, const uint16_t *add, uint32_t m, uint16_t *out) {
+  uint32_t n = 0, j = 0;
+  if (old) {
+    const uint16_t *index = ld_arr_index(old);
+    for (uint32_t b = 0; b < old->len; b++)
+      for (uint32_t i = index[b]; i < index[b + 1]; i++) {
+        uint32_t off = ld_arr_off(old, i, b);
+        for (; j < m && add[j] < off; j++)
+          if (!n || out[n - 1] != add[j]) out[n++] = add[j];
+        if (!n || out[n - 1] != off) out[n++] = (uint16_t)off;
+      }
+  }
+  for (; j < m; j++)
+    if (!n || out[n - 1] != add[j]) out[n++] = add[j];
+  return n;
+}
+
+int tern_ld_chunk_rebuild_sparse(ld_chunk *k, const ld_chunk *old, const uint16_t *add,
+                                 uint32_t m, uint32_t len, uint16_t *room) {
+  assert(!old || old->form == LD_ARRAY);
+  uint32_t n = merge_offsets(old, add, m, room), r = 0, nw = words_of(len);
+  if (old && n == old->n) return 2;
+  uint16_t occ[LD_CHUNK_WORDS];
+  memset(occ, 0, nw * sizeof *occ);
+  for (uint32_t i = 0; i < n; i++) {
+    occ[room[i] >> 6]++;
+    r += !i || room[i] != room[i - 1] + 1u;
+  }
+  tern_ld_chunk_choose_profile(k, occ, n, r, len);
+  if (k->form != LD_ARRAY) return 0;
+  k->p = tern_ld_payload_new(tern_ld_payload_bytes(k->form, k->shift, k->len, k->n));
+  if (!k->p) return tern_fail(TERN_ENOMEM, "livedocs: out of memory for a chunk");
+  build_array_offsets(k, room);
+  return 1;
 }
 
 static void build_runs(ld_chunk *k, const uint64_t *words, uint32_t nw) {

@@ -148,6 +148,15 @@ size_t tern_ld_chunk_choose(ld_chunk *k, const uint64_t *words, uint32_t len);
 size_t tern_ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint32_t r, uint32_t len);
 /* Builds k's payload from the words tern_ld_chunk_choose saw.  TERN_ENOMEM. */
 int tern_ld_chunk_build(ld_chunk *k, const uint64_t *words, uint32_t len);
+/* Chunk k as old (an array, or NULL: none) plus the offsets add[0..m)
+ * (ascending, repeats and old ones allowed), without a bitmap: 1 with k
+ * built when the cost rules keep it an array (the same chunk
+ * tern_ld_chunk_choose and tern_ld_chunk_build would make), 0 when they
+ * choose another form (nothing built: the caller takes the bitmap's
+ * way), 2 when add holds nothing old lacks; TERN_ENOMEM.  room: for
+ * old->n + m offsets. */
+int tern_ld_chunk_rebuild_sparse(ld_chunk *k, const ld_chunk *old, const uint16_t *add,
+                                 uint32_t m, uint32_t len, uint16_t *room);
 /* ORs the chunk's deletions into words[0..1024) (zeroed by the caller). */
 void tern_ld_chunk_to_words(const ld_chunk *k, uint64_t *words);
 /* The maximal runs of a chunk of len docs, from its own form (no words:

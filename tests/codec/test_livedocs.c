@@ -667,6 +667,90 @@ static void test_chunk_runs(void **state) {
   free(back);
 }
 
+/* A few deletions joined to an array chunk without a bitmap
+ * (tern_ld_chunk_rebuild_sparse) make the very chunk the bitmap's way
+ * makes: form, shift, lengths and payload bytes; or decline (0) exactly
+ * when that way picks another form, and say "nothing new" (2) exactly
+ * when every offset was deleted already. */
+static void test_chunk_rebuild_sparse(void **state) {
+  (void)state;
+  tu_rng rng;
+  tu_rng_init(&rng, 0x73706172);
+  printf("seed %#x\n", 0x73706172);
+  uint64_t *words = calloc(LD_CHUNK_WORDS, 8);
+  uint16_t *room = malloc(70000 * sizeof *room);
+  assert_non_null(words);
+  assert_non_null(room);
+  int outcomes[3] = {0};
+  for (int round = 0; round < 3000; round++) {
+    uint32_t len = round % 4 ? 65536u : 1u + (uint32_t)tu_below(&rng, 65536);
+    uint32_t nw = (len + 63u) / 64u;
+    /* an old chunk: none, or an array of up to a few thousand offsets */
+    memset(words, 0, 8u * LD_CHUNK_WORDS);
+    uint32_t olds = round % 5 == 0 ? 0 : (uint32_t)tu_below(&rng, round % 3 ? 300 : 6000);
+    uint32_t span = 1u + (uint32_t)tu_below(&rng, round % 7 ? 2 : 40);
+    for (uint32_t i = 0; i < olds; i++) {
+      uint32_t at = (uint32_t)tu_below(&rng, len);
+      for (uint32_t q = 0; q < span && at + q < len; q++) words[(at + q) >> 6] |= 1ull << ((at + q) & 63u);
+    }
+    ld_chunk old;
+    tern_ld_chunk_choose(&old, words, len);
+    int have_old = old.n > 0 && old.form == LD_ARRAY;
+    if (have_old) assert_int_equal(tern_ld_chunk_build(&old, words, len), TERN_OK);
+    else memset(words, 0, 8u * LD_CHUNK_WORDS);
+    /* a commit's few deletions, some of them deleted already */
+    uint32_t m = 1u + (uint32_t)tu_below(&rng, 64);
+    uint16_t add[64];
+    for (uint32_t i = 0; i < m; i++) {
+      add[i] = (uint16_t)tu_below(&rng, len);
+      if (have_old && i % 3 == 0 && old.n) { /* one of the old ones */
+        uint64_t w;
+        uint32_t wi = (uint32_t)tu_below(&rng, nw);
+        while (!(w = words[wi])) wi = (wi + 1u) % nw;
+        add[i] = (uint16_t)(wi * 64u + (uint32_t)__builtin_ctzll(w));
+      }
+    }
+    for (uint32_t i = 1; i < m; i++) /* ascending, repeats kept */
+      for (uint32_t j = i; j > 0 && add[j - 1] > add[j]; j--) {
+        uint16_t t = add[j];
+        add[j] = add[j - 1];
+        add[j - 1] = t;
+      }
+    ld_chunk sparse;
+    int rc = tern_ld_chunk_rebuild_sparse(&sparse, have_old ? &old : NULL, add, m, len, room);
+    /* the bitmap's way */
+    uint32_t before = have_old ? old.n : 0;
+    for (uint32_t i = 0; i < m; i++) words[add[i] >> 6] |= 1ull << (add[i] & 63u);
+    ld_chunk want;
+    tern_ld_chunk_choose(&want, words, len);
+    assert_true(rc >= 0 && rc <= 2);
+    outcomes[rc]++;
+    if (rc == 2) {
+      assert_true(have_old);
+      assert_int_equal(want.n, before);
+    } else if (rc == 0) {
+      assert_int_not_equal(want.form, LD_ARRAY);
+    } else {
+      assert_int_equal(want.form, LD_ARRAY);
+      assert_int_equal(tern_ld_chunk_build(&want, words, len), TERN_OK);
+      assert_int_equal(sparse.form, want.form);
+      assert_int_equal(sparse.shift, want.shift);
+      assert_int_equal(sparse.len, want.len);
+      assert_int_equal(sparse.n, want.n);
+      size_t bytes = tern_ld_payload_bytes(want.form, want.shift, want.len, want.n);
+      assert_memory_equal(sparse.p->data, want.p->data, bytes);
+      tern_ld_payload_release(sparse.p);
+      tern_ld_payload_release(want.p);
+    }
+    if (have_old) tern_ld_payload_release(old.p);
+  }
+  printf("sparse rebuilds: %d declined, %d built, %d unchanged\n", outcomes[0], outcomes[1],
+         outcomes[2]);
+  assert_true(outcomes[0] > 0 && outcomes[1] > 0 && outcomes[2] > 0);
+  free(words);
+  free(room);
+}
+
 int main(void) {
   tu_seed();
   const struct CMUnitTest tests[] = {
@@ -682,6 +766,7 @@ int main(void) {
       cmocka_unit_test(test_forms),
       cmocka_unit_test(test_runs_set),
       cmocka_unit_test(test_chunk_runs),
+      cmocka_unit_test(test_chunk_rebuild_sparse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
