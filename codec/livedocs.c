@@ -230,6 +230,13 @@ static int group_by_chunk(const uint32_t *docs, size_t n, uint32_t nchunks, uint
   return TERN_OK;
 }
 
+/* Chunk c of nl as old was (untouched, or every deletion there made
+ * already): its payload shared, not copied. */
+static void keep_chunk(tern_livedocs *nl, uint32_t c, const ld_chunk *old) {
+  ld_payload_retain(old->p);
+  tern_ld_push(nl, c, old);
+}
+
 /* A commit's deletions in a chunk, at most this many, join an array
  * chunk without a bitmap (tern_ld_chunk_rebuild_sparse): O(its entries)
  * instead of an 8 KiB bitmap filled, counted and scanned, the most of a
@@ -253,8 +260,7 @@ static int rebuild_sparse(tern_livedocs *nl, uint32_t c, const ld_chunk *old, co
   int rc = tern_ld_chunk_rebuild_sparse(&k, old, add, (uint32_t)n, len, room);
   free(room);
   if (rc == 2) { /* every doc was already deleted */
-    ld_payload_retain(old->p);
-    tern_ld_push(nl, c, old);
+    keep_chunk(nl, c, old);
     return 1;
   }
   if (rc == 1) tern_ld_push(nl, c, &k);
@@ -275,8 +281,7 @@ static int rebuild_chunk(tern_livedocs *nl, uint32_t c, const ld_chunk *old, con
   ld_chunk k;
   tern_ld_chunk_choose(&k, words, len);
   if (old && k.n == old->n) { /* every doc was already deleted */
-    ld_payload_retain(old->p);
-    tern_ld_push(nl, c, old);
+    keep_chunk(nl, c, old);
     return TERN_OK;
   }
   TERN_TRY(tern_ld_chunk_build(&k, words, len));
@@ -296,8 +301,7 @@ static int apply_dir(tern_livedocs **out, const tern_livedocs *base, const uint3
     if (start[c + 1] > start[c]) {
       rc = rebuild_chunk(nl, c, old, d + start[c], start[c + 1] - start[c], words);
     } else if (old) {
-      ld_payload_retain(old->p);
-      tern_ld_push(nl, c, old);
+      keep_chunk(nl, c, old);
     }
   }
   free(words);

@@ -135,6 +135,24 @@ static uint32_t next_clear(const uint64_t *words, uint32_t nw, uint32_t from) {
   return i * 64u + ld_ctz(w);
 }
 
+/* Entry i of an array payload's entries e: offset off (one byte below
+ * shift 9, else two). */
+static void array_put(uint8_t *e, uint32_t i, uint32_t off, unsigned shift) {
+  if (shift <= 8)
+    e[i] = (uint8_t)off;
+  else
+    memcpy(e + 2u * i, &(uint16_t){(uint16_t)off}, 2);
+}
+
+/* The rest of an array payload after its k->n entries, bucket b the last
+ * one started: the index's remaining buckets, then zeros to the end. */
+static void array_finish(ld_chunk *k, uint8_t *e, uint16_t *index, uint32_t b) {
+  while (b < k->len) index[++b] = (uint16_t)k->n;
+  uint8_t *end = (uint8_t *)(index + k->len + 1u), *stop = (uint8_t *)k->p->data + tern_ld_payload_bytes(k->form, k->shift, k->len, k->n);
+  if (k->n & 1u && k->shift <= 8) e[k->n] = 0;
+  memset(end, 0, (size_t)(stop - end));
+}
+
 static void build_array(ld_chunk *k, const uint64_t *words, uint32_t nw) {
   uint8_t *e = (uint8_t *)k->p->data;
   uint16_t *index = (uint16_t *)(e + ld_arr_entry_bytes(k->n, k->shift));
@@ -145,17 +163,10 @@ static void build_array(ld_chunk *k, const uint64_t *words, uint32_t nw) {
     for (uint64_t w = words[wi]; w; w &= w - 1) {
       uint32_t off = wi * 64u + ld_ctz(w);
       while (b < (off >> s)) index[++b] = (uint16_t)i;
-      if (s <= 8)
-        e[i] = (uint8_t)off;
-      else
-        memcpy(e + 2u * i, &(uint16_t){(uint16_t)off}, 2);
-      i++;
+      array_put(e, i++, off, s);
     }
   }
-  while (b < k->len) index[++b] = (uint16_t)i;
-  uint8_t *end = (uint8_t *)(index + k->len + 1u), *stop = (uint8_t *)k->p->data + tern_ld_payload_bytes(k->form, k->shift, k->len, k->n);
-  if (k->n & 1u && s <= 8) e[k->n] = 0;
-  memset(end, 0, (size_t)(stop - end));
+  array_finish(k, e, index, b);
 }
 
 /* An array payload of k (chosen, payload allocated) from its sorted,
@@ -167,17 +178,10 @@ static void build_array_offsets(ld_chunk *k, const uint16_t *offs) {
   uint32_t b = 0;
   index[0] = 0;
   for (uint32_t i = 0; i < k->n; i++) {
-    uint32_t off = offs[i];
-    while (b < (off >> s)) index[++b] = (uint16_t)i;
-    if (s <= 8)
-      e[i] = (uint8_t)off;
-    else
-      memcpy(e + 2u * i, &(uint16_t){(uint16_t)off}, 2);
+    while (b < ((uint32_t)offs[i] >> s)) index[++b] = (uint16_t)i;
+    array_put(e, i, offs[i], s);
   }
-  while (b < k->len) index[++b] = (uint16_t)k->n;
-  uint8_t *end = (uint8_t *)(index + k->len + 1u), *stop = (uint8_t *)k->p->data + tern_ld_payload_bytes(k->form, k->shift, k->len, k->n);
-  if (k->n & 1u && s <= 8) e[k->n] = 0;
-  memset(end, 0, (size_t)(stop - end));
+  array_finish(k, e, index, b);
 }
 
 /* old's offsets (an array chunk's, ascending; none for NULL) merged with

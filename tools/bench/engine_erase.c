@@ -62,11 +62,6 @@ static int erase_one(estore *s, uint64_t i, int kind) {
   return mdb_txn_commit(t) ? -1 : 0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Deletes (kind 0) or replaces keys[0, n) of s, one commit each: the
  * median and p99 µs in out[F_MEDIAN], out[F_P99]; us: room for n times. */
 static int erase_run(estore *s, const uint64_t *keys, uint64_t n, int kind, double *us,
@@ -76,8 +71,7 @@ static int erase_run(estore *s, const uint64_t *keys, uint64_t n, int kind, doub
     if (erase_one(s, keys[i], kind)) return -1;
     us[i] = (bench_now() - t0) * 1e6;
   }
-  qsort(us, n, sizeof *us, cmp_double);
-  out[F_MEDIAN] = us[n / 2];
+  out[F_MEDIAN] = bench_summarize(us, n).median; /* sorts us */
   out[F_P99] = us[n * 99 / 100];
   return 0;
 }
