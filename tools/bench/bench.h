@@ -31,6 +31,11 @@ void tern_bench_livedocs_usage(FILE *out) __attribute__((weak));
 int tern_bench_engine(int argc, char **argv) __attribute__((weak));
 void tern_bench_engine_usage(FILE *out) __attribute__((weak));
 
+/* One path of the engine's latency phase, run by that phase in a fresh
+ * process (tools/bench/engine_latency.c). */
+int tern_bench_latency_path(int argc, char **argv) __attribute__((weak));
+void tern_bench_latency_path_usage(FILE *out) __attribute__((weak));
+
 /* Postings iteration and conjunctions (tools/bench/postings.c, optional). */
 int tern_bench_postings(int argc, char **argv) __attribute__((weak));
 void tern_bench_postings_usage(FILE *out) __attribute__((weak));

@@ -6,9 +6,10 @@
  * its background worker, tern in TERN_FOREGROUND, and LMDB alone doing
  * tern's catalog writes — measured two ways:
  *
- *   alone        each path in a child process of its own, one after the
- *                other, the order rotating by run: what an application
- *                that runs one store gets.  The figure the target is
+ *   alone        each path in a process of its own (`tern-bench
+ *                latency-path`, a fresh program), one after the other,
+ *                the order rotating by run: what an application that
+ *                runs one store gets.  The figure the target is
  *                judged by (docs/BENCHMARKS.md, "latency").
  *   interleaved  the four paths in one process, taking turns in blocks of
  *                LAT_BLOCK commits, so that a shared machine's slow
@@ -17,13 +18,17 @@
  *                worker threads included), which slows the bare LMDB path
  *                more than tern's: kept to show that.
  */
+#include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 #include "tools/bench/engine.h"
+#include "tools/bench/opts.h"
 
 #include "tern.h"
 
 #include <errno.h>
 #include <lmdb.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -219,9 +224,9 @@ static int lat_interleaved(const eopts *o, lat_figs *fg, uint64_t run) {
   return bad;
 }
 
-/* The child of lat_alone: path p's o->commits commits, its figures and
- * segment count written to fd. */
-static void lat_child(const eopts *o, enum lat_path p, int fd) {
+/* One path's o->commits commits in this process; its figures and segment
+ * count in out[0..LAT_STATS].  0, or nonzero after logging a failure. */
+static int lat_path_run(const eopts *o, enum lat_path p, double out[LAT_STATS + 1]) {
   uint64_t n = o->commits;
   lat_store s;
   size_t segments = 0;
@@ -229,14 +234,66 @@ static void lat_child(const eopts *o, enum lat_path p, int fd) {
   for (uint64_t i = 0; i < n && !bad; i++)
     bad = lat_commit(&s, i, n);
   if (lat_close(&s, n, &segments)) bad = 1;
-  double out[LAT_STATS + 1];
   if (!bad) lat_stats(&s, n, out);
   out[LAT_STATS] = (double)segments;
-  if (!bad && write(fd, out, sizeof out) != (ssize_t)sizeof out) bad = 1;
-  _exit(bad ? 1 : 0);
+  free(s.us);
+  return bad;
 }
 
-/* Path p alone in a child process, as run `run` of fg; 0 or -1. */
+/* `tern-bench latency-path`: the process lat_alone runs for one path.  A
+ * fresh program, not a bare fork: a child forked from this benchmark
+ * would take over its heap, used by the runs before it, and every first
+ * write to one of those pages copies it (a page fault in a commit). */
+typedef struct latpath_opts {
+  uint64_t path, commits, buffer;
+  const char *parent;
+} latpath_opts;
+
+static const bench_opt k_latpath_opts[] = {
+    BENCH_U64("path", offsetof(latpath_opts, path), "P", "0", 0, LAT_NPATHS - 1,
+              "0 bare LMDB, 1 tern, 2 tern TERN_FOREGROUND, 3 LMDB doing tern's catalog writes"),
+    BENCH_U64("commits", offsetof(latpath_opts, commits), "N", "30000", 1, 0,
+              "one-document commits"),
+    BENCH_U64("buffer", offsetof(latpath_opts, buffer), "BYTES", NULL, 0, 0,
+              "write_buffer_bytes of a tern index (default 8 MiB)"),
+    BENCH_STR("dir", offsetof(latpath_opts, parent), "PATH", "/tmp", "where the store goes"),
+};
+
+static const bench_cmd k_latpath_cmd =
+    BENCH_CMD("latency-path", "[options]",
+              "one path of `engine --phases latency`, timed in a process of its own: "
+              "median, p99, max (wall, then CPU) µs and segments, on one line",
+              k_latpath_opts, latpath_opts, NULL);
+
+void tern_bench_latency_path_usage(FILE *out) { bench_opts_usage(&k_latpath_cmd, out); }
+
+int tern_bench_latency_path(int argc, char **argv) {
+  latpath_opts lo;
+  int prc = bench_opts_parse(&k_latpath_cmd, &lo, argc, argv);
+  if (prc) return bench_opts_exit(prc);
+  eopts o = {.commits = lo.commits, .buffer = lo.buffer, .parent = lo.parent};
+  double out[LAT_STATS + 1];
+  if (lat_path_run(&o, (enum lat_path)lo.path, out)) return 1;
+  for (int k = 0; k <= LAT_STATS; k++)
+    printf("%.6f%c", out[k], k == LAT_STATS ? '\n' : ' ');
+  return 0;
+}
+
+/* Runs `tern-bench latency-path` for path p with out as its stdout. */
+static void lat_exec_child(const eopts *o, enum lat_path p, int out) {
+  char self[4096], path[32], commits[32], buffer[32];
+  ssize_t sn = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (sn <= 0 || dup2(out, STDOUT_FILENO) < 0) _exit(126);
+  self[sn] = 0;
+  snprintf(path, sizeof path, "%d", (int)p);
+  snprintf(commits, sizeof commits, "%llu", (unsigned long long)o->commits);
+  snprintf(buffer, sizeof buffer, "%llu", (unsigned long long)o->buffer);
+  execl(self, "tern-bench", "latency-path", "--path", path, "--commits", commits, "--buffer",
+        buffer, "--dir", o->parent, (char *)NULL);
+  _exit(127);
+}
+
+/* Path p alone in a process of its own, as run `run` of fg; 0 or -1. */
 static int lat_alone(const eopts *o, lat_figs *fg, enum lat_path p, uint64_t run) {
   int fds[2];
   if (pipe(fds) != 0) {
@@ -253,15 +310,22 @@ static int lat_alone(const eopts *o, lat_figs *fg, enum lat_path p, uint64_t run
   }
   if (pid == 0) {
     close(fds[0]);
-    lat_child(o, p, fds[1]);
+    lat_exec_child(o, p, fds[1]);
   }
   close(fds[1]);
-  double in[LAT_STATS + 1];
-  ssize_t got = read(fds[0], in, sizeof in);
+  char line[512];
+  size_t got = 0;
+  ssize_t r;
+  while (got < sizeof line - 1 && (r = read(fds[0], line + got, sizeof line - 1 - got)) > 0)
+    got += (size_t)r;
+  line[got] = 0;
   close(fds[0]);
+  double in[LAT_STATS + 1];
+  int fields = sscanf(line, "%lf %lf %lf %lf %lf %lf %lf", &in[0], &in[1], &in[2], &in[3], &in[4],
+                      &in[5], &in[6]);
   int status;
   if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-      got != (ssize_t)sizeof in) {
+      fields != LAT_STATS + 1) {
     bench_log("latency: the process timing \"%s\" failed (wait status %d)", lat_name[p], status);
     return -1;
   }

@@ -50,6 +50,8 @@ static size_t subcommands(subcommand *out) {
        tern_bench_cold_scan, tern_bench_cold_scan_usage},
       {"lmdb-get", "the LMDB reader of `whole` (keys on stdin)", tern_bench_lmdb_get,
        tern_bench_lmdb_get_usage},
+      {"latency-path", "one path of `engine --phases latency` in a process of its own",
+       tern_bench_latency_path, tern_bench_latency_path_usage},
       {"ingest", "warm get after ingesting many disjoint segments vs compacted",
        tern_bench_ingest, tern_bench_ingest_usage},
       {"segments", "warm get: many small commits, many overlapping segments, vs compacted",
@@ -65,7 +67,7 @@ static void usage(FILE *out, int full) {
   fprintf(out, "usage: tern-bench <subcommand> [options]   (tern %s)\n\n", tern_version());
   fprintf(out, "subcommands:\n");
   for (size_t i = 0; i < n; i++)
-    fprintf(out, "  %-10s %s%s\n", cmds[i].name, cmds[i].summary,
+    fprintf(out, "  %-12s %s%s\n", cmds[i].name, cmds[i].summary,
             cmds[i].run ? "" : " (not built in)");
   if (!full) {
     fprintf(out,
