@@ -487,6 +487,34 @@ static void test_engine_latency(void **state) {
   free(dir);
 }
 
+/* latency-path, the fresh program the latency phase times each path in:
+ * one line of seven numbers (median, p99, max of wall then CPU µs, in
+ * order, and the segments at the end); a path out of range refused. */
+static void test_latency_path(void **state) {
+  (void)state;
+  SKIP_WITHOUT_BINARY();
+  char *dir = tu_tmpdir("bench-latency-path");
+  char *log = tu_path(dir, "path.log");
+  char *argv[] = {(char *)bench_bin(), "latency-path", "--path", "1", "--commits", "300",
+                  "--dir", dir, NULL};
+  char *text = run_text(argv, log, "\n");
+  double f[7];
+  assert_int_equal(sscanf(text, "%lf %lf %lf %lf %lf %lf %lf", &f[0], &f[1], &f[2], &f[3], &f[4],
+                          &f[5], &f[6]),
+                   7);
+  for (int k = 0; k < 6; k += 3) {
+    assert_true(f[k] > 0);
+    assert_true(f[k] <= f[k + 1] && f[k + 1] <= f[k + 2]);
+  }
+  assert_true(f[6] == 1.0); /* tern flushes at the end: one segment */
+  free(text);
+  char *bad[] = {(char *)bench_bin(), "latency-path", "--path", "4", "--dir", dir, NULL};
+  assert_int_equal(run(bad, log), 2);
+  tu_rmtree(dir);
+  free(log);
+  free(dir);
+}
+
 /* engine's erase phase: both stores' rows of both kinds with their median
  * and p99, the ratios; and a request for more keys than there are is
  * refused, not run on keys deleted already. */
@@ -575,6 +603,7 @@ int main(void) {
       cmocka_unit_test(test_open_reopen),
       cmocka_unit_test(test_open_fresh),
       cmocka_unit_test(test_engine_latency),
+      cmocka_unit_test(test_latency_path),
       cmocka_unit_test(test_engine_erase),
       cmocka_unit_test(test_engine_memory),
   };
