@@ -237,21 +237,18 @@ static void keep_chunk(tern_livedocs *nl, uint32_t c, const ld_chunk *old) {
   tern_ld_push(nl, c, old);
 }
 
-/* A commit's deletions in a chunk, at most this many, join an array
- * chunk without a bitmap (tern_ld_chunk_rebuild_sparse): O(its entries)
- * instead of an 8 KiB bitmap filled, counted and scanned, the most of a
- * one-document delete's commit after the catalog write. */
-enum { SPARSE_ADD_MAX = 64 };
-
 static int cmp_u16(const void *a, const void *b) {
   return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
 }
 
-/* rebuild_chunk's way for an array (or empty) chunk and a few deletions:
- * 1 done, 0 not taken (the bitmap's way decides). */
+/* rebuild_chunk's way for an array (or empty) chunk and a commit's few
+ * deletions in it (at most LD_SPARSE_ADD_MAX): O(its entries) through
+ * tern_ld_chunk_rebuild_sparse instead of an 8 KiB bitmap filled, counted
+ * and scanned, the most of a one-document delete's commit after the
+ * catalog write.  1 done, 0 not taken (the bitmap's way decides). */
 static int rebuild_sparse(tern_livedocs *nl, uint32_t c, const ld_chunk *old, const uint32_t *d,
                           size_t n, uint32_t len) {
-  uint16_t add[SPARSE_ADD_MAX];
+  uint16_t add[LD_SPARSE_ADD_MAX];
   for (size_t i = 0; i < n; i++) add[i] = (uint16_t)(d[i] & 0xffffu);
   qsort(add, n, sizeof *add, cmp_u16);
   uint16_t *room = malloc(((old ? old->n : 0) + n) * sizeof *room);
@@ -271,7 +268,7 @@ static int rebuild_sparse(tern_livedocs *nl, uint32_t c, const ld_chunk *old, co
 static int rebuild_chunk(tern_livedocs *nl, uint32_t c, const ld_chunk *old, const uint32_t *d,
                          size_t n, uint64_t *words) {
   uint32_t len = ld_chunk_len(nl->max_doc, c);
-  if (n <= SPARSE_ADD_MAX && (!old || old->form == LD_ARRAY)) {
+  if (n <= LD_SPARSE_ADD_MAX && (!old || old->form == LD_ARRAY)) {
     int rc = rebuild_sparse(nl, c, old, d, n, len);
     if (rc != 0) return rc < 0 ? rc : TERN_OK;
   }

@@ -20,6 +20,7 @@
 
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 static uint32_t words_of(uint32_t len) { return (len + 63u) >> 6; }
 
@@ -63,30 +64,23 @@ uint32_t tern_ld_count_runs(const uint64_t *words, uint32_t nw) {
   return r;
 }
 
-size_t tern_ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint32_t r, uint32_t len) {
+#define LD_SHIFTS (LD_MAX_SHIFT - LD_MIN_SHIFT + 1u)
+
+/* The cheapest of the forms for n deletions in r runs of a chunk of len
+ * docs: the bitmap, an array at each shift s that ok[s - LD_MIN_SHIFT]
+ * allows (its fullest bucket within LD_SCAN_BYTES), runs; on a tie the
+ * earlier (the smaller shift).  Both ways of choosing end here, so they
+ * choose alike. */
+static size_t choose_among(ld_chunk *k, const uint8_t ok[LD_SHIFTS], uint32_t n, uint32_t r,
+                           uint32_t len) {
   uint32_t nw = words_of(len);
-  k->n = n;
-  k->shift = 0;
-  k->p = NULL;
-  if (n == len) {
-    k->form = LD_FULL;
-    k->len = 0;
-    return 0;
-  }
   k->form = LD_BITMAP;
   k->len = (uint16_t)nw;
   size_t best = tern_ld_payload_bytes(LD_BITMAP, 0, (uint16_t)nw, n);
   uint32_t buckets = nw;
   for (unsigned s = LD_MIN_SHIFT; s <= LD_MAX_SHIFT; s++) {
-    if (s > LD_MIN_SHIFT) { /* merge bucket pairs: occupancy at shift s */
-      uint32_t nb = (buckets + 1u) / 2u;
-      for (uint32_t b = 0; b < nb; b++)
-        occ[b] = (uint16_t)(occ[2 * b] + (2 * b + 1 < buckets ? occ[2 * b + 1] : 0));
-      buckets = nb;
-    }
-    uint32_t most = 0;
-    for (uint32_t b = 0; b < buckets; b++) most = occ[b] > most ? occ[b] : most;
-    if (most * ld_arr_width(s) > LD_SCAN_BYTES) continue;
+    if (s > LD_MIN_SHIFT) buckets = (buckets + 1u) / 2u;
+    if (!ok[s - LD_MIN_SHIFT]) continue;
     size_t cost = tern_ld_payload_bytes(LD_ARRAY, (uint8_t)s, (uint16_t)buckets, n);
     if (cost < best) {
       best = cost;
@@ -103,6 +97,35 @@ size_t tern_ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint
     k->len = (uint16_t)r;
   }
   return best;
+}
+
+/* k's count and no payload yet; 1 when every doc is deleted (FULL). */
+static int choose_full(ld_chunk *k, uint32_t n, uint32_t len) {
+  k->n = n;
+  k->shift = 0;
+  k->p = NULL;
+  if (n != len) return 0;
+  k->form = LD_FULL;
+  k->len = 0;
+  return 1;
+}
+
+size_t tern_ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint32_t r, uint32_t len) {
+  if (choose_full(k, n, len)) return 0;
+  uint8_t ok[LD_SHIFTS];
+  uint32_t buckets = words_of(len);
+  for (unsigned s = LD_MIN_SHIFT; s <= LD_MAX_SHIFT; s++) {
+    if (s > LD_MIN_SHIFT) { /* merge bucket pairs: occupancy at shift s */
+      uint32_t nb = (buckets + 1u) / 2u;
+      for (uint32_t b = 0; b < nb; b++)
+        occ[b] = (uint16_t)(occ[2 * b] + (2 * b + 1 < buckets ? occ[2 * b + 1] : 0));
+      buckets = nb;
+    }
+    uint32_t most = 0;
+    for (uint32_t b = 0; b < buckets; b++) most = occ[b] > most ? occ[b] : most;
+    ok[s - LD_MIN_SHIFT] = most * ld_arr_width(s) <= LD_SCAN_BYTES;
+  }
+  return choose_among(k, ok, n, r, len);
 }
 
 size_t tern_ld_chunk_choose(ld_chunk *k, const uint64_t *words, uint32_t len) {
@@ -184,37 +207,97 @@ static void build_array_offsets(ld_chunk *k, const uint16_t *offs) {
   array_finish(k, e, index, b);
 }
 
-/* old's offsets (an array chunk's, ascending; none for NULL) merged with
- * add[0..m) (ascending, repeats allowed) into out, distinct: their count. */
-static uint32_t merge_offsets(const ld_chunk *old, const uint16_t *add, uint32_t m, uint16_t *out) {
-  uint32_t n = 0, j = 0;
-  if (old) {
-    const uint16_t *index = ld_arr_index(old);
-    for (uint32_t b = 0; b < old->len; b++)
-      for (uint32_t i = index[b]; i < index[b + 1]; i++) {
-        uint32_t off = ld_arr_off(old, i, b);
-        for (; j < m && add[j] < off; j++)
-          if (!n || out[n - 1] != add[j]) out[n++] = add[j];
-        if (!n || out[n - 1] != off) out[n++] = (uint16_t)off;
-      }
+/* An array chunk's offsets, ascending, into out: k->n of them. */
+static void array_offsets(const ld_chunk *k, uint16_t *out) {
+  const uint8_t *e = ld_arr_entries(k);
+  if (k->shift > 8) { /* entries are the offsets themselves */
+    memcpy(out, e, 2u * (size_t)k->n);
+    return;
   }
-  for (; j < m; j++)
+  const uint16_t *index = ld_arr_index(k);
+  for (uint32_t b = 0; b < k->len; b++) {
+    uint16_t hi = (uint16_t)((b << k->shift) & 0xff00u); /* as ld_arr_off */
+    for (uint32_t i = index[b]; i < index[b + 1]; i++) out[i] = (uint16_t)(hi | e[i]);
+  }
+}
+
+/* add[0..m) (ascending, repeats allowed; m <= LD_SPARSE_ADD_MAX) into the
+ * n ascending distinct offsets of out (room for n + m), those out lacks,
+ * each block between two insertions moved once: the new count. */
+static uint32_t insert_offsets(uint16_t *out, uint32_t n, const uint16_t *add, uint32_t m) {
+  uint16_t fresh[LD_SPARSE_ADD_MAX];
+  uint32_t at[LD_SPARSE_ADD_MAX], f = 0;
+  for (uint32_t j = 0; j < m; j++) {
+    if (j && add[j] == add[j - 1]) continue;
+    uint32_t lo = 0, hi = n; /* the first offset >= add[j] */
+    while (lo < hi) {
+      uint32_t mid = (lo + hi) / 2u;
+      if (out[mid] < add[j]) lo = mid + 1u;
+      else hi = mid;
+    }
+    if (lo < n && out[lo] == add[j]) continue;
+    fresh[f] = add[j];
+    at[f++] = lo;
+  }
+  /* From the back: the old offsets at or past at[q] move up by q + 1. */
+  uint32_t end = n;
+  for (uint32_t q = f; q-- > 0;) {
+    memmove(out + at[q] + q + 1u, out + at[q], 2u * (size_t)(end - at[q]));
+    out[at[q] + q] = fresh[q];
+    end = at[q];
+  }
+  return n + f;
+}
+
+/* add[0..m) (ascending, repeats allowed) distinct into out: their count. */
+static uint32_t distinct_offsets(const uint16_t *add, uint32_t m, uint16_t *out) {
+  uint32_t n = 0;
+  for (uint32_t j = 0; j < m; j++)
     if (!n || out[n - 1] != add[j]) out[n++] = add[j];
   return n;
+}
+
+/* The least of offs[i] ^ offs[i + t] (1 << 16 when there is no pair): two
+ * sorted distinct offsets t apart share a bucket of shift s, so that the
+ * bucket holds more than t, exactly when their xor is below 1 << s. */
+static uint32_t least_xor(const uint16_t *offs, uint32_t n, uint32_t t) {
+  uint32_t x = 1u << 16;
+  for (uint32_t i = 0; i + t < n; i++) {
+    uint32_t v = (uint32_t)(offs[i] ^ offs[i + t]);
+    x = v < x ? v : x;
+  }
+  return x;
+}
+
+/* Which array shifts keep the fullest bucket within LD_SCAN_BYTES, from
+ * sorted distinct offsets (what choose_profile finds by counting every
+ * bucket at every shift), and the offsets' maximal runs. */
+static uint32_t offsets_profile(const uint16_t *offs, uint32_t n, uint8_t ok[LD_SHIFTS]) {
+  uint32_t x1 = least_xor(offs, n, LD_SCAN_BYTES / ld_arr_width(8)),
+           x2 = least_xor(offs, n, LD_SCAN_BYTES / ld_arr_width(9));
+  for (unsigned s = LD_MIN_SHIFT; s <= LD_MAX_SHIFT; s++)
+    ok[s - LD_MIN_SHIFT] = ((ld_arr_width(s) == 1u ? x1 : x2) >> s) != 0;
+  uint32_t r = n != 0;
+  for (uint32_t i = 1; i < n; i++) r += offs[i] != (uint16_t)(offs[i - 1] + 1u);
+  return r;
 }
 
 int tern_ld_chunk_rebuild_sparse(ld_chunk *k, const ld_chunk *old, const uint16_t *add,
                                  uint32_t m, uint32_t len, uint16_t *room) {
   assert(!old || old->form == LD_ARRAY);
-  uint32_t n = merge_offsets(old, add, m, room), r = 0, nw = words_of(len);
-  if (old && n == old->n) return 2;
-  uint16_t occ[LD_CHUNK_WORDS];
-  memset(occ, 0, nw * sizeof *occ);
-  for (uint32_t i = 0; i < n; i++) {
-    occ[room[i] >> 6]++;
-    r += !i || room[i] != room[i - 1] + 1u;
+  assert(m <= LD_SPARSE_ADD_MAX);
+  uint32_t n;
+  if (old) {
+    array_offsets(old, room);
+    n = insert_offsets(room, old->n, add, m);
+    if (n == old->n) return 2;
+  } else {
+    n = distinct_offsets(add, m, room);
   }
-  tern_ld_chunk_choose_profile(k, occ, n, r, len);
+  if (choose_full(k, n, len)) return 0;
+  uint8_t ok[LD_SHIFTS];
+  uint32_t r = offsets_profile(room, n, ok);
+  choose_among(k, ok, n, r, len);
   if (k->form != LD_ARRAY) return 0;
   k->p = tern_ld_payload_new(tern_ld_payload_bytes(k->form, k->shift, k->len, k->n));
   if (!k->p) return tern_fail(TERN_ENOMEM, "livedocs: out of memory for a chunk");

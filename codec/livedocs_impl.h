@@ -54,6 +54,7 @@
 #define LD_MIN_SHIFT 6u   /* a bucket covers at least one 64-doc word */
 #define LD_MAX_SHIFT 16u  /* one bucket: a plain sorted array */
 #define LD_SCAN_BYTES 32u /* most entry bytes one bucket may hold */
+#define LD_SPARSE_ADD_MAX 64u /* most new deletions a chunk takes without a bitmap */
 #define LD_SET_RUNS_MAX 256u /* most runs of a runs set: bounds is_live's search to 8 steps */
 
 
@@ -149,7 +150,8 @@ size_t tern_ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint
 /* Builds k's payload from the words tern_ld_chunk_choose saw.  TERN_ENOMEM. */
 int tern_ld_chunk_build(ld_chunk *k, const uint64_t *words, uint32_t len);
 /* Chunk k as old (an array, or NULL: none) plus the offsets add[0..m)
- * (ascending, repeats and old ones allowed), without a bitmap: 1 with k
+ * (ascending, repeats and old ones allowed, m <= LD_SPARSE_ADD_MAX),
+ * without a bitmap, in O(old's offsets + m log them): 1 with k
  * built when the cost rules keep it an array (the same chunk
  * tern_ld_chunk_choose and tern_ld_chunk_build would make), 0 when they
  * choose another form (nothing built: the caller takes the bitmap's

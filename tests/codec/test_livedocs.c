@@ -681,7 +681,7 @@ static void test_chunk_rebuild_sparse(void **state) {
   uint16_t *room = malloc(70000 * sizeof *room);
   assert_non_null(words);
   assert_non_null(room);
-  int outcomes[3] = {0};
+  int outcomes[3] = {0}, shifts[2] = {0};
   for (int round = 0; round < 3000; round++) {
     uint32_t len = round % 4 ? 65536u : 1u + (uint32_t)tu_below(&rng, 65536);
     uint32_t nw = (len + 63u) / 64u;
@@ -692,6 +692,15 @@ static void test_chunk_rebuild_sparse(void **state) {
     for (uint32_t i = 0; i < olds; i++) {
       uint32_t at = (uint32_t)tu_below(&rng, len);
       for (uint32_t q = 0; q < span && at + q < len; q++) words[(at + q) >> 6] |= 1ull << ((at + q) & 63u);
+    }
+    if (round % 6 == 1) { /* bursts near a bucket's bound: 10-40 offsets in a window of 2^6..2^10 */
+      for (uint32_t b = (uint32_t)tu_below(&rng, 8); b-- > 0;) {
+        uint32_t w = 64u << tu_below(&rng, 5), at = (uint32_t)tu_below(&rng, len);
+        for (uint32_t q = 10u + (uint32_t)tu_below(&rng, 31); q-- > 0;) {
+          uint32_t d = at + (uint32_t)tu_below(&rng, w);
+          if (d < len) words[d >> 6] |= 1ull << (d & 63u);
+        }
+      }
     }
     ld_chunk old;
     tern_ld_chunk_choose(&old, words, len);
@@ -735,6 +744,7 @@ static void test_chunk_rebuild_sparse(void **state) {
       assert_int_equal(tern_ld_chunk_build(&want, words, len), TERN_OK);
       assert_int_equal(sparse.form, want.form);
       assert_int_equal(sparse.shift, want.shift);
+      shifts[want.shift > 8]++;
       assert_int_equal(sparse.len, want.len);
       assert_int_equal(sparse.n, want.n);
       size_t bytes = tern_ld_payload_bytes(want.form, want.shift, want.len, want.n);
@@ -744,9 +754,11 @@ static void test_chunk_rebuild_sparse(void **state) {
     }
     if (have_old) tern_ld_payload_release(old.p);
   }
-  printf("sparse rebuilds: %d declined, %d built, %d unchanged\n", outcomes[0], outcomes[1],
-         outcomes[2]);
+  printf("sparse rebuilds: %d declined, %d built (%d of one-byte entries, %d of two), %d "
+         "unchanged\n",
+         outcomes[0], outcomes[1], shifts[0], shifts[1], outcomes[2]);
   assert_true(outcomes[0] > 0 && outcomes[1] > 0 && outcomes[2] > 0);
+  assert_true(shifts[0] > 0 && shifts[1] > 0); /* both entry widths built */
   free(words);
   free(room);
 }
