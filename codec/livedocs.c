@@ -9,10 +9,12 @@
  * batch touches; every other slot is copied and its payload shared by
  * reference count, so applying a few deletions to a large segment costs a
  * directory copy and a chunk or two, and the old generation never changes.
- * A runs set is one block (struct and its runs): apply() expands it to a
- * directory, applies, and tern_ld_settle() turns the result back into a runs set
- * when that costs fewer bytes — which is what keeps a segment with a few
- * clustered deletions at tens of bytes instead of 16 bytes per chunk.
+ * A runs set is one block (struct and its runs): apply() merges the new
+ * deletions into its runs when the set stays one (livedocs_runs.c), and
+ * otherwise expands it to a directory, applies, and tern_ld_settle()
+ * turns the result back into a runs set when that costs fewer bytes —
+ * which is what keeps a segment with a few clustered deletions at tens of
+ * bytes instead of 16 bytes per chunk.
  */
 #include "codec/livedocs_impl.h"
 
@@ -168,17 +170,11 @@ static int runs_of(tern_livedocs **out, const tern_livedocs *ld, uint32_t nruns,
   return TERN_OK;
 }
 
-/* What a directory costs beyond the struct both shapes have, in fixed
- * sizes (on LP64 exactly what it holds: 16-byte slots plus one, payloads
- * behind an 8-byte header, rounded to 8), so that the shape a set takes —
- * and so its one encoding — does not depend on the platform. */
+/* What a directory costs beyond the struct both shapes have
+ * (livedocs_impl.h: ld_dir_slots_bytes, ld_chunk_dir_bytes). */
 static uint64_t dir_cost(const tern_livedocs *ld) {
-  uint64_t bytes = 16u * ((uint64_t)ld->nchunks + 1u);
-  for (uint32_t c = 0; c < ld->nchunks; c++) {
-    const ld_chunk *k = &ld->slots[c];
-    if (k->form != LD_NONE && k->form != LD_FULL)
-      bytes += 8u + ((tern_ld_payload_bytes(k->form, k->shift, k->len, k->n) + 7u) & ~(uint64_t)7u);
-  }
+  uint64_t bytes = ld_dir_slots_bytes(ld->nchunks);
+  for (uint32_t c = 0; c < ld->nchunks; c++) bytes += ld_chunk_dir_bytes(&ld->slots[c]);
   return bytes;
 }
 
@@ -317,6 +313,10 @@ int tern_livedocs_apply(tern_livedocs **out, const tern_livedocs *base, const ui
     if (docs[i] >= base->max_doc)
       return tern_fail(TERN_EINVAL, "livedocs_apply: doc %u >= max_doc %u", docs[i],
                        base->max_doc);
+  if (!base->slots) { /* a runs set that stays one: no directory built */
+    int kept = tern_ld_apply_runs(out, base, docs, n);
+    if (kept != 0) return kept < 0 ? kept : TERN_OK;
+  }
   uint32_t *d;
   size_t *start;
   TERN_TRY(group_by_chunk(docs, n, base->nchunks, &d, &start));

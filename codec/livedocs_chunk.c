@@ -128,6 +128,42 @@ size_t tern_ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint
   return choose_among(k, ok, n, r, len);
 }
 
+/* The fullest bucket of shift s over the runs [first[i], last[i]]
+ * (ascending, disjoint, chunk offsets): a bucket a run passes through
+ * whole holds 1 << s. */
+static uint32_t runs_fullest(const uint32_t *first, const uint32_t *last, uint32_t nr, unsigned s) {
+  uint32_t most = 0, at = UINT32_MAX, cnt = 0; /* the bucket being summed, its count */
+  for (uint32_t i = 0; i < nr; i++) {
+    uint32_t a = first[i], b = last[i], ba = a >> s, bb = b >> s;
+    if (ba != at) {
+      at = ba;
+      cnt = 0;
+    }
+    if (ba == bb) {
+      cnt += b - a + 1u;
+    } else {
+      cnt += ((ba + 1u) << s) - a; /* the rest of a's bucket */
+      most = cnt > most ? cnt : most;
+      if (bb > ba + 1u) most = (1u << s) > most ? 1u << s : most;
+      at = bb;
+      cnt = b - (bb << s) + 1u;
+    }
+    most = cnt > most ? cnt : most;
+  }
+  return most;
+}
+
+size_t tern_ld_chunk_choose_runs(ld_chunk *k, const uint32_t *first, const uint32_t *last,
+                                 uint32_t nr, uint32_t len) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < nr; i++) n += last[i] - first[i] + 1u;
+  if (choose_full(k, n, len)) return 0;
+  uint8_t ok[LD_SHIFTS];
+  for (unsigned s = LD_MIN_SHIFT; s <= LD_MAX_SHIFT; s++)
+    ok[s - LD_MIN_SHIFT] = runs_fullest(first, last, nr, s) * ld_arr_width(s) <= LD_SCAN_BYTES;
+  return choose_among(k, ok, n, nr, len);
+}
+
 size_t tern_ld_chunk_choose(ld_chunk *k, const uint64_t *words, uint32_t len) {
   uint32_t nw = words_of(len);
   uint16_t occ[LD_CHUNK_WORDS];

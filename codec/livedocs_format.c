@@ -303,7 +303,7 @@ static int read_dense(tern_livedocs *ld, const uint8_t *p) {
 /* A runs set from nruns checked (first, last) pairs; canonical only when
  * the cost rule would keep these docs as a runs set. */
 static int read_runs(tern_livedocs **out, uint32_t max_doc, uint32_t nruns, const uint8_t *p) {
-  tern_livedocs *rs, *dir = NULL;
+  tern_livedocs *rs;
   TERN_TRY(tern_ld_alloc_runs(&rs, max_doc, nruns));
   uint32_t *first = (uint32_t *)(uintptr_t)rs->first, *last = first + nruns;
   uint64_t n = 0;
@@ -316,10 +316,8 @@ static int read_runs(tern_livedocs **out, uint32_t max_doc, uint32_t nruns, cons
     n += (uint64_t)last[i] - first[i] + 1u;
   }
   rs->deleted = (uint32_t)n;
-  if (rc == TERN_OK) rc = tern_ld_expand(&dir, rs);
-  if (rc == TERN_OK && !tern_ld_runs_cheaper(dir))
+  if (rc == TERN_OK && !tern_ld_runs_are_cheaper(max_doc, first, last, nruns))
     rc = tern_fail(TERN_ECORRUPT, WHAT ": %u runs stored as a runs set, not the shape the cost rule picks", nruns);
-  tern_livedocs_free(dir);
   if (rc != TERN_OK) {
     tern_livedocs_free(rs);
     return rc;

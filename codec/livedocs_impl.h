@@ -147,6 +147,11 @@ size_t tern_ld_chunk_choose(ld_chunk *k, const uint64_t *words, uint32_t len);
 /* The same from a profile: n deletions in r maximal runs, occ[i] of them in
  * 64-doc word i (occ[0..1024) is overwritten). */
 size_t tern_ld_chunk_choose_profile(ld_chunk *k, uint16_t *occ, uint32_t n, uint32_t r, uint32_t len);
+/* The same from the chunk's deletions as nr maximal runs [first[i],
+ * last[i]] (chunk offsets, ascending; nr >= 1): no bitmap, O(nr) for each
+ * shift. */
+size_t tern_ld_chunk_choose_runs(ld_chunk *k, const uint32_t *first, const uint32_t *last,
+                                 uint32_t nr, uint32_t len);
 /* Builds k's payload from the words tern_ld_chunk_choose saw.  TERN_ENOMEM. */
 int tern_ld_chunk_build(ld_chunk *k, const uint64_t *words, uint32_t len);
 /* Chunk k as old (an array, or NULL: none) plus the offsets add[0..m)
@@ -265,6 +270,27 @@ int tern_ld_alloc(tern_livedocs **out, uint32_t max_doc);
 /* A runs set of max_doc docs with room for nruns runs (nruns, deleted set;
  * the caller fills first[]/last[]). */
 int tern_ld_alloc_runs(tern_livedocs **out, uint32_t max_doc, uint32_t nruns);
+/* What a directory costs beyond the struct both shapes have, in fixed
+ * sizes (on LP64 exactly what it holds: 16-byte slots plus one, payloads
+ * behind an 8-byte header, rounded to 8), so that the shape a set takes —
+ * and so its one encoding — does not depend on the platform: the slots,
+ * then each chunk's share. */
+static inline uint64_t ld_dir_slots_bytes(uint32_t nchunks) { return 16u * ((uint64_t)nchunks + 1u); }
+static inline uint64_t ld_chunk_dir_bytes(const ld_chunk *k) {
+  if (k->form == LD_NONE || k->form == LD_FULL) return 0;
+  return 8u + ((tern_ld_payload_bytes(k->form, k->shift, k->len, k->n) + 7u) & ~(uint64_t)7u);
+}
+/* Whether a runs set of these nr runs (maximal, ascending) is the shape
+ * the cost rule picks for its docs (tern_ld_settle's rule, decided from
+ * the runs without building the directory). */
+int tern_ld_runs_are_cheaper(uint32_t max_doc, const uint32_t *first, const uint32_t *last,
+                             uint32_t nr);
+/* rs (a runs set) plus docs[0..n) (each < max_doc, any order): 1 with
+ * *out the new runs set when it stays one (the set tern_livedocs_apply's
+ * general way makes), 0 when it becomes a directory (nothing made), or
+ * TERN_ENOMEM. */
+int tern_ld_apply_runs(tern_livedocs **out, const tern_livedocs *rs, const uint32_t *docs,
+                       size_t n);
 /* The directory of a runs set's docs. */
 int tern_ld_expand(tern_livedocs **out, const tern_livedocs *rs);
 /* 1 when the directory `ld` would cost fewer bytes as a runs set. */

@@ -48,6 +48,11 @@ static uint32_t ref_next(const ref *r, uint32_t from, int want_deleted) {
   return TERN_LD_END;
 }
 
+/* Sets bits [at, at + n) of a chunk's words, none at or past len. */
+static void set_span(uint64_t *words, uint32_t at, uint32_t n, uint32_t len) {
+  for (uint32_t q = 0; q < n && at + q < len; q++) words[(at + q) >> 6] |= 1ull << ((at + q) & 63u);
+}
+
 /* --- patterns --- */
 
 enum { P_RANDOM, P_CLUSTERED, P_UNIFORM, P_SCATTERED, P_EMPTY, P_ALL, P_COUNT };
@@ -644,7 +649,7 @@ static void test_chunk_runs(void **state) {
     memset(words, 0, 8u * LD_CHUNK_WORDS);
     for (uint32_t i = 0; i < n; i++) {
       uint32_t at = (uint32_t)tu_below(&rng, len);
-      for (uint32_t k = 0; k < span && at + k < len; k++) words[(at + k) >> 6] |= 1ull << ((at + k) & 63u);
+      set_span(words, at, span, len);
     }
     if (round % 7 == 0) words[0] |= 1; /* the first doc, and the last */
     if (round % 11 == 0) words[(len - 1u) >> 6] |= 1ull << ((len - 1u) & 63u);
@@ -691,7 +696,7 @@ static void test_chunk_rebuild_sparse(void **state) {
     uint32_t span = 1u + (uint32_t)tu_below(&rng, round % 7 ? 2 : 40);
     for (uint32_t i = 0; i < olds; i++) {
       uint32_t at = (uint32_t)tu_below(&rng, len);
-      for (uint32_t q = 0; q < span && at + q < len; q++) words[(at + q) >> 6] |= 1ull << ((at + q) & 63u);
+      set_span(words, at, span, len);
     }
     if (round % 6 == 1) { /* bursts near a bucket's bound: 10-40 offsets in a window of 2^6..2^10 */
       for (uint32_t b = (uint32_t)tu_below(&rng, 8); b-- > 0;) {
@@ -763,6 +768,133 @@ static void test_chunk_rebuild_sparse(void **state) {
   free(room);
 }
 
+/* A chunk's form priced from its runs (tern_ld_chunk_choose_runs, no
+ * bitmap) is the one its bitmap gets (tern_ld_chunk_choose): form, shift,
+ * lengths and bytes, on random runs of every length — single docs, runs
+ * of 10-40 that fill buckets up to the scan bound and past it, runs over
+ * whole buckets — in full and short chunks. */
+static void test_chunk_choose_runs(void **state) {
+  (void)state;
+  tu_rng rng;
+  tu_rng_init(&rng, 0x63727573);
+  printf("seed %#x\n", 0x63727573);
+  uint64_t *words = calloc(LD_CHUNK_WORDS, 8);
+  uint32_t *first = malloc(70000 * sizeof *first), *last = malloc(70000 * sizeof *last);
+  assert_non_null(words);
+  assert_non_null(first);
+  assert_non_null(last);
+  int seen[8] = {0};
+  for (int round = 0; round < 3000; round++) {
+    uint32_t len = round % 3 ? 65536u : 1u + (uint32_t)tu_below(&rng, 65536);
+    uint32_t nw = (len + 63u) / 64u, runs = 1u + (uint32_t)tu_below(&rng, round % 4 ? 40 : 400);
+    uint32_t longest = round % 5 == 0 ? 1u : 1u << tu_below(&rng, round % 7 ? 6 : 12);
+    memset(words, 0, 8u * LD_CHUNK_WORDS);
+    uint32_t window = 64u << tu_below(&rng, 11); /* runs crowded into one part of the chunk */
+    uint32_t from = (uint32_t)tu_below(&rng, len);
+    for (uint32_t i = 0; i < runs; i++) {
+      uint32_t at = (from + (uint32_t)tu_below(&rng, window)) % len;
+      uint32_t l = 1u + (uint32_t)tu_below(&rng, longest);
+      set_span(words, at, l, len);
+    }
+    if (round % 3 == 1) { /* many single docs and a few runs over whole buckets */
+      for (uint32_t i = (uint32_t)tu_below(&rng, 6000); i-- > 0;) {
+        set_span(words, (uint32_t)tu_below(&rng, len), 1, len);
+      }
+      for (uint32_t i = 1u + (uint32_t)tu_below(&rng, 3); i-- > 0;) {
+        uint32_t at = (uint32_t)tu_below(&rng, len), l = 30u + (uint32_t)tu_below(&rng, 600);
+        set_span(words, at, l, len);
+      }
+    }
+    if (round % 3 == 2) { /* short runs across bucket edges, near the scan bound */
+      for (uint32_t i = 300u + (uint32_t)tu_below(&rng, 700); i-- > 0;) {
+        set_span(words, (uint32_t)tu_below(&rng, len), 1, len);
+      }
+      for (uint32_t i = 5u + (uint32_t)tu_below(&rng, 16); i-- > 0;) {
+        uint32_t edge = (((uint32_t)tu_below(&rng, len) >> 6) + 1u) << (6u + tu_below(&rng, 5));
+        uint32_t at = edge - 1u - (uint32_t)tu_below(&rng, 35), l = 2u + (uint32_t)tu_below(&rng, 40);
+        set_span(words, at, l, len);
+      }
+    }
+    uint32_t nr = 0; /* the bitmap's maximal runs */
+    assert_true(tern_ld_words_runs(words, nw, 0, first, last, &nr, 70000));
+    ld_chunk want, got;
+    size_t wb = tern_ld_chunk_choose(&want, words, len);
+    size_t gb = tern_ld_chunk_choose_runs(&got, first, last, nr, len);
+    assert_int_equal(got.form, want.form);
+    assert_int_equal(got.shift, want.shift);
+    assert_int_equal(got.len, want.len);
+    assert_int_equal(got.n, want.n);
+    assert_int_equal(gb, wb);
+    seen[want.form & 7]++;
+    if (want.form == LD_ARRAY) seen[5 + (want.shift > 8)]++;
+  }
+  printf("forms: %d array (%d of one-byte entries, %d of two), %d bitmap, %d runs, %d full\n",
+         seen[LD_ARRAY], seen[5], seen[6], seen[LD_BITMAP], seen[LD_RUNS], seen[LD_FULL]);
+  assert_true(seen[LD_ARRAY] && seen[LD_BITMAP] && seen[LD_RUNS] && seen[5] && seen[6]);
+  free(words);
+  free(first);
+  free(last);
+}
+
+/* A set's shape is the one the cost rule picks, whichever way apply
+ * took (a runs set's deletions merged as runs, livedocs_runs.c, or the
+ * directory built and settled): a runs set the rule keeps, a directory
+ * it would not turn into runs; and the docs are the reference's.  Sets
+ * grown commit by commit from empty, a few deletions at a time —
+ * scattered, clustered, across chunk boundaries, repeats and docs
+ * deleted already — on segments of one to many chunks. */
+static void test_shape_either_way(void **state) {
+  (void)state;
+  tu_rng rng;
+  tu_rng_init(&rng, 0x72756e32);
+  printf("seed %#x\n", 0x72756e32);
+  int shapes[2] = {0}, flips = 0;
+  for (int round = 0; round < 60; round++) {
+    uint32_t max_doc = round % 3 ? 1u + (uint32_t)tu_below(&rng, 400000) : 65536u * (1u + round % 5);
+    ref r;
+    ref_init(&r, max_doc);
+    tern_livedocs *ld;
+    assert_int_equal(tern_livedocs_new(&ld, max_doc), TERN_OK);
+    uint32_t d[64];
+    for (int commit = 0; commit < 120; commit++) {
+      size_t n = 1u + (size_t)tu_below(&rng, commit % 10 ? 3 : 64);
+      uint32_t span = commit % 4 ? 1u : 1u + (uint32_t)tu_below(&rng, 300);
+      for (size_t i = 0; i < n; i++) {
+        d[i] = (uint32_t)tu_below(&rng, max_doc);
+        if (i && commit % 5 == 0) d[i] = d[i - 1]; /* a repeat */
+      }
+      if (span > 1 && n < 60) { /* a range: up to 60 docs from one start */
+        uint32_t at = d[0];
+        for (n = 0; n < 60 && n < span && at + n < max_doc; n++) d[n] = at + (uint32_t)n;
+      }
+      for (size_t i = 0; i < n; i++) ref_del(&r, d[i]);
+      int was_runs = ld->slots == NULL;
+      tern_livedocs *next;
+      assert_int_equal(tern_livedocs_apply(&next, ld, d, n), TERN_OK);
+      tern_livedocs_free(ld);
+      ld = next;
+      check_counts(ld, &r);
+      if (!ld->slots) { /* the rule keeps it a runs set */
+        tern_livedocs *dir;
+        assert_int_equal(tern_ld_expand(&dir, ld), TERN_OK);
+        assert_true(tern_ld_runs_cheaper(dir));
+        tern_livedocs_free(dir);
+      } else {
+        assert_false(tern_ld_runs_cheaper(ld));
+      }
+      shapes[ld->slots != NULL]++;
+      flips += was_runs && ld->slots;
+    }
+    check_is_live(ld, &r, &rng);
+    check_walk(ld, &r, 0);
+    tern_livedocs_free(ld);
+    free(r.bits);
+  }
+  printf("shapes: %d runs sets, %d directories, %d runs sets became directories\n", shapes[0],
+         shapes[1], flips);
+  assert_true(shapes[0] > 0 && shapes[1] > 0 && flips > 0);
+}
+
 int main(void) {
   tu_seed();
   const struct CMUnitTest tests[] = {
@@ -779,6 +911,8 @@ int main(void) {
       cmocka_unit_test(test_runs_set),
       cmocka_unit_test(test_chunk_runs),
       cmocka_unit_test(test_chunk_rebuild_sparse),
+      cmocka_unit_test(test_chunk_choose_runs),
+      cmocka_unit_test(test_shape_either_way),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
