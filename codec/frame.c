@@ -112,15 +112,24 @@ int tern_frame_open_buffer(const uint8_t *buf, size_t len, uint32_t kind, uint32
   return TERN_OK;
 }
 
+size_t tern_frame_len(size_t body_len) {
+  return TERN_FRAME_HEADER_SIZE + body_len + TERN_FRAME_FOOTER_SIZE;
+}
+
+void tern_frame_close(uint8_t *dst, uint32_t kind, uint32_t version, const uint8_t *segid,
+                      size_t body_len) {
+  tern_frame_header(dst, kind, version, segid);
+  size_t covered = TERN_FRAME_HEADER_SIZE + body_len;
+  footer_encode(dst + covered, covered, XXH3_64bits(dst, covered));
+}
+
 int tern_frame_wrap(uint8_t **out, size_t *out_len, uint32_t kind, uint32_t version,
                     const uint8_t *segid, const void *body, size_t body_len) {
-  size_t len = TERN_FRAME_HEADER_SIZE + body_len + TERN_FRAME_FOOTER_SIZE;
+  size_t len = tern_frame_len(body_len);
   uint8_t *b = malloc(len);
   if (!b) return tern_fail(TERN_ENOMEM, "out of memory framing %zu bytes", body_len);
-  tern_frame_header(b, kind, version, segid);
   if (body_len) memcpy(b + TERN_FRAME_HEADER_SIZE, body, body_len);
-  size_t covered = len - TERN_FRAME_FOOTER_SIZE;
-  footer_encode(b + covered, covered, XXH3_64bits(b, covered));
+  tern_frame_close(b, kind, version, segid, body_len);
   *out = b;
   *out_len = len;
   return TERN_OK;

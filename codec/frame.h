@@ -53,6 +53,14 @@ int tern_frame_write_footer(tern_wfile *w);
 int tern_frame_open_buffer(const uint8_t *buf, size_t len, uint32_t kind, uint32_t max_version,
                            const uint8_t *segid, const char *what, uint32_t *version,
                            const uint8_t **body, size_t *body_len);
+/* The bytes a frame around a body of body_len takes: header, body, footer. */
+size_t tern_frame_len(size_t body_len);
+/* Frames a body already in place at dst + TERN_FRAME_HEADER_SIZE (dst
+ * holds tern_frame_len(body_len) bytes): writes the header and the footer
+ * with the checksum over both and the body.  For bytes built where they
+ * are kept (a catalog record reserved in LMDB): no copy. */
+void tern_frame_close(uint8_t *dst, uint32_t kind, uint32_t version, const uint8_t *segid,
+                      size_t body_len);
 /* Frames `body` into a new malloc'd buffer (for bytes kept in the catalog). */
 int tern_frame_wrap(uint8_t **out, size_t *out_len, uint32_t kind, uint32_t version,
                     const uint8_t *segid, const void *body, size_t body_len);

@@ -82,6 +82,13 @@ uint64_t tern_ld_iter_cost(const tern_ld_iter *it);
  * natively sparse when that is smaller, dense otherwise. */
 int tern_livedocs_write(const tern_livedocs *ld, const uint8_t *segid, uint8_t **out,
                         size_t *len);
+/* The same bytes written into dst, which holds exactly
+ * tern_livedocs_encoded_len(ld) of them (len, checked: TERN_EINVAL), so
+ * that a caller can write them where they are kept (the catalog's value,
+ * reserved in LMDB) without a copy.  TERN_ENOMEM (a dense body's one
+ * chunk of scratch). */
+size_t tern_livedocs_encoded_len(const tern_livedocs *ld);
+int tern_livedocs_encode(const tern_livedocs *ld, const uint8_t *segid, uint8_t *dst, size_t len);
 /* Builds the set from .liv bytes, checking the frame, the segment id, max_doc
  * and the deleted count the catalog recorded.  TERN_ECORRUPT / TERN_EVERSION. */
 int tern_livedocs_read(tern_livedocs **out, const uint8_t *buf, size_t len, const uint8_t *segid,

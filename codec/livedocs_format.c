@@ -84,53 +84,84 @@ static int put_dense(uint8_t *p, const tern_livedocs *ld) {
   return TERN_OK;
 }
 
-static int write_runs(const tern_livedocs *ld, const uint8_t *segid, uint8_t **out, size_t *len) {
-  size_t body_len = BODY_HEADER + 8u * (size_t)ld->nruns;
-  uint8_t *body = malloc(body_len);
-  if (!body) return tern_fail(TERN_ENOMEM, "livedocs_write: out of memory for %zu bytes", body_len);
-  tern_store32(body, ld->max_doc);
-  tern_store32(body + 4, ld->deleted);
-  body[8] = LAYOUT_RUNS;
-  body[9] = body[10] = body[11] = 0;
-  tern_store32(body + 12, ld->nruns);
+/* A body's first 16 bytes: max_doc, deleted, layout, a count. */
+static uint8_t *put_body_header(uint8_t *p, const tern_livedocs *ld, uint8_t layout,
+                                uint32_t count) {
+  tern_store32(p, ld->max_doc);
+  tern_store32(p + 4, ld->deleted);
+  p[8] = layout;
+  p[9] = p[10] = p[11] = 0;
+  tern_store32(p + 12, count);
+  return p + BODY_HEADER;
+}
+
+static void put_runs(uint8_t *p, const tern_livedocs *ld) {
+  p = put_body_header(p, ld, LAYOUT_RUNS, ld->nruns);
   for (uint32_t i = 0; i < ld->nruns; i++) {
-    tern_store32(body + BODY_HEADER + 8u * i, ld->first[i]);
-    tern_store32(body + BODY_HEADER + 8u * i + 4u, ld->first[ld->nruns + i]);
+    tern_store32(p + 8u * i, ld->first[i]);
+    tern_store32(p + 8u * i + 4u, ld->first[ld->nruns + i]);
   }
-  int rc = tern_frame_wrap(out, len, TERN_KIND_LIVEDOCS, TERN_LIVEDOCS_VERSION, segid, body, body_len);
-  free(body);
-  return rc;
+}
+
+static size_t dense_len(const tern_livedocs *ld) {
+  return BODY_HEADER + 8u * (((size_t)ld->max_doc + 63u) / 64u);
+}
+
+/* The body's bytes and its layout: a runs set its runs; a directory its
+ * chunk records, or a dense bitset when that is not bigger. */
+static size_t body_len(const tern_livedocs *ld, uint8_t *layout) {
+  if (!ld->slots) {
+    *layout = LAYOUT_RUNS;
+    return BODY_HEADER + 8u * (size_t)ld->nruns;
+  }
+  size_t sparse = BODY_HEADER, dense = dense_len(ld);
+  for (uint32_t c = 0; c < ld->nchunks; c++)
+    if (ld_slot(ld, c)) sparse += RECORD_HEADER + disk_payload(&ld->slots[c]);
+  *layout = dense < sparse ? LAYOUT_DENSE : LAYOUT_CHUNKS;
+  return dense < sparse ? dense : sparse;
+}
+
+size_t tern_livedocs_encoded_len(const tern_livedocs *ld) {
+  uint8_t layout;
+  return tern_frame_len(body_len(ld, &layout));
+}
+
+int tern_livedocs_encode(const tern_livedocs *ld, const uint8_t *segid, uint8_t *dst, size_t len) {
+  if (!ld || !segid || !dst) return tern_fail(TERN_EINVAL, "livedocs_encode: NULL argument");
+  uint8_t layout;
+  size_t blen = body_len(ld, &layout);
+  if (len != tern_frame_len(blen))
+    return tern_fail(TERN_EINVAL, "livedocs_encode: %zu bytes of room for %zu", len,
+                     tern_frame_len(blen));
+  uint8_t *body = dst + TERN_FRAME_HEADER_SIZE;
+  if (layout == LAYOUT_RUNS) {
+    put_runs(body, ld);
+  } else if (layout == LAYOUT_DENSE) {
+    put_body_header(body, ld, LAYOUT_DENSE, (uint32_t)((blen - BODY_HEADER) / 8u));
+    TERN_TRY(put_dense(body + BODY_HEADER, ld));
+  } else {
+    uint8_t *p = put_body_header(body, ld, LAYOUT_CHUNKS, ld->nused);
+    for (uint32_t c = 0; c < ld->nchunks; c++)
+      if (ld_slot(ld, c)) p = put_record(p, c, &ld->slots[c]);
+  }
+  tern_frame_close(dst, TERN_KIND_LIVEDOCS, TERN_LIVEDOCS_VERSION, segid, blen);
+  return TERN_OK;
 }
 
 int tern_livedocs_write(const tern_livedocs *ld, const uint8_t *segid, uint8_t **out,
                         size_t *len) {
   if (!ld || !segid || !out || !len) return tern_fail(TERN_EINVAL, "livedocs_write: NULL argument");
-  if (!ld->slots) return write_runs(ld, segid, out, len);
-  size_t sparse = BODY_HEADER, dense = BODY_HEADER + 8u * (((size_t)ld->max_doc + 63u) / 64u);
-  for (uint32_t c = 0; c < ld->nchunks; c++)
-    if (ld_slot(ld, c)) sparse += RECORD_HEADER + disk_payload(&ld->slots[c]);
-  int is_dense = dense < sparse;
-  size_t body_len = is_dense ? dense : sparse;
-  uint8_t *body = malloc(body_len);
-  if (!body) return tern_fail(TERN_ENOMEM, "livedocs_write: out of memory for %zu bytes", body_len);
-  tern_store32(body, ld->max_doc);
-  tern_store32(body + 4, ld->deleted);
-  body[8] = is_dense ? LAYOUT_DENSE : LAYOUT_CHUNKS;
-  body[9] = body[10] = body[11] = 0;
-  int rc = TERN_OK;
-  if (is_dense) {
-    tern_store32(body + 12, (uint32_t)((dense - BODY_HEADER) / 8u));
-    rc = put_dense(body + BODY_HEADER, ld);
-  } else {
-    tern_store32(body + 12, ld->nused);
-    uint8_t *p = body + BODY_HEADER;
-    for (uint32_t c = 0; c < ld->nchunks; c++)
-      if (ld_slot(ld, c)) p = put_record(p, c, &ld->slots[c]);
+  size_t n = tern_livedocs_encoded_len(ld);
+  uint8_t *b = malloc(n);
+  if (!b) return tern_fail(TERN_ENOMEM, "livedocs_write: out of memory for %zu bytes", n);
+  int rc = tern_livedocs_encode(ld, segid, b, n);
+  if (rc != TERN_OK) {
+    free(b);
+    return rc;
   }
-  if (rc == TERN_OK)
-    rc = tern_frame_wrap(out, len, TERN_KIND_LIVEDOCS, TERN_LIVEDOCS_VERSION, segid, body, body_len);
-  free(body);
-  return rc;
+  *out = b;
+  *len = n;
+  return TERN_OK;
 }
 
 /* --- reading --- */

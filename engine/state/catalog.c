@@ -123,13 +123,24 @@ static int get_sealed(tern_index *idx, MDB_txn *t, MDB_dbi dbi, const MDB_val *k
   return TERN_OK;
 }
 
-static int put_sealed(tern_index *idx, MDB_txn *t, MDB_dbi dbi, const MDB_val *k,
-                      const uint8_t *payload, size_t n, const char *what) {
+/* Room for an n-byte payload and its seal under k, in *dst: the caller
+ * writes the payload there, then seals it (tern_rec_seal). */
+static int reserve_sealed(tern_index *idx, MDB_txn *t, MDB_dbi dbi, const MDB_val *k, size_t n,
+                          const char *what, uint8_t **dst) {
+  *dst = NULL; /* defined on failure too: compilers cannot see the status */
   MDB_val v = {n + TERN_REC_SEAL_SIZE, NULL};
   int rc = mdb_put(t, dbi, (MDB_val *)k, &v, MDB_RESERVE);
   if (rc != 0) return tern_mdb_env_status(idx, rc, what);
-  if (n) memcpy(v.mv_data, payload, n);
-  tern_rec_seal(k->mv_data, k->mv_size, v.mv_data, n);
+  *dst = v.mv_data;
+  return TERN_OK;
+}
+
+static int put_sealed(tern_index *idx, MDB_txn *t, MDB_dbi dbi, const MDB_val *k,
+                      const uint8_t *payload, size_t n, const char *what) {
+  uint8_t *dst = NULL;
+  TERN_TRY(reserve_sealed(idx, t, dbi, k, n, what, &dst));
+  if (n) memcpy(dst, payload, n);
+  tern_rec_seal(k->mv_data, k->mv_size, dst, n);
   return TERN_OK;
 }
 
@@ -229,14 +240,16 @@ int tern_catalog_del_segment(tern_index *idx, MDB_txn *t, uint64_t number) {
 
 int tern_catalog_put_livedocs(tern_index *idx, MDB_txn *t, uint64_t number, const tern_livedocs *ld,
                               const uint8_t *segid) {
-  uint8_t key[TERN_REC_SEGKEY_SIZE], *bytes;
-  size_t len;
+  uint8_t key[TERN_REC_SEGKEY_SIZE], *dst = NULL;
   tern_rec_segkey_encode(key, number);
-  TERN_TRY(tern_livedocs_write(ld, segid, &bytes, &len));
   MDB_val k = val_of(key, sizeof key);
-  int rc = put_sealed(idx, t, idx->dbi_live, &k, bytes, len, "writing live docs");
-  free(bytes);
-  return rc;
+  /* Encoded straight into the reserved value: a record of tens of KB is
+   * not built elsewhere and copied (a failure aborts the transaction). */
+  size_t len = tern_livedocs_encoded_len(ld);
+  TERN_TRY(reserve_sealed(idx, t, idx->dbi_live, &k, len, "writing live docs", &dst));
+  TERN_TRY(tern_livedocs_encode(ld, segid, dst, len));
+  tern_rec_seal(k.mv_data, k.mv_size, dst, len);
+  return TERN_OK;
 }
 
 int tern_catalog_get_livedocs(tern_index *idx, MDB_txn *t, uint64_t number, const uint8_t **buf,
