@@ -21,9 +21,10 @@
 #include <string.h>
 
 enum { STORES = 2, KINDS = 2, F_MEDIAN = 0, F_P99, F_FIRST, F_WHATS };
-/* The first commits of a run, timed on their own: in the first run they
+/* The first commits of a run, timed on their own: the first run's deletes
  * meet a segment with no deletions yet (a tern segment's live docs are a
- * short list of runs until they outgrow it). */
+ * short list of runs until they outgrow it); its replacements come after
+ * those deletes. */
 enum { FIRST_COMMITS = 100 };
 static const char *const store_name[STORES] = {"tern", "LMDB"};
 static const char *const kind_name[KINDS] = {"delete", "replace"};
@@ -114,7 +115,7 @@ static void erase_print(const eopts *o, double *fig, double *ratio) {
          "%llu runs\n",
          (unsigned long long)o->docs, (unsigned long long)o->commits,
          (unsigned long long)o->runs);
-  printf("| store, kind | median µs | p99 µs | first %d of run 1 (no deletions before), median µs "
+  printf("| store, kind | median µs | p99 µs | first %d of run 1, median µs (deletes: none before) "
          "|\n|---|---|---|---|\n",
          FIRST_COMMITS);
   for (int q = 0; q < KINDS; q++)
