@@ -6,7 +6,7 @@
  * The body is the set's own shape: a runs set is its list of runs; a
  * directory is either its chunk records, each in its in-memory form (so
  * loading copies payloads and builds no dense intermediate), or, when that
- * is not smaller, a plain dense bitset.  Shape and records must be the
+ * is smaller, a plain dense bitset.  Shape and records must be the
  * canonical ones the cost rules pick for the contents: then a set has one
  * encoding, rewriting is byte-identical, and no file can make a set bigger
  * in memory than its dense bitset.  Every field is checked against the end
@@ -108,8 +108,9 @@ static size_t dense_len(const tern_livedocs *ld) {
 }
 
 /* The body's bytes and its layout: a runs set its runs; a directory its
- * chunk records, or a dense bitset when that is not bigger. */
-static size_t body_len(const tern_livedocs *ld, uint8_t *layout) {
+ * chunk records, or a dense bitset when that is smaller.  The reader
+ * requires the layout this picks: each set has one encoding. */
+static size_t layout_of(const tern_livedocs *ld, uint8_t *layout) {
   if (!ld->slots) {
     *layout = LAYOUT_RUNS;
     return BODY_HEADER + 8u * (size_t)ld->nruns;
@@ -123,13 +124,13 @@ static size_t body_len(const tern_livedocs *ld, uint8_t *layout) {
 
 size_t tern_livedocs_encoded_len(const tern_livedocs *ld) {
   uint8_t layout;
-  return tern_frame_len(body_len(ld, &layout));
+  return tern_frame_len(layout_of(ld, &layout));
 }
 
 int tern_livedocs_encode(const tern_livedocs *ld, const uint8_t *segid, uint8_t *dst, size_t len) {
   if (!ld || !segid || !dst) return tern_fail(TERN_EINVAL, "livedocs_encode: NULL argument");
   uint8_t layout;
-  size_t blen = body_len(ld, &layout);
+  size_t blen = layout_of(ld, &layout);
   if (len != tern_frame_len(blen))
     return tern_fail(TERN_EINVAL, "livedocs_encode: %zu bytes of room for %zu", len,
                      tern_frame_len(blen));
@@ -410,6 +411,12 @@ int tern_livedocs_read(tern_livedocs **out, const uint8_t *buf, size_t len, cons
                                  : read_chunks(ld, nslots, body + BODY_HEADER, end);
     if (rc == TERN_OK && tern_ld_runs_cheaper(ld))
       rc = tern_fail(TERN_ECORRUPT, WHAT ": chunks stored for a set the cost rule keeps as runs");
+    uint8_t layout = body[8];
+    if (rc == TERN_OK) (void)layout_of(ld, &layout); /* the one the writer picks */
+    if (rc == TERN_OK && layout != body[8])
+      rc = tern_fail(TERN_ECORRUPT, WHAT ": a %s body where the writer makes a %s one",
+                     body[8] == LAYOUT_DENSE ? "dense" : "chunks",
+                     layout == LAYOUT_DENSE ? "dense" : "chunks");
   }
   if (rc == TERN_OK && ld->deleted != expected_deleted)
     rc = tern_fail(TERN_ECORRUPT, WHAT ": %s hold %u deleted, the header says %u",

@@ -304,6 +304,32 @@ static void test_shape_must_be_canonical(void **state) {
   put32(body + 24, 800);
   put32(body + 28, 100u << 16 | 899u);
   assert_int_equal(read_body(body, 32, 3000, 800), TERN_ECORRUPT);
+  /* 300 docs in 29 runs of 1000: chunk records of runs (16 + 12 + 4 x 29
+   * = 144 bytes) tie the dense bitset (16 + 8 x 16): the tie is chunk
+   * records, so the same docs as a dense body are not canonical (a
+   * fuzzer's find: it read back, then rewrote as chunk records) */
+  uint32_t docs[300], nd = 0;
+  for (uint32_t r = 0; r < 29; r++)
+    for (uint32_t q = 0; q < (r < 10 ? 11u : 10u); q++) docs[nd++] = r * 34 + q;
+  assert_int_equal(nd, 300);
+  tern_livedocs *empty, *set;
+  assert_int_equal(tern_livedocs_new(&empty, 1000), TERN_OK);
+  assert_int_equal(tern_livedocs_apply(&set, empty, docs, nd), TERN_OK);
+  uint8_t *liv;
+  size_t liv_len;
+  assert_int_equal(tern_livedocs_write(set, SEGID, &liv, &liv_len), TERN_OK);
+  assert_int_equal(liv[TERN_FRAME_HEADER_SIZE + 8], 0); /* chunk records */
+  assert_int_equal(liv_len, 48 + 144);
+  free(liv);
+  tern_livedocs_free(set);
+  tern_livedocs_free(empty);
+  memset(body, 0, sizeof body);
+  put32(body, 1000);
+  put32(body + 4, 300);
+  body[8] = 1; /* dense */
+  put32(body + 12, 16);
+  for (uint32_t i = 0; i < nd; i++) body[16 + docs[i] / 8] |= (uint8_t)(1u << (docs[i] % 8));
+  assert_int_equal(read_body(body, 16 + 8 * 16, 1000, 300), TERN_ECORRUPT);
   /* an empty directory: the empty runs set is the encoding */
   memset(body, 0, sizeof body);
   put32(body, 3000);
