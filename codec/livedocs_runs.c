@@ -34,7 +34,7 @@ static int cmp_u32(const void *a, const void *b) {
 static uint32_t merge_runs(const tern_livedocs *rs, const uint32_t *d, size_t n, uint32_t *first,
                            uint32_t *last, uint32_t cap, uint32_t *added) {
   const uint32_t *of = rs->first, *ol = rs->first + rs->nruns;
-  uint32_t nr = 0, i = 0, covered = 0; /* covered: docs up to the last old run's end + 1 */
+  uint32_t nr = 0, i = 0, covered = 0; /* covered: docs below the last old run's end + 1 */
   size_t j = 0;
   *added = 0;
   while (i < rs->nruns || j < n) {
@@ -45,16 +45,11 @@ static uint32_t merge_runs(const tern_livedocs *rs, const uint32_t *d, size_t n,
       covered = l + 1u; /* l < max_doc <= UINT32_MAX */
     } else {
       f = l = d[j++];
-      if (j > 1 && d[j - 2] == f) continue; /* a repeat */
-      *added += f >= covered;
+      if ((j > 1 && d[j - 2] == f) || f < covered) continue; /* a repeat, or deleted already */
+      (*added)++;
     }
-    if (nr && (uint64_t)last[nr - 1] + 1u >= f) {
-      if (l > last[nr - 1]) last[nr - 1] = l;
-    } else {
-      if (nr == cap) return cap + 1u;
-      first[nr] = f;
-      last[nr++] = l;
-    }
+    /* Old runs neither overlap nor touch; a doc left here is in none. */
+    if (!ld_runs_append(first, last, &nr, cap, f, l)) return cap + 1u;
   }
   return nr;
 }

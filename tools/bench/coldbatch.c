@@ -157,11 +157,10 @@ static int cb_env_init(cb_env *e, const cb_opts *o) {
     snprintf(e->tern, sizeof e->tern, "%s", o->tern);
   else
     bench_default_tern(e->tern, sizeof e->tern);
-  ssize_t sn = readlink("/proc/self/exe", e->self, sizeof e->self - 1);
-  if (sn <= 0 || cb_store_dir(e->from, sizeof e->from, o->from, o->parent, &o->spec, o->docs,
-                              o->values, o->seed, e->tern) != 0)
+  if (bench_self_exe(e->self, sizeof e->self) != 0 ||
+      cb_store_dir(e->from, sizeof e->from, o->from, o->parent, &o->spec, o->docs, o->values,
+                   o->seed, e->tern) != 0)
     return -1;
-  e->self[sn] = 0;
   snprintf(e->tdir, sizeof e->tdir, "%s/tern", e->from);
   snprintf(e->ldir, sizeof e->ldir, "%s/lmdb", e->from);
   snprintf(e->keys, sizeof e->keys, "%s/present.keys", e->from);

@@ -22,6 +22,7 @@
 #include "tools/bench/bench_common.h"
 #include "tools/bench/engine.h"
 #include "tools/bench/opts.h"
+#include "tools/bench/process.h"
 
 #include "tern.h"
 
@@ -256,7 +257,7 @@ static const bench_opt k_latpath_opts[] = {
               "one-document commits"),
     BENCH_U64("buffer", offsetof(latpath_opts, buffer), "BYTES", NULL, 0, 0,
               "write_buffer_bytes of a tern index (default 8 MiB)"),
-    BENCH_STR("dir", offsetof(latpath_opts, parent), "PATH", "/tmp", "where the store goes"),
+    BENCH_SCRATCH_DIR(offsetof(latpath_opts, parent)),
 };
 
 static const bench_cmd k_latpath_cmd =
@@ -282,9 +283,7 @@ int tern_bench_latency_path(int argc, char **argv) {
 /* Runs `tern-bench latency-path` for path p with out as its stdout. */
 static void lat_exec_child(const eopts *o, enum lat_path p, int out) {
   char self[4096], path[32], commits[32], buffer[32];
-  ssize_t sn = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (sn <= 0 || dup2(out, STDOUT_FILENO) < 0) _exit(126);
-  self[sn] = 0;
+  if (bench_self_exe(self, sizeof self) != 0 || dup2(out, STDOUT_FILENO) < 0) _exit(126);
   snprintf(path, sizeof path, "%d", (int)p);
   snprintf(commits, sizeof commits, "%llu", (unsigned long long)o->commits);
   snprintf(buffer, sizeof buffer, "%llu", (unsigned long long)o->buffer);

@@ -601,9 +601,7 @@ static int open_setup(open_env *e) {
       !bench_path(e->keyfile, sizeof e->keyfile, e->root, "key.txt") ||
       bench_mkdirs(e->ldir) != 0 || bench_mkdirs(e->tdir) != 0)
     return -1;
-  ssize_t n = readlink("/proc/self/exe", e->self, sizeof e->self - 1);
-  if (n <= 0) return -1;
-  e->self[n] = 0;
+  if (bench_self_exe(e->self, sizeof e->self) != 0) return -1;
   if (e->o->tern)
     snprintf(e->tern, sizeof e->tern, "%s", e->o->tern);
   else

@@ -15,6 +15,9 @@ int bench_run_process(char *const *argv, const char *in, const char *out, double
  * rusage's blocks in). */
 int bench_run_process_io(char *const *argv, const char *in, const char *out, double *s,
                          double *read_bytes);
+/* This executable's path into buf[cap] (to run itself as a fresh
+ * process): 0, or -1 when it cannot be read. */
+int bench_self_exe(char *buf, size_t cap);
 /* The path of the tern tool next to this executable into buf[cap]. */
 void bench_default_tern(char *buf, size_t cap);
 

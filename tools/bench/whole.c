@@ -245,13 +245,18 @@ static int files_equal(const char *a, const char *b) {
   return eq;
 }
 
+int bench_self_exe(char *buf, size_t cap) {
+  ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  return 0;
+}
+
 void bench_default_tern(char *buf, size_t cap) {
-  ssize_t n = readlink("/proc/self/exe", buf, cap - 8);
-  if (n <= 0) {
+  if (bench_self_exe(buf, cap - 8) != 0) {
     snprintf(buf, cap, "tern");
     return;
   }
-  buf[n] = 0;
   char *slash = strrchr(buf, '/');
   snprintf(slash ? slash + 1 : buf, cap - (size_t)(slash ? slash + 1 - buf : 0), "tern");
 }
@@ -342,9 +347,7 @@ static char *whole_env_init(whole_env *w, const whole_opts *o) {
     snprintf(w->tern, sizeof w->tern, "%s", o->tern);
   else
     bench_default_tern(w->tern, sizeof w->tern);
-  ssize_t sn = readlink("/proc/self/exe", w->self, sizeof w->self - 1);
-  if (sn <= 0) return NULL;
-  w->self[sn] = 0;
+  if (bench_self_exe(w->self, sizeof w->self) != 0) return NULL;
   char *dir = bench_mkdtemp(o->parent, "tern-whole");
   if (!dir) return NULL;
   bench_path(w->tdir, sizeof w->tdir, dir, "tern");
