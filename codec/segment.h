@@ -147,10 +147,10 @@ typedef struct tern_seg_cursor {
    * positioned, keys->tails): what tern_seg_next_keyed tests, in one
    * comparison; keyed_n is 0 whenever any of those does not hold */
   uint32_t keyed_first, keyed_n;
-  /* private, with keyed_n: that batch's values are whole bytes of the
-   * block (a field with values, each at a bit position divisible by 8),
-   * of keyed_vlen bytes each */
-  int keyed_aligned;
+  /* private, with keyed_n: the field has values (each inline, at bit
+   * vbit of the block, whole bytes of it when vbit is divisible by 8), the
+   * entry stood on has one of keyed_vlen bytes */
+  int keyed_values;
   uint32_t keyed_vlen;
   uint8_t page[TERN_BLOCK_SIZE]; /* pread mode: the block */
   uint8_t term[TERN_KEY_MAX];    /* the decoded term */
@@ -220,7 +220,7 @@ int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e
 /* The step most of a scan takes, for a caller that needs the term at each
  * step and the value only when it asks: when c's next entry was decoded
  * ahead with its tail (tern_tb_keys.tails: a block whose every entry has
- * one doc and an inline value of one length — a primary key's), moves c
+ * one doc and an inline value — a primary key's), moves c
  * onto it, points *term / *len at its term and returns 1; else returns 0
  * having moved nothing, and the caller calls tern_seg_next_term.  No
  * tern_term_entry is filled (the fill is most of tern_seg_next_term's own
@@ -233,9 +233,10 @@ static inline int tern_seg_next_keyed(const tern_seg *s, tern_seg_cursor *c,
   uint32_t index = c->it.entry, j = index - c->keyed_first;
   if (j >= c->keyed_n || c->seg != s) return 0;
   const tern_tb_keys *k = c->keys; /* keyed_n: keys_on, positioned and k->tails hold */
-  tern_tb_iter_skip_tail(&c->blk, &c->it);
+  tern_tb_keys_skip_tail(k, j, &c->it);
   c->entry = index;
   c->vbit = tern_tb_keys_vbit(k, j);
+  c->keyed_vlen = tern_tb_keys_vlen(k, j);
   *term = k->bytes + k->off[j];
   *len = k->len[j];
   return 1;
@@ -247,19 +248,36 @@ static inline int tern_seg_next_keyed(const tern_seg *s, tern_seg_cursor *c,
 static inline int tern_seg_stepped_keyed(const tern_seg_cursor *c) { return c->keyed_n != 0; }
 /* The value of the entry tern_seg_next_keyed stepped to, as tern_seg_value
  * gives it for the entry tern_seg_next_term fills; valid as long.  Inline
- * when the value's bytes are whole bytes of the block (a primary key's
- * are): a pointer into it, checked when it was read. */
+ * (tern_seg_keyed_value_fast) for a value that is whole bytes of the block
+ * — a pointer into it, checked when it was read — or of at most 7 bytes;
+ * else a copy, out of line. */
 int tern_seg_keyed_value_copy(const tern_seg *s, tern_seg_cursor *c, tern_slice *value);
-/* tern_seg_keyed_value's inline case alone: 1 with *value set when the
- * value is whole bytes of the block, else 0 (nothing done). */
-static inline int tern_seg_keyed_value_inplace(const tern_seg_cursor *c, tern_slice *value) {
-  if (!c->keyed_aligned) return 0;
-  value->data = c->blk.page + (c->vbit >> 3);
-  value->len = c->keyed_vlen;
+/* tern_seg_keyed_value's inline cases alone: 1 with *value set, else 0
+ * (nothing done).  A value off the block's byte boundaries (its tail's
+ * lengths vary, or the tails are no whole bytes wide) of at most
+ * TERN_SEG_SHORT_VALUE bytes — most primary keys' values, when they vary
+ * — is shifted into c's buffer 7 bytes a read (each 8-byte store's last
+ * byte is the next one's first, or past the value). */
+#define TERN_SEG_SHORT_VALUE 64u
+_Static_assert(TERN_INLINE_MAX >= TERN_SEG_SHORT_VALUE + 7, "vbuf holds a short value's stores");
+static inline int tern_seg_keyed_value_fast(tern_seg_cursor *c, tern_slice *value) {
+  uint32_t at = c->vbit >> 3, shift = c->vbit & 7, n = c->keyed_vlen;
+  if (!c->keyed_values) return 0;
+  value->len = n;
+  if (shift == 0) {
+    value->data = c->blk.page + at;
+    return 1;
+  }
+  if (n > TERN_SEG_SHORT_VALUE || at + n + 7 > TERN_TB_PAGE) return 0;
+  for (uint32_t i = 0; i < n; i += 7) {
+    uint64_t v = tern_bits_le64(c->blk.page + at + i) >> shift;
+    for (unsigned q = 0; q < 8; q++) c->vbuf[i + q] = (uint8_t)(v >> (8 * q));
+  }
+  value->data = c->vbuf;
   return 1;
 }
 static inline int tern_seg_keyed_value(const tern_seg *s, tern_seg_cursor *c, tern_slice *value) {
-  if (tern_seg_keyed_value_inplace(c, value)) return TERN_OK;
+  if (tern_seg_keyed_value_fast(c, value)) return TERN_OK;
   return tern_seg_keyed_value_copy(s, c, value);
 }
 

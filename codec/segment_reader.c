@@ -435,7 +435,7 @@ static inline __attribute__((always_inline)) int next_keyed(tern_seg_cursor *c,
   const tern_tb_keys *k = c->keys;
   uint32_t index = c->it.entry, j = index - k->first;
   if (TERN_LIKELY(k->tails)) { /* one doc, an inline value: decoded with the terms */
-    tern_tb_iter_skip_tail(&c->blk, &c->it);
+    tern_tb_keys_skip_tail(k, j, &c->it);
     c->entry = index;
     c->positioned = 1;
     e->term = k->bytes + k->off[j];
@@ -447,15 +447,14 @@ static inline __attribute__((always_inline)) int next_keyed(tern_seg_cursor *c,
     e->meta.docs = e->docs;
     e->meta.offset = 0;
     e->meta.length = 0;
-    e->value_len = k->vlen;
+    e->value_len = tern_tb_keys_vlen(k, j);
     e->value_inline = c->blk.f.has_values != 0;
     e->value_off = 0;
     c->vbit = tern_tb_keys_vbit(k, j);
     c->keyed_first = k->first; /* keys_on: the caller's test, or keys_ready's */
     c->keyed_n = k->n;
-    /* Every vbit is vbit0 plus whole tails: all whole bytes, or not. */
-    c->keyed_aligned = c->blk.f.has_values && ((k->vbit0 | k->vstep) & 7) == 0;
-    c->keyed_vlen = k->vlen;
+    c->keyed_values = c->blk.f.has_values != 0;
+    c->keyed_vlen = e->value_len;
     return TERN_OK;
   }
   tern_tb_tail t;
@@ -573,11 +572,10 @@ int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor 
 }
 
 int tern_seg_keyed_value_copy(const tern_seg *s, tern_seg_cursor *c, tern_slice *value) {
-  const tern_tb_keys *k = c->keys;
-  assert(c->keys_on && c->positioned && k->tails && c->entry - k->first < k->n);
-  if (c->blk.f.has_values) return inline_value(c, k->vlen, value);
+  assert(c->keys_on && c->positioned && c->keys->tails && c->entry - c->keys->first < c->keys->n);
+  if (c->blk.f.has_values) return inline_value(c, c->keyed_vlen, value);
   /* A field without values: what next_keyed's entry gives. */
-  tern_term_entry e = {.value_len = k->vlen, .value_inline = 0, .value_off = 0};
+  tern_term_entry e = {.value_len = 0, .value_inline = 0, .value_off = 0};
   return value_from_file(s, &e, c, value);
 }
 

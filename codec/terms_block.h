@@ -228,14 +228,16 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
 typedef struct tern_tb_keys {
   uint32_t first, n;              /* entries first .. first + n - 1 of the block */
   int tails;                      /* the tails are decoded too (below): a block whose every
-                                   * entry has one doc and an inline value of one length */
-  uint32_t vlen;                  /* tails: that length (0 when the field has no values) */
+                                   * entry has one pulsed doc and, in a field with values,
+                                   * an inline value (of one length or of many) */
   uint16_t off[TERN_TB_KEYS_MAX]; /* term j at bytes + off[j] */
   uint16_t len[TERN_TB_KEYS_MAX];
   uint16_t kend[TERN_TB_KEYS_MAX]; /* key stream bit position after term j */
-  /* tails: entry j's value at bit vbit0 + j * vstep of the block (every
-   * tail has tail_bits bits) */
-  uint32_t vbit0, vstep;
+  /* tails: entry j's value at bit vbits[j] of the block, vlens[j] bytes
+   * (0 when the field has no values); its tail ends at vbits[j] + 8 *
+   * vlens[j] (a page has 32,768 bits: 16 bits hold either) */
+  uint16_t vbits[TERN_TB_KEYS_MAX];
+  uint16_t vlens[TERN_TB_KEYS_MAX];
   /* tails: entry j's doc id (checked below max_doc): doc0 + j when the
    * block has no doc column (docs by ordinal), else doc[j] */
   int doc_col;
@@ -247,10 +249,10 @@ typedef struct tern_tb_keys {
    * at any bit of the key stream) then need no bound test. */
   uint8_t pad[TERN_TB_PAGE + 8];
 } tern_tb_keys;
-/* With k->tails: entry first + j's value bit position and doc id. */
-static inline uint32_t tern_tb_keys_vbit(const tern_tb_keys *k, uint32_t j) {
-  return k->vbit0 + j * k->vstep;
-}
+/* With k->tails: entry first + j's value bit position, value length and
+ * doc id. */
+static inline uint32_t tern_tb_keys_vbit(const tern_tb_keys *k, uint32_t j) { return k->vbits[j]; }
+static inline uint32_t tern_tb_keys_vlen(const tern_tb_keys *k, uint32_t j) { return k->vlens[j]; }
 static inline uint32_t tern_tb_keys_doc(const tern_tb_keys *k, uint32_t j) {
   return k->doc_col ? k->doc[j] : k->doc0 + j;
 }
@@ -270,11 +272,11 @@ int tern_tb_iter_keys(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
 /* The tail of entry it->entry into *t (its term decoded by
  * tern_tb_iter_keys), it->entry one further; TERN_NOTFOUND after the last. */
 int tern_tb_iter_tail(const tern_tb_block *b, tern_tb_iter *it, tern_tb_tail *t);
-/* Moves `it` past the tail of entry it->entry, decoded by tern_tb_iter_keys
- * (k->tails: every tail has one width). */
-static inline void tern_tb_iter_skip_tail(const tern_tb_block *b, tern_tb_iter *it) {
+/* Moves `it` past the tail of entry it->entry, entry first + j of batch k
+ * (k->tails: decoded with the terms; it ends where its value does). */
+static inline void tern_tb_keys_skip_tail(const tern_tb_keys *k, uint32_t j, tern_tb_iter *it) {
   it->entry++;
-  it->pos += (uint32_t)b->tail_bits;
+  it->pos = (uint32_t)k->vbits[j] + 8u * k->vlens[j];
 }
 
 /* Positions `it` so that the next entry decoded is entry `index` (term[]

@@ -575,5 +575,9 @@ void tern_tb_copy_value(const tern_tb_block *b, const tern_tb_tail *t, uint8_t *
     uint64_t v = get(b, pos, 56);
     for (int q = 0; q < 7; q++) out[i + q] = (uint8_t)(v >> (8 * q));
   }
-  for (; i < t->vlen; i++, pos += 8) out[i] = (uint8_t)get(b, pos, 8);
+  /* The last 1 to 6 bytes from one read (a short value's only one). */
+  uint32_t r = t->vlen - i;
+  if (r == 0) return;
+  uint64_t v = get(b, pos, 8 * r);
+  for (uint32_t q = 0; q < r; q++) out[i + q] = (uint8_t)(v >> (8 * q));
 }

@@ -34,35 +34,96 @@ static inline __attribute__((always_inline)) int batch_term(const tern_tb_block 
   return TERN_OK;
 }
 
-/* A batch's tails, in a block whose every entry has one doc and an inline
- * value of one length (one_doc): the checks decode_one_doc makes. */
-static int keys_tails(const tern_tb_block *b, const tern_tb_iter *it, tern_tb_keys *k) {
-  k->tails = one_doc(b);
-  if (!k->tails) return TERN_OK;
-  k->vlen = b->f.has_values ? b->vlen_min : 0;
+/* Whether a batch of block b decodes its tails with its terms: every
+ * entry has one pulsed doc and, in a field with values, an inline value —
+ * a primary key's.  In one width (one_doc), or of many when the values'
+ * lengths vary (no df column, df 1, value lengths in a column). */
+static int batch_tails(const tern_tb_block *b) {
+  if (b->tail_bits >= 0) return one_doc(b);
+  return b->bw_df == 0 && b->df_min == 1 && b->f.threshold >= 1 && b->f.has_values;
+}
+
+/* Checks the batch's doc ids when the block has no doc column (doc ids
+ * are the entries' ordinals, as the engine writes them: doc j is base +
+ * j, so the first and the last bound them all). */
+static int keys_docs_by_ordinal(const tern_tb_block *b, tern_tb_keys *k, int64_t base) {
+  if (TERN_UNLIKELY(k->n && (base < 0 || base + k->n - 1 >= (int64_t)b->f.max_doc)))
+    return corrupt(b, "doc id out of range");
+  k->doc0 = (uint32_t)base;
+  return TERN_OK;
+}
+
+/* Entry j's doc id, from the doc column at bit tpos (bw bits wide). */
+static inline int keys_doc(const tern_tb_block *b, tern_tb_keys *k, uint32_t j, uint32_t tpos,
+                           int64_t base) {
+  int64_t d = base + (int64_t)get(b, tpos, b->bw_doc) + j;
+  if (TERN_UNLIKELY(d < 0 || d >= (int64_t)b->f.max_doc)) return corrupt(b, "doc id out of range");
+  k->doc[j] = (uint32_t)d;
+  return TERN_OK;
+}
+
+/* A batch's tails, every one of one width (tail_bits): the checks
+ * decode_one_doc makes.  Each tail is its doc (bw bits), then its value:
+ * entry j's value at vbit0 + j * step. */
+static int keys_tails_uniform(const tern_tb_block *b, const tern_tb_iter *it, tern_tb_keys *k,
+                              int64_t base) {
   uint32_t tpos = it->pos, step = (uint32_t)b->tail_bits, bw = b->bw_doc;
-  int64_t base = b->doc_base + k->first, max = b->f.max_doc;
-  /* Every tail is step bits, its value after its doc (bw bits): the
-   * values' positions are vbit0 + j * step, nothing to store a step. */
-  k->vbit0 = tpos + bw;
-  k->vstep = step;
-  k->doc_col = bw != 0;
-  if (bw == 0) {
-    /* No doc column (doc ids are the entries' ordinals, as the engine
-     * writes them): doc j is base + j, so the first and the last bound
-     * them all. */
-    if (TERN_UNLIKELY(k->n && (base < 0 || base + k->n - 1 >= max)))
-      return corrupt(b, "doc id out of range");
-    k->doc0 = (uint32_t)base;
-    tpos += k->n * step;
-  } else {
-    for (uint32_t j = 0; j < k->n; j++, tpos += step) {
-      int64_t d = base + (int64_t)get_col(b, tpos, bw) + j;
-      if (TERN_UNLIKELY(d < 0 || d >= max)) return corrupt(b, "doc id out of range");
-      k->doc[j] = (uint32_t)d;
-    }
+  uint32_t vlen = b->f.has_values ? b->vlen_min : 0;
+  if (bw == 0) TERN_TRY(keys_docs_by_ordinal(b, k, base));
+  for (uint32_t j = 0; j < k->n; j++, tpos += step) {
+    if (bw != 0) TERN_TRY(keys_doc(b, k, j, tpos, base));
+    k->vbits[j] = (uint16_t)(tpos + bw);
+    k->vlens[j] = (uint16_t)vlen;
   }
   if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
+  return TERN_OK;
+}
+
+/* A batch's tails whose values' lengths vary (batch_tails): walked one by
+ * one with tail_decode's checks and a restart's tail position checked
+ * against the stream, as tern_tb_iter_tail does.  A value too long to be
+ * inline (one in NAME.val) leaves the batch without tails (0 returned,
+ * k->tails not set): each is then decoded when stepped to. */
+static int keys_tails_varied(const tern_tb_block *b, const tern_tb_iter *it, tern_tb_keys *k,
+                             int64_t base, int *ok) {
+  uint32_t tpos = it->pos, bw = b->bw_doc, bv = b->bw_vlen, rs = b->restart;
+  if (bw == 0) TERN_TRY(keys_docs_by_ordinal(b, k, base));
+  *ok = 0;
+  uint32_t r = (k->first + rs - 1) / rs, rnext = r * rs; /* the next restart entry */
+  for (uint32_t j = 0; j < k->n; j++) {
+    if (TERN_UNLIKELY(k->first + j == rnext)) {
+      uint32_t rk, rt;
+      TERN_TRY(restart_pos(b, r++, &rk, &rt));
+      if (rt != tpos) return corrupt(b, "restart position differs from the stream");
+      rnext += rs;
+    }
+    if (bw != 0) TERN_TRY(keys_doc(b, k, j, tpos, base));
+    tpos += bw;
+    uint64_t vlen = b->vlen_min + get_col(b, tpos, bv);
+    tpos += bv;
+    if (vlen > b->f.inline_max) return TERN_OK;
+    if (TERN_UNLIKELY(tpos + 8 * vlen > b->used_bits))
+      return corrupt(b, "entry past the end of the block");
+    k->vbits[j] = (uint16_t)tpos;
+    k->vlens[j] = (uint16_t)vlen;
+    tpos += 8 * (uint32_t)vlen;
+  }
+  *ok = 1;
+  return TERN_OK;
+}
+
+/* A batch's tails, when batch_tails holds (k->tails set when decoded). */
+static int keys_tails(const tern_tb_block *b, const tern_tb_iter *it, tern_tb_keys *k) {
+  k->tails = 0;
+  if (!batch_tails(b)) return TERN_OK;
+  int64_t base = b->doc_base + k->first;
+  k->doc_col = b->bw_doc != 0;
+  int ok = 1;
+  if (b->tail_bits >= 0)
+    TERN_TRY(keys_tails_uniform(b, it, k, base));
+  else
+    TERN_TRY(keys_tails_varied(b, it, k, base, &ok));
+  k->tails = ok;
   return TERN_OK;
 }
 

@@ -345,9 +345,10 @@ static __attribute__((noinline)) int value_slow(tern_cursor *c, tern_slice *val)
 }
 
 int tern_cursor_value(tern_cursor *c, tern_slice *val) {
-  /* A scan's value after a keyed step: a pointer into the block. */
+  /* A scan's value after a keyed step: a pointer into the block, or a
+   * short value's copy. */
   if (TERN_LIKELY(!tern_errmsg_set && c && val && c->keyed &&
-                  tern_seg_keyed_value_inplace(c->fast->sc, val)))
+                  tern_seg_keyed_value_fast(c->fast->sc, val)))
     return TERN_OK;
   return value_slow(c, val);
 }

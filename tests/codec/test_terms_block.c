@@ -337,7 +337,7 @@ static void batch_tail(const tern_tb_block *b, const tern_tb_keys *k, uint32_t j
   t->pulsed = 1;
   t->docs[0] = tern_tb_keys_doc(k, j);
   t->post_off = t->post_len = 0;
-  t->vlen = k->vlen;
+  t->vlen = tern_tb_keys_vlen(k, j);
   t->vinline = b->f.has_values != 0;
   t->vbit = tern_tb_keys_vbit(k, j);
   t->voff = 0;
@@ -381,7 +381,7 @@ static void check_batches(tu_rng *r, tern_tb_block *b, const ref_term *v, uint32
         assert_int_equal(k.kend[j], ref.kpos);
         if (k.tails) {
           batch_tail(b, &k, j, &t);
-          tern_tb_iter_skip_tail(b, &it);
+          tern_tb_keys_skip_tail(&k, j, &it);
         } else {
           assert_int_equal(tern_tb_iter_tail(b, &it, &t), TERN_OK);
         }
@@ -530,7 +530,7 @@ static void iterate_damaged_batches(const tern_tb_block *b, uint8_t *term, tern_
       assert_true(k.len[j] <= TERN_TB_TERM_MAX);
       assert_true(k.off[j] + k.len[j] <= TERN_TB_KEYS_ROOM);
       if (k.tails) {
-        tern_tb_iter_skip_tail(b, &it);
+        tern_tb_keys_skip_tail(&k, j, &it);
         assert_true(tern_tb_keys_vbit(&k, j) <= 8 * TERN_TB_PAGE);
       } else {
         rc = tern_tb_iter_tail(b, &it, t);
@@ -743,9 +743,11 @@ static void test_batch_random(void **state) {
 }
 
 /* Primary-key blocks damaged at a restart: its key made equal to the one
- * before (restart keys must ascend), or its position in the key stream
- * moved by one bit.  A walk by batches from the block's start, with and
- * without the pair table, answers TERN_ECORRUPT, never the keys. */
+ * before (restart keys must ascend), its position in the key stream
+ * moved by one bit, or — when the values' lengths vary, so that restarts
+ * store their tail positions — its tail position moved by one bit.  A
+ * walk by batches from the block's start, with and without the pair
+ * table, answers TERN_ECORRUPT, never the keys. */
 static int walk_batches(tern_tb_block *b) {
   static tern_tb_keys k;
   uint8_t term[TERN_TB_TERM_MAX];
@@ -753,24 +755,41 @@ static int walk_batches(tern_tb_block *b) {
   int rc = tern_tb_iter_restart(b, &it, 0, term);
   while (rc == TERN_OK && (rc = tern_tb_iter_keys(b, &it, term, &k, TERN_TB_KEYS_MAX)) == TERN_OK) {
     assert_true(k.tails); /* a primary-key block: the tails come with the terms */
-    for (uint32_t j = 0; j < k.n; j++) tern_tb_iter_skip_tail(b, &it);
+    for (uint32_t j = 0; j < k.n; j++) tern_tb_keys_skip_tail(&k, j, &it);
   }
   return rc;
 }
 
-static void test_batch_restart_damage(void **state) {
-  (void)state;
-  tu_rng r;
-  tu_rng_init(&r, tu_seed() ^ 0xda3a6e);
+/* Moves the u16 at byte `at` of a page copy by one. */
+static void bump16(uint8_t *page, uint32_t at) { tern_store16(page + at, tern_load16(page + at) + 1); }
+
+/* One restart damage of test_batch_restart_damage (kind 0: key equal to
+ * the one before, 1: key position, 2: tail position). */
+static void damage_restart(uint8_t *bad, const tern_tb_block *b, const uint8_t *page, uint32_t rr,
+                           int kind) {
+  uint32_t off = (uint32_t)(b->rkey - page);
+  uint32_t lo = tern_load16(bad + off + 2 * rr), to = tern_load16(bad + off + 2 * rr + 2);
+  uint32_t plo = tern_load16(bad + off + 2 * rr - 2);
+  if (kind == 0) { /* fixed length: restart rr - 1's key has rr's length */
+    assert_int_equal(lo - plo, to - lo);
+    memcpy(bad + lo, bad + plo, to - lo);
+  } else if (kind == 1) {
+    bump16(bad, (uint32_t)(b->rkpos - page) + 2 * (rr - 1));
+  } else {
+    bump16(bad, (uint32_t)(b->rtpos - page) + 2 * (rr - 1));
+  }
+}
+
+static void restart_damage(tu_rng *r, int vary) {
   shape s = {"pk", 36, 'A', 16, 16, 0, 1, 1, 1, 64, 0};
   ref_term *v;
   uint32_t n;
-  gen_terms(&r, &s, 400, &v, &n);
-  for (uint32_t i = 0; i < n; i++) { /* one value length: the tails come with the terms */
+  gen_terms(r, &s, 400, &v, &n);
+  for (uint32_t i = 0; i < n; i++) { /* inline values: the tails come with the terms */
     free(v[i].val);
-    v[i].vlen = 4;
+    v[i].vlen = vary ? 1 + (uint32_t)tu_below(r, 6) : 4;
     v[i].val = malloc(v[i].vlen + 1);
-    tu_fill(&r, v[i].val, v[i].vlen);
+    tu_fill(r, v[i].val, v[i].vlen);
   }
   tern_tb_field f = {.threshold = 1, .inline_max = 64, .has_values = 1, .max_doc = UINT32_MAX};
   tern_tb_builder *bld;
@@ -787,6 +806,7 @@ static void test_batch_restart_damage(void **state) {
   tern_tb_block b;
   assert_int_equal(tern_tb_open(&b, page, &f, cnt, "test", 0), TERN_OK);
   assert_true(b.nrestarts >= 3);
+  assert_int_equal(b.rtpos != NULL, vary); /* tail positions stored only when they vary */
   for (int pair = 0; pair < 2; pair++) {
     tern_tb_tables(&b);
     b.pair = NULL;
@@ -794,19 +814,10 @@ static void test_batch_restart_damage(void **state) {
     assert_int_equal(walk_batches(&b), TERN_NOTFOUND); /* intact: every entry, then no more */
   }
   for (uint32_t rr = 1; rr < b.nrestarts; rr++)
-    for (int kind = 0; kind < 2; kind++)
+    for (int kind = 0; kind < 2 + vary; kind++)
       for (int pair = 0; pair < 2; pair++) {
         memcpy(bad, page, TERN_TB_PAGE);
-        uint32_t off = (uint32_t)(b.rkey - page);
-        uint32_t lo = tern_load16(bad + off + 2 * rr), to = tern_load16(bad + off + 2 * rr + 2);
-        uint32_t plo = tern_load16(bad + off + 2 * rr - 2);
-        if (kind == 0) { /* fixed length: restart rr - 1's key has rr's length */
-          assert_int_equal(lo - plo, to - lo);
-          memcpy(bad + lo, bad + plo, to - lo);
-        } else {
-          uint32_t at = (uint32_t)(b.rkpos - page) + 2 * (rr - 1);
-          tern_store16(bad + at, tern_load16(bad + at) + 1);
-        }
+        damage_restart(bad, &b, page, rr, kind);
         tern_tb_block d;
         assert_int_equal(tern_tb_open(&d, bad, &f, cnt, "test", 0), TERN_OK);
         tern_tb_tables(&d);
@@ -815,6 +826,14 @@ static void test_batch_restart_damage(void **state) {
       }
   tern_tb_builder_free(bld);
   free_terms(v, n);
+}
+
+static void test_batch_restart_damage(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, tu_seed() ^ 0xda3a6e);
+  restart_damage(&r, 0); /* one value length: uniform tails */
+  restart_damage(&r, 1); /* lengths 1 to 6: a value-length column */
 }
 
 /* A primary-key block without values whose key stream ends less than 8
@@ -992,7 +1011,7 @@ static int scan_batches(tern_tb_block *b, uint32_t n, uint32_t bad) {
     assert_true(k.tails);
     for (uint32_t j = 0; j < k.n; j++, seen++) {
       assert_true(tern_tb_keys_doc(&k, j) != bad);
-      tern_tb_iter_skip_tail(b, &it);
+      tern_tb_keys_skip_tail(&k, j, &it);
     }
   }
   if (rc == TERN_NOTFOUND) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_terms_block.c — one terms block (codec/terms_block.c), as a lookup,
- * a scan and a seek to an entry see it.  Input: 10 bytes of context, then
+ * a scan (entry by entry, and by batches as a cursor's) and a seek to an
+ * entry see it.  Input: 10 bytes of context, then
  * the block (TERN_TB_PAGE bytes at most, zero-filled):
  *   [0] threshold (mod 65)  [1..2] inline_max (LE, mod 1025)  [3] bit 0: has values
  *   [4..7] max_doc (LE)     [8..9] entries the terms index records (0: unknown)
@@ -42,6 +43,61 @@ static int scan(tern_tb_block *b, uint8_t *first, uint32_t *first_len) {
   return rc;
 }
 
+/* Entry j of batch k against the entry-by-entry walk's tail t: a tail
+ * decoded with the batch is t's doc, value position and length. */
+static void same_tail(const tern_tb_block *b, const tern_tb_keys *k, uint32_t j,
+                      const tern_tb_tail *t) {
+  FUZZ_ASSERT(t->df == 1 && t->pulsed && t->docs[0] == tern_tb_keys_doc(k, j));
+  FUZZ_ASSERT(t->vlen == tern_tb_keys_vlen(k, j));
+  if (b->f.has_values) FUZZ_ASSERT(t->vinline && t->vbit == tern_tb_keys_vbit(k, j));
+}
+
+/* The scan a cursor makes, by batches of terms (tern_tb_iter_keys, their
+ * tails with them when the block allows) of growing size: the same terms,
+ * tails and positions as the entry-by-entry walk (ref), and an answer
+ * only when that walk gives one — TERN_OK after the last entry, else the
+ * walk's failure. */
+static int scan_batches(const tern_tb_block *b, int walked) {
+  static tern_tb_keys k;
+  uint8_t term[TERN_TB_TERM_MAX], rterm[TERN_TB_TERM_MAX];
+  uint32_t docs[TERN_TB_DOCS_MAX], rdocs[TERN_TB_DOCS_MAX];
+  tern_tb_tail t = {.docs = docs}, rt = {.docs = rdocs};
+  tern_tb_iter it, ref;
+  int rc = tern_tb_iter_restart(b, &it, 0, term);
+  if (rc != TERN_OK) return rc;
+  ref = it;
+  memcpy(rterm, term, it.len);
+  uint32_t want = 1;
+  while ((rc = tern_tb_iter_keys(b, &it, term, &k, want)) == TERN_OK) {
+    FUZZ_ASSERT(k.n >= 1 && k.n <= want && k.first == ref.entry);
+    for (uint32_t j = 0; j < k.n; j++) {
+      if (tern_tb_iter_next(b, &ref, rterm, &rt) != TERN_OK) {
+        /* The batch took the term: the walk refused the tail, which the
+         * batch must not have taken either. */
+        FUZZ_ASSERT(!k.tails);
+        rc = tern_tb_iter_tail(b, &it, &t);
+        FUZZ_ASSERT(rc != TERN_OK);
+        return rc;
+      }
+      FUZZ_ASSERT(k.len[j] == ref.len && memcmp(k.bytes + k.off[j], rterm, ref.len) == 0);
+      if (k.tails) {
+        same_tail(b, &k, j, &rt);
+        tern_tb_keys_skip_tail(&k, j, &it);
+      } else {
+        FUZZ_ASSERT(tern_tb_iter_tail(b, &it, &t) == TERN_OK);
+        FUZZ_ASSERT(t.df == rt.df && t.vlen == rt.vlen && t.vbit == rt.vbit);
+      }
+      FUZZ_ASSERT(it.entry == ref.entry && it.pos == ref.pos);
+    }
+    want = want * 2 > TERN_TB_KEYS_MAX ? TERN_TB_KEYS_MAX : want * 2;
+  }
+  if (rc == TERN_NOTFOUND) {
+    FUZZ_ASSERT(walked == TERN_OK && ref.entry == b->n);
+    return TERN_OK;
+  }
+  return rc;
+}
+
 int fuzz_terms_block(const uint8_t *data, size_t size) {
   if (size < CTX) return TERN_EINVAL;
   tern_tb_field f = {.threshold = data[0] % 65,
@@ -58,6 +114,8 @@ int fuzz_terms_block(const uint8_t *data, size_t size) {
   uint8_t first[TERN_TB_TERM_MAX];
   uint32_t first_len = 0;
   int src = scan(&b, first, &first_len);
+  int bsrc = scan_batches(&b, src);
+  FUZZ_ASSERT((bsrc == TERN_OK) == (src == TERN_OK));
   /* lookups: the first term, and keys made of the input's tail */
   tern_tb_block lb;
   FUZZ_ASSERT(tern_tb_open_lookup(&lb, page, &f, expect_n, "fuzz.tim", 0) == TERN_OK);

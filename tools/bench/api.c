@@ -42,7 +42,7 @@ typedef struct api_shapes {
 } api_shapes;
 
 typedef struct api_opts {
-  uint64_t docs, lookups, ranges, rounds, seed, vbytes, batch, hit_every, map_size;
+  uint64_t docs, lookups, ranges, rounds, seed, vbytes, vary, batch, hit_every, map_size;
   api_shapes shapes;
   const char *parent;
   int ops; /* bit i: op_names[i] is timed */
@@ -88,6 +88,8 @@ static const bench_opt k_api_opts[] = {
     BENCH_U64("hit-every", API_OPT(hit_every), "N", "10", 1, 0,
               "one document in N has the term w:common"),
     BENCH_U64("value-bytes", API_OPT(vbytes), "B", "4", 4, 1024, "value of every document, >= 4"),
+    BENCH_U64("value-vary", API_OPT(vary), "V", "0", 0, 64,
+              "values of B to B + V bytes, the length drawn by document (0: all B)"),
     BENCH_U64("rounds", API_OPT(rounds), "R", "5", 1, 0,
               "rounds, alternating which store runs first"),
     BENCH_U64("seed", API_OPT(seed), "S", "1", 0, 0, "key and sample seed"),
@@ -107,6 +109,13 @@ void tern_bench_api_usage(FILE *out) { bench_opts_usage(&k_api_cmd, out); }
 
 /* ---------------------------------------------------------------- build */
 
+/* Document doc's value length: --value-bytes, plus 0 .. --value-vary by a
+ * hash of doc (the same in both stores). */
+static size_t api_vlen(const api_opts *o, uint32_t doc) {
+  uint32_t h = doc * 2654435761u;
+  return (size_t)(o->vbytes + (o->vary ? (h >> 16) % (o->vary + 1) : 0));
+}
+
 static int build_tern(const char *dir, const bench_keys *k, const api_opts *o) {
   tern_index *idx;
   tern_txn *t;
@@ -116,11 +125,12 @@ static int build_tern(const char *dir, const bench_keys *k, const api_opts *o) {
   int rc = tern_open(&idx, dir, TERN_CREATE, &opts);
   if (rc) return rc;
   rc = tern_txn_begin(&t, idx, TERN_TXN_BULK);
-  uint8_t v[1024];
+  uint8_t v[1024 + 64];
   tern_term common = {"w", "common", 6};
   for (size_t i = 0; rc == 0 && i < k->n; i++) {
-    bench_value_fill(v, (uint32_t)i, (size_t)o->vbytes);
-    rc = tern_put(t, bench_key_at(k, i), bench_key_len(k, i), v, (size_t)o->vbytes, &common,
+    size_t vlen = api_vlen(o, (uint32_t)i);
+    bench_value_fill(v, (uint32_t)i, vlen);
+    rc = tern_put(t, bench_key_at(k, i), bench_key_len(k, i), v, vlen, &common,
                   i % o->hit_every == 0);
   }
   if (rc == 0) rc = tern_commit(t);
@@ -131,14 +141,15 @@ static int build_tern(const char *dir, const bench_keys *k, const api_opts *o) {
 
 static int lmdb_put_sorted(MDB_txn *t, MDB_dbi pk, MDB_dbi term, const bench_keys *k,
                            const api_opts *o) {
-  uint8_t v[1024], tk[sizeof API_TERM_PREFIX + BENCH_FILE_KEY_MAX];
+  uint8_t v[1024 + 64], tk[sizeof API_TERM_PREFIX + BENCH_FILE_KEY_MAX];
   memcpy(tk, API_TERM_PREFIX, sizeof API_TERM_PREFIX); /* the NUL separates term and key */
   int rc = 0;
   for (size_t j = 0; !rc && j < k->n; j++) {
     uint32_t i = k->order[j];
     size_t len = bench_key_len(k, i);
-    bench_value_fill(v, i, (size_t)o->vbytes);
-    MDB_val mk = {len, (void *)bench_key_at(k, i)}, mv = {(size_t)o->vbytes, v};
+    size_t vlen = api_vlen(o, i);
+    bench_value_fill(v, i, vlen);
+    MDB_val mk = {len, (void *)bench_key_at(k, i)}, mv = {vlen, v};
     rc = mdb_put(t, pk, &mk, &mv, MDB_APPEND);
     if (rc || i % o->hit_every) continue;
     memcpy(tk + sizeof API_TERM_PREFIX, bench_key_at(k, i), len);
@@ -496,11 +507,11 @@ int tern_bench_api(int argc, char **argv) {
   if (prc) return bench_opts_exit(prc);
   bench_print_header(argc, argv);
   printf("# %llu lookups (batches of %llu), %llu seeks + %u next, term in 1 doc of "
-         "%llu, %llu-byte values, %llu rounds alternating; LMDB ns / tern ns per key (per seek "
-         "for range), median of per-round ratios (> 1: tern faster)\n",
+         "%llu, %llu- to %llu-byte values, %llu rounds alternating; LMDB ns / tern ns per key "
+         "(per seek for range), median of per-round ratios (> 1: tern faster)\n",
          (unsigned long long)o.lookups, (unsigned long long)o.batch, (unsigned long long)o.ranges,
          API_STEPS, (unsigned long long)o.hit_every, (unsigned long long)o.vbytes,
-         (unsigned long long)o.rounds);
+         (unsigned long long)(o.vbytes + o.vary), (unsigned long long)o.rounds);
   printf("| keys | get | batch (vs mdb_get loop) | full scan | seek + %u next | search by term, "
          "per hit |\n|---|---|---|---|---|---|\n",
          API_STEPS);
