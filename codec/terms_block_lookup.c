@@ -454,15 +454,20 @@ static inline __attribute__((always_inline)) int scan_entries(
 /* Inlined always: GCC finds a function that only prefetches "const" and
  * drops the calls to it (the prefetches then never happen). */
 static inline __attribute__((always_inline)) void prefetch_run(const tern_tb_block *b, uint32_t e,
-                                                             uint32_t end, uint32_t pos) {
+                                                             uint32_t end, uint32_t pos,
+                                                             uint32_t tpos) {
   __builtin_prefetch(b->page + (pos >> 3));
   if ((pos >> 3) + 64 < TERN_TB_PAGE) __builtin_prefetch(b->page + (pos >> 3) + 64);
+  uint32_t tb = tpos, te = 0;
   if (b->tail_bits >= 0) {
-    uint32_t tb = b->tails_start + e * (uint32_t)b->tail_bits;
-    if (tb < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (tb >> 3));
-    tb += (end - e) * (uint32_t)b->tail_bits;
-    if (tb < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (tb >> 3));
+    tb = b->tails_start + e * (uint32_t)b->tail_bits;
+    te = tb + (end - e) * (uint32_t)b->tail_bits;
+  } else { /* the tails are stepped over from the restart's (tail_pos): its first lines */
+    te = tb + 8 * 128;
+    if (tb + 8 * 64 < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (tb >> 3) + 64);
   }
+  if (tb < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (tb >> 3));
+  if (te < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (te >> 3));
 }
 
 /* Scans run r's non-restart entries (restart r is below the key and
@@ -480,7 +485,7 @@ static int scan_run(const tern_tb_block *b, uint32_t r, const lookup_key *lk, ui
   }
   /* The run's keys, and the tails the entry found may have, while the
    * key is coded into digits. */
-  prefetch_run(b, e, end, pos);
+  prefetch_run(b, e, end, pos, tpos);
   uint32_t klen = lk->len;
   key_digits_t kx; /* the key's bytes from m, as digits */
   key_digits(b, lk, m, &kx);
@@ -551,7 +556,7 @@ int tern_tb_lookup_begin(const tern_tb_block *b, const uint8_t *key, uint32_t kl
   if (rc != TERN_TB_PENDING) return rc;
   uint32_t e = pd->r * b->restart + 1, end = e - 1 + b->restart, pos, tpos;
   if (end > b->n) end = b->n;
-  if (e < end && restart_pos(b, pd->r, &pos, &tpos) == TERN_OK) prefetch_run(b, e, end, pos);
+  if (e < end && restart_pos(b, pd->r, &pos, &tpos) == TERN_OK) prefetch_run(b, e, end, pos, tpos);
   return rc;
 }
 
