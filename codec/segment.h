@@ -27,6 +27,7 @@
 #include "codec/filter.h"
 #include "codec/io.h"
 #include "codec/postings.h"
+#include "codec/read_ahead.h"
 #include "codec/terms_block.h"
 #include "tern.h"
 
@@ -134,6 +135,7 @@ typedef struct tern_seg_cursor {
   int64_t block_no;              /* block held in `page`, -1 none */
   const uint8_t *block;          /* the block's bytes (mapping or page) */
   uint64_t ra_until;             /* private: a scan asked the kernel for blocks below this */
+  tern_ahead val_ahead;           /* private: values read from NAME.val (value_from_file) */
   tern_tb_pairs *pairs;          /* stepping: the pair decode table (use_pairs), or NULL */
   uint32_t block_steps;          /* steps taken in the block held */
   uint32_t plain_steps;          /* steps decoded without the pair table since it was built */

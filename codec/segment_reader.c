@@ -537,11 +537,22 @@ int tern_seg_value_span(const tern_seg *s, const tern_term_entry *e, uint64_t *o
 
 tern_rfile *tern_seg_values_file(const tern_seg *s) { return s->val; }
 
+/* A value read from NAME.val: its segment holds values in key order, so
+ * a scan reads them forwards and asks for the bytes ahead
+ * (read_ahead.h), except where they are cached (checked pages). */
+static void val_ahead(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c) {
+  uint64_t from, n;
+  if (tern_ahead_read(&c->val_ahead, s->uid, e->value_off, e->value_len, &from, &n) &&
+      !tern_rfile_page_checked(s->val, from))
+    tern_rfile_prefetch(s->val, from, n);
+}
+
 /* tern_seg_value of a value in NAME.val; out of line, so that the inline
  * case, once a key in a scan, is a leaf that saves no registers. */
 static __attribute__((noinline)) int value_from_file(const tern_seg *s, const tern_term_entry *e,
                                                      tern_seg_cursor *c, tern_slice *value) {
   TERN_TRY(value_in_file(s, e));
+  val_ahead(s, e, c);
   /* Warm, in the mapping: one counted read, no buffer.  A buffer is for
    * pread mode and for a mapped page's first touch, read into it (io.h);
    * either way a value costs one read, whatever pages it spans. */

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/* The read-ahead plan of a reader going forwards through a file
+ * (codec/read_ahead.h): on random runs of reads (printed seed), the asks
+ * start after TERN_AHEAD_AFTER reads in a row, stay ahead of every read
+ * after that, follow one another without gap or overlap, double from
+ * TERN_AHEAD_MIN to TERN_AHEAD_MAX and ask for no more than the reads go
+ * past; a read that does not follow the one before (backwards, past the
+ * gap, another file) starts over. */
+#include "codec/read_ahead.h"
+#include "tests/common/testutil.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+/* What the reader asked for so far. */
+typedef struct asks {
+  uint64_t n, bytes, until, last; /* count, bytes, end of the last, its size */
+} asks;
+
+/* One read; checks an ask against the ones before it. */
+static int read_one(tern_ahead *a, asks *s, uint64_t file, uint64_t off, uint64_t len) {
+  uint64_t from, n;
+  if (!tern_ahead_read(a, file, off, len, &from, &n)) return 0;
+  assert_true(from >= off + len); /* past the read */
+  assert_true(n >= TERN_AHEAD_MIN && n <= TERN_AHEAD_MAX);
+  if (s->n) {
+    assert_int_equal(from, s->until); /* the next bytes: no gap, no overlap */
+    assert_int_equal(n, s->last * 2 > TERN_AHEAD_MAX ? TERN_AHEAD_MAX : s->last * 2);
+  } else {
+    assert_int_equal(n, TERN_AHEAD_MIN);
+  }
+  s->n++;
+  s->bytes += n;
+  s->until = from + n;
+  s->last = n;
+  return 1;
+}
+
+/* A run of reads, each following the one before by a gap of at most
+ * TERN_AHEAD_GAP (values between frames, say): asks from the fourth on,
+ * always ahead of the reads, never more than the run went past plus the
+ * largest ask twice. */
+static void run_forwards(tu_rng *r, tern_ahead *a, uint64_t file, uint64_t off, uint32_t reads) {
+  asks s = {0, 0, 0, 0};
+  uint64_t start = off;
+  for (uint32_t i = 0; i < reads; i++) {
+    uint64_t len = 1 + tu_below(r, tu_below(r, 8) ? 600 : 70000);
+    int asked = read_one(a, &s, file, off, len);
+    if (i + 1 < TERN_AHEAD_AFTER) assert_false(asked);
+    if (i + 1 == TERN_AHEAD_AFTER) assert_true(asked);
+    off += len;
+    if (i + 1 >= TERN_AHEAD_AFTER) assert_true(s.until > off); /* ahead of the read */
+    off += tu_below(r, 4) ? tu_below(r, 17) : TERN_AHEAD_GAP; /* the gap, at most GAP */
+  }
+  assert_true(s.bytes <= off - start + 2 * TERN_AHEAD_MAX);
+}
+
+static void test_forwards(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, tu_seed() ^ 0xa7ead);
+  for (int round = 0; round < 20; round++) {
+    tern_ahead a = {0, 0, 0, 0, 0};
+    run_forwards(&r, &a, 1 + tu_below(&r, 5), tu_below(&r, 1u << 30),
+                 TERN_AHEAD_AFTER + (uint32_t)tu_below(&r, 20000));
+  }
+}
+
+/* After a run, a read that does not follow starts over: no ask until
+ * TERN_AHEAD_AFTER reads in a row again, then TERN_AHEAD_MIN. */
+static void test_start_over(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, tu_seed() ^ 0x5ea7);
+  for (int kind = 0; kind < 4; kind++) {
+    tern_ahead a = {0, 0, 0, 0, 0};
+    uint64_t off = 1u << 20, from, n;
+    for (int i = 0; i < 200; i++, off += 300)
+      (void)tern_ahead_read(&a, 7, off, 300, &from, &n);
+    uint64_t file = 7, at = off;
+    if (kind == 0) at = off - 301;                  /* backwards */
+    if (kind == 1) at = off + TERN_AHEAD_GAP + 1;   /* past the gap */
+    if (kind == 2) file = 8;                        /* another file */
+    if (kind == 3) at = off + TERN_AHEAD_GAP;       /* at the gap: still follows */
+    int asked = tern_ahead_read(&a, file, at, 300, &from, &n);
+    if (kind == 3) {
+      assert_true(a.run > TERN_AHEAD_AFTER);
+      continue;
+    }
+    assert_false(asked);
+    run_forwards(&r, &a, file, at + 300, TERN_AHEAD_AFTER - 2); /* still none */
+    assert_int_equal(a.run, TERN_AHEAD_AFTER - 1);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_forwards),
+      cmocka_unit_test(test_start_over),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
