@@ -23,6 +23,7 @@
 #include "engine/buffer/keymap.h"
 #include "engine/buffer/runbase.h"
 #include "engine/util/sort.h"
+#include "codec/bitstream.h"
 #include "codec/filter.h"
 #include "tern.h"
 
@@ -220,9 +221,15 @@ int tern_memseg_write(tern_memseg *m, const char *dir, const char *name, const t
 /* The pulsing threshold of field `name` under options `o`. */
 uint32_t tern_options_threshold(const tern_options *o, const uint8_t *name, size_t len);
 
-/* Byte order of two keys (shorter first on a common prefix). */
+/* Byte order of two keys (shorter first on a common prefix).  Most keys
+ * a merge compares differ in their first 8 bytes: those are compared as
+ * one big-endian number, inline, before memcmp is called for the rest. */
 static inline int tern_key_cmp(const void *a, size_t alen, const void *b, size_t blen) {
   size_t n = alen < blen ? alen : blen;
+  if (n >= 8) {
+    uint64_t x = __builtin_bswap64(tern_bits_le64(a)), y = __builtin_bswap64(tern_bits_le64(b));
+    if (x != y) return x < y ? -1 : 1;
+  }
   int c = n ? memcmp(a, b, n) : 0;
   if (c) return c;
   return (alen > blen) - (alen < blen);

@@ -5,7 +5,8 @@
  * A cursor merges its snapshot's sources — each segment's primary-key
  * field and the buffer view — by a linear min (or max, backwards) over
  * them: a snapshot has few segments, and a heap would cost more than it
- * saves.  Every source stands on a live document (tern_src), and a
+ * saves.  The pick also keeps the runner-up (`second`), so a step that
+ * leaves the shown source first costs one comparison (step_top).  Every source stands on a live document (tern_src), and a
  * snapshot holds at most one live document per key, so the merge needs no
  * version logic; should two sources still show one key, the newest
  * (highest source) is shown and both move on.
@@ -41,6 +42,9 @@ struct tern_cursor {
   size_t top; /* the source shown */
   const tern_src *shown; /* &src[top] */
   int solo;   /* top is the only source with keys left in direction dir */
+  size_t second; /* unless solo: the source that would be shown next, top aside */
+  int tie;       /* unless solo: second shows top's key too */
+  size_t nvalid; /* sources with keys left in direction dir */
   int counted; /* in snap->iters */
   tern_src *fast;      /* forwards on one segment source without deletions, or NULL */
   const tern_seg *fseg; /* fast's segment */
@@ -127,9 +131,12 @@ static void set_fast(tern_cursor *c) {
   c->keyed = 0; /* t->e is the entry shown */
 }
 
-/* Picks the source to show in direction dir, and checks the bounds. */
+/* Picks the source to show in direction dir, and checks the bounds; also
+ * the one that would come next (second) and whether it shows the same
+ * key (tie), for step_top. */
 static int pick(tern_cursor *c, int dir) {
-  size_t best = c->n, nvalid = 0;
+  size_t best = c->n, second = c->n, nvalid = 0;
+  int tie = 0;
   for (size_t i = 0; i < c->n; i++) {
     const tern_src *s = &c->src[i];
     if (!s->valid) continue;
@@ -139,7 +146,15 @@ static int pick(tern_cursor *c, int dir) {
       continue;
     }
     int cmp = tern_key_cmp(s->key, s->klen, c->src[best].key, c->src[best].klen);
-    if (cmp * dir <= 0) best = i; /* ties: the newer source */
+    if (cmp * dir <= 0) { /* ties: the newer source */
+      second = best;
+      tie = cmp == 0;
+      best = i;
+    } else if (second == c->n ||
+               tern_key_cmp(s->key, s->klen, c->src[second].key, c->src[second].klen) * dir < 0) {
+      second = i; /* after best, strictly: no tie */
+      tie = 0;
+    }
   }
   unposition(c);
   if (best == c->n || !within(c, &c->src[best], dir)) return TERN_NOTFOUND;
@@ -147,6 +162,9 @@ static int pick(tern_cursor *c, int dir) {
   c->shown = &c->src[best];
   c->dir = dir;
   c->solo = nvalid == 1;
+  c->nvalid = nvalid;
+  c->second = second;
+  c->tie = tie;
   set_fast(c);
   return TERN_OK;
 }
@@ -221,9 +239,37 @@ static int step_solo(tern_cursor *c, int dir) {
   return TERN_OK;
 }
 
+/* Steps the top source alone, where no other shows its key: the others
+ * stand where they stood, so while the top's next key still comes before
+ * the second's, the top stays shown, and of two sources the second is
+ * shown next — one comparison a step; else the merge picks again. */
+static int step_top(tern_cursor *c, int dir) {
+  size_t top = c->top, second = c->second;
+  tern_src *t = &c->src[top];
+  const tern_src *r = &c->src[second];
+  assert(!c->solo && second != top && r->valid);
+  int rc = tern_src_step(t, dir);
+  if (rc != TERN_OK) return fail_reset(c, rc);
+  if (!t->valid) return pick(c, dir);
+  int cmp = tern_key_cmp(t->key, t->klen, r->key, r->klen) * dir;
+  if (cmp >= 0) {
+    if (c->nvalid > 2) return pick(c, dir);
+    /* Two sources: they trade places (ties: the newer source shown). */
+    c->tie = cmp == 0;
+    if (!c->tie || second > top) {
+      c->top = second;
+      c->second = top;
+      c->shown = r;
+    }
+  }
+  if (!within(c, c->shown, dir)) return fail_reset(c, TERN_NOTFOUND);
+  return TERN_OK;
+}
+
 /* Moves every source showing the current key one step in direction dir. */
 static int step(tern_cursor *c, int dir) {
   if (c->solo) return step_solo(c, dir);
+  if (!c->tie) return step_top(c, dir);
   tern_src *t = &c->src[c->top];
   for (size_t i = 0; i < c->n; i++) {
     tern_src *s = &c->src[i];
