@@ -25,6 +25,7 @@ void tern_seg_run_init(tern_seg_run *r) {
 void tern_seg_run_release(tern_seg_run *r) {
   free(r->ents);
   free(r->terms);
+  free(r->keys);
   tern_seg_run_init(r);
 }
 
@@ -44,30 +45,56 @@ static int run_reserve(tern_seg_run *r, uint32_t n, size_t tbytes) {
   return TERN_OK;
 }
 
+/* Entries j0 .. j0 + k->n - 1 of the run from batch k: each term's bytes,
+ * its tail (from the batch, or decoded now) and the position after it —
+ * the key side after its term (kend, len), the tail side after its tail. */
+static int run_take(tern_seg_cursor *c, tern_seg_run *r, const tern_tb_keys *k, uint32_t j0,
+                    tern_tb_iter *it, size_t *used) {
+  const tern_tb_block *b = &c->blk;
+  for (uint32_t j = 0; j < k->n; j++) {
+    tern_seg_run_entry *en = &r->ents[j0 + j];
+    en->tail = (tern_tb_tail){.docs = en->docs};
+    if (k->tails) {
+      tern_tb_keys_tail(b, k, j, &en->tail);
+      tern_tb_keys_skip_tail(k, j, it);
+    } else {
+      TERN_TRY(tern_tb_iter_tail(b, it, &en->tail));
+    }
+    TERN_TRY(run_reserve(r, r->cap, *used + k->len[j]));
+    memcpy(r->terms + *used, k->bytes + k->off[j], k->len[j]);
+    en->toff = (uint32_t)*used;
+    en->after = *it;
+    en->after.kpos = k->kend[j];
+    en->after.len = k->len[j];
+    *used += k->len[j];
+  }
+  return TERN_OK;
+}
+
 /* Decodes the restart run of entry `target` of the cursor's block, from
- * its restart through target, into r (c->term is the scratch term). */
+ * its restart through target, into r: by the batches a forward scan
+ * decodes (tern_tb_iter_keys, with the pair table once the block has
+ * earned it), c->term the scratch term. */
 static int run_decode(tern_seg_cursor *c, tern_seg_run *r, uint32_t target) {
   tern_tb_block *b = &c->blk;
   uint32_t run = target / b->restart, first = run * b->restart, n = target - first + 1;
   r->block_no = -1;
   TERN_TRY(run_reserve(r, n, 0));
+  if (!r->keys && !(r->keys = calloc(1, sizeof *r->keys))) /* zeroed: a batch may read past */
+    return tern_fail(TERN_ENOMEM, "reverse scan: out of memory");
   tern_tb_tables(b);
+  tern_seg_use_pairs(c, n);
   tern_tb_iter it;
   TERN_TRY(tern_tb_iter_restart(b, &it, run, c->term));
   size_t used = 0;
-  for (uint32_t j = 0; j < n; j++) {
-    tern_seg_run_entry *en = &r->ents[j];
-    en->tail = (tern_tb_tail){.docs = en->docs};
-    int rc = tern_tb_iter_next(b, &it, c->term, &en->tail);
+  for (uint32_t got = 0; got < n; got += r->keys->n) {
+    uint32_t want = n - got < TERN_TB_KEYS_MAX ? n - got : TERN_TB_KEYS_MAX;
+    int rc = tern_tb_iter_keys(b, &it, c->term, r->keys, want);
     if (rc == TERN_NOTFOUND)
       rc = tern_fail(TERN_ECORRUPT, "%s: block %llu ends before entry %u", b->what,
                      (unsigned long long)b->block_no, target);
     TERN_TRY(rc);
-    TERN_TRY(run_reserve(r, n, used + it.len));
-    memcpy(r->terms + used, c->term, it.len);
-    en->toff = (uint32_t)used;
-    en->after = it;
-    used += it.len;
+    TERN_TRY(run_take(c, r, r->keys, got, &it, &used));
   }
   r->seg_uid = c->seg_uid;
   r->block_no = c->block_no;

@@ -7,8 +7,9 @@
  * a time: terms_block.h, tern_tb_iter_keys).  Backwards, an entry
  * cannot be decoded from the one after it, so a step back decodes the
  * whole restart run (at most restart-interval entries) holding the entry
- * wanted into a tern_seg_run, from its restart forward, once; the steps
- * back through that run then cost a copy each.  Amortised, a step back
+ * wanted into a tern_seg_run, from its restart forward, once (by the
+ * batches a forward scan decodes: tern_tb_iter_keys); the steps back
+ * through that run then cost a copy each.  Amortised, a step back
  * decodes one entry, and a block is read once, as forwards.
  */
 #ifndef TERN_SEGMENT_SCAN_H
@@ -26,6 +27,7 @@ typedef struct tern_seg_run {
   uint32_t cap;
   uint8_t *terms;
   size_t tcap;
+  tern_tb_keys *keys; /* the batches a run is decoded by (allocated on first use) */
 } tern_seg_run;
 void tern_seg_run_init(tern_seg_run *r);
 void tern_seg_run_release(tern_seg_run *r);

@@ -256,6 +256,19 @@ static inline uint32_t tern_tb_keys_vlen(const tern_tb_keys *k, uint32_t j) { re
 static inline uint32_t tern_tb_keys_doc(const tern_tb_keys *k, uint32_t j) {
   return k->doc_col ? k->doc[j] : k->doc0 + j;
 }
+/* With k->tails: entry first + j's tail as tern_tb_iter_tail decodes it
+ * (t->docs set by the caller) — in block b, which k was decoded from. */
+static inline void tern_tb_keys_tail(const tern_tb_block *b, const tern_tb_keys *k, uint32_t j,
+                                     tern_tb_tail *t) {
+  t->df = 1;
+  t->pulsed = 1;
+  t->docs[0] = tern_tb_keys_doc(k, j);
+  t->post_off = t->post_len = 0;
+  t->vinline = b->f.has_values != 0;
+  t->vlen = t->vinline ? tern_tb_keys_vlen(k, j) : 0;
+  t->vbit = t->vinline ? tern_tb_keys_vbit(k, j) : 0;
+  t->voff = 0;
+}
 /* Decodes the terms of entries it->entry, it->entry + 1, ... — at most
  * `want` (1 to TERN_TB_KEYS_MAX), fewer at the block's end or when their
  * bytes fill k — into k.  The key side of `it` (kpos, len, and term[], the

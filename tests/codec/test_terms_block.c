@@ -331,18 +331,6 @@ static void resolve_damaged(tu_rng *r, const tern_tb_block *blk) {
   free(ids);
 }
 
-/* The tail a batch decoded with its terms (k->tails), as tern_tb_tail. */
-static void batch_tail(const tern_tb_block *b, const tern_tb_keys *k, uint32_t j, tern_tb_tail *t) {
-  t->df = 1;
-  t->pulsed = 1;
-  t->docs[0] = tern_tb_keys_doc(k, j);
-  t->post_off = t->post_len = 0;
-  t->vlen = tern_tb_keys_vlen(k, j);
-  t->vinline = b->f.has_values != 0;
-  t->vbit = tern_tb_keys_vbit(k, j);
-  t->voff = 0;
-}
-
 /* Batches of terms decoded ahead (tern_tb_iter_keys, batches of random
  * sizes), from the block's start or from a sought entry, with and without
  * the pair table: the same terms and tails as the reference, and after
@@ -380,7 +368,7 @@ static void check_batches(tu_rng *r, tern_tb_block *b, const ref_term *v, uint32
         assert_int_equal(tern_tb_iter_next(b, &ref, rterm, &rt), TERN_OK);
         assert_int_equal(k.kend[j], ref.kpos);
         if (k.tails) {
-          batch_tail(b, &k, j, &t);
+          tern_tb_keys_tail(b, &k, j, &t);
           tern_tb_keys_skip_tail(&k, j, &it);
         } else {
           assert_int_equal(tern_tb_iter_tail(b, &it, &t), TERN_OK);
