@@ -10,11 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One decoded entry of a run: small, so that a run's entries share cache
+ * lines (a primary key's pulsed docs are one id; any entry's at most
+ * TERN_TB_DOCS_MAX, kept in run->docs). */
 struct tern_seg_run_entry {
   uint32_t toff;        /* the term's bytes in run->terms */
+  uint32_t doff;        /* its pulsed doc ids in run->docs */
   tern_tb_iter after;   /* decoding position after the entry */
-  tern_tb_tail tail;    /* tail.docs: reset on use */
-  uint32_t docs[TERN_TB_DOCS_MAX];
+  tern_tb_tail tail;    /* tail.docs: set on use (run->docs moves as it grows) */
 };
 
 void tern_seg_run_init(tern_seg_run *r) {
@@ -26,7 +29,20 @@ void tern_seg_run_release(tern_seg_run *r) {
   free(r->ents);
   free(r->terms);
   free(r->keys);
+  free(r->docs);
   tern_seg_run_init(r);
+}
+
+/* Room in r->docs for an entry's pulsed docs after `used` ids. */
+static int run_reserve_docs(tern_seg_run *r, size_t used) {
+  size_t need = used + TERN_TB_DOCS_MAX;
+  if (need <= r->dcap) return TERN_OK;
+  size_t cap = 2 * need;
+  uint32_t *d = realloc(r->docs, cap * sizeof *d);
+  if (!d) return tern_fail(TERN_ENOMEM, "reverse scan: out of memory");
+  r->docs = d;
+  r->dcap = cap;
+  return TERN_OK;
 }
 
 static int run_reserve(tern_seg_run *r, uint32_t n, size_t tbytes) {
@@ -49,11 +65,13 @@ static int run_reserve(tern_seg_run *r, uint32_t n, size_t tbytes) {
  * its tail (from the batch, or decoded now) and the position after it —
  * the key side after its term (kend, len), the tail side after its tail. */
 static int run_take(tern_seg_cursor *c, tern_seg_run *r, const tern_tb_keys *k, uint32_t j0,
-                    tern_tb_iter *it, size_t *used) {
+                    tern_tb_iter *it, size_t *used, size_t *dused) {
   const tern_tb_block *b = &c->blk;
   for (uint32_t j = 0; j < k->n; j++) {
     tern_seg_run_entry *en = &r->ents[j0 + j];
-    en->tail = (tern_tb_tail){.docs = en->docs};
+    TERN_TRY(run_reserve_docs(r, *dused));
+    en->doff = (uint32_t)*dused;
+    en->tail = (tern_tb_tail){.docs = r->docs + *dused};
     if (k->tails) {
       tern_tb_keys_tail(b, k, j, &en->tail);
       tern_tb_keys_skip_tail(k, j, it);
@@ -67,6 +85,7 @@ static int run_take(tern_seg_cursor *c, tern_seg_run *r, const tern_tb_keys *k, 
     en->after.kpos = k->kend[j];
     en->after.len = k->len[j];
     *used += k->len[j];
+    *dused += en->tail.pulsed ? en->tail.df : 0;
   }
   return TERN_OK;
 }
@@ -86,7 +105,7 @@ static int run_decode(tern_seg_cursor *c, tern_seg_run *r, uint32_t target) {
   tern_seg_use_pairs(c, n);
   tern_tb_iter it;
   TERN_TRY(tern_tb_iter_restart(b, &it, run, c->term));
-  size_t used = 0;
+  size_t used = 0, dused = 0;
   for (uint32_t got = 0; got < n; got += r->keys->n) {
     uint32_t want = n - got < TERN_TB_KEYS_MAX ? n - got : TERN_TB_KEYS_MAX;
     int rc = tern_tb_iter_keys(b, &it, c->term, r->keys, want);
@@ -94,7 +113,7 @@ static int run_decode(tern_seg_cursor *c, tern_seg_run *r, uint32_t target) {
       rc = tern_fail(TERN_ECORRUPT, "%s: block %llu ends before entry %u", b->what,
                      (unsigned long long)b->block_no, target);
     TERN_TRY(rc);
-    TERN_TRY(run_take(c, r, r->keys, got, &it, &used));
+    TERN_TRY(run_take(c, r, r->keys, got, &it, &used, &dused));
   }
   r->seg_uid = c->seg_uid;
   r->block_no = c->block_no;
@@ -110,7 +129,7 @@ static void run_emit(tern_seg_cursor *c, const tern_seg_run *r, uint32_t index,
   tern_tb_tail t = en->tail;
   uint32_t nd = t.pulsed ? t.df : 0;
   if (nd > TERN_TB_DOCS_MAX) nd = TERN_TB_DOCS_MAX;
-  memcpy(e->docs, en->docs, nd * sizeof *e->docs);
+  memcpy(e->docs, r->docs + en->doff, nd * sizeof *e->docs);
   t.docs = e->docs;
   memcpy(c->term, r->terms + en->toff, en->after.len);
   c->it = en->after;

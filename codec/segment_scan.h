@@ -28,6 +28,8 @@ typedef struct tern_seg_run {
   uint8_t *terms;
   size_t tcap;
   tern_tb_keys *keys; /* the batches a run is decoded by (allocated on first use) */
+  uint32_t *docs;     /* the entries' pulsed doc ids */
+  size_t dcap;
 } tern_seg_run;
 void tern_seg_run_init(tern_seg_run *r);
 void tern_seg_run_release(tern_seg_run *r);

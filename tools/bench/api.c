@@ -33,7 +33,7 @@
 
 #define API_SHAPES_MAX 16u
 #define API_STEPS 10u
-#define API_NOPS 5u
+#define API_NOPS 6u
 #define API_TERM_PREFIX "w:common" /* LMDB's key prefix of the term's entries */
 
 typedef struct api_shapes {
@@ -48,7 +48,7 @@ typedef struct api_opts {
   int ops; /* bit i: op_names[i] is timed */
 } api_opts;
 
-static const char *const op_names[API_NOPS] = {"get", "batch", "scan", "range", "search"};
+static const char *const op_names[API_NOPS] = {"get", "batch", "scan", "range", "search", "rscan"};
 
 static int parse_shapes(const char *s, void *field) {
   api_shapes *o = field;
@@ -93,8 +93,8 @@ static const bench_opt k_api_opts[] = {
     BENCH_U64("rounds", API_OPT(rounds), "R", "5", 1, 0,
               "rounds, alternating which store runs first"),
     BENCH_U64("seed", API_OPT(seed), "S", "1", 0, 0, "key and sample seed"),
-    BENCH_SET("ops", API_OPT(ops), "LIST", "get|batch|scan|range|search",
-              "get,batch,scan,range,search", "operations timed (the others print \"–\")"),
+    BENCH_SET("ops", API_OPT(ops), "LIST", "get|batch|scan|range|search|rscan",
+              "get,batch,scan,range,search,rscan", "operations timed (the others print \"–\")"),
     BENCH_U64("map-size", API_OPT(map_size), "BYTES", NULL, 1u << 20, 0,
               "both stores' map size (the defaults; smaller under valgrind, which\n"
               "cannot map 64 GiB)"),
@@ -372,11 +372,41 @@ static NOIPA double lmdb_op_search(stores *s, const workload *w, sink *out) {
   return bench_now() - t0;
 }
 
+/* The full scan backwards: tern_cursor_last + prev against MDB_LAST +
+ * MDB_PREV. */
+static NOIPA double tern_op_rscan(stores *s, const workload *w, sink *out) {
+  (void)w;
+  tern_cursor *c;
+  double t0 = bench_now();
+  if (tern_cursor_open(&c, s->snap, NULL)) return -1;
+  for (int rc = tern_cursor_last(c); rc == TERN_OK; rc = tern_cursor_prev(c)) {
+    tern_slice key, val;
+    tern_cursor_key(c, &key);
+    tern_cursor_value(c, &val);
+    sink_add(out, key.data, key.len, val.data, val.len);
+  }
+  tern_cursor_close(c);
+  return bench_now() - t0;
+}
+
+static NOIPA double lmdb_op_rscan(stores *s, const workload *w, sink *out) {
+  (void)w;
+  MDB_cursor *c;
+  double t0 = bench_now();
+  if (mdb_cursor_open(s->txn, s->pk, &c)) return -1;
+  MDB_val mk, mv;
+  for (int rc = mdb_cursor_get(c, &mk, &mv, MDB_LAST); rc == 0;
+       rc = mdb_cursor_get(c, &mk, &mv, MDB_PREV))
+    sink_add(out, mk.mv_data, mk.mv_size, mv.mv_data, mv.mv_size);
+  mdb_cursor_close(c);
+  return bench_now() - t0;
+}
+
 typedef double (*op_fn)(stores *s, const workload *w, sink *out);
-static const op_fn tern_ops[API_NOPS] = {tern_op_get, tern_op_batch, tern_op_scan, tern_op_range,
-                                         tern_op_search};
-static const op_fn lmdb_ops[API_NOPS] = {lmdb_op_get, lmdb_op_get, lmdb_op_scan, lmdb_op_range,
-                                         lmdb_op_search};
+static const op_fn tern_ops[API_NOPS] = {tern_op_get,    tern_op_batch,  tern_op_scan,
+                                         tern_op_range,  tern_op_search, tern_op_rscan};
+static const op_fn lmdb_ops[API_NOPS] = {lmdb_op_get,    lmdb_op_get,    lmdb_op_scan,
+                                         lmdb_op_range,  lmdb_op_search, lmdb_op_rscan};
 
 /* ---------------------------------------------------------------- driver */
 
@@ -513,7 +543,7 @@ int tern_bench_api(int argc, char **argv) {
          API_STEPS, (unsigned long long)o.hit_every, (unsigned long long)o.vbytes,
          (unsigned long long)(o.vbytes + o.vary), (unsigned long long)o.rounds);
   printf("| keys | get | batch (vs mdb_get loop) | full scan | seek + %u next | search by term, "
-         "per hit |\n|---|---|---|---|---|---|\n",
+         "per hit | full scan backwards |\n|---|---|---|---|---|---|---|\n",
          API_STEPS);
   int ret = 0;
   for (size_t i = 0; i < o.shapes.n; i++)
