@@ -536,12 +536,17 @@ int tern_bench_api(int argc, char **argv) {
   int prc = bench_opts_parse(&k_api_cmd, &o, argc, argv);
   if (prc) return bench_opts_exit(prc);
   bench_print_header(argc, argv);
+  char values[64];
+  if (o.vary)
+    snprintf(values, sizeof values, "%llu- to %llu-byte", (unsigned long long)o.vbytes,
+             (unsigned long long)(o.vbytes + o.vary));
+  else
+    snprintf(values, sizeof values, "%llu-byte", (unsigned long long)o.vbytes);
   printf("# %llu lookups (batches of %llu), %llu seeks + %u next, term in 1 doc of "
-         "%llu, %llu- to %llu-byte values, %llu rounds alternating; LMDB ns / tern ns per key "
+         "%llu, %s values, %llu rounds alternating; LMDB ns / tern ns per key "
          "(per seek for range), median of per-round ratios (> 1: tern faster)\n",
          (unsigned long long)o.lookups, (unsigned long long)o.batch, (unsigned long long)o.ranges,
-         API_STEPS, (unsigned long long)o.hit_every, (unsigned long long)o.vbytes,
-         (unsigned long long)(o.vbytes + o.vary), (unsigned long long)o.rounds);
+         API_STEPS, (unsigned long long)o.hit_every, values, (unsigned long long)o.rounds);
   printf("| keys | get | batch (vs mdb_get loop) | full scan | seek + %u next | search by term, "
          "per hit | full scan backwards |\n|---|---|---|---|---|---|---|\n",
          API_STEPS);
