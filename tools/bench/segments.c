@@ -28,8 +28,9 @@
  *   "compacted": the S segments ingested, then tern_compact: one segment.
  * The others are reopened read-only (no merges), all read once whole
  * (warm).  Each round times tern_get of the same random present keys and
- * of random absent keys (checked absent) on one snapshot of each,
- * rotating which goes first; figures are medians over the rounds, each
+ * of random absent keys (checked absent) on one snapshot of each, and a
+ * full scan of each (every key once, key and value read: the merge of its
+ * segments and buffer), rotating which goes first; figures are medians over the rounds, each
  * ratio (over compacted, > 1: slower) the median of the per-round ratios.
  */
 #include "tools/bench/bench.h"
@@ -253,15 +254,52 @@ static int make_indexes(const sg_opts *o, const char *dir, const uint8_t *keys, 
 typedef struct sg_run {
   tern_index **idx;
   const uint8_t *present, *absent;
-  size_t nl;
+  size_t nl, nkeys;
 } sg_run;
 
-/* ns per get of index `k`: measure 0 present keys, 1 absent ones. */
+static volatile uint64_t scan_sink; /* what the scans read, kept */
+
+/* A full scan of idx (tern_cursor_next, key and value read): seconds,
+ * with the keys seen in *n; negative on failure. */
+static double time_scan(tern_index *idx, size_t *n) {
+  tern_snapshot *snap;
+  tern_cursor *c;
+  uint64_t sum = 0;
+  *n = 0;
+  if (tern_snapshot_open(&snap, idx)) return -1;
+  double t0 = bench_now();
+  int rc = tern_cursor_open(&c, snap, NULL);
+  while (rc == TERN_OK && (rc = tern_cursor_next(c)) == TERN_OK) {
+    tern_slice key, val;
+    tern_cursor_key(c, &key);
+    tern_cursor_value(c, &val);
+    sum += key.len + val.len + ((const uint8_t *)key.data)[key.len - 1];
+    (*n)++;
+  }
+  double t = bench_now() - t0;
+  if (rc == TERN_NOTFOUND) rc = TERN_OK;
+  tern_cursor_close(c);
+  tern_snapshot_close(snap);
+  scan_sink += sum;
+  return rc ? -1 : t;
+}
+
+/* ns a key of index `k`: measure 0 gets of present keys, 1 of absent
+ * ones, 2 a full scan (every key once). */
 static double time_kind(void *ctx, size_t k, size_t measure, size_t round) {
   const sg_run *x = ctx;
   (void)round;
   size_t found;
   int err = 0;
+  if (measure == 2) {
+    double t = time_scan(x->idx[k], &found);
+    if (t >= 0 && found != x->nkeys) {
+      bench_log("%s: scan saw %zu keys of %zu", kind_names[k], found, x->nkeys);
+      t = -1;
+    }
+    if (t < 0) fprintf(stderr, "tern-bench segments: scan: %s\n", tern_errmsg());
+    return t < 0 ? -1 : t / (double)x->nkeys * 1e9;
+  }
   double t = bench_hex_time_gets(x->idx[k], measure ? x->absent : x->present, x->nl, &found,
                                  &err);
   if (!err && found != (measure ? 0 : x->nl)) {
@@ -276,14 +314,15 @@ static double time_kind(void *ctx, size_t k, size_t measure, size_t round) {
 
 static void log_round(void *ctx, const bench_rounds *r, size_t round) {
   (void)ctx;
-  double v[2][SG_KINDS];
+  double v[3][SG_KINDS];
   for (size_t k = 0; k < SG_KINDS; k++)
-    for (size_t m = 0; m < 2; m++)
+    for (size_t m = 0; m < 3; m++)
       v[m][k] = bench_rounds_of(r, k, m)[round];
   bench_log("round %zu: present %.0f / %.0f / %.0f / %.0f / %.0f ns, absent %.0f / %.0f / "
-            "%.0f / %.0f / %.0f ns (incremental, -live / overlapping, -live / compacted)",
+            "%.0f / %.0f / %.0f ns, scan %.0f / %.0f / %.0f / %.0f / %.0f ns "
+            "(incremental, -live / overlapping, -live / compacted)",
             round, v[0][0], v[0][1], v[0][2], v[0][3], v[0][4], v[1][0], v[1][1], v[1][2],
-            v[1][3], v[1][4]);
+            v[1][3], v[1][4], v[2][0], v[2][1], v[2][2], v[2][3], v[2][4]);
 }
 
 /* Warms the mappings and filter pages: every key once in every index. */
@@ -301,16 +340,17 @@ static int warm_gets(const sg_run *x) {
 static void report(const sg_opts *o, size_t n, const size_t *nseg, const bench_rounds *r) {
   printf("keys %zu; incremental: transactions of %llu documents, default flush and merge "
          "policy; overlapping: %llu segments of random keys; medians of %zu rounds, ns per warm "
-         "tern_get\n",
+         "tern_get, and per key of a full scan (tern_cursor_next + key + value)\n",
          n, (unsigned long long)o->txn, (unsigned long long)o->segments, r->rounds);
-  printf("%-36s %9s %8s %9s %8s\n", "index (segments the gets saw)", "present", "ratio", "absent",
-         "ratio");
+  printf("%-36s %9s %8s %9s %8s %9s %8s\n", "index (segments the gets saw)", "present", "ratio",
+         "absent", "ratio", "scan", "ratio");
   for (size_t k = 0; k < SG_KINDS; k++) {
     char label[64];
     snprintf(label, sizeof label, "%s (%zu)", kind_names[k], nseg[k]);
-    printf("%-36s %9.0f %7.2fx %9.0f %7.2fx\n", label, bench_rounds_median(r, k, 0),
+    printf("%-36s %9.0f %7.2fx %9.0f %7.2fx %9.1f %7.2fx\n", label, bench_rounds_median(r, k, 0),
            bench_rounds_ratio(r, 0, k, SG_COMPACTED), bench_rounds_median(r, k, 1),
-           bench_rounds_ratio(r, 1, k, SG_COMPACTED));
+           bench_rounds_ratio(r, 1, k, SG_COMPACTED), bench_rounds_median(r, k, 2),
+           bench_rounds_ratio(r, 2, k, SG_COMPACTED));
   }
 }
 
@@ -320,8 +360,8 @@ static int run(const sg_opts *o, const char *dir) {
   uint8_t *present = malloc(nl * SG_KEY), *absent = malloc(nl * SG_KEY);
   tern_index *idx[SG_KINDS] = {NULL};
   size_t nseg[SG_KINDS] = {0};
-  sg_run x = {idx, present, absent, nl};
-  bench_rounds r = {.contenders = SG_KINDS, .measures = 2, .rounds = (size_t)o->rounds};
+  sg_run x = {idx, present, absent, nl, n};
+  bench_rounds r = {.contenders = SG_KINDS, .measures = 3, .rounds = (size_t)o->rounds};
   int rc = keys && present && absent ? 0 : TERN_ENOMEM;
   if (rc == 0) {
     pick_lookups(o, sorted, n, present, absent);
