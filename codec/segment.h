@@ -149,9 +149,9 @@ typedef struct tern_seg_cursor {
    * positioned, keys->tails): what tern_seg_next_keyed tests, in one
    * comparison; keyed_n is 0 whenever any of those does not hold */
   uint32_t keyed_first, keyed_n;
-  /* private, with keyed_n: the field has values (each inline, at bit
-   * vbit of the block, whole bytes of it when vbit is divisible by 8), the
-   * entry stood on has one of keyed_vlen bytes */
+  /* private, with keyed_n: the field has values, and the entry stood on
+   * one of keyed_vlen bytes, at bit vbit of the block (whole bytes of it
+   * when vbit is divisible by 8), or in NAME.val when vbit is 0 */
   int keyed_values;
   uint32_t keyed_vlen;
   uint8_t page[TERN_BLOCK_SIZE]; /* pread mode: the block */
@@ -251,8 +251,8 @@ static inline int tern_seg_stepped_keyed(const tern_seg_cursor *c) { return c->k
 /* The value of the entry tern_seg_next_keyed stepped to, as tern_seg_value
  * gives it for the entry tern_seg_next_term fills; valid as long.  Inline
  * (tern_seg_keyed_value_fast) for a value that is whole bytes of the block
- * — a pointer into it, checked when it was read — or of at most 7 bytes;
- * else a copy, out of line. */
+ * — a pointer into it, checked when it was read — or short; else out of
+ * line, a copy or a read of NAME.val. */
 int tern_seg_keyed_value_copy(const tern_seg *s, tern_seg_cursor *c, tern_slice *value);
 /* tern_seg_keyed_value's inline cases alone: 1 with *value set, else 0
  * (nothing done).  A value off the block's byte boundaries (its tail's
@@ -264,7 +264,7 @@ int tern_seg_keyed_value_copy(const tern_seg *s, tern_seg_cursor *c, tern_slice 
 _Static_assert(TERN_INLINE_MAX >= TERN_SEG_SHORT_VALUE + 7, "vbuf holds a short value's stores");
 static inline int tern_seg_keyed_value_fast(tern_seg_cursor *c, tern_slice *value) {
   uint32_t at = c->vbit >> 3, shift = c->vbit & 7, n = c->keyed_vlen;
-  if (!c->keyed_values) return 0;
+  if (!c->keyed_values || c->vbit == 0) return 0; /* none, or in NAME.val */
   value->len = n;
   if (shift == 0) {
     value->data = c->blk.page + at;

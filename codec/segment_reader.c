@@ -448,8 +448,9 @@ static inline __attribute__((always_inline)) int next_keyed(tern_seg_cursor *c,
     e->meta.offset = 0;
     e->meta.length = 0;
     e->value_len = tern_tb_keys_vlen(k, j);
-    e->value_inline = c->blk.f.has_values != 0;
-    e->value_off = 0;
+    int has = c->blk.f.has_values != 0, inl = has && tern_tb_keys_vbit(k, j) != 0;
+    e->value_inline = inl;
+    e->value_off = has && !inl ? tern_tb_keys_voff(k, j) : 0;
     c->vbit = tern_tb_keys_vbit(k, j);
     c->keyed_first = k->first; /* keys_on: the caller's test, or keys_ready's */
     c->keyed_n = k->n;
@@ -502,29 +503,29 @@ int tern_seg_next_term(const tern_seg *s, tern_seg_cursor *c, tern_term_entry *e
 }
 
 /* tern_seg_value's read into the cursor's value buffer. */
-static int read_value_copy(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
+static int read_value_copy(const tern_seg *s, uint64_t off, uint32_t len, tern_seg_cursor *c,
                            const uint8_t **p) {
-  if (c->value_cap < e->value_len) {
-    uint8_t *v = realloc(c->value, e->value_len);
-    if (!v) return tern_fail(TERN_ENOMEM, "value of %u bytes: out of memory", e->value_len);
+  if (c->value_cap < len) {
+    uint8_t *v = realloc(c->value, len);
+    if (!v) return tern_fail(TERN_ENOMEM, "value of %u bytes: out of memory", len);
     c->value = v;
-    c->value_cap = e->value_len;
+    c->value_cap = len;
   }
-  return tern_rfile_read(s->val, e->value_off, e->value_len, c->value, p);
+  return tern_rfile_read(s->val, off, len, c->value, p);
 }
 
-static int value_in_file(const tern_seg *s, const tern_term_entry *e) {
+/* A value of len bytes at byte off of NAME.val lies inside its body. */
+static int value_in_file(const tern_seg *s, uint64_t off, uint32_t len) {
   uint64_t size = tern_rfile_size(s->val);
-  if (e->value_off < TERN_FRAME_HEADER_SIZE || e->value_off > size ||
-      e->value_len > size - TERN_FRAME_FOOTER_SIZE - e->value_off)
+  if (off < TERN_FRAME_HEADER_SIZE || off > size || len > size - TERN_FRAME_FOOTER_SIZE - off)
     return tern_fail(TERN_ECORRUPT, "%s: value of %u bytes at %llu outside the file",
-                     tern_rfile_path(s->val), e->value_len, (unsigned long long)e->value_off);
+                     tern_rfile_path(s->val), len, (unsigned long long)off);
   return TERN_OK;
 }
 
 int tern_seg_value_span(const tern_seg *s, const tern_term_entry *e, uint64_t *off, uint32_t *len) {
   if (e->value_inline || e->value_len == 0) return 0;
-  TERN_TRY(value_in_file(s, e));
+  TERN_TRY(value_in_file(s, e->value_off, e->value_len));
   uint64_t last = e->value_off + e->value_len - 1;
   for (uint64_t p = e->value_off / TERN_IO_PAGE; p <= last / TERN_IO_PAGE; p++)
     if (!tern_rfile_page_checked(s->val, p * TERN_IO_PAGE)) {
@@ -540,28 +541,29 @@ tern_rfile *tern_seg_values_file(const tern_seg *s) { return s->val; }
 /* A value read from NAME.val: its segment holds values in key order, so
  * a scan reads them forwards and asks for the bytes ahead
  * (read_ahead.h), except where they are cached (checked pages). */
-static void val_ahead(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c) {
+static void val_ahead(const tern_seg *s, uint64_t off, uint32_t len, tern_seg_cursor *c) {
   uint64_t from, n;
-  if (tern_ahead_read(&c->val_ahead, s->uid, e->value_off, e->value_len, &from, &n) &&
+  if (tern_ahead_read(&c->val_ahead, s->uid, off, len, &from, &n) &&
       !tern_rfile_page_checked(s->val, from))
     tern_rfile_prefetch(s->val, from, n);
 }
 
-/* tern_seg_value of a value in NAME.val; out of line, so that the inline
- * case, once a key in a scan, is a leaf that saves no registers. */
-static __attribute__((noinline)) int value_from_file(const tern_seg *s, const tern_term_entry *e,
+/* tern_seg_value of a value of len bytes at byte off of NAME.val; out of
+ * line, so that the inline case, once a key in a scan, is a leaf that
+ * saves no registers. */
+static __attribute__((noinline)) int value_from_file(const tern_seg *s, uint64_t off, uint32_t len,
                                                      tern_seg_cursor *c, tern_slice *value) {
-  TERN_TRY(value_in_file(s, e));
-  val_ahead(s, e, c);
+  TERN_TRY(value_in_file(s, off, len));
+  val_ahead(s, off, len, c);
   /* Warm, in the mapping: one counted read, no buffer.  A buffer is for
    * pread mode and for a mapped page's first touch, read into it (io.h);
    * either way a value costs one read, whatever pages it spans. */
   const uint8_t *p;
-  int rc = tern_rfile_read_mapped(s->val, e->value_off, e->value_len, &p);
-  if (rc == 1) rc = read_value_copy(s, e, c, &p);
+  int rc = tern_rfile_read_mapped(s->val, off, len, &p);
+  if (rc == 1) rc = read_value_copy(s, off, len, c, &p);
   if (rc != TERN_OK) return rc;
   value->data = p;
-  value->len = e->value_len;
+  value->len = len;
   return TERN_OK;
 }
 
@@ -578,16 +580,18 @@ static inline int inline_value(tern_seg_cursor *c, uint32_t vlen, tern_slice *va
 
 int tern_seg_value(const tern_seg *s, const tern_term_entry *e, tern_seg_cursor *c,
                    tern_slice *value) {
-  if (!e->value_inline) return value_from_file(s, e, c, value);
+  if (!e->value_inline) return value_from_file(s, e->value_off, e->value_len, c, value);
   return inline_value(c, e->value_len, value);
 }
 
 int tern_seg_keyed_value_copy(const tern_seg *s, tern_seg_cursor *c, tern_slice *value) {
-  assert(c->keys_on && c->positioned && c->keys->tails && c->entry - c->keys->first < c->keys->n);
-  if (c->blk.f.has_values) return inline_value(c, c->keyed_vlen, value);
-  /* A field without values: what next_keyed's entry gives. */
-  tern_term_entry e = {.value_len = 0, .value_inline = 0, .value_off = 0};
-  return value_from_file(s, &e, c, value);
+  const tern_tb_keys *k = c->keys;
+  uint32_t j = c->entry - k->first;
+  assert(c->keys_on && c->positioned && k->tails && j < k->n);
+  if (c->blk.f.has_values && c->vbit != 0) return inline_value(c, c->keyed_vlen, value);
+  /* In NAME.val, or a field without values: what next_keyed's entry gives. */
+  if (!c->blk.f.has_values) return value_from_file(s, 0, 0, c, value);
+  return value_from_file(s, tern_tb_keys_voff(k, j), c->keyed_vlen, c, value);
 }
 
 int tern_seg_postings(const tern_seg *s, const tern_term_entry *e, tern_postings_iter *it) {

@@ -228,16 +228,18 @@ int tern_tb_iter_next(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
 typedef struct tern_tb_keys {
   uint32_t first, n;              /* entries first .. first + n - 1 of the block */
   int tails;                      /* the tails are decoded too (below): a block whose every
-                                   * entry has one pulsed doc and, in a field with values,
-                                   * an inline value (of one length or of many) */
+                                   * entry has one pulsed doc (a primary key's) */
   uint16_t off[TERN_TB_KEYS_MAX]; /* term j at bytes + off[j] */
   uint16_t len[TERN_TB_KEYS_MAX];
   uint16_t kend[TERN_TB_KEYS_MAX]; /* key stream bit position after term j */
-  /* tails: entry j's value at bit vbits[j] of the block, vlens[j] bytes
-   * (0 when the field has no values); its tail ends at vbits[j] + 8 *
-   * vlens[j] (a page has 32,768 bits: 16 bits hold either) */
+  /* tails: entry j's value of vlens[j] bytes (0 when the field has no
+   * values) at bit vbits[j] of the block, or at byte voffs[j] of NAME.val
+   * when vbits[j] is 0 (no tail starts at bit 0: the header does); its
+   * tail ends at bit tends[j] (a page has 32,768 bits: 16 bits hold them) */
   uint16_t vbits[TERN_TB_KEYS_MAX];
-  uint16_t vlens[TERN_TB_KEYS_MAX];
+  uint16_t tends[TERN_TB_KEYS_MAX];
+  uint32_t vlens[TERN_TB_KEYS_MAX];
+  uint64_t voffs[TERN_TB_KEYS_MAX];
   /* tails: entry j's doc id (checked below max_doc): doc0 + j when the
    * block has no doc column (docs by ordinal), else doc[j] */
   int doc_col;
@@ -249,10 +251,11 @@ typedef struct tern_tb_keys {
    * at any bit of the key stream) then need no bound test. */
   uint8_t pad[TERN_TB_PAGE + 8];
 } tern_tb_keys;
-/* With k->tails: entry first + j's value bit position, value length and
- * doc id. */
+/* With k->tails: entry first + j's value bit position (0: in NAME.val,
+ * at tern_tb_keys_voff), value length and doc id. */
 static inline uint32_t tern_tb_keys_vbit(const tern_tb_keys *k, uint32_t j) { return k->vbits[j]; }
 static inline uint32_t tern_tb_keys_vlen(const tern_tb_keys *k, uint32_t j) { return k->vlens[j]; }
+static inline uint64_t tern_tb_keys_voff(const tern_tb_keys *k, uint32_t j) { return k->voffs[j]; }
 static inline uint32_t tern_tb_keys_doc(const tern_tb_keys *k, uint32_t j) {
   return k->doc_col ? k->doc[j] : k->doc0 + j;
 }
@@ -264,10 +267,10 @@ static inline void tern_tb_keys_tail(const tern_tb_block *b, const tern_tb_keys 
   t->pulsed = 1;
   t->docs[0] = tern_tb_keys_doc(k, j);
   t->post_off = t->post_len = 0;
-  t->vinline = b->f.has_values != 0;
-  t->vlen = t->vinline ? tern_tb_keys_vlen(k, j) : 0;
-  t->vbit = t->vinline ? tern_tb_keys_vbit(k, j) : 0;
-  t->voff = 0;
+  t->vinline = b->f.has_values && k->vbits[j] != 0;
+  t->vlen = b->f.has_values ? k->vlens[j] : 0;
+  t->vbit = t->vinline ? k->vbits[j] : 0;
+  t->voff = b->f.has_values && !t->vinline ? k->voffs[j] : 0;
 }
 /* Decodes the terms of entries it->entry, it->entry + 1, ... — at most
  * `want` (1 to TERN_TB_KEYS_MAX), fewer at the block's end or when their
@@ -286,10 +289,10 @@ int tern_tb_iter_keys(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
  * tern_tb_iter_keys), it->entry one further; TERN_NOTFOUND after the last. */
 int tern_tb_iter_tail(const tern_tb_block *b, tern_tb_iter *it, tern_tb_tail *t);
 /* Moves `it` past the tail of entry it->entry, entry first + j of batch k
- * (k->tails: decoded with the terms; it ends where its value does). */
+ * (k->tails: decoded with the terms). */
 static inline void tern_tb_keys_skip_tail(const tern_tb_keys *k, uint32_t j, tern_tb_iter *it) {
   it->entry++;
-  it->pos = (uint32_t)k->vbits[j] + 8u * k->vlens[j];
+  it->pos = k->tends[j];
 }
 
 /* Positions `it` so that the next entry decoded is entry `index` (term[]

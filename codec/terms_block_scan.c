@@ -35,12 +35,10 @@ static inline __attribute__((always_inline)) int batch_term(const tern_tb_block 
 }
 
 /* Whether a batch of block b decodes its tails with its terms: every
- * entry has one pulsed doc and, in a field with values, an inline value —
- * a primary key's.  In one width (one_doc), or of many when the values'
- * lengths vary (no df column, df 1, value lengths in a column). */
+ * entry has one pulsed doc (no df column, df 1) — a primary key's, its
+ * value inline or in NAME.val, of one length or of many. */
 static int batch_tails(const tern_tb_block *b) {
-  if (b->tail_bits >= 0) return one_doc(b);
-  return b->bw_df == 0 && b->df_min == 1 && b->f.threshold >= 1 && b->f.has_values;
+  return b->bw_df == 0 && b->df_min == 1 && b->f.threshold >= 1;
 }
 
 /* Checks the batch's doc ids when the block has no doc column (doc ids
@@ -62,9 +60,10 @@ static inline int keys_doc(const tern_tb_block *b, tern_tb_keys *k, uint32_t j, 
   return TERN_OK;
 }
 
-/* A batch's tails, every one of one width (tail_bits): the checks
- * decode_one_doc makes.  Each tail is its doc (bw bits), then its value:
- * entry j's value at vbit0 + j * step. */
+/* A batch's tails in a one_doc block, every one of one width (tail_bits)
+ * and its value inline: the checks decode_one_doc makes.  Each tail is
+ * its doc (bw bits), then its value: entry j's tail at the first's plus
+ * j * step. */
 static int keys_tails_uniform(const tern_tb_block *b, const tern_tb_iter *it, tern_tb_keys *k,
                               int64_t base) {
   uint32_t tpos = it->pos, step = (uint32_t)b->tail_bits, bw = b->bw_doc;
@@ -73,22 +72,20 @@ static int keys_tails_uniform(const tern_tb_block *b, const tern_tb_iter *it, te
   for (uint32_t j = 0; j < k->n; j++, tpos += step) {
     if (bw != 0) TERN_TRY(keys_doc(b, k, j, tpos, base));
     k->vbits[j] = (uint16_t)(tpos + bw);
-    k->vlens[j] = (uint16_t)vlen;
+    k->vlens[j] = vlen;
+    k->tends[j] = (uint16_t)(tpos + step);
   }
   if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
   return TERN_OK;
 }
 
-/* A batch's tails whose values' lengths vary (batch_tails): walked one by
- * one with tail_decode's checks and a restart's tail position checked
- * against the stream, as tern_tb_iter_tail does.  A value too long to be
- * inline (one in NAME.val) leaves the batch without tails (0 returned,
- * k->tails not set): each is then decoded when stepped to. */
-static int keys_tails_varied(const tern_tb_block *b, const tern_tb_iter *it, tern_tb_keys *k,
-                             int64_t base, int *ok) {
+/* A batch's tails otherwise (batch_tails: values of many lengths, or in
+ * NAME.val): walked one by one with tail_decode's checks, and a restart's
+ * tail position checked against the stream, as tern_tb_iter_tail does. */
+static int keys_tails_walk(const tern_tb_block *b, const tern_tb_iter *it, tern_tb_keys *k,
+                           int64_t base) {
   uint32_t tpos = it->pos, bw = b->bw_doc, bv = b->bw_vlen, rs = b->restart;
   if (bw == 0) TERN_TRY(keys_docs_by_ordinal(b, k, base));
-  *ok = 0;
   uint32_t r = (k->first + rs - 1) / rs, rnext = r * rs; /* the next restart entry */
   for (uint32_t j = 0; j < k->n; j++) {
     if (TERN_UNLIKELY(k->first + j == rnext)) {
@@ -99,16 +96,25 @@ static int keys_tails_varied(const tern_tb_block *b, const tern_tb_iter *it, ter
     }
     if (bw != 0) TERN_TRY(keys_doc(b, k, j, tpos, base));
     tpos += bw;
-    uint64_t vlen = b->vlen_min + get_col(b, tpos, bv);
-    tpos += bv;
-    if (vlen > b->f.inline_max) return TERN_OK;
-    if (TERN_UNLIKELY(tpos + 8 * vlen > b->used_bits))
-      return corrupt(b, "entry past the end of the block");
-    k->vbits[j] = (uint16_t)tpos;
-    k->vlens[j] = (uint16_t)vlen;
-    tpos += 8 * (uint32_t)vlen;
+    uint64_t vlen = 0;
+    k->vbits[j] = 0;
+    k->voffs[j] = 0;
+    if (b->f.has_values) {
+      vlen = b->vlen_min + get_col(b, tpos, bv);
+      tpos += bv;
+      if (TERN_UNLIKELY(vlen > VLEN_MAX)) return corrupt(b, "value too long");
+      if (vlen <= b->f.inline_max) {
+        k->vbits[j] = (uint16_t)tpos;
+        tpos += 8 * (uint32_t)vlen;
+      } else {
+        k->voffs[j] = b->voff_min + get(b, tpos, b->bw_voff);
+        tpos += b->bw_voff;
+      }
+    }
+    if (TERN_UNLIKELY(tpos > b->used_bits)) return corrupt(b, "entry past the end of the block");
+    k->vlens[j] = (uint32_t)vlen;
+    k->tends[j] = (uint16_t)tpos;
   }
-  *ok = 1;
   return TERN_OK;
 }
 
@@ -118,12 +124,11 @@ static int keys_tails(const tern_tb_block *b, const tern_tb_iter *it, tern_tb_ke
   if (!batch_tails(b)) return TERN_OK;
   int64_t base = b->doc_base + k->first;
   k->doc_col = b->bw_doc != 0;
-  int ok = 1;
-  if (b->tail_bits >= 0)
+  if (one_doc(b))
     TERN_TRY(keys_tails_uniform(b, it, k, base));
   else
-    TERN_TRY(keys_tails_varied(b, it, k, base, &ok));
-  k->tails = ok;
+    TERN_TRY(keys_tails_walk(b, it, k, base));
+  k->tails = 1;
   return TERN_OK;
 }
 

@@ -48,8 +48,12 @@ static int scan(tern_tb_block *b, uint8_t *first, uint32_t *first_len) {
 static void same_tail(const tern_tb_block *b, const tern_tb_keys *k, uint32_t j,
                       const tern_tb_tail *t) {
   FUZZ_ASSERT(t->df == 1 && t->pulsed && t->docs[0] == tern_tb_keys_doc(k, j));
-  FUZZ_ASSERT(t->vlen == tern_tb_keys_vlen(k, j));
-  if (b->f.has_values) FUZZ_ASSERT(t->vinline && t->vbit == tern_tb_keys_vbit(k, j));
+  tern_tb_tail kt = {.docs = NULL};
+  uint32_t doc;
+  kt.docs = &doc;
+  tern_tb_keys_tail(b, k, j, &kt);
+  FUZZ_ASSERT(t->vlen == kt.vlen && t->vinline == kt.vinline && t->vbit == kt.vbit &&
+              t->voff == kt.voff && t->docs[0] == doc);
 }
 
 /* The scan a cursor makes, by batches of terms (tern_tb_iter_keys, their
