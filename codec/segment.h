@@ -517,7 +517,9 @@ static inline uint64_t tern_seg_block_offset(uint64_t gb) { return (uint64_t)TER
 uint64_t tern_seg_nblocks(const tern_seg *s);
 /* Makes unique-field block gb, whose bytes `page` a read queue read and
  * checked, the cursor's block (copied): a lookup whose key the index sends
- * to it then reads nothing.  TERN_ECORRUPT when the block is damaged. */
+ * to it then reads nothing.  Its decoded header is not kept for the
+ * block's later opens (a block read cold may not be read again: the next
+ * warm open keeps it).  TERN_ECORRUPT when the block is damaged. */
 int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const uint8_t *page, tern_seg_cursor *c);
 
 /* The value of a unique-field entry when it needs a read: 1 with its place

@@ -83,11 +83,13 @@ static void save_header(tern_seg_header *h, const tern_tb_block *blk) {
   atomic_store_explicit(&h->state, 2, memory_order_release);
 }
 
-int tern_seg_open_block(const tern_seg *s, const tern_seg_field *f, uint64_t b,
-                        const uint8_t *page, uint32_t entries, tern_tb_block *blk) {
+/* save 0: the saved headers are not looked at either (a look at a slot
+ * never used faults its page in, as a save would). */
+static int open_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, const uint8_t *page,
+                      uint32_t entries, tern_tb_block *blk, int save) {
   uint64_t gb = f->first_block + b;
   const char *what = tern_rfile_path(s->tim);
-  tern_seg_header *h = f->saved && b < f->nblocks ? tern_seg_header_at(f, b) : NULL;
+  tern_seg_header *h = save && f->saved && b < f->nblocks ? tern_seg_header_at(f, b) : NULL;
   if (TERN_LIKELY(h != NULL) && atomic_load_explicit(&h->state, memory_order_acquire) == 2) {
     tern_tb_open_saved(blk, &h->sv, page, what, gb);
     return TERN_OK;
@@ -95,4 +97,14 @@ int tern_seg_open_block(const tern_seg *s, const tern_seg_field *f, uint64_t b,
   TERN_TRY(tern_tb_open_lookup(blk, page, &f->tbf, entries, what, gb));
   if (h) save_header(h, blk);
   return TERN_OK;
+}
+
+int tern_seg_open_block(const tern_seg *s, const tern_seg_field *f, uint64_t b,
+                        const uint8_t *page, uint32_t entries, tern_tb_block *blk) {
+  return open_block(s, f, b, page, entries, blk, 1);
+}
+
+int tern_seg_open_block_unsaved(const tern_seg *s, const tern_seg_field *f, uint64_t b,
+                                const uint8_t *page, uint32_t entries, tern_tb_block *blk) {
+  return open_block(s, f, b, page, entries, blk, 0);
 }

@@ -87,6 +87,13 @@ static inline __attribute__((always_inline)) void tern_seg_prefetch_header(const
  * entry count as the terms index records it. */
 int tern_seg_open_block(const tern_seg *s, const tern_seg_field *f, uint64_t b,
                         const uint8_t *page, uint32_t entries, tern_tb_block *blk);
+/* The same without saving a decoded header: for a block a cold batch read
+ * (tern_seg_cursor_adopt), which may never be read again — its header's
+ * slot is saved by the block's next warm open instead, so that a one-off
+ * batch neither waits on nor keeps the cache's pages (a first touch of
+ * each: a page fault, 15% of a cold batch of 1,000 keys of 10M). */
+int tern_seg_open_block_unsaved(const tern_seg *s, const tern_seg_field *f, uint64_t b,
+                                const uint8_t *page, uint32_t entries, tern_tb_block *blk);
 /* The fields' saved-header arrays, allocated (open), freed (close). */
 void tern_seg_headers_init(tern_seg *s);
 void tern_seg_headers_free(tern_seg *s);

@@ -62,11 +62,13 @@ void tern_seg_cursor_release(tern_seg_cursor *c) {
   c->keyed_n = 0;
 }
 
-/* Makes block b of field f, whose bytes are at p, the cursor's block. */
+/* Makes block b of field f, whose bytes are at p, the cursor's block
+ * (save: its decoded header kept, tern_seg_open_block; else not). */
 static int hold_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, const uint8_t *p,
-                      const tern_ti_block *info, tern_seg_cursor *c) {
+                      const tern_ti_block *info, tern_seg_cursor *c, int save) {
   uint64_t gb = f->first_block + b;
-  TERN_TRY(tern_seg_open_block(s, f, b, p, info->entries, &c->blk));
+  TERN_TRY(save ? tern_seg_open_block(s, f, b, p, info->entries, &c->blk)
+                : tern_seg_open_block_unsaved(s, f, b, p, info->entries, &c->blk));
   c->block_steps = 0;
   c->keys_on = 0;
   c->keyed_n = 0;
@@ -91,7 +93,7 @@ static int load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, te
   TERN_TRY(tern_terms_index_block(&f->index, b, &info));
   const uint8_t *p;
   TERN_TRY(tern_rfile_read(s->tim, tern_seg_block_offset(gb), TERN_BLOCK_SIZE, c->page, &p));
-  return hold_block(s, f, b, p, &info, c);
+  return hold_block(s, f, b, p, &info, c, 1);
 }
 
 int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const uint8_t *page, tern_seg_cursor *c) {
@@ -106,7 +108,7 @@ int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const uint8_t *page, t
   tern_ti_block info = {0};
   TERN_TRY(tern_terms_index_block(&f->index, b, &info));
   memcpy(c->page, page, TERN_BLOCK_SIZE);
-  return hold_block(s, f, b, c->page, &info, c);
+  return hold_block(s, f, b, c->page, &info, c, 0); /* a cold batch's block */
 }
 
 tern_rfile *tern_seg_terms_file(const tern_seg *s) { return s->tim; }
