@@ -275,21 +275,18 @@ static long next_done(tern_rqueue *q) {
       if (rc < 0) return rc;
       break;
     }
-    unsigned i = (unsigned)io_uring_cqe_get_data64(cqe);
-    q->slots[i].res = cqe->res;
-    io_uring_cqe_seen(&q->ring, cqe);
-    /* The reads already finished besides, taken now (the completion ring
-     * is shared memory: no system call): the next waits pop them, and
-     * the reads submitted meanwhile go in together with the next wait's
-     * io_uring_enter instead of one each (a cold batch made one enter a
-     * read, ~15 us each on a virtual machine). */
+    /* Every completion in the ring taken now, the one waited for first
+     * (the ring is shared memory: no system call): the next waits pop
+     * the others, and the reads submitted meanwhile go in together with
+     * the next wait's io_uring_enter instead of one each (a cold batch
+     * made one enter a read, ~15 us each on a virtual machine). */
     while (io_uring_peek_cqe(&q->ring, &cqe) == 0) {
       unsigned j = (unsigned)io_uring_cqe_get_data64(cqe);
       q->slots[j].res = cqe->res;
       io_uring_cqe_seen(&q->ring, cqe);
       ring_push(&q->done, j);
     }
-    return i;
+    return ring_pop(&q->done);
   }
 #endif
   return -EIO; /* unreachable: a sync queue's reads are all done */

@@ -41,10 +41,9 @@ struct tern_cursor {
   int dir;    /* +1, -1, or 0 when unpositioned */
   size_t top; /* the source shown */
   const tern_src *shown; /* &src[top] */
-  int solo;   /* top is the only source with keys left in direction dir */
+  size_t nvalid; /* sources with keys left in direction dir (1: top alone, "solo") */
   size_t second; /* unless solo: the source that would be shown next, top aside */
   int tie;       /* unless solo: second shows top's key too */
-  size_t nvalid; /* sources with keys left in direction dir */
   int counted; /* in snap->iters */
   tern_src *fast;      /* forwards on one segment source without deletions, or NULL */
   const tern_seg *fseg; /* fast's segment */
@@ -125,7 +124,7 @@ static void unposition(tern_cursor *c) {
  * only source with keys left, a segment whose every entry is live. */
 static void set_fast(tern_cursor *c) {
   tern_src *t = &c->src[c->top];
-  int ok = c->solo && c->dir > 0 && t->slot && !t->slot->live;
+  int ok = c->nvalid == 1 && c->dir > 0 && t->slot && !t->slot->live;
   c->fast = ok ? t : NULL;
   c->fseg = ok ? t->slot->ref->seg : NULL;
   c->keyed = 0; /* t->e is the entry shown */
@@ -161,7 +160,6 @@ static int pick(tern_cursor *c, int dir) {
   c->top = best;
   c->shown = &c->src[best];
   c->dir = dir;
-  c->solo = nvalid == 1;
   c->nvalid = nvalid;
   c->second = second;
   c->tie = tie;
@@ -247,7 +245,7 @@ static int step_top(tern_cursor *c, int dir) {
   size_t top = c->top, second = c->second;
   tern_src *t = &c->src[top];
   const tern_src *r = &c->src[second];
-  assert(!c->solo && second != top && r->valid);
+  assert(c->nvalid > 1 && second != top && r->valid);
   int rc = tern_src_step(t, dir);
   if (rc != TERN_OK) return fail_reset(c, rc);
   if (!t->valid) return pick(c, dir);
@@ -268,7 +266,7 @@ static int step_top(tern_cursor *c, int dir) {
 
 /* Moves every source showing the current key one step in direction dir. */
 static int step(tern_cursor *c, int dir) {
-  if (c->solo) return step_solo(c, dir);
+  if (c->nvalid == 1) return step_solo(c, dir);
   if (!c->tie) return step_top(c, dir);
   tern_src *t = &c->src[c->top];
   for (size_t i = 0; i < c->n; i++) {

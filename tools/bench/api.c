@@ -276,12 +276,15 @@ static NOIPA double tern_op_batch(stores *s, const workload *w, sink *out) {
   return bench_now() - t0;
 }
 
-static NOIPA double tern_op_scan(stores *s, const workload *w, sink *out) {
-  (void)w;
+/* A full scan, forwards (first + next: MDB_FIRST + MDB_NEXT) or
+ * backwards (last + prev: MDB_LAST + MDB_PREV), each key and value read;
+ * inline, so that each op below is a loop of its own direction. */
+static inline double tern_full_scan(stores *s, sink *out, int backwards) {
   tern_cursor *c;
   double t0 = bench_now();
   if (tern_cursor_open(&c, s->snap, NULL)) return -1;
-  while (tern_cursor_next(c) == TERN_OK) {
+  for (int rc = backwards ? tern_cursor_last(c) : tern_cursor_next(c); rc == TERN_OK;
+       rc = backwards ? tern_cursor_prev(c) : tern_cursor_next(c)) {
     tern_slice key, val;
     tern_cursor_key(c, &key);
     tern_cursor_value(c, &val);
@@ -291,17 +294,26 @@ static NOIPA double tern_op_scan(stores *s, const workload *w, sink *out) {
   return bench_now() - t0;
 }
 
-static NOIPA double lmdb_op_scan(stores *s, const workload *w, sink *out) {
-  (void)w;
+static inline double lmdb_full_scan(stores *s, sink *out, int backwards) {
   MDB_cursor *c;
   double t0 = bench_now();
   if (mdb_cursor_open(s->txn, s->pk, &c)) return -1;
   MDB_val mk, mv;
-  for (int rc = mdb_cursor_get(c, &mk, &mv, MDB_FIRST); rc == 0;
-       rc = mdb_cursor_get(c, &mk, &mv, MDB_NEXT))
+  for (int rc = mdb_cursor_get(c, &mk, &mv, backwards ? MDB_LAST : MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(c, &mk, &mv, backwards ? MDB_PREV : MDB_NEXT))
     sink_add(out, mk.mv_data, mk.mv_size, mv.mv_data, mv.mv_size);
   mdb_cursor_close(c);
   return bench_now() - t0;
+}
+
+static NOIPA double tern_op_scan(stores *s, const workload *w, sink *out) {
+  (void)w;
+  return tern_full_scan(s, out, 0);
+}
+
+static NOIPA double lmdb_op_scan(stores *s, const workload *w, sink *out) {
+  (void)w;
+  return lmdb_full_scan(s, out, 0);
 }
 
 static NOIPA double tern_op_range(stores *s, const workload *w, sink *out) {
@@ -372,34 +384,14 @@ static NOIPA double lmdb_op_search(stores *s, const workload *w, sink *out) {
   return bench_now() - t0;
 }
 
-/* The full scan backwards: tern_cursor_last + prev against MDB_LAST +
- * MDB_PREV. */
 static NOIPA double tern_op_rscan(stores *s, const workload *w, sink *out) {
   (void)w;
-  tern_cursor *c;
-  double t0 = bench_now();
-  if (tern_cursor_open(&c, s->snap, NULL)) return -1;
-  for (int rc = tern_cursor_last(c); rc == TERN_OK; rc = tern_cursor_prev(c)) {
-    tern_slice key, val;
-    tern_cursor_key(c, &key);
-    tern_cursor_value(c, &val);
-    sink_add(out, key.data, key.len, val.data, val.len);
-  }
-  tern_cursor_close(c);
-  return bench_now() - t0;
+  return tern_full_scan(s, out, 1);
 }
 
 static NOIPA double lmdb_op_rscan(stores *s, const workload *w, sink *out) {
   (void)w;
-  MDB_cursor *c;
-  double t0 = bench_now();
-  if (mdb_cursor_open(s->txn, s->pk, &c)) return -1;
-  MDB_val mk, mv;
-  for (int rc = mdb_cursor_get(c, &mk, &mv, MDB_LAST); rc == 0;
-       rc = mdb_cursor_get(c, &mk, &mv, MDB_PREV))
-    sink_add(out, mk.mv_data, mk.mv_size, mv.mv_data, mv.mv_size);
-  mdb_cursor_close(c);
-  return bench_now() - t0;
+  return lmdb_full_scan(s, out, 1);
 }
 
 typedef double (*op_fn)(stores *s, const workload *w, sink *out);
