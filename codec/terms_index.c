@@ -26,13 +26,12 @@ static int tern_ti_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t b
 }
 
 uint64_t tern_terms_index_head(const uint8_t *k, size_t len) {
-  uint8_t b[8] = {0};
-  if (len) memcpy(b, k, len < 8 ? len : 8);
-  uint64_t v;
-  memcpy(&v, b, sizeof v);
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
+  /* Shifted in a byte at a time: a copy into a zeroed buffer and one
+   * 8-byte load of it would wait for the copy's stores to retire (the
+   * load cannot take its bytes from several smaller stores). */
+  uint64_t v = 0;
+  size_t n = len < 8 ? len : 8;
+  for (size_t i = 0; i < n; i++) v |= (uint64_t)k[i] << (56 - 8 * i);
   return v;
 }
 
@@ -138,7 +137,7 @@ typedef struct ti_rec {
   const uint8_t *suffix;
 } ti_rec;
 
-static int read_len(const uint8_t **p, const uint8_t *end, unsigned nibble, uint64_t *v) {
+static inline int read_len(const uint8_t **p, const uint8_t *end, unsigned nibble, uint64_t *v) {
   if (nibble < REC_LONG) {
     *v = nibble;
     return 0;
@@ -148,7 +147,7 @@ static int read_len(const uint8_t **p, const uint8_t *end, unsigned nibble, uint
   return 0;
 }
 
-static int read_rec(const uint8_t **p, const uint8_t *end, uint64_t prev, ti_rec *r) {
+static inline int read_rec(const uint8_t **p, const uint8_t *end, uint64_t prev, ti_rec *r) {
   if (*p >= end) return -1;
   unsigned head = *(*p)++;
   uint64_t z;
@@ -224,14 +223,15 @@ static int find_skip(tern_terms_index *ix) {
   return TERN_OK;
 }
 
-/* The heads of block b's separator (block 0's: zero) into h[0], more[]. */
+/* The heads of block b's separator (block 0's: zero) into h[0], more[]
+ * (unless NULL). */
 static int heads_of(const tern_terms_index *ix, uint64_t b, const uint8_t *sep, size_t slen,
                     uint64_t *h, uint64_t *more) {
   if (b && ix->skip && (slen < ix->skip || memcmp(sep, ix->prefix, ix->skip) != 0))
     return bad(ix->what, b, "separator outside the prefix all share");
   size_t k = b ? ix->skip : slen;
   *h = tern_terms_index_head(sep + k, slen - k);
-  for (size_t j = 0; j < TERN_TI_MORE; j++) {
+  for (size_t j = 0; more && j < TERN_TI_MORE; j++) {
     size_t at = k + 8 * (j + 1);
     more[j] = slen > at ? tern_terms_index_head(sep + at, slen - at) : 0;
   }
@@ -319,6 +319,17 @@ static void set_end_slot(const tern_terms_index *ix, uint64_t g, tern_ti_group *
   gr->first_ord[nb] = ix->gord[g + 1];
 }
 
+/* Each block's head, once the group's separators are all written: read
+ * back while their stores were in flight, each head's 8-byte load waited
+ * for the bytes' stores to retire (about half a group's decode). */
+static int set_heads(const tern_terms_index *ix, uint64_t b0, tern_ti_group *gr, uint64_t nb) {
+  for (uint64_t i = 0; i < nb; i++) {
+    const uint8_t *sep = gr->sep + gr->sep_off[i];
+    TERN_TRY(heads_of(ix, b0 + i, sep, gr->sep_off[i + 1] - gr->sep_off[i], &gr->heads[i], NULL));
+  }
+  return TERN_OK;
+}
+
 /* The group's own prefix (what separators 1..nb-1 share: those of the
  * first and the last, as they ascend) and each separator's head after
  * it. */
@@ -369,8 +380,6 @@ static int decode_group(const tern_terms_index *ix, uint64_t g, tern_ti_group *g
     memcpy(sep + r.shared, r.suffix, (size_t)r.slen);
     gr->sep_off[i] = at;
     gr->first_ord[i] = ord;
-    uint64_t more[TERN_TI_MORE];
-    TERN_TRY(heads_of(ix, b0 + i, sep, len, &gr->heads[i], more));
     prev = sep;
     prev_len = len;
     at += (uint32_t)len;
@@ -378,6 +387,7 @@ static int decode_group(const tern_terms_index *ix, uint64_t g, tern_ti_group *g
     prev_entries = r.entries;
   }
   gr->sep_off[nb] = at;
+  TERN_TRY(set_heads(ix, b0, gr, nb));
   set_end_slot(ix, g, gr, nb);
   set_local_heads(gr, nb);
   if (p != end || at != stop || ord != ix->gord[g + 1])
