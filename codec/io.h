@@ -247,6 +247,11 @@ typedef struct tern_rqueue tern_rqueue;
 int tern_rqueue_open(tern_rqueue **out, unsigned depth);
 /* Waits for the reads still in flight (their results dropped), frees q. */
 void tern_rqueue_close(tern_rqueue *q);
+/* Whether q, idle, may serve a reader wanting `depth` as a queue opened now
+ * would: nothing in flight, depth enough, and the backend asked for and
+ * the table of system calls unchanged since it was opened.  For keeping
+ * a queue between uses (setting one up is a few system calls). */
+int tern_rqueue_reusable(const tern_rqueue *q, unsigned depth);
 /* The backend in use (TERN_RQ_URING, _THREADS or _SYNC). */
 tern_rq_kind tern_rqueue_kind(const tern_rqueue *q);
 unsigned tern_rqueue_depth(const tern_rqueue *q);
@@ -258,6 +263,11 @@ unsigned tern_rqueue_inflight(const tern_rqueue *q);
  * completion first). */
 int tern_rqueue_submit(tern_rqueue *q, tern_rfile *f, uint64_t off, size_t len, void *buf,
                        uint64_t tag);
+/* Sends the reads queued so far to the device now, not at the next wait
+ * (io_uring: one system call; the other backends start each read at
+ * submit).  For a caller with work to do before it waits.  Best effort: a
+ * refused submission is retried by the next wait, which reports it. */
+void tern_rqueue_flush(tern_rqueue *q);
 /* Takes one completed read, waiting for one if none is done: its tag in
  * *tag, and its status: TERN_OK (all its bytes in its buffer and its
  * pages checked), -errno (the file named), TERN_ECORRUPT (a page failed

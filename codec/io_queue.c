@@ -62,6 +62,8 @@ static unsigned ring_pop(rq_ring *r) {
 
 struct tern_rqueue {
   tern_rq_kind kind;
+  tern_rq_kind asked;      /* the kind asked for at open (tern_io_set_queue_kind) */
+  const tern_io_vfs *vfs;  /* the table in force at open */
   unsigned depth, inflight;
   rq_slot *slots;
   rq_ring done; /* threads and sync: finished slots, in completion order */
@@ -193,12 +195,19 @@ int tern_rqueue_open(tern_rqueue **out, unsigned depth) {
     rq_free(q);
     return tern_fail(TERN_ENOMEM, "read queue: out of memory");
   }
-  pick_backend(q, (tern_rq_kind)atomic_load(&queue_kind));
+  q->asked = (tern_rq_kind)atomic_load(&queue_kind);
+  q->vfs = tern_io_vfs_now();
+  pick_backend(q, q->asked);
   *out = q;
   return TERN_OK;
 }
 
 tern_rq_kind tern_rqueue_kind(const tern_rqueue *q) { return q->kind; }
+
+int tern_rqueue_reusable(const tern_rqueue *q, unsigned depth) {
+  return q->inflight == 0 && q->depth >= depth &&
+         q->asked == (tern_rq_kind)atomic_load(&queue_kind) && q->vfs == tern_io_vfs_now();
+}
 unsigned tern_rqueue_depth(const tern_rqueue *q) { return q->depth; }
 unsigned tern_rqueue_inflight(const tern_rqueue *q) { return q->inflight; }
 
@@ -249,6 +258,17 @@ int tern_rqueue_submit(tern_rqueue *q, tern_rfile *f, uint64_t off, size_t len, 
   ring_push(&q->done, i);
   if (q->kind == TERN_RQ_THREADS) pthread_mutex_unlock(&q->mu);
   return TERN_OK;
+}
+
+void tern_rqueue_flush(tern_rqueue *q) {
+#ifdef TERN_HAVE_LIBURING
+  if (q->kind == TERN_RQ_URING && q->unsubmitted) {
+    int rc = io_uring_submit(&q->ring);
+    if (rc >= 0) q->unsubmitted -= (unsigned)rc < q->unsubmitted ? (unsigned)rc : q->unsubmitted;
+  }
+#else
+  (void)q;
+#endif
 }
 
 /* The next finished slot, waiting for one: its number, or -errno. */

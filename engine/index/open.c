@@ -12,6 +12,7 @@
  * it and before anything is written into it; an open never re-creates a
  * table or a record: an existing catalog missing one is damaged.
  */
+#include "engine/read/queue_spare.h"
 #include "engine/format/catalog_check.h"
 #include "engine/state/create.h"
 #include "engine/util/errwrap.h"
@@ -497,6 +498,7 @@ static void index_free(tern_index *idx) {
   if (!idx) return;
   tern_worker_free(idx);
   tern_cfbuilder_free(idx); /* after the worker: its reloads kick the builder */
+  tern_queue_spare_close(idx);
   tern_states_close(idx);
   tern_txn_spare_free(idx);
   if (idx->env) mdb_env_close(idx->env);

@@ -30,6 +30,7 @@
 #include "engine/util/errwrap.h"
 #include "engine/state/index.h"
 #include "engine/read/batch_amac.h"
+#include "engine/read/queue_spare.h"
 
 #include "codec/io.h"
 #include "codec/status.h"
@@ -123,54 +124,72 @@ typedef struct run {
   uint8_t *buf;
 } run;
 
-/* The keys not answered yet that slot sl may hold, with their blocks. */
-static int plan_wants(batch *b, const tern_slot *sl, want *w, size_t *nw) {
-  *nw = 0;
+/* Key j (in key order) if slot sl may hold it: its block into w[*nw]. */
+static int plan_key(batch *b, const tern_slot *sl, size_t j, want *w, size_t *nw) {
   /* a slot of the range map: only the keys the map sends it */
   uint32_t si = (uint32_t)(sl - b->s->st->slots);
-  const uint32_t *only = b->map_slot && b->s->st->in_map[si] ? b->map_slot : NULL;
-  for (size_t j = 0; j < b->n; j++) {
-    const batch_item *it = &b->items[b->order[j]];
-    if (b->res[it->key.aux].val || (only && only[j] != si)) continue;
-    tern_seg_probe p;
-    TERN_TRY(tern_seg_probe_init(&p, it->key.p, it->key.len));
-    int filter = tern_seg_gate_pass(&sl->gate, &p);
-    if (filter <= 0) {
-      if (filter < 0) return filter;
-      continue;
-    }
-    uint64_t gb;
-    int rc = tern_seg_pk_block(sl->ref->seg, &p, &gb);
-    if (rc == TERN_NOTFOUND) continue;
-    if (rc != TERN_OK) return rc;
-    w[(*nw)++] = (want){gb, (uint32_t)j, UINT32_MAX};
-  }
+  if (b->map_slot && b->s->st->in_map[si] && b->map_slot[j] != si) return TERN_OK;
+  const batch_item *it = &b->items[b->order[j]];
+  if (b->res[it->key.aux].val) return TERN_OK;
+  tern_seg_probe p;
+  TERN_TRY(tern_seg_probe_init(&p, it->key.p, it->key.len));
+  int filter = tern_seg_gate_pass(&sl->gate, &p);
+  if (filter <= 0) return filter;
+  uint64_t gb;
+  int rc = tern_seg_pk_block(sl->ref->seg, &p, &gb);
+  if (rc == TERN_NOTFOUND) return TERN_OK;
+  if (rc != TERN_OK) return rc;
+  w[(*nw)++] = (want){gb, (uint32_t)j, UINT32_MAX};
   return TERN_OK;
 }
 
-/* Groups the blocks of w (in block order) not checked yet by this process
- * into runs; returns how many. */
-static size_t plan_runs(const tern_seg *seg, want *w, size_t nw, run *r) {
-  tern_rfile *tim = tern_seg_terms_file(seg);
-  size_t nr = 0;
-  for (size_t k = 0; k < nw; k++) {
-    uint64_t gb = w[k].gb;
-    run *cur = nr ? &r[nr - 1] : NULL;
-    if (cur && gb < cur->first + cur->n) { /* a block this run reads */
-      w[k].run = (uint32_t)(nr - 1);
-      cur->hi = (uint32_t)k + 1;
-      continue;
-    }
-    if (tern_rfile_page_checked(tim, tern_seg_block_offset(gb))) continue; /* warm */
-    if (cur && gb - (cur->first + cur->n) <= RUN_GAP && gb + 1 - cur->first <= RUN_MAX) {
-      cur->n = gb + 1 - cur->first;
-      cur->hi = (uint32_t)k + 1;
-    } else {
-      r[nr++] = (run){gb, 1, (uint32_t)k, (uint32_t)k + 1, NULL};
-    }
-    w[k].run = (uint32_t)(nr - 1);
+/* A slot's cold blocks, grouped into runs (in block order) and read
+ * through a queue: runs [0, sent) are submitted, all but the last of
+ * [0, nr) are closed (no later want can join them). */
+typedef struct slot_reads {
+  run *r;
+  size_t nr, sent, flushed; /* runs sent to the device (tern_rqueue_flush) */
+  tern_rqueue *q;  /* taken from idx when the first run is sent */
+  tern_index *idx;
+  unsigned depth; /* 0: no queue, every block read at once */
+} slot_reads;
+
+/* Places want k (blocks ascending) in a run unless its block is checked
+ * by this process already (warm: w[k].run stays UINT32_MAX). */
+static void place_want(const tern_seg *seg, want *w, size_t k, slot_reads *rd) {
+  uint64_t gb = w[k].gb;
+  run *cur = rd->nr ? &rd->r[rd->nr - 1] : NULL;
+  if (cur && gb < cur->first + cur->n) { /* a block this run reads */
+    w[k].run = (uint32_t)(rd->nr - 1);
+    cur->hi = (uint32_t)k + 1;
+    return;
   }
-  return nr;
+  if (tern_rfile_page_checked(tern_seg_terms_file(seg), tern_seg_block_offset(gb))) return;
+  if (cur && gb - (cur->first + cur->n) <= RUN_GAP && gb + 1 - cur->first <= RUN_MAX) {
+    cur->n = gb + 1 - cur->first;
+    cur->hi = (uint32_t)k + 1;
+  } else {
+    rd->r[rd->nr++] = (run){gb, 1, (uint32_t)k, (uint32_t)k + 1, NULL};
+  }
+  w[k].run = (uint32_t)(rd->nr - 1);
+}
+
+static int submit_run(tern_rqueue *q, const tern_seg *seg, run *r, size_t i) {
+  size_t len = (size_t)r->n * TERN_BLOCK_SIZE;
+  r->buf = malloc(len);
+  if (!r->buf) return tern_fail(TERN_ENOMEM, "batch: out of memory");
+  return tern_rqueue_submit(q, tern_seg_terms_file(seg), tern_seg_block_offset(r->first), len,
+                            r->buf, i);
+}
+
+/* Submits runs [sent, upto) while the queue has room (opening it first). */
+static int send_runs(const tern_seg *seg, slot_reads *rd, size_t upto) {
+  if (rd->sent >= upto) return TERN_OK;
+  if (!rd->q) TERN_TRY(tern_queue_take(rd->idx, rd->depth, &rd->q));
+  int rc = TERN_OK;
+  while (rc == TERN_OK && rd->sent < upto && tern_rqueue_inflight(rd->q) < tern_rqueue_depth(rd->q))
+    rc = submit_run(rd->q, seg, &rd->r[rd->sent], rd->sent), rd->sent++;
+  return rc;
 }
 
 /* The keys of run r, each in its block from the run's buffer. */
@@ -188,38 +207,25 @@ static int resolve_run(batch *b, const tern_slot *sl, const want *w, const run *
   return TERN_OK;
 }
 
-static int submit_run(tern_rqueue *q, const tern_seg *seg, run *r, size_t i) {
-  size_t len = (size_t)r->n * TERN_BLOCK_SIZE;
-  r->buf = malloc(len);
-  if (!r->buf) return tern_fail(TERN_ENOMEM, "batch: out of memory");
-  return tern_rqueue_submit(q, tern_seg_terms_file(seg), tern_seg_block_offset(r->first), len,
-                            r->buf, i);
-}
-
-/* The runs read through a queue of `depth`, each resolved as it lands. */
-static int read_runs(batch *b, const tern_slot *sl, const want *w, run *r, size_t nr,
-                     unsigned depth) {
-  tern_rqueue *q;
-  TERN_TRY(tern_rqueue_open(&q, depth < nr ? depth : (unsigned)nr));
+/* The runs not read yet, each resolved as it lands; then the queue and
+ * the buffers go, whatever rc (the reads in flight waited for first). */
+static int finish_runs(batch *b, const tern_slot *sl, const want *w, slot_reads *rd, int rc) {
   const tern_seg *seg = sl->ref->seg;
-  size_t next = 0;
-  int rc = TERN_OK;
-  while (rc == TERN_OK) {
-    while (rc == TERN_OK && next < nr && tern_rqueue_inflight(q) < tern_rqueue_depth(q))
-      rc = submit_run(q, seg, &r[next], next), next++;
+  while (rc == TERN_OK && rd->nr) {
+    rc = send_runs(seg, rd, rd->nr);
     if (rc != TERN_OK) break;
     uint64_t tag;
-    rc = tern_rqueue_wait(q, &tag);
+    rc = tern_rqueue_wait(rd->q, &tag);
     if (rc == TERN_NOTFOUND) {
       rc = TERN_OK;
       break; /* all read */
     }
-    if (rc == TERN_OK) rc = resolve_run(b, sl, w, &r[tag]);
-    free(r[tag].buf);
-    r[tag].buf = NULL;
+    if (rc == TERN_OK) rc = resolve_run(b, sl, w, &rd->r[tag]);
+    free(rd->r[tag].buf);
+    rd->r[tag].buf = NULL;
   }
-  tern_rqueue_close(q); /* waits for the reads in flight: then their buffers go */
-  for (size_t i = 0; i < next; i++) free(r[i].buf);
+  tern_queue_give(rd->idx, rd->q); /* closed, waiting for the reads in flight, unless idle */
+  for (size_t i = 0; i < rd->sent; i++) free(rd->r[i].buf);
   return rc;
 }
 
@@ -272,8 +278,8 @@ static int read_values(batch *b, const tern_slot *sl) {
   vrun *r = malloc(b->npv * sizeof *r);
   if (!r) return tern_fail(TERN_ENOMEM, "batch: out of memory");
   size_t nr = plan_value_runs(b, tern_rfile_size(val), r);
-  tern_rqueue *q;
-  int rc = tern_rqueue_open(&q, b->depth < nr ? b->depth : (unsigned)nr);
+  tern_rqueue *q = NULL;
+  int rc = tern_queue_take(b->s->idx, b->depth, &q);
   size_t next = 0;
   while (rc == TERN_OK) {
     while (rc == TERN_OK && next < nr && tern_rqueue_inflight(q) < tern_rqueue_depth(q)) {
@@ -294,23 +300,42 @@ static int read_values(batch *b, const tern_slot *sl) {
     free(r[tag].buf);
     r[tag].buf = NULL;
   }
-  if (q) tern_rqueue_close(q);
+  tern_queue_give(b->s->idx, q);
   for (size_t i = 0; i < next; i++) free(r[i].buf);
   free(r);
   return rc;
 }
 
-/* Slot sl's share of the batch: warm blocks first (in the page cache,
- * checked: no read to wait for), then the cold ones through the queue. */
+/* Slot sl's share of the batch.  Its keys are planned in key order (the
+ * filter, the terms index: a cold process decodes a terms-index group
+ * for about every key, ~1.3 µs), and each run of cold blocks goes to the
+ * queue as soon as no later key can join it, so that the device reads
+ * while the rest are planned; then the warm keys (blocks in the page
+ * cache and checked: no read to wait for), then the cold ones as their
+ * reads land, then the values in .val. */
 static int resolve_slot(batch *b, const tern_slot *sl, unsigned depth, want *w, run *r) {
-  size_t nw;
-  TERN_TRY(plan_wants(b, sl, w, &nw));
-  size_t nr = depth ? plan_runs(sl->ref->seg, w, nw, r) : 0;
+  const tern_seg *seg = sl->ref->seg;
+  slot_reads rd = {r, 0, 0, 0, NULL, b->s->idx, depth};
+  size_t nw = 0;
   tern_seg_cursor_init(b->c); /* one cursor per segment: each block read once, in order */
   int rc = TERN_OK;
+  for (size_t j = 0; rc == TERN_OK && j < b->n; j++) {
+    size_t had = nw;
+    rc = plan_key(b, sl, j, w, &nw);
+    if (rc != TERN_OK || nw == had || !depth) continue;
+    place_want(seg, w, nw - 1, &rd);
+    if (rd.nr > 1) rc = send_runs(seg, &rd, rd.nr - 1); /* the closed ones */
+    /* to the device after 1, 2, 4, 8 ... runs: the first read goes out at
+     * once, and a system call (~15 µs on a virtual machine) serves ever
+     * more reads */
+    if (rc == TERN_OK && rd.sent >= 2 * rd.flushed + 1) {
+      tern_rqueue_flush(rd.q);
+      rd.flushed = rd.sent;
+    }
+  }
   for (size_t k = 0; rc == TERN_OK && k < nw; k++)
     if (w[k].run == UINT32_MAX) rc = resolve_key(b, sl, w[k].j);
-  if (rc == TERN_OK && nr) rc = read_runs(b, sl, w, r, nr, depth);
+  rc = finish_runs(b, sl, w, &rd, rc);
   /* before the next (older) slot: it must see these keys answered */
   if (rc == TERN_OK && b->npv) rc = read_values(b, sl);
   b->npv = 0;

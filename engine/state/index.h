@@ -256,6 +256,8 @@ struct tern_index {
   pthread_mutex_t install_mu; /* LOCKS 3 */
   tern_flight flight;         /* install_mu */
   struct tern_worker *worker; /* background flushes and merges (worker.h); NULL read-only */
+  _Atomic(struct tern_rqueue *) spare_queue; /* idle, for the next cold batch
+                                                (read/queue_spare.h); NULL: none */
   struct tern_cfbuilder *cfbuilder; /* under mu: the combined filter's thread
                                        (cfilter_builder.c); NULL until kicked */
   /* debug builds: which thread holds mu and install_mu (tern_lock_self()), 0: none */

@@ -6,7 +6,8 @@
  * counted once; pages checked on completion; a damaged page, a failed and
  * a short completion (through the table's read_done), io_uring refused
  * (its uring_init failing as seccomp would), and misuse; a whole file
- * loaded in order (tern_rfile_load) on each backend, with the same faults.
+ * loaded in order (tern_rfile_load) on each backend, with the same faults;
+ * reads flushed to the device before a wait; a queue kept for reuse.
  */
 #include "tests/common/testutil.h"
 
@@ -124,6 +125,7 @@ static void random_reads(tern_rq_kind kind, tern_io_mode mode, uint64_t salt) {
       lens[i] = (size_t)n * TERN_IO_PAGE;
       assert_int_equal(tern_rqueue_submit(q, f, offs[i], lens[i], bufs[i], i), TERN_OK);
       sent++;
+      if (tu_below(&r, 3) == 0) tern_rqueue_flush(q); /* sent now, taken at a later wait */
     }
     uint64_t tag;
     assert_int_equal(tern_rqueue_wait(q, &tag), TERN_OK);
@@ -245,6 +247,45 @@ static void test_misuse(void **state) {
   remove_file();
 }
 
+/* A queue kept between uses: reusable while idle, deep enough, and
+ * with the backend asked for and the table of system calls unchanged;
+ * reused, it reads right. */
+static void test_reusable(void **state) {
+  (void)state;
+  write_file();
+  tern_rfile *f = open_checked(TERN_IO_PREAD);
+  tern_rqueue *q = open_queue(TERN_RQ_AUTO, 4);
+  assert_true(tern_rqueue_reusable(q, 4));
+  assert_true(tern_rqueue_reusable(q, 1));
+  assert_false(tern_rqueue_reusable(q, 5));
+  uint8_t *buf = malloc(TERN_IO_PAGE);
+  assert_int_equal(tern_rqueue_submit(q, f, 3 * TERN_IO_PAGE, TERN_IO_PAGE, buf, 1), TERN_OK);
+  assert_false(tern_rqueue_reusable(q, 1)); /* a read in flight */
+  tern_rqueue_flush(q);
+  assert_false(tern_rqueue_reusable(q, 1)); /* sent, not taken */
+  uint64_t tag;
+  assert_int_equal(tern_rqueue_wait(q, &tag), TERN_OK);
+  assert_true(tern_rqueue_reusable(q, 1));
+  tern_io_set_queue_kind(TERN_RQ_THREADS);
+  assert_false(tern_rqueue_reusable(q, 1)); /* another backend asked for */
+  tern_io_set_queue_kind(TERN_RQ_AUTO);
+  assert_true(tern_rqueue_reusable(q, 1));
+  use_test_vfs();
+  assert_false(tern_rqueue_reusable(q, 1)); /* another table */
+  tern_io_set_vfs(NULL);
+  assert_true(tern_rqueue_reusable(q, 1));
+  for (unsigned pg = 0; pg < PAGES; pg += 37) { /* reused: reads right */
+    assert_int_equal(tern_rqueue_submit(q, f, pg * TERN_IO_PAGE, TERN_IO_PAGE, buf, pg), TERN_OK);
+    assert_int_equal(tern_rqueue_wait(q, &tag), TERN_OK);
+    assert_int_equal(tag, pg);
+    assert_memory_equal(buf, ref + pg * TERN_IO_PAGE, TERN_IO_PAGE);
+  }
+  tern_rqueue_close(q);
+  free(buf);
+  tern_rfile_close(f);
+  remove_file();
+}
+
 /* tern_rfile_load: every page read once (whole 512 KiB reads, the pages
  * checked before skipped), checked, counted; a failed or short completion
  * and a damaged page on each backend. */
@@ -320,6 +361,7 @@ int main(void) {
       cmocka_unit_test(test_each_backend),
       cmocka_unit_test(test_faults_and_damage),
       cmocka_unit_test(test_misuse),
+      cmocka_unit_test(test_reusable),
       cmocka_unit_test(test_load),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

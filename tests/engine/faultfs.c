@@ -88,6 +88,7 @@ static struct {
   uint64_t stashes;
   uint64_t short_n;
   int uring_err;
+  uint64_t uring_inits; /* io_uring set-ups asked for, ever */
   char only[FF_PATH];      /* ff_only: "" or the path suffix faults are counted on */
   uint8_t fd_only[FF_FDS]; /* fd's path ends with `only` */
 } F = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -344,6 +345,7 @@ static int ff_ftruncate(int fd, off_t len) {
 
 static int ff_uring_init(unsigned entries, void *ring) {
   pthread_mutex_lock(&F.mu);
+  F.uring_inits++;
   int err = F.uring_err;
   pthread_mutex_unlock(&F.mu);
   return err ? -err : sys()->uring_init(entries, ring);
@@ -608,6 +610,13 @@ void ff_short_nth(uint64_t n) {
   pthread_mutex_lock(&F.mu);
   F.short_n = n;
   pthread_mutex_unlock(&F.mu);
+}
+
+uint64_t ff_uring_inits(void) {
+  pthread_mutex_lock(&F.mu);
+  uint64_t n = F.uring_inits;
+  pthread_mutex_unlock(&F.mu);
+  return n;
 }
 
 void ff_refuse_uring(int err) {

@@ -63,6 +63,8 @@ void ff_short_nth(uint64_t n);
 /* io_uring set-up fails with errno `err` (EPERM, ENOSYS: as seccomp or a
  * kernel without it would); 0: the system's answer. */
 void ff_refuse_uring(int err);
+/* io_uring set-ups asked for since the program started (refused ones too). */
+uint64_t ff_uring_inits(void);
 /* Counts (and fails) only open, pread and mmap calls on files whose path
  * ends with `suffix` ("" or NULL: every file, the default; ff_reset keeps
  * it): a fault aimed at one file. */

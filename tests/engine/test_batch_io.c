@@ -8,7 +8,7 @@
  * those of a reference; a failed queued read gives its errno and no
  * answer, a short one the right answers (fault layer, faultfs.h); the
  * queue reads no terms block twice and no more reads than one block at a
- * time would.
+ * time would; batches on one open index share its spare queue.
  */
 #include "tests/engine/enginetest.h"
 #include "tests/engine/faultfs.c"
@@ -289,6 +289,54 @@ static void test_read_depth_option(void **state) {
   free(dir);
 }
 
+/* Cold batches on one open index share its spare read queue (engine/read/
+ * queue_spare.c): one io_uring set-up for them all while the backend
+ * asked for stays, a new queue when it changes; the answers right on
+ * each.  Each batch takes its keys from ids this open has not read yet,
+ * so that it is cold (a block read once stays checked). */
+static void test_spare_queue(void **state) {
+  (void)state;
+  build(0);
+  ff_install();
+  tern_index *idx;
+  ET_OK(tern_open(&idx, dir, TERN_RDONLY, NULL));
+  tu_rng r;
+  tu_rng_init(&r, 27);
+  batch_n = 60;
+  uint32_t ids[60];
+  tern_slice keys[60];
+  char kb[60 * 16];
+  static const tern_rq_kind kinds[] = {TERN_RQ_AUTO,    TERN_RQ_AUTO, TERN_RQ_AUTO,
+                                       TERN_RQ_THREADS, TERN_RQ_THREADS, TERN_RQ_SYNC,
+                                       TERN_RQ_AUTO};
+  enum { ROUNDS = sizeof kinds / sizeof *kinds, SPAN = NKEYS / ROUNDS };
+  for (uint32_t round = 0; round < ROUNDS; round++) {
+    tern_io_set_queue_kind(kinds[round]);
+    for (size_t i = 0; i < batch_n; i++) {
+      ids[i] = round * SPAN + (uint32_t)tu_below(&r, SPAN);
+      keys[i] = (tern_slice){kb + i * 16, key_of(ids[i], kb + i * 16)};
+    }
+    evict();
+    uint64_t inits = ff_uring_inits(), queued = ff_count(FF_AREAD);
+    tern_snapshot *s;
+    ET_OK(tern_snapshot_open(&s, idx));
+    check c = {ids, 0};
+    ET_OK(tern_get_batch(s, keys, batch_n, check_cb, &c));
+    assert_int_equal(c.calls, batch_n);
+    ET_OK(tern_snapshot_close(s));
+    assert_true(ff_count(FF_AREAD) > queued); /* cold: through a queue */
+    uint64_t setups = ff_uring_inits() - inits;
+    if (kinds[round] != TERN_RQ_AUTO) assert_int_equal(setups, 0);
+    else if (round > 0 && kinds[round - 1] == TERN_RQ_AUTO) assert_int_equal(setups, 0); /* kept */
+    else assert_int_equal(setups, 1); /* one for the blocks and the values of both segments */
+  }
+  ET_OK(tern_close(idx));
+  tern_io_set_queue_kind(TERN_RQ_AUTO);
+  ff_uninstall();
+  tu_rmtree(dir);
+  free(dir);
+}
+
 /* When a cold batch loads its files whole (batch_load.c): with a key per
  * block and per value page of all the segments together — not of each
  * (keys spread over range-disjoint segments fall a share in each) — and
@@ -349,6 +397,7 @@ int main(void) {
       cmocka_unit_test(test_failed_and_short_reads),
       cmocka_unit_test(test_read_depth_option),
       cmocka_unit_test(test_load_decision),
+      cmocka_unit_test(test_spare_queue),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
