@@ -555,9 +555,12 @@ typedef struct tern_seg_summary {
 } tern_seg_summary;
 void tern_seg_summarize(const tern_seg *s, tern_seg_summary *out);
 /* 1 when the segment is mapped and its terms file is (almost) all in the
- * page cache: lookups in any order then cost no read (segment_resident.c).
- * 0 without asking when the file has more than max_pages pages. */
-int tern_seg_terms_resident(const tern_seg *s, uint64_t max_pages);
+ * page cache: lookups in any order then cost no read (segment_resident.c),
+ * for `keys` lookups.  0 without asking when the file has more than
+ * max_pages pages.  A "yes" is kept for as many keys as the file has pages
+ * (the next callers' keys taken from it without asking again); a "no" is
+ * asked again each time. */
+int tern_seg_terms_resident(const tern_seg *s, uint64_t max_pages, uint64_t keys);
 
 /* Counted reads, per file kind of this segment (terms/postings/values). */
 typedef struct tern_seg_io {

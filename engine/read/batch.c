@@ -406,7 +406,7 @@ static int batch_in_order_pays(const tern_snapshot *s, const tern_slice *keys, s
     for (size_t si = 0; si < s->st->nslots; si++)
       if (tern_seg_nblocks(s->st->slots[si].ref->seg) + 1 > (uint64_t)n * 64u) return 1;
     for (size_t si = 0; si < s->st->nslots; si++)
-      if (!tern_seg_terms_resident(s->st->slots[si].ref->seg, UINT64_MAX)) return 0;
+      if (!tern_seg_terms_resident(s->st->slots[si].ref->seg, UINT64_MAX, n)) return 0;
     return 1;
   }
   /* mincore costs a byte per page of the terms file: asked only when the
@@ -417,7 +417,7 @@ static int batch_in_order_pays(const tern_snapshot *s, const tern_slice *keys, s
    * --docs 10M; 16 pages a key sent it to the queue). */
   uint64_t max_pages = (uint64_t)n * 64u;
   for (size_t si = 0; si < s->st->nslots; si++)
-    if (!tern_seg_terms_resident(s->st->slots[si].ref->seg, max_pages)) return 0;
+    if (!tern_seg_terms_resident(s->st->slots[si].ref->seg, max_pages, n)) return 0;
   return 1;
 }
 

@@ -14,6 +14,8 @@
  *     its block (the probe is skipped, no filter page is read), an absent
  *     key at most 1; once the filter's pages are cached, absent keys read
  *     nothing again (>= 98%), each filter page checked once;
+ *   - whether the terms file is resident: asked, kept for a file's pages'
+ *     worth of keys, asked again once evicted;
  *   - NAME.tix has exactly the size docs/FORMAT.md gives it, with the page
  *     checksums of .doc, .val and .flt and none of .tim (format 4: they are
  *     in its pages), so what an open reads does not grow by 4 bytes per
@@ -349,6 +351,36 @@ static void check_tix_size(const char *dir, tern_seg *s) {
   free(tix);
 }
 
+/* tern_seg_terms_resident: yes when the terms file is cached, kept for as
+ * many keys as it has pages, then asked again; no when evicted (and then
+ * asked each time), over max_pages, or in pread mode. */
+static void resident(const char *dir) {
+  char *tim = tern_seg_path(dir, "s", SEG_TIM, 0);
+  size_t len;
+  free(tu_read_file(tim, &len)); /* cached */
+  uint64_t pages = (len + 4095) / 4096;
+  tern_seg *s;
+  assert_int_equal(tern_seg_open(&s, dir, "s", TERN_IO_MMAP), TERN_OK);
+  assert_int_equal(tern_seg_terms_resident(s, pages - 1, 1), 0); /* not asked */
+  assert_int_equal(tern_seg_terms_resident(s, UINT64_MAX, 1), 1);
+  assert_int_equal(tern_io_evict_path(tim), TERN_OK);
+  if (cached_pages(tim) != 0) {
+    print_message("eviction does not work here (memory file system?): residency skipped\n");
+  } else {
+    for (uint64_t k = 1; k < pages; k++) assert_int_equal(tern_seg_terms_resident(s, UINT64_MAX, 1), 1);
+    assert_int_equal(tern_seg_terms_resident(s, UINT64_MAX, 1), 0); /* asked again: evicted */
+    assert_int_equal(tern_seg_terms_resident(s, UINT64_MAX, 1), 0);
+    free(tu_read_file(tim, &len));
+    assert_int_equal(tern_seg_terms_resident(s, UINT64_MAX, pages + 1), 1); /* asked: cached */
+    assert_int_equal(tern_seg_terms_resident(s, UINT64_MAX, 1), 1);
+  }
+  tern_seg_close(s);
+  assert_int_equal(tern_seg_open(&s, dir, "s", TERN_IO_PREAD), TERN_OK);
+  assert_int_equal(tern_seg_terms_resident(s, UINT64_MAX, 1), 0);
+  tern_seg_close(s);
+  free(tim);
+}
+
 static void run(uint32_t threshold) {
   tu_rng r;
   tu_rng_init(&r, 0x10c0 + threshold);
@@ -366,6 +398,7 @@ static void run(uint32_t threshold) {
     tern_seg_close(s);
     cold_open(dir, &x, &r, mode ? TERN_IO_PREAD : TERN_IO_MMAP);
   }
+  resident(dir);
   fx_free(&x);
   free(dir);
 }
