@@ -556,11 +556,14 @@ typedef struct tern_seg_summary {
 void tern_seg_summarize(const tern_seg *s, tern_seg_summary *out);
 /* 1 when the segment is mapped and its terms file is (almost) all in the
  * page cache: lookups in any order then cost no read (segment_resident.c),
- * for `keys` lookups.  0 without asking when the file has more than
- * max_pages pages.  A "yes" is kept for as many keys as the file has pages
- * (the next callers' keys taken from it without asking again); a "no" is
- * asked again each time. */
-int tern_seg_terms_resident(const tern_seg *s, uint64_t max_pages, uint64_t keys);
+ * asked for `keys` lookups.  The answer of a whole check (a byte and a
+ * page-table entry per page) is kept for as many keys as the file has
+ * pages, the next callers' keys taken from it without asking again.
+ * Without one, 0 without asking unless these keys and those of the callers
+ * not asked for since have paid for a whole check at pages_per_key pages a
+ * key (UINT64_MAX: ask now); a "no" that a few pages spread over the file
+ * gave is not kept. */
+int tern_seg_terms_resident(const tern_seg *s, uint64_t keys, uint64_t pages_per_key);
 
 /* Counted reads, per file kind of this segment (terms/postings/values). */
 typedef struct tern_seg_io {

@@ -113,7 +113,9 @@ struct tern_seg {
   uint64_t doc_size, val_size, flt_size; /* as NAME.tix records them */
   const uint8_t *sums[3]; /* page checksums of .doc, .val, .flt (in NAME.tix; .tim's are its pages') */
   tern_filter *filter;    /* over the .flt mapping; NULL: none */
-  _Atomic uint64_t resident_keys; /* keys a kept "resident" answer still serves */
+  _Atomic uint64_t resident_kept; /* tern_seg_terms_resident's last whole answer (bit 0) and
+                                     the keys it still serves (the rest) */
+  _Atomic uint64_t resident_unasked; /* keys of callers it did not ask for since */
   _Atomic uint64_t flt_checked; /* filter pages checked by probes (cached: no I/O) */
   _Atomic uint64_t *flt_asked;  /* bit p: page p of .flt asked for (segment_filter.c) */
   _Atomic uint64_t flt_asked_any; /* nonzero once a page was asked for */

@@ -40,41 +40,58 @@ static int samples_resident(const uint8_t *map, size_t pages, size_t psz) {
   return absent < SAMPLE_ABSENT;
 }
 
-/* Takes `keys` from a kept "yes", if it still holds that many. */
-static int take_kept(const tern_seg *s, uint64_t keys) {
-  _Atomic uint64_t *kept = &((tern_seg *)s)->resident_keys;
-  uint64_t have = atomic_load_explicit(kept, memory_order_relaxed);
-  while (have >= keys && have > 0)
-    if (atomic_compare_exchange_weak_explicit(kept, &have, have - keys, memory_order_relaxed,
-                                              memory_order_relaxed))
+/* The kept answer (bit 0) and the keys it still serves (the rest): takes
+ * `keys` from it if it still serves that many. */
+static int take_kept(const tern_seg *s, uint64_t keys, int *ans) {
+  _Atomic uint64_t *kept = &((tern_seg *)s)->resident_kept;
+  uint64_t v = atomic_load_explicit(kept, memory_order_relaxed);
+  while ((v >> 1) >= keys && (v >> 1) > 0)
+    if (atomic_compare_exchange_weak_explicit(kept, &v, v - (keys << 1), memory_order_relaxed,
+                                              memory_order_relaxed)) {
+      *ans = (int)(v & 1);
       return 1;
+    }
   return 0;
 }
 
-int tern_seg_terms_resident(const tern_seg *s, uint64_t max_pages, uint64_t keys) {
+/* Whether keys (with those of the callers not asked for since the last
+ * whole check) may pay a whole check of `pages` pages at pages_per_key
+ * pages a key; the keys are counted for the next caller when not. */
+static int may_ask(const tern_seg *s, uint64_t pages, uint64_t keys, uint64_t pages_per_key) {
+  if (pages_per_key >= pages) return 1;
+  _Atomic uint64_t *unasked = &((tern_seg *)s)->resident_unasked;
+  uint64_t saved = atomic_fetch_add_explicit(unasked, keys, memory_order_relaxed) + keys;
+  if (saved < pages / pages_per_key + 1) return 0;
+  atomic_store_explicit(unasked, 0, memory_order_relaxed);
+  return 1;
+}
+
+int tern_seg_terms_resident(const tern_seg *s, uint64_t keys, uint64_t pages_per_key) {
   if (!s->tim_map) return 0; /* pread mode: sorting saves reads even when cached */
-  if (take_kept(s, keys)) return 1;
+  int res = 0;
+  if (take_kept(s, keys, &res)) return res;
   long psz = sysconf(_SC_PAGESIZE);
   if (psz <= 0) return 0;
   uint64_t size = tern_rfile_size(s->tim);
   size_t pages = (size_t)((size + (uint64_t)psz - 1) / (uint64_t)psz);
-  if (pages > max_pages) return 0; /* the check would cost more than the sort it may save */
+  if (!may_ask(s, pages, keys, pages_per_key)) return 0;
   if (!samples_resident(s->tim_map, pages, (size_t)psz)) return 0;
   unsigned char *vec = malloc(pages ? pages : 1);
   if (!vec) return 0;
-  int res = 0;
   if (mincore((void *)s->tim_map, (size_t)size, vec) == 0) {
     size_t in = 0;
     for (size_t i = 0; i < pages; i++) in += vec[i] & 1;
     res = (uint64_t)in * RESIDENT_DEN >= (uint64_t)pages * RESIDENT_NUM;
+    /* The answer is kept for as many keys as the file has pages, these
+     * included: the whole vector's cost (a page-table walk, ~77 µs at 10M
+     * keys: 12% of a warm batch of 1,024 keys) is then at most a byte's
+     * worth a key, however large the file.  Pages evicted or read
+     * meanwhile only send those lookups down the slower path: never a
+     * wrong answer. */
+    uint64_t left = pages > keys ? pages - keys : 0;
+    atomic_store_explicit(&((tern_seg *)s)->resident_kept, left << 1 | (uint64_t)res,
+                          memory_order_relaxed);
   }
   free(vec);
-  /* Kept for as many keys as the file has pages, these included: the whole vector's cost
-   * (a page-table walk, ~77 µs at 10M keys: 12% of a warm batch of 1,024
-   * keys) is then at most a byte's worth a key.  Pages evicted meanwhile
-   * only make those lookups wait for the disk: never a wrong answer. */
-  if (res)
-    atomic_store_explicit(&((tern_seg *)s)->resident_keys, pages > keys ? pages - keys : 0,
-                          memory_order_relaxed);
   return res;
 }

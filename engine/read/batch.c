@@ -406,18 +406,21 @@ static int batch_in_order_pays(const tern_snapshot *s, const tern_slice *keys, s
     for (size_t si = 0; si < s->st->nslots; si++)
       if (tern_seg_nblocks(s->st->slots[si].ref->seg) + 1 > (uint64_t)n * 64u) return 1;
     for (size_t si = 0; si < s->st->nslots; si++)
-      if (!tern_seg_terms_resident(s->st->slots[si].ref->seg, UINT64_MAX, n)) return 0;
+      if (!tern_seg_terms_resident(s->st->slots[si].ref->seg, n, UINT64_MAX)) return 0;
     return 1;
   }
-  /* mincore costs a byte per page of the terms file: asked only when the
-   * batch is large enough to pay for it (a small batch sorts cheaply).
-   * 64 pages a key: a batch of 1,024 asks about a 10M-key segment's 32K
-   * pages (tens of µs), and warm goes in order, 2.65-2.85x an mdb_get
-   * loop instead of 1.68-1.76x through the read queue (tern-bench api
-   * --docs 10M; 16 pages a key sent it to the queue). */
-  uint64_t max_pages = (uint64_t)n * 64u;
+  /* mincore costs a byte per page of the terms file: asked only once the
+   * keys of this batch and the ones before it that did not ask pay for it
+   * at 64 pages a key (a small batch sorts cheaply), and the answer serves
+   * as many keys as the file has pages.  64 pages a key: a batch of 1,024
+   * asks about a 10M-key segment's 32K pages (tens of µs), and warm goes
+   * in order, 2.65-2.85x an mdb_get loop instead of 1.68-1.76x through
+   * the read queue (tern-bench api --docs 10M; 16 pages a key sent it to
+   * the queue); a terms file of more than 64 pages a key asks every few
+   * batches (varlen keys, 10M: each batch used to go sorted, slower than
+   * single gets). */
   for (size_t si = 0; si < s->st->nslots; si++)
-    if (!tern_seg_terms_resident(s->st->slots[si].ref->seg, max_pages, n)) return 0;
+    if (!tern_seg_terms_resident(s->st->slots[si].ref->seg, n, 64)) return 0;
   return 1;
 }
 

@@ -193,7 +193,7 @@ static size_t eligible_keys(const tern_state *st, size_t min_slots, size_t max_k
   for (size_t k = 0; k < n; k++) {
     const tern_segref *r = st->slots[ids ? ids[k] : k].ref;
     keys += r->max_doc;
-    if (keys > max_keys || !tern_seg_terms_resident(r->seg, UINT64_MAX, 1)) return 0;
+    if (keys > max_keys || !tern_seg_terms_resident(r->seg, 1, UINT64_MAX)) return 0;
   }
   return keys;
 }
