@@ -29,6 +29,7 @@
 #include "codec/postings.h"
 #include "codec/read_ahead.h"
 #include "codec/terms_block.h"
+#include "codec/terms_index.h"
 #include "tern.h"
 
 #include <stdatomic.h>
@@ -507,9 +508,19 @@ int tern_seg_pk_find(const tern_seg *s, const tern_seg_probe *p, int filter, ter
 /* Cold batches (the engine's tern_get_batch reads the blocks of many keys
  * through a read queue, tern_rqueue, then resolves each key in its block).
  * The terms block tern_seg_pk_find would read for the probe's key, once
- * the gate let it through: its number in NAME.tim (global, all fields),
- * TERN_OK; or TERN_NOTFOUND (no unique key).  No I/O. */
-int tern_seg_pk_block(const tern_seg *s, const tern_seg_probe *p, uint64_t *gb);
+ * the gate let it through: its number in NAME.tim (global, all fields)
+ * and its ordinals (for tern_seg_cursor_adopt), TERN_OK; or TERN_NOTFOUND
+ * (no unique key).  No I/O.  Keys come in ascending order through `walk`
+ * (tern_terms_index_walk_init'ed for this segment): a terms-index group
+ * no thread decoded yet is walked, not decoded (terms_index.h). */
+int tern_seg_pk_block(const tern_seg *s, const tern_seg_probe *p, tern_ti_walk *walk,
+                      uint64_t *gb, tern_ti_block *info);
+/* tern_seg_pk_find in block gb, the one tern_seg_pk_block named for the
+ * probe's key (the terms index not asked again): no I/O when the cursor
+ * holds it (tern_seg_cursor_adopt).  TERN_EINVAL when gb is not a block
+ * of the unique field. */
+int tern_seg_pk_find_in(const tern_seg *s, const tern_seg_probe *p, int filter, uint64_t gb,
+                        tern_seg_cursor *c, tern_term_entry *e, uint32_t *doc);
 /* The terms file, and where block gb sits in it (a whole page). */
 tern_rfile *tern_seg_terms_file(const tern_seg *s);
 static inline uint64_t tern_seg_block_offset(uint64_t gb) { return (uint64_t)TERN_BLOCK_SIZE * (gb + 1); }
@@ -517,10 +528,12 @@ static inline uint64_t tern_seg_block_offset(uint64_t gb) { return (uint64_t)TER
 uint64_t tern_seg_nblocks(const tern_seg *s);
 /* Makes unique-field block gb, whose bytes `page` a read queue read and
  * checked, the cursor's block (copied): a lookup whose key the index sends
- * to it then reads nothing.  Its decoded header is not kept for the
+ * to it then reads nothing.  info: the block's ordinals as
+ * tern_seg_pk_block gave them.  Its decoded header is not kept for the
  * block's later opens (a block read cold may not be read again: the next
  * warm open keeps it).  TERN_ECORRUPT when the block is damaged. */
-int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const uint8_t *page, tern_seg_cursor *c);
+int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const tern_ti_block *info,
+                          const uint8_t *page, tern_seg_cursor *c);
 
 /* The value of a unique-field entry when it needs a read: 1 with its place
  * in NAME.val (*off, *len), whose pages this process has not all checked

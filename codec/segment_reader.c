@@ -96,7 +96,8 @@ static int load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, te
   return hold_block(s, f, b, p, &info, c, 1);
 }
 
-int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const uint8_t *page, tern_seg_cursor *c) {
+int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const tern_ti_block *info,
+                          const uint8_t *page, tern_seg_cursor *c) {
   const tern_seg_field *f = s->unique;
   if (!f || gb < f->first_block || gb - f->first_block >= f->nblocks)
     return tern_fail(TERN_EINVAL, "%s: block %llu is not the unique field's", tern_rfile_path(s->tim),
@@ -105,10 +106,8 @@ int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const uint8_t *page, t
   c->block_no = -1;
   c->positioned = 0;
   c->keyed_n = 0;
-  tern_ti_block info = {0};
-  TERN_TRY(tern_terms_index_block(&f->index, b, &info));
   memcpy(c->page, page, TERN_BLOCK_SIZE);
-  return hold_block(s, f, b, c->page, &info, c, 0); /* a cold batch's block */
+  return hold_block(s, f, b, c->page, info, c, 0); /* a cold batch's block */
 }
 
 tern_rfile *tern_seg_terms_file(const tern_seg *s) { return s->tim; }
@@ -662,12 +661,29 @@ static int pk_block_of(const tern_seg_field *f, const tern_seg_probe *p, uint64_
   return tern_terms_index_find_head(&f->index, *ih, p->key, p->len, b);
 }
 
-int tern_seg_pk_block(const tern_seg *s, const tern_seg_probe *p, uint64_t *gb) {
+int tern_seg_pk_block(const tern_seg *s, const tern_seg_probe *p, tern_ti_walk *walk,
+                      uint64_t *gb, tern_ti_block *info) {
   const tern_seg_field *f = s->unique;
   if (!f || !f->nterms) return TERN_NOTFOUND;
-  uint64_t ih, b;
-  TERN_TRY(pk_block_of(f, p, &ih, &b));
+  uint64_t b, ih = tern_terms_index_key_head(&f->index, p->key, p->len);
+  TERN_TRY(tern_terms_index_walk_find(&f->index, walk, ih, p->key, p->len, &b, info));
   *gb = f->first_block + b;
+  return TERN_OK;
+}
+
+/* The key's entry and doc id in block b of the unique field, the one the
+ * terms index names for it. */
+static int pk_find_in(const tern_seg *s, const tern_seg_field *f, uint64_t b,
+                      const tern_seg_probe *p, int filter, tern_seg_cursor *c, tern_term_entry *e,
+                      uint32_t *doc) {
+  int rc = seek_exact_in(s, f, b, p->key, p->len, c, e);
+  if (rc == TERN_NOTFOUND && filter == TERN_SEG_FILTER_SKIPPED)
+    tern_seg_filter_missed(s, p->fk.hash);
+  if (rc != TERN_OK) return rc;
+  TERN_TRY(first_doc(s, e, doc));
+  if (*doc >= s->max_doc)
+    return tern_fail(TERN_ECORRUPT, "%s: key with doc %u of %u", tern_rfile_path(s->tim), *doc,
+                     s->max_doc);
   return TERN_OK;
 }
 
@@ -678,15 +694,16 @@ int tern_seg_pk_find(const tern_seg *s, const tern_seg_probe *p, int filter, ter
   uint64_t ih, b;
   TERN_TRY(pk_block_of(f, p, &ih, &b));
   prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
-  int rc = seek_exact_in(s, f, b, p->key, p->len, c, e);
-  if (rc == TERN_NOTFOUND && filter == TERN_SEG_FILTER_SKIPPED)
-    tern_seg_filter_missed(s, p->fk.hash);
-  if (rc != TERN_OK) return rc;
-  TERN_TRY(first_doc(s, e, doc));
-  if (*doc >= s->max_doc)
-    return tern_fail(TERN_ECORRUPT, "%s: key with doc %u of %u", tern_rfile_path(s->tim), *doc,
-                     s->max_doc);
-  return TERN_OK;
+  return pk_find_in(s, f, b, p, filter, c, e, doc);
+}
+
+int tern_seg_pk_find_in(const tern_seg *s, const tern_seg_probe *p, int filter, uint64_t gb,
+                        tern_seg_cursor *c, tern_term_entry *e, uint32_t *doc) {
+  const tern_seg_field *f = s->unique;
+  if (!f || gb < f->first_block || gb - f->first_block >= f->nblocks)
+    return tern_fail(TERN_EINVAL, "%s: block %llu is not the unique field's", tern_rfile_path(s->tim),
+                     (unsigned long long)gb);
+  return pk_find_in(s, f, gb - f->first_block, p, filter, c, e, doc);
 }
 
 int tern_seg_doc(const tern_seg *s, uint32_t doc, tern_seg_cursor *c, tern_slice *key,

@@ -664,6 +664,103 @@ int tern_terms_index_find_head(const tern_terms_index *ix, uint64_t kh, const ui
   return find_in_group(ix, g, key, len, out);
 }
 
+/* ----------------------------------------------------------------- walks */
+
+void tern_terms_index_walk_init(tern_ti_walk *w) {
+  w->g = UINT64_MAX;
+  w->have_next = 0;
+}
+
+/* Group g's records against the directory, by their lengths and entries
+ * alone: where they end, what their entries add up to (so that every
+ * ordinal a walk gives is the decode's, wherever it stops). */
+static int walk_check_group(const tern_terms_index *ix, uint64_t g) {
+  const uint8_t *p = ix->recs + dir_rec(ix, g), *end = ix->recs + recs_end(ix, g);
+  uint64_t nb = group_blocks(ix, g), ord = ix->gord[g], prev = 0;
+  for (uint64_t i = 0; i < nb; i++) {
+    ti_rec r;
+    if (read_rec(&p, end, prev, &r) != 0) return bad(ix->what, g * G + i, "truncated");
+    if (r.entries < 1 || r.entries > ix->max_entries) return bad(ix->what, g * G + i, "bad entry count");
+    ord += r.entries;
+    prev = r.entries;
+  }
+  if (p != end || ord != ix->gord[g + 1])
+    return bad(ix->what, g * G + nb - 1, "group differs from the directory");
+  return TERN_OK;
+}
+
+/* Starts w at group g's first record (checked at open: open_group). */
+static int walk_start(const tern_terms_index *ix, tern_ti_walk *w, uint64_t g) {
+  w->g = UINT64_MAX; /* until it is read */
+  TERN_TRY(walk_check_group(ix, g));
+  w->p = ix->recs + dir_rec(ix, g);
+  w->end = ix->recs + recs_end(ix, g);
+  ti_rec r;
+  if (read_rec(&w->p, w->end, 0, &r) != 0) return bad(ix->what, g * G, "truncated");
+  if (r.entries < 1 || r.entries > ix->max_entries) return bad(ix->what, g * G, "bad entry count");
+  w->cur = 0;
+  w->len[0] = (size_t)r.slen; /* open_group checked it: whole, at most SEP_MAX */
+  memcpy(w->sep[0], r.suffix, (size_t)r.slen);
+  w->i = 0;
+  w->nb = group_blocks(ix, g);
+  w->ord = ix->gord[g];
+  w->entries = r.entries;
+  w->have_next = 0;
+  w->g = g;
+  return TERN_OK;
+}
+
+/* Reads the record after the current block's into the other separator,
+ * checked as decode_group checks it. */
+static int walk_read_next(const tern_terms_index *ix, tern_ti_walk *w) {
+  uint64_t b = w->g * G + w->i + 1;
+  const uint8_t *prev = w->sep[w->cur];
+  size_t prev_len = w->len[w->cur];
+  ti_rec r;
+  if (read_rec(&w->p, w->end, w->entries, &r) != 0) return bad(ix->what, b, "truncated");
+  if (r.entries < 1 || r.entries > ix->max_entries) return bad(ix->what, b, "bad entry count");
+  if (r.shared > prev_len || r.slen == 0 || r.shared + r.slen > SEP_MAX)
+    return bad(ix->what, b, "bad separator length");
+  if (r.shared < prev_len && r.suffix[0] <= prev[r.shared])
+    return bad(ix->what, b, "separators not ascending");
+  uint8_t *next = w->sep[!w->cur];
+  memcpy(next, prev, (size_t)r.shared);
+  memcpy(next + r.shared, r.suffix, (size_t)r.slen);
+  w->len[!w->cur] = (size_t)(r.shared + r.slen);
+  w->next_entries = r.entries;
+  w->have_next = 1;
+  return TERN_OK;
+}
+
+int tern_terms_index_walk_find(const tern_terms_index *ix, tern_ti_walk *w, uint64_t kh,
+                               const uint8_t *key, size_t len, uint64_t *b, tern_ti_block *info) {
+  uint64_t g;
+  key_heads k = {.h = kh, .have = 0};
+  int rc = find_group(ix, &k, key, len, &g, b);
+  if (rc < 0) return rc;
+  /* decided by the prefix (a key outside the index's range), or a group
+   * already decoded: searched */
+  if (rc == 1 || atomic_load_explicit(&ix->groups[g], memory_order_acquire)) {
+    if (rc == 0) TERN_TRY(find_in_group(ix, g, key, len, b));
+    return tern_terms_index_block(ix, *b, info);
+  }
+  if (w->g != g || tern_ti_cmp(w->sep[w->cur], w->len[w->cur], key, len) > 0)
+    TERN_TRY(walk_start(ix, w, g));
+  while (w->i + 1 < w->nb) {
+    if (!w->have_next) TERN_TRY(walk_read_next(ix, w));
+    if (tern_ti_cmp(w->sep[!w->cur], w->len[!w->cur], key, len) > 0) break;
+    w->ord += w->entries; /* the next block holds keys up to this one */
+    w->entries = w->next_entries;
+    w->cur = !w->cur;
+    w->i++;
+    w->have_next = 0;
+  }
+  *b = g * G + w->i;
+  info->first_ord = w->ord;
+  info->entries = (uint32_t)w->entries;
+  return TERN_OK;
+}
+
 int tern_terms_index_find_ordinal(const tern_terms_index *ix, uint64_t ord, uint64_t *out) {
   uint64_t g = 0, n = ix->ngroups;
   *out = 0;

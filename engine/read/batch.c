@@ -66,6 +66,7 @@ typedef struct batch {
   batch_res *res;
   tern_arena *vals;
   tern_seg_cursor *c;
+  tern_ti_walk *walk; /* the slot's terms index, walked in key order */
   unsigned depth;   /* read_depth: 0, values read at once */
   pending_val *pv;  /* this slot's values to read */
   size_t npv, pv_cap;
@@ -87,13 +88,22 @@ static int defer_value(batch *b, uint64_t off, uint32_t len, uint32_t aux) {
   return TERN_OK;
 }
 
-/* Key `j` (in key order) looked up in slot sl, its value copied when found. */
-static int resolve_key(batch *b, const tern_slot *sl, size_t j) {
+/* Key `j` (in key order) looked up in slot sl, its value copied when
+ * found: in block gb when the cursor holds it (a cold run's, adopted:
+ * the terms index is not asked again), else the ordinary way. */
+static int resolve_key(batch *b, const tern_slot *sl, size_t j, uint64_t gb, int filter) {
   const batch_item *it = &b->items[b->order[j]];
   tern_term_entry e;
   uint32_t doc;
   tern_slice v;
-  int rc = tern_slot_find(sl, it->key.p, it->key.len, b->c, &e, &doc);
+  int rc;
+  if (gb != UINT64_MAX) {
+    tern_seg_probe p;
+    TERN_TRY(tern_seg_probe_init(&p, it->key.p, it->key.len));
+    rc = tern_slot_find_in(sl, &p, filter, gb, b->c, &e, &doc);
+  } else {
+    rc = tern_slot_find(sl, it->key.p, it->key.len, b->c, &e, &doc);
+  }
   if (rc == TERN_NOTFOUND) return TERN_OK;
   if (rc != TERN_OK) return rc;
   uint64_t off;
@@ -113,8 +123,10 @@ static int resolve_key(batch *b, const tern_slot *sl, size_t j) {
  * key order. */
 typedef struct want {
   uint64_t gb;
+  tern_ti_block info; /* the block's ordinals */
   uint32_t j;
   uint32_t run; /* index of the run that reads its block, UINT32_MAX: cached */
+  int filter;   /* the gate's answer */
 } want;
 
 /* One read of blocks [first, first + n), for wants [lo, hi). */
@@ -136,10 +148,11 @@ static int plan_key(batch *b, const tern_slot *sl, size_t j, want *w, size_t *nw
   int filter = tern_seg_gate_pass(&sl->gate, &p);
   if (filter <= 0) return filter;
   uint64_t gb;
-  int rc = tern_seg_pk_block(sl->ref->seg, &p, &gb);
+  tern_ti_block info;
+  int rc = tern_seg_pk_block(sl->ref->seg, &p, b->walk, &gb, &info);
   if (rc == TERN_NOTFOUND) return TERN_OK;
   if (rc != TERN_OK) return rc;
-  w[(*nw)++] = (want){gb, (uint32_t)j, UINT32_MAX};
+  w[(*nw)++] = (want){gb, info, (uint32_t)j, UINT32_MAX, filter};
   return TERN_OK;
 }
 
@@ -200,9 +213,10 @@ static int resolve_run(batch *b, const tern_slot *sl, const want *w, const run *
     if (w[k].run == UINT32_MAX) continue;
     if (w[k].gb != held) {
       held = w[k].gb;
-      TERN_TRY(tern_seg_cursor_adopt(seg, held, r->buf + (held - r->first) * TERN_BLOCK_SIZE, b->c));
+      TERN_TRY(tern_seg_cursor_adopt(seg, held, &w[k].info,
+                                     r->buf + (held - r->first) * TERN_BLOCK_SIZE, b->c));
     }
-    TERN_TRY(resolve_key(b, sl, w[k].j));
+    TERN_TRY(resolve_key(b, sl, w[k].j, held, w[k].filter));
   }
   return TERN_OK;
 }
@@ -318,6 +332,7 @@ static int resolve_slot(batch *b, const tern_slot *sl, unsigned depth, want *w, 
   slot_reads rd = {r, 0, 0, 0, NULL, b->s->idx, depth};
   size_t nw = 0;
   tern_seg_cursor_init(b->c); /* one cursor per segment: each block read once, in order */
+  tern_terms_index_walk_init(b->walk);
   int rc = TERN_OK;
   for (size_t j = 0; rc == TERN_OK && j < b->n; j++) {
     size_t had = nw;
@@ -334,7 +349,7 @@ static int resolve_slot(batch *b, const tern_slot *sl, unsigned depth, want *w, 
     }
   }
   for (size_t k = 0; rc == TERN_OK && k < nw; k++)
-    if (w[k].run == UINT32_MAX) rc = resolve_key(b, sl, w[k].j);
+    if (w[k].run == UINT32_MAX) rc = resolve_key(b, sl, w[k].j, UINT64_MAX, 0);
   rc = finish_runs(b, sl, w, &rd, rc);
   /* before the next (older) slot: it must see these keys answered */
   if (rc == TERN_OK && b->npv) rc = read_values(b, sl);
@@ -371,13 +386,15 @@ static int batch_resolve(batch *b) {
   want *w = malloc(b->n * sizeof *w);
   run *r = malloc(b->n * sizeof *r);
   b->c = malloc(sizeof *b->c);
-  int rc = w && r && b->c ? TERN_OK : tern_fail(TERN_ENOMEM, "batch: out of memory");
+  b->walk = malloc(sizeof *b->walk);
+  int rc = w && r && b->c && b->walk ? TERN_OK : tern_fail(TERN_ENOMEM, "batch: out of memory");
   unsigned depth = s->idx->opts.read_depth;
   b->depth = depth;
   if (rc == TERN_OK && s->st->ndisjoint) rc = route_keys(b);
   for (size_t si = s->st->nslots; rc == TERN_OK && si-- > 0;)
     rc = resolve_slot(b, &s->st->slots[si], depth, w, r);
   free(b->map_slot);
+  free(b->walk);
   free(b->c);
   free(b->pv);
   free(w);
@@ -467,7 +484,7 @@ int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batc
   for (size_t i = 0; rc == TERN_OK && i < n; i++)
     items[i].key = (tern_keyref){keys[i].data, (uint32_t)keys[i].len, (uint32_t)i};
   if (rc == TERN_OK) rc = tern_sort_by_key(order, items, sizeof *items, n, NULL);
-  batch b = {s, items, order, n, res, &vals, NULL, 0, NULL, 0, 0, NULL};
+  batch b = {s, items, order, n, res, &vals, NULL, NULL, 0, NULL, 0, 0, NULL};
   if (rc == TERN_OK) rc = batch_resolve(&b);
   for (size_t i = 0; rc == TERN_OK && i < n; i++) {
     int r = res[i].val ? fn(payload, i, TERN_OK, res[i].val, res[i].vlen)

@@ -451,6 +451,10 @@ int tern_snapshot_find(tern_snapshot *s, const void *key, size_t klen, tern_seg_
  * and the entry in c/e; TERN_NOTFOUND otherwise. */
 int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cursor *c,
                    tern_term_entry *e, uint32_t *doc);
+/* The same in block gb, the one tern_seg_pk_block named for the probe's
+ * key, which passed the slot's gate with `filter` (tern_seg_pk_find_in). */
+int tern_slot_find_in(const tern_slot *s, const tern_seg_probe *p, int filter, uint64_t gb,
+                      tern_seg_cursor *c, tern_term_entry *e, uint32_t *doc);
 /* Where a lookup found a key's live document: its slot and doc id. */
 typedef struct tern_state_hit {
   const tern_slot *slot;

@@ -694,6 +694,15 @@ int tern_slot_find(const tern_slot *s, const void *key, size_t klen, tern_seg_cu
   return slot_pk_find(s, &p, filter, c, e, doc);
 }
 
+int tern_slot_find_in(const tern_slot *s, const tern_seg_probe *p, int filter, uint64_t gb,
+                      tern_seg_cursor *c, tern_term_entry *e, uint32_t *doc) {
+  uint32_t d;
+  TERN_TRY(tern_seg_pk_find_in(s->ref->seg, p, filter, gb, c, e, &d));
+  if (!tern_slot_is_live(s, d)) return TERN_NOTFOUND;
+  *doc = d;
+  return TERN_OK;
+}
+
 /* Segments probed per wave: their filter lines are fetched together. */
 #define PROBE_WAVE TERN_PREFETCH_WAVE
 

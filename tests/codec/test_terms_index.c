@@ -11,7 +11,9 @@
  * a separator; find_ordinal()
  * against the running sum of entries; one to many groups of records
  * (TERN_TI_GROUP blocks each), decoded only when used, by one thread or
- * by several at once; and a directory that disagrees with its group.
+ * by several at once; walks of sorted keys through undecoded and decoded
+ * groups (tern_terms_index_walk_find) against the same scan, with their
+ * ordinals; and a directory that disagrees with its group.
  */
 #include "tests/common/testutil.h"
 
@@ -151,6 +153,42 @@ static void probe_key(const ref *x, tu_rng *r, size_t fixed, int t, key *k) {
   if (t % 11 == 0 && fixed) k->b[tu_below(r, fixed < k->len ? fixed : k->len)] = (uint8_t)tu_below(r, 256);
 }
 
+/* Walks of sorted probe keys (tern_terms_index_walk_find) against the
+ * scan, block and ordinals, on a fresh index: no group decoded by them but
+ * the ones a key off the index's prefix names (the first and the last);
+ * halfway, every other group decoded (searched, not walked); then keys out
+ * of order (a walk starts its group over). */
+static int cmp_keys_idx(const void *a, const void *b) { return key_qcmp(a, b); }
+
+static void check_walk(const ref *x, tern_terms_index *ix, tu_rng *r, size_t fixed) {
+  enum { N = 400 };
+  key *ks = malloc(N * sizeof *ks);
+  for (int t = 0; t < N; t++) probe_key(x, r, fixed, t, &ks[t]);
+  qsort(ks, N, sizeof *ks, cmp_keys_idx);
+  tern_ti_walk *w = malloc(sizeof *w);
+  tern_terms_index_walk_init(w);
+  for (int pass = 0; pass < 2; pass++) {
+    for (int t = 0; t < N; t++) {
+      if (pass == 0 && t == N / 2)
+        for (uint64_t g = 0; g < ix->ngroups; g += 2) {
+          const tern_ti_group *gr;
+          assert_int_equal(tern_terms_index_group_decode(ix, g, &gr), TERN_OK);
+        }
+      const key *k = pass == 0 ? &ks[t] : &ks[tu_below(r, N)]; /* out of order */
+      uint64_t b, want = ref_find(x, k);
+      tern_ti_block info = {0};
+      uint64_t kh = tern_terms_index_key_head(ix, k->b, k->len);
+      assert_int_equal(tern_terms_index_walk_find(ix, w, kh, k->b, k->len, &b, &info), TERN_OK);
+      assert_int_equal(b, want);
+      assert_int_equal(info.first_ord, x->ord[want]);
+      assert_int_equal(info.entries, x->entries[want]);
+      if (pass == 0 && t == N / 2 - 1) assert_true(groups_decoded(ix) <= 2);
+    }
+  }
+  free(w);
+  free(ks);
+}
+
 static void check_find(size_t fixed, size_t n) {
   tu_rng r;
   tu_rng_init(&r, 0x7E51 + fixed * 7919 + n);
@@ -160,6 +198,9 @@ static void check_find(size_t fixed, size_t n) {
   assert_int_equal(ref_decode(&x, &ix), TERN_OK);
   assert_int_equal(ix.ngroups, (x.m + TERN_TI_GROUP - 1) / TERN_TI_GROUP);
   assert_int_equal(groups_decoded(&ix), 0); /* opening decodes no group */
+  check_walk(&x, &ix, &r, fixed);
+  tern_terms_index_free(&ix);
+  assert_int_equal(ref_decode(&x, &ix), TERN_OK);
   for (int t = 0; t < 3000; t++) {
     key k;
     probe_key(&x, &r, fixed, t, &k);
@@ -305,6 +346,20 @@ static void test_damaged_group(void **state) {
   assert_int_equal(tern_terms_index_find(&ix, in0->b, in0->len, &b), TERN_OK);
   assert_int_equal(b, 3);
   assert_int_equal(tern_terms_index_ensure_all(&ix), TERN_ECORRUPT);
+  tern_terms_index_free(&ix);
+  /* a walk entering either group fails the same way, wherever it stops */
+  assert_int_equal(ref_decode(&x, &ix), TERN_OK);
+  tern_ti_walk *w = malloc(sizeof *w);
+  tern_ti_block info;
+  const key *walked[] = {in0, in1, in2};
+  for (int i = 0; i < 3; i++) {
+    tern_terms_index_walk_init(w);
+    const key *k = walked[i];
+    int rc = tern_terms_index_walk_find(&ix, w, tern_terms_index_key_head(&ix, k->b, k->len), k->b,
+                                        k->len, &b, &info);
+    assert_int_equal(rc, i == 0 ? TERN_OK : TERN_ECORRUPT);
+  }
+  free(w);
   tern_terms_index_free(&ix);
   /* restored: every group decodes */
   tern_store64(ord2, tern_load64(ord2) - 1);
