@@ -58,8 +58,6 @@ void out_write(out_buf *o, const void *p, size_t n) {
 
 void out_str(out_buf *o, const char *s) { out_write(o, s, strlen(s)); }
 
-void out_char(out_buf *o, char c) { out_write(o, &c, 1); }
-
 void out_u64(out_buf *o, uint64_t v) {
   char tmp[24];
   int n = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);

@@ -25,7 +25,15 @@ extern out_buf g_out, g_err;
 
 void out_write(out_buf *o, const void *p, size_t n);
 void out_str(out_buf *o, const char *s);
-void out_char(out_buf *o, char c);
+/* One byte: inline into the buffer when it has room (two a line of get's
+ * output, once a call each). */
+static inline void out_char(out_buf *o, char c) {
+  if (o->len < o->cap) {
+    o->buf[o->len++] = c;
+    return;
+  }
+  out_write(o, &c, 1);
+}
 void out_u64(out_buf *o, uint64_t v);
 /* Writes p[0..n) in the escaped form of escape.h. */
 void out_escaped(out_buf *o, const void *p, size_t n);
