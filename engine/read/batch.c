@@ -10,12 +10,15 @@
  * Cold: the keys are sorted, then each segment (newest first) takes the
  * keys not answered yet in key order.  For each it tests the range and
  * the filter and finds in the resident terms index the block that would
- * hold it (no I/O); the blocks not read yet by this process are then read
- * through a read queue (codec/io.h, tern_rqueue) with up to read_depth
- * reads in flight, in file order, and each block's keys are resolved as
- * its read completes; values in .val not read yet likewise, after the
- * segment's blocks.  A disk serves several reads at once; one read at a
- * time uses a fraction of it (docs/ARCHITECTURE.md, "Cold batches").
+ * hold it, walking the index's groups rather than decoding them (no I/O);
+ * the blocks not read yet by this process are read through a read queue
+ * (codec/io.h, tern_rqueue; the index's kept one, queue_spare.h) with up
+ * to read_depth reads in flight, in file order, sent as soon as no later
+ * key can join them — the device reads while the rest are planned — and
+ * each block's keys are resolved as its read completes, in the block
+ * itself; values in .val not read yet likewise, after the segment's
+ * blocks.  A disk serves several reads at once; one read at a time uses
+ * a fraction of it (docs/ARCHITECTURE.md, "Cold batches").
  *
  * Sequential when cheaper: needed blocks close together in the file are
  * read as one run — a gap of up to RUN_GAP blocks is read rather than
