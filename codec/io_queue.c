@@ -264,7 +264,7 @@ void tern_rqueue_flush(tern_rqueue *q) {
 #ifdef TERN_HAVE_LIBURING
   if (q->kind == TERN_RQ_URING && q->unsubmitted) {
     int rc = io_uring_submit(&q->ring);
-    if (rc >= 0) q->unsubmitted -= (unsigned)rc < q->unsubmitted ? (unsigned)rc : q->unsubmitted;
+    if (rc >= 0) q->unsubmitted = (unsigned)rc >= q->unsubmitted ? 0 : q->unsubmitted - (unsigned)rc;
   }
 #else
   (void)q;

@@ -96,13 +96,21 @@ static int load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b, te
   return hold_block(s, f, b, p, &info, c, 1);
 }
 
-int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const tern_ti_block *info,
-                          const uint8_t *page, tern_seg_cursor *c) {
-  const tern_seg_field *f = s->unique;
-  if (!f || gb < f->first_block || gb - f->first_block >= f->nblocks)
+/* Global block gb as block *b of the unique field *f, or TERN_EINVAL. */
+static int unique_block(const tern_seg *s, uint64_t gb, const tern_seg_field **f, uint64_t *b) {
+  *f = s->unique;
+  if (!*f || gb < (*f)->first_block || gb - (*f)->first_block >= (*f)->nblocks)
     return tern_fail(TERN_EINVAL, "%s: block %llu is not the unique field's", tern_rfile_path(s->tim),
                      (unsigned long long)gb);
-  uint64_t b = gb - f->first_block;
+  *b = gb - (*f)->first_block;
+  return TERN_OK;
+}
+
+int tern_seg_cursor_adopt(const tern_seg *s, uint64_t gb, const tern_ti_block *info,
+                          const uint8_t *page, tern_seg_cursor *c) {
+  const tern_seg_field *f = NULL;
+  uint64_t b = 0; /* set unless TERN_EINVAL (gcc cannot tell) */
+  TERN_TRY(unique_block(s, gb, &f, &b));
   c->block_no = -1;
   c->positioned = 0;
   c->keyed_n = 0;
@@ -699,11 +707,10 @@ int tern_seg_pk_find(const tern_seg *s, const tern_seg_probe *p, int filter, ter
 
 int tern_seg_pk_find_in(const tern_seg *s, const tern_seg_probe *p, int filter, uint64_t gb,
                         tern_seg_cursor *c, tern_term_entry *e, uint32_t *doc) {
-  const tern_seg_field *f = s->unique;
-  if (!f || gb < f->first_block || gb - f->first_block >= f->nblocks)
-    return tern_fail(TERN_EINVAL, "%s: block %llu is not the unique field's", tern_rfile_path(s->tim),
-                     (unsigned long long)gb);
-  return pk_find_in(s, f, gb - f->first_block, p, filter, c, e, doc);
+  const tern_seg_field *f = NULL;
+  uint64_t b = 0; /* set unless TERN_EINVAL (gcc cannot tell) */
+  TERN_TRY(unique_block(s, gb, &f, &b));
+  return pk_find_in(s, f, b, p, filter, c, e, doc);
 }
 
 int tern_seg_doc(const tern_seg *s, uint32_t doc, tern_seg_cursor *c, tern_slice *key,
