@@ -7,6 +7,7 @@
 #include "codec/segment_internal.h"
 #include "codec/status.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,19 +91,65 @@ static int run_take(tern_seg_cursor *c, tern_seg_run *r, const tern_tb_keys *k, 
   return TERN_OK;
 }
 
+/* Tries entries first .. target of the cursor's block (first a restart,
+ * its tails a primary key's: tern_tb_batch_tails) as a keyed window: one
+ * batch, decoded with its tails.  1 when it is (r then holds it), 0 when
+ * the terms fill the batch before target (r->span then shrinks to what
+ * one held), <0 error. */
+static int window_decode(tern_seg_cursor *c, tern_seg_run *r, uint32_t first, uint32_t target) {
+  tern_tb_block *b = &c->blk;
+  uint32_t n = target - first + 1;
+  tern_tb_iter it;
+  TERN_TRY(tern_tb_iter_restart(b, &it, first / b->restart, c->term));
+  int rc = tern_tb_iter_keys(b, &it, c->term, r->keys, n);
+  if (rc == TERN_NOTFOUND)
+    rc = tern_fail(TERN_ECORRUPT, "%s: block %llu ends before entry %u", b->what,
+                   (unsigned long long)b->block_no, target);
+  TERN_TRY(rc);
+  assert(r->keys->tails);
+  if (r->keys->n < n) { /* long terms: the next windows hold what this batch held */
+    r->span = r->keys->n;
+    return 0;
+  }
+  r->keyed_n = n;
+  return 1;
+}
+
+/* The first entry of the keyed window ending at target: the restart
+ * that leaves the most entries up to r->span, or, when the restart
+ * interval is longer than that, target + 1 (no window). */
+static uint32_t window_first(const tern_tb_block *b, const tern_seg_run *r, uint32_t target) {
+  uint32_t span = r->span ? r->span : TERN_TB_KEYS_MAX, R = b->restart;
+  uint32_t lo = target + 1 > span ? target + 1 - span : 0;
+  uint32_t first = (lo + R - 1) / R * R;
+  return first <= target ? first : target + 1;
+}
+
 /* Decodes the restart run of entry `target` of the cursor's block, from
  * its restart through target, into r: by the batches a forward scan
  * decodes (tern_tb_iter_keys, with the pair table once the block has
- * earned it), c->term the scratch term. */
+ * earned it), c->term the scratch term.  A primary key's block, a keyed
+ * window of runs instead (window_decode). */
 static int run_decode(tern_seg_cursor *c, tern_seg_run *r, uint32_t target) {
   tern_tb_block *b = &c->blk;
   uint32_t run = target / b->restart, first = run * b->restart, n = target - first + 1;
   r->block_no = -1;
+  r->keyed_n = 0;
   TERN_TRY(run_reserve(r, n, 0));
   if (!r->keys && !(r->keys = calloc(1, sizeof *r->keys))) /* zeroed: a batch may read past */
     return tern_fail(TERN_ENOMEM, "reverse scan: out of memory");
   tern_tb_tables(b);
   tern_seg_use_pairs(c, n);
+  uint32_t wfirst = window_first(b, r, target);
+  int keyed = 0;
+  if (wfirst <= target && tern_tb_batch_tails(b)) TERN_TRY(keyed = window_decode(c, r, wfirst, target));
+  if (keyed) {
+    r->seg_uid = c->seg_uid;
+    r->block_no = c->block_no;
+    r->first = wfirst;
+    r->n = r->keyed_n;
+    return TERN_OK;
+  }
   tern_tb_iter it;
   TERN_TRY(tern_tb_iter_restart(b, &it, run, c->term));
   size_t used = 0, dused = 0;
@@ -122,9 +169,25 @@ static int run_decode(tern_seg_cursor *c, tern_seg_run *r, uint32_t target) {
   return TERN_OK;
 }
 
+/* Entry first + j of r's keyed window's tail, its docs into docs. */
+static void window_tail(const tern_seg_cursor *c, const tern_seg_run *r, uint32_t j,
+                        uint32_t *docs, tern_tb_tail *t) {
+  *t = (tern_tb_tail){.docs = docs};
+  tern_tb_keys_tail(&c->blk, r->keys, j, t);
+}
+
 /* Makes entry `index` of the cursor's block (inside r's run) the result. */
 static void run_emit(tern_seg_cursor *c, const tern_seg_run *r, uint32_t index,
                      tern_term_entry *e) {
+  if (r->keyed_n) { /* as tern_seg_prev_keyed moves c, then the entry filled */
+    const uint8_t *term;
+    size_t len;
+    tern_tb_tail t;
+    tern_seg_run_move(c, r, index, &term, &len);
+    window_tail(c, r, index - r->first, e->docs, &t);
+    tern_seg_fill_entry(c, index, &t, e);
+    return;
+  }
   const tern_seg_run_entry *en = &r->ents[index - r->first];
   tern_tb_tail t = en->tail;
   uint32_t nd = t.pulsed ? t.df : 0;
@@ -134,6 +197,16 @@ static void run_emit(tern_seg_cursor *c, const tern_seg_run *r, uint32_t index,
   memcpy(c->term, r->terms + en->toff, en->after.len);
   c->it = en->after;
   tern_seg_fill_entry(c, index, &t, e);
+}
+
+int tern_seg_run_value_copy(const tern_seg *s, tern_seg_cursor *c, const tern_seg_run *r,
+                            tern_slice *value) {
+  uint32_t j = c->entry - r->first, docs[TERN_TB_DOCS_MAX];
+  assert(j < r->keyed_n && r->block_no == c->block_no && r->seg_uid == c->seg_uid);
+  tern_tb_tail t;
+  window_tail(c, r, j, docs, &t);
+  tern_term_entry e = {.value_len = t.vlen, .value_inline = t.vinline, .value_off = t.voff};
+  return tern_seg_value(s, &e, c, value);
 }
 
 static int entry_back(tern_seg_cursor *c, tern_seg_run *r, uint32_t index, tern_term_entry *e) {

@@ -251,6 +251,12 @@ typedef struct tern_tb_keys {
    * at any bit of the key stream) then need no bound test. */
   uint8_t pad[TERN_TB_PAGE + 8];
 } tern_tb_keys;
+/* Whether a batch of block b decodes its tails with its terms (k->tails):
+ * every entry has one pulsed doc (no df column, df 1) — a primary key's,
+ * its value inline or in NAME.val, of one length or of many. */
+static inline int tern_tb_batch_tails(const tern_tb_block *b) {
+  return b->bw_df == 0 && b->df_min == 1 && b->f.threshold >= 1;
+}
 /* With k->tails: entry first + j's value bit position (0: in NAME.val,
  * at tern_tb_keys_voff), value length and doc id. */
 static inline uint32_t tern_tb_keys_vbit(const tern_tb_keys *k, uint32_t j) { return k->vbits[j]; }

@@ -34,13 +34,6 @@ static inline __attribute__((always_inline)) int batch_term(const tern_tb_block 
   return TERN_OK;
 }
 
-/* Whether a batch of block b decodes its tails with its terms: every
- * entry has one pulsed doc (no df column, df 1) — a primary key's, its
- * value inline or in NAME.val, of one length or of many. */
-static int batch_tails(const tern_tb_block *b) {
-  return b->bw_df == 0 && b->df_min == 1 && b->f.threshold >= 1;
-}
-
 /* Checks the batch's doc ids when the block has no doc column (doc ids
  * are the entries' ordinals, as the engine writes them: doc j is base +
  * j, so the first and the last bound them all). */
@@ -79,7 +72,7 @@ static int keys_tails_uniform(const tern_tb_block *b, const tern_tb_iter *it, te
   return TERN_OK;
 }
 
-/* A batch's tails otherwise (batch_tails: values of many lengths, or in
+/* A batch's tails otherwise (tern_tb_batch_tails: values of many lengths, or in
  * NAME.val): walked one by one with tail_decode's checks, and a restart's
  * tail position checked against the stream, as tern_tb_iter_tail does. */
 static int keys_tails_walk(const tern_tb_block *b, const tern_tb_iter *it, tern_tb_keys *k,
@@ -118,10 +111,10 @@ static int keys_tails_walk(const tern_tb_block *b, const tern_tb_iter *it, tern_
   return TERN_OK;
 }
 
-/* A batch's tails, when batch_tails holds (k->tails set when decoded). */
+/* A batch's tails, when tern_tb_batch_tails holds (k->tails set when decoded). */
 static int keys_tails(const tern_tb_block *b, const tern_tb_iter *it, tern_tb_keys *k) {
   k->tails = 0;
-  if (!batch_tails(b)) return TERN_OK;
+  if (!tern_tb_batch_tails(b)) return TERN_OK;
   int64_t base = b->doc_base + k->first;
   k->doc_col = b->bw_doc != 0;
   if (one_doc(b))

@@ -19,11 +19,14 @@
  * A scan of one segment — the only source with keys left forwards, none
  * of them deleted — is most scans of a compacted index, and for it
  * tern_cursor_next goes straight to the codec's step (c->fast): no merge,
- * no deletion check, only the upper bound's compare when there is one.
+ * no deletion check, only the upper bound's compare when there is one;
+ * backwards, tern_cursor_prev likewise (c->back), through the keyed
+ * windows the codec decodes a reverse scan by (codec/segment_scan.h).
  */
 #include "engine/read/key_range.h"
 #include "engine/state/index.h"
 
+#include "codec/segment_scan.h"
 #include "codec/status.h"
 
 #include <assert.h>
@@ -46,10 +49,13 @@ struct tern_cursor {
   int tie;       /* unless solo: second shows top's key too */
   int counted; /* in snap->iters */
   tern_src *fast;      /* forwards on one segment source without deletions, or NULL */
-  const tern_seg *fseg; /* fast's segment */
+  tern_src *back;      /* the same backwards, or NULL */
+  const tern_seg *fseg; /* fast's or back's segment */
   int keyed;            /* fast's entry came from a batch with tails (tern_seg_next_keyed,
                          * fast->e not filled, or tern_seg_next_term): its value is
-                         * tern_seg_keyed_value's (0 whenever fast is NULL) */
+                         * tern_seg_keyed_value's; back's from a keyed window
+                         * (tern_seg_prev_keyed, back->e not filled): its value is
+                         * tern_seg_run_value's (0 whenever both are NULL) */
 };
 
 static int slice_ok(const tern_slice *s) {
@@ -117,15 +123,18 @@ static int within(const tern_cursor *c, const tern_src *s, int dir) {
 static void unposition(tern_cursor *c) {
   c->dir = 0;
   c->fast = NULL;
+  c->back = NULL;
   c->keyed = 0;
 }
 
-/* Sets c->fast when the next steps may skip the merge: forwards, top the
- * only source with keys left, a segment whose every entry is live. */
+/* Sets c->fast (forwards) or c->back when the next steps may skip the
+ * merge: top the only source with keys left, a segment whose every entry
+ * is live. */
 static void set_fast(tern_cursor *c) {
   tern_src *t = &c->src[c->top];
-  int ok = c->nvalid == 1 && c->dir > 0 && t->slot && !t->slot->live;
-  c->fast = ok ? t : NULL;
+  int ok = c->nvalid == 1 && t->slot && !t->slot->live;
+  c->fast = ok && c->dir > 0 ? t : NULL;
+  c->back = ok && c->dir < 0 ? t : NULL;
   c->fseg = ok ? t->slot->ref->seg : NULL;
   c->keyed = 0; /* t->e is the entry shown */
 }
@@ -356,10 +365,47 @@ int tern_cursor_next(tern_cursor *c) {
   return next_slow(c);
 }
 
-int tern_cursor_prev(tern_cursor *c) {
+/* The fast step back (c->back) is step_solo backwards, as the fast step
+ * is forwards: most steps take their entry from the codec's keyed window
+ * (tern_seg_prev_keyed, inline), which leaves back->e unfilled; the rest
+ * go out of line to tern_seg_prev_term. */
+
+/* A fast step back went below the lower bound: the source stays on the key. */
+static __attribute__((noinline)) int prev_back_bounded(tern_cursor *c) {
+  if (within(c, c->back, -1)) return TERN_OK;
+  return fail_reset(c, TERN_NOTFOUND);
+}
+
+/* A fast step back outside the keyed window (a new window, another kind
+ * of block, the first key), filling the source's entry. */
+static __attribute__((noinline)) int prev_back_entry(tern_cursor *c) {
+  tern_src *t = c->back;
+  int rc = tern_seg_prev_term(c->fseg, t->sc, t->run, &t->e);
+  if (rc != TERN_OK) {
+    t->valid = 0; /* done (TERN_NOTFOUND) or failed */
+    return fail_reset(c, rc);
+  }
+  c->keyed = 0; /* t->e is the entry shown */
+  t->key = t->e.term;
+  t->klen = t->e.len;
+  return prev_back_bounded(c);
+}
+
+static __attribute__((noinline)) int prev_slow(tern_cursor *c) {
   tern_clear_error();
   if (!c) return tern_fail(TERN_EINVAL, "tern_cursor_prev: NULL cursor");
   return move(c, -1);
+}
+
+int tern_cursor_prev(tern_cursor *c) {
+  if (TERN_LIKELY(!tern_errmsg_set && c && c->back)) {
+    tern_src *t = c->back;
+    if (!tern_seg_prev_keyed(c->fseg, t->sc, t->run, &t->key, &t->klen))
+      return prev_back_entry(c);
+    c->keyed = 1;
+    return TERN_LIKELY(c->range.lolen == 0) ? TERN_OK : prev_back_bounded(c);
+  }
+  return prev_slow(c);
 }
 
 static __attribute__((noinline)) int key_slow(tern_cursor *c, tern_slice *key) {
@@ -385,14 +431,15 @@ static __attribute__((noinline)) int value_slow(tern_cursor *c, tern_slice *val)
     if (c->keyed) return tern_seg_keyed_value(c->fseg, c->fast->sc, val);
     return tern_seg_value(c->fseg, &c->fast->e, c->fast->sc, val);
   }
+  if (c->back && c->keyed) return tern_seg_run_value(c->fseg, c->back->sc, c->back->run, val);
   return tern_src_value(&c->src[c->top], val);
 }
 
 int tern_cursor_value(tern_cursor *c, tern_slice *val) {
-  /* A scan's value after a keyed step: a pointer into the block, or a
-   * short value's copy. */
+  /* A scan's value after a keyed step (either way: the source shown is
+   * fast or back): a pointer into the block, or a short value's copy. */
   if (TERN_LIKELY(!tern_errmsg_set && c && val && c->keyed &&
-                  tern_seg_keyed_value_fast(c->fast->sc, val)))
+                  tern_seg_keyed_value_fast(c->shown->sc, val)))
     return TERN_OK;
   return value_slow(c, val);
 }

@@ -3,7 +3,9 @@
  * test_segment_scan.c — backward walks of a field (codec/segment_scan.h)
  * against the fixture's sorted reference: last term then prev to the
  * first, seek_floor to present and near keys, and mixed prev/next walks,
- * over every term shape, restart intervals 1 to 255, both I/O modes.
+ * over every term shape, restart intervals 1 to 255, both I/O modes; the
+ * unique field's values, and its reverse scan by keyed windows
+ * (tern_seg_prev_keyed, tern_seg_run_value).
  */
 #include "codec/segment_scan.h"
 #include "tests/codec/segment_fixture.h"
@@ -14,6 +16,64 @@ static void expect_term(const fx_field *f, uint32_t i, const tern_term_entry *e)
   assert_int_equal(e->ordinal, i);
   assert_int_equal(e->meta.df, f->terms[i].df);
   if (e->meta.pulsed) assert_int_equal(e->docs[0], f->terms[i].docs[0]);
+}
+
+static void same_value(const fx_field *f, uint32_t i, tern_slice v) {
+  if (!(f->flags & TERN_FIELD_UNIQUE)) return;
+  if (v.len != f->terms[i].vlen || (v.len && memcmp(v.data, f->terms[i].val, v.len)))
+    fail_msg("entry %u of %u: wrong value (%zu bytes, %u wanted)", i, f->n, v.len,
+             f->terms[i].vlen);
+}
+
+/* A reverse scan as the engine's cursor takes it: tern_seg_prev_keyed
+ * where it steps (term and value from the window, tern_seg_run_value),
+ * tern_seg_prev_term where it does not; now and then a forward step and
+ * back, which must continue from the keyed step's entry.  *keyed: the
+ * keyed steps taken. */
+static void keyed_walk(const tern_seg *s, const tern_seg_field *sf, const fx_field *f, tu_rng *r,
+                       uint32_t *keyed) {
+  tern_seg_cursor c;
+  tern_seg_run run;
+  tern_term_entry e;
+  tern_seg_cursor_init(&c);
+  tern_seg_run_init(&run);
+  assert_int_equal(tern_seg_last_term(s, sf, &c, &run, &e), TERN_OK);
+  uint32_t i = f->n - 1;
+  const uint8_t *term = e.term;
+  size_t len = e.len;
+  int by_window = 0;
+  for (;;) {
+    if (len != f->terms[i].len || memcmp(term, f->terms[i].t, len))
+      fail_msg("entry %u of %u: wrong term (%s)", i, f->n, by_window ? "keyed" : "entry");
+    uint64_t ord;
+    assert_true(tern_seg_cursor_ordinal(&c, &ord));
+    assert_int_equal(ord, i);
+    tern_slice v;
+    if (by_window)
+      assert_int_equal(tern_seg_run_value(s, &c, &run, &v), TERN_OK);
+    else
+      assert_int_equal(tern_seg_value(s, &e, &c, &v), TERN_OK);
+    same_value(f, i, v);
+    if (i + 1 < f->n && tu_below(r, 50) == 0) { /* forwards from here, and back */
+      assert_int_equal(tern_seg_next_term(s, &c, &e), TERN_OK);
+      expect_term(f, i + 1, &e);
+      assert_int_equal(tern_seg_prev_term(s, &c, &run, &e), TERN_OK);
+      expect_term(f, i, &e);
+    }
+    if (i == 0) break;
+    by_window = tern_seg_prev_keyed(s, &c, &run, &term, &len);
+    if (!by_window) {
+      assert_int_equal(tern_seg_prev_term(s, &c, &run, &e), TERN_OK);
+      term = e.term;
+      len = e.len;
+    }
+    *keyed += (uint32_t)by_window;
+    i--;
+  }
+  assert_int_equal(tern_seg_prev_keyed(s, &c, &run, &term, &len), 0); /* before the first */
+  assert_int_equal(tern_seg_prev_term(s, &c, &run, &e), TERN_NOTFOUND);
+  tern_seg_run_release(&run);
+  tern_seg_cursor_release(&c);
 }
 
 static void check_field(const tern_seg *s, const fx_field *f, tu_rng *r) {
@@ -31,6 +91,11 @@ static void check_field(const tern_seg *s, const fx_field *f, tu_rng *r) {
     assert_int_equal(rc, TERN_OK);
     for (uint32_t i = f->n; i-- > 0;) {
       expect_term(f, i, &e);
+      tern_slice v;
+      if (f->flags & TERN_FIELD_UNIQUE) {
+        assert_int_equal(tern_seg_value(s, &e, &c, &v), TERN_OK);
+        same_value(f, i, v);
+      }
       rc = tern_seg_prev_term(s, &c, &run, &e);
       assert_int_equal(rc, i ? TERN_OK : TERN_NOTFOUND);
     }
@@ -89,6 +154,16 @@ static void test_backward_walks(void **state) {
       assert_int_equal(tern_seg_open(&s, dir, "s1", mode ? TERN_IO_PREAD : TERN_IO_MMAP), TERN_OK);
       for (size_t fi = 0; fi < x.nfields; fi++)
         check_field(s, &x.fields[fi], &r);
+      if (cases[i].n == 0) {
+        tern_seg_close(s);
+        continue;
+      }
+      uint32_t keyed = 0;
+      keyed_walk(s, tern_seg_find_field(s, "b", 1), &x.fields[1], &r, &keyed);
+      /* Keyed windows where a restart run fits a batch: short terms and
+       * runs of at most TERN_TB_KEYS_MAX entries. */
+      if (cases[i].restart <= TERN_TB_KEYS_MAX && cases[i].shape != FX_LONG && cases[i].n > 100)
+        assert_true(keyed > x.fields[1].n / 2);
       tern_seg_close(s);
     }
     fx_free(&x);

@@ -5,7 +5,8 @@
  *
  * Random walks (first, last, next, prev, seek, seek_for_prev, with and
  * without bounds) over a compacted index — one segment, an empty buffer:
- * forward steps take the fast path — then over a snapshot a later commit
+ * forward steps take the fast path, and runs of steps back its backward
+ * twin (c->back, the codec's keyed windows) — then over a snapshot a later commit
  * gave a buffer source and deletions (the merge path), while a cursor
  * opened on the older snapshot goes on showing exactly that snapshot,
  * then compacted again — for keys of every bench shape (base36, UUIDs,
@@ -239,12 +240,20 @@ static void walk(tern_snapshot *s, const ref *keys, size_t n, const tern_bounds 
     uint64_t op = tu_below(r, 100);
     int rc;
     ref p;
-    if (op < 60) { /* runs of next: the fast path */
+    if (op < 45) { /* runs of next: the fast path */
       unsigned run = 1 + (unsigned)tu_below(r, 30);
       for (unsigned j = 0; j < run; j++) {
         rc = tern_cursor_next(c);
         pos = pos < 0 ? 0 : pos + 1;
         if (pos >= (long)v.n) pos = -1;
+        check_at(c, rc, &v, pos);
+      }
+      continue;
+    } else if (op < 60) { /* runs of prev, past a keyed window now and then: back's */
+      unsigned run = 1 + (unsigned)tu_below(r, tu_below(r, 4) ? 30 : 150);
+      for (unsigned j = 0; j < run; j++) {
+        rc = tern_cursor_prev(c);
+        pos = pos < 0 ? (long)v.n - 1 : pos - 1;
         check_at(c, rc, &v, pos);
       }
       continue;
@@ -303,7 +312,7 @@ static void seek_runs(tern_snapshot *s, const ref *keys, size_t n, const tern_bo
   free(v.e);
 }
 
-/* A whole forward scan equals the view. */
+/* A whole scan equals the view, forwards and backwards. */
 static void scan_all(tern_snapshot *s, const ref *keys, size_t n) {
   view v = view_of(keys, n, NULL);
   tern_cursor *c;
@@ -311,6 +320,11 @@ static void scan_all(tern_snapshot *s, const ref *keys, size_t n) {
   for (long pos = 0;; pos++) {
     int rc = tern_cursor_next(c);
     check_at(c, rc, &v, pos < (long)v.n ? pos : -1);
+    if (rc != TERN_OK) break;
+  }
+  for (long pos = (long)v.n - 1;; pos--) {
+    int rc = tern_cursor_prev(c);
+    check_at(c, rc, &v, pos);
     if (rc != TERN_OK) break;
   }
   tern_cursor_close(c);
