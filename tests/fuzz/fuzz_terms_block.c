@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_terms_block.c — one terms block (codec/terms_block.c), as a lookup,
- * a scan (entry by entry, and by batches as a cursor's) and a seek to an
- * entry see it.  Input: 10 bytes of context, then
+ * a scan (entry by entry, and by batches as a cursor's), a reverse scan's
+ * windows (a batch from a restart) and a seek to an entry see it.  Input: 10 bytes of context, then
  * the block (TERN_TB_PAGE bytes at most, zero-filled):
  *   [0] threshold (mod 65)  [1..2] inline_max (LE, mod 1025)  [3] bit 0: has values
  *   [4..7] max_doc (LE)     [8..9] entries the terms index records (0: unknown)
@@ -56,6 +56,35 @@ static void same_tail(const tern_tb_block *b, const tern_tb_keys *k, uint32_t j,
               t->voff == kt.voff && t->docs[0] == doc);
 }
 
+/* Batch k, just decoded from `it`, against the entry-by-entry walk ref
+ * standing where it stood: the same terms, tails and positions, `it` and
+ * ref moved past it.  TERN_OK, or the walk's failure (the batch took a
+ * term whose tail the walk refused: it must not have taken the tail). */
+static int same_batch(const tern_tb_block *b, const tern_tb_keys *k, tern_tb_iter *it,
+                      tern_tb_iter *ref, uint8_t *rterm) {
+  uint32_t docs[TERN_TB_DOCS_MAX], rdocs[TERN_TB_DOCS_MAX];
+  tern_tb_tail t = {.docs = docs}, rt = {.docs = rdocs};
+  FUZZ_ASSERT(k->first == ref->entry);
+  for (uint32_t j = 0; j < k->n; j++) {
+    if (tern_tb_iter_next(b, ref, rterm, &rt) != TERN_OK) {
+      FUZZ_ASSERT(!k->tails);
+      int rc = tern_tb_iter_tail(b, it, &t);
+      FUZZ_ASSERT(rc != TERN_OK);
+      return rc;
+    }
+    FUZZ_ASSERT(k->len[j] == ref->len && memcmp(k->bytes + k->off[j], rterm, ref->len) == 0);
+    if (k->tails) {
+      same_tail(b, k, j, &rt);
+      tern_tb_keys_skip_tail(k, j, it);
+    } else {
+      FUZZ_ASSERT(tern_tb_iter_tail(b, it, &t) == TERN_OK);
+      FUZZ_ASSERT(t.df == rt.df && t.vlen == rt.vlen && t.vbit == rt.vbit);
+    }
+    FUZZ_ASSERT(it->entry == ref->entry && it->pos == ref->pos);
+  }
+  return TERN_OK;
+}
+
 /* The scan a cursor makes, by batches of terms (tern_tb_iter_keys, their
  * tails with them when the block allows) of growing size: the same terms,
  * tails and positions as the entry-by-entry walk (ref), and an answer
@@ -64,8 +93,6 @@ static void same_tail(const tern_tb_block *b, const tern_tb_keys *k, uint32_t j,
 static int scan_batches(const tern_tb_block *b, int walked) {
   static tern_tb_keys k;
   uint8_t term[TERN_TB_TERM_MAX], rterm[TERN_TB_TERM_MAX];
-  uint32_t docs[TERN_TB_DOCS_MAX], rdocs[TERN_TB_DOCS_MAX];
-  tern_tb_tail t = {.docs = docs}, rt = {.docs = rdocs};
   tern_tb_iter it, ref;
   int rc = tern_tb_iter_restart(b, &it, 0, term);
   if (rc != TERN_OK) return rc;
@@ -73,26 +100,8 @@ static int scan_batches(const tern_tb_block *b, int walked) {
   memcpy(rterm, term, it.len);
   uint32_t want = 1;
   while ((rc = tern_tb_iter_keys(b, &it, term, &k, want)) == TERN_OK) {
-    FUZZ_ASSERT(k.n >= 1 && k.n <= want && k.first == ref.entry);
-    for (uint32_t j = 0; j < k.n; j++) {
-      if (tern_tb_iter_next(b, &ref, rterm, &rt) != TERN_OK) {
-        /* The batch took the term: the walk refused the tail, which the
-         * batch must not have taken either. */
-        FUZZ_ASSERT(!k.tails);
-        rc = tern_tb_iter_tail(b, &it, &t);
-        FUZZ_ASSERT(rc != TERN_OK);
-        return rc;
-      }
-      FUZZ_ASSERT(k.len[j] == ref.len && memcmp(k.bytes + k.off[j], rterm, ref.len) == 0);
-      if (k.tails) {
-        same_tail(b, &k, j, &rt);
-        tern_tb_keys_skip_tail(&k, j, &it);
-      } else {
-        FUZZ_ASSERT(tern_tb_iter_tail(b, &it, &t) == TERN_OK);
-        FUZZ_ASSERT(t.df == rt.df && t.vlen == rt.vlen && t.vbit == rt.vbit);
-      }
-      FUZZ_ASSERT(it.entry == ref.entry && it.pos == ref.pos);
-    }
+    FUZZ_ASSERT(k.n >= 1 && k.n <= want);
+    TERN_TRY(same_batch(b, &k, &it, &ref, rterm));
     want = want * 2 > TERN_TB_KEYS_MAX ? TERN_TB_KEYS_MAX : want * 2;
   }
   if (rc == TERN_NOTFOUND) {
@@ -100,6 +109,22 @@ static int scan_batches(const tern_tb_block *b, int walked) {
     return TERN_OK;
   }
   return rc;
+}
+
+/* A reverse scan's keyed window (codec/segment_scan.c): one batch of up
+ * to TERN_TB_KEYS_MAX entries from restart r, as the walk from r gives
+ * them. */
+static void window_at(const tern_tb_block *b, uint32_t r) {
+  static tern_tb_keys k;
+  uint8_t term[TERN_TB_TERM_MAX], rterm[TERN_TB_TERM_MAX];
+  tern_tb_iter it, ref;
+  if (tern_tb_iter_restart(b, &it, r, term) != TERN_OK) return;
+  ref = it;
+  memcpy(rterm, term, it.len);
+  uint32_t left = b->n - r * b->restart;
+  if (tern_tb_iter_keys(b, &it, term, &k, left < TERN_TB_KEYS_MAX ? left : TERN_TB_KEYS_MAX) ==
+      TERN_OK)
+    (void)same_batch(b, &k, &it, &ref, rterm);
 }
 
 int fuzz_terms_block(const uint8_t *data, size_t size) {
@@ -120,6 +145,8 @@ int fuzz_terms_block(const uint8_t *data, size_t size) {
   int src = scan(&b, first, &first_len);
   int bsrc = scan_batches(&b, src);
   FUZZ_ASSERT((bsrc == TERN_OK) == (src == TERN_OK));
+  uint32_t runs = b.restart ? (b.n + b.restart - 1) / b.restart : 0;
+  for (uint32_t r = 0; r < runs; r += 1 + runs / 4) window_at(&b, r);
   /* lookups: the first term, and keys made of the input's tail */
   tern_tb_block lb;
   FUZZ_ASSERT(tern_tb_open_lookup(&lb, page, &f, expect_n, "fuzz.tim", 0) == TERN_OK);
