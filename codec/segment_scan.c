@@ -138,11 +138,11 @@ static int run_decode(tern_seg_cursor *c, tern_seg_run *r, uint32_t target) {
   TERN_TRY(run_reserve(r, n, 0));
   if (!r->keys && !(r->keys = calloc(1, sizeof *r->keys))) /* zeroed: a batch may read past */
     return tern_fail(TERN_ENOMEM, "reverse scan: out of memory");
-  tern_tb_tables(b);
-  tern_seg_use_pairs(c, n);
   uint32_t wfirst = window_first(b, r, target);
-  int keyed = 0;
-  if (wfirst <= target && tern_tb_batch_tails(b)) TERN_TRY(keyed = window_decode(c, r, wfirst, target));
+  int windowed = wfirst <= target && tern_tb_batch_tails(b), keyed = 0;
+  tern_seg_step_tables(c);
+  tern_seg_use_pairs(c, windowed ? target - wfirst + 1 : n);
+  if (windowed) TERN_TRY(keyed = window_decode(c, r, wfirst, target));
   if (keyed) {
     r->seg_uid = c->seg_uid;
     r->block_no = c->block_no;
