@@ -140,7 +140,7 @@ static int run_decode(tern_seg_cursor *c, tern_seg_run *r, uint32_t target) {
     return tern_fail(TERN_ENOMEM, "reverse scan: out of memory");
   uint32_t wfirst = window_first(b, r, target);
   int windowed = wfirst <= target && tern_tb_batch_tails(b), keyed = 0;
-  tern_seg_step_tables(c);
+  if (!b->tables) tern_seg_step_tables(c); /* once a block, as a forward step's */
   tern_seg_use_pairs(c, windowed ? target - wfirst + 1 : n);
   if (windowed) TERN_TRY(keyed = window_decode(c, r, wfirst, target));
   if (keyed) {
