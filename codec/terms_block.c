@@ -90,48 +90,55 @@ static const uint32_t g_gdiv[TERN_TB_GROUP_MAX + 1] = {0, 65536, 32768, 21846, 1
  * the short suffixes, per alphabet size and group: a block only points at
  * its row.  Each row is filled the first time a block has that alphabet
  * size (not all at start: a fresh process that reads one block pays for
- * its own row only, a few cache lines, not ~30 KiB of pages faulted in). */
-static uint64_t g_pow[257][TERN_TB_GROUP_MAX + 1], g_rpow[257][TERN_TB_GROUP_MAX + 1];
-static uint8_t g_bits[257][TERN_TB_GROUP_MAX + 1];
-static uint32_t g_rmask[257][TERN_TB_GROUP_MAX + 1]; /* (1 << g_bits) - 1: a code's mask */
-static uint8_t g_gmax[257]; /* the largest group that decodes exactly: K^(g+1) <= 2^32 */
-static uint16_t g_sbits[257][TERN_TB_GROUP_MAX + 1][TERN_TB_SBITS];
-static atomic_int g_row_ready[257];
+ * its own row only), and a row's tables lie together, its flag with them,
+ * so that filling one faults in the one or two pages it spans instead of
+ * one page per table. */
+typedef struct tb_row {
+  atomic_int ready;
+  uint8_t gmax;                          /* the largest group that decodes exactly: K^(g+1) <= 2^32 */
+  uint8_t bits[TERN_TB_GROUP_MAX + 1];
+  uint32_t rmask[TERN_TB_GROUP_MAX + 1]; /* (1 << bits) - 1: a code's mask */
+  uint64_t pow[TERN_TB_GROUP_MAX + 1], rpow[TERN_TB_GROUP_MAX + 1];
+  uint16_t sbits[TERN_TB_GROUP_MAX + 1][TERN_TB_SBITS];
+} tb_row;
+static tb_row g_rows[257];
 static pthread_mutex_t g_row_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Row k of every table, once (the first block of alphabet size k). */
 static __attribute__((cold, noinline)) void fill_row(uint32_t k) {
+  tb_row *w = &g_rows[k];
   pthread_mutex_lock(&g_row_lock);
-  if (!atomic_load_explicit(&g_row_ready[k], memory_order_relaxed)) {
+  if (!atomic_load_explicit(&w->ready, memory_order_relaxed)) {
     uint64_t p = 1;
     for (uint32_t j = 0; j <= TERN_TB_GROUP_MAX; j++, p *= k) {
-      g_pow[k][j] = p;
-      g_bits[k][j] = (uint8_t)tern_bitwidth(p - 1);
-      g_rmask[k][j] = (uint32_t)(((uint64_t)1 << g_bits[k][j]) - 1);
-      g_rpow[k][j] = p == 1 ? 0 : UINT64_MAX / p + 1;
-      if (j >= 1 && p * k <= (1ull << 32)) g_gmax[k] = (uint8_t)j;
+      w->pow[j] = p;
+      w->bits[j] = (uint8_t)tern_bitwidth(p - 1);
+      w->rmask[j] = (uint32_t)(((uint64_t)1 << w->bits[j]) - 1);
+      w->rpow[j] = p == 1 ? 0 : UINT64_MAX / p + 1;
+      if (j >= 1 && p * k <= (1ull << 32)) w->gmax = (uint8_t)j;
     }
     for (uint32_t g = 1; g <= TERN_TB_GROUP_MAX; g++)
       for (uint32_t n = 0; n < TERN_TB_SBITS; n++)
-        g_sbits[k][g][n] = (uint16_t)suffix_bits_of(n, g_gdiv[g], g, g_bits[k]);
-    atomic_store_explicit(&g_row_ready[k], 1, memory_order_release);
+        w->sbits[g][n] = (uint16_t)suffix_bits_of(n, g_gdiv[g], g, w->bits);
+    atomic_store_explicit(&w->ready, 1, memory_order_release);
   }
   pthread_mutex_unlock(&g_row_lock);
 }
 
-const uint32_t *tern_tb_rmask_row(uint32_t k) { return g_rmask[k]; }
+const uint32_t *tern_tb_rmask_row(uint32_t k) { return g_rows[k].rmask; }
 
 /* Bits of each code size; the group must decode exactly (K^(g+1) <= 2^32). */
 static int set_digit_coding(tern_tb_block *b) {
   uint32_t k = b->nsym ? b->nsym : 1;
   assert(k <= 256);
-  if (TERN_UNLIKELY(!atomic_load_explicit(&g_row_ready[k], memory_order_acquire))) fill_row(k);
-  if (b->group > g_gmax[k]) return corrupt(b, "character group too large for the alphabet");
-  b->gbits = g_bits[k];
-  b->pow = g_pow[k];
-  b->rpow = g_rpow[k];
+  const tb_row *w = &g_rows[k];
+  if (TERN_UNLIKELY(!atomic_load_explicit(&w->ready, memory_order_acquire))) fill_row(k);
+  if (b->group > w->gmax) return corrupt(b, "character group too large for the alphabet");
+  b->gbits = w->bits;
+  b->pow = w->pow;
+  b->rpow = w->rpow;
   b->gdiv = g_gdiv[b->group];
-  b->sbits = g_sbits[k][b->group];
+  b->sbits = w->sbits[b->group];
   return TERN_OK;
 }
 
