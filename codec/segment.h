@@ -136,6 +136,7 @@ typedef struct tern_seg_cursor {
   int64_t block_no;              /* block held in `page`, -1 none */
   const uint8_t *block;          /* the block's bytes (mapping or page) */
   uint64_t ra_until;             /* private: a scan asked the kernel for blocks below this */
+  uint64_t ra_down;              /* private: a reverse scan asked for blocks from this - 1 up (0: none) */
   tern_ahead val_ahead;           /* private: values read from NAME.val (value_from_file) */
   tern_tb_pairs *pairs;          /* stepping: the pair decode table (use_pairs), or NULL */
   uint32_t block_steps;          /* steps taken in the block held */

@@ -157,6 +157,13 @@ int tern_seg_load_block(const tern_seg *s, const tern_seg_field *f, uint64_t b,
  * cursor's pair table when that was built for the block's alphabet, else
  * filled (tern_tb_tables). */
 void tern_seg_step_tables(tern_seg_cursor *c);
+/* Blocks a scan asks the kernel for ahead of it, either way (256 KiB). */
+#define TERN_SEG_SCAN_AHEAD 64u
+/* For segment_scan.c: a reverse scan stepping back into block b of f asks
+ * the kernel for the blocks below ahead of it (segment_reader.c), from
+ * c->ra_down - 1 up. */
+void tern_seg_scan_behind(const tern_seg *s, const tern_seg_field *f, uint64_t b,
+                          tern_seg_cursor *c);
 void tern_seg_fill_entry(tern_seg_cursor *c, uint32_t index, const tern_tb_tail *t,
                          tern_term_entry *e);
 /* Points the cursor's block at its pair decode table (tern_tb_use_pairs),

@@ -394,7 +394,7 @@ int tern_seg_seek_ceil(const tern_seg *s, const tern_seg_field *f, const void *t
  * their pages in the page cache, read in large requests, instead of
  * waiting for the device block by block.  A warm scan pays one bit test
  * per block.  Hints only: each block is still one counted, checked read. */
-#define SCAN_AHEAD 64u /* 256 KiB */
+#define SCAN_AHEAD TERN_SEG_SCAN_AHEAD
 static void scan_ahead(const tern_seg *s, const tern_seg_field *f, uint64_t b, tern_seg_cursor *c) {
   uint64_t gb = f->first_block + b, end = f->first_block + f->nblocks;
   if (c->seg_uid != s->uid || gb + 2 * SCAN_AHEAD < c->ra_until) c->ra_until = 0; /* elsewhere */
@@ -404,6 +404,27 @@ static void scan_ahead(const tern_seg *s, const tern_seg_field *f, uint64_t b, t
   uint64_t to = from + SCAN_AHEAD < end ? from + SCAN_AHEAD : end;
   tern_rfile_prefetch(s->tim, tern_seg_block_offset(from), (to - from) * TERN_BLOCK_SIZE);
   c->ra_until = to;
+}
+
+/* A reverse scan stepping back into block b of f: scan_ahead's twin,
+ * asking for the SCAN_AHEAD blocks below the lowest it asked for (or
+ * from b down), again each time the scan comes within half of that of
+ * its bottom: a cold scan backwards reads in large requests too, instead
+ * of a block a read (the mapping reads no more than the page it faults:
+ * MADV_RANDOM). */
+void tern_seg_scan_behind(const tern_seg *s, const tern_seg_field *f, uint64_t b,
+                          tern_seg_cursor *c) {
+  uint64_t gb = f->first_block + b, first = f->first_block, low = c->ra_down;
+  /* low - 1: the lowest block asked for; elsewhere (another segment, below
+   * it, far above it): as if asked down to gb + 1 */
+  if (c->seg_uid != s->uid || low == 0 || low - 1 > gb + 1 || gb > low - 1 + 2 * SCAN_AHEAD)
+    low = gb + 2;
+  c->ra_down = low;
+  if (low - 1 + SCAN_AHEAD / 2 <= gb || low - 1 <= first) return;
+  if (tern_rfile_page_checked(s->tim, tern_seg_block_offset(gb))) return;
+  uint64_t to = low - 1, from = to > first + SCAN_AHEAD ? to - SCAN_AHEAD : first;
+  tern_rfile_prefetch(s->tim, tern_seg_block_offset(from), (to - from) * TERN_BLOCK_SIZE);
+  c->ra_down = from + 1;
 }
 
 /* The batch of terms decoded ahead (c->keys, allocated on a cursor's

@@ -8,6 +8,7 @@
  * (tern_seg_prev_keyed, tern_seg_run_value).
  */
 #include "codec/segment_scan.h"
+#include "codec/segment_internal.h"
 #include "tests/codec/segment_fixture.h"
 
 static void expect_term(const fx_field *f, uint32_t i, const tern_term_entry *e) {
@@ -172,7 +173,62 @@ static void test_backward_walks(void **state) {
   }
 }
 
+/* A reverse scan asks the kernel for the blocks below it ahead of its
+ * steps (tern_seg_scan_behind): at each block it steps back into, on a
+ * fresh open (no page checked yet), what it asked for reaches from that
+ * block down at least half a window (or to the field's first block), and
+ * no further than a window and a half. */
+static void test_reads_behind(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, tu_seed() ^ 0xbe41d);
+  fx_seg x = {.max_doc = 200000};
+  tern_segw_options_init(&x.o);
+  x.o.restart_interval = 8;
+  fx_unique(&r, &x.fields[0], "b", FX_BASE36, 200000, 1, 1, 64, 1);
+  x.nfields = 1;
+  char *dir = tu_tmpdir("seg-behind");
+  assert_int_equal(fx_write(&x, dir, "s1"), TERN_OK);
+  tern_seg *s;
+  assert_int_equal(tern_seg_open(&s, dir, "s1", TERN_IO_MMAP), TERN_OK);
+  const tern_seg_field *sf = tern_seg_find_field(s, "b", 1);
+  assert_true(sf->nblocks > 2 * TERN_SEG_SCAN_AHEAD);
+  tern_seg_cursor c;
+  tern_seg_run run;
+  tern_term_entry e;
+  tern_seg_cursor_init(&c);
+  tern_seg_run_init(&run);
+  int rc = tern_seg_last_term(s, sf, &c, &run, &e);
+  uint32_t n = 0, blocks = 0;
+  int64_t at = -1;
+  while (rc == TERN_OK) {
+    if (c.block_no != at) { /* stepped back into a block */
+      at = c.block_no;
+      blocks++;
+      uint64_t gb = sf->first_block + c.field_block, low = c.ra_down - 1;
+      uint64_t below = c.field_block, half = TERN_SEG_SCAN_AHEAD / 2;
+      assert_true(c.ra_down > 0 && low <= gb);
+      assert_true(gb - low >= (below < half ? below : half));
+      assert_true(gb - low <= TERN_SEG_SCAN_AHEAD + half);
+    }
+    n++;
+    const uint8_t *term;
+    size_t len;
+    if (!tern_seg_prev_keyed(s, &c, &run, &term, &len)) rc = tern_seg_prev_term(s, &c, &run, &e);
+  }
+  assert_int_equal(rc, TERN_NOTFOUND);
+  assert_int_equal(n, x.fields[0].n);
+  assert_int_equal(blocks, sf->nblocks);
+  tern_seg_run_release(&run);
+  tern_seg_cursor_release(&c);
+  tern_seg_close(s);
+  fx_free(&x);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_backward_walks)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_backward_walks),
+                                     cmocka_unit_test(test_reads_behind)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,7 +18,9 @@
  * Each side reports its wall time, its CPU time (rusage, user + system:
  * where the wall time is CPU, the scan is CPU-bound and no read-ahead can
  * shorten it), and the MB it read from storage.  The stores: as
- * cold-batch's (--from, or built under --dir).
+ * cold-batch's (--from, or built under --dir).  --reverse scans both
+ * stores from the last key back (tern_cursor_last / prev, MDB_LAST /
+ * MDB_PREV); the files are still read in order.
  */
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
@@ -51,6 +53,7 @@ typedef struct cs_opts {
   const char *from, *tern, *parent;
   bench_key_spec spec;
   uint64_t runs, docs, values, seed;
+  int reverse;
 } cs_opts;
 
 #define CS_OPT(field) offsetof(cs_opts, field)
@@ -67,6 +70,7 @@ static const bench_opt k_cs_opts[] = {
               "where the stores are built: PATH/cold-batch-SHAPE-DOCS"),
     BENCH_U64("runs", CS_OPT(runs), "R", "3", 1, CS_RUNS_MAX, "runs, sides alternating; medians"),
     BENCH_STR("tern", CS_OPT(tern), "PATH", NULL, "the tern tool, to build (next to tern-bench)"),
+    BENCH_FLAG("reverse", CS_OPT(reverse), 1, 0, "scan both stores from the last key back"),
 };
 
 static const bench_cmd k_cs_cmd =
@@ -80,6 +84,7 @@ typedef struct cs_run {
   char files[16][4400]; /* the segments' .tim and .val */
   size_t nfiles;
   uint64_t keys;
+  int reverse;
   double cpu[CS_SIDES][CS_RUNS_MAX], mb[CS_SIDES][CS_RUNS_MAX];
 } cs_run;
 
@@ -91,14 +96,15 @@ static double cpu_now(double *inbytes) {
          (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-/* Every key and value through a cursor; the keys seen, or -1. */
-static int64_t tern_scan(tern_snapshot *s) {
+/* Every key and value through a cursor, backwards when `reverse`; the
+ * keys seen, or -1. */
+static int64_t tern_scan(tern_snapshot *s, int reverse) {
   tern_cursor *c;
   if (tern_cursor_open(&c, s, NULL) != TERN_OK) return -1;
   int64_t n = 0;
   uint64_t sum = 0;
   int rc;
-  while ((rc = tern_cursor_next(c)) == TERN_OK) {
+  while ((rc = reverse ? tern_cursor_prev(c) : tern_cursor_next(c)) == TERN_OK) {
     tern_slice key, val;
     if (tern_cursor_key(c, &key) != TERN_OK || tern_cursor_value(c, &val) != TERN_OK) break;
     sum += key.len + val.len + (val.len ? ((const uint8_t *)val.data)[0] : 0);
@@ -112,13 +118,14 @@ static int64_t tern_scan(tern_snapshot *s) {
   return sum ? n : -1;
 }
 
-static int64_t lmdb_scan(bench_lmdb *l) {
+static int64_t lmdb_scan(bench_lmdb *l, int reverse) {
   MDB_cursor *c;
   if (mdb_cursor_open(l->txn, l->dbi, &c) != 0) return -1;
   MDB_val k, v;
   int64_t n = 0;
   uint64_t sum = 0;
-  for (int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+  MDB_cursor_op start = reverse ? MDB_LAST : MDB_FIRST, step = reverse ? MDB_PREV : MDB_NEXT;
+  for (int rc = mdb_cursor_get(c, &k, &v, start); rc == 0; rc = mdb_cursor_get(c, &k, &v, step)) {
     sum += k.mv_size + v.mv_size + ((const uint8_t *)v.mv_data)[0];
     n++;
   }
@@ -161,7 +168,7 @@ static double scan_side(void *ctx, size_t side, size_t m, size_t round) {
     cb_evict_dir(x->ldir);
   }
   double b0, b1, c0 = cpu_now(&b0), t0 = bench_now();
-  int64_t got = side <= 1 ? tern_scan(s) : side == 2 ? read_files(x) : lmdb_scan(&l);
+  int64_t got = side <= 1 ? tern_scan(s, x->reverse) : side == 2 ? read_files(x) : lmdb_scan(&l, x->reverse);
   double t = bench_now() - t0, c1 = cpu_now(&b1);
   if (s) tern_snapshot_close(s);
   if (idx) tern_close(idx);
@@ -191,7 +198,7 @@ static int cs_setup(cs_run *x, const char *from) {
   tern_index *idx;
   tern_snapshot *s;
   if (tern_open(&idx, x->tdir, TERN_RDONLY, NULL) != TERN_OK) return -1;
-  int64_t n = tern_snapshot_open(&s, idx) == TERN_OK ? tern_scan(s) : -1;
+  int64_t n = tern_snapshot_open(&s, idx) == TERN_OK ? tern_scan(s, 0) : -1;
   if (n >= 0) tern_snapshot_close(s);
   tern_close(idx);
   x->keys = (uint64_t)n;
@@ -219,6 +226,7 @@ int tern_bench_cold_scan(int argc, char **argv) {
   int prc = bench_opts_parse(&k_cs_cmd, &o, argc, argv);
   if (prc) return bench_opts_exit(prc);
   static cs_run x;
+  x.reverse = o.reverse;
   char from[4096], tern[4096];
   if (o.tern)
     snprintf(tern, sizeof tern, "%s", o.tern);
@@ -231,8 +239,9 @@ int tern_bench_cold_scan(int argc, char **argv) {
   bench_rounds r = {.contenders = CS_SIDES, .measures = 1, .rounds = (size_t)o.runs};
   if (rc == 0) {
     bench_print_header(argc, argv);
-    printf("# stores: %s, %llu keys; in this process, medians of %llu runs, sides alternating\n\n",
-           from, (unsigned long long)x.keys, (unsigned long long)o.runs);
+    printf("# stores: %s, %llu keys; in this process, medians of %llu runs, sides alternating%s\n\n",
+           from, (unsigned long long)x.keys, (unsigned long long)o.runs,
+           x.reverse ? "; both scans backwards" : "");
     rc = bench_rounds_run(&r, scan_side, NULL, &x) != 0;
   }
   if (rc == 0) print_scan(&x, &r, (size_t)o.runs);
