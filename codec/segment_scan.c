@@ -220,7 +220,6 @@ static int entry_back(tern_seg_cursor *c, tern_seg_run *r, uint32_t index, tern_
 int tern_seg_last_term(const tern_seg *s, const tern_seg_field *f, tern_seg_cursor *c,
                        tern_seg_run *r, tern_term_entry *e) {
   if (f->nterms == 0 || f->nblocks == 0) return TERN_NOTFOUND;
-  tern_seg_scan_behind(s, f, f->nblocks - 1, c);
   TERN_TRY(tern_seg_load_block(s, f, f->nblocks - 1, c));
   if (c->blk.n == 0) return tern_fail(TERN_ECORRUPT, "%s: empty block", c->blk.what);
   return entry_back(c, r, c->blk.n - 1, e);
@@ -233,6 +232,8 @@ int tern_seg_prev_term(const tern_seg *s, tern_seg_cursor *c, tern_seg_run *r,
   uint32_t index = c->entry;
   if (index == 0) {
     if (c->field_block == 0) return TERN_NOTFOUND;
+    /* a step back into a block, as next_term_slow's forwards: a scan (a
+     * positioning alone, last or seek_floor's own block, asks for none) */
     tern_seg_scan_behind(s, c->field, c->field_block - 1, c);
     TERN_TRY(tern_seg_load_block(s, c->field, c->field_block - 1, c));
     if (c->blk.n == 0) return tern_fail(TERN_ECORRUPT, "%s: empty block", c->blk.what);
