@@ -64,27 +64,6 @@ int tern_seg_prev_term(const tern_seg *s, tern_seg_cursor *c, tern_seg_run *r,
 int tern_seg_seek_floor(const tern_seg *s, const tern_seg_field *f, const void *term, size_t len,
                         tern_seg_cursor *c, tern_seg_run *r, tern_term_entry *e);
 
-/* The step back most of a reverse scan takes, for a caller that needs the
- * term at each step and the value only when it asks (tern_seg_next_keyed
- * backwards): when the entry before c's last result is in r's keyed
- * window of c's block, moves c onto it (as tern_seg_prev_term would: a
- * forward step continues from it), points *term / *len at its term (in r,
- * valid until r's next decode) and returns 1; else returns 0 having moved
- * nothing, and the caller calls tern_seg_prev_term.  No tern_term_entry
- * is filled: the entry's value is tern_seg_run_value's.  c must be
- * stepping in s, which the caller keeps open; inline, so that the step is
- * no call. */
-static inline void tern_seg_run_move(tern_seg_cursor *c, const tern_seg_run *r, uint32_t index,
-                                     const uint8_t **term, size_t *len);
-static inline int tern_seg_prev_keyed(const tern_seg *s, tern_seg_cursor *c, const tern_seg_run *r,
-                                      const uint8_t **term, size_t *len) {
-  uint32_t index = c->entry - 1; /* entry 0: wraps, past the window */
-  if (index - r->first >= r->keyed_n || r->block_no != c->block_no || r->seg_uid != c->seg_uid ||
-      c->seg != s || !c->positioned)
-    return 0;
-  tern_seg_run_move(c, r, index, term, len);
-  return 1;
-}
 /* Private: moves c onto entry `index` of its block, in r's keyed window,
  * as tern_seg_prev_term leaves it (`it` and `term` after the entry, its
  * value's place), but for the entry it fills. */
@@ -107,6 +86,25 @@ static inline void tern_seg_run_move(tern_seg_cursor *c, const tern_seg_run *r, 
   c->keyed_vlen = tern_tb_keys_vlen(k, j);
   *term = t;
   *len = n;
+}
+/* The step back most of a reverse scan takes, for a caller that needs the
+ * term at each step and the value only when it asks (tern_seg_next_keyed
+ * backwards): when the entry before c's last result is in r's keyed
+ * window of c's block, moves c onto it (as tern_seg_prev_term would: a
+ * forward step continues from it), points *term / *len at its term (in r,
+ * valid until r's next decode) and returns 1; else returns 0 having moved
+ * nothing, and the caller calls tern_seg_prev_term.  No tern_term_entry
+ * is filled: the entry's value is tern_seg_run_value's.  c must be
+ * stepping in s, which the caller keeps open; inline, so that the step is
+ * no call. */
+static inline int tern_seg_prev_keyed(const tern_seg *s, tern_seg_cursor *c, const tern_seg_run *r,
+                                      const uint8_t **term, size_t *len) {
+  uint32_t index = c->entry - 1; /* entry 0: wraps, past the window */
+  if (index - r->first >= r->keyed_n || r->block_no != c->block_no || r->seg_uid != c->seg_uid ||
+      c->seg != s || !c->positioned)
+    return 0;
+  tern_seg_run_move(c, r, index, term, len);
+  return 1;
 }
 /* The value of the entry tern_seg_prev_keyed stepped to (r's, c's last
  * result), as tern_seg_value gives it for the entry tern_seg_prev_term

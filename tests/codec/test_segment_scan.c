@@ -26,6 +26,19 @@ static void same_value(const fx_field *f, uint32_t i, tern_slice v) {
              f->terms[i].vlen);
 }
 
+/* One step back as the engine's cursor takes it: from the keyed window
+ * where it holds the entry (1), else by tern_seg_prev_term into e, its
+ * status in *rc (0); *term / *len the entry's term either way. */
+static int step_back(const tern_seg *s, tern_seg_cursor *c, tern_seg_run *run, tern_term_entry *e,
+                     const uint8_t **term, size_t *len, int *rc) {
+  *rc = TERN_OK;
+  if (tern_seg_prev_keyed(s, c, run, term, len)) return 1;
+  *rc = tern_seg_prev_term(s, c, run, e);
+  *term = e->term;
+  *len = e->len;
+  return 0;
+}
+
 /* A reverse scan as the engine's cursor takes it: tern_seg_prev_keyed
  * where it steps (term and value from the window, tern_seg_run_value),
  * tern_seg_prev_term where it does not; now and then a forward step and
@@ -62,12 +75,9 @@ static void keyed_walk(const tern_seg *s, const tern_seg_field *sf, const fx_fie
       expect_term(f, i, &e);
     }
     if (i == 0) break;
-    by_window = tern_seg_prev_keyed(s, &c, &run, &term, &len);
-    if (!by_window) {
-      assert_int_equal(tern_seg_prev_term(s, &c, &run, &e), TERN_OK);
-      term = e.term;
-      len = e.len;
-    }
+    int rc;
+    by_window = step_back(s, &c, &run, &e, &term, &len, &rc);
+    assert_int_equal(rc, TERN_OK);
     *keyed += (uint32_t)by_window;
     i--;
   }
@@ -216,7 +226,7 @@ static void test_reads_behind(void **state) {
     n++;
     const uint8_t *term;
     size_t len;
-    if (!tern_seg_prev_keyed(s, &c, &run, &term, &len)) rc = tern_seg_prev_term(s, &c, &run, &e);
+    (void)step_back(s, &c, &run, &e, &term, &len, &rc);
   }
   assert_int_equal(rc, TERN_NOTFOUND);
   assert_int_equal(n, x.fields[0].n);
