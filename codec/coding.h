@@ -107,9 +107,12 @@ static inline int tern_get_varint(const uint8_t **pp, const uint8_t *end, uint64
   return -1;
 }
 
-/* Zig-zag maps signed to unsigned so small magnitudes stay short. */
+/* Zig-zag maps signed to unsigned so small magnitudes stay short.  The
+ * sign is taken from the unsigned bits: C11 leaves a right shift of a
+ * negative number implementation-defined. */
 static inline uint64_t tern_zigzag(int64_t v) {
-  return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+  uint64_t u = (uint64_t)v;
+  return (u << 1) ^ (0 - (u >> 63));
 }
 static inline int64_t tern_unzigzag(uint64_t v) {
   return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);

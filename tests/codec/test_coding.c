@@ -79,6 +79,9 @@ static void test_zigzag_and_bitwidth(void **state) {
     assert_true(tern_unzigzag(tern_zigzag(vals[i])) == vals[i]);
   assert_int_equal(tern_zigzag(-1), 1);
   assert_int_equal(tern_zigzag(1), 2);
+  assert_true(tern_zigzag(-2) == 3);
+  assert_true(tern_zigzag(INT64_MAX) == UINT64_MAX - 1);
+  assert_true(tern_zigzag(INT64_MIN) == UINT64_MAX);
   assert_int_equal(tern_bitwidth(0), 0);
   assert_int_equal(tern_bitwidth(1), 1);
   assert_int_equal(tern_bitwidth(255), 8);
