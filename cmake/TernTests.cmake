@@ -22,6 +22,8 @@ endforeach()
 # find_package(tern), each against libtern.so and libtern.a.
 if(TERN_SANITIZE)
   set(TERN_INSTALL_CFLAGS "-fsanitize=address,undefined")
+elseif(TERN_TSAN)
+  set(TERN_INSTALL_CFLAGS "-fsanitize=thread")
 endif()
 add_test(NAME tools/install COMMAND ${PROJECT_SOURCE_DIR}/scripts/check-install
          ${PROJECT_BINARY_DIR} "${TERN_INSTALL_CFLAGS}")

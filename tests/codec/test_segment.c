@@ -12,16 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define FX_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FX_ASAN 1
-#endif
-#endif
-#ifndef FX_ASAN
-#define FX_ASAN 0
-#endif
 
 static void check_postings(const tern_seg *s, const fx_term *t, const tern_term_entry *e,
                            tu_rng *r) {
@@ -265,7 +255,7 @@ static void test_large_postings(void **state) {
   (void)state;
   tu_rng r;
   tu_rng_init(&r, 0xb16);
-  uint32_t big = FX_ASAN ? 200000 : 1000000;
+  uint32_t big = TU_ASAN ? 200000 : 1000000;
   fx_seg x = {.max_doc = big + 10};
   tern_segw_options_init(&x.o);
   fx_secondary(&r, &x.fields[0], "f", FX_MIXED, 50, 8, 100000, x.max_doc);

@@ -15,6 +15,31 @@
 
 #include <cmocka.h>
 
+/* Built with AddressSanitizer (TU_ASAN) or ThreadSanitizer (TU_TSAN):
+ * their shadow memory changes page faults and resident bytes, and makes
+ * everything slower, so tests of those figures skip and the largest
+ * inputs shrink. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TU_ASAN 1
+#endif
+#endif
+#ifndef TU_ASAN
+#define TU_ASAN 0
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define TU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TU_TSAN 1
+#endif
+#endif
+#ifndef TU_TSAN
+#define TU_TSAN 0
+#endif
+
 /* The seed of this test run: TERN_SEED or the clock; printed once. */
 uint64_t tu_seed(void);
 /* A splitmix64 stream; seed it with tu_seed() ^ a per-test constant. */

@@ -76,14 +76,6 @@ static void test_summary_times_every_phase(void **state) {
   free(root);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TERN_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TERN_ASAN 1
-#endif
-#endif
-
 /* Peak resident bytes of `tern import -q [--memory MEM] DIR TSV`. */
 static double import_peak(const char *bin, const char *dir, const char *tsv, const char *mem) {
   pid_t pid = fork();
@@ -116,9 +108,7 @@ static unsigned long long dump_hash(const char *bin, const char *dir) {
 
 static void test_import_memory(void **state) {
   (void)state;
-#ifdef TERN_ASAN
-  skip(); /* ASan's shadow memory and quarantine make the figure meaningless */
-#endif
+  if (TU_ASAN || TU_TSAN) skip(); /* a sanitizer's shadow memory makes the figure meaningless */
   const char *bin = getenv("TERN_BIN");
   assert_non_null(bin);
   char *root = tu_tmpdir("cli-import-mem");
