@@ -93,14 +93,18 @@ static int build_segments(const char *dir, const uint8_t *k, size_t n, size_t se
 
 /* How index is left after the ingest. */
 typedef enum ing_mode {
-  ING_HELD,     /* the ingesting process exits at once: no merge ran, every segment stays */
+  ING_HELD,     /* the ingesting handle never merges (merge_factor 0) and its process exits
+                   at once: every segment stays */
   ING_POLICY,   /* the handle is closed: whatever the background merge policy did first */
   ING_COMPACTED /* tern_compact: one segment */
 } ing_mode;
 
 static int ingest_into(const char *dir, char **paths, size_t segs, ing_mode mode) {
   tern_index *w;
-  int rc = tern_open(&w, dir, TERN_CREATE, NULL);
+  tern_options o;
+  tern_options_init(&o);
+  o.merge_factor = 0; /* held: the worker merges nothing, however long the exit takes */
+  int rc = tern_open(&w, dir, TERN_CREATE, mode == ING_HELD ? &o : NULL);
   if (rc) return rc;
   rc = tern_ingest(w, (const char *const *)paths, segs, 0);
   if (rc == 0 && mode == ING_HELD) _exit(0); /* durable: a crash now leaves it ingested */

@@ -174,9 +174,10 @@ static int build_parts(const char *dir, const uint8_t *keys, size_t n, size_t se
   return 0;
 }
 
-/* Ingests the parts into dir: in a child that exits at once (no merge
- * runs: every part stays a segment), or compacted, or (live non-NULL) by
- * this process, whose handle is kept in *live (its worker merges as its
+/* Ingests the parts into dir: in a child whose handle never merges in
+ * the background (merge_factor 0: every part stays a segment, however
+ * long its exit takes), or compacted, or (live non-NULL) by this
+ * process, whose handle is kept in *live (its worker merges as its
  * policy says). */
 static int ingest_parts(const char *dir, char **paths, size_t segs, int compact,
                         tern_index **live) {
@@ -194,7 +195,10 @@ static int ingest_parts(const char *dir, char **paths, size_t segs, int compact,
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : TERN_EINVAL;
   }
   tern_index *w;
-  int rc = tern_open(&w, dir, TERN_CREATE, NULL);
+  tern_options o;
+  tern_options_init(&o);
+  o.merge_factor = 0; /* the worker merges nothing: not a race with _exit below */
+  int rc = tern_open(&w, dir, TERN_CREATE, compact ? NULL : &o);
   if (rc == 0) rc = tern_ingest(w, (const char *const *)paths, segs, 0);
   if (!compact) _exit(rc ? 1 : 0); /* durable: the segments stay as ingested */
   if (rc == 0) rc = tern_compact(w);
