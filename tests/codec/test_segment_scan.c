@@ -183,6 +183,63 @@ static void test_backward_walks(void **state) {
   }
 }
 
+/* Keyed windows shrink where long terms fill a batch, and grow back to
+ * whole windows once the terms are short again: a reverse scan of keys
+ * whose highest LONG_TOP are long (166 bytes: a batch holds ~24 of them)
+ * and the rest 16 characters, checked against the reference throughout. */
+static void test_windows_grow_back(void **state) {
+  (void)state;
+  enum { N = 4000, LONG_TOP = 400, LONG_LEN = 166 };
+  tu_rng r;
+  tu_rng_init(&r, tu_seed() ^ 0x9a0b);
+  fx_seg x = {.max_doc = N};
+  tern_segw_options_init(&x.o);
+  fx_unique(&r, &x.fields[0], "k", FX_BASE36, N, 1, 1, 16, 1);
+  x.nfields = 1;
+  fx_field *f = &x.fields[0];
+  assert_int_equal(f->n, N);
+  /* The same suffix after each of the highest terms keeps them in order
+   * and above the others. */
+  for (uint32_t i = N - LONG_TOP; i < N; i++) {
+    fx_term *t = &f->terms[i];
+    t->t = realloc(t->t, LONG_LEN);
+    assert_non_null(t->t);
+    memset(t->t + t->len, 'x', LONG_LEN - t->len);
+    t->len = LONG_LEN;
+  }
+  char *dir = tu_tmpdir("seg-scan-grow");
+  assert_int_equal(fx_write(&x, dir, "s1"), TERN_OK);
+  tern_seg *s;
+  assert_int_equal(tern_seg_open(&s, dir, "s1", TERN_IO_MMAP), TERN_OK);
+  const tern_seg_field *sf = tern_seg_find_field(s, "k", 1);
+  tern_seg_cursor c;
+  tern_seg_run run;
+  tern_term_entry e;
+  tern_seg_cursor_init(&c);
+  tern_seg_run_init(&run);
+  assert_int_equal(tern_seg_last_term(s, sf, &c, &run, &e), TERN_OK);
+  const uint8_t *term = e.term;
+  size_t len = e.len;
+  uint32_t least = TERN_TB_KEYS_MAX;
+  for (uint32_t i = N - 1;; i--) {
+    if (len != f->terms[i].len || memcmp(term, f->terms[i].t, len))
+      fail_msg("entry %u of %u: wrong term", i, N);
+    if (run.span && run.span < least) least = run.span;
+    if (i == 0) break;
+    int rc;
+    (void)step_back(s, &c, &run, &e, &term, &len, &rc);
+    assert_int_equal(rc, TERN_OK);
+  }
+  assert_true(least < TERN_TB_KEYS_MAX / 2); /* the long terms shrank the windows */
+  assert_int_equal(run.span, TERN_TB_KEYS_MAX); /* and the short ones grew them back */
+  tern_seg_run_release(&run);
+  tern_seg_cursor_release(&c);
+  tern_seg_close(s);
+  fx_free(&x);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 /* A reverse scan asks the kernel for the blocks below it ahead of its
  * steps (tern_seg_scan_behind): at each block it steps back into, on a
  * fresh open (no page checked yet), what it asked for reaches from that
@@ -241,6 +298,7 @@ static void test_reads_behind(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_backward_walks),
+                                     cmocka_unit_test(test_windows_grow_back),
                                      cmocka_unit_test(test_reads_behind)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
