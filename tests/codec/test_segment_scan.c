@@ -39,6 +39,24 @@ static int step_back(const tern_seg *s, tern_seg_cursor *c, tern_seg_run *run, t
   return 0;
 }
 
+/* A reverse scan's cursor, run and entry, started on a field's last term. */
+typedef struct back_walk {
+  tern_seg_cursor c;
+  tern_seg_run run;
+  tern_term_entry e;
+} back_walk;
+
+static void back_walk_start(back_walk *w, const tern_seg *s, const tern_seg_field *sf) {
+  tern_seg_cursor_init(&w->c);
+  tern_seg_run_init(&w->run);
+  assert_int_equal(tern_seg_last_term(s, sf, &w->c, &w->run, &w->e), TERN_OK);
+}
+
+static void back_walk_end(back_walk *w) {
+  tern_seg_run_release(&w->run);
+  tern_seg_cursor_release(&w->c);
+}
+
 /* A reverse scan as the engine's cursor takes it: tern_seg_prev_keyed
  * where it steps (term and value from the window, tern_seg_run_value),
  * tern_seg_prev_term where it does not; now and then a forward step and
@@ -46,45 +64,43 @@ static int step_back(const tern_seg *s, tern_seg_cursor *c, tern_seg_run *run, t
  * keyed steps taken. */
 static void keyed_walk(const tern_seg *s, const tern_seg_field *sf, const fx_field *f, tu_rng *r,
                        uint32_t *keyed) {
-  tern_seg_cursor c;
-  tern_seg_run run;
-  tern_term_entry e;
-  tern_seg_cursor_init(&c);
-  tern_seg_run_init(&run);
-  assert_int_equal(tern_seg_last_term(s, sf, &c, &run, &e), TERN_OK);
+  back_walk w;
+  back_walk_start(&w, s, sf);
+  tern_seg_cursor *c = &w.c;
+  tern_seg_run *run = &w.run;
+  tern_term_entry *e = &w.e;
   uint32_t i = f->n - 1;
-  const uint8_t *term = e.term;
-  size_t len = e.len;
+  const uint8_t *term = e->term;
+  size_t len = e->len;
   int by_window = 0;
   for (;;) {
     if (len != f->terms[i].len || memcmp(term, f->terms[i].t, len))
       fail_msg("entry %u of %u: wrong term (%s)", i, f->n, by_window ? "keyed" : "entry");
     uint64_t ord;
-    assert_true(tern_seg_cursor_ordinal(&c, &ord));
+    assert_true(tern_seg_cursor_ordinal(c, &ord));
     assert_int_equal(ord, i);
     tern_slice v;
     if (by_window)
-      assert_int_equal(tern_seg_run_value(s, &c, &run, &v), TERN_OK);
+      assert_int_equal(tern_seg_run_value(s, c, run, &v), TERN_OK);
     else
-      assert_int_equal(tern_seg_value(s, &e, &c, &v), TERN_OK);
+      assert_int_equal(tern_seg_value(s, e, c, &v), TERN_OK);
     same_value(f, i, v);
     if (i + 1 < f->n && tu_below(r, 50) == 0) { /* forwards from here, and back */
-      assert_int_equal(tern_seg_next_term(s, &c, &e), TERN_OK);
-      expect_term(f, i + 1, &e);
-      assert_int_equal(tern_seg_prev_term(s, &c, &run, &e), TERN_OK);
-      expect_term(f, i, &e);
+      assert_int_equal(tern_seg_next_term(s, c, e), TERN_OK);
+      expect_term(f, i + 1, e);
+      assert_int_equal(tern_seg_prev_term(s, c, run, e), TERN_OK);
+      expect_term(f, i, e);
     }
     if (i == 0) break;
     int rc;
-    by_window = step_back(s, &c, &run, &e, &term, &len, &rc);
+    by_window = step_back(s, c, run, e, &term, &len, &rc);
     assert_int_equal(rc, TERN_OK);
     *keyed += (uint32_t)by_window;
     i--;
   }
-  assert_int_equal(tern_seg_prev_keyed(s, &c, &run, &term, &len), 0); /* before the first */
-  assert_int_equal(tern_seg_prev_term(s, &c, &run, &e), TERN_NOTFOUND);
-  tern_seg_run_release(&run);
-  tern_seg_cursor_release(&c);
+  assert_int_equal(tern_seg_prev_keyed(s, c, run, &term, &len), 0); /* before the first */
+  assert_int_equal(tern_seg_prev_term(s, c, run, e), TERN_NOTFOUND);
+  back_walk_end(&w);
 }
 
 static void check_field(const tern_seg *s, const fx_field *f, tu_rng *r) {
@@ -211,29 +227,23 @@ static void test_windows_grow_back(void **state) {
   assert_int_equal(fx_write(&x, dir, "s1"), TERN_OK);
   tern_seg *s;
   assert_int_equal(tern_seg_open(&s, dir, "s1", TERN_IO_MMAP), TERN_OK);
-  const tern_seg_field *sf = tern_seg_find_field(s, "k", 1);
-  tern_seg_cursor c;
-  tern_seg_run run;
-  tern_term_entry e;
-  tern_seg_cursor_init(&c);
-  tern_seg_run_init(&run);
-  assert_int_equal(tern_seg_last_term(s, sf, &c, &run, &e), TERN_OK);
-  const uint8_t *term = e.term;
-  size_t len = e.len;
+  back_walk w;
+  back_walk_start(&w, s, tern_seg_find_field(s, "k", 1));
+  const uint8_t *term = w.e.term;
+  size_t len = w.e.len;
   uint32_t least = TERN_TB_KEYS_MAX;
   for (uint32_t i = N - 1;; i--) {
     if (len != f->terms[i].len || memcmp(term, f->terms[i].t, len))
       fail_msg("entry %u of %u: wrong term", i, N);
-    if (run.span && run.span < least) least = run.span;
+    if (w.run.span && w.run.span < least) least = w.run.span;
     if (i == 0) break;
     int rc;
-    (void)step_back(s, &c, &run, &e, &term, &len, &rc);
+    (void)step_back(s, &w.c, &w.run, &w.e, &term, &len, &rc);
     assert_int_equal(rc, TERN_OK);
   }
   assert_true(least < TERN_TB_KEYS_MAX / 2); /* the long terms shrank the windows */
-  assert_int_equal(run.span, TERN_TB_KEYS_MAX); /* and the short ones grew them back */
-  tern_seg_run_release(&run);
-  tern_seg_cursor_release(&c);
+  assert_int_equal(w.run.span, TERN_TB_KEYS_MAX); /* and the short ones grew them back */
+  back_walk_end(&w);
   tern_seg_close(s);
   fx_free(&x);
   tu_rmtree(dir);
