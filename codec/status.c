@@ -45,7 +45,7 @@ void tern_clear_error_now(void) {
   tern_errmsg_set = 0;
 }
 
-int tern_fail(int status, const char *fmt, ...) {
+int tern_fail_at(int status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(errmsg, sizeof errmsg, fmt, ap);
@@ -54,7 +54,7 @@ int tern_fail(int status, const char *fmt, ...) {
   return status;
 }
 
-int tern_fail_errno(const char *what) {
+int tern_fail_errno_at(const char *what) {
   int e = errno ? errno : EIO;
   snprintf(errmsg, sizeof errmsg, "%s: %s", what, strerror(e));
   tern_errmsg_set = 1;

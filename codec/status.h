@@ -15,6 +15,7 @@
 
 #include "tern.h"
 
+#include <assert.h>
 #include <errno.h>
 
 #if defined(__GNUC__)
@@ -33,10 +34,20 @@
 #define TERN_TLS_IE
 #endif
 
-/* Records the message for `status` and returns `status`. */
-int tern_fail(int status, const char *fmt, ...) TERN_PRINTF(2, 3);
+/* Records the message for `status` (< 0) and returns `status`. */
+int tern_fail_at(int status, const char *fmt, ...) TERN_PRINTF(2, 3);
 /* Records "what: strerror(errno)" and returns -errno (never 0). */
-int tern_fail_errno(const char *what);
+int tern_fail_errno_at(const char *what);
+/* A failure's status, negative: asserted where the callers can see it,
+ * so that a path through TERN_TRY after a failure is one the compiler
+ * and the static analyzer know is not taken (a status >= 0 passed to
+ * tern_fail is a bug of its caller). */
+static inline int tern_failed(int status) {
+  assert(status < 0);
+  return status;
+}
+#define tern_fail(...) tern_failed(tern_fail_at(__VA_ARGS__))
+#define tern_fail_errno(what) tern_failed(tern_fail_errno_at(what))
 /* Clears the thread's message.  Every function of tern.h calls it first, so
  * that after a call that succeeds (or returns TERN_NOTFOUND) tern_errmsg()
  * is "", never an older call's message.  Inline, and a load and a branch

@@ -313,7 +313,8 @@ int tern_tb_iter_keys(const tern_tb_block *b, tern_tb_iter *it, uint8_t *term, t
     case 10: return keys_pairs(b, it, term, k, end, 5, 0);
     case 11: return keys_pairs(b, it, term, k, end, 5, 1);
     case 12: return keys_pairs(b, it, term, k, end, 6, 0);
-    default: return keys_pairs(b, it, term, k, end, 6, 1);
+    case 13: return keys_pairs(b, it, term, k, end, 6, 1);
+    default: return corrupt(b, "group size"); /* 1..6, checked at open */
     }
   }
   uint32_t rmask = b->restart - 1, pow2 = (b->restart & rmask) == 0;

@@ -10,7 +10,7 @@
 
 enum { WRAP_MAX = 512 };
 
-int tern_fail_wrap(int status, const char *fmt, ...) {
+int tern_fail_wrap_at(int status, const char *fmt, ...) {
   char cause[WRAP_MAX], prefix[WRAP_MAX];
   snprintf(cause, sizeof cause, "%s", tern_errmsg()); /* saved before anything formats */
   va_list ap;
@@ -21,7 +21,7 @@ int tern_fail_wrap(int status, const char *fmt, ...) {
   return tern_fail(status, "%s: %s", prefix, cause);
 }
 
-int tern_fail_stopped(int cb) {
+int tern_fail_stopped_at(int cb) {
   return tern_fail(TERN_ESTOPPED, "stopped by the callback, which returned %d", cb);
 }
 

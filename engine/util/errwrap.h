@@ -12,12 +12,15 @@
 
 #include "codec/status.h"
 
-/* Records "<fmt...>: <previous message>" and returns `status`. */
-int tern_fail_wrap(int status, const char *fmt, ...) TERN_PRINTF(2, 3);
+/* Records "<fmt...>: <previous message>" and returns `status` (< 0;
+ * tern_failed, codec/status.h). */
+int tern_fail_wrap_at(int status, const char *fmt, ...) TERN_PRINTF(2, 3);
+#define tern_fail_wrap(...) tern_failed(tern_fail_wrap_at(__VA_ARGS__))
 
 /* A callback's non-zero return `cb` as TERN_ESTOPPED (tern.h): the
  * callback's value is named in the message, never returned. */
-int tern_fail_stopped(int cb);
+int tern_fail_stopped_at(int cb);
+#define tern_fail_stopped(cb) tern_failed(tern_fail_stopped_at(cb))
 
 /* A recorded failure kept across cleanup calls that clear the message
  * (every tern.h call does): saved before them, put back after. */
