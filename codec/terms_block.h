@@ -371,9 +371,10 @@ int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t kle
  * exactly as tern_tb_lower_bound, and search nothing twice. */
 #define TERN_TB_PENDING 2
 typedef struct tern_tb_pending {
-  uint32_t r;   /* the run: restart r is the last restart below the key */
-  uint32_t m;   /* bytes restart r shares with the key */
-  uint32_t cur; /* restart r's length */
+  uint32_t r;    /* the run: restart r is the last restart below the key */
+  uint32_t m;    /* bytes restart r shares with the key */
+  uint32_t cur;  /* restart r's length */
+  uint32_t kpos; /* key stream bit where the run goes on (its lines asked for) */
 } tern_tb_pending;
 int tern_tb_lookup_begin(const tern_tb_block *b, const uint8_t *key, uint32_t klen,
                          uint32_t *index, tern_tb_iter *it, tern_tb_tail *t, tern_tb_pending *pd);

@@ -470,22 +470,21 @@ static inline __attribute__((always_inline)) void prefetch_run(const tern_tb_blo
   if (te < 8 * TERN_TB_PAGE) __builtin_prefetch(b->page + (te >> 3));
 }
 
-/* Scans run r's non-restart entries (restart r is below the key and
- * shares m bytes with it; cur: its length) for the first entry >= key.
- * One 56-bit read per entry yields its shared prefix, its suffix length
- * and its suffix's first code (at most 11 + 11 + 32 bits). */
-static int scan_run(const tern_tb_block *b, uint32_t r, const lookup_key *lk, uint32_t m,
-                    uint32_t cur, uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
-  uint32_t e = r * b->restart + 1, end = e - 1 + b->restart, pos, tpos;
+/* Scans run pd->r's non-restart entries (restart r is below the key and
+ * shares pd->m bytes with it; pd->cur: its length) for the first entry
+ * >= key, from key stream bit pd->kpos, its lines asked for already
+ * (run_start).  One 56-bit read per entry
+ * yields its shared prefix, its suffix length and its suffix's first
+ * code (at most 11 + 11 + 32 bits). */
+static int scan_run_at(const tern_tb_block *b, const tern_tb_pending *pd, const lookup_key *lk,
+                       uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
+  uint32_t r = pd->r, m = pd->m, cur = pd->cur, pos = pd->kpos;
+  uint32_t e = r * b->restart + 1, end = e - 1 + b->restart;
   if (end > b->n) end = b->n;
-  TERN_TRY(restart_pos(b, r, &pos, &tpos));
   if (e >= end) {
     *index = end;
     return 0;
   }
-  /* The run's keys, and the tails the entry found may have, while the
-   * key is coded into digits. */
-  prefetch_run(b, e, end, pos, tpos);
   uint32_t klen = lk->len;
   key_digits_t kx; /* the key's bytes from m, as digits */
   key_digits(b, lk, m, &kx);
@@ -493,6 +492,17 @@ static int scan_run(const tern_tb_block *b, uint32_t r, const lookup_key *lk, ui
   key_char_at(b, kx.kd, klen, m, &k);
   if (b->fixed_len) return scan_entries(b, r, e, end, pos, &kx, klen, m, cur, &k, 1, index, it, t);
   return scan_entries(b, r, e, end, pos, &kx, klen, m, cur, &k, 0, index, it, t);
+}
+
+/* Where run pd->r goes on in the key stream (pd->kpos) and its lines
+ * asked for: the run's keys, and the tails the entry found may have,
+ * fetched while the key is coded into digits. */
+static int run_start(const tern_tb_block *b, tern_tb_pending *pd) {
+  uint32_t e = pd->r * b->restart + 1, end = e - 1 + b->restart, tpos;
+  if (end > b->n) end = b->n;
+  TERN_TRY(restart_pos(b, pd->r, &pd->kpos, &tpos));
+  if (e < end) prefetch_run(b, e, end, pd->kpos, tpos);
+  return TERN_OK;
 }
 
 /* The key copied with zero slack (lookup_key). */
@@ -526,7 +536,8 @@ static int lower_bound_restarts(const tern_tb_block *b, const lookup_key *lk, ui
     TERN_TRY(restart_pos(b, r, &kpos, &tpos));
     return found(b, r * b->restart, r, kpos, klen, index, it, t);
   }
-  *pd = (tern_tb_pending){r, cp + h.lcp, cp + h.rlen};
+  *pd = (tern_tb_pending){r, cp + h.lcp, cp + h.rlen, 0};
+  TERN_TRY(run_start(b, pd));
   return TERN_TB_PENDING;
 }
 
@@ -544,7 +555,7 @@ int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t kle
   tern_tb_pending pd;
   int rc = lower_bound_restarts(b, &lk, index, it, t, &pd);
   if (rc != TERN_TB_PENDING) return rc;
-  return scan_run(b, pd.r, &lk, pd.m, pd.cur, index, it, t);
+  return scan_run_at(b, &pd, &lk, index, it, t);
 }
 
 int tern_tb_lookup_begin(const tern_tb_block *b, const uint8_t *key, uint32_t klen,
@@ -552,12 +563,7 @@ int tern_tb_lookup_begin(const tern_tb_block *b, const uint8_t *key, uint32_t kl
   TERN_TRY(check_key_len(klen));
   lookup_key lk;
   key_copy(&lk, key, klen);
-  int rc = lower_bound_restarts(b, &lk, index, it, t, pd);
-  if (rc != TERN_TB_PENDING) return rc;
-  uint32_t e = pd->r * b->restart + 1, end = e - 1 + b->restart, pos, tpos;
-  if (end > b->n) end = b->n;
-  if (e < end && restart_pos(b, pd->r, &pos, &tpos) == TERN_OK) prefetch_run(b, e, end, pos, tpos);
-  return rc;
+  return lower_bound_restarts(b, &lk, index, it, t, pd);
 }
 
 int tern_tb_lookup_finish(const tern_tb_block *b, const uint8_t *key, uint32_t klen,
@@ -565,7 +571,7 @@ int tern_tb_lookup_finish(const tern_tb_block *b, const uint8_t *key, uint32_t k
                           tern_tb_tail *t) {
   lookup_key lk;
   key_copy(&lk, key, klen);
-  return scan_run(b, pd->r, &lk, pd->m, pd->cur, index, it, t);
+  return scan_run_at(b, pd, &lk, index, it, t);
 }
 
 void tern_tb_copy_value(const tern_tb_block *b, const tern_tb_tail *t, uint8_t *out) {
