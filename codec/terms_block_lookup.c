@@ -473,11 +473,10 @@ static inline __attribute__((always_inline)) void prefetch_run(const tern_tb_blo
 /* Scans run pd->r's non-restart entries (restart r is below the key and
  * shares pd->m bytes with it; pd->cur: its length) for the first entry
  * >= key, from key stream bit pd->kpos, its lines asked for already
- * (run_start).  One 56-bit read per entry
- * yields its shared prefix, its suffix length and its suffix's first
- * code (at most 11 + 11 + 32 bits). */
-static int scan_run_at(const tern_tb_block *b, const tern_tb_pending *pd, const lookup_key *lk,
-                       uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
+ * (run_start).  One 56-bit read per entry yields its shared prefix, its
+ * suffix length and its suffix's first code (at most 11 + 11 + 32 bits). */
+static int scan_run(const tern_tb_block *b, const tern_tb_pending *pd, const lookup_key *lk,
+                    uint32_t *index, tern_tb_iter *it, tern_tb_tail *t) {
   uint32_t r = pd->r, m = pd->m, cur = pd->cur, pos = pd->kpos;
   uint32_t e = r * b->restart + 1, end = e - 1 + b->restart;
   if (end > b->n) end = b->n;
@@ -555,7 +554,7 @@ int tern_tb_lower_bound(const tern_tb_block *b, const uint8_t *key, uint32_t kle
   tern_tb_pending pd;
   int rc = lower_bound_restarts(b, &lk, index, it, t, &pd);
   if (rc != TERN_TB_PENDING) return rc;
-  return scan_run_at(b, &pd, &lk, index, it, t);
+  return scan_run(b, &pd, &lk, index, it, t);
 }
 
 int tern_tb_lookup_begin(const tern_tb_block *b, const uint8_t *key, uint32_t klen,
@@ -571,7 +570,7 @@ int tern_tb_lookup_finish(const tern_tb_block *b, const uint8_t *key, uint32_t k
                           tern_tb_tail *t) {
   lookup_key lk;
   key_copy(&lk, key, klen);
-  return scan_run_at(b, pd, &lk, index, it, t);
+  return scan_run(b, pd, &lk, index, it, t);
 }
 
 void tern_tb_copy_value(const tern_tb_block *b, const tern_tb_tail *t, uint8_t *out) {

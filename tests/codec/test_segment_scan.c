@@ -271,35 +271,32 @@ static void test_reads_behind(void **state) {
   assert_int_equal(tern_seg_open(&s, dir, "s1", TERN_IO_MMAP), TERN_OK);
   const tern_seg_field *sf = tern_seg_find_field(s, "b", 1);
   assert_true(sf->nblocks > 2 * TERN_SEG_SCAN_AHEAD);
-  tern_seg_cursor c;
-  tern_seg_run run;
-  tern_term_entry e;
-  tern_seg_cursor_init(&c);
-  tern_seg_run_init(&run);
-  int rc = tern_seg_last_term(s, sf, &c, &run, &e);
-  assert_int_equal(c.ra_down, 0);
+  back_walk w;
+  back_walk_start(&w, s, sf);
+  tern_seg_cursor *c = &w.c;
+  int rc = TERN_OK;
+  assert_int_equal(c->ra_down, 0);
   uint32_t n = 0, blocks = 1;
-  int64_t at = c.block_no;
+  int64_t at = c->block_no;
   while (rc == TERN_OK) {
-    if (c.block_no != at) { /* stepped back into a block */
-      at = c.block_no;
+    if (c->block_no != at) { /* stepped back into a block */
+      at = c->block_no;
       blocks++;
-      uint64_t gb = sf->first_block + c.field_block, low = c.ra_down - 1;
-      uint64_t below = c.field_block, half = TERN_SEG_SCAN_AHEAD / 2;
-      assert_true(c.ra_down > 0 && low <= gb);
+      uint64_t gb = sf->first_block + c->field_block, low = c->ra_down - 1;
+      uint64_t below = c->field_block, half = TERN_SEG_SCAN_AHEAD / 2;
+      assert_true(c->ra_down > 0 && low <= gb);
       assert_true(gb - low >= (below < half ? below : half));
       assert_true(gb - low <= TERN_SEG_SCAN_AHEAD + half);
     }
     n++;
     const uint8_t *term;
     size_t len;
-    (void)step_back(s, &c, &run, &e, &term, &len, &rc);
+    (void)step_back(s, c, &w.run, &w.e, &term, &len, &rc);
   }
   assert_int_equal(rc, TERN_NOTFOUND);
   assert_int_equal(n, x.fields[0].n);
   assert_int_equal(blocks, sf->nblocks);
-  tern_seg_run_release(&run);
-  tern_seg_cursor_release(&c);
+  back_walk_end(&w);
   tern_seg_close(s);
   fx_free(&x);
   tu_rmtree(dir);
