@@ -180,66 +180,26 @@ static const uint8_t *mapped_block(const tern_seg *s, const tern_seg_field *f, u
   return s->tim_map + (uint64_t)TERN_BLOCK_SIZE * (gb + 1);
 }
 
-/* In mmap mode, starts fetching the lines of block b that a lookup of key
- * will touch, before the block is read, so that its misses overlap
- * instead of following one another: the header with the restart keys,
- * and the lines of the key and tail streams around the key's estimated
- * place (its fraction between the block's separator and the next, exact
- * enough for keys spread like hashes).  Where the streams lie is taken
- * from the block the cursor held before, of the same field: blocks of a
- * field are laid out alike.  A bad guess costs only bandwidth.
- * kh: the key's head. */
+/* In mmap mode, starts fetching the block's first lines (its header and
+ * restart keys) before the block is read, so that their misses overlap
+ * the saved header's instead of following it.  (The lines of the run
+ * where the key should fall were fetched too, placed from the block the
+ * cursor held before: a reused cursor's in-order batch paid 5% for them
+ * in cache and gained nothing measurable from memory; docs/benchmarks/
+ * HISTORY.md.) */
 #define PREFETCH_HDR_LINES 8u /* header and restart keys, typically */
-/* These helpers only prefetch, and are inlined always: GCC finds such a
- * static function "const" and drops the calls to it (prefetch_block_run's
- * never happened so). */
+/* These only prefetch, and are inlined always: GCC finds such a static
+ * function "const" and drops the calls to it (a prefetch_block out of
+ * line lost its prefetches so: single gets at 10M keys 10% slower). */
 static inline __attribute__((always_inline)) void prefetch_block_header(const uint8_t *blk) {
   if (!blk) return;
   for (uint32_t line = 0; line < PREFETCH_HDR_LINES; line++) __builtin_prefetch(blk + 64 * line);
 }
 
-/* The key's place in block b in 1/65536ths, from the index heads (kh: the
- * key's, tern_terms_index_key_head). */
-static uint32_t key_fraction(const tern_seg_field *f, uint64_t b, uint64_t kh) {
-  const tern_terms_index *ix = &f->index;
-  uint64_t lo = 0, next = 0;
-  if (tern_terms_index_block_heads(ix, b, &lo, &next) != TERN_OK) return 0; /* the load will say */
-  uint64_t hi = b + 1 < ix->nblocks ? next : tern_terms_index_key_head(ix, f->max, f->max_len);
-  if (hi <= lo || kh < lo) return 0;
-  uint64_t span = hi - lo, off = kh - lo; /* both scaled to 32 bits */
-  unsigned sh = span >> 32 ? 32 - (unsigned)__builtin_clzll(span) : 0;
-  span >>= sh;
-  off >>= sh;
-  if (off > span) off = span;
-  return span ? (uint32_t)((off << 16) / span) : 0;
-}
-
-/* The line holding bit `from + frac * (to - from)`, and the one before. */
-static inline __attribute__((always_inline)) void prefetch_at(const uint8_t *blk, uint32_t from,
-                                                             uint32_t to, uint32_t frac) {
-  if (to <= from || to > 8 * TERN_BLOCK_SIZE) return;
-  uint32_t byte = (from + (uint32_t)(((uint64_t)(to - from) * frac) >> 16)) >> 3;
-  if (byte >= TERN_BLOCK_SIZE) return;
-  __builtin_prefetch(blk + byte);
-  if (byte >= 64) __builtin_prefetch(blk + byte - 64);
-}
-
-static inline __attribute__((always_inline)) void prefetch_block_run(const tern_seg_field *f,
-                                                                    uint64_t b, const uint8_t *blk,
-                                                                    uint64_t kh,
-                                                                    const tern_seg_cursor *c) {
-  if (!blk || c->block_no < 0 || c->field != f) return;
-  const tern_tb_block *like = &c->blk;
-  uint32_t frac = key_fraction(f, b, kh);
-  prefetch_at(blk, like->keys_start, like->tails_start, frac);
-  prefetch_at(blk, like->tails_start, like->used_bits, frac);
-}
-
-static void prefetch_block(const tern_seg_field *f, uint64_t b, const uint8_t *blk, uint64_t kh,
-                           const tern_seg_cursor *c) {
+static inline __attribute__((always_inline)) void prefetch_block(const tern_seg_field *f,
+                                                                uint64_t b, const uint8_t *blk) {
   tern_seg_prefetch_header(f, b); /* the block's saved header, if any */
   prefetch_block_header(blk);
-  prefetch_block_run(f, b, blk, kh, c);
 }
 
 /* seek_exact in block b, the one the index names for term. */
@@ -266,7 +226,7 @@ int tern_seg_seek_exact(const tern_seg *s, const tern_seg_field *f, const void *
   if (!in_range(f, term, len, kh)) return TERN_NOTFOUND;
   uint64_t ih = tern_terms_index_key_head(&f->index, term, len), b;
   TERN_TRY(tern_terms_index_find_head(&f->index, ih, term, len, &b));
-  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
+  prefetch_block(f, b, mapped_block(s, f, b, c));
   return seek_exact_in(s, f, b, term, len, c, e);
 }
 
@@ -683,11 +643,10 @@ void tern_seg_gate_of(const tern_seg *s, tern_seg_gate *g) {
 }
 
 /* The unique field's block that can hold the probe's key (its number in
- * the field), by the resident terms index; ih: the key's index head. */
-static int pk_block_of(const tern_seg_field *f, const tern_seg_probe *p, uint64_t *ih,
-                       uint64_t *b) {
-  *ih = tern_terms_index_key_head(&f->index, p->key, p->len);
-  return tern_terms_index_find_head(&f->index, *ih, p->key, p->len, b);
+ * the field), by the resident terms index. */
+static int pk_block_of(const tern_seg_field *f, const tern_seg_probe *p, uint64_t *b) {
+  uint64_t ih = tern_terms_index_key_head(&f->index, p->key, p->len);
+  return tern_terms_index_find_head(&f->index, ih, p->key, p->len, b);
 }
 
 int tern_seg_pk_block(const tern_seg *s, const tern_seg_probe *p, tern_ti_walk *walk,
@@ -720,9 +679,9 @@ int tern_seg_pk_find(const tern_seg *s, const tern_seg_probe *p, int filter, ter
                      tern_term_entry *e, uint32_t *doc) {
   const tern_seg_field *f = s->unique;
   if (!f || !f->nterms) return TERN_NOTFOUND;
-  uint64_t ih, b;
-  TERN_TRY(pk_block_of(f, p, &ih, &b));
-  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
+  uint64_t b;
+  TERN_TRY(pk_block_of(f, p, &b));
+  prefetch_block(f, b, mapped_block(s, f, b, c));
   return pk_find_in(s, f, b, p, filter, c, e, doc);
 }
 
@@ -771,7 +730,7 @@ int tern_seg_block_lower_bound(const tern_seg *s, const tern_seg_field *f, const
   /* A cursor's seek: the block's lines fetched as seek_exact's are. */
   uint64_t ih = tern_terms_index_key_head(&f->index, term, len), b;
   TERN_TRY(tern_terms_index_find_head(&f->index, ih, term, len, &b));
-  prefetch_block(f, b, mapped_block(s, f, b, c), ih, c);
+  prefetch_block(f, b, mapped_block(s, f, b, c));
   TERN_TRY(load_block(s, f, b, c));
   tern_tb_tail t = {.docs = e->docs};
   int rc = tern_tb_lower_bound(&c->blk, term, (uint32_t)len, index, &c->it, &t);

@@ -315,19 +315,7 @@ void tern_terms_index_free(tern_terms_index *ix) {
 /* The slot after group g's last block: the next group's first (or the
  * end of the field). */
 static void set_end_slot(const tern_terms_index *ix, uint64_t g, tern_ti_group *gr, uint64_t nb) {
-  gr->heads[nb] = ix->gheads[g + 1];
   gr->first_ord[nb] = ix->gord[g + 1];
-}
-
-/* Each block's head, once the group's separators are all written: read
- * back while their stores were in flight, each head's 8-byte load waited
- * for the bytes' stores to retire (about half a group's decode). */
-static int set_heads(const tern_terms_index *ix, uint64_t b0, tern_ti_group *gr, uint64_t nb) {
-  for (uint64_t i = 0; i < nb; i++) {
-    const uint8_t *sep = gr->sep + gr->sep_off[i];
-    TERN_TRY(heads_of(ix, b0 + i, sep, gr->sep_off[i + 1] - gr->sep_off[i], &gr->heads[i], NULL));
-  }
-  return TERN_OK;
 }
 
 /* The group's own prefix (what separators 1..nb-1 share: those of the
@@ -357,7 +345,10 @@ static void set_local_heads(tern_ti_group *gr, uint64_t nb) {
 /* Group g's records into gr: lengths, order (one byte compare per
  * record: the writer shares all it can, so a record above its
  * predecessor either extends it or has a greater byte where they part)
- * and sums against the directory. */
+ * and sums against the directory.  That every separator of blocks 1..
+ * starts with the index's prefix follows: the group's first was checked
+ * at open (heads_of), the next group's first or the last block's
+ * (find_skip) shares it too, and those between ascend. */
 static int decode_group(const tern_terms_index *ix, uint64_t g, tern_ti_group *gr) {
   uint64_t b0 = g * G, nb = group_blocks(ix, g);
   const uint8_t *p = ix->recs + dir_rec(ix, g), *end = ix->recs + recs_end(ix, g);
@@ -387,7 +378,6 @@ static int decode_group(const tern_terms_index *ix, uint64_t g, tern_ti_group *g
     prev_entries = r.entries;
   }
   gr->sep_off[nb] = at;
-  TERN_TRY(set_heads(ix, b0, gr, nb));
   set_end_slot(ix, g, gr, nb);
   set_local_heads(gr, nb);
   if (p != end || at != stop || ord != ix->gord[g + 1])

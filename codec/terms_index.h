@@ -63,7 +63,6 @@ typedef struct tern_ti_group {
    * probed, and this is the line the search reads first, with lskip). */
   uint64_t lheads[TERN_TI_GROUP];
   uint64_t lmore[TERN_TI_MORE * TERN_TI_GROUP]; /* the next heads after lheads' */
-  uint64_t heads[TERN_TI_GROUP + 1];
   uint64_t first_ord[TERN_TI_GROUP + 1];
   uint32_t sep_off[TERN_TI_GROUP + 1]; /* into sep */
   uint8_t sep[];                       /* the group's separators */
@@ -134,11 +133,6 @@ static inline int tern_terms_index_block(const tern_terms_index *ix, uint64_t b,
  * its group is decoded, else nothing: for lookups interleaved with others,
  * which read it a step later instead of waiting for it now. */
 static inline void tern_terms_index_prefetch_block(const tern_terms_index *ix, uint64_t b);
-/* Block b's separator's head and its successor's (0 for the last block):
- * a line of their own, read only by those that estimate where in the
- * block a key falls. */
-static inline int tern_terms_index_block_heads(const tern_terms_index *ix, uint64_t b,
-                                               uint64_t *head, uint64_t *next_head);
 /* Group g, decoded (tern_terms_index_block's slow path). */
 int tern_terms_index_group_decode(const tern_terms_index *ix, uint64_t g,
                                   const tern_ti_group **out);
@@ -241,18 +235,6 @@ static inline void tern_terms_index_prefetch_block(const tern_terms_index *ix, u
   const tern_ti_group *gr =
       atomic_load_explicit(&ix->groups[b / TERN_TI_GROUP], memory_order_acquire);
   if (gr) __builtin_prefetch(&gr->first_ord[b % TERN_TI_GROUP]);
-}
-
-static inline int tern_terms_index_block_heads(const tern_terms_index *ix, uint64_t b,
-                                               uint64_t *head, uint64_t *next_head) {
-  const tern_ti_group *gr;
-  int rc = b < ix->nblocks ? tern_terms_index_group(ix, b / TERN_TI_GROUP, &gr)
-                           : tern_terms_index_group_decode(ix, UINT64_MAX, &gr);
-  if (rc != 0) return rc;
-  uint64_t i = b % TERN_TI_GROUP;
-  *head = gr->heads[i];
-  *next_head = b + 1 < ix->nblocks ? gr->heads[i + 1] : 0;
-  return 0;
 }
 
 #endif

@@ -13,7 +13,8 @@
  * (TERN_TI_GROUP blocks each), decoded only when used, by one thread or
  * by several at once; walks of sorted keys through undecoded and decoded
  * groups (tern_terms_index_walk_find) against the same scan, with their
- * ordinals; and a directory that disagrees with its group.
+ * ordinals; a directory that disagrees with its group, and a separator
+ * of the last group outside the prefix all share.
  */
 #include "tests/common/testutil.h"
 
@@ -215,9 +216,6 @@ static void check_find(size_t fixed, size_t n) {
     assert_int_equal(tern_terms_index_block(&ix, b, &info), TERN_OK);
     assert_int_equal(info.first_ord, x.ord[b]);
     assert_int_equal(info.entries, x.entries[b]);
-    uint64_t head, next_head;
-    assert_int_equal(tern_terms_index_block_heads(&ix, b, &head, &next_head), TERN_OK);
-    if (b + 1 == x.m) assert_int_equal(next_head, 0);
   }
   assert_int_equal(tern_terms_index_ensure_all(&ix), TERN_OK);
   assert_int_equal(groups_decoded(&ix), ix.ngroups);
@@ -227,13 +225,6 @@ static void check_find(size_t fixed, size_t n) {
     assert_int_equal(tern_terms_index_sep(&ix, b, &s, &len), TERN_OK);
     assert_int_equal(len, x.sep[b].len);
     if (len) assert_memory_equal(s, x.sep[b].b, len);
-    uint64_t head, next_head, succ_head, succ_next;
-    assert_int_equal(tern_terms_index_block_heads(&ix, b, &head, &next_head), TERN_OK);
-    if (b + 1 < x.m) { /* a block's next head is its successor's head, across groups too */
-      assert_int_equal(tern_terms_index_block_heads(&ix, b + 1, &succ_head, &succ_next), TERN_OK);
-      assert_int_equal(next_head, succ_head);
-      assert_true(head <= succ_head);
-    }
   }
   tern_terms_index_free(&ix);
   ref_free(&x);
@@ -369,11 +360,81 @@ static void test_damaged_group(void **state) {
   ref_free(&x);
 }
 
+/* One terms-index record's lengths at *p (its head byte: shared length
+ * and suffix length, each 15 or more as 15 and a varint of the rest):
+ * *p moved past the record, suffix at *suffix. */
+static void record_at(const uint8_t **p, const uint8_t *end, uint64_t *shared, uint64_t *slen,
+                      const uint8_t **suffix) {
+  unsigned head = *(*p)++;
+  uint64_t v[2] = {head >> 4, head & 15u}, more = 0, entries = 0;
+  for (int i = 0; i < 2; i++)
+    if (v[i] == 15u) {
+      assert_int_equal(tern_get_varint(p, end, &more), 0);
+      v[i] += more;
+    }
+  *shared = v[0];
+  *slen = v[1];
+  *suffix = *p;
+  *p += v[1];
+  assert_int_equal(tern_get_varint(p, end, &entries), 0);
+}
+
+/* A separator of the last group that leaves the prefix every separator of
+ * blocks 1.. shares (no later group bounds it): its group fails with
+ * TERN_ECORRUPT, the order broken before the group ends, as the last
+ * block's separator shares the prefix (decode_group checks no prefix of
+ * its own).  Made from a record of the group past its first whose shared
+ * length (the prefix's bytes or more, in the head byte) is cut to one
+ * byte less, its suffix starting above the prefix's '/': it ascends
+ * itself. */
+static void test_separator_outside_prefix(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, 0x9EF1);
+  ref x;
+  ref_build(&x, &r, 300, 4); /* separators of blocks 1.. start with up to 4 '/' */
+  uint64_t ng = (x.m + TERN_TI_GROUP - 1) / TERN_TI_GROUP, last = ng - 1;
+  assert_true(ng >= 2);
+  const uint8_t *end = x.out.p + x.out.len, *dir = end - 4 - TERN_TI_DIR_ENTRY * ng;
+  const uint8_t *p = x.out.p; /* the records follow the section's varint length */
+  uint64_t section, shared, slen;
+  assert_int_equal(tern_get_varint(&p, end, &section), 0);
+  p += tern_load32(dir + TERN_TI_DIR_ENTRY * last);
+  tern_terms_index ix;
+  assert_int_equal(ref_decode(&x, &ix), TERN_OK);
+  uint64_t skip = ix.skip; /* the prefix, all '/' (shorter keys make it shorter) */
+  tern_terms_index_free(&ix);
+  assert_true(skip >= 1 && skip <= 4);
+  uint8_t *rec = NULL;
+  const uint8_t *suffix;
+  uint64_t i = 0, blocks = x.m - last * TERN_TI_GROUP;
+  for (; i < blocks && !rec; i++) {
+    uint8_t *at = (uint8_t *)p;
+    record_at(&p, end, &shared, &slen, &suffix);
+    if (i && shared >= skip && shared < 15 && slen && suffix[0] > '/') rec = at;
+  }
+  assert_non_null(rec);
+  uint8_t was = rec[0];
+  rec[0] = (uint8_t)((skip - 1) << 4 | (was & 15u));
+  assert_int_equal(ref_decode(&x, &ix), TERN_OK); /* the open reads no record past a first */
+  const key *in = &x.sep[last * TERN_TI_GROUP + i - 1];
+  uint64_t b;
+  assert_int_equal(tern_terms_index_find(&ix, in->b, in->len, &b), TERN_ECORRUPT);
+  assert_non_null(strstr(tern_errmsg(), "not ascending"));
+  tern_terms_index_free(&ix);
+  rec[0] = was; /* restored: it decodes */
+  assert_int_equal(ref_decode(&x, &ix), TERN_OK);
+  assert_int_equal(tern_terms_index_ensure_all(&ix), TERN_OK);
+  tern_terms_index_free(&ix);
+  ref_free(&x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_find_against_scan),
                                      cmocka_unit_test(test_deep_ties),
                                      cmocka_unit_test(test_group_prefixes),
                                      cmocka_unit_test(test_concurrent_first_use),
-                                     cmocka_unit_test(test_damaged_group)};
+                                     cmocka_unit_test(test_damaged_group),
+                                     cmocka_unit_test(test_separator_outside_prefix)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
