@@ -571,12 +571,14 @@ void tern_seg_summarize(const tern_seg *s, tern_seg_summary *out);
 /* 1 when the segment is mapped and its terms file is (almost) all in the
  * page cache: lookups in any order then cost no read (segment_resident.c),
  * asked for `keys` lookups.  The answer of a whole check (a byte and a
- * page-table entry per page) is kept for as many keys as the file has
- * pages, the next callers' keys taken from it without asking again.
+ * page-table entry per page) is kept for TERN_SEG_RESIDENT_KEPT keys a
+ * page of the file, the next callers' keys taken from it without asking
+ * again.
  * Without one, 0 without asking unless these keys and those of the callers
  * not asked for since have paid for a whole check at pages_per_key pages a
  * key (UINT64_MAX: ask now); a "no" that a few pages spread over the file
  * gave is not kept. */
+#define TERN_SEG_RESIDENT_KEPT 16u
 int tern_seg_terms_resident(const tern_seg *s, uint64_t keys, uint64_t pages_per_key);
 
 /* Counted reads, per file kind of this segment (terms/postings/values). */

@@ -82,13 +82,15 @@ int tern_seg_terms_resident(const tern_seg *s, uint64_t keys, uint64_t pages_per
     size_t in = 0;
     for (size_t i = 0; i < pages; i++) in += vec[i] & 1;
     res = (uint64_t)in * RESIDENT_DEN >= (uint64_t)pages * RESIDENT_NUM;
-    /* The answer is kept for as many keys as the file has pages, these
-     * included: the whole vector's cost (a page-table walk, ~77 µs at 10M
-     * keys: 12% of a warm batch of 1,024 keys) is then at most a byte's
-     * worth a key, however large the file.  Pages evicted or read
-     * meanwhile only send those lookups down the slower path: never a
-     * wrong answer. */
-    uint64_t left = pages > keys ? pages - keys : 0;
+    /* The answer is kept for TERN_SEG_RESIDENT_KEPT keys a page of the file,
+     * these included: the check's cost (32 sampled pages' calls and a
+     * page-table walk, ~77 µs at 10M keys: 12% of a warm batch of 1,024
+     * keys) is then at most a sixteenth of a page's worth a key, however
+     * large the file (kept a key a page, it was 3% of a warm batch on 1M
+     * sequential keys).  Pages evicted or read meanwhile only send those
+     * lookups down the slower path: never a wrong answer. */
+    uint64_t keep = (uint64_t)pages * TERN_SEG_RESIDENT_KEPT;
+    uint64_t left = keep > keys ? keep - keys : 0;
     atomic_store_explicit(&((tern_seg *)s)->resident_kept, left << 1 | (uint64_t)res,
                           memory_order_relaxed);
   }

@@ -463,6 +463,30 @@ static int batch_in_order(tern_snapshot *s, const tern_slice *keys, size_t n, te
   return rc;
 }
 
+/* A warm batch (or one whose files were just read whole): many lookups'
+ * cache misses in flight (batch_amac.c), or one lookup after the other as
+ * tern_get does them.  Where the lines a lookup touches stay in the
+ * cache, the steps of the first cost more than they hide (1M sequential
+ * keys: 321 against 300-309 ns a key); where they do not, it is the
+ * faster (10M random: ~400 against ~560).  Which is which depends on the
+ * index, the keys and the machine's caches, so each index times both
+ * (util/pick.h): batches of PICK_MIN keys or more are timed, smaller ones
+ * take the way found cheaper. */
+#define PICK_MIN 64u
+
+static int batch_warm(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batch_fn fn,
+                      void *payload) {
+  if (!tern_batch_amac_usable(s)) return batch_in_order(s, keys, n, fn, payload);
+  tern_pick2 *pick = &s->idx->warm_batch;
+  int timed = n >= PICK_MIN;
+  unsigned in_order = timed ? tern_pick2_choose(pick) : tern_pick2_best(pick);
+  uint64_t t0 = timed ? tern_pick2_clock() : 0;
+  int rc = in_order ? batch_in_order(s, keys, n, fn, payload)
+                    : tern_batch_amac(s, keys, n, fn, payload);
+  if (rc == TERN_OK && timed) tern_pick2_learn(pick, in_order, tern_pick2_clock() - t0, n);
+  return rc;
+}
+
 int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batch_fn fn,
                    void *payload) {
   tern_clear_error();
@@ -475,9 +499,7 @@ int tern_get_batch(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batc
   tern_count_gets(n);
   int load = batch_in_order_pays(s, keys, n) ? 1 : tern_batch_load(s, n); /* batch_load.h */
   if (load < 0) return load;
-  if (load) /* warm, or read whole: many lookups in flight (batch_amac.c) */
-    return tern_batch_amac_usable(s) ? tern_batch_amac(s, keys, n, fn, payload)
-                                     : batch_in_order(s, keys, n, fn, payload);
+  if (load) return batch_warm(s, keys, n, fn, payload);
   batch_item *items = malloc(n * sizeof *items);
   uint32_t *order = malloc(n * sizeof *order);
   batch_res *res = calloc(n, sizeof *res);

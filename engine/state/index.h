@@ -32,6 +32,7 @@
 #include "engine/state/range_heads.h"
 #include "engine/util/counters.h"
 #include "engine/util/path.h"
+#include "engine/util/pick.h"
 #include "engine/util/thread.h"
 #include "tern.h"
 
@@ -258,6 +259,8 @@ struct tern_index {
   struct tern_worker *worker; /* background flushes and merges (worker.h); NULL read-only */
   _Atomic(struct tern_rqueue *) spare_queue; /* idle, for the next cold batch
                                                 (read/queue_spare.h); NULL: none */
+  tern_pick2 warm_batch; /* a warm batch's way: many lookups in flight, or one at a
+                            time in input order (read/batch.c; util/pick.h) */
   struct tern_cfbuilder *cfbuilder; /* under mu: the combined filter's thread
                                        (cfilter_builder.c); NULL until kicked */
   /* debug builds: which thread holds mu and install_mu (tern_lock_self()), 0: none */
