@@ -38,9 +38,10 @@ uint64_t tern_pick2_clock(void) {
 
 void tern_pick2_learn(tern_pick2 *p, unsigned way, uint64_t ns, uint64_t units) {
   assert(way < 2 && units > 0);
-  uint64_t c = ns * 16 / units; /* a unit's cost, x 16: sub-ns steps count */
-  if (c == 0) c = 1;            /* 0 means "not measured" */
-  if (c > UINT32_MAX / 2) c = UINT32_MAX / 2;
+  const uint64_t most = UINT32_MAX / 2;
+  /* a unit's cost, x 16: sub-ns steps count */
+  uint64_t c = ns > most * units / 16 ? most : ns * 16 / units;
+  if (c == 0) c = 1; /* 0 means "not measured" */
   uint32_t old = atomic_load_explicit(&p->cost[way], memory_order_relaxed);
   int64_t next = old ? (int64_t)old + ((int64_t)c - (int64_t)old) / SMOOTH : (int64_t)c;
   atomic_store_explicit(&p->cost[way], (uint32_t)(next > 0 ? next : 1), memory_order_relaxed);
