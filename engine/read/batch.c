@@ -470,13 +470,28 @@ static int batch_in_order(tern_snapshot *s, const tern_slice *keys, size_t n, te
  * keys: 321 against 300-309 ns a key); where they do not, it is the
  * faster (10M random: ~400 against ~560).  Which is which depends on the
  * index, the keys and the machine's caches, so each index times both
- * (util/pick.h): batches of PICK_MIN keys or more are timed, smaller ones
- * take the way found cheaper. */
+ * (util/pick.h), a chunk of at most PICK_CHUNK keys at a time: a large
+ * batch (`tern get` sends 100,000 keys) is then not spent whole on the
+ * ways' first, alternating runs, and a chunk's values are kept only until
+ * its callbacks ran.  Chunks of PICK_MIN keys or more are timed, smaller
+ * ones take the way found cheaper. */
 #define PICK_MIN 64u
+#define PICK_CHUNK 4096u
 
-static int batch_warm(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batch_fn fn,
+/* A chunk's callback: its key numbers are the batch's, off on. */
+typedef struct chunk_fn {
+  tern_batch_fn fn;
+  void *payload;
+  size_t off;
+} chunk_fn;
+
+static int chunk_call(void *payload, size_t i, int status, const void *val, size_t vlen) {
+  const chunk_fn *c = payload;
+  return c->fn(c->payload, c->off + i, status, val, vlen);
+}
+
+static int warm_chunk(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batch_fn fn,
                       void *payload) {
-  if (!tern_batch_amac_usable(s)) return batch_in_order(s, keys, n, fn, payload);
   tern_pick2 *pick = &s->idx->warm_batch;
   int timed = n >= PICK_MIN;
   unsigned in_order = timed ? tern_pick2_choose(pick) : tern_pick2_best(pick);
@@ -484,6 +499,18 @@ static int batch_warm(tern_snapshot *s, const tern_slice *keys, size_t n, tern_b
   int rc = in_order ? batch_in_order(s, keys, n, fn, payload)
                     : tern_batch_amac(s, keys, n, fn, payload);
   if (rc == TERN_OK && timed) tern_pick2_learn(pick, in_order, tern_pick2_clock() - t0, n);
+  return rc;
+}
+
+static int batch_warm(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batch_fn fn,
+                      void *payload) {
+  if (!tern_batch_amac_usable(s)) return batch_in_order(s, keys, n, fn, payload);
+  if (n <= PICK_CHUNK) return warm_chunk(s, keys, n, fn, payload);
+  int rc = TERN_OK;
+  for (size_t off = 0; rc == TERN_OK && off < n; off += PICK_CHUNK) {
+    chunk_fn c = {fn, payload, off};
+    rc = warm_chunk(s, keys + off, n - off < PICK_CHUNK ? n - off : PICK_CHUNK, chunk_call, &c);
+  }
   return rc;
 }
 
