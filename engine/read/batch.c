@@ -444,11 +444,10 @@ static int batch_in_order_pays(const tern_snapshot *s, const tern_slice *keys, s
   return 1;
 }
 
+/* The keys looked up one after the other with cursor c (one cursor for
+ * all: a key in the block the one before it read costs no read). */
 static int batch_in_order(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batch_fn fn,
-                          void *payload) {
-  tern_seg_cursor *c = malloc(sizeof *c);
-  if (!c) return tern_fail(TERN_ENOMEM, "batch: out of memory");
-  tern_seg_cursor_init(c);
+                          void *payload, tern_seg_cursor *c) {
   int rc = TERN_OK;
   for (size_t i = 0; rc == TERN_OK && i < n; i++) {
     tern_slice v;
@@ -458,8 +457,6 @@ static int batch_in_order(tern_snapshot *s, const tern_slice *keys, size_t n, te
     else rc = st;
     if (cb != 0) rc = tern_fail_stopped(cb);
   }
-  tern_seg_cursor_release(c);
-  free(c);
   return rc;
 }
 
@@ -490,13 +487,15 @@ static int chunk_call(void *payload, size_t i, int status, const void *val, size
   return c->fn(c->payload, c->off + i, status, val, vlen);
 }
 
+/* c: the in-order way's cursor, shared by the batch's chunks (sorted keys
+ * then read each block once across their bounds). */
 static int warm_chunk(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batch_fn fn,
-                      void *payload) {
+                      void *payload, tern_seg_cursor *c) {
   tern_pick2 *pick = &s->idx->warm_batch;
   int timed = n >= PICK_MIN;
   unsigned in_order = timed ? tern_pick2_choose(pick) : tern_pick2_best(pick);
   uint64_t t0 = timed ? tern_pick2_clock() : 0;
-  int rc = in_order ? batch_in_order(s, keys, n, fn, payload)
+  int rc = in_order ? batch_in_order(s, keys, n, fn, payload, c)
                     : tern_batch_amac(s, keys, n, fn, payload);
   if (rc == TERN_OK && timed) tern_pick2_learn(pick, in_order, tern_pick2_clock() - t0, n);
   return rc;
@@ -504,13 +503,23 @@ static int warm_chunk(tern_snapshot *s, const tern_slice *keys, size_t n, tern_b
 
 static int batch_warm(tern_snapshot *s, const tern_slice *keys, size_t n, tern_batch_fn fn,
                       void *payload) {
-  if (!tern_batch_amac_usable(s)) return batch_in_order(s, keys, n, fn, payload);
-  if (n <= PICK_CHUNK) return warm_chunk(s, keys, n, fn, payload);
+  tern_seg_cursor *c = malloc(sizeof *c);
+  if (!c) return tern_fail(TERN_ENOMEM, "batch: out of memory");
+  tern_seg_cursor_init(c);
   int rc = TERN_OK;
-  for (size_t off = 0; rc == TERN_OK && off < n; off += PICK_CHUNK) {
-    chunk_fn c = {fn, payload, off};
-    rc = warm_chunk(s, keys + off, n - off < PICK_CHUNK ? n - off : PICK_CHUNK, chunk_call, &c);
+  if (!tern_batch_amac_usable(s)) {
+    rc = batch_in_order(s, keys, n, fn, payload, c);
+  } else if (n <= PICK_CHUNK) {
+    rc = warm_chunk(s, keys, n, fn, payload, c);
+  } else {
+    for (size_t off = 0; rc == TERN_OK && off < n; off += PICK_CHUNK) {
+      chunk_fn cf = {fn, payload, off};
+      size_t m = n - off < PICK_CHUNK ? n - off : PICK_CHUNK;
+      rc = warm_chunk(s, keys + off, m, chunk_call, &cf, c);
+    }
   }
+  tern_seg_cursor_release(c);
+  free(c);
   return rc;
 }
 
