@@ -558,20 +558,20 @@ typedef int (*tern_batch_fn)(void *payload, size_t i, int status, const void *va
  *  read_depth is 0 or there are fewer keys than one per 64 pages of a
  *  segment's terms, they are looked up in the order given instead (with
  *  mapped segments several at once, their cache misses overlapping, or
- *  one after the other, whichever the index measured cheaper on batches
- *  of 64 keys or more: docs/ARCHITECTURE.md, "Warm batches"); so too
- *  when every segment is mapped and the batch has at least one key per
- *  block of all the segments' terms (and per page of their values) and
- *  the files fit in a quarter of the memory: the files not read yet are
- *  then first read whole, in order, in reads of 512 KiB with up to 4 in
- *  flight (sequential when cheaper: such a batch needs most of the
- *  blocks).  In order, an error may stop the batch after some keys were
- *  answered.  Memory: O(n) plus the found values (copied until the
- *  callbacks ran) plus up to read_depth reads of at most 512 KiB in
- *  flight; split very large batches.  Uses up to 16 short-lived threads
- *  when io_uring is refused.  Nothing is called back when a lookup
- *  fails.  Errors: TERN_EINVAL (a bad key: none
- *  is looked up; fn NULL), TERN_ECORRUPT, -errno, TERN_ENOMEM,
+ *  one after the other, whichever the index measured cheaper, a chunk
+ *  of up to 4,096 keys at a time: docs/ARCHITECTURE.md, "Warm
+ *  batches"); so too when every segment is mapped and the batch has at
+ *  least one key per block of all the segments' terms (and per page of
+ *  their values) and the files fit in a quarter of the memory: the files
+ *  not read yet are then first read whole, in order, in reads of 512 KiB
+ *  with up to 4 in flight (sequential when cheaper: such a batch needs
+ *  most of the blocks).  In order, an error may stop the batch after
+ *  some keys were answered.  Memory: O(n) plus the found values (copied
+ *  until the callbacks ran) plus up to read_depth reads of at most 512
+ *  KiB in flight; split very large batches.  Uses up to 16 short-lived
+ *  threads when io_uring is refused.  Nothing is called back when a
+ *  lookup fails.  Errors: TERN_EINVAL (a bad key: none is looked up; fn
+ *  NULL), TERN_ECORRUPT, -errno, TERN_ENOMEM,
  *  TERN_ESTOPPED (fn returned non-zero). */
 int tern_get_batch(tern_snapshot *snap, const tern_slice *keys, size_t n, tern_batch_fn fn,
                    void *payload);
