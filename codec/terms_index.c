@@ -347,8 +347,9 @@ static void set_local_heads(tern_ti_group *gr, uint64_t nb) {
  * predecessor either extends it or has a greater byte where they part)
  * and sums against the directory.  That every separator of blocks 1..
  * starts with the index's prefix follows: the group's first was checked
- * at open (heads_of), the next group's first or the last block's
- * (find_skip) shares it too, and those between ascend. */
+ * at open (heads_of); the next group's first shares it too, and those
+ * between ascend; and the last block's is one the prefix was taken from
+ * (find_skip, through these records). */
 static int decode_group(const tern_terms_index *ix, uint64_t g, tern_ti_group *gr) {
   uint64_t b0 = g * G, nb = group_blocks(ix, g);
   const uint8_t *p = ix->recs + dir_rec(ix, g), *end = ix->recs + recs_end(ix, g);

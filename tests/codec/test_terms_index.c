@@ -380,13 +380,15 @@ static void record_at(const uint8_t **p, const uint8_t *end, uint64_t *shared, u
 }
 
 /* A separator of the last group that leaves the prefix every separator of
- * blocks 1.. shares (no later group bounds it): its group fails with
- * TERN_ECORRUPT, the order broken before the group ends, as the last
- * block's separator shares the prefix (decode_group checks no prefix of
- * its own).  Made from a record of the group past its first whose shared
- * length (the prefix's bytes or more, in the head byte) is cut to one
- * byte less, its suffix starting above the prefix's '/': it ascends
- * itself. */
+ * blocks 1.. shares: its group fails with TERN_ECORRUPT.  The index's
+ * prefix is what the first and the last separator share, so the damaged
+ * record shortens it at open (the last separator is rebuilt through it,
+ * which may fail there already), and the group then fails on its order
+ * or its sums, a record or more later: decode_group needs no prefix check
+ * of its own.  Made from a
+ * record of the group past its first whose shared length (the prefix's
+ * bytes or more, in the head byte) is cut to one byte less, its suffix
+ * starting above the prefix's '/': it ascends itself. */
 static void test_separator_outside_prefix(void **state) {
   (void)state;
   tu_rng r;
@@ -416,12 +418,17 @@ static void test_separator_outside_prefix(void **state) {
   assert_non_null(rec);
   uint8_t was = rec[0];
   rec[0] = (uint8_t)((skip - 1) << 4 | (was & 15u));
-  assert_int_equal(ref_decode(&x, &ix), TERN_OK); /* the open reads no record past a first */
-  const key *in = &x.sep[last * TERN_TI_GROUP + i - 1];
-  uint64_t b;
-  assert_int_equal(tern_terms_index_find(&ix, in->b, in->len, &b), TERN_ECORRUPT);
-  assert_non_null(strstr(tern_errmsg(), "not ascending"));
-  tern_terms_index_free(&ix);
+  /* the open rebuilds the last separator through the damaged record:
+   * that may fail already; else the group's first use fails */
+  int rc = ref_decode(&x, &ix);
+  if (rc == TERN_OK) {
+    const key *in = &x.sep[last * TERN_TI_GROUP + i - 1];
+    uint64_t b;
+    rc = tern_terms_index_find(&ix, in->b, in->len, &b);
+    tern_terms_index_free(&ix);
+  }
+  assert_int_equal(rc, TERN_ECORRUPT);
+  assert_non_null(strstr(tern_errmsg(), "terms index, block"));
   rec[0] = was; /* restored: it decodes */
   assert_int_equal(ref_decode(&x, &ix), TERN_OK);
   assert_int_equal(tern_terms_index_ensure_all(&ix), TERN_OK);
