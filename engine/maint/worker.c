@@ -18,17 +18,20 @@
 enum { BACKOFF_MAX_SHIFT = 10 };
 
 /* After its work the thread lingers: it looks for more every
- * LINGER_POLL_NS for LINGER_POLLS polls (50 ms) before it sleeps until
- * signalled.  A commit that gives a lingering (or busy) worker work only
- * sets `kicked`: waking a sleeping thread costs the committing thread a
- * futex wake, 7-11 µs on a 2-vCPU VM whose idle CPU must be woken (about
- * 1% of one-document commits, exactly the p99 of their latency), while a
- * poll costs the worker's own CPU.  Polls are 10 ms apart, not 1: each is
- * a timer wakeup of the other CPU, and a thousand a second slowed the
- * committing thread (each store alone, p99 1.34-1.90x bare LMDB at 10 ms,
- * median 1.66x, against 1.69-2.16x at 1 ms: docs/BENCHMARKS.md,
- * "latency").  Work waits at most one poll; a waiter of the worker
- * (back-pressure, a flush, a close) signals it at once. */
+ * LINGER_POLL_NS, and once LINGER_POLLS polls in a row (50 ms) have seen
+ * no commit it settles the buffer's runs and sleeps until signalled.  A
+ * commit that gives a lingering (or busy) worker work only sets `kicked`:
+ * waking a sleeping thread costs the committing thread a futex wake, 7-11
+ * µs on a 2-vCPU VM whose idle CPU must be woken (about 1% of
+ * one-document commits, exactly the p99 of their latency), while a poll
+ * costs the worker's own CPU.  So the worker sleeps only after 50 ms
+ * without commits, and only the first commit after such a pause wakes it
+ * (`wake_sleeper`): it adds a run the settle must see.  Polls are 10 ms apart,
+ * not 1: each is a timer wakeup of the other CPU, and a thousand a second
+ * slowed the committing thread (each store alone, p99 1.34-1.90x bare
+ * LMDB at 10 ms, median 1.66x, against 1.69-2.16x at 1 ms:
+ * docs/BENCHMARKS.md, "latency").  Work waits at most one poll; a waiter
+ * of the worker (back-pressure, a flush, a close) signals it at once. */
 enum { LINGER_POLLS = 5 };
 #define LINGER_POLL_NS 10000000L
 
@@ -39,7 +42,8 @@ typedef struct tern_worker {
   int started, stop;
   int kicked; /* work may be due; the worker holds the write lock while kicked or busy */
   int busy;
-  int sleeping; /* in an untimed wait: a kick must signal it (else it polls) */
+  int sleeping; /* in an untimed wait: a kick or a commit must signal it (else it polls) */
+  uint64_t commits; /* commits seen: a lingering worker settles after polls that saw none */
   unsigned streak;  /* failures in a row */
   uint64_t skip;    /* kicks to ignore before trying again after a failure */
   int unreported;   /* status of a failure no commit has reported yet */
@@ -266,21 +270,34 @@ static void settle_runs(tern_index *idx, tern_worker *w) {
   pthread_cond_broadcast(&w->idle);
 }
 
-/* Waits for a kick or a stop: polls for a while, settles the buffer's
- * runs, then sleeps.  REQUIRES: w->mu held. */
+/* Lingers until LINGER_POLLS polls in a row have seen no commit: a
+ * burst of commits is settled after its last, not in its middle.
+ * REQUIRES: w->mu held. */
+static void linger(tern_index *idx, tern_worker *w) {
+  uint64_t seen = w->commits;
+  for (int quiet = 0; quiet < LINGER_POLLS && !w->kicked && !w->stop; quiet++) {
+    linger_once(w);
+    release_retired(idx, w);
+    if (w->commits != seen) {
+      seen = w->commits;
+      quiet = -1;
+    }
+  }
+}
+
+/* Waits for a kick or a stop: lingers, settles the buffer's runs, then
+ * sleeps until a kick, a stop or a commit's wake (which lingers again:
+ * the commit may begin a burst).  REQUIRES: w->mu held. */
 static void wait_for_work(tern_index *idx, tern_worker *w) {
-  for (int polls = 0; !w->kicked && !w->stop; polls++) {
-    if (polls < LINGER_POLLS) {
-      linger_once(w);
-      release_retired(idx, w);
-      continue;
-    }
-    if (polls == LINGER_POLLS) {
-      settle_runs(idx, w);
-      continue;
-    }
+  while (!w->kicked && !w->stop) {
+    linger(idx, w);
+    if (w->kicked || w->stop) break;
+    uint64_t seen = w->commits;
+    settle_runs(idx, w);
+    if (w->kicked || w->stop || w->commits != seen) continue; /* commits during the settle */
     w->sleeping = 1;
-    pthread_cond_wait(&w->wake, &w->mu);
+    while (w->sleeping && !w->kicked && !w->stop)
+      pthread_cond_wait(&w->wake, &w->mu);
     w->sleeping = 0;
   }
 }
@@ -324,6 +341,16 @@ static void *worker_main(void *arg) {
 
 /* ------------------------------------------------------------ scheduling */
 
+/* Signals a sleeping worker; the signaller clears `sleeping`, so that
+ * the thread is woken once however many signal it before it runs.
+ * REQUIRES: w->mu held. */
+static void wake_sleeper(tern_worker *w) {
+  if (!w->sleeping) return;
+  w->sleeping = 0;
+  TERN_COUNT(worker_wakes);
+  pthread_cond_signal(&w->wake);
+}
+
 /* Wakes the worker (write lock held by the caller); with no thread and
  * none to be had, runs the work here. */
 static void kick(tern_index *idx) {
@@ -350,10 +377,7 @@ static void kick(tern_index *idx) {
   if (!w->kicked && !w->busy) tern_write_lock_hold(idx);
   w->kicked = 1;
   atomic_store_explicit(&w->interrupt, 1, memory_order_relaxed);
-  if (w->sleeping) {
-    TERN_COUNT(worker_wakes);
-    pthread_cond_signal(&w->wake);
-  }
+  wake_sleeper(w);
   pthread_mutex_unlock(&w->mu);
 }
 
@@ -382,11 +406,14 @@ static int take_unreported(tern_worker *w) {
 int tern_worker_after_commit(tern_index *idx, const tern_rec_state *rec, int segments_changed) {
   tern_worker *w = idx->worker;
   uint64_t limit = idx->opts.write_buffer_bytes;
+  size_t runs = buffer_runs(idx);
   pthread_mutex_lock(&w->mu);
   int failed = take_unreported(w);
+  w->commits++;
+  if (runs > 1) wake_sleeper(w); /* its settle is over: this run needs another */
   pthread_mutex_unlock(&w->mu);
   /* No work due (most commits): nothing ran nor is waited for since the take. */
-  if (rec->buffered_bytes <= limit && !segments_changed && !runs_due(idx)) return failed;
+  if (rec->buffered_bytes <= limit && !segments_changed && runs <= TERN_WORKER_RUNS_MAX) return failed;
   kick(idx);
   pthread_mutex_lock(&w->mu);
   int waited = rec->buffered_bytes > TERN_WORKER_BUDGET * limit; /* past limit: kicked too */

@@ -16,8 +16,10 @@
  * merge.c).  tern_log_and_apply moves idx->cur, so a commit that began on
  * an older state sees idx->cur moved and resolves its keys again (txn.c).
  * The worker only schedules: it calls flush.c and merge.c, which never
- * call back into it.  After its work it lingers, polling for more, before
- * it sleeps: a commit wakes (signals) only a sleeping worker (worker.c).
+ * call back into it.  After its work it lingers, polling for more, until
+ * 50 ms pass without a commit; then it merges the buffer's runs into one
+ * and sleeps, and the next commit wakes (signals) it to linger again
+ * (worker.c).
  *
  * Failures are recorded in health (tern_stats last_error) and reported
  * once, as TERN_EPARTIAL, by the next tern_commit; the work is retried

@@ -285,6 +285,61 @@ static size_t buffer_runs(tern_index *idx) {
   return n;
 }
 
+/* Kicks the worker `n` times back to back (the write lock held, as a
+ * commit holds it), waiting for each kick's work before the next. */
+static void kick_times(tern_index *idx, int n) {
+  tern_txn *t;
+  ET_OK(tern_txn_begin(&t, idx, 0));
+  for (int i = 0; i < n; i++) {
+    tern_worker_nudge(idx);
+    tern_worker_wait(idx);
+  }
+  ET_OK(tern_abort(t));
+}
+
+/* Commits c0 .. c0 + n - 1 of 200 random keys each (runs larger than
+ * commits merge), pausing pause_ms after each; ver[id] is the commit
+ * that wrote id last. */
+static void commit_runs(tern_index *idx, tu_rng *r, uint32_t *ver, uint32_t c0, uint32_t n, int pause_ms) {
+  uint8_t key[ET_KEY_MAX], val[512];
+  for (uint32_t c = c0; c < c0 + n; c++) {
+    tern_txn *t;
+    ET_OK(tern_txn_begin(&t, idx, 0));
+    for (int k = 0; k < 200; k++) {
+      uint32_t id = (uint32_t)tu_below(r, NBIG);
+      size_t kl = et_key(id, 0x5e77, key), vl = value_of(id, c, val);
+      ET_OK(tern_put(t, key, kl, val, vl, NULL, 0));
+      ver[id] = c;
+    }
+    ET_OK(tern_commit(t));
+    struct timespec pause = {0, pause_ms * 1000L * 1000L};
+    nanosleep(&pause, NULL);
+  }
+}
+
+/* Waits up to 5 s (a linger is 50 ms) for the worker to settle the
+ * buffer view's runs into one; the runs then. */
+static size_t settled_runs(tern_index *idx) {
+  size_t runs = 0;
+  for (int waits = 0; waits < 500 && (runs = buffer_runs(idx)) > 1; waits++)
+    usleep(10 * 1000);
+  return runs;
+}
+
+/* Every key of the reference reads its latest value in snap. */
+static void check_versions(tern_snapshot *snap, const uint32_t *ver) {
+  uint8_t key[ET_KEY_MAX], val[512], want[512];
+  for (uint32_t id = 0; id < NBIG; id++) {
+    size_t vl, kl = et_key(id, 0x5e77, key);
+    int rc = tern_get(snap, key, kl, val, sizeof val, &vl);
+    assert_int_equal(rc, ver[id] ? TERN_OK : TERN_NOTFOUND);
+    if (!ver[id]) continue;
+    size_t wl = value_of(id, ver[id], want);
+    assert_int_equal(vl, wl);
+    assert_memory_equal(val, want, wl);
+  }
+}
+
 /* Writes paused: the worker, its linger over, merges the buffer view's
  * runs into one (a get then tests one run, as after a reopen); a snapshot
  * held from before still reads what it saw, and every key reads its
@@ -296,39 +351,48 @@ static void test_buffer_runs_settled_when_idle(void **state) {
   char *dir = tu_tmpdir("workersettle");
   tern_index *idx = open_small(dir, 64u << 20);
   uint32_t *ver = calloc(NBIG, sizeof *ver);
-  uint8_t key[ET_KEY_MAX], val[512], want[512];
-  for (uint32_t c = 1; c <= 30; c++) { /* runs of 200: more than commits merge */
-    tern_txn *t;
-    ET_OK(tern_txn_begin(&t, idx, 0));
-    for (int k = 0; k < 200; k++) {
-      uint32_t id = (uint32_t)tu_below(&r, NBIG);
-      size_t kl = et_key(id, 0x5e77, key), vl = value_of(id, c, val);
-      ET_OK(tern_put(t, key, kl, val, vl, NULL, 0));
-      ver[id] = c;
-    }
-    ET_OK(tern_commit(t));
-  }
+  commit_runs(idx, &r, ver, 1, 30, 0);
   tern_snapshot *held;
   ET_OK(tern_snapshot_open(&held, idx));
-  size_t runs = 0;
-  for (int waits = 0; waits < 500 && (runs = buffer_runs(idx)) > 1; waits++)
-    usleep(10 * 1000); /* up to 5 s: a linger is 50 ms */
-  assert_int_equal(runs, 1);
+  assert_int_equal(settled_runs(idx), 1);
   tern_snapshot *now;
   ET_OK(tern_snapshot_open(&now, idx));
-  for (uint32_t id = 0; id < NBIG; id++) {
-    size_t vl, kl = et_key(id, 0x5e77, key);
-    for (int s = 0; s < 2; s++) {
-      int rc = tern_get(s ? held : now, key, kl, val, sizeof val, &vl);
-      assert_int_equal(rc, ver[id] ? TERN_OK : TERN_NOTFOUND);
-      if (!ver[id]) continue;
-      size_t wl = value_of(id, ver[id], want);
-      assert_int_equal(vl, wl);
-      assert_memory_equal(val, want, wl);
-    }
-  }
+  check_versions(now, ver);
+  check_versions(held, ver);
   ET_OK(tern_snapshot_close(now));
   ET_OK(tern_snapshot_close(held));
+  ET_OK(tern_verify(idx));
+  ET_OK(tern_close(idx));
+  free(ver);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+/* A sleeping worker is settled again by commits that find it asleep:
+ * commits further apart than a linger (each settled, then the worker
+ * asleep) and a burst after a long pause both end as one run, though no
+ * commit gave the worker work.  (The worker once settled once per
+ * linger and slept: the runs of every commit after that stayed until
+ * work fell due, which a slow machine showed as a flaky test above.) */
+static void test_sleeping_worker_settles_new_runs(void **state) {
+  (void)state;
+  tu_rng r;
+  tu_rng_init(&r, 0x5e78);
+  char *dir = tu_tmpdir("workerstir");
+  tern_index *idx = open_small(dir, 64u << 20);
+  uint32_t *ver = calloc(NBIG, sizeof *ver);
+  commit_runs(idx, &r, ver, 1, 1, 0);
+  kick_times(idx, 1); /* the thread starts, lingers, sleeps */
+  commit_runs(idx, &r, ver, 2, 4, 120); /* each past a linger */
+  assert_int_equal(settled_runs(idx), 1);
+  struct timespec pause = {0, 300 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  commit_runs(idx, &r, ver, 6, 5, 0);
+  assert_int_equal(settled_runs(idx), 1);
+  tern_snapshot *now;
+  ET_OK(tern_snapshot_open(&now, idx));
+  check_versions(now, ver);
+  ET_OK(tern_snapshot_close(now));
   ET_OK(tern_verify(idx));
   ET_OK(tern_close(idx));
   free(ver);
@@ -483,18 +547,6 @@ static void test_background_failure(void **state) {
 
 static unsigned long wakes(void) { return atomic_load(&tern_engine_count.worker_wakes); }
 
-/* Kicks the worker `n` times back to back (the write lock held, as a
- * commit holds it), waiting for each kick's work before the next. */
-static void kick_times(tern_index *idx, int n) {
-  tern_txn *t;
-  ET_OK(tern_txn_begin(&t, idx, 0));
-  for (int i = 0; i < n; i++) {
-    tern_worker_nudge(idx);
-    tern_worker_wait(idx);
-  }
-  ET_OK(tern_abort(t));
-}
-
 /* A worker that just finished lingers: kicks then only set a flag (no
  * futex wake in the committing thread); one asleep, after ~50 ms without
  * work, is woken by the next kick, and that kick's work is still done. */
@@ -530,6 +582,7 @@ int main(void) {
       cmocka_unit_test(test_commits_during_background_work),
       cmocka_unit_test(test_buffer_runs_merged_in_background),
       cmocka_unit_test(test_buffer_runs_settled_when_idle),
+      cmocka_unit_test(test_sleeping_worker_settles_new_runs),
       cmocka_unit_test(test_large_plain_transaction),
       cmocka_unit_test(test_background_failure),
       cmocka_unit_test(test_lingering_worker_is_not_woken),
