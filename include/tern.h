@@ -98,10 +98,11 @@
  * one LMDB transaction of its own, during which a commit waits (that
  * transaction, never the segment's writing).  A commit waits for the
  * worker only when the buffer passes 4 x write_buffer_bytes (commits
- * outrunning flushes).  After its work, once 50 ms pass with no more,
- * the worker merges the buffer's runs into one before it sleeps, so gets
- * test one run, as after a reopen (commits that give it no work leave
- * theirs, at most 13).  While the worker has work, this
+ * outrunning flushes).  Once 50 ms pass without a commit, the worker
+ * merges the buffer's runs into one before it sleeps, so gets test one
+ * run, as after a reopen; the first commit after that wakes it to do the
+ * same after the next pause (before the worker's first work, commits
+ * leave their runs, at most 13).  While the worker has work, this
  * process holds the write lock, so another process's tern_txn_begin gets
  * TERN_EBUSY (the merge after a pause takes the lock only if it is free).
  * TERN_FOREGROUND (tern_open) runs that work inside the commit instead.  A
