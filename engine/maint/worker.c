@@ -90,7 +90,8 @@ static size_t buffer_runs(tern_index *idx) {
 
 /* Whether the newest buffer view holds more runs than lookups should
  * search (commits merge only small runs: memseg.h). */
-static int runs_due(tern_index *idx) { return buffer_runs(idx) > TERN_WORKER_RUNS_MAX; }
+static int runs_over(size_t runs) { return runs > TERN_WORKER_RUNS_MAX; }
+static int runs_due(tern_index *idx) { return runs_over(buffer_runs(idx)); }
 
 /* Whether the view cur still holds b's runs [0, to) where b had them:
  * no commit merged any of them since. */
@@ -275,13 +276,12 @@ static void settle_runs(tern_index *idx, tern_worker *w) {
  * REQUIRES: w->mu held. */
 static void linger(tern_index *idx, tern_worker *w) {
   uint64_t seen = w->commits;
-  for (int quiet = 0; quiet < LINGER_POLLS && !w->kicked && !w->stop; quiet++) {
+  int quiet = 0;
+  while (quiet < LINGER_POLLS && !w->kicked && !w->stop) {
     linger_once(w);
     release_retired(idx, w);
-    if (w->commits != seen) {
-      seen = w->commits;
-      quiet = -1;
-    }
+    quiet = w->commits == seen ? quiet + 1 : 0;
+    seen = w->commits;
   }
 }
 
@@ -413,7 +413,7 @@ int tern_worker_after_commit(tern_index *idx, const tern_rec_state *rec, int seg
   if (runs > 1) wake_sleeper(w); /* its settle is over: this run needs another */
   pthread_mutex_unlock(&w->mu);
   /* No work due (most commits): nothing ran nor is waited for since the take. */
-  if (rec->buffered_bytes <= limit && !segments_changed && runs <= TERN_WORKER_RUNS_MAX) return failed;
+  if (rec->buffered_bytes <= limit && !segments_changed && !runs_over(runs)) return failed;
   kick(idx);
   pthread_mutex_lock(&w->mu);
   int waited = rec->buffered_bytes > TERN_WORKER_BUDGET * limit; /* past limit: kicked too */
